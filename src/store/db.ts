@@ -1,0 +1,80 @@
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { DlError, describeError } from "../errors.ts";
+import { MIGRATIONS } from "./migrations.ts";
+
+export const DB_FILE = "jobs.sqlite";
+
+/** How long a writer waits for another process's write lock before SQLITE_BUSY escapes. */
+export const BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * A storage failure as a DlError. The message names the operation and a bounded
+ * description of the cause (class + SQLite/errno code), never the path: paths can hold
+ * user names and end up in model-visible results.
+ */
+export function storageError(op: string, e: unknown): DlError {
+  if (e instanceof DlError) return e;
+  const code = (e as { code?: unknown })?.code;
+  const cause = typeof code === "string" ? code.slice(0, 40) : describeError(e);
+  return new DlError(
+    "storage",
+    `job storage failed to ${op} (${cause}); check that the provider state directory exists, is writable and is not full. Nothing was started.`,
+    { cause },
+  );
+}
+
+/**
+ * Opens (creating if needed) the job database of one provider state dir and brings its
+ * schema up to date. WAL lets `dl wait` and every server read while one writes;
+ * busy_timeout makes concurrent writers queue instead of failing.
+ *
+ * Throws DlError "storage" when the file cannot be created or written: the caller must
+ * run nothing (fail closed).
+ */
+export function openDatabase(stateDir: string, opts: { readonly?: boolean } = {}): Database {
+  const file = join(stateDir, DB_FILE);
+  let db: Database | undefined;
+  try {
+    if (opts.readonly) {
+      db = new Database(file, { readonly: true, strict: true });
+      db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      return db;
+    }
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    db = new Database(file, { create: true, readwrite: true, strict: true });
+    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    // journal_mode is persistent in the file; setting it again is cheap and idempotent.
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("PRAGMA synchronous = NORMAL");
+    db.exec("PRAGMA foreign_keys = ON");
+    migrate(db);
+    // A read-only mount or a full disk shows up only on write: prove writability now.
+    db.exec("INSERT INTO meta(key, value) VALUES('opened', '1') ON CONFLICT(key) DO NOTHING");
+    return db;
+  } catch (e) {
+    db?.close(false);
+    throw storageError("open the job database", e);
+  }
+}
+
+/**
+ * Applies pending migrations inside one IMMEDIATE transaction, so two servers starting
+ * together cannot both migrate: the second waits, then sees the new user_version.
+ */
+export function migrate(db: Database): void {
+  db.transaction(() => {
+    const row = db.query("PRAGMA user_version").get() as { user_version: number } | null;
+    const current = row?.user_version ?? 0;
+    if (current > MIGRATIONS.length) {
+      throw new DlError(
+        "storage",
+        `the job database was written by a newer dl (schema ${current}, this build knows ${MIGRATIONS.length}); upgrade dl or point the state dir elsewhere`,
+        { schema: current },
+      );
+    }
+    for (let v = current; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v]!);
+    if (current !== MIGRATIONS.length) db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
+  }).immediate();
+}

@@ -1,0 +1,181 @@
+import type { Database } from "bun:sqlite";
+import { openDatabase, storageError } from "./db.ts";
+import type { JobPatch, JobRow, JobStatus, NewJob } from "./types.ts";
+import { ACTIVE_STATUSES } from "./types.ts";
+
+/** Columns an update may set; keys are checked against this so no caller builds SQL. */
+const PATCHABLE = new Set<string>([
+  "provider", "status", "queue_reason", "project", "workdir", "workspace_root", "model",
+  "effort", "task", "params", "timeout_s", "owner_pid", "owner_start", "server_id",
+  "child_pid", "child_pgid", "child_start", "child_cmd", "created_at", "started_at",
+  "ended_at", "last_activity_at", "exit_code", "failure_kind", "final_response", "usage",
+  "session_id", "retry_count", "retry_at", "warnings", "persist_error",
+]);
+
+const INSERT_COLS = [
+  "id", "provider", "status", "queue_reason", "project", "workdir", "workspace_root",
+  "model", "effort", "task", "params", "timeout_s", "owner_pid", "owner_start",
+  "server_id", "created_at", "warnings",
+] as const;
+
+type Bindable = string | number | null;
+
+export type LaunchClaim =
+  | { ok: true }
+  /** Another server launched less than `staggerMs` ago; try again after `waitMs`. */
+  | { ok: false; waitMs: number }
+  /** The row is no longer queued (cancelled, reaped): do not start it. */
+  | { ok: false; gone: true };
+
+/**
+ * The typed repository over one provider's `jobs.sqlite`. Every method is one statement
+ * or one IMMEDIATE transaction; every failure surfaces as DlError "storage".
+ */
+export class JobStore {
+  private constructor(
+    readonly db: Database,
+    readonly stateDir: string,
+  ) {}
+
+  static open(stateDir: string, opts: { readonly?: boolean } = {}): JobStore {
+    return new JobStore(openDatabase(stateDir, opts), stateDir);
+  }
+
+  close(): void {
+    this.db.close(false);
+  }
+
+  /**
+   * Inserts every job or none. `guard` runs inside the write transaction with the
+   * current number of queued rows, so a queue bound checked there cannot be raced by
+   * another server submitting at the same moment; it throws to refuse.
+   */
+  insertMany(jobs: readonly NewJob[], guard?: (queued: number) => void): void {
+    const sql = `INSERT INTO jobs(${INSERT_COLS.join(",")}) VALUES(${INSERT_COLS.map(() => "?").join(",")})`;
+    this.run("record the submitted jobs", () =>
+      this.db
+        .transaction(() => {
+          if (guard) guard(this.countStatus("queued"));
+          const stmt = this.db.query(sql);
+          for (const j of jobs) {
+            const row: Record<string, Bindable | undefined> = { status: "queued", ...j };
+            stmt.run(...INSERT_COLS.map((c) => row[c] ?? null));
+          }
+        })
+        .immediate(),
+    );
+  }
+
+  get(id: string): JobRow | undefined {
+    return this.run("read a job", () => (this.db.query("SELECT * FROM jobs WHERE id = ?").get(id) as JobRow | null) ?? undefined);
+  }
+
+  getMany(ids: readonly string[]): JobRow[] {
+    if (ids.length === 0) return [];
+    return this.run("read jobs", () =>
+      this.db
+        .query(`SELECT * FROM jobs WHERE id IN (${ids.map(() => "?").join(",")}) ORDER BY seq`)
+        .all(...ids) as JobRow[],
+    );
+  }
+
+  /** Rows with one of `statuses`, oldest first (FIFO order). */
+  listByStatus(statuses: readonly JobStatus[], limit = 100_000): JobRow[] {
+    if (statuses.length === 0) return [];
+    return this.run("list jobs", () =>
+      this.db
+        .query(`SELECT * FROM jobs WHERE status IN (${statuses.map(() => "?").join(",")}) ORDER BY seq LIMIT ?`)
+        .all(...statuses, limit) as JobRow[],
+    );
+  }
+
+  listActive(): JobRow[] {
+    return this.listByStatus(ACTIVE_STATUSES);
+  }
+
+  /** Most recent rows of any status, newest first. */
+  listRecent(limit: number): JobRow[] {
+    return this.run("list jobs", () => this.db.query("SELECT * FROM jobs ORDER BY seq DESC LIMIT ?").all(limit) as JobRow[]);
+  }
+
+  countStatus(status: JobStatus): number {
+    const r = this.db.query("SELECT COUNT(*) AS n FROM jobs WHERE status = ?").get(status) as { n: number };
+    return r.n;
+  }
+
+  /**
+   * Updates one row. With `expect`, only when its status is one of those
+   * (compare-and-set): returns false when another process changed it first.
+   */
+  update(id: string, patch: JobPatch, expect?: readonly JobStatus[]): boolean {
+    const keys = Object.keys(patch).filter((k) => patch[k as keyof JobPatch] !== undefined);
+    for (const k of keys) if (!PATCHABLE.has(k)) throw new Error(`not a jobs column: ${k}`);
+    if (keys.length === 0) return this.get(id) !== undefined;
+    const values = keys.map((k) => patch[k as keyof JobPatch] as Bindable);
+    let sql = `UPDATE jobs SET ${keys.map((k) => `${k} = ?`).join(", ")} WHERE id = ?`;
+    const args: Bindable[] = [...values, id];
+    if (expect && expect.length > 0) {
+      sql += ` AND status IN (${expect.map(() => "?").join(",")})`;
+      args.push(...expect);
+    }
+    return this.run("update a job", () => this.db.query(sql).run(...args).changes > 0);
+  }
+
+  /**
+   * Moves a queued job to running if the shared launch stagger allows it, in one
+   * IMMEDIATE transaction so servers cannot launch inside each other's stagger window.
+   */
+  claimLaunch(id: string, patch: JobPatch, now: number, staggerMs: number): LaunchClaim {
+    return this.run("claim a job launch", () =>
+      this.db
+        .transaction((): LaunchClaim => {
+          const last = this.getMeta("last_launch_ms");
+          const since = last === undefined ? Infinity : now - Number(last);
+          // A clock that went backwards must not freeze launches for ever.
+          if (staggerMs > 0 && since >= 0 && since < staggerMs) return { ok: false, waitMs: staggerMs - since };
+          if (!this.update(id, { ...patch, status: "running", queue_reason: null }, ["queued"])) return { ok: false, gone: true };
+          this.setMeta("last_launch_ms", String(now));
+          return { ok: true };
+        })
+        .immediate(),
+    );
+  }
+
+  getMeta(key: string): string | undefined {
+    const r = this.db.query("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | null;
+    return r?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.run("write shared state", () =>
+      this.db.query("INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value),
+    );
+  }
+
+  /**
+   * Changes whenever another connection commits to the file: a cheap way for a
+   * watcher to notice new job states without re-reading rows.
+   */
+  dataVersion(): number {
+    const r = this.db.query("PRAGMA data_version").get() as { data_version: number };
+    return r.data_version;
+  }
+
+  /** Deletes finished rows that ended before `before`; returns how many. */
+  pruneFinished(before: number, dryRun = false): number {
+    const where = "ended_at IS NOT NULL AND ended_at < ? AND status NOT IN ('queued','running')";
+    return this.run("prune finished jobs", () =>
+      dryRun
+        ? (this.db.query(`SELECT COUNT(*) AS n FROM jobs WHERE ${where}`).get(before) as { n: number }).n
+        : this.db.query(`DELETE FROM jobs WHERE ${where}`).run(before).changes,
+    );
+  }
+
+  private run<T>(op: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (e) {
+      throw storageError(op, e);
+    }
+  }
+}

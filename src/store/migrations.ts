@@ -1,0 +1,53 @@
+/**
+ * Schema migrations, compiled into the binary. Entry i moves a database from
+ * `PRAGMA user_version = i` to `i + 1`. Never edit an entry that has shipped: append.
+ *
+ * Times are integer milliseconds since the epoch. Process start times are opaque TEXT
+ * (whatever src/sys/identity.ts reports) so the store does not care how an OS counts them.
+ * `seq` is the FIFO order of the queue across every server sharing the file.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE jobs (
+    seq               INTEGER PRIMARY KEY AUTOINCREMENT,
+    id                TEXT NOT NULL UNIQUE,
+    provider          TEXT NOT NULL,
+    status            TEXT NOT NULL,
+    queue_reason      TEXT,
+    project           TEXT NOT NULL,
+    workdir           TEXT NOT NULL,
+    workspace_root    TEXT NOT NULL,
+    model             TEXT,
+    effort            TEXT,
+    task              TEXT NOT NULL,
+    params            TEXT,
+    timeout_s         REAL,
+    owner_pid         INTEGER,
+    owner_start       TEXT,
+    server_id         TEXT,
+    child_pid         INTEGER,
+    child_pgid        INTEGER,
+    child_start       TEXT,
+    child_cmd         TEXT,
+    created_at        INTEGER NOT NULL,
+    started_at        INTEGER,
+    ended_at          INTEGER,
+    last_activity_at  INTEGER,
+    exit_code         INTEGER,
+    failure_kind      TEXT,
+    final_response    TEXT,
+    usage             TEXT,
+    session_id        TEXT,
+    retry_count       INTEGER NOT NULL DEFAULT 0,
+    retry_at          INTEGER,
+    warnings          TEXT,
+    persist_error     TEXT
+  );
+  CREATE INDEX jobs_status_seq ON jobs(status, seq);
+  CREATE INDEX jobs_ended ON jobs(ended_at);
+  CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  `,
+];
