@@ -1,0 +1,307 @@
+import { z } from "zod";
+import { DlError } from "./errors.ts";
+import {
+  envBool,
+  envEnum,
+  envInt,
+  envList,
+  envNumber,
+  envOptionalString,
+  envString,
+  envUrl,
+} from "./config-fields.ts";
+import { resolveStatePaths, type StatePaths } from "./sys/paths.ts";
+
+/**
+ * Every DELEGATE_* variable dl understands, parsed by one schema. This module is the only
+ * reader of process.env: everything else receives the frozen Config.
+ */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+const EnvSchema = z.object({
+  // Gateway and backend
+  DELEGATE_GATEWAY: envEnum(["litellm", "bifrost"], "litellm"),
+  DELEGATE_LOCAL_URL: envUrl("http://localhost:4000/v1/messages"),
+  DELEGATE_LOCAL_KEY: envString(""),
+  DELEGATE_LOCAL_MODEL: envString("local-qwen-3-6-35b"),
+  DELEGATE_LOCAL_CODING_MODEL: envOptionalString(),
+  DELEGATE_LOCAL_AGENTS_DIR: envOptionalString(),
+  DELEGATE_BIFROST_URL: envUrl(undefined),
+  DELEGATE_BIFROST_LOCAL_URL: envUrl(undefined),
+  DELEGATE_BIFROST_API: envEnum(["litellm", "openai"], "litellm"),
+  DELEGATE_BIFROST_VK_LOCAL: envString(""),
+  DELEGATE_BIFROST_VK_CODE: envString(""),
+  DELEGATE_STREAMING: envBool(true),
+  DELEGATE_RESEND_REASONING: envEnum(["auto", "1", "0"], "auto"),
+  DELEGATE_PROMPT_CACHING: envBool(true),
+  DELEGATE_HTTP_TIMEOUT: envNumber(1800, 1, 86_400),
+  DELEGATE_PROVIDER_ALLOW_HOSTS: envList(/^[A-Za-z0-9.:\-_[\]/]+$/, "host names or IP addresses"),
+  // Agent loop
+  DELEGATE_MAX_TURNS_LOCAL: envInt(25, 1, 40),
+  DELEGATE_MAX_TURNS_CLOUD: envInt(25, 1, 40),
+  DELEGATE_MAX_NUDGES: envInt(2, 0, 10),
+  DELEGATE_KEEP_TOOL_RESULTS: envInt(6, 1, 1000),
+  DELEGATE_MAX_BATCH_SIZE: envInt(4, 1, 64),
+  DELEGATE_RUN_BASH: envBool(true),
+  DELEGATE_RUN_BASH_TIMEOUT: envNumber(120, 1, 86_400),
+  DELEGATE_MAX_BASH_CONCURRENT: envInt(4, 1, 256),
+  DELEGATE_ALLOW_PATH_ESCAPE: envBool(false),
+  DELEGATE_ENV_PASSTHROUGH: envList(ENV_NAME, "environment variable names"),
+  // Pools and failover
+  DELEGATE_CONCURRENCY_DEFAULT: envInt(6, 1, 1024),
+  DELEGATE_FAILOVER_GRACE: envNumber(10, 0, 3600),
+  DELEGATE_QUEUE_GRACE: envNumber(600, 0, 86_400),
+  DELEGATE_FAILOVER_CHAINS: envOptionalString(),
+  DELEGATE_CACHE_DIR: envOptionalString(),
+  // Codex
+  DELEGATE_CODEX_BIN: envString("codex"),
+  DELEGATE_CODEX_MODEL: envString("gpt-6.1-terra"),
+  DELEGATE_CODEX_MAX_CONCURRENT: envInt(8, 1, 256),
+  DELEGATE_CODEX_MAX_PER_PROJECT: envInt(6, 1, 256),
+  DELEGATE_CODEX_MAX_QUEUE: envInt(32, 0, 10_000),
+  DELEGATE_CODEX_STAGGER_S: envNumber(2.5, 0, 600),
+  DELEGATE_CODEX_STATE_DIR: envOptionalString(),
+  DELEGATE_CODEX_ALLOW_DANGER: envBool(false),
+  DELEGATE_CODEX_QUOTA_WARN: envNumber(85, 0, 100),
+  DELEGATE_CODEX_QUOTA_REFUSE_PCT: envNumber(undefined, 0, 100),
+  CODEX_HOME: envOptionalString(),
+  // Gemini through Antigravity `agy`
+  DELEGATE_AGY_BIN: envString("agy"),
+  DELEGATE_GEMINI_MAX_CONCURRENT: envInt(4, 1, 256),
+  DELEGATE_GEMINI_MAX_QUEUE: envInt(32, 0, 10_000),
+  DELEGATE_GEMINI_STATE_DIR: envOptionalString(),
+  DELEGATE_GEMINI_ALLOW_DANGER: envBool(false),
+  // DeepSeek-harness launcher
+  DELEGATE_DSH_LAUNCHER: envString("dsh-herdr.sh"),
+  DELEGATE_DSH_STATE_DIR: envOptionalString(),
+  DELEGATE_DSH_MAX_CONCURRENT: envInt(2, 1, 256),
+  DELEGATE_DSH_MAX_PER_PROJECT: envInt(2, 1, 256),
+  DELEGATE_DSH_MAX_QUEUE: envInt(16, 0, 10_000),
+  DELEGATE_DSH_STAGGER_S: envNumber(5, 0, 600),
+  DELEGATE_DSH_MODELS_FILE: envOptionalString(),
+  // Watcher and housekeeping
+  DELEGATE_WAIT_INTERVAL: envNumber(5, 0.05, 3600),
+  DELEGATE_JOB_RETENTION_DAYS: envNumber(7, 0, 3650),
+  DELEGATE_LOG_LEVEL: envEnum(["silent", "error", "warn", "info", "debug"], "info"),
+  // Test safety net: presence (even empty) turns it on, so it is read separately.
+  DELEGATE_TEST_ISOLATION_ROOT: envOptionalString(),
+});
+
+/** Variables whose values are secrets: an error names them but never shows the value. */
+const SECRET_VARS = new Set(["DELEGATE_LOCAL_KEY", "DELEGATE_BIFROST_VK_LOCAL", "DELEGATE_BIFROST_VK_CODE"]);
+
+/** What a child process may inherit from dl's own environment, before passthrough. */
+const CHILD_ENV_ALLOWED = /^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|LC_[A-Z_]+|TERM|TMPDIR|TZ|COLORTERM|NO_COLOR)$/;
+/** Names that look like credentials never pass through, whatever the user lists. */
+const LOOKS_SECRET = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|_VK_|AUTH)/i;
+
+const BUCKET_VAR = /^DELEGATE_CONCURRENCY_([A-Z0-9_]+)$/;
+
+export type GatewayKind = "litellm" | "bifrost";
+
+function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0] ?? "environment");
+    throw configError(name, env[name], issue.message);
+  }
+  const e = parsed.data;
+
+  if (e.DELEGATE_CODEX_MAX_PER_PROJECT > e.DELEGATE_CODEX_MAX_CONCURRENT) {
+    throw configError(
+      "DELEGATE_CODEX_MAX_PER_PROJECT",
+      env.DELEGATE_CODEX_MAX_PER_PROJECT,
+      `a value > 0 and <= DELEGATE_CODEX_MAX_CONCURRENT (${e.DELEGATE_CODEX_MAX_CONCURRENT})`,
+    );
+  }
+  if (e.DELEGATE_DSH_MAX_PER_PROJECT > e.DELEGATE_DSH_MAX_CONCURRENT) {
+    throw configError(
+      "DELEGATE_DSH_MAX_PER_PROJECT",
+      env.DELEGATE_DSH_MAX_PER_PROJECT,
+      `a value > 0 and <= DELEGATE_DSH_MAX_CONCURRENT (${e.DELEGATE_DSH_MAX_CONCURRENT})`,
+    );
+  }
+  if (e.DELEGATE_GATEWAY === "bifrost" && !e.DELEGATE_BIFROST_URL) {
+    throw configError("DELEGATE_BIFROST_URL", undefined, "the Bifrost base URL when DELEGATE_GATEWAY=bifrost");
+  }
+  const secretPassthrough = e.DELEGATE_ENV_PASSTHROUGH.find((n) => LOOKS_SECRET.test(n));
+  if (secretPassthrough) {
+    throw configError(
+      "DELEGATE_ENV_PASSTHROUGH",
+      env.DELEGATE_ENV_PASSTHROUGH,
+      `names that do not look like credentials (${secretPassthrough} is refused: API keys never reach agent commands)`,
+    );
+  }
+
+  const bucketOverrides: Record<string, number> = {};
+  for (const [name, value] of Object.entries(env)) {
+    const m = BUCKET_VAR.exec(name);
+    if (!m || name === "DELEGATE_CONCURRENCY_DEFAULT" || value === undefined || value.trim() === "") continue;
+    const n = Number(value.trim());
+    if (!/^\d+$/.test(value.trim()) || n < 1 || n > 1024) {
+      throw configError(name, value, "an integer from 1 to 1024");
+    }
+    bucketOverrides[m[1]!] = n;
+  }
+
+  let paths: StatePaths;
+  try {
+    paths = resolveStatePaths({
+      platform: facts.platform,
+      cwd: facts.cwd,
+      home: facts.home,
+      xdgCacheHome: env.XDG_CACHE_HOME,
+      xdgConfigHome: env.XDG_CONFIG_HOME,
+      codexHome: e.CODEX_HOME,
+      overrides: {
+        agentsDir: e.DELEGATE_LOCAL_AGENTS_DIR,
+        cacheDir: e.DELEGATE_CACHE_DIR,
+        codexStateDir: e.DELEGATE_CODEX_STATE_DIR,
+        geminiStateDir: e.DELEGATE_GEMINI_STATE_DIR,
+        dshStateDir: e.DELEGATE_DSH_STATE_DIR,
+        dshModelsFile: e.DELEGATE_DSH_MODELS_FILE,
+      },
+      isolation: env.DELEGATE_TEST_ISOLATION !== undefined,
+      isolationRoot: e.DELEGATE_TEST_ISOLATION_ROOT,
+    });
+  } catch (err) {
+    if (err instanceof DlError) throw err;
+    throw new DlError("bad_config", "the state directories could not be resolved");
+  }
+
+  const childEnv: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && CHILD_ENV_ALLOWED.test(name)) childEnv[name] = value;
+  }
+  for (const name of e.DELEGATE_ENV_PASSTHROUGH) {
+    const value = env[name];
+    if (value !== undefined) childEnv[name] = value;
+  }
+  childEnv.HOME = facts.home;
+  // The isolation guard travels to children so a nested dl stays inside the root too.
+  if (env.DELEGATE_TEST_ISOLATION !== undefined && paths.isolationRoot) {
+    childEnv.DELEGATE_TEST_ISOLATION = env.DELEGATE_TEST_ISOLATION;
+    childEnv.DELEGATE_TEST_ISOLATION_ROOT = paths.isolationRoot;
+  }
+
+  return {
+    gateway: {
+      kind: e.DELEGATE_GATEWAY as GatewayKind,
+      localUrl: e.DELEGATE_LOCAL_URL!,
+      bifrostUrl: e.DELEGATE_BIFROST_URL,
+      bifrostLocalUrl: e.DELEGATE_BIFROST_LOCAL_URL,
+      bifrostApi: e.DELEGATE_BIFROST_API,
+      vkLocal: e.DELEGATE_BIFROST_VK_LOCAL,
+      vkCode: e.DELEGATE_BIFROST_VK_CODE,
+    },
+    backend: {
+      key: e.DELEGATE_LOCAL_KEY,
+      model: e.DELEGATE_LOCAL_MODEL,
+      codingModel: e.DELEGATE_LOCAL_CODING_MODEL ?? e.DELEGATE_LOCAL_MODEL,
+      streaming: e.DELEGATE_STREAMING,
+      resendReasoning: e.DELEGATE_RESEND_REASONING,
+      promptCaching: e.DELEGATE_PROMPT_CACHING,
+      httpTimeoutS: e.DELEGATE_HTTP_TIMEOUT!,
+      providerAllowHosts: e.DELEGATE_PROVIDER_ALLOW_HOSTS,
+    },
+    agent: {
+      maxTurnsLocal: e.DELEGATE_MAX_TURNS_LOCAL,
+      maxTurnsCloud: e.DELEGATE_MAX_TURNS_CLOUD,
+      maxNudges: e.DELEGATE_MAX_NUDGES,
+      keepToolResults: e.DELEGATE_KEEP_TOOL_RESULTS,
+      maxBatchSize: e.DELEGATE_MAX_BATCH_SIZE,
+      runBash: e.DELEGATE_RUN_BASH,
+      runBashTimeoutS: e.DELEGATE_RUN_BASH_TIMEOUT!,
+      maxBashConcurrent: e.DELEGATE_MAX_BASH_CONCURRENT,
+      allowPathEscape: e.DELEGATE_ALLOW_PATH_ESCAPE,
+      envPassthrough: e.DELEGATE_ENV_PASSTHROUGH,
+    },
+    pools: {
+      defaultSize: e.DELEGATE_CONCURRENCY_DEFAULT,
+      bucketOverrides,
+      failoverGraceS: e.DELEGATE_FAILOVER_GRACE!,
+      queueGraceS: e.DELEGATE_QUEUE_GRACE!,
+      failoverChains: e.DELEGATE_FAILOVER_CHAINS,
+    },
+    codex: {
+      bin: e.DELEGATE_CODEX_BIN,
+      model: e.DELEGATE_CODEX_MODEL,
+      maxConcurrent: e.DELEGATE_CODEX_MAX_CONCURRENT,
+      maxPerProject: e.DELEGATE_CODEX_MAX_PER_PROJECT,
+      maxQueue: e.DELEGATE_CODEX_MAX_QUEUE,
+      staggerS: e.DELEGATE_CODEX_STAGGER_S!,
+      allowDanger: e.DELEGATE_CODEX_ALLOW_DANGER,
+      quotaWarnPct: e.DELEGATE_CODEX_QUOTA_WARN!,
+      quotaRefusePct: e.DELEGATE_CODEX_QUOTA_REFUSE_PCT,
+    },
+    gemini: {
+      bin: e.DELEGATE_AGY_BIN,
+      maxConcurrent: e.DELEGATE_GEMINI_MAX_CONCURRENT,
+      maxQueue: e.DELEGATE_GEMINI_MAX_QUEUE,
+      allowDanger: e.DELEGATE_GEMINI_ALLOW_DANGER,
+    },
+    dsh: {
+      launcher: e.DELEGATE_DSH_LAUNCHER,
+      maxConcurrent: e.DELEGATE_DSH_MAX_CONCURRENT,
+      maxPerProject: e.DELEGATE_DSH_MAX_PER_PROJECT,
+      maxQueue: e.DELEGATE_DSH_MAX_QUEUE,
+      staggerS: e.DELEGATE_DSH_STAGGER_S!,
+    },
+    watcher: { intervalS: e.DELEGATE_WAIT_INTERVAL! },
+    jobs: { retentionDays: e.DELEGATE_JOB_RETENTION_DAYS! },
+    logLevel: e.DELEGATE_LOG_LEVEL,
+    paths,
+    childEnv,
+  };
+}
+
+export type Config = DeepReadonly<ReturnType<typeof buildConfig>>;
+
+type DeepReadonly<T> = T extends (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
+
+/** Facts about the process that are not DELEGATE_* settings but shape the defaults. */
+export type EnvFacts = { platform: NodeJS.Platform; cwd: string; home: string };
+
+function configError(name: string, value: string | undefined, expected: string): DlError {
+  const shown = value === undefined ? "unset" : SECRET_VARS.has(name) ? "<redacted>" : JSON.stringify(clip(value));
+  return new DlError("bad_config", `${name}=${shown} is invalid: expected ${expected}`, { variable: name });
+}
+
+function clip(s: string): string {
+  const flat = s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, " ");
+  return flat.length > 80 ? `${flat.slice(0, 77)}...` : flat;
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === "object" && !Object.isFrozen(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o)) deepFreeze(v);
+  }
+  return o;
+}
+
+/** Parse an environment (tests pass their own; production passes process.env). */
+export function parseConfig(env: Record<string, string | undefined>, facts?: Partial<EnvFacts>): Config {
+  const home = facts?.home ?? env.HOME ?? "";
+  if (!home) throw new DlError("bad_config", "HOME=unset is invalid: expected the user's home directory");
+  return deepFreeze(
+    buildConfig(env, {
+      platform: facts?.platform ?? process.platform,
+      cwd: facts?.cwd ?? process.cwd(),
+      home,
+    }),
+  );
+}
+
+/** The one place dl reads its own environment. */
+export function loadConfig(): Config {
+  return parseConfig(process.env);
+}
+
+/** Names of secret-bearing settings, for redaction in status output. */
+export const REDACTED = "<redacted>";

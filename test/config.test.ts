@@ -1,0 +1,100 @@
+import { describe, expect, test } from "bun:test";
+import { parseConfig } from "../src/config.ts";
+import { isDlError } from "../src/errors.ts";
+
+const base = () => ({ ...process.env }) as Record<string, string | undefined>;
+
+function errorOf(env: Record<string, string | undefined>): string {
+  try {
+    parseConfig(env);
+  } catch (e) {
+    if (isDlError(e, "bad_config")) return e.message;
+    throw e;
+  }
+  throw new Error("expected a config error");
+}
+
+describe("config", () => {
+  test("defaults follow the reference", () => {
+    const c = parseConfig(base());
+    expect(c.gateway.kind).toBe("litellm");
+    expect(c.gateway.localUrl).toBe("http://localhost:4000/v1/messages");
+    expect(c.backend.model).toBe("local-qwen-3-6-35b");
+    expect(c.backend.codingModel).toBe("local-qwen-3-6-35b");
+    expect(c.codex.maxConcurrent).toBe(8);
+    expect(c.codex.maxPerProject).toBe(6);
+    expect(c.codex.maxQueue).toBe(32);
+    expect(c.codex.staggerS).toBe(2.5);
+    expect(c.codex.model).toBe("gpt-6.1-terra");
+    expect(c.dsh.maxConcurrent).toBe(2);
+    expect(c.watcher.intervalS).toBe(5);
+    expect(c.agent.keepToolResults).toBe(6);
+    expect(c.agent.runBashTimeoutS).toBe(120);
+    expect(c.pools.failoverGraceS).toBe(10);
+    expect(c.backend.resendReasoning).toBe("auto");
+  });
+
+  test("is frozen all the way down", () => {
+    const c = parseConfig(base());
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(Object.isFrozen(c.codex)).toBe(true);
+    expect(() => {
+      (c.codex as { maxConcurrent: number }).maxConcurrent = 99;
+    }).toThrow();
+  });
+
+  test("an unknown gateway names the variable, the value and what is allowed", () => {
+    expect(errorOf({ ...base(), DELEGATE_GATEWAY: "nope" })).toBe(
+      'DELEGATE_GATEWAY="nope" is invalid: expected one of litellm, bifrost',
+    );
+  });
+
+  test("a non-numeric cap is refused", () => {
+    expect(errorOf({ ...base(), DELEGATE_CODEX_MAX_CONCURRENT: "lots" })).toContain("DELEGATE_CODEX_MAX_CONCURRENT=\"lots\"");
+  });
+
+  test("per-project cap must not exceed the global cap", () => {
+    const msg = errorOf({ ...base(), DELEGATE_CODEX_MAX_CONCURRENT: "4", DELEGATE_CODEX_MAX_PER_PROJECT: "5" });
+    expect(msg).toContain("DELEGATE_CODEX_MAX_PER_PROJECT");
+    expect(msg).toContain("<= DELEGATE_CODEX_MAX_CONCURRENT (4)");
+    expect(errorOf({ ...base(), DELEGATE_CODEX_MAX_PER_PROJECT: "0" })).toContain("from 1");
+  });
+
+  test("bad URLs and bifrost without a URL fail", () => {
+    expect(errorOf({ ...base(), DELEGATE_LOCAL_URL: "ftp://x/v1/messages" })).toContain("not http(s)");
+    expect(errorOf({ ...base(), DELEGATE_GATEWAY: "bifrost" })).toContain("DELEGATE_BIFROST_URL=unset");
+    expect(
+      errorOf({ ...base(), DELEGATE_GATEWAY: "bifrost", DELEGATE_BIFROST_URL: "http://u:p@h:1" }),
+    ).toContain("credentials in the URL");
+  });
+
+  test("credential-looking passthrough names are refused", () => {
+    const msg = errorOf({ ...base(), DELEGATE_ENV_PASSTHROUGH: "FOO,OPENAI_API_KEY" });
+    expect(msg).toContain("OPENAI_API_KEY is refused");
+  });
+
+  test("bucket overrides are parsed and checked", () => {
+    const c = parseConfig({ ...base(), DELEGATE_CONCURRENCY_GLM_CODING_PLAN: "4" });
+    expect(c.pools.bucketOverrides.GLM_CODING_PLAN).toBe(4);
+    expect(errorOf({ ...base(), DELEGATE_CONCURRENCY_LOCAL_: "x" })).toContain("DELEGATE_CONCURRENCY_LOCAL_");
+  });
+
+  test("empty values count as unset", () => {
+    const c = parseConfig({ ...base(), DELEGATE_CODEX_MAX_CONCURRENT: "", DELEGATE_GATEWAY: " " });
+    expect(c.codex.maxConcurrent).toBe(8);
+    expect(c.gateway.kind).toBe("litellm");
+  });
+
+  test("child env is allowlisted and never carries the key", () => {
+    const c = parseConfig({ ...base(), DELEGATE_LOCAL_KEY: "sk-secret", MY_TOOL_HOME: "/x", DELEGATE_ENV_PASSTHROUGH: "MY_TOOL_HOME" });
+    expect(c.childEnv.MY_TOOL_HOME).toBe("/x");
+    expect(JSON.stringify(c.childEnv)).not.toContain("sk-secret");
+    expect(c.childEnv.PATH).toBeDefined();
+  });
+
+  test("test isolation refuses state outside its root", () => {
+    const msg = errorOf({ ...base(), DELEGATE_CODEX_STATE_DIR: "/var/tmp/elsewhere-codex-jobs" });
+    expect(msg).toContain("DELEGATE_CODEX_STATE_DIR resolves outside DELEGATE_TEST_ISOLATION_ROOT");
+    expect(errorOf({ ...base(), DELEGATE_TEST_ISOLATION_ROOT: "relative/root" })).toContain("absolute path");
+  });
+});
