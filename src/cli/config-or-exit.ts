@@ -1,0 +1,24 @@
+import { loadConfig, type Config } from "../config.ts";
+import { isDlError } from "../errors.ts";
+import { setLogLevel } from "../log.ts";
+
+/** Exit codes shared by every command. */
+export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
+
+/**
+ * Every command starts here: a bad setting is one line on stderr and exit 2, before the
+ * command does anything at all.
+ */
+export function configOrExit(): Config {
+  try {
+    const config = loadConfig();
+    setLogLevel(config.logLevel);
+    return config;
+  } catch (e) {
+    if (isDlError(e, "bad_config")) {
+      process.stderr.write(`dl: ${e.message}\n`);
+      process.exit(EXIT.usage);
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,87 @@
+import type { Config } from "../config.ts";
+import { backendProbeTargets } from "../backends/probe-targets.ts";
+import { probeModels, type ModelsProbe } from "../backends/models-list.ts";
+import { writableProblem } from "../sys/writable.ts";
+import { REDACTED } from "../config.ts";
+
+/**
+ * Everything `dl status` reports, gathered once and rendered as text or JSON. Each check
+ * says whether it passed; the command's exit code is derived from them.
+ */
+export type StatusReport = {
+  version: string;
+  healthy: boolean;
+  failed_checks: string[];
+  config: Record<string, unknown>;
+  backends: (ModelsProbe & { lane: string })[];
+  state_dirs: { name: string; path: string; writable: boolean; error?: string }[];
+};
+
+const PROBE_TIMEOUT_MS = 3000;
+
+export async function gatherStatus(config: Config, version: string): Promise<StatusReport> {
+  const backends = await Promise.all(
+    backendProbeTargets(config).map(async (t) => ({
+      lane: t.lane,
+      ...(await probeModels({ endpointUrl: t.url, apiKey: t.apiKey, headers: t.headers, timeoutMs: PROBE_TIMEOUT_MS })),
+    })),
+  );
+  const p = config.paths;
+  const dirs: [string, string][] = [
+    ["cache (pool slots)", p.cacheDir],
+    ["codex jobs", p.codexStateDir],
+    ["gemini jobs", p.geminiStateDir],
+    ["dsh jobs", p.dshStateDir],
+  ];
+  const state_dirs = dirs.map(([name, path]) => {
+    const problem = writableProblem(path);
+    return problem ? { name, path, writable: false, error: problem } : { name, path, writable: true };
+  });
+
+  const failed_checks: string[] = [];
+  for (const b of backends) if (!b.reachable || b.error) failed_checks.push(`backend ${b.lane}: ${b.error ?? "unreachable"}`);
+  for (const d of state_dirs) if (!d.writable) failed_checks.push(`state dir ${d.name} (${d.path}) not writable: ${d.error}`);
+
+  return { version, healthy: failed_checks.length === 0, failed_checks, config: redactedConfig(config), backends, state_dirs };
+}
+
+/** The effective configuration with every secret replaced and child env shown by name only. */
+export function redactedConfig(c: Config): Record<string, unknown> {
+  const hide = (v: string) => (v ? REDACTED : "");
+  return {
+    gateway: { ...c.gateway, vkLocal: hide(c.gateway.vkLocal), vkCode: hide(c.gateway.vkCode) },
+    backend: { ...c.backend, key: hide(c.backend.key) },
+    agent: c.agent,
+    pools: c.pools,
+    codex: c.codex,
+    gemini: c.gemini,
+    dsh: c.dsh,
+    watcher: c.watcher,
+    jobs: c.jobs,
+    paths: c.paths,
+    child_env_names: Object.keys(c.childEnv).sort(),
+  };
+}
+
+export function renderStatus(r: StatusReport): string {
+  const lines: string[] = [];
+  lines.push(`dl ${r.version} — ${r.healthy ? "healthy" : "UNHEALTHY"}`);
+  const cfg = r.config as { gateway: { kind: string }; backend: { model: string; codingModel: string } };
+  lines.push(`gateway: ${cfg.gateway.kind}   default model: ${cfg.backend.model}   coding model: ${cfg.backend.codingModel}`);
+  lines.push("", "backends:");
+  for (const b of r.backends) {
+    const state = b.reachable && !b.error ? "ok" : "FAIL";
+    lines.push(`  ${b.lane.padEnd(14)} ${state.padEnd(5)} ${b.url}  (${b.latency_ms} ms)`);
+    if (b.error) lines.push(`    ${b.error}`);
+    if (b.models.length) lines.push(`    models: ${b.models.join(", ")}`);
+  }
+  lines.push("", "state dirs:");
+  for (const d of r.state_dirs) {
+    lines.push(`  ${d.name.padEnd(20)} ${d.writable ? "ok   " : "FAIL "} ${d.path}${d.error ? `  (${d.error})` : ""}`);
+  }
+  if (r.failed_checks.length) {
+    lines.push("", "failed checks:");
+    for (const f of r.failed_checks) lines.push(`  - ${f}`);
+  }
+  return lines.join("\n");
+}

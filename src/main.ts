@@ -1,0 +1,3 @@
+import { runCli } from "./cli/main.ts";
+
+await runCli(process.argv.slice(2));

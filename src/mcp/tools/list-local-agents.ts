@@ -1,0 +1,33 @@
+import { z } from "zod";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { listAgents } from "../../agent/frontmatter.ts";
+import type { ServerDeps } from "../deps.ts";
+import { guarded, toolOk } from "../tool-result.ts";
+
+const AgentEntry = z.object({
+  name: z.string(),
+  file: z.string(),
+  description: z.string(),
+  model: z.string(),
+  error: z.string().optional(),
+});
+
+export function registerListLocalAgents(server: McpServer, deps: ServerDeps): void {
+  server.registerTool(
+    "list_local_agents",
+    {
+      title: "List local agents",
+      description:
+        "Lists the agent definitions (*.md) in the global agents directory (DELEGATE_LOCAL_AGENTS_DIR) with their frontmatter: name, description, model. A file whose frontmatter cannot be parsed is listed with an `error` naming the file and line. Project agents in <workdir>/.claude/agents are found at delegation time and are not listed here.",
+      inputSchema: {},
+      outputSchema: { agents_dir: z.string(), count: z.number(), agents: z.array(AgentEntry) },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    () =>
+      guarded(async () => {
+        const dir = deps.config.paths.agentsDir;
+        const agents = await listAgents(dir);
+        return toolOk({ agents_dir: dir, count: agents.length, agents });
+      }),
+  );
+}

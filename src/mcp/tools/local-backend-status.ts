@@ -1,0 +1,61 @@
+import { z } from "zod";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { backendProbeTargets } from "../../backends/probe-targets.ts";
+import { probeModels } from "../../backends/models-list.ts";
+import type { ServerDeps } from "../deps.ts";
+import { guarded, toolOk } from "../tool-result.ts";
+
+const Probe = z.object({
+  lane: z.string(),
+  url: z.string(),
+  reachable: z.boolean(),
+  status: z.number().optional(),
+  models: z.array(z.string()),
+  latency_ms: z.number(),
+  error: z.string().optional(),
+});
+
+export const BACKEND_PROBE_TIMEOUT_MS = 3000;
+
+export function registerLocalBackendStatus(server: McpServer, deps: ServerDeps): void {
+  server.registerTool(
+    "local_backend_status",
+    {
+      title: "Backend status",
+      description:
+        "Checks the configured model gateway (DELEGATE_GATEWAY: LiteLLM or Bifrost) and lists the models it serves, with latency. Use it before delegating to confirm a model alias exists; an unreachable gateway comes back with an error naming the URL.",
+      inputSchema: {},
+      outputSchema: {
+        gateway: z.string(),
+        default_model: z.string(),
+        coding_model: z.string(),
+        healthy: z.boolean(),
+        backends: z.array(Probe),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    () =>
+      guarded(async () => {
+        const c = deps.config;
+        const backends = await Promise.all(
+          backendProbeTargets(c).map(async (t) => ({
+            lane: t.lane,
+            ...(await probeModels({
+              endpointUrl: t.url,
+              apiKey: t.apiKey,
+              headers: t.headers,
+              timeoutMs: BACKEND_PROBE_TIMEOUT_MS,
+              fetch: deps.fetch,
+            })),
+          })),
+        );
+        return toolOk({
+          gateway: c.gateway.kind,
+          default_model: c.backend.model,
+          coding_model: c.backend.codingModel,
+          healthy: backends.every((b) => b.reachable && b.error === undefined),
+          backends,
+        });
+      }),
+  );
+}

@@ -1,0 +1,207 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { connectDl, requireBinary, runDl, tempDir, testEnv, type DlSession } from "../helpers/dl.ts";
+
+type Structured = Record<string, unknown>;
+
+/** A tiny stand-in for a LiteLLM gateway's model list, which checks the key it is sent. */
+function startModelsGateway(key: string) {
+  return Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req) {
+      const url = new URL(req.url);
+      if (url.pathname !== "/v1/models") return new Response("not found", { status: 404 });
+      if (req.headers.get("authorization") !== `Bearer ${key}` || req.headers.get("x-api-key") !== key) {
+        return Response.json({ error: "bad key" }, { status: 401 });
+      }
+      return Response.json({ data: [{ id: "local-qwen-3-6-35b" }, { id: "deepseek-v4-flash" }] });
+    },
+  });
+}
+
+describe("dl serve over stdio", () => {
+  const gateway = startModelsGateway("sk-test-key-123");
+  const agentsDir = tempDir("agents");
+  let session: DlSession;
+
+  beforeAll(async () => {
+    writeFileSync(join(agentsDir, "coder.md"), "---\nname: coder\ndescription: Writes code\nmodel: local-coder\n---\nYou write code.\n");
+    writeFileSync(join(agentsDir, "broken.md"), "---\nname: [unclosed\ndescription: x\n---\nbody\n");
+    session = await connectDl({
+      DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
+      DELEGATE_LOCAL_URL: `http://127.0.0.1:${gateway.port}/v1/messages`,
+      DELEGATE_LOCAL_KEY: "sk-test-key-123",
+    });
+  });
+  afterAll(async () => {
+    await session?.close();
+    gateway.stop(true);
+  });
+
+  test("initialize reports the server and its version", async () => {
+    const info = session.client.getServerVersion();
+    expect(info?.name).toBe("delegate-local");
+    expect(info?.version).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  test("tools/list carries the foundation tools with schemas", async () => {
+    const { tools } = await session.client.listTools();
+    const names = tools.map((t) => t.name);
+    expect(names).toContain("list_local_agents");
+    expect(names).toContain("local_backend_status");
+    for (const t of tools) expect(t.inputSchema.type).toBe("object");
+  });
+
+  test("list_local_agents lists agents and a malformed one with its error", async () => {
+    const res = await session.client.callTool({ name: "list_local_agents", arguments: {} });
+    expect(res.isError).toBeFalsy();
+    const s = res.structuredContent as Structured & { agents: { name: string; error?: string; model: string }[] };
+    expect(s.count).toBe(2);
+    const coder = s.agents.find((a) => a.name === "coder");
+    expect(coder?.model).toBe("local-coder");
+    const broken = s.agents.find((a) => a.name === "broken");
+    expect(broken?.error).toContain("broken.md:");
+  });
+
+  test("local_backend_status lists the gateway's models and never shows the key", async () => {
+    const res = await session.client.callTool({ name: "local_backend_status", arguments: {} });
+    const s = res.structuredContent as Structured & { backends: { models: string[]; reachable: boolean }[] };
+    expect(s.healthy).toBe(true);
+    expect(s.backends[0]?.reachable).toBe(true);
+    expect(s.backends[0]?.models).toEqual(["deepseek-v4-flash", "local-qwen-3-6-35b"]);
+    expect(JSON.stringify(res)).not.toContain("sk-test-key-123");
+  });
+
+  test("an unknown tool is refused and the server stays up", async () => {
+    const unknown = await session.client.callTool({ name: "no_such_tool", arguments: {} }).catch((e: Error) => e);
+    expect(unknown instanceof Error ? unknown.message : JSON.stringify(unknown)).toContain("no_such_tool");
+    const again = await session.client.listTools();
+    expect(again.tools.length).toBeGreaterThan(1);
+  });
+});
+
+describe("local_backend_status when the gateway is down", () => {
+  test("names the URL it tried", async () => {
+    const dead = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
+    const port = dead.port;
+    dead.stop(true);
+    const s = await connectDl({ DELEGATE_LOCAL_URL: `http://127.0.0.1:${port}/v1/messages` });
+    try {
+      const res = await s.client.callTool({ name: "local_backend_status", arguments: {} });
+      const st = res.structuredContent as { healthy: boolean; backends: { error?: string }[] };
+      expect(st.healthy).toBe(false);
+      expect(st.backends[0]?.error).toContain(`127.0.0.1:${port}`);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("dl serve lifecycle", () => {
+  const spawnServe = () =>
+    Bun.spawn([requireBinary(), "serve"], { env: testEnv(), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+
+  test("exits 0 when stdin closes", async () => {
+    const p = spawnServe();
+    p.stdin.end();
+    expect(await p.exited).toBe(0);
+  });
+
+  for (const sig of ["SIGTERM", "SIGINT"] as const) {
+    test(`exits 0 on ${sig}`, async () => {
+      const p = spawnServe();
+      // Wait until it serves: an initialize answer proves the signal handlers are installed.
+      p.stdin.write(
+        `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } })}\n`,
+      );
+      p.stdin.flush();
+      const reader = p.stdout.getReader();
+      const first = await reader.read();
+      expect(new TextDecoder().decode(first.value)).toContain('"id":1');
+      p.kill(sig);
+      expect(await p.exited).toBe(0);
+    });
+  }
+});
+
+describe("configuration errors", () => {
+  test("DELEGATE_GATEWAY=nope: serve exits 2 with one line naming the variable", async () => {
+    const r = await runDl(["serve"], { DELEGATE_GATEWAY: "nope" });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain("DELEGATE_GATEWAY");
+    expect(r.stderr).toContain("litellm, bifrost");
+  });
+
+  test("non-numeric DELEGATE_CODEX_MAX_CONCURRENT: serve and status exit 2", async () => {
+    for (const cmd of ["serve", "status"]) {
+      const r = await runDl([cmd], { DELEGATE_CODEX_MAX_CONCURRENT: "many" });
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toContain('DELEGATE_CODEX_MAX_CONCURRENT="many"');
+    }
+  });
+});
+
+describe("CLI surface", () => {
+  test("--version prints the package version", async () => {
+    const pkg = (await Bun.file(join(import.meta.dir, "..", "..", "package.json")).json()) as { version: string };
+    const r = await runDl(["--version"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(pkg.version);
+  });
+
+  test("--help lists the working commands; an unknown command exits 2", async () => {
+    const r = await runDl(["--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("serve");
+    expect(r.stdout).toContain("status");
+    const bad = await runDl(["frobnicate"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("unknown command");
+  });
+
+  test("the binary ignores a bunfig.toml and .env in its working directory", async () => {
+    const dir = tempDir("autoload");
+    writeFileSync(join(dir, ".env"), "DELEGATE_GATEWAY=nope\n");
+    writeFileSync(join(dir, "bunfig.toml"), 'preload = ["./boom.ts"]\n');
+    writeFileSync(join(dir, "boom.ts"), "throw new Error('bunfig was loaded');\n");
+    // serve reads its config at once: a loaded .env would make it exit 2, a loaded bunfig throw.
+    const proc = Bun.spawn([requireBinary(), "serve"], { cwd: dir, env: testEnv(), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    expect(await proc.exited).toBe(0);
+    expect(await new Response(proc.stderr).text()).not.toContain("bunfig was loaded");
+  });
+});
+
+describe("dl status", () => {
+  test("--json is healthy against a live gateway, redacts the key, exits 0", async () => {
+    const gw = startModelsGateway("sk-status-key");
+    try {
+      const r = await runDl(["status", "--json"], {
+        DELEGATE_LOCAL_URL: `http://127.0.0.1:${gw.port}/v1/messages`,
+        DELEGATE_LOCAL_KEY: "sk-status-key",
+      });
+      expect(r.code).toBe(0);
+      const report = JSON.parse(r.stdout) as { healthy: boolean; config: { backend: { key: string } }; state_dirs: { writable: boolean }[] };
+      expect(report.healthy).toBe(true);
+      expect(report.config.backend.key).toBe("<redacted>");
+      expect(report.state_dirs.every((d) => d.writable)).toBe(true);
+      expect(r.stdout + r.stderr).not.toContain("sk-status-key");
+    } finally {
+      gw.stop(true);
+    }
+  });
+
+  test("an unreachable backend or unwritable state dir exits 1 and says which check failed", async () => {
+    const blocker = join(tempDir("ro"), "file");
+    writeFileSync(blocker, "not a directory");
+    const r = await runDl(["status"], { DELEGATE_LOCAL_URL: "http://127.0.0.1:9/v1/messages", DELEGATE_CODEX_STATE_DIR: join(blocker, "sub") });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("failed checks:");
+    expect(r.stdout).toContain("backend litellm");
+    expect(r.stdout).toContain("codex jobs");
+  });
+});

@@ -1,0 +1,56 @@
+import { existsSync, mkdtempSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+/** The compiled binary every end-to-end test drives (`npm test` builds it first). */
+export const DL_BIN = resolve(import.meta.dir, "..", "..", "dist", "dl");
+
+export function requireBinary(): string {
+  if (!existsSync(DL_BIN)) throw new Error(`${DL_BIN} is missing: run \`npm test\` (it builds first) or \`npm run build\``);
+  return DL_BIN;
+}
+
+/** A fresh folder inside the suite's isolated root. */
+export function tempDir(prefix: string): string {
+  const root = process.env.DL_TEST_ROOT;
+  if (!root) throw new Error("DL_TEST_ROOT unset: tests must run through bunfig's preload");
+  return mkdtempSync(join(root, `${prefix}-`));
+}
+
+/** The suite's environment plus overrides; `undefined` removes a variable. */
+export function testEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries({ ...process.env, ...extra })) if (v !== undefined) env[k] = v;
+  return env;
+}
+
+export type DlSession = { client: Client; transport: StdioClientTransport; stderr: () => string; close: () => Promise<void> };
+
+/** Start `dl serve` and connect the SDK's own Client to it over stdio. */
+export async function connectDl(env: Record<string, string | undefined> = {}): Promise<DlSession> {
+  const transport = new StdioClientTransport({ command: requireBinary(), args: ["serve"], env: testEnv(env), stderr: "pipe" });
+  let err = "";
+  transport.stderr?.on("data", (d: Buffer) => {
+    err += d.toString();
+  });
+  const client = new Client({ name: "dl-test", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, transport, stderr: () => err, close: () => client.close() };
+}
+
+/** Run the binary to completion and collect its output. */
+export async function runDl(args: string[], env: Record<string, string | undefined> = {}, stdin?: string) {
+  const proc = Bun.spawn([requireBinary(), ...args], {
+    env: testEnv(env),
+    stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { code, stdout, stderr };
+}
