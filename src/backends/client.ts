@@ -1,0 +1,115 @@
+/**
+ * `complete()`: one model turn against one endpoint, whatever its wire format, with the
+ * retry policy, the caller's AbortSignal and an optional per-turn deadline. The reply is
+ * always Anthropic-style blocks plus normalized usage, the answering model and routing
+ * headers.
+ */
+import { isDlError } from "../errors.ts";
+import { AnthropicStream, anthropicBody, parseAnthropicJson, type ParsedReply } from "./anthropic.ts";
+import { httpError, networkError, parseRetryAfter, pickHeaders, protocolError, requestHeaders, streamCutError } from "./http.ts";
+import { OpenaiStream, openaiBody, parseOpenaiJson } from "./openai.ts";
+import { type Clock, cancelledError, deadlineError, type RetryInfo, type RetryPolicy, realClock, withRetry } from "./retry.ts";
+import { readSse } from "./sse.ts";
+import type { ModelRequest, ModelResponse } from "./types.ts";
+
+export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
+
+export type CompleteOptions = {
+  fetch?: FetchFn;
+  clock?: Clock;
+  retry?: Partial<RetryPolicy>;
+  /** Wall-clock budget for the whole turn, retries included (real time). */
+  turnTimeoutMs?: number;
+  /** Response headers copied into ModelResponse.routing. */
+  routingHeaderPrefixes?: readonly string[];
+  onRetry?: (info: RetryInfo) => void;
+};
+
+export const DEFAULT_ROUTING_HEADER_PREFIXES: readonly string[] = ["x-bifrost-routing-info-"];
+
+/** Error events in a stream that mean "try again" rather than "your request is wrong". */
+const RETRYABLE_STREAM_ERRORS = new Set(["overloaded_error", "rate_limit_error", "api_error", "server_error", "timeout"]);
+
+export async function complete(req: ModelRequest, opts: CompleteOptions = {}): Promise<ModelResponse> {
+  const clock = opts.clock ?? realClock;
+  const doFetch: FetchFn = opts.fetch ?? ((url, init) => fetch(url, init));
+  const prefixes = opts.routingHeaderPrefixes ?? DEFAULT_ROUTING_HEADER_PREFIXES;
+  const deadline = opts.turnTimeoutMs !== undefined ? AbortSignal.timeout(opts.turnTimeoutMs) : undefined;
+  const signal = deadline ? AbortSignal.any([req.signal, deadline]) : req.signal;
+  const payload = JSON.stringify(req.endpoint.format === "openai" ? openaiBody(req) : anthropicBody(req));
+  const headers = requestHeaders(req.endpoint);
+  let routing: Record<string, string> = {};
+
+  const attempt = async (): Promise<ParsedReply> => {
+    try {
+      const res = await doFetch(req.endpoint.url, { method: "POST", headers, body: payload, signal });
+      routing = pickHeaders(res.headers, prefixes);
+      if (!res.ok) {
+        const text = await res.text().catch(() => "");
+        throw httpError(req.endpoint, req.model, res.status, text, parseRetryAfter(res.headers.get("retry-after"), Date.now()));
+      }
+      const ctype = res.headers.get("content-type") ?? "";
+      if (ctype.includes("text/event-stream") && res.body) return await readStream(req, res.body);
+      const text = await res.text();
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        throw protocolError(req.endpoint, req.model, `expected JSON, got ${ctype || "no content-type"} starting with ${JSON.stringify(text.slice(0, 60))}`);
+      }
+      if (!json || typeof json !== "object") throw protocolError(req.endpoint, req.model, "the JSON reply is not an object");
+      const obj = json as Record<string, unknown>;
+      return req.endpoint.format === "openai" ? parseOpenaiJson(obj) : parseAnthropicJson(obj);
+    } catch (e) {
+      if (req.signal.aborted) throw cancelledError();
+      if (deadline?.aborted) throw deadlineError(`${Math.round((opts.turnTimeoutMs ?? 0) / 1000)} s per turn`);
+      if (isDlError(e)) throw e;
+      throw networkError(req.endpoint, req.model, e);
+    }
+  };
+
+  const retryOpts: Parameters<typeof withRetry>[1] = { signal, clock };
+  if (opts.retry) retryOpts.policy = opts.retry;
+  if (opts.onRetry) retryOpts.onRetry = opts.onRetry;
+  if (opts.turnTimeoutMs !== undefined) retryOpts.deadlineAt = clock.now() + opts.turnTimeoutMs;
+  try {
+    const { value, retries } = await withRetry(attempt, retryOpts);
+    return { ...value, routing, retries };
+  } catch (e) {
+    // withRetry sees the combined signal; say which of the two fired.
+    if (isDlError(e, "cancelled") && !req.signal.aborted && deadline?.aborted) {
+      throw deadlineError(`${Math.round((opts.turnTimeoutMs ?? 0) / 1000)} s per turn`);
+    }
+    throw e;
+  }
+}
+
+async function readStream(req: ModelRequest, body: ReadableStream<Uint8Array>): Promise<ParsedReply> {
+  const state = req.endpoint.format === "openai" ? new OpenaiStream() : new AnthropicStream();
+  try {
+    await readSse(body, (event, data) => {
+      try {
+        state.onEvent(event, data);
+      } catch (e) {
+        if (e instanceof SyntaxError) throw protocolError(req.endpoint, req.model, `an SSE event is not JSON: ${data.slice(0, 80)}`);
+        throw e;
+      }
+    });
+  } catch (e) {
+    if (isDlError(e)) throw e;
+    if (req.signal.aborted) throw cancelledError();
+    // A read that fails after some events is a cut stream whatever the socket error.
+    throw streamCutError(req.endpoint, req.model, describeRead(e));
+  }
+  if (state.error) {
+    const { type, message } = state.error;
+    throw protocolError(req.endpoint, req.model, `error event ${type}: ${message}`, RETRYABLE_STREAM_ERRORS.has(type));
+  }
+  if (!state.done) throw streamCutError(req.endpoint, req.model, "no final event");
+  return state.result();
+}
+
+function describeRead(e: unknown): string {
+  const code = (e as { code?: unknown })?.code;
+  return typeof code === "string" ? code.slice(0, 30) : e instanceof Error ? e.name : "read error";
+}

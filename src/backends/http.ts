@@ -1,0 +1,131 @@
+/**
+ * What both wire formats share on the HTTP side: request headers, and turning a failed
+ * status or a broken connection into a DlError that says what failed, whether a retry
+ * can help, and what to try — without ever carrying the API key, URL userinfo or query.
+ */
+import { DlError } from "../errors.ts";
+import { safeHost } from "./route.ts";
+import type { Endpoint } from "./types.ts";
+
+export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504, 529]);
+
+/** Data every backend DlError carries; retry.ts reads `retryable` and `retryAfterMs`. */
+export type BackendErrorData = {
+  host: string;
+  status?: number;
+  retryable: boolean;
+  retryAfterMs?: number;
+};
+
+export function requestHeaders(ep: Endpoint): Record<string, string> {
+  const h: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+  };
+  if (ep.apiKey) {
+    h["x-api-key"] = ep.apiKey;
+    h.authorization = `Bearer ${ep.apiKey}`;
+  }
+  // Real Anthropic requires a version header; proxies ignore it.
+  if (ep.format === "anthropic") h["anthropic-version"] = "2023-06-01";
+  if (ep.headers) for (const [k, v] of Object.entries(ep.headers)) h[k.toLowerCase()] = v;
+  return h;
+}
+
+/** Values of response headers starting with any of `prefixes` (lower-cased names). */
+export function pickHeaders(headers: Headers, prefixes: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (prefixes.length === 0) return out;
+  headers.forEach((value, name) => {
+    const n = name.toLowerCase();
+    if (prefixes.some((p) => n.startsWith(p))) out[n] = value;
+  });
+  return out;
+}
+
+/**
+ * A short, single-line excerpt of a response body that is safe to show: the key and
+ * anything that looks like a bearer token or `sk-` secret is replaced.
+ */
+export function sanitizeExcerpt(text: string, secrets: readonly string[], max = 240): string {
+  let t = text.length > 4 * max ? text.slice(0, 4 * max) : text;
+  for (const s of secrets) if (s.length >= 4) t = t.split(s).join("[redacted]");
+  t = t
+    .replace(/Bearer\s+[^\s"',]+/gi, "Bearer [redacted]")
+    .replace(/\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}/g, "$1-[redacted]")
+    .replace(/\s+/g, " ")
+    .trim();
+  return t.length > max ? `${t.slice(0, max)}…` : t;
+}
+
+/** `Retry-After` as milliseconds from now: delta-seconds or an HTTP date. */
+export function parseRetryAfter(value: string | null, nowMs: number): number | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
+}
+
+function adviceFor(status: number): string {
+  if (status === 401 || status === 403) return "check the API key configured for this backend (DELEGATE_LOCAL_KEY or the provider key) and that it may use this model";
+  if (status === 404) return "check the base URL and that the backend serves this model alias";
+  if (status === 408 || status === 413) return "the request was too large or too slow; reduce the task or context size";
+  if (status === 429) return "the backend is rate limiting; wait, lower concurrency (pools), or pick another model";
+  if (status >= 500) return "the backend or its upstream failed; try again later or pick another model";
+  return "the backend rejected the request; fix the request (model name, max_tokens, message shape) rather than retrying";
+}
+
+export function httpError(ep: Endpoint, model: string, status: number, body: string, retryAfterMs?: number): DlError {
+  const host = safeHost(ep.url);
+  const excerpt = sanitizeExcerpt(body, [ep.apiKey]);
+  const msg =
+    `${ep.format} backend at ${host} answered HTTP ${status} for model ${model}` +
+    (excerpt ? `: ${excerpt}` : "") +
+    `. Next: ${adviceFor(status)}.`;
+  const data: BackendErrorData = { host, status, retryable: RETRYABLE_STATUSES.has(status) };
+  if (retryAfterMs !== undefined) data.retryAfterMs = retryAfterMs;
+  return new DlError("backend", msg, data);
+}
+
+/** A stream that ended or broke before its final event: retryable. */
+export function streamCutError(ep: Endpoint, model: string, detail: string): DlError {
+  const host = safeHost(ep.url);
+  const data: BackendErrorData = { host, retryable: true };
+  return new DlError(
+    "backend",
+    `${ep.format} stream from ${host} for model ${model} ended early (${detail}). Next: retry; if it keeps happening set DELEGATE_STREAMING=0 or check the proxy's timeouts.`,
+    data,
+  );
+}
+
+/** The backend sent something we cannot read (bad JSON, error event): not retryable unless overloaded. */
+export function protocolError(ep: Endpoint, model: string, detail: string, retryable = false): DlError {
+  const host = safeHost(ep.url);
+  const data: BackendErrorData = { host, retryable };
+  return new DlError(
+    "backend",
+    `${ep.format} backend at ${host} sent an unusable reply for model ${model}: ${sanitizeExcerpt(detail, [ep.apiKey])}. Next: ${retryable ? "retry later" : "check that the URL points at a " + ep.format + "-format endpoint"}.`,
+    data,
+  );
+}
+
+const RESET_CODES = new Set(["ECONNRESET", "EPIPE", "ETIMEDOUT", "ConnectionClosed", "UND_ERR_SOCKET"]);
+
+/** Network failure from fetch or from reading the body. Resets are retried; refusals are not. */
+export function networkError(ep: Endpoint, model: string, e: unknown): DlError {
+  const host = safeHost(ep.url);
+  const code = String((e as { code?: unknown })?.code ?? "");
+  if (RESET_CODES.has(code)) {
+    return new DlError("backend", `connection to ${host} for model ${model} was reset (${code}). Next: retry; check the backend's health if it persists.`, {
+      host,
+      retryable: true,
+    } satisfies BackendErrorData);
+  }
+  const what = code || (e instanceof Error ? e.name : "error");
+  return new DlError(
+    "backend",
+    `could not reach the ${ep.format} backend at ${host} for model ${model} (${what.slice(0, 40)}). Next: check that the server is running and the base URL (DELEGATE_LOCAL_URL or provider_url) is right.`,
+    { host, retryable: false } satisfies BackendErrorData,
+  );
+}

@@ -1,0 +1,102 @@
+/**
+ * Incremental Server-Sent Events parser.
+ *
+ * Model streams are many small events, so per-event overhead dominates: the parser works
+ * on decoded string chunks with indexOf/charCodeAt (no regex, no per-character loop, no
+ * async iterator per event) and hands each complete event to a synchronous callback.
+ * Lines end in `\n` or `\r\n` (bare `\r` endings, legal but unused by model servers, are
+ * not split). Per the SSE spec an event without its terminating blank line is dropped,
+ * which is how a cut stream shows up to the readers.
+ */
+export type SseHandler = (event: string, data: string) => void;
+
+const CH_D = 100; // 'd'
+const CH_E = 101; // 'e'
+const CH_CR = 13;
+const CH_SP = 32;
+
+export class SseParser {
+  private rest = "";
+  private event = "";
+  private data = "";
+  private hasData = false;
+
+  constructor(private readonly onEvent: SseHandler) {}
+
+  push(text: string): void {
+    const buf = this.rest.length > 0 ? this.rest + text : text;
+    let start = 0;
+    for (;;) {
+      const nl = buf.indexOf("\n", start);
+      if (nl < 0) break;
+      let end = nl;
+      if (end > start && buf.charCodeAt(end - 1) === CH_CR) end--;
+      if (end === start) this.dispatch();
+      else this.line(buf, start, end);
+      start = nl + 1;
+    }
+    this.rest = start === 0 ? buf : start < buf.length ? buf.slice(start) : "";
+  }
+
+  /** Discards an unterminated trailing event (see the file comment). */
+  end(): void {
+    this.rest = "";
+    this.event = "";
+    this.data = "";
+    this.hasData = false;
+  }
+
+  private line(buf: string, s: number, e: number): void {
+    const c = buf.charCodeAt(s);
+    if (c === CH_D && buf.startsWith("data:", s)) {
+      let v = s + 5;
+      if (buf.charCodeAt(v) === CH_SP) v++;
+      const value = buf.slice(v, e);
+      if (this.hasData) this.data += "\n" + value;
+      else {
+        this.data = value;
+        this.hasData = true;
+      }
+    } else if (c === CH_E && buf.startsWith("event:", s)) {
+      let v = s + 6;
+      if (buf.charCodeAt(v) === CH_SP) v++;
+      this.event = buf.slice(v, e);
+    }
+    // Comments (":"), id: and retry: carry nothing a model reader needs.
+  }
+
+  private dispatch(): void {
+    if (this.hasData) {
+      const event = this.event;
+      const data = this.data;
+      this.event = "";
+      this.data = "";
+      this.hasData = false;
+      this.onEvent(event, data);
+    } else this.event = "";
+  }
+}
+
+/**
+ * Feed a byte stream through the parser. Handler exceptions propagate (after the body is
+ * cancelled), so a reader can stop the stream by throwing.
+ */
+export async function readSse(body: ReadableStream<Uint8Array>, onEvent: SseHandler): Promise<void> {
+  const parser = new SseParser(onEvent);
+  const decoder = new TextDecoder();
+  const reader = body.getReader();
+  let finished = false;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parser.push(decoder.decode(value, { stream: true }));
+    }
+    parser.push(decoder.decode());
+    parser.end();
+    finished = true;
+  } finally {
+    if (!finished) await reader.cancel().catch(() => {});
+    reader.releaseLock();
+  }
+}
