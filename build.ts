@@ -27,6 +27,8 @@ const result = await Bun.build({
   entrypoints: ["./src/main.ts"],
   minify: true,
   sourcemap: "none",
+  bytecode: true,
+  format: "esm",
   define: { DL_VERSION: JSON.stringify(pkg.version) },
   compile: {
     target,

@@ -1,3 +1,4 @@
 import { runCli } from "./cli/main.ts";
 
-await runCli(process.argv.slice(2));
+// No top-level await: the binary is compiled to bytecode, which needs a plain script body.
+void runCli(process.argv.slice(2));

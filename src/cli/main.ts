@@ -2,13 +2,14 @@ import { defineCommand, runCommand, showUsage, type CommandDef } from "citty";
 import { isDlError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { EXIT } from "./config-or-exit.ts";
-import { serveCommand } from "./serve.ts";
-import { statusCommand } from "./status.ts";
 
-/** Only commands that work are listed; later issues add wait, reap and run here. */
-const subCommands: Record<string, CommandDef> = {
-  serve: serveCommand as CommandDef,
-  status: statusCommand as CommandDef,
+/**
+ * Only commands that work are listed. Each loads on demand, so `dl --version` or
+ * `dl wait` never pays for evaluating the MCP SDK.
+ */
+const subCommands: Record<string, () => Promise<CommandDef>> = {
+  serve: () => import("./serve.ts").then((m) => m.serveCommand as CommandDef),
+  status: () => import("./status.ts").then((m) => m.statusCommand as CommandDef),
 };
 
 export const mainCommand = defineCommand({
@@ -26,13 +27,13 @@ export async function runCli(argv: string[]): Promise<void> {
     process.stdout.write(`${VERSION}\n`);
     return;
   }
-  const sub = first && !first.startsWith("-") ? subCommands[first] : undefined;
+  const load = first && !first.startsWith("-") ? subCommands[first] : undefined;
   if (argv.includes("--help") || argv.includes("-h") || argv.length === 0) {
-    if (sub) await showUsage(sub, mainCommand as CommandDef);
+    if (load) await showUsage(await load(), mainCommand as CommandDef);
     else await showUsage(mainCommand as CommandDef);
     return;
   }
-  if (first && !first.startsWith("-") && !sub) {
+  if (first && !first.startsWith("-") && !load) {
     process.stderr.write(`dl: unknown command "${first}"; run dl --help for the list\n`);
     process.exitCode = EXIT.usage;
     return;

@@ -1,0 +1,100 @@
+/**
+ * bench/startup — how fast `dl serve` answers `initialize` and how much memory it holds
+ * after `tools/list`, beside a minimal Node.js MCP server on the same SDK, measured in
+ * the same run (this machine is noisy: compare the ratio, not the absolute figures).
+ *
+ *   npm run build && bun bench/startup.ts [runs=20]
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const RUNS = Number(process.argv[2] ?? 20);
+const root = resolve(import.meta.dir, "..");
+const dl = join(root, "dist", "dl");
+if (!existsSync(dl)) {
+  console.error("dist/dl is missing: run `npm run build` first");
+  process.exit(2);
+}
+
+const home = mkdtempSync(join(tmpdir(), "dl-bench-"));
+const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, DELEGATE_LOG_LEVEL: "warn" };
+
+const init = (id: number) =>
+  JSON.stringify({
+    jsonrpc: "2.0",
+    id,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } },
+  }) + "\n";
+const initialized = JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n";
+const listTools = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) + "\n";
+
+function rssMb(pid: number): number {
+  if (process.platform === "linux") {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) / 1024 : NaN;
+  }
+  const out = Bun.spawnSync(["ps", "-o", "rss=", "-p", String(pid)]).stdout.toString().trim();
+  return Number(out) / 1024;
+}
+
+async function oneRun(cmd: string[]): Promise<{ initMs: number; rssMb: number }> {
+  const t0 = performance.now();
+  const p = Bun.spawn(cmd, { env, stdin: "pipe", stdout: "pipe", stderr: "ignore", cwd: root });
+  p.stdin.write(init(1));
+  p.stdin.flush();
+  const reader = p.stdout.getReader();
+  const dec = new TextDecoder();
+  let buf = "";
+  let initMs = NaN;
+  while (true) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`${cmd[0]} exited before answering`);
+    buf += dec.decode(value, { stream: true });
+    if (Number.isNaN(initMs) && buf.includes('"id":1')) {
+      initMs = performance.now() - t0;
+      p.stdin.write(initialized + listTools);
+      p.stdin.flush();
+    }
+    if (buf.includes('"id":2')) break;
+  }
+  const rss = rssMb(p.pid);
+  p.stdin.end();
+  await p.exited;
+  return { initMs, rssMb: rss };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+async function measure(name: string, cmd: string[]) {
+  await oneRun(cmd); // warm the page cache once; not counted
+  const init: number[] = [];
+  const rss: number[] = [];
+  // Interleaving is done by the caller; this runs one server's batch.
+  for (let i = 0; i < RUNS; i++) {
+    const r = await oneRun(cmd);
+    init.push(r.initMs);
+    rss.push(r.rssMb);
+  }
+  return { name, initMedian: median(init), initP90: [...init].sort((a, b) => a - b)[Math.floor(init.length * 0.9)]!, rssMedian: median(rss) };
+}
+
+const nodeCmd = ["node", join(root, "bench", "fixture", "node-mcp-server.mjs")];
+const dlRes = await measure("dl serve (compiled)", [dl, "serve"]);
+const nodeRes = await measure("node + same SDK (baseline)", nodeCmd);
+
+console.log(`bench/startup: ${RUNS} runs each, spawn → initialize answered; RSS after tools/list`);
+for (const r of [dlRes, nodeRes]) {
+  console.log(
+    `  ${r.name.padEnd(28)} initialize median ${r.initMedian.toFixed(1).padStart(6)} ms  p90 ${r.initP90.toFixed(1).padStart(6)} ms   RSS median ${r.rssMedian.toFixed(1).padStart(5)} MB`,
+  );
+}
+console.log(
+  `  ratio dl/baseline: initialize ${(dlRes.initMedian / nodeRes.initMedian).toFixed(2)}x, RSS ${(dlRes.rssMedian / nodeRes.rssMedian).toFixed(2)}x   (aim: < 50 ms, < 60 MB)`,
+);
