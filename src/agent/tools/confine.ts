@@ -1,0 +1,70 @@
+import { lstat, realpath } from "node:fs/promises";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { DlError } from "../../errors.ts";
+
+/**
+ * Resolves a path a model gave a tool to an absolute path inside `workdir`.
+ *
+ * A lexical check alone is not enough: `link -> /etc` inside the workdir makes
+ * `link/passwd` look confined. So the deepest part of the path that exists is resolved
+ * with realpath (following every symlink), and what does not exist yet is appended; the
+ * result must still sit under the workdir's own realpath. `workdirReal` must already be
+ * a realpath (the loop resolves it once).
+ */
+export async function confinePath(workdirReal: string, given: string, allowEscape: boolean): Promise<string> {
+  if (typeof given !== "string" || given.trim() === "") {
+    throw new DlError("bad_input", "path is empty: pass a file path relative to the working directory");
+  }
+  if (given.includes("\0")) throw new DlError("bad_input", "path contains a NUL byte");
+  const target = resolve(workdirReal, given);
+  if (allowEscape) return target;
+  if (!inside(workdirReal, target)) throw escape(given);
+  const real = await realpathDeepest(target);
+  if (real === null || !inside(workdirReal, real)) throw escape(given);
+  return real;
+}
+
+function inside(root: string, p: string): boolean {
+  if (p === root) return true;
+  const rel = relative(root, p);
+  return rel !== "" && !rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel);
+}
+
+function escape(given: string): DlError {
+  return new DlError(
+    "path_escape",
+    `path ${JSON.stringify(given.slice(0, 200))} is outside the working directory (directly, through '..' or through a symlink); use a path inside the working directory`,
+  );
+}
+
+/**
+ * realpath of the deepest existing ancestor, with the missing tail appended. Returns null
+ * for a dangling symlink on the way: where it points cannot be checked, so it is refused.
+ */
+async function realpathDeepest(target: string): Promise<string | null> {
+  const tail: string[] = [];
+  let cur = target;
+  for (;;) {
+    try {
+      const base = await realpath(cur);
+      return tail.length ? join(base, ...tail.reverse()) : base;
+    } catch {
+      try {
+        await lstat(cur);
+        return null; // exists (as a link) but cannot be resolved
+      } catch {
+        // does not exist: go up
+      }
+    }
+    const parent = dirname(cur);
+    if (parent === cur) return null;
+    tail.push(cur.slice(parent.length).replace(/^[\\/]+/, ""));
+    cur = parent;
+  }
+}
+
+/** A path relative to the workdir for messages, or the absolute one if it is outside. */
+export function displayPath(workdirReal: string, abs: string): string {
+  const rel = relative(workdirReal, abs);
+  return rel === "" ? "." : rel.startsWith("..") || isAbsolute(rel) ? abs : rel;
+}
