@@ -1,0 +1,56 @@
+import { DlError } from "../errors.ts";
+
+/**
+ * A counting semaphore for work inside this process (concurrent run_bash commands).
+ * Cross-process caps are flock slots in src/sys; this one only keeps one server from
+ * forking more shells at once than the machine can take.
+ */
+export class Semaphore {
+  private active = 0;
+  private readonly waiters: (() => void)[] = [];
+  constructor(readonly max: number) {
+    if (!Number.isInteger(max) || max < 1) throw new DlError("bad_config", `a concurrency cap must be an integer >= 1, got ${max}`);
+  }
+
+  get inUse(): number {
+    return this.active;
+  }
+
+  /** Resolves with a release function once a slot is free; rejects if `signal` aborts first. */
+  acquire(signal?: AbortSignal): Promise<() => void> {
+    if (signal?.aborted) return Promise.reject(new DlError("cancelled", "cancelled while waiting for a free command slot"));
+    const grant = (): (() => void) => {
+      this.active++;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        this.active--;
+        this.waiters.shift()?.();
+      };
+    };
+    if (this.active < this.max) return Promise.resolve(grant());
+    return new Promise((resolve, reject) => {
+      const wake = () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve(grant());
+      };
+      const onAbort = () => {
+        const i = this.waiters.indexOf(wake);
+        if (i >= 0) this.waiters.splice(i, 1);
+        reject(new DlError("cancelled", "cancelled while waiting for a free command slot"));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiters.push(wake);
+    });
+  }
+}
+
+const shared = new Map<number, Semaphore>();
+
+/** One semaphore per cap value for the whole process, so every agent run shares it. */
+export function sharedSemaphore(max: number): Semaphore {
+  let s = shared.get(max);
+  if (!s) shared.set(max, (s = new Semaphore(max)));
+  return s;
+}

@@ -1,0 +1,140 @@
+import { existsSync } from "node:fs";
+import { constants } from "node:os";
+import { describeError, isDlError } from "../../errors.ts";
+import { runGroup, type StreamName } from "../../sys/process.ts";
+import { type Semaphore, sharedSemaphore } from "../semaphore.ts";
+import { bashEnv } from "./env.ts";
+import { type AgentTool, fail, type ToolOutcome } from "./types.ts";
+
+export type RunBashSettings = {
+  /** DELEGATE_RUN_BASH=0 removes the tool (the loop leaves it out). */
+  enabled: boolean;
+  /** DELEGATE_RUN_BASH_TIMEOUT, in ms; the whole process group dies when it passes. */
+  timeoutMs: number;
+  stdoutCap: number;
+  stderrCap: number;
+  /** The environment to filter (config passes a snapshot; tools never read process.env). */
+  baseEnv: Readonly<Record<string, string | undefined>>;
+  /** DELEGATE_ENV_PASSTHROUGH names. */
+  passthrough: readonly string[];
+  /** Commands running at once in this process, across all agent runs. */
+  maxConcurrent: number;
+  /** Tests inject their own; otherwise one process-wide semaphore per cap value. */
+  limiter?: Semaphore;
+  /** Between SIGTERM and SIGKILL when the timeout or an abort stops a command. */
+  graceMs: number;
+};
+
+export const RUN_BASH_DEFAULTS: Omit<RunBashSettings, "baseEnv"> = {
+  enabled: true,
+  timeoutMs: 120_000,
+  stdoutCap: 12 * 1024,
+  stderrCap: 4 * 1024,
+  passthrough: [],
+  maxConcurrent: 8,
+  graceMs: 2_000,
+};
+
+function pickShell(): string {
+  for (const s of ["/bin/bash", "/usr/bin/bash"]) if (existsSync(s)) return s;
+  return "/bin/sh";
+}
+
+/**
+ * Keeps the first and the last bytes of a stream. Errors and test summaries usually sit
+ * at the end of the output, so a head-only cut would hide exactly what the model needs.
+ */
+class TailKeeper {
+  private chunks: Uint8Array[] = [];
+  private size = 0;
+  constructor(private readonly cap: number) {}
+  push(chunk: Uint8Array): void {
+    this.chunks.push(chunk.slice());
+    this.size += chunk.byteLength;
+    while (this.chunks.length > 1 && this.size - (this.chunks[0]?.byteLength ?? 0) >= this.cap) {
+      this.size -= this.chunks.shift()?.byteLength ?? 0;
+    }
+  }
+  bytes(): Uint8Array {
+    const all = Buffer.concat(this.chunks);
+    return all.subarray(Math.max(0, all.byteLength - this.cap));
+  }
+}
+
+function clip(name: StreamName, head: Uint8Array, total: number, tail: TailKeeper, cap: number): string {
+  const dec = new TextDecoder();
+  if (total <= cap) return dec.decode(head);
+  const headPart = Math.floor(cap / 3);
+  const tailBytes = tail.bytes();
+  const tailPart = Math.min(cap - headPart, tailBytes.byteLength);
+  return (
+    dec.decode(head.subarray(0, headPart)) +
+    `\n[... ${name} truncated: ${total - headPart - tailPart} of ${total} bytes cut; showing the first ${headPart} and the last ${tailPart} bytes ...]\n` +
+    dec.decode(tailBytes.subarray(tailBytes.byteLength - tailPart))
+  );
+}
+
+function signalNumber(sig: string | null): number | null {
+  if (!sig) return null;
+  const n = (constants.signals as Record<string, number>)[sig];
+  return typeof n === "number" ? n : null;
+}
+
+export function runBashTool(settings: RunBashSettings): AgentTool {
+  const shell = pickShell();
+  const env = bashEnv(settings.baseEnv, settings.passthrough);
+  const limiter = settings.limiter ?? sharedSemaphore(settings.maxConcurrent);
+  const timeoutS = Math.round(settings.timeoutMs / 1000);
+  return {
+    spec: {
+      name: "run_bash",
+      description: `Run a bash command in the working directory and get its exit code, stdout (cut to ${settings.stdoutCap / 1024} KB) and stderr (cut to ${settings.stderrCap / 1024} KB). No stdin; the command is killed after ${timeoutS} s.`,
+      input_schema: {
+        type: "object",
+        properties: { command: { type: "string", description: "The command line, run with bash -c" } },
+        required: ["command"],
+      },
+    },
+    async run(input, ctx): Promise<ToolOutcome> {
+      const command = input.command;
+      if (typeof command !== "string" || command.trim() === "") return fail("run_bash: command must be a non-empty string");
+      let release: () => void;
+      try {
+        release = await limiter.acquire(ctx.signal);
+      } catch (e) {
+        return fail(`run_bash: ${describeError(e)}`);
+      }
+      const tails = { stdout: new TailKeeper(settings.stdoutCap), stderr: new TailKeeper(settings.stderrCap) };
+      try {
+        const r = await runGroup({
+          argv: [shell, "-c", command],
+          cwd: ctx.workdir,
+          env,
+          stdoutCap: settings.stdoutCap,
+          stderrCap: settings.stderrCap,
+          onOutput: (stream, chunk) => tails[stream].push(chunk),
+          timeoutMs: settings.timeoutMs,
+          signal: ctx.signal,
+          graceMs: settings.graceMs,
+        });
+        // The shell's convention for a signal death (128 + n), so the number is never null.
+        const exitCode = r.exitCode ?? 128 + (signalNumber(r.signal) ?? 0);
+        const parts: string[] = [];
+        if (r.timedOut) parts.push(`[command timed out after ${timeoutS} s; its whole process group was killed]`);
+        if (r.aborted) parts.push("[command cancelled: the delegation was aborted]");
+        parts.push(`exit code: ${exitCode}${r.signal ? ` (killed by ${r.signal})` : ""}`);
+        const out = clip("stdout", r.stdout.bytes, r.stdout.totalBytes, tails.stdout, settings.stdoutCap);
+        const err = clip("stderr", r.stderr.bytes, r.stderr.totalBytes, tails.stderr, settings.stderrCap);
+        if (out) parts.push(`--- stdout ---\n${out}`);
+        if (err) parts.push(`--- stderr ---\n${err}`);
+        if (!out && !err) parts.push("(no output)");
+        return { content: parts.join("\n"), is_error: exitCode !== 0, bash: { exitCode, timedOut: r.timedOut } };
+      } catch (e) {
+        const why = isDlError(e) ? e.message : describeError(e);
+        return fail(`run_bash: the command could not be run (${why})`);
+      } finally {
+        release();
+      }
+    },
+  };
+}
