@@ -71,3 +71,12 @@ describe("listAgents", () => {
     expect((await parseAgentFile("/nonexistent/x.md")).error).toContain("ENOENT");
   });
 });
+
+test("the fixture agents: two good ones and one broken on line 3", async () => {
+  const list = await listAgents(join(import.meta.dir, "..", "fixture", "agents"));
+  expect(list.map((a) => a.name)).toEqual(["broken", "coder", "reviewer"]);
+  expect(list[0]!.error).toMatch(/broken\.md:3: malformed YAML/);
+  expect(list[1]!.error).toBeUndefined();
+  expect(list[1]!.description).toContain("small, focused code changes");
+  expect(list[2]!.error).toBeUndefined();
+});
