@@ -1,0 +1,34 @@
+/**
+ * The narrow views of src/sys the engine needs. Kept as interfaces so the engine reads
+ * as queue logic, and so the sys adapters (sys-adapters.ts) are the only place that
+ * knows the lock and identity APIs.
+ */
+
+/** A held flock slot; release is idempotent. The kernel drops it if we die. */
+export interface HeldLock {
+  release(): void;
+}
+
+/** Cap pools shared by every server on one state dir. */
+export interface JobLocks {
+  /** Any free slot of the global pool of `size`, or null when all are held. */
+  tryGlobal(size: number): HeldLock | null;
+  /** Any free slot of this project's pool of `size`, or null. */
+  tryProject(project: string, size: number): HeldLock | null;
+  /** The single lock of one checkout/worktree root, or null if another job holds it. */
+  tryWorkspace(root: string): HeldLock | null;
+  /** How many global slots nobody holds right now (for the queue bound). */
+  freeGlobal(size: number): number;
+}
+
+/** Who a process is: pid plus start time (reused pids differ) plus command line. */
+export interface ProcIdentity {
+  pid: number;
+  start: string;
+  command: string;
+}
+
+export interface Identities {
+  /** The identity of a live pid, or null if there is no such process. */
+  read(pid: number): ProcIdentity | null;
+}

@@ -1,0 +1,70 @@
+import type { JobRow } from "../store/types.ts";
+
+/**
+ * What a coding-CLI provider (Codex, agy, dsh, a test script) tells the engine. The
+ * engine owns everything else: ids, queue, caps, stagger, spawn, watchdog, cancel,
+ * ownership, persistence and output hygiene.
+ */
+
+/** A task as the provider accepted it; the engine persists these fields. */
+export interface ValidatedTask {
+  task: string;
+  /** As given; the engine canonicalises it and runs the workdir guards. */
+  workdir: string;
+  model: string | null;
+  effort: string | null;
+  /** Wall-clock budget from start; enforced by the engine's watchdog. */
+  timeoutS: number;
+  /** Provider-specific fields (sandbox, …), stored as JSON and handed back at launch. */
+  params: Record<string, unknown>;
+  /** Notes for the caller (quota near the limit, alias resolved, …). */
+  warnings: string[];
+}
+
+/** How to start one job. The environment is complete: nothing is inherited. */
+export interface LaunchSpec {
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
+/** What the run produced, handed to `parse` and `classify`. */
+export interface RunOutput {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  /** Captured output was cut at the engine's cap. */
+  outputTruncated: boolean;
+  durationMs: number;
+  /** A private directory the provider may have asked the CLI to write into. */
+  jobDir: string;
+}
+
+export interface ParsedResult {
+  finalResponse: string | null;
+  usage?: Record<string, unknown> | null;
+  sessionId?: string | null;
+  warnings?: string[];
+}
+
+/** Why a non-zero run failed. `throttle` may be retried; the others never are. */
+export type FailureClass = "quota" | "throttle" | "auth" | "infra" | "other";
+
+export interface Provider {
+  /** "codex", "gemini", "dsh", "test". */
+  readonly name: string;
+  /** Job id prefix: "cx-", "gm-", "dsh-". */
+  readonly idPrefix: string;
+  /**
+   * Checks one raw task and fills defaults. Throws DlError "bad_input" (with what to
+   * fix) to refuse it; submit then starts nothing.
+   */
+  validate(raw: unknown): ValidatedTask;
+  /** argv/env/cwd for a job about to start. `jobDir` exists and is private to the job. */
+  launch(job: JobRow, ctx: { jobDir: string }): LaunchSpec | Promise<LaunchSpec>;
+  /** Reads the final response, usage and session id out of a finished run. */
+  parse(out: RunOutput, job: JobRow): ParsedResult;
+  /** Classifies a run that did not exit 0 (not called for timeouts or cancels). */
+  classify(out: RunOutput, job: JobRow): FailureClass;
+}

@@ -1,0 +1,77 @@
+import { describeError } from "../errors.ts";
+import type { JobStore } from "../store/jobs.ts";
+import type { JobRow } from "../store/types.ts";
+import { terminateGroup } from "../sys/process.ts";
+import type { Identities } from "./deps.ts";
+
+export interface ReapAction {
+  id: string;
+  /** What the row became (or would become, on a dry run). */
+  status: "killed_on_restart" | "lost";
+  /** The orphan child whose identity matched and that was (or would be) killed. */
+  killed_pid: number | null;
+  reason: string;
+}
+
+/** True when the row's owning server is still the same live process. */
+export function ownerAlive(row: Pick<JobRow, "owner_pid" | "owner_start">, ids: Identities): boolean {
+  if (row.owner_pid === null) return false;
+  const now = ids.read(row.owner_pid);
+  if (!now) return false;
+  return row.owner_start === null || now.start === row.owner_start;
+}
+
+/**
+ * The recorded child is still the very process we started: same pid, same start time
+ * and same command line. A pid the OS reused for something else fails this check and is
+ * never signalled.
+ */
+export function childVerified(row: JobRow, ids: Identities): boolean {
+  if (row.child_pid === null || row.child_pgid === null || row.child_start === null || row.child_cmd === null) return false;
+  const now = ids.read(row.child_pid);
+  return now !== null && now.start === row.child_start && now.command === row.child_cmd;
+}
+
+export interface ReapOptions {
+  identities: Identities;
+  now: () => number;
+  /** Rows of this server are never reaped (it is alive: it is us). */
+  selfServerId?: string;
+  dryRun?: boolean;
+  graceMs?: number;
+}
+
+/**
+ * Ends every active row whose owner died: a verified orphan child is killed (its whole
+ * group) → `killed_on_restart`; anything else → `lost`. Nothing unverified is signalled.
+ */
+export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promise<ReapAction[]> {
+  const actions: ReapAction[] = [];
+  const alive = new Map<string, boolean>();
+  for (const row of store.listActive()) {
+    if (opts.selfServerId && row.server_id === opts.selfServerId) continue;
+    const key = `${row.owner_pid}:${row.owner_start}`;
+    let live = alive.get(key);
+    if (live === undefined) alive.set(key, (live = ownerAlive(row, opts.identities)));
+    if (live) continue;
+    const verified = row.status === "running" && childVerified(row, opts.identities);
+    const action: ReapAction = verified
+      ? { id: row.id, status: "killed_on_restart", killed_pid: row.child_pid, reason: "owner server died; its child was still running and has been killed" }
+      : { id: row.id, status: "lost", killed_pid: null, reason: row.status === "queued" ? "owner server died before the job started" : "owner server died; no verified child left to stop" };
+    actions.push(action);
+    if (opts.dryRun) continue;
+    if (verified) {
+      try {
+        await terminateGroup(row.child_pgid!, opts.graceMs ?? 2000);
+      } catch (e) {
+        action.reason += ` (stopping it failed: ${describeError(e)})`;
+      }
+    }
+    store.update(
+      row.id,
+      { status: action.status, failure_kind: null, ended_at: opts.now(), persist_error: null },
+      [row.status],
+    );
+  }
+  return actions;
+}

@@ -1,0 +1,97 @@
+/**
+ * Output hygiene for everything a job's child wrote that reaches a terminal (wait
+ * lines) or a model (poll JSON). A CLI's output is untrusted: ANSI escapes can rewrite
+ * a terminal, bidi overrides (U+202E) can make text read differently from what it is,
+ * NUL and line separators break line-oriented readers.
+ */
+
+export const TEXT_CAP = 256;
+export const PREVIEW_CAP = 110;
+export const JSON_STRING_CAP = 4000;
+export const RESPONSE_WORDS = 300;
+export const RESPONSE_CHARS = 4000;
+
+// C0/C1 controls and DEL; Unicode format characters (Cf: zero-width, bidi embeddings,
+// overrides and isolates, BOM, soft hyphen…); line and paragraph separators.
+const UNSAFE = /[\p{Cc}\p{Cf}\u2028\u2029]/gu;
+const ANSI = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])/g;
+// Same as UNSAFE minus "\n", for multi-line fields.
+const UNSAFE_KEEP_NL = /[\x00-\x09\x0b-\x1f\x7f-\x9f\p{Cf}\u2028\u2029]/gu;
+
+function cut(s: string, cap: number): string {
+  if (s.length <= cap) return s;
+  // Never split a surrogate pair.
+  let end = cap - 1;
+  const c = s.charCodeAt(end - 1);
+  if (c >= 0xd800 && c <= 0xdbff) end--;
+  return s.slice(0, end) + "…";
+}
+
+/** One safe line: unsafe characters become spaces, whitespace collapses, capped. */
+export function sanitizeLine(s: string, cap = TEXT_CAP): string {
+  // Cap the input first so a 1 MB line costs no more than a short one.
+  const head = s.length > cap * 8 ? s.slice(0, cap * 8) : s;
+  return cut(head.replace(ANSI, " ").replace(UNSAFE, " ").replace(/\s+/g, " ").trim(), cap);
+}
+
+/**
+ * A multi-line text for JSON: same cleaning but newlines survive (a model reads a
+ * response better with its paragraphs), runs of blank lines and spaces collapse.
+ */
+export function sanitizeMultiline(s: string, cap = JSON_STRING_CAP): string {
+  const head = s.length > cap * 8 ? s.slice(0, cap * 8) : s;
+  const clean = head
+    .replace(/\r\n?/g, "\n")
+    .replace(ANSI, " ")
+    .replace(UNSAFE_KEEP_NL, " ")
+    .replace(/[^\S\n]+/g, " ")
+    .replace(/ ?\n ?/g, "\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
+  return cut(clean, cap);
+}
+
+/** Every string in a JSON value (keys too), at any depth, as a safe capped line. */
+export function sanitizeJson(v: unknown, cap = JSON_STRING_CAP, depth = 0): unknown {
+  if (typeof v === "string") return sanitizeLine(v, cap);
+  if (v === null || typeof v === "number" || typeof v === "boolean") return v;
+  if (depth > 16) return null; // hostile nesting: stop, do not recurse for ever
+  if (Array.isArray(v)) return v.slice(0, 1000).map((x) => sanitizeJson(x, cap, depth + 1));
+  if (typeof v === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v as Record<string, unknown>).slice(0, 1000)) {
+      out[sanitizeLine(k, 128)] = sanitizeJson(x, cap, depth + 1);
+    }
+    return out;
+  }
+  return null;
+}
+
+export interface ShortResponse {
+  text: string;
+  truncated: boolean;
+  /** Full character count of the original. */
+  length: number;
+}
+
+/** A final response cut to about 300 words / 4000 characters, cleaned. */
+export function shortenResponse(s: string): ShortResponse {
+  const length = s.length;
+  // One character over the cap tells us whether the char cap bit.
+  let text = sanitizeMultiline(s, RESPONSE_CHARS + 2);
+  let truncated = false;
+  if (text.length > RESPONSE_CHARS) {
+    text = cut(text, RESPONSE_CHARS);
+    truncated = true;
+  }
+  const parts = text.split(/(?<=\s)/);
+  let words = 0;
+  for (let i = 0; i < parts.length; i++) {
+    if (parts[i]!.trim() && ++words > RESPONSE_WORDS) {
+      text = parts.slice(0, i).join("").trimEnd() + " …";
+      truncated = true;
+      break;
+    }
+  }
+  return { text, truncated, length };
+}

@@ -1,0 +1,87 @@
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { JobEngine, type EngineOptions } from "../../src/jobs/engine.ts";
+import { flockJobLocks, selfOwner, sysIdentities } from "../../src/jobs/sys-adapters.ts";
+import { testProvider } from "../fixture/jobs-provider.ts";
+
+export const TOOL_ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" };
+
+export function tempRoot(prefix = "dl-jobs-"): { dir: string; cleanup: () => void } {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+function git(cwd: string, ...args: string[]): void {
+  const r = Bun.spawnSync(["git", ...args], {
+    cwd,
+    env: { ...TOOL_ENV, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" },
+    stderr: "pipe",
+  });
+  if (r.exitCode !== 0) throw new Error(`git ${args.join(" ")} failed: ${r.stderr.toString()}`);
+}
+
+/** A real repository with one commit, plus `worktrees` linked worktrees beside it. */
+export function makeRepo(parent: string, name: string, worktrees = 0): { repo: string; trees: string[] } {
+  const repo = join(parent, name);
+  mkdirSync(repo, { recursive: true });
+  git(repo, "init", "-q", "-b", "main");
+  Bun.write(join(repo, "README"), name);
+  git(repo, "add", "README");
+  git(repo, "commit", "-q", "-m", "init");
+  const trees = [repo];
+  for (let i = 0; i < worktrees; i++) {
+    const wt = join(parent, `${name}-wt${i}`);
+    git(repo, "worktree", "add", "-q", "-b", `b${i}`, wt);
+    trees.push(wt);
+  }
+  return { repo, trees };
+}
+
+export function engineOptions(stateDir: string, home: string, over: Partial<EngineOptions> = {}): EngineOptions {
+  return {
+    provider: testProvider,
+    stateDir,
+    maxConcurrent: 4,
+    maxPerProject: 2,
+    maxQueue: 32,
+    staggerMs: 0,
+    guards: { home, stateDirs: [stateDir], toolEnv: TOOL_ENV },
+    locks: flockJobLocks(stateDir),
+    identities: sysIdentities,
+    self: selfOwner(),
+    tickMs: 50,
+    graceMs: 300,
+    ...over,
+  };
+}
+
+export async function startEngine(stateDir: string, home: string, over: Partial<EngineOptions> = {}): Promise<JobEngine> {
+  return (await JobEngine.start(engineOptions(stateDir, home, over))).engine;
+}
+
+/** Polls `fn` until it returns a truthy value or the deadline passes. */
+export async function until<T>(fn: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(10);
+  }
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2)[0];
+    return state !== "Z" && state !== "X";
+  } catch {
+    return false;
+  }
+}
