@@ -91,12 +91,13 @@ export interface LockHandle {
   release(): void;
 }
 
-function openLockFile(path: string): number {
+function openLockFile(path: string, create: boolean): number {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+    fd = openSync(path, constants.O_RDWR | (create ? constants.O_CREAT : 0) | constants.O_NOFOLLOW, 0o600);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? "unknown";
+    if (code === "ENOENT" && !create) throw new DlError("not_found", `lock file ${path} does not exist`, { path });
     if (code === "ELOOP" || code === "EMLINK") {
       throw new DlError("lock", `lock file ${path} is a symlink; dl refuses to follow it. Remove the link and retry`, { path, errno: code });
     }
@@ -134,9 +135,14 @@ function handle(path: string, fd: number): LockHandle {
   };
 }
 
+export interface TryLockOptions {
+  /** Create the file if missing (default). With false, a missing file is DlError "not_found". */
+  create?: boolean;
+}
+
 /** Takes the lock if it is free right now; null if another holder has it. */
-export function tryLock(path: string): LockHandle | null {
-  const fd = openLockFile(path);
+export function tryLock(path: string, opts: TryLockOptions = {}): LockHandle | null {
+  const fd = openLockFile(path, opts.create !== false);
   const errno = flockFd(fd, LOCK_EX | LOCK_NB);
   if (errno === 0) return handle(path, fd);
   closeSync(fd);
@@ -175,8 +181,8 @@ export async function lock(path: string, opts: LockWaitOptions = {}): Promise<Lo
   }
 }
 
-/** A pause that ends early when the signal aborts (the loop then throws "cancelled"). */
-function abortablePause(ms: number, signal?: AbortSignal): Promise<void> {
+/** A pause that ends early when the signal aborts (the caller's loop then throws "cancelled"). */
+export function abortablePause(ms: number, signal?: AbortSignal): Promise<void> {
   if (!signal) return pause(ms);
   return new Promise((resolve) => {
     const done = () => {

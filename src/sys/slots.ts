@@ -1,0 +1,278 @@
+import { ftruncateSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { DlError, isDlError } from "../errors.ts";
+import { abortablePause, tryLock, type LockHandle } from "./flock.ts";
+
+/**
+ * A cross-process slot pool: `slot-0.lock` … `slot-<size-1>.lock` in one folder, each
+ * an exclusive flock. Holding slot i's lock is holding slot i; the JSON record inside
+ * the file (who, since when) is for display only. A slot whose lock can be taken is free
+ * whatever its file says, so a killed holder frees its slot the instant it dies.
+ *
+ * Processes that wait hold a lock on `waiting/<pid>-<rand>.lock`, so anyone can count the
+ * queue across every process without trusting files a crash left behind.
+ *
+ * The pool size comes from config and may change between processes: slots at or beyond
+ * the current size are ignored (a holder of a dropped slot keeps it until it releases).
+ */
+
+export interface SlotHolder {
+  /** Who holds it, for people: a model, a job id, a task name. */
+  label: string;
+  [key: string]: string | number | boolean;
+}
+
+export interface SlotRecord extends SlotHolder {
+  pid: number;
+  /** ISO time the slot was taken. */
+  since: string;
+}
+
+export interface SlotLease {
+  index: number;
+  path: string;
+  record: SlotRecord;
+  readonly released: boolean;
+  /** Clears the record and frees the slot. Safe to call more than once. */
+  release(): void;
+}
+
+export interface SlotState {
+  index: number;
+  held: boolean;
+  /** The holder's record; null for a free slot or one whose record is unreadable. */
+  record: SlotRecord | null;
+}
+
+export interface AcquireOptions {
+  holder: SlotHolder;
+  signal?: AbortSignal;
+  /** Give up after this long with DlError "busy". Default: wait until the signal aborts. */
+  timeoutMs?: number;
+  /** Longest pause between attempts. */
+  maxPollMs?: number;
+}
+
+const WAITING = "waiting";
+/** A waiter's file is created under this prefix, locked, then renamed into view. */
+const TMP_PREFIX = ".tmp-";
+/** An unlocked temp file older than this was left by a crash between create and rename. */
+const STALE_TMP_MS = 10_000;
+
+function parseRecord(text: string): SlotRecord | null {
+  try {
+    const r = JSON.parse(text) as unknown;
+    if (r && typeof r === "object" && typeof (r as SlotRecord).pid === "number" && typeof (r as SlotRecord).label === "string") {
+      return r as SlotRecord;
+    }
+  } catch {
+    // empty, half-written or foreign: no record
+  }
+  return null;
+}
+
+function writeRecord(fd: number, record: SlotRecord | null): void {
+  ftruncateSync(fd, 0);
+  if (record) {
+    const buf = Buffer.from(`${JSON.stringify(record)}\n`);
+    writeSync(fd, buf, 0, buf.byteLength, 0);
+  }
+}
+
+export class SlotPool {
+  readonly dir: string;
+  readonly size: number;
+  private readonly waitDir: string;
+
+  constructor(opts: { dir: string; size: number }) {
+    if (!Number.isInteger(opts.size) || opts.size < 1) {
+      throw new DlError("bad_config", `a slot pool needs a whole number of slots >= 1 (got ${opts.size})`, { size: opts.size });
+    }
+    this.dir = opts.dir;
+    this.size = opts.size;
+    this.waitDir = join(opts.dir, WAITING);
+    try {
+      mkdirSync(this.waitDir, { recursive: true, mode: 0o700 });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? "unknown";
+      throw new DlError("storage", `cannot create slot folder ${opts.dir} (${code}): check that it is writable`, { dir: opts.dir, errno: code });
+    }
+  }
+
+  slotPath(index: number): string {
+    return join(this.dir, `slot-${index}.lock`);
+  }
+
+  /** Takes any free slot now (starting at a random index to spread holders), or null. */
+  tryAcquire(holder: SlotHolder): SlotLease | null {
+    const start = Math.floor(Math.random() * this.size);
+    for (let k = 0; k < this.size; k++) {
+      const index = (start + k) % this.size;
+      const h = tryLock(this.slotPath(index));
+      if (h) return this.lease(index, h, holder);
+    }
+    return null;
+  }
+
+  private lease(index: number, h: LockHandle, holder: SlotHolder): SlotLease {
+    const record: SlotRecord = { ...holder, pid: process.pid, since: new Date().toISOString() };
+    try {
+      writeRecord(h.fd, record);
+    } catch {
+      // The record is only for display; the lock alone makes the slot ours.
+    }
+    return {
+      index,
+      path: h.path,
+      record,
+      get released() {
+        return h.released;
+      },
+      release() {
+        if (h.released) return;
+        try {
+          writeRecord(h.fd, null);
+        } catch {
+          // display only
+        }
+        h.release();
+      },
+    };
+  }
+
+  /**
+   * Waits for a slot. While waiting, this process is counted by waiting(). Rejects with
+   * DlError "busy" after timeoutMs, "cancelled" when the signal aborts.
+   */
+  async acquire(opts: AcquireOptions): Promise<SlotLease> {
+    const first = this.tryAcquire(opts.holder);
+    if (first) return first;
+    const started = performance.now();
+    const deadline = opts.timeoutMs === undefined ? Infinity : started + opts.timeoutMs;
+    const maxPoll = opts.maxPollMs ?? 50;
+    const waiter = this.registerWaiter();
+    let step = 2;
+    try {
+      for (;;) {
+        if (opts.signal?.aborted) {
+          throw new DlError("cancelled", "cancelled while waiting for a slot", { dir: this.dir });
+        }
+        const left = deadline - performance.now();
+        if (left <= 0) {
+          throw new DlError("busy", `all ${this.size} slots stayed busy for ${opts.timeoutMs} ms`, {
+            dir: this.dir,
+            size: this.size,
+            waitedMs: Math.round(performance.now() - started),
+          });
+        }
+        await abortablePause(Math.min(left, step * (0.5 + Math.random())), opts.signal);
+        step = Math.min(step * 1.5, maxPoll);
+        const lease = this.tryAcquire(opts.holder);
+        if (lease) return lease;
+      }
+    } finally {
+      waiter?.();
+    }
+  }
+
+  /**
+   * Marks this caller as waiting: a locked file that is created under a temp name and
+   * renamed into view only once locked, so a counter never mistakes it for stale.
+   * Returns the cleanup, or null if the marker could not be made (waiting still works,
+   * it is just not counted).
+   */
+  private registerWaiter(): (() => void) | null {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const name = `${process.pid}-${Math.random().toString(36).slice(2, 10)}.lock`;
+      const tmp = join(this.waitDir, `${TMP_PREFIX}${name}`);
+      const final = join(this.waitDir, name);
+      try {
+        const h = tryLock(tmp);
+        if (!h) continue; // a counter was probing this very file: take another name
+        renameSync(tmp, final);
+        return () => {
+          try {
+            unlinkSync(final);
+          } catch {
+            // a counter may already have removed it
+          }
+          h.release();
+        };
+      } catch {
+        return null;
+      }
+    }
+    return null;
+  }
+
+  /** How many callers (any process) are waiting for a slot right now. Removes stale markers. */
+  waiting(): number {
+    let names: string[];
+    try {
+      names = readdirSync(this.waitDir);
+    } catch {
+      return 0;
+    }
+    let count = 0;
+    for (const name of names) {
+      const path = join(this.waitDir, name);
+      const isTmp = name.startsWith(TMP_PREFIX);
+      if (!isTmp && !name.endsWith(".lock")) continue;
+      let h: LockHandle | null;
+      try {
+        h = tryLock(path, { create: false });
+      } catch (e) {
+        if (!isDlError(e, "not_found")) throw e;
+        continue; // its waiter just finished
+      }
+      if (!h) {
+        if (!isTmp) count++;
+        continue;
+      }
+      // Nobody holds it: its waiter died (or, for a temp file, may be about to lock it).
+      try {
+        if (!isTmp || Date.now() - statSync(path).mtimeMs > STALE_TMP_MS) unlinkSync(path);
+      } catch {
+        // removed by someone else
+      }
+      h.release();
+    }
+    return count;
+  }
+
+  /**
+   * Every slot below the current size, held or free. Probing takes each free lock for a
+   * moment, so a concurrent tryAcquire may skip that slot once (acquire simply retries).
+   */
+  holders(): SlotState[] {
+    const out: SlotState[] = [];
+    for (let index = 0; index < this.size; index++) {
+      const path = this.slotPath(index);
+      const h = tryLock(path);
+      if (h) {
+        try {
+          // A record left by a killed holder: clear it while we hold the lock.
+          if (readFileSync(path).byteLength > 0) writeRecord(h.fd, null);
+        } catch {
+          // display only
+        }
+        h.release();
+        out.push({ index, held: false, record: null });
+        continue;
+      }
+      let record: SlotRecord | null = null;
+      try {
+        record = parseRecord(readFileSync(path, "utf8"));
+      } catch {
+        // unreadable: held, holder unknown
+      }
+      out.push({ index, held: true, record });
+    }
+    return out;
+  }
+
+  /** Free slots right now (same probe as holders()). */
+  free(): number {
+    return this.holders().filter((s) => !s.held).length;
+  }
+}
