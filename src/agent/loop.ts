@@ -65,7 +65,8 @@ export async function runAgent(opts: RunAgentOptions): Promise<AgentResult> {
     defaultModel: s.defaultModel,
     codingModel: s.codingModel,
   });
-  const maxTurns = resolveMaxTurns(opts.max_turns, s.defaultMaxTurns);
+  const isLocal = model.toLowerCase().startsWith("local-");
+  const maxTurns = resolveMaxTurns(opts.max_turns, isLocal ? (s.defaultMaxTurnsLocal ?? s.defaultMaxTurns) : s.defaultMaxTurns);
   const maxTokens = resolveMaxTokens({
     explicit: opts.max_tokens,
     model,

@@ -13,8 +13,10 @@ export type AgentSettings = {
   defaultModel: string;
   /** DELEGATE_LOCAL_CODING_MODEL (unset = no rewrite) */
   codingModel?: string;
-  /** DELEGATE_MAX_TURNS: auto budget when the caller passes none (hard cap 40 regardless). */
+  /** DELEGATE_MAX_TURNS_CLOUD: auto budget when the caller passes none (hard cap 40 regardless). */
   defaultMaxTurns: number;
+  /** DELEGATE_MAX_TURNS_LOCAL: the same for `local-*` models (default: defaultMaxTurns). */
+  defaultMaxTurnsLocal?: number;
   /** DELEGATE_MAX_NUDGES */
   maxNudges: number;
   /** DELEGATE_KEEP_TOOL_RESULTS */

@@ -170,6 +170,8 @@ describe("runAgent", () => {
     expect((await run({ model: "glm-5" }, { resendReasoning: "1" })).resendReasoning).toBe(true);
     expect((await run({ model: "deepseek-chat" }, { resendReasoning: "0" })).resendReasoning).toBe(false);
     expect((await run({ max_turns: 99 })).system).toContain("at most 40 turns");
+    expect((await run({}, { defaultMaxTurns: 30, defaultMaxTurnsLocal: 12 })).system).toContain("at most 12 turns");
+    expect((await run({ model: "glm-5" }, { defaultMaxTurns: 30, defaultMaxTurnsLocal: 12 })).system).toContain("at most 30 turns");
   });
 
   test("an endpoint function gets the chosen model", async () => {
