@@ -202,6 +202,16 @@ describe("runAgent", () => {
     expect(() => process.kill(pid, 0)).toThrow();
   });
 
+  test("the whole-delegation deadline stops a hung model call", async () => {
+    const hang = (req: ModelRequest) =>
+      new Promise<ModelResponse>((_, reject) => req.signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }));
+    const o = opts(hang);
+    const r = await runAgent({ ...o, settings: { ...o.settings, dispatchTimeoutMs: 100 } });
+    expect(r.stop_reason).toBe("timeout");
+    expect(r.success).toBe(false);
+    expect(r.error).toContain("deadline");
+  });
+
   test("a backend failure becomes an error result that says what to try", async () => {
     const r = await runAgent(
       opts(async () => {
