@@ -75,6 +75,27 @@ describe("retried", () => {
     }
   }
 
+  test("an overloaded_error event mid-stream is retried; an invalid_request_error event is not", async () => {
+    const { clock, sleeps } = fakeClock();
+    const errorEvent = (type: string) => [
+      `event: message_start\ndata: {"type":"message_start","message":{"model":"m","usage":{"input_tokens":1}}}\n\n`,
+      `event: error\ndata: {"type":"error","error":{"type":"${type}","message":"${type} happened"}}\n\n`,
+    ];
+    fake.script({ rawSse: errorEvent("overloaded_error") }, reply.text("ok"));
+    expect((await complete(request(fake.url, A), { clock })).retries).toBe(1);
+    fake.script({ rawSse: errorEvent("invalid_request_error") }, reply.text("never"));
+    const e = await fails(complete(request(fake.url, A), { clock }));
+    expect(e.message).toContain("invalid_request_error happened");
+    expect(sleeps.length).toBe(1);
+  });
+
+  test("a non-JSON SSE event is a clear protocol error, not a crash", async () => {
+    fake.script({ rawSse: ["data: {\"choices\": [oops\n\n"] });
+    const e = await fails(complete(request(fake.url, O), { clock: fakeClock().clock }));
+    expect(e.message).toContain("an SSE event is not JSON");
+    expect(e.data.retryable).toBe(false);
+  });
+
   test("onRetry reports each wait", async () => {
     const { clock } = fakeClock();
     const seen: number[] = [];
