@@ -62,7 +62,7 @@ export async function complete(req: ModelRequest, opts: CompleteOptions = {}): P
       return req.endpoint.format === "openai" ? parseOpenaiJson(obj) : parseAnthropicJson(obj);
     } catch (e) {
       if (req.signal.aborted) throw cancelledError();
-      if (deadline?.aborted) throw deadlineError(`${Math.round((opts.turnTimeoutMs ?? 0) / 1000)} s per turn`);
+      if (deadline?.aborted) throw deadlineError(budgetText(opts.turnTimeoutMs));
       if (isDlError(e)) throw e;
       throw networkError(req.endpoint, req.model, e);
     }
@@ -78,7 +78,7 @@ export async function complete(req: ModelRequest, opts: CompleteOptions = {}): P
   } catch (e) {
     // withRetry sees the combined signal; say which of the two fired.
     if (isDlError(e, "cancelled") && !req.signal.aborted && deadline?.aborted) {
-      throw deadlineError(`${Math.round((opts.turnTimeoutMs ?? 0) / 1000)} s per turn`);
+      throw deadlineError(budgetText(opts.turnTimeoutMs));
     }
     throw e;
   }
@@ -112,4 +112,9 @@ async function readStream(req: ModelRequest, body: ReadableStream<Uint8Array>): 
 function describeRead(e: unknown): string {
   const code = (e as { code?: unknown })?.code;
   return typeof code === "string" ? code.slice(0, 30) : e instanceof Error ? e.name : "read error";
+}
+
+function budgetText(ms: number | undefined): string {
+  const v = ms ?? 0;
+  return v < 10_000 ? `${v} ms per turn` : `${Math.round(v / 1000)} s per turn`;
 }

@@ -173,6 +173,7 @@ describe("abort and deadline", () => {
     const t0 = performance.now();
     const e = await fails(complete(request(fake.url, O), { turnTimeoutMs: 150 }));
     expect(e.code).toBe("timeout");
+    expect(e.message).toContain("150 ms per turn");
     expect(performance.now() - t0).toBeLessThan(2000);
     await fake.waitFor(() => fake.inFlight(O) === 0);
   });
