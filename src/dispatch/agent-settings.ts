@@ -1,0 +1,25 @@
+import type { Config } from "../config.ts";
+import { agentSettings, type AgentSettings } from "../agent/settings.ts";
+
+/** The agent loop's settings, taken from the one Config. */
+export function agentSettingsFromConfig(c: Config): AgentSettings {
+  return agentSettings({
+    defaultModel: c.backend.model,
+    codingModel: c.backend.codingModel,
+    defaultMaxTurns: c.agent.maxTurnsCloud,
+    defaultMaxTurnsLocal: c.agent.maxTurnsLocal,
+    maxNudges: c.agent.maxNudges,
+    keepToolResults: c.agent.keepToolResults,
+    promptCaching: c.backend.promptCaching,
+    resendReasoning: c.backend.resendReasoning,
+    streaming: c.backend.streaming,
+    allowPathEscape: c.agent.allowPathEscape,
+    baseEnv: c.childEnv,
+    bash: {
+      enabled: c.agent.runBash,
+      timeoutMs: c.agent.runBashTimeoutS * 1000,
+      maxConcurrent: c.agent.maxBashConcurrent,
+      passthrough: [...c.agent.envPassthrough],
+    },
+  });
+}

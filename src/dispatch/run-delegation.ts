@@ -1,0 +1,162 @@
+import { realpath, stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { Config } from "../config.ts";
+import { DlError } from "../errors.ts";
+import { lookupAgent, type Agent } from "../agent/lookup.ts";
+import { runAgent } from "../agent/loop.ts";
+import { resolveModel } from "../agent/policy.ts";
+import type { AgentResult } from "../agent/result.ts";
+import type { AgentSettings } from "../agent/settings.ts";
+import { complete as httpComplete, type CompleteOptions } from "../backends/client.ts";
+import type { Endpoint, ModelRequest, ModelResponse } from "../backends/types.ts";
+
+/**
+ * One delegation from request to result, shared by every entry point (the MCP tools and
+ * `dl run`): validate, find the agent, pick the model, take a pool slot (which may fail
+ * over to another model), run the loop, release the slot.
+ */
+export type DelegationInput = {
+  agent_name: string;
+  task: string;
+  workdir?: string;
+  model?: string;
+  max_turns?: number;
+  max_tokens?: number;
+};
+
+/** A validated delegation, ready to run: every check that can fail early has passed. */
+export type PreparedDelegation = {
+  input: DelegationInput;
+  agent: Agent;
+  workdir: string;
+  model: string;
+};
+
+export type DispatchLease = { model_used: string; failed_over_from?: string; release(): void };
+
+/** Takes a slot for `model` (possibly on a failover model); the lease is held for the run. */
+export type AcquireSlot = (model: string, o: { signal: AbortSignal; onWaiting: (msg: string) => void; failover: boolean }) => Promise<DispatchLease>;
+
+export type DelegationResult = AgentResult & { failed_over_from?: string; fallback_note?: string };
+
+export type DelegationContext = {
+  config: Config;
+  settings: AgentSettings;
+  /** Endpoint for a model: the configured gateway, or a fixed provider URL. */
+  endpointFor: (model: string) => Endpoint;
+  acquire: AcquireSlot;
+  /** Fail over to equivalent models when the pool is full (never for explicit providers). */
+  failover: boolean;
+  signal: AbortSignal;
+  onProgress?: (turn: number, maxTurns: number, message: string) => void;
+  /** Injected in tests; production uses the HTTP client. */
+  complete?: (req: ModelRequest) => Promise<ModelResponse>;
+  completeOptions?: CompleteOptions;
+  /** "answered_by: X (requested Y)" when the backend reports another model. */
+  fallbackNote?: (requested: string, answered: string, routing: Record<string, string>) => string | undefined;
+};
+
+/** Resolve and check a workdir: it must exist, be a directory, and not be / or $HOME. */
+export async function checkWorkdir(given: string | undefined, home: string): Promise<string> {
+  const raw = given?.trim() || process.cwd();
+  let real: string;
+  try {
+    real = await realpath(resolve(raw));
+    if (!(await stat(real)).isDirectory()) throw new Error("not a directory");
+  } catch {
+    throw new DlError("bad_input", `workdir ${JSON.stringify(raw.slice(0, 200))} is not an existing directory; pass the absolute path of the project (or a worktree) to work in`);
+  }
+  let realHome = home;
+  try {
+    realHome = await realpath(home);
+  } catch {
+    // A missing HOME cannot equal an existing workdir.
+  }
+  if (real === "/" || real === realHome) {
+    throw new DlError("workdir_forbidden", `workdir ${real} is refused: agents get read/write access to all of it; pass a project directory instead`);
+  }
+  return real;
+}
+
+export async function prepareDelegation(input: DelegationInput, config: Config, settings: AgentSettings): Promise<PreparedDelegation> {
+  if (!input.task.trim()) throw new DlError("bad_input", "task is empty; say what the agent should do");
+  const workdir = await checkWorkdir(input.workdir, config.paths.home);
+  const agent = await lookupAgent(input.agent_name, { workdir, agentsDir: config.paths.agentsDir });
+  const model = resolveModel({
+    explicit: input.model?.trim() || undefined,
+    agentName: agent.name,
+    defaultModel: settings.defaultModel,
+    codingModel: settings.codingModel,
+  });
+  return { input, agent, workdir, model };
+}
+
+export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext): Promise<DelegationResult> {
+  const started = performance.now();
+  let lease: DispatchLease;
+  try {
+    lease = await ctx.acquire(p.model, {
+      signal: ctx.signal,
+      failover: ctx.failover,
+      onWaiting: (msg) => ctx.onProgress?.(0, p.input.max_turns ?? 0, msg),
+    });
+  } catch (e) {
+    return slotFailure(p, e, started);
+  }
+  let lastResponse: ModelResponse | undefined;
+  const doComplete = ctx.complete ?? ((req: ModelRequest) => httpComplete(req, ctx.completeOptions));
+  try {
+    const result: DelegationResult = await runAgent({
+      agent: p.agent,
+      task: p.input.task,
+      workdir: p.workdir,
+      model: lease.model_used,
+      max_turns: p.input.max_turns,
+      max_tokens: p.input.max_tokens,
+      complete: async (req) => {
+        lastResponse = await doComplete(req);
+        return lastResponse;
+      },
+      endpoint: ctx.endpointFor,
+      settings: ctx.settings,
+      signal: ctx.signal,
+      onProgress: ctx.onProgress,
+    });
+    if (lease.failed_over_from) {
+      result.failed_over_from = lease.failed_over_from;
+      result.model = lease.failed_over_from;
+      result.model_used = lastResponse?.model || lease.model_used;
+    }
+    const note = lastResponse && ctx.fallbackNote?.(lease.model_used, lastResponse.model, lastResponse.routing);
+    if (note) result.fallback_note = note;
+    return result;
+  } finally {
+    lease.release();
+  }
+}
+
+function slotFailure(p: PreparedDelegation, e: unknown, started: number): DelegationResult {
+  const cancelled = e instanceof DlError && e.code === "cancelled";
+  return {
+    success: false,
+    final_response: "",
+    agent_source: p.agent.source,
+    model: p.model,
+    model_used: p.model,
+    turns: 0,
+    stop_reason: cancelled ? "cancelled" : "error",
+    hit_turn_limit: false,
+    incomplete: true,
+    nudges: 0,
+    resumed_after_nudge: false,
+    bash_calls: 0,
+    bash_failures: 0,
+    last_bash_exit: null,
+    usage: { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 },
+    elapsed_s: Math.round((performance.now() - started) / 100) / 10,
+    error:
+      e instanceof DlError
+        ? e.message
+        : "no dispatch slot could be taken; try again, or check `dl status` for who holds the pool",
+  };
+}

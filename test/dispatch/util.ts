@@ -1,0 +1,85 @@
+/** Helpers for the dispatch tests: settings on disk for workers, worker processes, polling. */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { DispatchSettings } from "../../src/dispatch/pools.ts";
+
+const root = process.env.DL_TEST_ROOT ?? "/tmp";
+
+/** A fresh pool root and settings with tiny graces (seconds; fractions allowed). */
+export function testSettings(over: Partial<DispatchSettings> = {}): DispatchSettings {
+  const slotsDir = mkdtempSync(join(root, "slots-"));
+  return {
+    slotsDir,
+    sizing: { defaultSize: 6, overrides: {} },
+    queueGraceS: 5,
+    failoverGraceS: 0.05,
+    chains: {},
+    progressEveryMs: 20,
+    maxPollMs: 10,
+    ...over,
+  };
+}
+
+export function writeSettings(s: DispatchSettings): string {
+  const file = join(s.slotsDir, "..", `${s.slotsDir.split("/").pop()}.json`);
+  writeFileSync(file, JSON.stringify(s));
+  return file;
+}
+
+/** Polls until cond() holds; fails naming `what` after the deadline. Never a fixed sleep. */
+export async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = performance.now() + ms;
+  let step = 2;
+  while (!cond()) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(step);
+    step = Math.min(step * 2, 25);
+  }
+}
+
+export type Worker = {
+  proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  lines: string[];
+  exited: Promise<number>;
+};
+
+const WORKER = new URL("../fixture/dispatch-worker.ts", import.meta.url).pathname;
+const live: Worker[] = [];
+
+/** Starts test/fixture/dispatch-worker.ts and collects its stdout lines as they arrive. */
+export function startWorker(args: string[]): Worker {
+  const proc = Bun.spawn([process.execPath, WORKER, ...args], {
+    cwd: new URL("../..", import.meta.url).pathname,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const lines: string[] = [];
+  void (async () => {
+    const dec = new TextDecoder();
+    let buf = "";
+    for await (const chunk of proc.stdout) {
+      buf += dec.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        lines.push(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+      }
+    }
+  })();
+  const w: Worker = { proc, lines, exited: proc.exited };
+  live.push(w);
+  return w;
+}
+
+export async function stopWorkers(): Promise<void> {
+  for (const w of live.splice(0)) {
+    if (w.proc.exitCode === null && w.proc.signalCode === null) w.proc.kill("SIGKILL");
+    await w.exited;
+  }
+}
+
+export async function stderrOf(w: Worker): Promise<string> {
+  return new Response(w.proc.stderr).text();
+}
