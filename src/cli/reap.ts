@@ -1,0 +1,41 @@
+import { defineCommand } from "citty";
+import { reapAll } from "../jobs/maintenance.ts";
+import { sysIdentities } from "../jobs/sys-adapters.ts";
+import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { jobSources } from "./wait.ts";
+
+export const reapCommand = defineCommand({
+  meta: {
+    name: "reap",
+    description:
+      "End jobs whose server died (kill verified orphans → killed_on_restart, the rest → lost) and prune finished jobs older than DELEGATE_JOB_RETENTION_DAYS. Exit 0 ok, 1 a store could not be read or written",
+  },
+  args: {
+    "dry-run": { type: "boolean", default: false, description: "Report what would happen; change and kill nothing" },
+    json: { type: "boolean", default: false, description: "One JSON object on stdout" },
+  },
+  async run({ args }) {
+    const config = configOrExit();
+    const dryRun = args["dry-run"];
+    const reports = await reapAll(jobSources(config), {
+      identities: sysIdentities,
+      retentionMs: config.jobs.retentionDays * 86_400_000,
+      dryRun,
+    });
+    if (args.json) {
+      process.stdout.write(`${JSON.stringify({ dry_run: dryRun, providers: reports })}\n`);
+    } else {
+      if (reports.length === 0) process.stdout.write("no job stores yet: nothing to reap\n");
+      for (const r of reports) {
+        if (r.error) {
+          process.stdout.write(`${r.provider}: store unusable (${r.error})\n`);
+          continue;
+        }
+        const verb = dryRun ? "would end" : "ended";
+        process.stdout.write(`${r.provider}: ${verb} ${r.reaped.length} job(s) of dead servers, ${dryRun ? "would prune" : "pruned"} ${r.pruned} finished\n`);
+        for (const a of r.reaped) process.stdout.write(`  ${a.id} → ${a.status}${a.killed_pid ? ` (pid ${a.killed_pid})` : ""}: ${a.reason}\n`);
+      }
+    }
+    process.exitCode = reports.some((r) => r.error) ? EXIT.failure : EXIT.ok;
+  },
+});

@@ -1,0 +1,63 @@
+import { defineCommand } from "citty";
+import type { Config } from "../config.ts";
+import { sysIdentities } from "../jobs/sys-adapters.ts";
+import { waitForJobs, type WaitSource } from "../jobs/wait.ts";
+import { configOrExit, EXIT } from "./config-or-exit.ts";
+
+/** The three providers' state dirs, with the same overrides the servers use. */
+export function jobSources(config: Config): WaitSource[] {
+  return [
+    { provider: "codex", stateDir: config.paths.codexStateDir },
+    { provider: "gemini", stateDir: config.paths.geminiStateDir },
+    { provider: "dsh", stateDir: config.paths.dshStateDir },
+  ];
+}
+
+export const waitCommand = defineCommand({
+  meta: {
+    name: "wait",
+    description:
+      "Block until jobs end, printing one line per job as it ends. Exit 0 all done, 1 any unsuccessful end (failed, timeout, cancelled, lost…), 2 an id never appeared within 30 s, 3 watcher timeout",
+  },
+  args: {
+    ids: { type: "positional", required: false, description: "Job ids (cx-…, gm-…, dsh-…); none = every job queued or running now" },
+    all: { type: "boolean", default: false, description: "Print nothing until every job has ended" },
+    timeout: { type: "string", description: "Give up after this many seconds (exit 3)" },
+    json: { type: "boolean", default: false, description: "One JSON object per line" },
+  },
+  async run({ args }) {
+    const config = configOrExit();
+    let timeoutMs: number | undefined;
+    if (args.timeout !== undefined) {
+      const s = Number(args.timeout);
+      if (!Number.isFinite(s) || s <= 0) {
+        process.stderr.write(`dl wait: --timeout must be a number of seconds > 0, got ${JSON.stringify(String(args.timeout).slice(0, 40))}\n`);
+        process.exitCode = EXIT.usage;
+        return;
+      }
+      timeoutMs = s * 1000;
+    }
+    const ids = (args._ as string[]).filter((x) => x.length > 0);
+    const abort = new AbortController();
+    const onSignal = () => abort.abort();
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+    const r = await waitForJobs({
+      ids,
+      all: args.all,
+      json: args.json,
+      timeoutMs,
+      intervalMs: config.watcher.intervalS * 1000,
+      sources: jobSources(config),
+      identities: sysIdentities,
+      signal: abort.signal,
+      write: (line) => process.stdout.write(`${line}\n`),
+    });
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    if (r.code === 3 && r.pending.length) {
+      process.stderr.write(`dl wait: stopped waiting with ${r.pending.length} job(s) not ended: ${r.pending.slice(0, 20).join(" ")}\n`);
+    }
+    process.exitCode = r.code;
+  },
+});

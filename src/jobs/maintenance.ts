@@ -1,0 +1,96 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { describeError } from "../errors.ts";
+import { DB_FILE } from "../store/db.ts";
+import { JobStore } from "../store/jobs.ts";
+import type { Identities } from "./deps.ts";
+import { ownerAlive, reapDeadOwners, type ReapAction } from "./reaper.ts";
+import type { WaitSource } from "./wait.ts";
+
+export interface ReapReport {
+  provider: string;
+  /** Rows of dead servers ended now (or that would be, on a dry run). */
+  reaped: ReapAction[];
+  /** Finished rows older than the retention period, deleted (or counted). */
+  pruned: number;
+  error?: string;
+}
+
+/**
+ * `dl reap`: for every provider store that exists, end the rows of dead servers (kill
+ * verified orphans) and prune finished rows older than `retentionMs`.
+ */
+export async function reapAll(
+  sources: readonly WaitSource[],
+  o: { identities: Identities; retentionMs: number; dryRun: boolean; now?: () => number },
+): Promise<ReapReport[]> {
+  const now = o.now ?? Date.now;
+  const out: ReapReport[] = [];
+  for (const s of sources) {
+    if (!existsSync(join(s.stateDir, DB_FILE))) continue;
+    let store: JobStore | undefined;
+    try {
+      store = JobStore.open(s.stateDir);
+      const reaped = await reapDeadOwners(store, { identities: o.identities, now, dryRun: o.dryRun });
+      const pruned = store.pruneFinished(now() - o.retentionMs, o.dryRun);
+      out.push({ provider: s.provider, reaped, pruned });
+    } catch (e) {
+      out.push({ provider: s.provider, reaped: [], pruned: 0, error: describeError(e) });
+    } finally {
+      store?.close();
+    }
+  }
+  return out;
+}
+
+export interface JobsSummary {
+  provider: string;
+  running: number;
+  queued: number;
+  /** Per project (canonical git common dir): running and queued. */
+  projects: { project: string; running: number; queued: number }[];
+  /** Active rows whose owning server is gone (dl reap ends them). */
+  orphaned: number;
+  /** Launch stagger record and any shared cooldown a provider keeps in meta. */
+  last_launch_ms: number | null;
+  error?: string;
+}
+
+/** The jobs section of `dl status`. Read-only apart from opening existing stores. */
+export function jobsSummary(sources: readonly WaitSource[], identities: Identities): JobsSummary[] {
+  const out: JobsSummary[] = [];
+  for (const s of sources) {
+    if (!existsSync(join(s.stateDir, DB_FILE))) {
+      out.push({ provider: s.provider, running: 0, queued: 0, projects: [], orphaned: 0, last_launch_ms: null });
+      continue;
+    }
+    let store: JobStore | undefined;
+    try {
+      store = JobStore.open(s.stateDir);
+      const rows = store.listActive();
+      const per = new Map<string, { project: string; running: number; queued: number }>();
+      let orphaned = 0;
+      for (const r of rows) {
+        const p = per.get(r.project) ?? { project: r.project, running: 0, queued: 0 };
+        if (r.status === "running") p.running++;
+        else p.queued++;
+        per.set(r.project, p);
+        if (!ownerAlive(r, identities)) orphaned++;
+      }
+      const last = store.getMeta("last_launch_ms");
+      out.push({
+        provider: s.provider,
+        running: rows.filter((r) => r.status === "running").length,
+        queued: rows.filter((r) => r.status === "queued").length,
+        projects: [...per.values()],
+        orphaned,
+        last_launch_ms: last === undefined ? null : Number(last),
+      });
+    } catch (e) {
+      out.push({ provider: s.provider, running: 0, queued: 0, projects: [], orphaned: 0, last_launch_ms: null, error: describeError(e) });
+    } finally {
+      store?.close();
+    }
+  }
+  return out;
+}
