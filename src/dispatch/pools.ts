@@ -147,7 +147,9 @@ export class Dispatcher {
   private async waitFor(model: string, ms: number, holder: SlotHolder, opts: AcquireDispatchOptions, why: string): Promise<SlotLease | null> {
     const bucket = this.bucketOf(model);
     const pool = this.pool(bucket);
-    if (ms <= 0) return pool.tryAcquire(holder);
+    // Free now: take it without announcing a wait that never happened.
+    const now = pool.tryAcquire(holder);
+    if (now || ms <= 0) return now;
     const say = (elapsed: number) =>
       opts.onWaiting?.(
         `waiting for a slot for ${model}: all ${pool.size} slots of pool ${bucket} are busy` +
