@@ -10,6 +10,7 @@ import { EXIT } from "./config-or-exit.ts";
 const subCommands: Record<string, () => Promise<CommandDef>> = {
   serve: () => import("./serve.ts").then((m) => m.serveCommand as CommandDef),
   status: () => import("./status.ts").then((m) => m.statusCommand as CommandDef),
+  run: () => import("./run.ts").then((m) => m.runCommand as CommandDef),
 };
 
 export const mainCommand = defineCommand({

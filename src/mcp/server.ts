@@ -1,5 +1,8 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { ServerDeps } from "./deps.ts";
+import { registerDelegateBatch } from "./tools/delegate-batch.ts";
+import { registerDelegateToLocalAgent } from "./tools/delegate-to-local-agent.ts";
+import { registerDelegateToProvider } from "./tools/delegate-to-provider.ts";
 import { registerListLocalAgents } from "./tools/list-local-agents.ts";
 import { registerLocalBackendStatus } from "./tools/local-backend-status.ts";
 
@@ -13,9 +16,12 @@ export function createServer(deps: ServerDeps): McpServer {
     {
       capabilities: { tools: {}, logging: {} },
       instructions:
-        "dl hands sub-agent work to other model backends and coding CLIs. Use list_local_agents to see agents, local_backend_status to check the gateway.",
+        "dl hands sub-agent work to other model backends and coding CLIs. delegate_to_local_agent / delegate_batch run agents on the configured gateway, delegate_to_provider on an endpoint you name; list_local_agents shows agents, local_backend_status checks the gateway.",
     },
   );
+  registerDelegateToLocalAgent(server, deps);
+  registerDelegateBatch(server, deps);
+  registerDelegateToProvider(server, deps);
   registerListLocalAgents(server, deps);
   registerLocalBackendStatus(server, deps);
   return server;

@@ -1,3 +1,4 @@
+export { until } from "../helpers/until.ts";
 import { spawnGroup, terminateGroup, type GroupChild } from "../../src/sys/process.ts";
 
 /** Environment for bun fixture processes: enough to run, nothing else. */
@@ -5,17 +6,6 @@ export const childEnv: Record<string, string> = {
   PATH: process.env.PATH ?? "/usr/bin:/bin",
   HOME: process.env.HOME ?? "/tmp",
 };
-
-/** Polls until cond() is true; fails with `what` after the deadline. Never a fixed sleep. */
-export async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  let step = 2;
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(step);
-    step = Math.min(step * 2, 25);
-  }
-}
 
 const started: GroupChild[] = [];
 

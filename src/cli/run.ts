@@ -1,0 +1,56 @@
+import { defineCommand } from "citty";
+import { DlError } from "../errors.ts";
+import { agentSettingsFromConfig } from "../dispatch/agent-settings.ts";
+import { prepareDelegation, runPrepared } from "../dispatch/run-delegation.ts";
+import { defaultDeps } from "../mcp/deps.ts";
+import { renderResult } from "../mcp/tools/render-result.ts";
+import { VERSION } from "../version.ts";
+import { configOrExit, EXIT } from "./config-or-exit.ts";
+
+function parseTurns(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 40) throw new DlError("bad_input", `--max-turns ${JSON.stringify(raw)} is invalid: expected an integer from 1 to 40`);
+  return n;
+}
+
+export const runCommand = defineCommand({
+  meta: { name: "run", description: "Run one agent delegation from the shell: progress on stderr, the result on stdout; exit 0 only on success" },
+  args: {
+    agent: { type: "positional", description: "agent name (.claude/agents/<name>.md, skills, or the global agents dir)", required: true },
+    task: { type: "positional", description: "what the agent should do", required: true },
+    workdir: { type: "string", description: "directory the agent works in (default: the current directory)" },
+    model: { type: "string", description: "model alias (default DELEGATE_LOCAL_MODEL, or the coding model for coding agents)" },
+    "max-turns": { type: "string", description: "turn budget, 1-40 (default auto)" },
+    json: { type: "boolean", description: "print the result as one JSON object", default: false },
+  },
+  async run({ args }) {
+    const config = configOrExit();
+    const deps = defaultDeps(config, VERSION);
+    const settings = agentSettingsFromConfig(config);
+    const prepared = await prepareDelegation(
+      { agent_name: args.agent, task: args.task, workdir: args.workdir, model: args.model, max_turns: parseTurns(args["max-turns"]) },
+      config,
+      settings,
+    );
+    const abort = new AbortController();
+    const onSignal = () => abort.abort();
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+    const result = await runPrepared(prepared, {
+      config,
+      settings,
+      endpointFor: deps.gatewayEndpoint,
+      acquire: deps.acquire,
+      failover: true,
+      signal: abort.signal,
+      onProgress: (_turn, _max, message) => process.stderr.write(`dl run: ${message}\n`),
+      completeOptions: { turnTimeoutMs: config.backend.httpTimeoutS * 1000 },
+      fallbackNote: deps.fallbackNote,
+    });
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    process.stdout.write(args.json ? `${JSON.stringify(result)}\n` : `${renderResult(result)}\n`);
+    process.exitCode = result.success ? EXIT.ok : EXIT.failure;
+  },
+});

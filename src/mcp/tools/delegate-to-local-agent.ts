@@ -1,0 +1,38 @@
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
+import type { ServerDeps } from "../deps.ts";
+import { progressReporter } from "../progress.ts";
+import { guarded, toolOk } from "../tool-result.ts";
+import { delegationFields, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
+import { renderResult } from "./render-result.ts";
+
+export function registerDelegateToLocalAgent(server: McpServer, deps: ServerDeps): void {
+  server.registerTool(
+    "delegate_to_local_agent",
+    {
+      title: "Delegate to an agent on another model",
+      description:
+        "Runs a named agent (.claude/agents/<name>.md, 3-tier lookup) on the configured gateway with read_file, write_file and run_bash confined to workdir, and returns its final answer with measured facts: turns, bash_calls, bash_failures, last_bash_exit (checked by dl, not claimed by the model). success=false comes with an error saying what to try. Takes a slot from the model's machine-wide pool; may fail over to an equivalent model (failed_over_from) except for local models.",
+      inputSchema: delegationFields,
+      outputSchema: delegationResultSchema.shape,
+      annotations: { openWorldHint: true, destructiveHint: true },
+    },
+    (args, extra) =>
+      guarded(async () => {
+        const prepared = await prepareDelegation({ ...args, max_turns: normalizeTurns(args.max_turns) }, deps.config, deps.settings);
+        const progress = progressReporter(extra);
+        const result = await runPrepared(prepared, {
+          config: deps.config,
+          settings: deps.settings,
+          endpointFor: deps.gatewayEndpoint,
+          acquire: deps.acquire,
+          failover: true,
+          signal: extra.signal,
+          onProgress: (turn, max, message) => progress(turn, max, message),
+          completeOptions: { turnTimeoutMs: deps.config.backend.httpTimeoutS * 1000 },
+          fallbackNote: deps.fallbackNote,
+        });
+        return toolOk(result, renderResult(result));
+      }),
+  );
+}

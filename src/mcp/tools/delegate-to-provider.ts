@@ -1,0 +1,49 @@
+import { z } from "zod";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { endpointFor } from "../../backends/route.ts";
+import { guardProviderUrl } from "../../backends/ssrf.ts";
+import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
+import type { ServerDeps } from "../deps.ts";
+import { progressReporter } from "../progress.ts";
+import { guarded, toolOk } from "../tool-result.ts";
+import { delegationFields, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
+import { renderResult } from "./render-result.ts";
+
+export function registerDelegateToProvider(server: McpServer, deps: ServerDeps): void {
+  server.registerTool(
+    "delegate_to_provider",
+    {
+      title: "Delegate to an agent on any endpoint",
+      description:
+        "Like delegate_to_local_agent, but against an endpoint you name (DeepSeek, OpenRouter, a vendor API…) instead of the configured gateway. provider_url is a base URL or a full /v1/messages or /v1/chat/completions URL; the wire format follows the model prefix unless `format` is given. Loopback, private, link-local and cloud-metadata addresses are refused unless allowed by DELEGATE_PROVIDER_ALLOW_HOSTS. The api_key is sent as x-api-key and Bearer and never echoed. No failover: the model runs where you said or not at all.",
+      inputSchema: {
+        provider_url: z.string().min(1).max(2048).describe("http(s) base or endpoint URL of the provider"),
+        api_key: z.string().max(4096).describe("the provider's key (never echoed)"),
+        format: z.enum(["anthropic", "openai"]).optional().describe("force the wire format; default by model prefix"),
+        ...delegationFields,
+        model: z.string().min(1).max(200).describe("the provider's model name"),
+      },
+      outputSchema: delegationResultSchema.shape,
+      annotations: { openWorldHint: true, destructiveHint: true },
+    },
+    (args, extra) =>
+      guarded(async () => {
+        const url = await guardProviderUrl(args.provider_url, { allowHosts: deps.config.backend.providerAllowHosts });
+        const { provider_url: _url, api_key, format, ...rest } = args;
+        const prepared = await prepareDelegation({ ...rest, max_turns: normalizeTurns(rest.max_turns) }, deps.config, deps.settings);
+        const progress = progressReporter(extra);
+        const result = await runPrepared(prepared, {
+          config: deps.config,
+          settings: deps.settings,
+          endpointFor: (model) => endpointFor({ baseUrl: url.toString(), apiKey: api_key, model, ...(format ? { format } : {}) }),
+          acquire: deps.acquire,
+          failover: false,
+          signal: extra.signal,
+          onProgress: (turn, max, message) => progress(turn, max, message),
+          completeOptions: { turnTimeoutMs: deps.config.backend.httpTimeoutS * 1000 },
+          fallbackNote: deps.fallbackNote,
+        });
+        return toolOk(result, renderResult(result));
+      }),
+  );
+}

@@ -1,0 +1,300 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { reply, startFakeModel, type FakeModel } from "../fixture/fake-model.ts";
+import { until } from "../helpers/until.ts";
+import { connectDl, runDl, tempDir, type DlSession } from "../helpers/dl.ts";
+
+/**
+ * The agent runtime end to end: the compiled `dl serve`, the SDK's Client over stdio, and
+ * a scripted fake model on 127.0.0.1. Each format reads a file, writes a file and runs a
+ * failing command; the result must report what really happened.
+ */
+type Result = {
+  success: boolean;
+  final_response: string;
+  agent_source: string;
+  model: string;
+  model_used: string;
+  turns: number;
+  bash_calls: number;
+  bash_failures: number;
+  last_bash_exit: number | null;
+  error?: string;
+  stop_reason: string;
+  usage: { input_tokens: number; output_tokens: number };
+  elapsed_s: number;
+};
+
+const KEY = "sk-e2e-secret-key";
+let fake: FakeModel;
+let agentsDir: string;
+let session: DlSession;
+
+function project(): string {
+  const dir = tempDir("proj");
+  writeFileSync(join(dir, "input.txt"), "alpha\nbeta\ngamma\n");
+  return dir;
+}
+
+function scriptReadWriteFail(model: string) {
+  fake.script(
+    model,
+    reply.thinking("Let me look at the input first.", reply.tool("read_file", { path: "input.txt" })),
+    reply.thinking("Now write the summary.", reply.tool("write_file", { path: "out/summary.txt", content: "3 lines\n" })),
+    reply.thinking("Run the checks.", reply.tool("run_bash", { command: "echo checking; exit 3" })),
+    reply.text("Wrote out/summary.txt; the check command failed with exit 3."),
+  );
+}
+
+beforeAll(async () => {
+  fake = await startFakeModel({ apiKey: KEY });
+  agentsDir = tempDir("agents");
+  writeFileSync(join(agentsDir, "helper.md"), "---\nname: helper\ndescription: general helper\n---\nYou are a careful helper.\n");
+  session = await connectDl({
+    DELEGATE_LOCAL_URL: fake.anthropicUrl,
+    DELEGATE_LOCAL_KEY: KEY,
+    DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
+    DELEGATE_LOCAL_MODEL: "local-test-model",
+  });
+});
+afterAll(async () => {
+  await session?.close();
+  await fake?.stop();
+});
+beforeEach(() => fake.reset());
+
+async function delegate(args: Record<string, unknown>, opts: Parameters<DlSession["client"]["callTool"]>[2] = {}) {
+  return session.client.callTool({ name: "delegate_to_local_agent", arguments: args }, undefined, opts);
+}
+
+describe("delegate_to_local_agent through dist/dl serve", () => {
+  for (const [format, model] of [
+    ["anthropic", "glm-5-test"],
+    ["openai", "deepseek-v4-flash"],
+  ] as const) {
+    test(`${format} format: reads, writes, runs a failing command and reports the true exit code`, async () => {
+      const dir = project();
+      scriptReadWriteFail(model);
+      const res = await delegate({ agent_name: "helper", task: "summarize input.txt", workdir: dir, model });
+      expect(res.isError).toBeFalsy();
+      const r = res.structuredContent as Result;
+      expect(r.success).toBe(true);
+      expect(r.agent_source).toBe("global");
+      expect(r.turns).toBe(4);
+      expect(r.bash_calls).toBe(1);
+      expect(r.bash_failures).toBe(1);
+      expect(r.last_bash_exit).toBe(3);
+      expect(readFileSync(join(dir, "out", "summary.txt"), "utf8")).toBe("3 lines\n");
+      // The model saw the file's real, line-numbered content in the tool result.
+      const second = JSON.stringify(fake.requests[1]?.body);
+      expect(second).toContain("beta");
+      expect(fake.requests.every((q) => q.format === format)).toBe(true);
+      expect(JSON.stringify(res)).not.toContain(KEY);
+      const text = (res.content as { type: string; text: string }[])[0]!.text;
+      expect(text).toContain("last exit 3");
+    });
+  }
+
+  test("a project agent wins over the global one and is reported as such", async () => {
+    const dir = project();
+    mkdirSync(join(dir, ".claude", "agents"), { recursive: true });
+    writeFileSync(join(dir, ".claude", "agents", "helper.md"), "---\nname: helper\n---\nProject-specific helper.\n");
+    fake.script(reply.text("ok"));
+    const r = (await delegate({ agent_name: "helper", task: "say ok", workdir: dir })).structuredContent as Result;
+    expect(r.agent_source).toBe("project-agent");
+    expect(JSON.stringify(fake.requests[0]?.body)).toContain("Project-specific helper.");
+  });
+
+  test("path escapes through read_file and write_file are refused and nothing outside is touched", async () => {
+    const dir = project();
+    const outside = tempDir("outside");
+    writeFileSync(join(outside, "secret.txt"), "do not read");
+    fake.script(
+      reply.tool("read_file", { path: join(outside, "secret.txt") }),
+      reply.tool("read_file", { path: "../../../../../../etc/hostname" }),
+      reply.tool("write_file", { path: join(outside, "planted.txt"), content: "x" }),
+      reply.tool("write_file", { path: "../planted.txt", content: "x" }),
+      reply.text("tried"),
+    );
+    const r = (await delegate({ agent_name: "helper", task: "try escaping", workdir: dir })).structuredContent as Result;
+    expect(r.turns).toBe(5);
+    expect(existsSync(join(outside, "planted.txt"))).toBe(false);
+    expect(existsSync(join(dir, "..", "planted.txt"))).toBe(false);
+    const results = fake.requests.slice(1).map((q) => JSON.stringify(q.body));
+    expect(results.join("")).not.toContain("do not read");
+    for (const body of results.slice(0, 4)) expect(body).toContain("is outside the working directory");
+  });
+
+  test("progress notifications arrive after turns when the client asks for them", async () => {
+    const dir = project();
+    fake.script(reply.tool("run_bash", { command: "true" }), reply.tool("run_bash", { command: "true" }), reply.text("done"));
+    const seen: string[] = [];
+    const res = await delegate({ agent_name: "helper", task: "two commands", workdir: dir }, { onprogress: (p) => void seen.push(p.message ?? "") });
+    expect((res.structuredContent as Result).success).toBe(true);
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    expect(seen.join("\n")).toContain("run_bash");
+  });
+
+  test("a bad argument is a clear error and the server stays up", async () => {
+    const missing = await delegate({ agent_name: "helper" });
+    expect(missing.isError).toBe(true);
+    expect(JSON.stringify(missing.content)).toContain("task");
+    const badName = await delegate({ agent_name: "../etc/passwd", task: "x", workdir: project() });
+    expect(badName.isError).toBe(true);
+    expect(JSON.stringify(badName.content)).toContain("not allowed");
+    const noAgent = await delegate({ agent_name: "nobody", task: "x", workdir: project() });
+    expect(noAgent.isError).toBe(true);
+    expect(JSON.stringify(noAgent.content)).toContain(".claude/agents/nobody.md");
+    const badDir = await delegate({ agent_name: "helper", task: "x", workdir: "/definitely/not/here" });
+    expect(badDir.isError).toBe(true);
+    const home = await delegate({ agent_name: "helper", task: "x", workdir: process.env.HOME });
+    expect(home.isError).toBe(true);
+    expect(JSON.stringify(home.content)).toContain("refused");
+    expect((await session.client.listTools()).tools.length).toBeGreaterThan(3);
+  });
+
+  test("an MCP cancel aborts the loop and kills the running command's process group", async () => {
+    const dir = project();
+    const pidFile = join(dir, "sleeper.pid");
+    fake.script(reply.tool("run_bash", { command: `sleep 300 & echo $! > ${pidFile}; wait` }), reply.text("never reached"));
+    const ac = new AbortController();
+    const call = delegate({ agent_name: "helper", task: "sleep", workdir: dir }, { signal: ac.signal }).catch((e: Error) => e);
+    await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "", "the command to start");
+    const pid = Number(readFileSync(pidFile, "utf8").trim());
+    if (!alive(pid)) throw new Error(`sleeper died early; server stderr: ${session.stderr().slice(-2000)}`);
+    ac.abort();
+    const outcome = await call;
+    expect(outcome).toBeInstanceOf(Error);
+    // The grandchild must die with its group; wait for that rather than sleeping.
+    await until(() => !alive(pid), "the cancelled command's process to die");
+    // The loop stopped: the reply scripted for the next turn was never asked for.
+    expect(fake.remaining()).toBe(1);
+    // The server is still healthy afterwards.
+    fake.reset();
+    fake.script(reply.text("still here"));
+    const r = (await delegate({ agent_name: "helper", task: "ping", workdir: dir })).structuredContent as Result;
+    expect(r.final_response).toBe("still here");
+  });
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !/\) Z /.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+describe("delegate_batch", () => {
+  test("4 tasks whose backend takes 1 s each finish in about 1 s, in input order", async () => {
+    const dirs = [project(), project(), project(), project()];
+    fake.always((req) => {
+      const task = JSON.stringify(req.body).match(/task number (\d)/)?.[1] ?? "?";
+      return reply.text(`answer ${task}`, { delayMs: 1000 });
+    });
+    const started = performance.now();
+    const res = await session.client.callTool({
+      name: "delegate_batch",
+      arguments: { tasks: dirs.map((d, i) => ({ agent_name: "helper", task: `task number ${i}`, workdir: d })) },
+    });
+    const wall = (performance.now() - started) / 1000;
+    const s = res.structuredContent as { results: Result[]; succeeded: number; elapsed_s: number };
+    console.log(`delegate_batch: 4 tasks x 1 s backend → ${wall.toFixed(2)} s wall, elapsed_s ${s.elapsed_s}, fake peak ${fake.peak()}`);
+    expect(s.succeeded).toBe(4);
+    expect(s.results.map((r) => r.final_response)).toEqual(["answer 0", "answer 1", "answer 2", "answer 3"]);
+    expect(fake.peak()).toBe(4);
+    expect(wall).toBeLessThan(2.5);
+    expect(s.elapsed_s).toBeGreaterThanOrEqual(0.9);
+  });
+
+  test("one invalid task means no task starts", async () => {
+    const res = await session.client.callTool({
+      name: "delegate_batch",
+      arguments: { tasks: [{ agent_name: "helper", task: "fine", workdir: project() }, { agent_name: "ghost", task: "x", workdir: project() }] },
+    });
+    expect(res.isError).toBe(true);
+    expect(JSON.stringify(res.content)).toContain("task 1 (ghost)");
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  test("one task's failure does not fail the others; too many tasks is refused", async () => {
+    fake.script("bad-model", reply.status(400, { body: '{"error":{"message":"model not found"}}' }));
+    fake.script("good-model", reply.text("fine"));
+    const res = await session.client.callTool({
+      name: "delegate_batch",
+      arguments: {
+        tasks: [
+          { agent_name: "helper", task: "a", workdir: project(), model: "good-model" },
+          { agent_name: "helper", task: "b", workdir: project(), model: "bad-model" },
+        ],
+      },
+    });
+    const s = res.structuredContent as { results: Result[]; succeeded: number; failed: number };
+    expect(s.succeeded).toBe(1);
+    expect(s.failed).toBe(1);
+    expect(s.results[0]?.success).toBe(true);
+    expect(s.results[1]?.error).toContain("400");
+    const many = await session.client.callTool({
+      name: "delegate_batch",
+      arguments: { tasks: Array.from({ length: 5 }, () => ({ agent_name: "helper", task: "x" })) },
+    });
+    expect(many.isError).toBe(true);
+    expect(JSON.stringify(many.content)).toContain("at most 4");
+  });
+});
+
+describe("delegate_to_provider", () => {
+  test("loopback provider URLs are refused by the SSRF guard unless allowlisted; the key is never echoed", async () => {
+    const refused = await session.client.callTool({
+      name: "delegate_to_provider",
+      arguments: { provider_url: fake.url, api_key: "sk-provider-secret", model: "glm-x", agent_name: "helper", task: "x", workdir: project() },
+    });
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.content)).toMatch(/loopback|127\.0\.0\.1/);
+    expect(JSON.stringify(refused)).not.toContain("sk-provider-secret");
+
+    const allowed = await connectDl({ DELEGATE_LOCAL_AGENTS_DIR: agentsDir, DELEGATE_PROVIDER_ALLOW_HOSTS: "127.0.0.1" });
+    try {
+      fake.script(reply.text("from the provider"));
+      const res = await allowed.client.callTool({
+        name: "delegate_to_provider",
+        arguments: { provider_url: fake.url, api_key: KEY, model: "glm-x", agent_name: "helper", task: "x", workdir: project() },
+      });
+      const r = res.structuredContent as Result;
+      expect(r.final_response).toBe("from the provider");
+      expect(fake.requests[0]?.headers["x-api-key"]).toBe(KEY);
+      expect(JSON.stringify(res)).not.toContain(KEY);
+    } finally {
+      await allowed.close();
+    }
+  });
+});
+
+describe("dl run", () => {
+  const env = () => ({ DELEGATE_LOCAL_URL: fake.anthropicUrl, DELEGATE_LOCAL_KEY: KEY, DELEGATE_LOCAL_AGENTS_DIR: agentsDir });
+
+  test("prints the result, progress on stderr, exit 0 on success", async () => {
+    const dir = project();
+    fake.script(reply.tool("run_bash", { command: "true" }), reply.text("all good"));
+    const r = await runDl(["run", "helper", "do it", "--workdir", dir, "--json"], env());
+    expect(r.code).toBe(0);
+    const result = JSON.parse(r.stdout) as Result;
+    expect(result.success).toBe(true);
+    expect(result.final_response).toBe("all good");
+    expect(r.stderr).toContain("run_bash");
+  });
+
+  test("exit 1 when the delegation fails, 2 on a bad argument", async () => {
+    const dir = project();
+    fake.script(reply.status(401));
+    const failed = await runDl(["run", "helper", "do it", "--workdir", dir], env());
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toContain("FAILED");
+    const bad = await runDl(["run", "helper", "do it", "--workdir", dir, "--max-turns", "99"], env());
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--max-turns");
+  });
+});
