@@ -11,12 +11,12 @@ export interface HeldLock {
 
 /** Cap pools shared by every server on one state dir. */
 export interface JobLocks {
-  /** Any free slot of the global pool of `size`, or null when all are held. */
-  tryGlobal(size: number): HeldLock | null;
+  /** Any free slot of the global pool of `size` for job `jobId`, or null when all are held. */
+  tryGlobal(size: number, jobId: string): HeldLock | null;
   /** Any free slot of this project's pool of `size`, or null. */
-  tryProject(project: string, size: number): HeldLock | null;
+  tryProject(project: string, size: number, jobId: string): HeldLock | null;
   /** The single lock of one checkout/worktree root, or null if another job holds it. */
-  tryWorkspace(root: string): HeldLock | null;
+  tryWorkspace(root: string, jobId: string): HeldLock | null;
   /** How many global slots nobody holds right now (for the queue bound). */
   freeGlobal(size: number): number;
 }

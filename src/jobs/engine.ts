@@ -289,16 +289,16 @@ export class JobEngine {
     const l = this.o.locks;
     const held: HeldLock[] = [];
     const release = () => held.splice(0).forEach((h) => h.release());
-    const ws = l.tryWorkspace(row.workspace_root);
+    const ws = l.tryWorkspace(row.workspace_root, row.id);
     if (!ws) return { reason: "workspace_busy" };
     held.push(ws);
-    const g = l.tryGlobal(cap);
+    const g = l.tryGlobal(cap, row.id);
     if (!g) {
       release();
       return { reason: cap < this.o.maxConcurrent ? "adaptive_cap" : "global_cap" };
     }
     held.push(g);
-    const pr = l.tryProject(row.project, this.o.maxPerProject);
+    const pr = l.tryProject(row.project, this.o.maxPerProject, row.id);
     if (!pr) {
       release();
       return { reason: "waiting_for_slot" };

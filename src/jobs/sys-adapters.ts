@@ -1,48 +1,31 @@
 import { createHash } from "node:crypto";
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { tryLock } from "../sys/flock.ts";
 import { identity, selfIdentity } from "../sys/identity.ts";
-import type { HeldLock, Identities, JobLocks } from "./deps.ts";
+import { SlotPool } from "../sys/slots.ts";
+import type { Identities, JobLocks } from "./deps.ts";
 
 const key = (s: string) => createHash("sha256").update(s).digest("hex").slice(0, 20);
 
 /**
- * Cap pools as flock'd files under `<stateDir>/slots`: `global/<i>.lock`,
- * `project-<hash>/<i>.lock`, `workspace/<hash>.lock`. Every server on the state dir
- * uses the same files, so the kernel enforces the caps across processes, and a dead
- * server's slots free themselves.
+ * Cap pools as flock slot pools under `<stateDir>/slots`: `global/`, `project-<hash>/`
+ * and `workspace-<hash>/` (a pool of one). Every server on the state dir uses the same
+ * files, so the kernel enforces the caps across processes and a dead server's slots
+ * free themselves; each slot file names the job holding it, for `dl status`.
  */
 export function flockJobLocks(stateDir: string): JobLocks {
   const base = join(stateDir, "slots");
-  const dir = (name: string) => {
-    const d = join(base, name);
-    mkdirSync(d, { recursive: true, mode: 0o700 });
-    return d;
-  };
-  const pool = (d: string, size: number): HeldLock | null => {
-    for (let i = 0; i < size; i++) {
-      const h = tryLock(join(d, `${i}.lock`));
-      if (h) return h;
-    }
-    return null;
+  const pools = new Map<string, SlotPool>();
+  const pool = (name: string, size: number) => {
+    const k = `${name}#${size}`;
+    let p = pools.get(k);
+    if (!p) pools.set(k, (p = new SlotPool({ dir: join(base, name), size })));
+    return p;
   };
   return {
-    tryGlobal: (size) => pool(dir("global"), size),
-    tryProject: (project, size) => pool(dir(`project-${key(project)}`), size),
-    tryWorkspace: (root) => tryLock(join(dir("workspace"), `${key(root)}.lock`)),
-    freeGlobal: (size) => {
-      const d = dir("global");
-      let free = 0;
-      for (let i = 0; i < size; i++) {
-        const h = tryLock(join(d, `${i}.lock`));
-        if (h) {
-          free++;
-          h.release();
-        }
-      }
-      return free;
-    },
+    tryGlobal: (size, jobId) => pool("global", size).tryAcquire({ label: jobId }),
+    tryProject: (project, size, jobId) => pool(`project-${key(project)}`, size).tryAcquire({ label: jobId }),
+    tryWorkspace: (root, jobId) => pool(`workspace-${key(root)}`, 1).tryAcquire({ label: jobId }),
+    freeGlobal: (size) => pool("global", size).free(),
   };
 }
 
