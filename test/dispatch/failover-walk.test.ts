@@ -4,7 +4,7 @@
  * wait or fail but never leave; cancel stops a wait.
  */
 import { afterEach, expect, test } from "bun:test";
-import { createDispatcher, type DispatchLease, type Dispatcher } from "../../src/dispatch/pools.ts";
+import { createDispatcher, type DispatchLease, type Dispatcher, withDispatch } from "../../src/dispatch/pools.ts";
 import { parseFailoverChains } from "../../src/dispatch/failover.ts";
 import { poolStatus } from "../../src/dispatch/status.ts";
 import { isDlError } from "../../src/errors.ts";
@@ -138,4 +138,18 @@ test("status lists every table bucket and per-model buckets once used", async ()
   expect(s.holders[0]).toMatchObject({ pid: process.pid, model: "mimo-v2", task: "filler" });
   expect(Date.parse(s.holders[0]!.since)).toBeGreaterThan(Date.now() - 60_000);
   l.release();
+});
+
+test("withDispatch releases the slot however the run ends", async () => {
+  const settings = testSettings({ sizing, queueGraceS: 0 });
+  const d = createDispatcher(settings);
+  const inUse = () => poolStatus(settings).find((s) => s.bucket === "local-")!.in_use;
+  const out = await withDispatch(d, "local-a", {}, async (l) => {
+    expect(inUse()).toBe(1);
+    return l.model_used;
+  });
+  expect(out).toBe("local-a");
+  expect(inUse()).toBe(0);
+  await expect(withDispatch(d, "local-a", {}, async () => Promise.reject(new Error("run failed")))).rejects.toThrow("run failed");
+  expect(inUse()).toBe(0);
 });
