@@ -64,6 +64,8 @@ export type AcquireDispatchOptions = {
   onWaiting?: (message: string) => void;
   /** What the slot is for (agent or task name), shown by `dl status`. */
   task?: string;
+  /** false: wait for the model's own pool only (explicit provider URLs). Default true. */
+  failover?: boolean;
 };
 
 const fmtS = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
@@ -120,7 +122,7 @@ export class Dispatcher {
     const now = origin.tryAcquire(holder(requested));
     if (now) return grant(requested, now);
 
-    const chain = this.chainOf(requested);
+    const chain = opts.failover === false ? [] : this.chainOf(requested);
     for (const fallback of chain) {
       checkCancel();
       const again = origin.tryAcquire(holder(requested));

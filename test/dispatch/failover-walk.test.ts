@@ -153,3 +153,16 @@ test("withDispatch releases the slot however the run ends", async () => {
   await expect(withDispatch(d, "local-a", {}, async () => Promise.reject(new Error("run failed")))).rejects.toThrow("run failed");
   expect(inUse()).toBe(0);
 });
+
+test("failover: false waits for the model's own pool only", async () => {
+  const settings = testSettings({ sizing, chains: parseFailoverChains(undefined), queueGraceS: 0.05, failoverGraceS: 0 });
+  const d = createDispatcher(settings);
+  await fill(d, "glm-coding-plan-think");
+  const err = await d.acquire("glm-coding-plan-think", { failover: false }).catch((e: unknown) => e);
+  expect(isDlError(err, "busy")).toBe(true);
+  expect(poolStatus(settings).filter((p) => p.in_use > 0).map((p) => p.bucket)).toEqual(["glm-coding-plan"]);
+  // The same call with failover on finds qwen free.
+  const l = await d.acquire("glm-coding-plan-think");
+  held.push(l);
+  expect(l.model_used).toBe("qwen-3-8-max");
+});
