@@ -1,0 +1,187 @@
+import { DlError } from "../../errors.ts";
+import { log } from "../../log.ts";
+import { isTerminal } from "../../store/types.ts";
+import { JobEngine, type CancelResult, type EngineOptions, type SubmitResult } from "../engine.ts";
+import type { PollView } from "../poll.ts";
+import { flockJobLocks, selfOwner, sysIdentities } from "../sys-adapters.ts";
+import type { WorkspaceGuards } from "../workspace.ts";
+import { CodexAccount, type AccountView } from "./codex-account.ts";
+import { codexProvider } from "./codex-provider.ts";
+import { CodexQuota, type QuotaVerdict } from "./codex-quota.ts";
+import { CodexVersionGate, probeCodexVersion, type CodexVersionStatus } from "./codex-version.ts";
+
+/**
+ * Everything the Codex MCP tools call: delegate_to_codex → delegate, submit_codex →
+ * submit, poll_codex → poll, cancel_codex → cancel; `dl status` → status. One instance
+ * per server process; every instance on the same state dir shares queue, caps and the
+ * account state.
+ */
+
+export interface CodexServiceOptions {
+  /** DELEGATE_CODEX_BIN (name on PATH or absolute path). */
+  bin: string;
+  /** DELEGATE_CODEX_MODEL. */
+  defaultModel: string;
+  /** DELEGATE_CODEX_ALLOW_DANGER. */
+  allowDanger: boolean;
+  maxConcurrent: number;
+  maxPerProject: number;
+  maxQueue: number;
+  staggerS: number;
+  /** DELEGATE_CODEX_STATE_DIR (resolved). */
+  stateDir: string;
+  /** CODEX_HOME (resolved; ~/.codex by default). */
+  codexHome: string;
+  quotaWarnPct: number;
+  quotaRefusePct?: number | null;
+  /** The allowlisted child environment (config.childEnv). */
+  childEnv: Readonly<Record<string, string>>;
+  guards: WorkspaceGuards;
+  defaultTimeoutS?: number;
+  /** Tests: faster backoff, clocks, engine tick/grace, a scripted version probe. */
+  backoffS?: readonly number[];
+  engine?: Partial<EngineOptions>;
+  versionProbe?: () => Promise<CodexVersionStatus>;
+}
+
+export interface CodexSubmitResult extends SubmitResult {
+  account: AccountView;
+}
+
+export interface CodexPollResult {
+  jobs: ReturnType<JobEngine["poll"]>;
+  account: AccountView;
+}
+
+export interface CodexStatus {
+  cli: CodexVersionStatus;
+  account: AccountView;
+  quota: QuotaVerdict;
+  caps: { max_concurrent: number; max_per_project: number; max_queue: number; stagger_s: number };
+  state_dir: string;
+}
+
+export class CodexService {
+  private constructor(
+    readonly engine: JobEngine,
+    readonly account: CodexAccount,
+    readonly quota: CodexQuota,
+    readonly version: CodexVersionGate,
+    private readonly o: CodexServiceOptions,
+  ) {}
+
+  /**
+   * Opens the shared state (fails closed with DlError "storage" when it cannot be
+   * written) and probes the CLI. A missing or old CLI is logged, not thrown: the server
+   * starts and the Codex tools explain what to install.
+   */
+  static async start(o: CodexServiceOptions): Promise<CodexService> {
+    const now = o.engine?.now;
+    const account = new CodexAccount({ stateDir: o.stateDir, codexHome: o.codexHome, now, backoffS: o.backoffS });
+    const quota = new CodexQuota({ codexHome: o.codexHome, warnPct: o.quotaWarnPct, refusePct: o.quotaRefusePct, now });
+    const version = new CodexVersionGate(o.versionProbe ?? (() => probeCodexVersion(o.bin, o.childEnv, o.stateDir)));
+    const first = await version.status();
+    if (!first.ok) log.warn(`codex: ${first.message}`);
+    const provider = codexProvider({
+      defaultModel: o.defaultModel,
+      allowDanger: o.allowDanger,
+      defaultTimeoutS: o.defaultTimeoutS,
+      codexHome: o.codexHome,
+      childEnv: o.childEnv,
+      account,
+      quota,
+      bin: () => {
+        const s = version.cached;
+        return s?.ok ? s.path : null;
+      },
+    });
+    const { engine } = await JobEngine.start({
+      provider,
+      stateDir: o.stateDir,
+      maxConcurrent: o.maxConcurrent,
+      maxPerProject: o.maxPerProject,
+      maxQueue: o.maxQueue,
+      staggerMs: Math.round(o.staggerS * 1000),
+      guards: o.guards,
+      locks: flockJobLocks(o.stateDir),
+      identities: sysIdentities,
+      self: selfOwner(),
+      maxRetries: 3,
+      gate: () => account.gate(),
+      effectiveCap: () => account.effectiveCap(o.maxConcurrent),
+      retryDelayMs: (n) => account.retryDelayMs(n),
+      ...o.engine,
+    });
+    return new CodexService(engine, account, quota, version, o);
+  }
+
+  /** submit_codex: validates every task (CLI version, quota, models, workdirs) before any starts. */
+  async submit(tasks: readonly unknown[], opts: { allowOverQuota?: boolean } = {}): Promise<CodexSubmitResult> {
+    await this.version.require();
+    await this.quota.refresh();
+    const withFlag = opts.allowOverQuota
+      ? tasks.map((t) => (t && typeof t === "object" && !Array.isArray(t) ? { allow_over_quota: true, ...t } : t))
+      : tasks;
+    const r = await this.engine.submit(withFlag);
+    return { ...r, account: this.accountView() };
+  }
+
+  /** poll_codex: per-job snapshots (other servers' jobs read-only) plus the account state. */
+  poll(ids: readonly string[]): CodexPollResult {
+    return { jobs: this.engine.poll(ids), account: this.accountView() };
+  }
+
+  /** cancel_codex. */
+  cancel(id: string): Promise<CancelResult> {
+    return this.engine.cancel(id);
+  }
+
+  /**
+   * delegate_to_codex: one job through the same queue and caps, waited for here. An
+   * abort (MCP cancel) cancels the job, so nothing runs on after the caller left.
+   */
+  async delegate(task: Record<string, unknown>, opts: { signal?: AbortSignal; pollMs?: number; allowOverQuota?: boolean } = {}): Promise<PollView> {
+    const r = await this.submit([task], { allowOverQuota: opts.allowOverQuota });
+    const id = r.jobs[0]!.id;
+    const pollMs = opts.pollMs ?? 200;
+    for (;;) {
+      const row = this.engine.row(id);
+      if (!row) throw new DlError("internal", `job ${id} vanished from the store`);
+      if (isTerminal(row.status)) return this.engine.poll([id])[0] as PollView;
+      if (opts.signal?.aborted) {
+        await this.engine.cancel(id);
+        throw new DlError("cancelled", `delegate_to_codex was cancelled; job ${id} was stopped`, { id });
+      }
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(done, pollMs);
+        function done() {
+          clearTimeout(t);
+          opts.signal?.removeEventListener("abort", done);
+          resolve();
+        }
+        opts.signal?.addEventListener("abort", done, { once: true });
+      });
+    }
+  }
+
+  accountView(): AccountView {
+    return this.account.view(this.o.maxConcurrent, this.o.maxPerProject);
+  }
+
+  /** For `dl status`: the CLI, the account, the plan quota and when it resets. */
+  async status(): Promise<CodexStatus> {
+    const cli = await this.version.status();
+    await this.quota.refresh();
+    return {
+      cli,
+      account: this.accountView(),
+      quota: this.quota.verdict(),
+      caps: { max_concurrent: this.o.maxConcurrent, max_per_project: this.o.maxPerProject, max_queue: this.o.maxQueue, stagger_s: this.o.staggerS },
+      state_dir: this.o.stateDir,
+    };
+  }
+
+  stop(): Promise<void> {
+    return this.engine.stop();
+  }
+}
