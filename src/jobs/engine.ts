@@ -269,9 +269,14 @@ export class JobEngine {
       ownerAlive: alive,
     });
     let next = Infinity;
+    let admissibleSeen = false;
     for (const { row, reason } of plan) {
+      // With a stagger only one launch fits in each window: it goes to the oldest
+      // admissible job (whichever server owns it), so launches keep submit order.
+      const turn = reason === null && (this.o.staggerMs <= 0 || !admissibleSeen);
+      if (reason === null) admissibleSeen = true;
       if (row.server_id !== this.serverId) continue;
-      let why = reason;
+      let why = reason ?? (turn ? null : "waiting_for_slot");
       if (why === null) {
         const r = this.launch(row, now, cap);
         if (r === "started") continue;
