@@ -3,6 +3,8 @@ import { backendProbeTargets } from "../backends/probe-targets.ts";
 import { probeModels, type ModelsProbe } from "../backends/models-list.ts";
 import { writableProblem } from "../sys/writable.ts";
 import { REDACTED } from "../config.ts";
+import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
+import { poolStatus, type PoolStatus } from "../dispatch/status.ts";
 
 /**
  * Everything `dl status` reports, gathered once and rendered as text or JSON. Each check
@@ -15,6 +17,7 @@ export type StatusReport = {
   config: Record<string, unknown>;
   backends: (ModelsProbe & { lane: string })[];
   state_dirs: { name: string; path: string; writable: boolean; error?: string }[];
+  pools: PoolStatus[];
 };
 
 const PROBE_TIMEOUT_MS = 3000;
@@ -42,7 +45,15 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
   for (const b of backends) if (!b.reachable || b.error) failed_checks.push(`backend ${b.lane}: ${b.error ?? "unreachable"}`);
   for (const d of state_dirs) if (!d.writable) failed_checks.push(`state dir ${d.name} (${d.path}) not writable: ${d.error}`);
 
-  return { version, healthy: failed_checks.length === 0, failed_checks, config: redactedConfig(config), backends, state_dirs };
+  let pools: PoolStatus[] = [];
+  try {
+    const d = dispatchSettingsFromConfig(config);
+    pools = poolStatus({ slotsDir: d.slotsDir, sizing: d.sizing });
+  } catch (e) {
+    failed_checks.push(`pools: ${e instanceof Error ? e.message : String(e)}`);
+  }
+
+  return { version, healthy: failed_checks.length === 0, failed_checks, config: redactedConfig(config), backends, state_dirs, pools };
 }
 
 /** The effective configuration with every secret replaced and child env shown by name only. */
@@ -78,6 +89,12 @@ export function renderStatus(r: StatusReport): string {
   lines.push("", "state dirs:");
   for (const d of r.state_dirs) {
     lines.push(`  ${d.name.padEnd(20)} ${d.writable ? "ok   " : "FAIL "} ${d.path}${d.error ? `  (${d.error})` : ""}`);
+  }
+  lines.push("", "pools (machine-wide):");
+  for (const p of r.pools) {
+    const wait = p.waiting ? `, ${p.waiting} waiting` : "";
+    lines.push(`  ${p.bucket.padEnd(20)} ${String(p.in_use).padStart(2)}/${p.size} in use${wait}`);
+    for (const h of p.holders) lines.push(`    pid ${h.pid} ${h.model} since ${h.since}${h.task ? ` (${h.task})` : ""}`);
   }
   if (r.failed_checks.length) {
     lines.push("", "failed checks:");

@@ -35,7 +35,10 @@ export type PreparedDelegation = {
 export type DispatchLease = { model_used: string; failed_over_from?: string; release(): void };
 
 /** Takes a slot for `model` (possibly on a failover model); the lease is held for the run. */
-export type AcquireSlot = (model: string, o: { signal: AbortSignal; onWaiting: (msg: string) => void; failover: boolean }) => Promise<DispatchLease>;
+export type AcquireSlot = (
+  model: string,
+  o: { signal: AbortSignal; onWaiting: (msg: string) => void; failover: boolean; task?: string },
+) => Promise<DispatchLease>;
 
 export type DelegationResult = AgentResult & { failed_over_from?: string; fallback_note?: string };
 
@@ -98,6 +101,7 @@ export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext)
     lease = await ctx.acquire(p.model, {
       signal: ctx.signal,
       failover: ctx.failover,
+      task: p.agent.name,
       onWaiting: (msg) => ctx.onProgress?.(0, p.input.max_turns ?? 0, msg),
     });
   } catch (e) {

@@ -1,13 +1,15 @@
 import type { Config } from "../config.ts";
 import type { AgentSettings } from "../agent/settings.ts";
-import { endpointFor } from "../backends/route.ts";
+import { gatewayEndpoint, gatewaySettingsFromConfig } from "../backends/gateway.ts";
 import type { Endpoint } from "../backends/types.ts";
 import { agentSettingsFromConfig } from "../dispatch/agent-settings.ts";
+import { whoAnswered } from "../dispatch/answered.ts";
+import { createDispatcher, type Dispatcher, dispatchSettingsFromConfig } from "../dispatch/pools.ts";
 import type { AcquireSlot } from "../dispatch/run-delegation.ts";
 
 /**
- * What the MCP layer needs from the outside world, injected so tests can swap the clock,
- * the network or the pools without patching globals.
+ * What the MCP layer (and `dl run`) needs from the outside world, built once from the
+ * Config and injected so tests can swap the clock, the network or the pools.
  */
 export type ServerDeps = {
   config: Config;
@@ -15,21 +17,26 @@ export type ServerDeps = {
   fetch: typeof fetch;
   now: () => number;
   settings: AgentSettings;
-  /** Gateway endpoint for a model alias. */
+  /** Gateway endpoint for a model alias (LiteLLM, or the Bifrost lane it belongs to). */
   gatewayEndpoint: (model: string) => Endpoint;
+  dispatcher: Dispatcher;
   acquire: AcquireSlot;
   fallbackNote: (requested: string, answered: string, routing: Record<string, string>) => string | undefined;
 };
 
+/** Throws DlError("bad_config") for a bad failover table, like any other setting. */
 export function defaultDeps(config: Config, version: string): ServerDeps {
+  const gateway = gatewaySettingsFromConfig(config);
+  const dispatcher = createDispatcher(dispatchSettingsFromConfig(config));
   return {
     config,
     version,
     fetch: globalThis.fetch,
     now: () => Date.now(),
     settings: agentSettingsFromConfig(config),
-    gatewayEndpoint: (model) => endpointFor({ baseUrl: config.gateway.localUrl, apiKey: config.backend.key, model }),
-    acquire: async (model) => ({ model_used: model, release: () => {} }),
-    fallbackNote: () => undefined,
+    gatewayEndpoint: (model) => gatewayEndpoint(model, gateway),
+    dispatcher,
+    acquire: (model, o) => dispatcher.acquire(model, o),
+    fallbackNote: (requested, answered, routing) => whoAnswered(requested, { model: answered, routing }).fallback_note,
   };
 }
