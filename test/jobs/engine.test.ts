@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isDlError } from "../../src/errors.ts";
 import type { JobEngine } from "../../src/jobs/engine.ts";
 import type { PollView } from "../../src/jobs/poll.ts";
+import { JobStore } from "../../src/store/jobs.ts";
 import { testTask } from "../fixture/jobs-provider.ts";
 import { makeRepo, pidAlive, startEngine, tempRoot, until } from "./helpers.ts";
 
@@ -54,7 +55,9 @@ describe("JobEngine", () => {
 
   test("submit is atomic: one bad task refuses all, with the guard's failure_kind", async () => {
     const before = engine.list(1000).length;
-    for (const bad of ["/", home, stateDir, join(stateDir, "jobs"), root.dir]) {
+    const link = join(root.dir, "link-to-state");
+    symlinkSync(stateDir, link);
+    for (const bad of ["/", home, stateDir, join(stateDir, "jobs"), root.dir, link]) {
       try {
         await engine.submit([testTask(repo.trees[1]!, { mode: "ok" }), testTask(bad, { mode: "ok" })]);
         throw new Error(`accepted ${bad}`);
@@ -157,6 +160,36 @@ describe("JobEngine", () => {
       throw new Error("started");
     } catch (e) {
       expect(isDlError(e, "storage")).toBe(true);
+    }
+  });
+  test("graceful stop kills running jobs, cancels queued ones and records server_stopped", async () => {
+    const dir = join(root.dir, "state-stop");
+    const e = await startEngine(dir, home, { guards: { home, stateDirs: [dir], toolEnv: { PATH: "/usr/bin:/bin" } } });
+    const r = await e.submit([testTask(repo.trees[1]!, { mode: "ignore_term" }), testTask(repo.trees[1]!, { mode: "ok" })]);
+    const [a, b] = r.jobs.map((j) => j.id) as [string, string];
+    const pid = await until(() => e.row(a)?.child_pid, "child pid");
+    await e.stop();
+    expect(pidAlive(pid)).toBe(false);
+    const s = JobStore.open(dir);
+    expect(s.getMany([a, b]).map((x) => [x.status, x.failure_kind])).toEqual([
+      ["cancelled", "server_stopped"],
+      ["cancelled", "server_stopped"],
+    ]);
+    s.close();
+  });
+
+  test("launches are staggered by at least staggerMs", async () => {
+    const dir = join(root.dir, "state-stagger");
+    const e = await startEngine(dir, home, { staggerMs: 150, guards: { home, stateDirs: [dir], toolEnv: { PATH: "/usr/bin:/bin" } } });
+    try {
+      const r = await e.submit([1, 2, 3].map((i) => testTask(repo.trees[i]!, { mode: "ok" })));
+      const ids = r.jobs.map((j) => j.id);
+      await until(() => ids.every((id) => e.row(id)?.status === "done"), "three jobs done");
+      const starts = ids.map((id) => e.row(id)!.started_at!);
+      expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(150);
+      expect(starts[2]! - starts[1]!).toBeGreaterThanOrEqual(150);
+    } finally {
+      await e.stop();
     }
   });
 });
