@@ -11,6 +11,8 @@ const subCommands: Record<string, () => Promise<CommandDef>> = {
   serve: () => import("./serve.ts").then((m) => m.serveCommand as CommandDef),
   status: () => import("./status.ts").then((m) => m.statusCommand as CommandDef),
   run: () => import("./run.ts").then((m) => m.runCommand as CommandDef),
+  wait: () => import("./wait.ts").then((m) => m.waitCommand as CommandDef),
+  reap: () => import("./reap.ts").then((m) => m.reapCommand as CommandDef),
 };
 
 export const mainCommand = defineCommand({

@@ -8,7 +8,7 @@ export const reapCommand = defineCommand({
   meta: {
     name: "reap",
     description:
-      "End jobs whose server died (kill verified orphans → killed_on_restart, the rest → lost) and prune finished jobs older than DELEGATE_JOB_RETENTION_DAYS. Exit 0 ok, 1 a store could not be read or written",
+      "End jobs of dead servers (verified orphans killed) and prune old finished jobs",
   },
   args: {
     "dry-run": { type: "boolean", default: false, description: "Report what would happen; change and kill nothing" },

@@ -15,7 +15,7 @@ function parseTurns(raw: string | undefined): number | undefined {
 }
 
 export const runCommand = defineCommand({
-  meta: { name: "run", description: "Run one agent delegation from the shell: progress on stderr, the result on stdout; exit 0 only on success" },
+  meta: { name: "run", description: "Run one agent delegation from the shell (exit 0 only on success)" },
   args: {
     agent: { type: "positional", description: "agent name (.claude/agents/<name>.md, skills, or the global agents dir)", required: true },
     task: { type: "positional", description: "what the agent should do", required: true },

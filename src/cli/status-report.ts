@@ -5,6 +5,9 @@ import { writableProblem } from "../sys/writable.ts";
 import { REDACTED } from "../config.ts";
 import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
 import { poolStatus, type PoolStatus } from "../dispatch/status.ts";
+import { jobsSummary, type JobsSummary } from "../jobs/maintenance.ts";
+import { sysIdentities } from "../jobs/sys-adapters.ts";
+import { jobSources } from "./wait.ts";
 
 /**
  * Everything `dl status` reports, gathered once and rendered as text or JSON. Each check
@@ -18,6 +21,7 @@ export type StatusReport = {
   backends: (ModelsProbe & { lane: string })[];
   state_dirs: { name: string; path: string; writable: boolean; error?: string }[];
   pools: PoolStatus[];
+  jobs: JobsSummary[];
 };
 
 const PROBE_TIMEOUT_MS = 3000;
@@ -53,7 +57,10 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
     failed_checks.push(`pools: ${e instanceof Error ? e.message : String(e)}`);
   }
 
-  return { version, healthy: failed_checks.length === 0, failed_checks, config: redactedConfig(config), backends, state_dirs, pools };
+  const jobs = jobsSummary(jobSources(config), sysIdentities);
+  for (const j of jobs) if (j.error) failed_checks.push(`jobs ${j.provider}: ${j.error}`);
+
+  return { version, healthy: failed_checks.length === 0, failed_checks, config: redactedConfig(config), backends, state_dirs, pools, jobs };
 }
 
 /** The effective configuration with every secret replaced and child env shown by name only. */
@@ -95,6 +102,12 @@ export function renderStatus(r: StatusReport): string {
     const wait = p.waiting ? `, ${p.waiting} waiting` : "";
     lines.push(`  ${p.bucket.padEnd(20)} ${String(p.in_use).padStart(2)}/${p.size} in use${wait}`);
     for (const h of p.holders) lines.push(`    pid ${h.pid} ${h.model} since ${h.since}${h.task ? ` (${h.task})` : ""}`);
+  }
+  lines.push("", "jobs:");
+  for (const j of r.jobs) {
+    const orphans = j.orphaned ? `, ${j.orphaned} orphaned (run dl reap)` : "";
+    lines.push(`  ${j.provider.padEnd(8)} ${j.running} running, ${j.queued} queued${orphans}${j.error ? `  (${j.error})` : ""}`);
+    for (const p of j.projects) lines.push(`    ${p.project}: ${p.running} running, ${p.queued} queued`);
   }
   if (r.failed_checks.length) {
     lines.push("", "failed checks:");

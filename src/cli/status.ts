@@ -6,7 +6,7 @@ import { gatherStatus, renderStatus } from "./status-report.ts";
 export const statusCommand = defineCommand({
   meta: {
     name: "status",
-    description: "Health check: version, effective config (secrets redacted), backend models, state dirs. Exit 0 healthy, 1 unhealthy, 2 bad config",
+    description: "Health check: config, gateway models, pools, jobs (exit 0 ok, 1 unhealthy, 2 bad config)",
   },
   args: {
     json: { type: "boolean", description: "Print one JSON object on stdout", default: false },

@@ -17,7 +17,7 @@ export const waitCommand = defineCommand({
   meta: {
     name: "wait",
     description:
-      "Block until jobs end, printing one line per job as it ends. Exit 0 all done, 1 any unsuccessful end (failed, timeout, cancelled, lost…), 2 an id never appeared within 30 s, 3 watcher timeout",
+      "Wait for jobs to end, one line each (exit 0 done, 1 failed, 2 unknown id, 3 timeout)",
   },
   args: {
     ids: { type: "positional", required: false, description: "Job ids (cx-…, gm-…, dsh-…); none = every job queued or running now" },

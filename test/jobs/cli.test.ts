@@ -4,11 +4,11 @@ import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import type { NewJob } from "../../src/store/types.ts";
 import { selfOwner } from "../../src/jobs/sys-adapters.ts";
+import { requireBinary } from "../helpers/dl.ts";
 
 // State must sit under the preload's isolation root, or config refuses to start.
 const base = mkdtempSync(join(process.env.DL_TEST_ROOT ?? "/nonexistent", "cli-"));
 const stateDir = join(base, "codex-state");
-const CLI = join(import.meta.dir, "../fixture/jobs-cli.ts");
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
 const row = (id: string, over: Partial<NewJob> = {}): NewJob => ({
@@ -32,7 +32,7 @@ beforeAll(async () => {
 });
 
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const p = Bun.spawn([process.execPath, CLI, ...args], {
+  const p = Bun.spawn([requireBinary(), ...args], {
     env: { ...process.env, DELEGATE_CODEX_STATE_DIR: stateDir, DELEGATE_WAIT_INTERVAL: "5" },
     stdout: "pipe",
     stderr: "pipe",
