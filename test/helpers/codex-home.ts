@@ -1,5 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { CodexService, type CodexServiceOptions } from "../../src/jobs/providers/codex.ts";
+import { startFakeResponses, type FakeResponses, type SeenRequest, type Step } from "../fixture/fake-responses.ts";
 
 /** The pinned real CLI (npm devDependency @openai/codex). */
 export const CODEX_BIN = join(import.meta.dir, "../../node_modules/.bin/codex");
@@ -36,9 +38,13 @@ export function codexChildEnv(home: string): Record<string, string> {
   return { PATH: `${join(import.meta.dir, "../../node_modules/.bin")}:/usr/local/bin:/usr/bin:/bin`, HOME: home, LANG: "C.UTF-8", [FAKE_TOKEN_VAR]: "fake-token-not-secret" };
 }
 
-/** Simulates `codex login` rewriting the credentials. */
+/**
+ * Simulates `codex login` rewriting the credentials. The shape is one the CLI parses
+ * without tokens (a malformed file makes it exit with "failed to deserialize CLI auth"),
+ * so a run against the fake still succeeds; `marker` makes each login's bytes differ.
+ */
 export function writeAuthJson(codexHome: string, marker: string): void {
-  writeFileSync(join(codexHome, "auth.json"), JSON.stringify({ auth_mode: "chatgpt", tokens: { marker } }), { mode: 0o600 });
+  writeFileSync(join(codexHome, "auth.json"), JSON.stringify({ OPENAI_API_KEY: null, tokens: null, last_refresh: null, marker }), { mode: 0o600 });
 }
 
 /** A rollout file as codex writes it, with one token_count event carrying rate limits. */
@@ -64,6 +70,87 @@ export function tokenCountEvent(at: Date, primaryPct: number, secondaryPct: numb
         primary: { used_percent: primaryPct, window_minutes: 300, resets_at: resets },
         secondary: secondaryPct === null ? null : { used_percent: secondaryPct, window_minutes: 10080, resets_at: resets + 86400 },
       },
+    },
+  };
+}
+
+/** Routes a fake request by markers in the task text, so one fake serves many jobs. */
+export function markerRouter(): (req: SeenRequest) => Step {
+  const seenBy = new Map<string, number>();
+  return (req) => {
+    const m = /\[([a-z0-9]+)(?::([0-9.]+))?(?::([a-z0-9-]+))?\]/.exec(req.prompt);
+    if (!m) return { kind: "ok" };
+    const [, what, arg, key] = m;
+    const k = `${what}:${key ?? ""}`;
+    const count = (seenBy.get(k) ?? 0) + 1;
+    seenBy.set(k, count);
+    switch (what) {
+      case "usage":
+        return { kind: "usage_limit" };
+      case "unauth":
+        return { kind: "unauthorized" };
+      case "hang":
+        return { kind: "hang" };
+      case "slow":
+        return { kind: "ok", delayMs: Number(arg ?? 300) };
+      case "rl":
+        return { kind: "ok", rateLimits: { primaryPct: 20, secondaryPct: Number(arg ?? 91) } };
+      case "throttle": // the first N requests of this key are throttled (HTTP 429, no hint)
+        return count <= Number(arg ?? 1) ? { kind: "throttle_http" } : { kind: "ok" };
+      case "throttlehint": // same, through a failed stream that says "try again in 0.3s"
+        return count <= Number(arg ?? 1) ? { kind: "throttle_sse", retryInS: 0.3 } : { kind: "ok" };
+      case "throttleall":
+        return { kind: "throttle_http" };
+      default:
+        return { kind: "ok" };
+    }
+  };
+}
+
+export interface CodexRig {
+  fake: FakeResponses;
+  codexHome: string;
+  stateDir: string;
+  home: string;
+  service: CodexService;
+  stop(): Promise<void>;
+}
+
+/** A CodexService on its own state dir and CODEX_HOME, running the real CLI against a fake. */
+export async function startCodexRig(dir: string, over: Partial<CodexServiceOptions> = {}, fake?: FakeResponses): Promise<CodexRig> {
+  const f = fake ?? startFakeResponses(markerRouter());
+  const home = join(dir, "home");
+  const codexHome = makeCodexHome(join(home, ".codex"), f.baseUrl);
+  const stateDir = join(dir, "state");
+  mkdirSync(stateDir, { recursive: true });
+  const childEnv = codexChildEnv(home);
+  const service = await CodexService.start({
+    bin: CODEX_BIN,
+    defaultModel: "gpt-6.1-terra",
+    allowDanger: false,
+    maxConcurrent: 4,
+    maxPerProject: 2,
+    maxQueue: 32,
+    staggerS: 0,
+    stateDir,
+    codexHome,
+    quotaWarnPct: 85,
+    childEnv,
+    guards: { home, stateDirs: [stateDir], toolEnv: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: home, GIT_CONFIG_NOSYSTEM: "1" } },
+    backoffS: [0.2, 0.4, 0.8, 1.6, 2],
+    quotaTtlMs: 0,
+    engine: { tickMs: 50, graceMs: 500 },
+    ...over,
+  });
+  return {
+    fake: f,
+    codexHome,
+    stateDir,
+    home,
+    service,
+    async stop() {
+      await service.stop();
+      if (!fake) await f.stop();
     },
   };
 }

@@ -9,6 +9,10 @@ import type { FailureClass } from "../provider.ts";
  *   HTTP 429 (usage_limit_reached)   "You’ve hit your usage limit. Upgrade to Pro (…) … or try again at 11:31 AM."
  *   HTTP 401                         "unexpected status 401 Unauthorized: <body message>, url: …"
  *   HTTP 500                         "We’re currently experiencing high demand, which may cause temporary errors."
+ *   401 with a ChatGPT auth.json      "Your access token could not be refreshed because … Please sign in again."
+ *   auth.json holds an API key        "ChatGPT login is required, but an API key is currently being used. Logging out."
+ *   auth.json unreadable (stderr only) "failed to deserialize CLI auth from file: invalid credential JSON …"
+ *   no network to chatgpt.com         "Reconnecting... waiting for network (Connection failed: …)" (repeats)
  *
  * Order matters: a usage-limit text also says "try again", and a 429 is a usage limit
  * when it says so; quota is checked first because it must never be retried.
@@ -24,7 +28,7 @@ export interface Classified {
 
 const QUOTA = /usage[ _]limit|usage_limit_reached|hit your usage limit|insufficient_quota|purchase more credits/i;
 const AUTH =
-  /\b401\b|unauthori[sz]ed|not logged in|log ?in again|sign in again|codex login|refresh[ _]token|token[ _](?:has )?expired|token_expired|invalid_api_key|missing environment variable|forced_login_method|auth\.json/i;
+  /\b401\b|unauthori[sz]ed|not logged in|login is required|CLI auth|credential|log ?in again|sign in again|codex login|refresh[ _]token|token[ _](?:has )?expired|token_expired|invalid_api_key|missing environment variable|forced_login_method|auth\.json/i;
 const THROTTLE = /\b429\b|rate[ _-]?limit|too many requests|slow down/i;
 const INFRA =
   /\b50[0-4]\b|\b529\b|high demand|overloaded|service unavailable|internal server error|bad gateway|stream disconnected|connection (?:refused|reset|closed)|error sending request|timed? ?out|dns|network|econn|broken pipe/i;

@@ -5,7 +5,7 @@ import { JobEngine, type CancelResult, type EngineOptions, type SubmitResult } f
 import type { PollView } from "../poll.ts";
 import { flockJobLocks, selfOwner, sysIdentities } from "../sys-adapters.ts";
 import type { WorkspaceGuards } from "../workspace.ts";
-import { CodexAccount, type AccountView } from "./codex-account.ts";
+import { CodexAccount, type AccountOptions, type AccountView } from "./codex-account.ts";
 import { codexProvider } from "./codex-provider.ts";
 import { CodexQuota, type QuotaVerdict } from "./codex-quota.ts";
 import { CodexVersionGate, probeCodexVersion, type CodexVersionStatus } from "./codex-version.ts";
@@ -40,6 +40,10 @@ export interface CodexServiceOptions {
   defaultTimeoutS?: number;
   /** Tests: faster backoff, clocks, engine tick/grace, a scripted version probe. */
   backoffS?: readonly number[];
+  /** Tests: shorter throttle window / adaptive period. */
+  accountTuning?: Pick<AccountOptions, "throttleWindowMs" | "throttleLimit" | "adaptiveMs">;
+  /** How long a read of the session files stays fresh (default 30 s). */
+  quotaTtlMs?: number;
   engine?: Partial<EngineOptions>;
   versionProbe?: () => Promise<CodexVersionStatus>;
 }
@@ -77,8 +81,8 @@ export class CodexService {
    */
   static async start(o: CodexServiceOptions): Promise<CodexService> {
     const now = o.engine?.now;
-    const account = new CodexAccount({ stateDir: o.stateDir, codexHome: o.codexHome, now, backoffS: o.backoffS });
-    const quota = new CodexQuota({ codexHome: o.codexHome, warnPct: o.quotaWarnPct, refusePct: o.quotaRefusePct, now });
+    const account = new CodexAccount({ stateDir: o.stateDir, codexHome: o.codexHome, now, backoffS: o.backoffS, ...o.accountTuning });
+    const quota = new CodexQuota({ codexHome: o.codexHome, warnPct: o.quotaWarnPct, refusePct: o.quotaRefusePct, now, ttlMs: o.quotaTtlMs });
     const version = new CodexVersionGate(o.versionProbe ?? (() => probeCodexVersion(o.bin, o.childEnv, o.stateDir)));
     const first = await version.status();
     if (!first.ok) log.warn(`codex: ${first.message}`);

@@ -171,6 +171,10 @@ describe("events and classification (texts of codex-cli 0.171.0)", () => {
     expect(cls("rate limit exceeded: Rate limit reached for gpt-6.1-terra. Please try again in 7.5s.")).toMatchObject({ kind: "throttle", hintMs: 7500 });
     expect(cls("unexpected status 401 Unauthorized: Invalid token, url: http://127.0.0.1:1/v1/responses").kind).toBe("auth");
     expect(cls("We’re currently experiencing high demand, which may cause temporary errors.").kind).toBe("infra");
+    expect(cls("Your access token could not be refreshed because you have since logged out or signed in to another account. Please sign in again.").kind).toBe("auth");
+    expect(cls("ChatGPT login is required, but an API key is currently being used. Logging out.").kind).toBe("auth");
+    expect(classifyCodexFailure({ exitCode: 1, signal: null, errors: [], stderr: "WARNING: proceeding\nfailed to deserialize CLI auth from file: invalid credential JSON (Data at line 1 column 46)\n" }).kind).toBe("auth");
+    expect(cls("Reconnecting... waiting for network (Connection failed: error sending request)").kind).toBe("infra");
     expect(cls("the model refused").kind).toBe("other");
     expect(classifyCodexFailure({ exitCode: null, signal: "SIGKILL", errors: [], stderr: "" })).toMatchObject({ kind: "infra", message: "killed by SIGKILL" });
     // stderr decides only when the events are silent; its routine warnings are not the message.
