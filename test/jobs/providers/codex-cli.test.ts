@@ -77,7 +77,7 @@ describe("codex jobs with the real CLI", () => {
     // While cooling down, the account says so and the job shows its retry.
     const cooling = await until(() => {
       const p = r.service.poll([a!]);
-      return p.account.state === "cooldown" && p.jobs[0]!.retry_count >= 1 ? p : null;
+      return p.account.state === "cooldown" && (p.jobs[0] as PollView).retry_count >= 1 ? p : null;
     }, "a cooldown");
     expect(cooling.jobs[0]).toMatchObject({ status: "queued", queue_reason: "throttle_cooldown" });
     expect((cooling.jobs[0] as PollView).retry_in_s).toBeGreaterThanOrEqual(0);
