@@ -198,7 +198,8 @@ describe("delegate_batch", () => {
     const started = performance.now();
     const res = await session.client.callTool({
       name: "delegate_batch",
-      arguments: { tasks: dirs.map((d, i) => ({ agent_name: "helper", task: `task number ${i}`, workdir: d })) },
+      // A cloud-style alias: its own 6-slot pool (the default local- pool has only 2).
+      arguments: { tasks: dirs.map((d, i) => ({ agent_name: "helper", task: `task number ${i}`, workdir: d, model: "glm-batch-test" })) },
     });
     const wall = (performance.now() - started) / 1000;
     const s = res.structuredContent as { results: Result[]; succeeded: number; elapsed_s: number };
