@@ -120,8 +120,8 @@ export interface CodexRig {
 export async function startCodexRig(dir: string, over: Partial<CodexServiceOptions> = {}, fake?: FakeResponses): Promise<CodexRig> {
   const f = fake ?? startFakeResponses(markerRouter());
   const home = join(dir, "home");
-  const codexHome = makeCodexHome(join(home, ".codex"), f.baseUrl);
-  const stateDir = join(dir, "state");
+  const codexHome = over.codexHome ?? makeCodexHome(join(home, ".codex"), f.baseUrl);
+  const stateDir = over.stateDir ?? join(dir, "state");
   mkdirSync(stateDir, { recursive: true });
   const childEnv = codexChildEnv(home);
   const service = await CodexService.start({

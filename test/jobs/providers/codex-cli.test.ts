@@ -63,7 +63,7 @@ describe("codex jobs with the real CLI", () => {
     expect(readdirSync(join(r.stateDir, "jobs", v.id, "sqlite")).some((f) => f.endsWith(".sqlite"))).toBe(true);
     expect(existsSync(join(r.codexHome, "sessions"))).toBe(true);
     console.log(`codex success: ${v.elapsed_s}s, usage ${JSON.stringify(v.usage)}`);
-  });
+  }, 30_000);
 
   test("throttle → account cooldown → retried → done; the hint from the output is honoured", async () => {
     const r = await rig();
@@ -89,7 +89,7 @@ describe("codex jobs with the real CLI", () => {
     expect(requestsFor("[throttlehint:1:hinted]")).toHaveLength(2);
     expect(va.session_id).not.toBeNull();
     console.log(`codex throttle x2 + hinted x1 → done in ${Math.round(performance.now() - t0)} ms`);
-  });
+  }, 30_000);
 
   test("usage limit → failed / quota, never retried", async () => {
     const r = await rig();
@@ -99,7 +99,7 @@ describe("codex jobs with the real CLI", () => {
     expect(v.final_response).toContain("hit your usage limit");
     expect(requestsFor("[usage:0:q]")).toHaveLength(1);
     expect(r.service.poll([]).account.state).toBe("ok");
-  });
+  }, 30_000);
 
   test("401 → auth_failed; admission pauses (queue_reason auth_failed) until auth.json changes, then resumes", async () => {
     // No auth.json at first (the fake's 401 reaches the CLI as is); a login writes one.
@@ -115,7 +115,7 @@ describe("codex jobs with the real CLI", () => {
     writeAuthJson(r.codexHome, "login-2");
     expect((await ended(r, next)).status).toBe("done");
     expect(r.service.poll([]).account.state).toBe("ok");
-  });
+  }, 30_000);
 
   test("a hung endpoint → timeout; the CLI's whole group is killed", async () => {
     const r = await rig();
@@ -126,7 +126,7 @@ describe("codex jobs with the real CLI", () => {
     expect(v.elapsed_s).toBeGreaterThanOrEqual(2);
     expect(v.elapsed_s).toBeLessThan(6);
     expect(pidAlive(running)).toBe(false);
-  });
+  }, 30_000);
 
   test("cancel a running job and a queued one: both end cancelled, slots free again", async () => {
     const r = await rig({ maxConcurrent: 1, maxPerProject: 1 });
@@ -146,7 +146,7 @@ describe("codex jobs with the real CLI", () => {
     const again = (await r.service.submit([{ task: "[ok:0:c3] now", workdir: r.trees[0]! }])).jobs[0]!.id;
     expect((await ended(r, again)).status).toBe("done");
     expect(requestsFor("[ok:0:c2]")).toHaveLength(0);
-  });
+  }, 30_000);
 
   test("quota warning from the session files the CLI wrote; refusal only when a threshold is set", async () => {
     const r = await rig();
@@ -169,11 +169,11 @@ describe("codex jobs with the real CLI", () => {
     expect((e as DlError).message).toMatch(/weekly quota is at 91%.*allow_over_quota=true/);
     const over = await strict.service.submit([{ task: "[ok:0:over] x", workdir: r.trees[2]! }], { allowOverQuota: true });
     expect((await ended(strict, over.jobs[0]!.id)).status).toBe("done");
-  });
+  }, 30_000);
 
   test("delegate blocks until the job ends and returns its view", async () => {
     const r = await rig();
     const v = await r.service.delegate({ task: "[ok:0:deleg] answer", workdir: r.trees[0]!, sandbox: "read-only" }, { pollMs: 50 });
     expect(v).toMatchObject({ status: "done", final_response: "done: [ok:0:deleg] answer" });
-  });
+  }, 30_000);
 });
