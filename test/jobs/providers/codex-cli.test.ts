@@ -171,6 +171,20 @@ describe("codex jobs with the real CLI", () => {
     expect((await ended(strict, over.jobs[0]!.id)).status).toBe("done");
   }, 30_000);
 
+  test("a missing or too-old CLI: the service still starts, submit explains, nothing is queued", async () => {
+    const missing = await rig({ bin: "codex-not-installed-here" });
+    const e1 = await missing.service.submit([{ task: "x", workdir: missing.trees[0]! }]).catch((x: unknown) => x);
+    expect(e1).toMatchObject({ code: "not_found" });
+    expect((e1 as DlError).message).toMatch(/not found on PATH.*DELEGATE_CODEX_BIN/);
+    expect((await missing.service.status()).cli).toMatchObject({ ok: false, reason: "missing" });
+    const old = await rig({ bin: join(import.meta.dir, "../../fixture/fake-codex-old.sh") });
+    const e2 = await old.service.submit([{ task: "x", workdir: old.trees[0]! }]).catch((x: unknown) => x);
+    expect(e2).toMatchObject({ code: "bad_config" });
+    expect((e2 as DlError).message).toMatch(/codex-cli 0\.159\.2 is too old.*0\.164\.0 or newer/);
+    expect(missing.service.engine.list()).toHaveLength(0);
+    expect(old.service.engine.list()).toHaveLength(0);
+  });
+
   test("delegate blocks until the job ends and returns its view", async () => {
     const r = await rig();
     const v = await r.service.delegate({ task: "[ok:0:deleg] answer", workdir: r.trees[0]!, sandbox: "read-only" }, { pollMs: 50 });
