@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { createServer } from "../mcp/server.ts";
 import { defaultDeps } from "../mcp/deps.ts";
+import { describeError } from "../errors.ts";
 import { log } from "../log.ts";
 import { VERSION } from "../version.ts";
 import { configOrExit } from "./config-or-exit.ts";
@@ -13,7 +14,8 @@ export const serveCommand = defineCommand({
   },
   async run() {
     const config = configOrExit();
-    const server = createServer(defaultDeps(config, VERSION));
+    const deps = defaultDeps(config, VERSION);
+    const server = createServer(deps);
     const transport = new StdioServerTransport();
 
     let closing = false;
@@ -22,7 +24,11 @@ export const serveCommand = defineCommand({
       closing = true;
       log.debug(`dl serve stopping: ${why}`);
       try {
+        // Jobs die with their server: stop them (recorded as such) before leaving.
+        await deps.stopJobs();
         await server.close();
+      } catch (e) {
+        log.error(`dl serve: error while stopping: ${describeError(e)}`);
       } finally {
         process.exit(0);
       }
@@ -35,5 +41,8 @@ export const serveCommand = defineCommand({
 
     await server.connect(transport);
     log.debug(`dl serve ${VERSION} ready on stdio`);
+    // After answering is possible: start the job service so jobs of servers that died
+    // are reaped now, not on first use. A failure here fails the job tools closed.
+    deps.codex().catch((e: unknown) => log.warn(`codex jobs unavailable: ${describeError(e)}`));
   },
 });

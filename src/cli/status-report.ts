@@ -7,6 +7,8 @@ import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
 import { poolStatus, type PoolStatus } from "../dispatch/status.ts";
 import { jobsSummary, type JobsSummary } from "../jobs/maintenance.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
+import { codexOptionsFromConfig } from "../jobs/providers/codex-options.ts";
+import { codexStatus, type CodexStatusReport } from "../jobs/providers/codex-status.ts";
 import { jobSources } from "./wait.ts";
 
 /**
@@ -22,6 +24,7 @@ export type StatusReport = {
   state_dirs: { name: string; path: string; writable: boolean; error?: string }[];
   pools: PoolStatus[];
   jobs: JobsSummary[];
+  codex: CodexStatusReport | { error: string };
 };
 
 const PROBE_TIMEOUT_MS = 3000;
@@ -58,9 +61,16 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
   }
 
   const jobs = jobsSummary(jobSources(config), sysIdentities);
+  // A missing Codex CLI is information, not ill health: dl works without it.
+  let codex: StatusReport["codex"];
+  try {
+    codex = await codexStatus(codexOptionsFromConfig(config, "dl wait"));
+  } catch (e) {
+    codex = { error: e instanceof Error ? e.message : String(e) };
+  }
   for (const j of jobs) if (j.error) failed_checks.push(`jobs ${j.provider}: ${j.error}`);
 
-  return { version, healthy: failed_checks.length === 0, failed_checks, config: redactedConfig(config), backends, state_dirs, pools, jobs };
+  return { version, healthy: failed_checks.length === 0, failed_checks, config: redactedConfig(config), backends, state_dirs, pools, jobs, codex };
 }
 
 /** The effective configuration with every secret replaced and child env shown by name only. */
@@ -108,6 +118,20 @@ export function renderStatus(r: StatusReport): string {
     const orphans = j.orphaned ? `, ${j.orphaned} orphaned (run dl reap)` : "";
     lines.push(`  ${j.provider.padEnd(8)} ${j.running} running, ${j.queued} queued${orphans}${j.error ? `  (${j.error})` : ""}`);
     for (const p of j.projects) lines.push(`    ${p.project}: ${p.running} running, ${p.queued} queued`);
+  }
+  lines.push("", "codex:");
+  if ("error" in r.codex) {
+    lines.push(`  unavailable: ${r.codex.error}`);
+  } else {
+    const c = r.codex;
+    lines.push(`  cli: ${c.cli.ok ? `${c.cli.version} (${c.cli.path})` : c.cli.message}`);
+    const a = c.account;
+    const cool = a.state === "cooldown" ? ` until ${a.cooldown_until} (${a.cooldown_reason ?? "throttled"})` : "";
+    lines.push(`  account: ${a.state}${cool}; caps ${a.effective_caps.global} global / ${a.effective_caps.per_project} per project${a.adaptive_cap ? ` (halved until ${a.adaptive_until})` : ""}`);
+    if (a.auth_hint) lines.push(`  ${a.auth_hint}`);
+    if (!c.quota.windows.length) lines.push("  quota: no rate-limit reading in the session files yet");
+    for (const w of c.quota.windows) lines.push(`  quota ${w.name}: ${w.used_percent}% used${w.resets_at ? `, resets ${w.resets_at}` : ""}`);
+    for (const w of c.quota.warnings) lines.push(`  warning: ${w}`);
   }
   if (r.failed_checks.length) {
     lines.push("", "failed checks:");

@@ -6,6 +6,8 @@ import { agentSettingsFromConfig } from "../dispatch/agent-settings.ts";
 import { whoAnswered } from "../dispatch/answered.ts";
 import { createDispatcher, type Dispatcher, dispatchSettingsFromConfig } from "../dispatch/pools.ts";
 import type { AcquireSlot } from "../dispatch/run-delegation.ts";
+import { CodexService } from "../jobs/providers/codex.ts";
+import { codexOptionsFromConfig } from "../jobs/providers/codex-options.ts";
 
 /**
  * What the MCP layer (and `dl run`) needs from the outside world, built once from the
@@ -22,12 +24,25 @@ export type ServerDeps = {
   dispatcher: Dispatcher;
   acquire: AcquireSlot;
   fallbackNote: (requested: string, answered: string, routing: Record<string, string>) => string | undefined;
+  /** The Codex job service, started on first use (and by `dl serve` at start-up). */
+  codex: () => Promise<CodexService>;
+  /** Stops job services this process started: their running jobs end, recorded. */
+  stopJobs: () => Promise<void>;
 };
+
+/** The exact command a user can paste to watch jobs: this binary's own `wait`. */
+export function waitCommandFor(execPath: string): string {
+  const compiled = !/(^|\/)bun(\.exe)?$/.test(execPath);
+  if (!compiled) return "dl wait";
+  return /^[\w./-]+$/.test(execPath) ? `${execPath} wait` : `'${execPath.replace(/'/g, "'\\''")}' wait`;
+}
 
 /** Throws DlError("bad_config") for a bad failover table, like any other setting. */
 export function defaultDeps(config: Config, version: string): ServerDeps {
   const gateway = gatewaySettingsFromConfig(config);
   const dispatcher = createDispatcher(dispatchSettingsFromConfig(config));
+  let codex: Promise<CodexService> | undefined;
+  const startCodex = () => (codex ??= CodexService.start(codexOptionsFromConfig(config, waitCommandFor(process.execPath))));
   return {
     config,
     version,
@@ -38,5 +53,11 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
     dispatcher,
     acquire: (model, o) => dispatcher.acquire(model, o),
     fallbackNote: (requested, answered, routing) => whoAnswered(requested, { model: answered, routing }).fallback_note,
+    codex: startCodex,
+    stopJobs: async () => {
+      if (!codex) return;
+      const svc = await codex.catch(() => undefined);
+      await svc?.stop();
+    },
   };
 }

@@ -1,0 +1,23 @@
+import type { Config } from "../../config.ts";
+import { jobStateDirs } from "../../sys/paths.ts";
+import type { CodexServiceOptions } from "./codex.ts";
+
+/** The Codex service's settings, taken from the one Config. */
+export function codexOptionsFromConfig(c: Config, waitCommand: string): CodexServiceOptions {
+  return {
+    bin: c.codex.bin,
+    defaultModel: c.codex.model,
+    allowDanger: c.codex.allowDanger,
+    maxConcurrent: c.codex.maxConcurrent,
+    maxPerProject: c.codex.maxPerProject,
+    maxQueue: c.codex.maxQueue,
+    staggerS: c.codex.staggerS,
+    stateDir: c.paths.codexStateDir,
+    codexHome: c.paths.codexHome,
+    quotaWarnPct: c.codex.quotaWarnPct,
+    quotaRefusePct: c.codex.quotaRefusePct ?? null,
+    childEnv: c.childEnv,
+    guards: { home: c.paths.home, stateDirs: jobStateDirs(c.paths), toolEnv: c.childEnv },
+    engine: { waitCommand },
+  };
+}

@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startFakeResponses, type FakeResponses } from "../fixture/fake-responses.ts";
+import { CODEX_BIN, markerRouter } from "../helpers/codex-home.ts";
+import { connectDl, requireBinary, tempDir, testEnv, type DlSession } from "../helpers/dl.ts";
+import { makeRepo } from "../jobs/helpers.ts";
+
+/**
+ * Codex jobs through the product: the compiled `dl serve`, the SDK's Client, the real
+ * Codex CLI from npm against a local fake of the Responses API, and `dl wait` as the
+ * completion signal.
+ */
+type JobView = { id: string; status: string; workdir: string; final_response?: string; queue_reason?: string | null; failure_kind?: string | null };
+type Structured<T> = { structuredContent?: unknown } & T;
+
+const BEARER_VAR = "DL_FAKE_BEARER";
+let fake: FakeResponses;
+let session: DlSession;
+let root: string;
+let stateDir: string;
+
+/** A CODEX_HOME whose config points the real CLI at the fake, with its own retries off. */
+function codexHome(dir: string, baseUrl: string): string {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, "config.toml"),
+    [
+      `model_provider = "fake"`,
+      `[model_providers.fake]`,
+      `name = "fake responses"`,
+      `base_url = "${baseUrl}"`,
+      `env_key = "${BEARER_VAR}"`,
+      `wire_api = "responses"`,
+      `request_max_retries = 0`,
+      `stream_max_retries = 0`,
+      ``,
+    ].join("\n"),
+  );
+  return dir;
+}
+
+function serveEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    CODEX_HOME: codexHome(join(root, "codex-home"), fake.baseUrl),
+    DELEGATE_CODEX_BIN: CODEX_BIN,
+    DELEGATE_CODEX_STATE_DIR: stateDir,
+    DELEGATE_CODEX_MAX_CONCURRENT: "2",
+    DELEGATE_CODEX_MAX_PER_PROJECT: "1",
+    DELEGATE_CODEX_STAGGER_S: "0.05",
+    // The fake provider's bearer travels like any variable a user lets through.
+    DELEGATE_ENV_PASSTHROUGH: BEARER_VAR,
+    [BEARER_VAR]: "not-a-secret",
+    ...extra,
+  };
+}
+
+beforeAll(async () => {
+  fake = startFakeResponses(markerRouter());
+  root = tempDir("codex-e2e");
+  stateDir = join(root, "codex-jobs");
+  session = await connectDl(serveEnv());
+});
+afterAll(async () => {
+  await session?.close();
+  await fake?.stop();
+});
+
+const call = async <T>(name: string, args: Record<string, unknown>): Promise<{ isError?: boolean; text: string; data: T }> => {
+  const res = (await session.client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as Structured<{
+    isError?: boolean;
+    content: { type: string; text: string }[];
+  }>;
+  return { isError: res.isError, text: res.content[0]?.text ?? "", data: res.structuredContent as T };
+};
+
+describe("Codex jobs through dist/dl serve with the real CLI", () => {
+  test("10 tasks over 2 worktrees of one repo and 1 other repo: caps hold, all done, dl wait --all exits 0", async () => {
+    const one = makeRepo(root, "one", 2);
+    const other = makeRepo(root, "other", 0);
+    const trees = [one.trees[1]!, one.trees[2]!, other.repo];
+    const tasks = Array.from({ length: 10 }, (_, i) => ({ task: `[slow:300:t${i}] task ${i}: say done`, workdir: trees[i % 3]! }));
+
+    const sub = await call<{ jobs: { id: string }[]; watch: string; watch_hint: string }>("submit_codex", { tasks });
+    expect(sub.isError).toBeFalsy();
+    const ids = sub.data.jobs.map((j) => j.id);
+    expect(ids).toHaveLength(10);
+    expect(sub.data.watch).toBe(`${requireBinary()} wait ${ids.join(" ")}`);
+    expect(sub.data.watch_hint).toContain("background");
+
+    // The watcher exactly as the orchestrator would start it.
+    const watcher = Bun.spawn([...sub.data.watch.split(" ").slice(0, 2), "--all", ...ids], {
+      env: testEnv({ DELEGATE_CODEX_STATE_DIR: stateDir }),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+
+    // Sample the live view while jobs run: never more than 2 at once, 1 per project.
+    let peak = 0;
+    let peakPerProject = 0;
+    let views: JobView[] = [];
+    for (;;) {
+      const polled = await call<{ jobs: JobView[]; account: { state: string } }>("poll_codex", { ids });
+      views = polled.data.jobs;
+      const running = views.filter((v) => v.status === "running");
+      peak = Math.max(peak, running.length);
+      const inOne = running.filter((v) => !v.workdir.startsWith(other.repo)).length;
+      peakPerProject = Math.max(peakPerProject, inOne, running.length - inOne);
+      if (views.every((v) => !["queued", "running"].includes(v.status))) break;
+      await Bun.sleep(40); // sampling period, not a wait for a condition
+    }
+    const [out, code] = await Promise.all([new Response(watcher.stdout).text(), watcher.exited]);
+    console.log(`codex e2e: 10 jobs, peak running ${peak} (cap 2), peak per project ${peakPerProject} (cap 1), fake peak in flight ${fake.peakInFlight()}`);
+    expect(views.map((v) => v.status)).toEqual(Array(10).fill("done"));
+    expect(views.every((v) => (v.final_response ?? "").includes("done"))).toBe(true);
+    expect(peak).toBeLessThanOrEqual(2);
+    expect(peakPerProject).toBeLessThanOrEqual(1);
+    expect(fake.peakInFlight()).toBeLessThanOrEqual(2);
+    expect(code).toBe(0);
+    expect(out.trim().split("\n")).toHaveLength(10);
+  });
+
+  test("delegate_to_codex blocks and returns the final message; bad input is refused with the allowed list", async () => {
+    const repo = makeRepo(root, "solo", 0).repo;
+    const r = await call<JobView & { usage?: Record<string, number> }>("delegate_to_codex", { task: "[slow:50:solo] hello", workdir: repo, model: "luna" });
+    expect(r.isError).toBeFalsy();
+    expect(r.data.status).toBe("done");
+    expect(r.data.final_response).toContain("done");
+
+    const badModel = await call("delegate_to_codex", { task: "x", workdir: repo, model: "gpt-5.6" });
+    expect(badModel.isError).toBe(true);
+    expect(badModel.text).toContain("gpt-6.1-terra");
+    const home = await call("submit_codex", { tasks: [{ task: "x", workdir: process.env.HOME }] });
+    expect(home.isError).toBe(true);
+    const danger = await call("submit_codex", { tasks: [{ task: "x", workdir: repo, sandbox: "danger-full-access" }] });
+    expect(danger.isError).toBe(true);
+    expect(danger.text).toContain("DELEGATE_CODEX_ALLOW_DANGER");
+  });
+
+  test("cancel_codex ends a running job cancelled; a finished job is left alone", async () => {
+    const repo = makeRepo(root, "cancel", 0).repo;
+    const sub = await call<{ jobs: { id: string }[] }>("submit_codex", { tasks: [{ task: "[hang:0:c1] wait forever", workdir: repo }] });
+    const id = sub.data.jobs[0]!.id;
+    for (;;) {
+      const v = (await call<{ jobs: JobView[] }>("poll_codex", { ids: [id] })).data.jobs[0]!;
+      if (v.status === "running") break;
+      expect(["queued", "running"]).toContain(v.status);
+      await Bun.sleep(40);
+    }
+    const c = await call<{ status: string; changed: boolean }>("cancel_codex", { id });
+    expect(c.data.status).toBe("cancelled");
+    const again = await call<{ status: string; changed: boolean }>("cancel_codex", { id });
+    expect(again.data.changed).toBe(false);
+    const unknown = await call<{ jobs: JobView[] }>("poll_codex", { ids: ["cx-nope"] });
+    expect(unknown.data.jobs[0]?.status).toBe("unknown");
+  });
+
+  test("a missing Codex binary: the server still starts and the tools say what to install", async () => {
+    const s = await connectDl(serveEnv({ DELEGATE_CODEX_BIN: join(root, "no-such-codex"), DELEGATE_CODEX_STATE_DIR: join(root, "other-state") }));
+    try {
+      const res = await s.client.callTool({ name: "submit_codex", arguments: { tasks: [{ task: "x", workdir: makeRepo(root, "missing", 0).repo }] } });
+      expect(res.isError).toBe(true);
+      expect(JSON.stringify(res.content)).toMatch(/codex/i);
+      expect((await s.client.listTools()).tools.map((t) => t.name)).toContain("poll_codex");
+    } finally {
+      await s.close();
+    }
+  });
+});
