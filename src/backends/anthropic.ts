@@ -3,8 +3,9 @@
  * Our internal blocks already are Anthropic-shaped, so the work here is cache
  * breakpoints, deciding which thinking blocks travel back, and reassembling streams.
  */
+import { MessageCache, StringMemo, ToolsCache, withCacheControl } from "./encode-cache.ts";
 import { parseToolInput } from "./tool-input.ts";
-import type { ContentBlock, Message, ModelRequest, StopReason, Usage } from "./types.ts";
+import type { ContentBlock, Message, ModelRequest, StopReason, ToolSpec, Usage } from "./types.ts";
 import { emptyUsage } from "./types.ts";
 
 type Json = Record<string, unknown>;
@@ -18,11 +19,16 @@ const EPHEMERAL = { type: "ephemeral" } as const;
 function outgoingBlocks(content: ContentBlock[], resend: boolean): Json[] {
   const out: Json[] = [];
   for (const b of content) {
-    if (b.type === "thinking") {
-      if (b.signature || resend) out.push(b.signature ? { type: "thinking", thinking: b.thinking, signature: b.signature } : { type: "thinking", thinking: b.thinking });
-    } else out.push({ ...b });
+    const o = outgoingBlock(b, resend);
+    if (o) out.push(o);
   }
   return out;
+}
+
+function outgoingBlock(b: ContentBlock, resend: boolean): Json | undefined {
+  if (b.type !== "thinking") return { ...b };
+  if (!b.signature && !resend) return undefined;
+  return b.signature ? { type: "thinking", thinking: b.thinking, signature: b.signature } : { type: "thinking", thinking: b.thinking };
 }
 
 export function anthropicBody(req: ModelRequest): Json {
@@ -43,6 +49,85 @@ export function anthropicBody(req: ModelRequest): Json {
   if (tools.length > 0) body.tools = tools;
   return body;
 }
+
+/**
+ * The JSON text of anthropicBody(req), byte for byte, built from per-message encodings
+ * cached across turns (encode-cache.ts). Only the final message carries a cache_control
+ * breakpoint, so its cached encoding is kept unmarked and the breakpoint spliced in.
+ */
+export function anthropicPayload(req: ModelRequest): string {
+  // The fast path writes these three fields directly; anything odd takes the exact path.
+  if (typeof req.model !== "string" || typeof req.max_tokens !== "number" || typeof req.stream !== "boolean") {
+    return JSON.stringify(anthropicBody(req));
+  }
+  const variant = (req.resendReasoning ? 1 : 0) | (req.promptCaching ? 2 : 0);
+  const n = req.messages.length;
+  const parts: string[] = new Array<string>(n);
+  for (let i = 0; i < n; i++) {
+    const m = req.messages[i]!;
+    const enc = encodedMessages.get(m, variant & 1);
+    parts[i] = req.promptCaching && i === n - 1 ? markedJson(enc) : enc.json;
+  }
+  let out = `{"model":${JSON.stringify(req.model)},"max_tokens":${JSON.stringify(req.max_tokens)},"messages":[${parts.join(",")}],"stream":${req.stream}`;
+  if (req.system) out += `,"system":${encodedSystem.get(req.system, variant & 2)}`;
+  if (req.tools.length > 0) out += `,"tools":${encodedTools.get(req.tools, variant & 2)}`;
+  return `${out}}`;
+}
+
+/** One message as JSON, plus what splicing a breakpoint into it needs. */
+type EncodedMessage = {
+  json: string;
+  role: string;
+  /** String content: its JSON; block content: null. */
+  text: string | null;
+  empty: boolean;
+  /** Outgoing blocks' JSON, and which one (with its source) takes the breakpoint. */
+  pieces: string[];
+  mark: number;
+  markBlock: object | null;
+};
+
+const encodedMessages = new MessageCache<EncodedMessage>((m, resend) => {
+  const role = JSON.stringify(m.role);
+  if (typeof m.content === "string") {
+    const text = JSON.stringify(m.content);
+    return { json: `{"role":${role},"content":${text}}`, role, text, empty: m.content === "", pieces: [], mark: -1, markBlock: null };
+  }
+  const pieces: string[] = [];
+  let mark = -1;
+  let markBlock: object | null = null;
+  for (const b of m.content) {
+    const out = outgoingBlock(b, resend === 1);
+    if (!out) continue;
+    pieces.push(JSON.stringify(out));
+    // Thinking blocks cannot carry cache_control; the last block that can takes it.
+    if (out.type !== "thinking") {
+      mark = pieces.length - 1;
+      markBlock = out;
+    }
+  }
+  return { json: `{"role":${role},"content":[${pieces.join(",")}]}`, role, text: null, empty: false, pieces, mark, markBlock };
+});
+
+function markedJson(e: EncodedMessage): string {
+  if (e.text !== null) return e.empty ? e.json : `{"role":${e.role},"content":[{"type":"text","text":${e.text},"cache_control":{"type":"ephemeral"}}]}`;
+  if (e.mark < 0 || !e.markBlock) return e.json;
+  const pieces = e.pieces.slice();
+  pieces[e.mark] = withCacheControl(e.markBlock, pieces[e.mark]!);
+  return `{"role":${e.role},"content":[${pieces.join(",")}]}`;
+}
+
+const encodedSystem = new StringMemo((system, caching) =>
+  caching ? `[{"type":"text","text":${JSON.stringify(system)},"cache_control":{"type":"ephemeral"}}]` : JSON.stringify(system),
+);
+
+const encodedTools = new ToolsCache((tools: readonly ToolSpec[], caching) => {
+  const objs = tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema }));
+  const pieces = objs.map((o) => JSON.stringify(o));
+  const last = objs.length - 1;
+  if (caching && last >= 0) pieces[last] = withCacheControl(objs[last]!, pieces[last]!);
+  return `[${pieces.join(",")}]`;
+});
 
 function markLastMessage(messages: Json[]): void {
   const last = messages[messages.length - 1];

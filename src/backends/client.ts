@@ -5,9 +5,9 @@
  * headers.
  */
 import { isDlError } from "../errors.ts";
-import { AnthropicStream, anthropicBody, parseAnthropicJson, type ParsedReply } from "./anthropic.ts";
+import { AnthropicStream, anthropicPayload, parseAnthropicJson, type ParsedReply } from "./anthropic.ts";
 import { httpError, networkError, parseRetryAfter, pickHeaders, protocolError, requestHeaders, streamCutError } from "./http.ts";
-import { OpenaiStream, openaiBody, parseOpenaiJson } from "./openai.ts";
+import { OpenaiStream, openaiPayload, parseOpenaiJson } from "./openai.ts";
 import { type Clock, cancelledError, deadlineError, type RetryInfo, type RetryPolicy, realClock, withRetry } from "./retry.ts";
 import { readSse } from "./sse.ts";
 import type { ModelRequest, ModelResponse } from "./types.ts";
@@ -36,7 +36,8 @@ export async function complete(req: ModelRequest, opts: CompleteOptions = {}): P
   const prefixes = opts.routingHeaderPrefixes ?? DEFAULT_ROUTING_HEADER_PREFIXES;
   const deadline = opts.turnTimeoutMs !== undefined ? AbortSignal.timeout(opts.turnTimeoutMs) : undefined;
   const signal = deadline ? AbortSignal.any([req.signal, deadline]) : req.signal;
-  const payload = JSON.stringify(req.endpoint.format === "openai" ? openaiBody(req) : anthropicBody(req));
+  // Cached per-message encodings: the same bytes as JSON.stringify of the body objects.
+  const payload = req.endpoint.format === "openai" ? openaiPayload(req) : anthropicPayload(req);
   const headers = requestHeaders(req.endpoint);
   let routing: Record<string, string> = {};
 

@@ -7,6 +7,7 @@
  * thinking ↔ `reasoning_content` (sent back only when resendReasoning is on).
  */
 import type { ParsedReply } from "./anthropic.ts";
+import { MessageCache, StringMemo, ToolsCache } from "./encode-cache.ts";
 import { parseToolInput } from "./tool-input.ts";
 import type { ContentBlock, Message, ModelRequest, StopReason, Usage } from "./types.ts";
 import { emptyUsage } from "./types.ts";
@@ -52,6 +53,43 @@ export function openaiBody(req: ModelRequest): Json {
   }
   return body;
 }
+
+/**
+ * The JSON text of openaiBody(req), byte for byte, joined from per-message encodings
+ * cached across turns (encode-cache.ts), so a kept tool result is escaped once per run
+ * rather than once per turn.
+ */
+export function openaiPayload(req: ModelRequest): string {
+  // The fast path writes these three fields directly; anything odd takes the exact path.
+  if (typeof req.model !== "string" || typeof req.max_tokens !== "number" || typeof req.stream !== "boolean") {
+    return JSON.stringify(openaiBody(req));
+  }
+  const resend = req.resendReasoning ? 1 : 0;
+  const parts: string[] = [];
+  if (req.system) parts.push(encodedSystem.get(req.system, 0));
+  for (const m of req.messages) {
+    const json = encodedMessages.get(m, resend);
+    // A message can map to no wire message at all (blocks with no OpenAI counterpart).
+    if (json !== "") parts.push(json);
+  }
+  let out = `{"model":${JSON.stringify(req.model)},"max_tokens":${JSON.stringify(req.max_tokens)},"messages":[${parts.join(",")}],"stream":${req.stream}`;
+  if (req.stream) out += ',"stream_options":{"include_usage":true}';
+  if (req.tools.length > 0) out += `,"tools":${encodedTools.get(req.tools, 0)}`;
+  return `${out}}`;
+}
+
+/** One of our messages as the comma-joined JSON of the wire messages it becomes. */
+const encodedMessages = new MessageCache<string>((m, resend) => {
+  const out: Json[] = [];
+  convertMessage(m, resend === 1, out);
+  return out.map((o) => JSON.stringify(o)).join(",");
+});
+
+const encodedSystem = new StringMemo((system) => JSON.stringify({ role: "system", content: system }));
+
+const encodedTools = new ToolsCache((tools) =>
+  JSON.stringify(tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.input_schema } }))),
+);
 
 function num(v: unknown): number {
   return typeof v === "number" && Number.isFinite(v) ? v : 0;
