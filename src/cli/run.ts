@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { DlError } from "../errors.ts";
-import { agentSettingsFromConfig } from "../dispatch/agent-settings.ts";
 import { prepareDelegation, runPrepared } from "../dispatch/run-delegation.ts";
+import { delegationContext } from "../mcp/delegation-context.ts";
 import { defaultDeps } from "../mcp/deps.ts";
 import { renderResult } from "../mcp/tools/render-result.ts";
 import { VERSION } from "../version.ts";
@@ -27,27 +27,19 @@ export const runCommand = defineCommand({
   async run({ args }) {
     const config = configOrExit();
     const deps = defaultDeps(config, VERSION);
-    const settings = agentSettingsFromConfig(config);
     const prepared = await prepareDelegation(
       { agent_name: args.agent, task: args.task, workdir: args.workdir, model: args.model, max_turns: parseTurns(args["max-turns"]) },
       config,
-      settings,
+      deps.settings,
     );
     const abort = new AbortController();
     const onSignal = () => abort.abort();
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
-    const result = await runPrepared(prepared, {
-      config,
-      settings,
-      endpointFor: deps.gatewayEndpoint,
-      acquire: deps.acquire,
-      failover: true,
-      signal: abort.signal,
-      onProgress: (_turn, _max, message) => process.stderr.write(`dl run: ${message}\n`),
-      completeOptions: { turnTimeoutMs: config.backend.httpTimeoutS * 1000 },
-      fallbackNote: deps.fallbackNote,
-    });
+    const result = await runPrepared(
+      prepared,
+      delegationContext(deps, { signal: abort.signal, onProgress: (_turn, _max, message) => process.stderr.write(`dl run: ${message}\n`) }),
+    );
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     process.stdout.write(args.json ? `${JSON.stringify(result)}\n` : `${renderResult(result)}\n`);

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startFakeResponses, type FakeResponses } from "../fixture/fake-responses.ts";
-import { CODEX_BIN, markerRouter } from "../helpers/codex-home.ts";
+import { CODEX_BIN, makeCodexHome, markerRouter } from "../helpers/codex-home.ts";
 import { connectDl, requireBinary, tempDir, testEnv, type DlSession } from "../helpers/dl.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
@@ -20,29 +19,10 @@ let session: DlSession;
 let root: string;
 let stateDir: string;
 
-/** A CODEX_HOME whose config points the real CLI at the fake, with its own retries off. */
-function codexHome(dir: string, baseUrl: string): string {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    join(dir, "config.toml"),
-    [
-      `model_provider = "fake"`,
-      `[model_providers.fake]`,
-      `name = "fake responses"`,
-      `base_url = "${baseUrl}"`,
-      `env_key = "${BEARER_VAR}"`,
-      `wire_api = "responses"`,
-      `request_max_retries = 0`,
-      `stream_max_retries = 0`,
-      ``,
-    ].join("\n"),
-  );
-  return dir;
-}
-
 function serveEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
-    CODEX_HOME: codexHome(join(root, "codex-home"), fake.baseUrl),
+    // Its variable name must not look like a credential, or passthrough refuses it.
+    CODEX_HOME: makeCodexHome(join(root, "codex-home"), fake.baseUrl, BEARER_VAR),
     DELEGATE_CODEX_BIN: CODEX_BIN,
     DELEGATE_CODEX_STATE_DIR: stateDir,
     DELEGATE_CODEX_MAX_CONCURRENT: "2",

@@ -13,7 +13,7 @@ export const FAKE_TOKEN_VAR = "DL_FAKE_RESPONSES_TOKEN";
  * A CODEX_HOME whose config.toml points the CLI at a fake Responses server through a
  * custom provider, with the CLI's own retries off so every failure reaches dl as is.
  */
-export function makeCodexHome(dir: string, baseUrl: string): string {
+export function makeCodexHome(dir: string, baseUrl: string, envKey: string = FAKE_TOKEN_VAR): string {
   mkdirSync(dir, { recursive: true });
   writeFileSync(
     join(dir, "config.toml"),
@@ -23,7 +23,7 @@ export function makeCodexHome(dir: string, baseUrl: string): string {
       `[model_providers.fake]`,
       `name = "fake responses"`,
       `base_url = "${baseUrl}"`,
-      `env_key = "${FAKE_TOKEN_VAR}"`,
+      `env_key = "${envKey}"`,
       `wire_api = "responses"`,
       `request_max_retries = 0`,
       `stream_max_retries = 0`,

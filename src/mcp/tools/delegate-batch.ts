@@ -3,6 +3,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { DlError } from "../../errors.ts";
 import { prepareDelegation, runPrepared, type PreparedDelegation } from "../../dispatch/run-delegation.ts";
 import type { ServerDeps } from "../deps.ts";
+import { delegationContext } from "../delegation-context.ts";
 import { progressReporter } from "../progress.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import { delegationInput, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
@@ -44,17 +45,13 @@ export function registerDelegateBatch(server: McpServer, deps: ServerDeps): void
         const done = new Array<boolean>(tasks.length).fill(false);
         const results = await Promise.all(
           prepared.map(async (p, i) => {
-            const r = await runPrepared(p, {
-              config: deps.config,
-              settings: deps.settings,
-              endpointFor: deps.gatewayEndpoint,
-              acquire: deps.acquire,
-              failover: true,
-              signal: extra.signal,
-              onProgress: (turn, maxTurns, message) => progress(done.filter(Boolean).length, tasks.length, `task ${i}: turn ${turn}/${maxTurns} ${message}`),
-              completeOptions: { turnTimeoutMs: deps.config.backend.httpTimeoutS * 1000 },
-              fallbackNote: deps.fallbackNote,
-            });
+            const r = await runPrepared(
+              p,
+              delegationContext(deps, {
+                signal: extra.signal,
+                onProgress: (_turn, _max, message) => progress(done.filter(Boolean).length, tasks.length, `task ${i}: ${message}`),
+              }),
+            );
             done[i] = true;
             progress(done.filter(Boolean).length, tasks.length, `task ${i} finished (${r.success ? "success" : "failed"})`);
             return r;

@@ -1,6 +1,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
 import type { ServerDeps } from "../deps.ts";
+import { delegationContext } from "../delegation-context.ts";
 import { progressReporter } from "../progress.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import { delegationFields, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
@@ -21,17 +22,7 @@ export function registerDelegateToLocalAgent(server: McpServer, deps: ServerDeps
       guarded(async () => {
         const prepared = await prepareDelegation({ ...args, max_turns: normalizeTurns(args.max_turns) }, deps.config, deps.settings);
         const progress = progressReporter(extra);
-        const result = await runPrepared(prepared, {
-          config: deps.config,
-          settings: deps.settings,
-          endpointFor: deps.gatewayEndpoint,
-          acquire: deps.acquire,
-          failover: true,
-          signal: extra.signal,
-          onProgress: (turn, max, message) => progress(turn, max, message),
-          completeOptions: { turnTimeoutMs: deps.config.backend.httpTimeoutS * 1000 },
-          fallbackNote: deps.fallbackNote,
-        });
+        const result = await runPrepared(prepared, delegationContext(deps, { signal: extra.signal, onProgress: progress }));
         return toolOk(result, renderResult(result));
       }),
   );

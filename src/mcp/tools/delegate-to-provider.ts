@@ -4,6 +4,7 @@ import { endpointFor } from "../../backends/route.ts";
 import { guardProviderUrl } from "../../backends/ssrf.ts";
 import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
 import type { ServerDeps } from "../deps.ts";
+import { delegationContext } from "../delegation-context.ts";
 import { progressReporter } from "../progress.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import { delegationFields, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
@@ -32,17 +33,15 @@ export function registerDelegateToProvider(server: McpServer, deps: ServerDeps):
         const { provider_url: _url, api_key, format, ...rest } = args;
         const prepared = await prepareDelegation({ ...rest, max_turns: normalizeTurns(rest.max_turns) }, deps.config, deps.settings);
         const progress = progressReporter(extra);
-        const result = await runPrepared(prepared, {
-          config: deps.config,
-          settings: deps.settings,
-          endpointFor: (model) => endpointFor({ baseUrl: url.toString(), apiKey: api_key, model, ...(format ? { format } : {}) }),
-          acquire: deps.acquire,
-          failover: false,
-          signal: extra.signal,
-          onProgress: (turn, max, message) => progress(turn, max, message),
-          completeOptions: { turnTimeoutMs: deps.config.backend.httpTimeoutS * 1000 },
-          fallbackNote: deps.fallbackNote,
-        });
+        const result = await runPrepared(
+          prepared,
+          delegationContext(deps, {
+            signal: extra.signal,
+            onProgress: progress,
+            endpointFor: (model) => endpointFor({ baseUrl: url.toString(), apiKey: api_key, model, ...(format ? { format } : {}) }),
+            failover: false,
+          }),
+        );
         return toolOk(result, renderResult(result));
       }),
   );

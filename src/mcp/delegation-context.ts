@@ -1,0 +1,30 @@
+import type { Endpoint } from "../backends/types.ts";
+import type { DelegationContext } from "../dispatch/run-delegation.ts";
+import type { ServerDeps } from "./deps.ts";
+
+/**
+ * The context every delegation entry point builds the same way: the configured gateway,
+ * machine-wide pools with failover, the per-turn HTTP deadline and who-answered notes.
+ * Callers override only what differs (an explicit provider endpoint, no failover).
+ */
+export function delegationContext(
+  deps: ServerDeps,
+  o: {
+    signal: AbortSignal;
+    onProgress?: (turn: number, maxTurns: number, message: string) => void;
+    endpointFor?: (model: string) => Endpoint;
+    failover?: boolean;
+  },
+): DelegationContext {
+  return {
+    config: deps.config,
+    settings: deps.settings,
+    endpointFor: o.endpointFor ?? deps.gatewayEndpoint,
+    acquire: deps.acquire,
+    failover: o.failover ?? true,
+    signal: o.signal,
+    onProgress: o.onProgress,
+    completeOptions: { turnTimeoutMs: deps.config.backend.httpTimeoutS * 1000 },
+    fallbackNote: deps.fallbackNote,
+  };
+}
