@@ -1,3 +1,4 @@
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { describeError, isDlError } from "../../errors.ts";
 import { confinePath, displayPath } from "./confine.ts";
@@ -19,6 +20,12 @@ export const READ_FILE_DEFAULTS: ReadFileSettings = {
 };
 
 const BINARY_SNIFF = 8_000;
+/**
+ * Regular files up to this size are read with synchronous calls on one descriptor (open,
+ * fstat, read, close: ~7 µs against ~55 µs for async stat + readFile); anything larger
+ * or not a regular file takes the async path, so a big read never stalls the event loop.
+ */
+const SYNC_READ_MAX = 1024 * 1024;
 
 export function readFileTool(settings: ReadFileSettings = READ_FILE_DEFAULTS): AgentTool {
   return {
@@ -55,15 +62,11 @@ export function readFileTool(settings: ReadFileSettings = READ_FILE_DEFAULTS): A
       const shown = displayPath(ctx.workdir, abs);
       let buf: Buffer;
       try {
-        const st = await stat(abs);
-        if (st.isDirectory()) return fail(`read_file: ${shown} is a directory; list it with run_bash (ls ${shown})`);
-        if (st.size > settings.maxFileBytes) {
-          return fail(
-            `read_file: ${shown} is ${mb(st.size)}, over the ${mb(settings.maxFileBytes)} limit; inspect it with run_bash (head, tail, grep -n, sed -n 'A,Bp')`,
-          );
-        }
-        buf = await readFile(abs);
+        const quick = readSmallFileSync(abs, Math.min(SYNC_READ_MAX, settings.maxFileBytes));
+        if (quick) buf = quick;
+        else buf = await readLarge(abs, shown, settings);
       } catch (e) {
+        if (e instanceof Refusal) return fail(e.message);
         const code = (e as NodeJS.ErrnoException).code;
         if (code === "ENOENT") return fail(`read_file: ${shown} does not exist`);
         return fail(`read_file: cannot read ${shown} (${isDlError(e) ? e.message : describeError(e)})`);
@@ -76,9 +79,56 @@ export function readFileTool(settings: ReadFileSettings = READ_FILE_DEFAULTS): A
   };
 }
 
+/** A reason to refuse the file, already worded for the model. */
+class Refusal extends Error {}
+
+/**
+ * The whole file when it is a regular file of at most `max` bytes, else undefined (the
+ * caller then takes the async path). O_NONBLOCK makes opening a FIFO return at once
+ * instead of waiting for a writer; fstat on the same descriptor then sends it on.
+ */
+function readSmallFileSync(abs: string, max: number): Buffer | undefined {
+  const fd = openSync(abs, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > max) return undefined;
+    // Read to EOF, not to st.size: a file can change size, and /proc files report 0.
+    let buf = Buffer.allocUnsafe(st.size + 1);
+    let n = 0;
+    for (;;) {
+      if (n === buf.length) {
+        if (n > max) return undefined; // it grew past the cap: let the async path decide
+        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(bigger, 0, 0, n);
+        buf = bigger;
+      }
+      const got = readSync(fd, buf, n, buf.length - n, n);
+      if (got === 0) return buf.subarray(0, n);
+      n += got;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The path for big or special files: stat, refuse directories and oversize, read async. */
+async function readLarge(abs: string, shown: string, settings: ReadFileSettings): Promise<Buffer> {
+  const st = await stat(abs);
+  if (st.isDirectory()) throw new Refusal(`read_file: ${shown} is a directory; list it with run_bash (ls ${shown})`);
+  if (st.size > settings.maxFileBytes) {
+    throw new Refusal(
+      `read_file: ${shown} is ${mb(st.size)}, over the ${mb(settings.maxFileBytes)} limit; inspect it with run_bash (head, tail, grep -n, sed -n 'A,Bp')`,
+    );
+  }
+  return await readFile(abs);
+}
+
 function mb(n: number): string {
   return `${(n / (1024 * 1024)).toFixed(1)} MB`;
 }
+
+/** Left padding that right-aligns a line number in 6 columns (padStart was a hot spot). */
+const PAD = ["      ", "     ", "    ", "   ", "  ", " "];
 
 /** Formats lines offset.. as `N<TAB>text`, stopping at `limit` lines or the byte budget. */
 export function page(text: string, shown: string, offset: number, limit: number | undefined, s: ReadFileSettings): string {
@@ -88,21 +138,23 @@ export function page(text: string, shown: string, offset: number, limit: number 
   const total = lines.length;
   if (offset > total) return `[${shown} has ${total} lines; offset ${offset} is past the end]`;
   const want = limit === undefined ? total : Math.min(total, offset - 1 + limit);
-  const out: string[] = [];
+  // Plain concatenation: JSC builds a rope, cheaper than an array of lines and a join.
+  let body = "";
   let bytes = 0;
   let last = offset - 1;
   for (let i = offset - 1; i < want; i++) {
     let line = lines[i] ?? "";
-    if (line.endsWith("\r")) line = line.slice(0, -1);
+    if (line.charCodeAt(line.length - 1) === 13) line = line.slice(0, -1); // a CRLF file's \r
     if (line.length > s.maxLineChars) line = `${line.slice(0, s.maxLineChars)} … [line cut: ${line.length} chars]`;
-    const formatted = `${String(i + 1).padStart(6)}\t${line}`;
+    const num = String(i + 1);
+    const formatted = (num.length < 6 ? PAD[num.length]! + num : num) + "\t" + line;
     // Always return at least one line, or a huge first line would stall pagination.
-    if (out.length > 0 && bytes + formatted.length + 1 > s.maxBytesPerCall) break;
-    out.push(formatted);
+    if (bytes > 0 && bytes + formatted.length + 1 > s.maxBytesPerCall) break;
+    body = bytes > 0 ? body + "\n" + formatted : formatted;
     bytes += formatted.length + 1;
     last = i + 1;
   }
   const header = `[lines ${offset}-${last} of ${total}] ${shown}`;
   const more = last < total ? `\n[${total - last} more lines: call read_file with offset=${last + 1} to continue]` : "";
-  return `${header}\n${out.join("\n")}${more}`;
+  return `${header}\n${body}${more}`;
 }
