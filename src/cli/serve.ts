@@ -2,7 +2,10 @@ import { defineCommand } from "citty";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { createServer } from "../mcp/server.ts";
 import { defaultDeps } from "../mcp/deps.ts";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { describeError } from "../errors.ts";
+import { DB_FILE } from "../store/db.ts";
 import { log } from "../log.ts";
 import { VERSION } from "../version.ts";
 import { configOrExit } from "./config-or-exit.ts";
@@ -41,8 +44,11 @@ export const serveCommand = defineCommand({
 
     await server.connect(transport);
     log.debug(`dl serve ${VERSION} ready on stdio`);
-    // After answering is possible: start the job service so jobs of servers that died
-    // are reaped now, not on first use. A failure here fails the job tools closed.
-    deps.codex().catch((e: unknown) => log.warn(`codex jobs unavailable: ${describeError(e)}`));
+    // Once answering is possible: if Codex jobs were ever recorded here, start the job
+    // service now so jobs of servers that died are reaped at start, not on first use.
+    // A failure here fails the job tools closed.
+    if (existsSync(join(config.paths.codexStateDir, DB_FILE))) {
+      deps.codex().catch((e: unknown) => log.warn(`codex jobs unavailable: ${describeError(e)}`));
+    }
   },
 });

@@ -6,7 +6,7 @@ import { agentSettingsFromConfig } from "../dispatch/agent-settings.ts";
 import { whoAnswered } from "../dispatch/answered.ts";
 import { createDispatcher, type Dispatcher, dispatchSettingsFromConfig } from "../dispatch/pools.ts";
 import type { AcquireSlot } from "../dispatch/run-delegation.ts";
-import { CodexService } from "../jobs/providers/codex.ts";
+import type { CodexService } from "../jobs/providers/codex.ts";
 import { codexOptionsFromConfig } from "../jobs/providers/codex-options.ts";
 
 /**
@@ -42,7 +42,11 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
   const gateway = gatewaySettingsFromConfig(config);
   const dispatcher = createDispatcher(dispatchSettingsFromConfig(config));
   let codex: Promise<CodexService> | undefined;
-  const startCodex = () => (codex ??= CodexService.start(codexOptionsFromConfig(config, waitCommandFor(process.execPath))));
+  // Loaded on first use: a server that never runs Codex jobs never pays for the engine.
+  const startCodex = () =>
+    (codex ??= import("../jobs/providers/codex.ts").then(({ CodexService }) =>
+      CodexService.start(codexOptionsFromConfig(config, waitCommandFor(process.execPath))),
+    ));
   return {
     config,
     version,
