@@ -3,7 +3,7 @@ import { readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { selfOwner } from "../../src/jobs/sys-adapters.ts";
-import { requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
+import { connectDl, requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { until } from "../helpers/until.ts";
 
 /**
@@ -60,5 +60,26 @@ describe("dl wait (compiled binary)", () => {
     const median = samples[10]!;
     console.log(`dl wait wake latency over 20 jobs: median ${median.toFixed(1)} ms, max ${samples[19]!.toFixed(1)} ms (interval 5 s)`);
     expect(median).toBeLessThan(200);
+  });
+});
+
+describe("dl serve start", () => {
+  test("marks jobs of a server that died as lost (nothing else is touched)", async () => {
+    const dir = join(tempDir("reap-on-start"), "codex");
+    const s = JobStore.open(dir);
+    const dead = Bun.spawn(["true"]);
+    await dead.exited;
+    s.insertMany([
+      { id: "cx-orphaned", provider: "codex", project: "/p", workdir: "/p", workspace_root: "/p", task: "t", created_at: Date.now(), status: "running", owner_pid: dead.pid, owner_start: "1@gone", server_id: "srv-dead" },
+      { id: "cx-mine", provider: "codex", project: "/q", workdir: "/q", workspace_root: "/q", task: "t", created_at: Date.now(), status: "running", owner_pid: me.pid, owner_start: me.start, server_id: "srv-alive" },
+    ]);
+    const session = await connectDl({ DELEGATE_CODEX_STATE_DIR: dir, DELEGATE_CODEX_BIN: join(dir, "no-codex-here") });
+    try {
+      await until(() => s.get("cx-orphaned")?.status === "lost", "the orphaned row to be reaped at start");
+      expect(s.get("cx-mine")?.status).toBe("running");
+    } finally {
+      await session.close();
+      s.close();
+    }
   });
 });
