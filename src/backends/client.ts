@@ -6,10 +6,22 @@
  */
 import { isDlError } from "../errors.ts";
 import { AnthropicStream, anthropicPayload, parseAnthropicJson, type ParsedReply } from "./anthropic.ts";
-import { httpError, networkError, parseRetryAfter, pickHeaders, protocolError, requestHeaders, streamCutError } from "./http.ts";
+import {
+  BodyTooLargeError,
+  ERROR_BODY_MAX_BYTES,
+  httpError,
+  JSON_BODY_MAX_BYTES,
+  networkError,
+  parseRetryAfter,
+  pickHeaders,
+  protocolError,
+  readBodyCapped,
+  requestHeaders,
+  streamCutError,
+} from "./http.ts";
 import { OpenaiStream, openaiPayload, parseOpenaiJson } from "./openai.ts";
 import { type Clock, cancelledError, deadlineError, type RetryInfo, type RetryPolicy, realClock, withRetry } from "./retry.ts";
-import { readSse } from "./sse.ts";
+import { readSse, SseLimitError } from "./sse.ts";
 import type { ModelRequest, ModelResponse } from "./types.ts";
 
 export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
@@ -43,20 +55,22 @@ export async function complete(req: ModelRequest, opts: CompleteOptions = {}): P
 
   const attempt = async (): Promise<ParsedReply> => {
     try {
-      const res = await doFetch(req.endpoint.url, { method: "POST", headers, body: payload, signal });
+      // Never follow a redirect: it would carry the key and the task to a host no guard checked.
+      const res = await doFetch(req.endpoint.url, { method: "POST", headers, body: payload, signal, redirect: "manual" });
       routing = pickHeaders(res.headers, prefixes);
       if (!res.ok) {
-        const text = await res.text().catch(() => "");
-        throw httpError(req.endpoint, req.model, res.status, text, parseRetryAfter(res.headers.get("retry-after"), Date.now()));
+        const text = await readBodyCapped(res, ERROR_BODY_MAX_BYTES, true).catch(() => "");
+        const where = res.status >= 300 && res.status < 400 ? redirectTarget(res.headers.get("location"), req.endpoint.url) : "";
+        throw httpError(req.endpoint, req.model, res.status, where || text, parseRetryAfter(res.headers.get("retry-after"), Date.now()));
       }
       const ctype = res.headers.get("content-type") ?? "";
       if (ctype.includes("text/event-stream") && res.body) return await readStream(req, res.body);
-      const text = await res.text();
+      const text = await readBodyCapped(res, JSON_BODY_MAX_BYTES, false);
       let json: unknown;
       try {
         json = JSON.parse(text);
       } catch {
-        throw protocolError(req.endpoint, req.model, `expected JSON, got ${ctype || "no content-type"} starting with ${JSON.stringify(text.slice(0, 60))}`);
+        throw protocolError(req.endpoint, req.model, `expected JSON, got ${ctype || "no content-type"} starting with ${JSON.stringify(text.slice(0, 400))}`);
       }
       if (!json || typeof json !== "object") throw protocolError(req.endpoint, req.model, "the JSON reply is not an object");
       const obj = json as Record<string, unknown>;
@@ -65,6 +79,7 @@ export async function complete(req: ModelRequest, opts: CompleteOptions = {}): P
       if (req.signal.aborted) throw cancelledError();
       if (deadline?.aborted) throw deadlineError(budgetText(opts.turnTimeoutMs));
       if (isDlError(e)) throw e;
+      if (e instanceof BodyTooLargeError || e instanceof SseLimitError) throw protocolError(req.endpoint, req.model, e.message);
       throw networkError(req.endpoint, req.model, e);
     }
   };
@@ -98,6 +113,7 @@ async function readStream(req: ModelRequest, body: ReadableStream<Uint8Array>): 
     });
   } catch (e) {
     if (isDlError(e)) throw e;
+    if (e instanceof SseLimitError) throw protocolError(req.endpoint, req.model, e.message);
     if (req.signal.aborted) throw cancelledError();
     // A read that fails after some events is a cut stream whatever the socket error.
     throw streamCutError(req.endpoint, req.model, describeRead(e));
@@ -118,4 +134,14 @@ function describeRead(e: unknown): string {
 function budgetText(ms: number | undefined): string {
   const v = ms ?? 0;
   return v < 10_000 ? `${v} ms per turn` : `${Math.round(v / 1000)} s per turn`;
+}
+
+/** Where a redirect pointed, as host only (no path, query or credentials). */
+function redirectTarget(location: string | null, base: string): string {
+  if (!location) return "redirect without a Location header";
+  try {
+    return `redirect to ${new URL(location, base).host || "(no host)"}`;
+  } catch {
+    return "redirect to an unparsable Location";
+  }
 }

@@ -48,7 +48,8 @@ export function pickHeaders(headers: Headers, prefixes: readonly string[]): Reco
  * anything that looks like a bearer token or `sk-` secret is replaced.
  */
 export function sanitizeExcerpt(text: string, secrets: readonly string[], max = 240): string {
-  let t = text.length > 4 * max ? text.slice(0, 4 * max) : text;
+  // Redact before cutting, so a secret straddling the cut cannot leave half of itself.
+  let t = text.length > 64 * 1024 ? text.slice(0, 64 * 1024) : text;
   for (const s of secrets) if (s.length >= 4) t = t.split(s).join("[redacted]");
   t = t
     .replace(/Bearer\s+[^\s"',]+/gi, "Bearer [redacted]")
@@ -67,7 +68,53 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | u
   return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
 
+/** Every credential an endpoint carries: its key and any header value (virtual keys). */
+export function endpointSecrets(ep: Endpoint): string[] {
+  return [ep.apiKey, ...Object.values(ep.headers ?? {})].filter((s) => s.length >= 4);
+}
+
+/** Longest error body read; the rest is never downloaded. */
+export const ERROR_BODY_MAX_BYTES = 64 * 1024;
+/** Longest non-streamed reply accepted. */
+export const JSON_BODY_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A response body as text, stopping at `maxBytes`: with `truncate` the rest is dropped
+ * (error bodies), otherwise the reply is refused (an endless body must not exhaust dl).
+ */
+export async function readBodyCapped(res: Response, maxBytes: number, truncate: boolean): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) {
+        if (!truncate) throw new BodyTooLargeError(maxBytes);
+        chunks.push(value.subarray(0, value.byteLength - (size - maxBytes)));
+        await reader.cancel().catch(() => {});
+        break;
+      }
+      chunks.push(value);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export class BodyTooLargeError extends Error {
+  override readonly name = "BodyTooLargeError";
+  constructor(readonly maxBytes: number) {
+    super(`the reply exceeded ${maxBytes} bytes`);
+  }
+}
+
 function adviceFor(status: number): string {
+  if (status >= 300 && status < 400) return "the endpoint redirected elsewhere; dl never follows redirects to a model backend (they could carry the key to another host), so configure the final URL";
   if (status === 401 || status === 403) return "check the API key configured for this backend (DELEGATE_LOCAL_KEY or the provider key) and that it may use this model";
   if (status === 404) return "check the base URL and that the backend serves this model alias";
   if (status === 408 || status === 413) return "the request was too large or too slow; reduce the task or context size";
@@ -78,7 +125,7 @@ function adviceFor(status: number): string {
 
 export function httpError(ep: Endpoint, model: string, status: number, body: string, retryAfterMs?: number): DlError {
   const host = safeHost(ep.url);
-  const excerpt = sanitizeExcerpt(body, [ep.apiKey]);
+  const excerpt = sanitizeExcerpt(body, endpointSecrets(ep));
   const msg =
     `${ep.format} backend at ${host} answered HTTP ${status} for model ${model}` +
     (excerpt ? `: ${excerpt}` : "") +
@@ -105,7 +152,7 @@ export function protocolError(ep: Endpoint, model: string, detail: string, retry
   const data: BackendErrorData = { host, retryable };
   return new DlError(
     "backend",
-    `${ep.format} backend at ${host} sent an unusable reply for model ${model}: ${sanitizeExcerpt(detail, [ep.apiKey])}. Next: ${retryable ? "retry later" : "check that the URL points at a " + ep.format + "-format endpoint"}.`,
+    `${ep.format} backend at ${host} sent an unusable reply for model ${model}: ${sanitizeExcerpt(detail, endpointSecrets(ep))}. Next: ${retryable ? "retry later" : "check that the URL points at a " + ep.format + "-format endpoint"}.`,
     data,
   );
 }

@@ -10,6 +10,17 @@
  */
 export type SseHandler = (event: string, data: string) => void;
 
+/**
+ * A server that never ends a line or an event must not grow dl without bound: past these
+ * sizes the stream is refused (an SseLimitError), not retried.
+ */
+export const SSE_MAX_LINE_CHARS = 8 * 1024 * 1024;
+export const SSE_MAX_EVENT_CHARS = 32 * 1024 * 1024;
+
+export class SseLimitError extends Error {
+  override readonly name = "SseLimitError";
+}
+
 const CH_D = 100; // 'd'
 const CH_E = 101; // 'e'
 const CH_CR = 13;
@@ -24,10 +35,13 @@ export class SseParser {
   constructor(private readonly onEvent: SseHandler) {}
 
   push(text: string): void {
-    const buf = this.rest.length > 0 ? this.rest + text : text;
+    // The kept rest holds no newline: searching resumes after it, so a long line costs
+    // linear time, not a rescan per chunk.
+    const searchFrom = this.rest.length;
+    const buf = searchFrom > 0 ? this.rest + text : text;
     let start = 0;
     for (;;) {
-      const nl = buf.indexOf("\n", start);
+      const nl = buf.indexOf("\n", start === 0 ? searchFrom : start);
       if (nl < 0) break;
       let end = nl;
       if (end > start && buf.charCodeAt(end - 1) === CH_CR) end--;
@@ -36,6 +50,7 @@ export class SseParser {
       start = nl + 1;
     }
     this.rest = start === 0 ? buf : start < buf.length ? buf.slice(start) : "";
+    if (this.rest.length > SSE_MAX_LINE_CHARS) throw new SseLimitError(`an SSE line exceeded ${SSE_MAX_LINE_CHARS} characters`);
   }
 
   /** Discards an unterminated trailing event (see the file comment). */
@@ -52,8 +67,10 @@ export class SseParser {
       let v = s + 5;
       if (buf.charCodeAt(v) === CH_SP) v++;
       const value = buf.slice(v, e);
-      if (this.hasData) this.data += "\n" + value;
-      else {
+      if (this.hasData) {
+        this.data += "\n" + value;
+        if (this.data.length > SSE_MAX_EVENT_CHARS) throw new SseLimitError(`an SSE event exceeded ${SSE_MAX_EVENT_CHARS} characters`);
+      } else {
         this.data = value;
         this.hasData = true;
       }
