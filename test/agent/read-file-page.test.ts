@@ -94,3 +94,11 @@ test("read_file reads small files (sync path), large ones (async path) and size-
   expect(proc.is_error).toBe(false);
   expect(proc.content).toMatch(/\tName:/);
 });
+
+test("read_file refuses a FIFO at once instead of blocking on it", async () => {
+  const dir = realpathSync(tempDir("fifo"));
+  expect(Bun.spawnSync(["mkfifo", join(dir, "pipe")]).exitCode).toBe(0);
+  const out = await readFileTool().run({ path: "pipe" }, { workdir: dir, allowEscape: false, signal: new AbortController().signal });
+  expect(out.is_error).toBe(true);
+  expect(out.content).toContain("not a regular file");
+});

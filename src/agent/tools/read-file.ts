@@ -115,6 +115,8 @@ function readSmallFileSync(abs: string, max: number): Buffer | undefined {
 async function readLarge(abs: string, shown: string, settings: ReadFileSettings): Promise<Buffer> {
   const st = await stat(abs);
   if (st.isDirectory()) throw new Refusal(`read_file: ${shown} is a directory; list it with run_bash (ls ${shown})`);
+  // A FIFO would block forever and a device (/dev/zero) never ends: regular files only.
+  if (!st.isFile()) throw new Refusal(`read_file: ${shown} is not a regular file (a pipe, socket or device); read_file reads files only`);
   if (st.size > settings.maxFileBytes) {
     throw new Refusal(
       `read_file: ${shown} is ${mb(st.size)}, over the ${mb(settings.maxFileBytes)} limit; inspect it with run_bash (head, tail, grep -n, sed -n 'A,Bp')`,
