@@ -1,5 +1,6 @@
 import { realpath, stat } from "node:fs/promises";
 import { resolve } from "node:path";
+import { canonicalPath, overlappingDir, protectedDirs } from "../sys/paths.ts";
 import type { Config } from "../config.ts";
 import { DlError } from "../errors.ts";
 import { lookupAgent, type Agent } from "../agent/lookup.ts";
@@ -59,8 +60,11 @@ export type DelegationContext = {
   fallbackNote?: (requested: string, answered: string, routing: Record<string, string>) => string | undefined;
 };
 
-/** Resolve and check a workdir: it must exist, be a directory, and not be / or $HOME. */
-export async function checkWorkdir(given: string | undefined, home: string): Promise<string> {
+/**
+ * Resolve and check a workdir: it must exist, be a directory, not be / or $HOME, and not
+ * overlap dl's own state (job stores, pool slots), which an agent could otherwise rewrite.
+ */
+export async function checkWorkdir(given: string | undefined, home: string, protectedList: readonly string[] = []): Promise<string> {
   const raw = given?.trim() || process.cwd();
   let real: string;
   try {
@@ -78,12 +82,16 @@ export async function checkWorkdir(given: string | undefined, home: string): Pro
   if (real === "/" || real === realHome) {
     throw new DlError("workdir_forbidden", `workdir ${real} is refused: agents get read/write access to all of it; pass a project directory instead`);
   }
+  const clash = overlappingDir(real, protectedList.map((d) => canonicalPath(d)));
+  if (clash) {
+    throw new DlError("workdir_forbidden", `workdir ${real} overlaps dl's own state (${clash}); pass a project directory elsewhere`);
+  }
   return real;
 }
 
 export async function prepareDelegation(input: DelegationInput, config: Config, settings: AgentSettings): Promise<PreparedDelegation> {
   if (!input.task.trim()) throw new DlError("bad_input", "task is empty; say what the agent should do");
-  const workdir = await checkWorkdir(input.workdir, config.paths.home);
+  const workdir = await checkWorkdir(input.workdir, config.paths.home, protectedDirs(config.paths));
   const agent = await lookupAgent(input.agent_name, { workdir, agentsDir: config.paths.agentsDir });
   const model = resolveModel({
     explicit: input.model?.trim() || undefined,

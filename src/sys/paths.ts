@@ -132,6 +132,20 @@ export function resolveStatePaths(input: PathInputs): StatePaths {
   return paths;
 }
 
+/**
+ * Directories no delegated work may touch: every provider's job state and the cache that
+ * holds the pool slots. A workdir inside one (or holding one) could rewrite queues,
+ * locks or other jobs' files.
+ */
+export function protectedDirs(p: StatePaths): string[] {
+  return [...jobStateDirs(p), p.cacheDir];
+}
+
+/** The protected dir `dir` overlaps (inside it, or holding it), or undefined. Both canonical. */
+export function overlappingDir(dir: string, protectedList: readonly string[]): string | undefined {
+  return protectedList.find((d) => isWithin(dir, d) || isWithin(d, dir));
+}
+
 /** The job state dirs of every provider, for the workdir-overlap guard and the watcher. */
 export function jobStateDirs(p: StatePaths): string[] {
   return [p.codexStateDir, p.geminiStateDir, p.dshStateDir];

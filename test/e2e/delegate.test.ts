@@ -151,6 +151,12 @@ describe("delegate_to_local_agent through dist/dl serve", () => {
     const home = await delegate({ agent_name: "helper", task: "x", workdir: process.env.HOME });
     expect(home.isError).toBe(true);
     expect(JSON.stringify(home.content)).toContain("refused");
+    // dl's own state is off limits too: the slot pools' cache and the job stores.
+    const cache = join(process.env.XDG_CACHE_HOME!, "claude-delegate-local", "slots");
+    mkdirSync(cache, { recursive: true });
+    const state = await delegate({ agent_name: "helper", task: "x", workdir: cache });
+    expect(state.isError).toBe(true);
+    expect(JSON.stringify(state.content)).toContain("overlaps dl's own state");
     expect((await session.client.listTools()).tools.length).toBeGreaterThan(3);
   });
 
