@@ -1,9 +1,9 @@
 import { defineCommand } from "citty";
 import { DlError } from "../errors.ts";
 import { prepareDelegation, runPrepared } from "../dispatch/run-delegation.ts";
-import { delegationContext } from "../mcp/delegation-context.ts";
+import { delegationContext } from "../dispatch/delegation-context.ts";
 import { defaultDeps } from "../mcp/deps.ts";
-import { renderResult } from "../mcp/tools/render-result.ts";
+import { renderResult } from "../dispatch/render-result.ts";
 import { VERSION } from "../version.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
 

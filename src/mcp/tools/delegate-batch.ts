@@ -3,11 +3,11 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { DlError } from "../../errors.ts";
 import { prepareDelegation, runPrepared, type PreparedDelegation } from "../../dispatch/run-delegation.ts";
 import type { ServerDeps } from "../deps.ts";
-import { delegationContext } from "../delegation-context.ts";
+import { delegationContext } from "../../dispatch/delegation-context.ts";
 import { progressReporter } from "../progress.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import { delegationInput, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
-import { renderResult } from "./render-result.ts";
+import { renderResult } from "../../dispatch/render-result.ts";
 
 export function registerDelegateBatch(server: McpServer, deps: ServerDeps): void {
   const max = deps.config.agent.maxBatchSize;

@@ -4,11 +4,11 @@ import { endpointFor } from "../../backends/route.ts";
 import { guardProviderUrl } from "../../backends/ssrf.ts";
 import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
 import type { ServerDeps } from "../deps.ts";
-import { delegationContext } from "../delegation-context.ts";
+import { delegationContext } from "../../dispatch/delegation-context.ts";
 import { progressReporter } from "../progress.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import { delegationFields, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
-import { renderResult } from "./render-result.ts";
+import { renderResult } from "../../dispatch/render-result.ts";
 
 export function registerDelegateToProvider(server: McpServer, deps: ServerDeps): void {
   server.registerTool(

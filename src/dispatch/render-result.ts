@@ -1,4 +1,4 @@
-import type { DelegationResult } from "../../dispatch/run-delegation.ts";
+import type { DelegationResult } from "./run-delegation.ts";
 
 /**
  * The text twin of a structured result, for clients that only show text: the facts an

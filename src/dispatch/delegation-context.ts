@@ -1,6 +1,16 @@
+import type { Config } from "../config.ts";
+import type { AgentSettings } from "../agent/settings.ts";
 import type { Endpoint } from "../backends/types.ts";
-import type { DelegationContext } from "../dispatch/run-delegation.ts";
-import type { ServerDeps } from "./deps.ts";
+import type { AcquireSlot, DelegationContext } from "./run-delegation.ts";
+
+/** The long-lived services a delegation draws on (built once per process from Config). */
+export type DelegationServices = {
+  config: Config;
+  settings: AgentSettings;
+  gatewayEndpoint: (model: string) => Endpoint;
+  acquire: AcquireSlot;
+  fallbackNote: (requested: string, answered: string, routing: Record<string, string>) => string | undefined;
+};
 
 /**
  * The context every delegation entry point builds the same way: the configured gateway,
@@ -8,7 +18,7 @@ import type { ServerDeps } from "./deps.ts";
  * Callers override only what differs (an explicit provider endpoint, no failover).
  */
 export function delegationContext(
-  deps: ServerDeps,
+  deps: DelegationServices,
   o: {
     signal: AbortSignal;
     onProgress?: (turn: number, maxTurns: number, message: string) => void;
