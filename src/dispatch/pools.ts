@@ -123,6 +123,12 @@ export class Dispatcher {
     if (now) return grant(requested, now);
 
     const chain = opts.failover === false ? [] : this.chainOf(requested);
+    if (chain.length > 0) {
+      // `dl status` probes a free slot by locking it for an instant; a pool that looks
+      // full only for that instant must not send the run to another provider.
+      await Bun.sleep(2);
+      checkCancel();
+    }
     for (const fallback of chain) {
       checkCancel();
       const again = origin.tryAcquire(holder(requested));
