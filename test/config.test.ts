@@ -89,7 +89,8 @@ describe("config", () => {
     const c = parseConfig({ ...base(), DELEGATE_LOCAL_KEY: "sk-secret", MY_TOOL_HOME: "/x", DELEGATE_ENV_PASSTHROUGH: "MY_TOOL_HOME" });
     expect(c.childEnv.MY_TOOL_HOME).toBe("/x");
     expect(JSON.stringify(c.childEnv)).not.toContain("sk-secret");
-    expect(c.childEnv.PATH).toBeDefined();
+    expect(c.childEnv.PATH).toBe(process.env.PATH!);
+    expect(c.childEnv.DELEGATE_LOCAL_KEY).toBeUndefined();
   });
 
   test("test isolation refuses state outside its root", () => {
