@@ -17,7 +17,11 @@ export interface PlanInput {
   perProjectCap: number;
   /** Account-wide reason nothing may start (throttle cooldown, auth failure), or null. */
   gate: QueueReason | null;
-  /** Owners (by `${pid}:${start}`) known alive; rows of dead owners are ignored. */
+  /**
+   * Owners (by `${pid}:${start}`) known alive. Queued rows of dead owners are skipped;
+   * their running rows still count (an orphan child may still run) until the engine
+   * reaps them, which it does as soon as such a row holds back one of its jobs.
+   */
   ownerAlive: (row: JobRow) => boolean;
 }
 

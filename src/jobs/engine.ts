@@ -40,6 +40,11 @@ export interface EngineOptions {
   gate?: () => QueueReason | null;
   /** A lowered global cap (adaptive, after throttles), or null for maxConcurrent. */
   effectiveCap?: () => number | null;
+  /**
+   * How often admission ends a dead server's rows when none of our jobs waits on a cap
+   * (default 5000 ms). While one does, it reaps at once (at most every REAP_BLOCKED_MS).
+   */
+  reapEveryMs?: number;
 }
 
 export interface SubmitResult {
@@ -57,6 +62,12 @@ interface Active {
 }
 
 const BACKOFF_S = [5, 10, 20, 40, 60];
+/** Floor between two reaps while our jobs wait on caps (a reap that cannot end a row must not spin). */
+const REAP_BLOCKED_MS = 250;
+/** Reasons a dead server's running rows can cause: they count toward these caps until reaped. */
+const CAP_REASONS: ReadonlySet<QueueReason> = new Set(["global_cap", "adaptive_cap", "workspace_busy", "waiting_for_slot"]);
+/** Lock errors (not contention) a job meets before it is recorded failed. */
+const MAX_LOCK_ERRORS = 3;
 
 /**
  * One provider's job engine inside one server process. Several servers share a state
@@ -72,6 +83,11 @@ export class JobEngine {
   private ticking = false;
   private again = false;
   private stopped = false;
+  /** A dead owner's row was seen by the last admission pass; `blocked`: one of ours waits on a cap. */
+  private dead: { blocked: boolean } | null = null;
+  private lastReap = 0;
+  private reaping: Promise<void> | null = null;
+  private readonly lockErrors = new Map<string, number>();
 
   private constructor(private readonly o: EngineOptions) {
     if (!(o.maxPerProject > 0 && o.maxPerProject <= o.maxConcurrent)) {
@@ -131,6 +147,8 @@ export class JobEngine {
         throw e;
       }
     }
+    // A dead server's queued rows must not fill the bound: end them first.
+    if (this.hasDeadRows()) await this.reapDead();
     const free = this.o.locks.freeGlobal(this.o.maxConcurrent);
     this.store.insertMany(prepared, (queued) => {
       const waiting = queued + prepared.length - free;
@@ -201,6 +219,7 @@ export class JobEngine {
     if (this.stopped) return;
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    await this.reaping;
     for (const r of this.store.listByStatus(["queued"])) {
       if (r.server_id === this.serverId) this.store.update(r.id, { status: "cancelled", failure_kind: "server_stopped", ended_at: this.now() }, ["queued"]);
     }
@@ -236,7 +255,12 @@ export class JobEngine {
     this.again = false;
     let next = this.o.tickMs ?? 250;
     try {
+      // A dead server's running rows hold the caps in the plan (its orphan child may still
+      // run): end them first, so the slots they freed are used by live servers' jobs.
+      if (this.reapDue()) await this.reapDead();
+      if (this.stopped) return;
       next = Math.min(next, this.admit());
+      if (this.dead?.blocked) next = Math.min(next, Math.max(0, this.lastReap + REAP_BLOCKED_MS - this.now()));
     } catch (e) {
       log.warn(`${this.o.provider.name} admission failed: ${describeError(e)}`);
     } finally {
@@ -270,6 +294,7 @@ export class JobEngine {
     });
     let next = Infinity;
     let admissibleSeen = false;
+    let blocked = false;
     for (const { row, reason } of plan) {
       // With a stagger only one launch fits in each window: it goes to the oldest
       // admissible job (whichever server owns it), so launches keep submit order.
@@ -283,10 +308,44 @@ export class JobEngine {
         why = r.reason;
         if (r.retryMs !== undefined) next = Math.min(next, r.retryMs);
       }
+      if (CAP_REASONS.has(why)) blocked = true;
       if (why === "throttle_cooldown" && row.retry_at !== null) next = Math.min(next, row.retry_at - now);
       if (row.queue_reason !== why) this.store.update(row.id, { queue_reason: why }, ["queued"]);
     }
+    // The plan asked about queued rows' owners; ask about running rows' too (cached per owner).
+    this.dead = rows.some((r) => !alive(r)) ? { blocked } : null;
     return Math.max(0, next);
+  }
+
+  /** Whether the last pass saw a dead owner's row and the throttle lets us reap now. */
+  private reapDue(): boolean {
+    if (!this.dead) return false;
+    const gap = this.dead.blocked ? REAP_BLOCKED_MS : (this.o.reapEveryMs ?? 5000);
+    return this.now() - this.lastReap >= gap;
+  }
+
+  private hasDeadRows(): boolean {
+    return this.store.listActive().some((r) => r.server_id !== this.serverId && !ownerAlive(r, this.o.identities));
+  }
+
+  /**
+   * Ends dead servers' rows (verified orphans killed → killed_on_restart, the rest lost),
+   * as JobEngine.start and `dl reap` do. One reap at a time; callers share it.
+   */
+  private reapDead(): Promise<void> {
+    this.reaping ??= (async () => {
+      try {
+        const done = await this.reap();
+        for (const a of done) log.info(`${this.o.provider.name} job ${a.id}: ${a.status} (${a.reason})`);
+      } catch (e) {
+        log.warn(`${this.o.provider.name}: ending dead servers' jobs failed: ${describeError(e)}`);
+      } finally {
+        this.lastReap = this.now();
+        this.dead = null;
+        this.reaping = null;
+      }
+    })();
+    return this.reaping;
   }
 
   /** Takes the locks and the stagger claim, then runs the job in the background. */

@@ -1,60 +1,21 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { Subprocess } from "bun";
 import { JobStore } from "../../src/store/jobs.ts";
 import { CHILD_SCRIPT, testTask } from "../fixture/jobs-provider.ts";
 import { makeRepo, pidAlive, tempRoot, until } from "./helpers.ts";
+import { startServerProc, type ServerProc } from "./server-proc.ts";
 
 const root = tempRoot("dl-servers-");
 const home = join(root.dir, "home");
-const SERVER = join(import.meta.dir, "../fixture/jobs-server.ts");
-
-interface Server {
-  proc: Subprocess<"pipe", "pipe", "inherit">;
-  ready: { pid: number; serverId: string; reaped: { id: string; status: string; killed_pid: number | null }[] };
-  call<T = unknown>(req: unknown): Promise<T>;
-}
-const servers: Server[] = [];
+const servers: ServerProc[] = [];
 afterAll(async () => {
   for (const s of servers) s.proc.kill("SIGKILL");
   root.cleanup();
 });
 
-async function startServer(cfg: Record<string, unknown>): Promise<Server> {
-  const proc = Bun.spawn([process.execPath, SERVER, JSON.stringify({ home, ...cfg })], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
-  const reader = proc.stdout.getReader();
-  let buf = "";
-  const lines: string[] = [];
-  const waiters: ((l: string) => void)[] = [];
-  void (async () => {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      buf += new TextDecoder().decode(value);
-      let nl;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        const l = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        const w = waiters.shift();
-        if (w) w(l);
-        else lines.push(l);
-      }
-    }
-  })();
-  const next = () => (lines.length ? Promise.resolve(lines.shift()!) : new Promise<string>((r) => waiters.push(r)));
-  const ready = JSON.parse(await next());
-  const s: Server = {
-    proc,
-    ready,
-    async call<T>(req: unknown): Promise<T> {
-      proc.stdin.write(JSON.stringify(req) + "\n");
-      proc.stdin.flush();
-      const r = JSON.parse(await next()) as { ok: boolean; result?: T; error?: string };
-      if (!r.ok) throw new Error(r.error);
-      return r.result as T;
-    },
-  };
+async function startServer(cfg: Record<string, unknown>): Promise<ServerProc> {
+  const s = await startServerProc({ home, ...cfg });
   servers.push(s);
   return s;
 }
