@@ -350,24 +350,22 @@ export class JobEngine {
 
   /** Takes the locks and the stagger claim, then runs the job in the background. */
   private launch(row: JobRow, now: number, cap: number): "started" | { reason: QueueReason; retryMs?: number } {
-    const l = this.o.locks;
     const held: HeldLock[] = [];
     const release = () => held.splice(0).forEach((h) => h.release());
-    const ws = l.tryWorkspace(row.workspace_root, row.id);
-    if (!ws) return { reason: "workspace_busy" };
-    held.push(ws);
-    const g = l.tryGlobal(cap, row.id);
-    if (!g) {
+    let taken: "started" | { reason: QueueReason; retryMs?: number };
+    try {
+      taken = this.takeSlots(row, cap, held);
+    } catch (e) {
+      // Whatever was taken before the throw goes back, or that checkout and slot stay
+      // busy for every server until this one exits.
       release();
-      return { reason: cap < this.o.maxConcurrent ? "adaptive_cap" : "global_cap" };
+      return this.lockFailed(row, e);
     }
-    held.push(g);
-    const pr = l.tryProject(row.project, this.o.maxPerProject, row.id);
-    if (!pr) {
+    if (taken !== "started") {
       release();
-      return { reason: "waiting_for_slot" };
+      return taken;
     }
-    held.push(pr);
+    this.lockErrors.delete(row.id);
     let claim;
     try {
       claim = this.store.claimLaunch(row.id, { started_at: now, last_activity_at: now }, now, this.o.staggerMs);
@@ -390,6 +388,41 @@ export class JobEngine {
       });
     this.active.set(row.id, { abort, done, locks: held });
     return "started";
+  }
+
+  /** Workspace, global and project slots in that order, pushed onto `held` as taken. */
+  private takeSlots(row: JobRow, cap: number, held: HeldLock[]): "started" | { reason: QueueReason } {
+    const l = this.o.locks;
+    const ws = l.tryWorkspace(row.workspace_root, row.id);
+    if (!ws) return { reason: "workspace_busy" };
+    held.push(ws);
+    const g = l.tryGlobal(cap, row.id);
+    if (!g) return { reason: cap < this.o.maxConcurrent ? "adaptive_cap" : "global_cap" };
+    held.push(g);
+    const pr = l.tryProject(row.project, this.o.maxPerProject, row.id);
+    if (!pr) return { reason: "waiting_for_slot" };
+    held.push(pr);
+    return "started";
+  }
+
+  /**
+   * A lock call failed (EMFILE, an unwritable or symlinked slot file), which is not
+   * contention. A passing fault is retried on later passes; after MAX_LOCK_ERRORS the
+   * job is recorded failed (infra) with the cause, so nothing waits on it for ever.
+   */
+  private lockFailed(row: JobRow, e: unknown): { reason: QueueReason; retryMs: number } {
+    const n = (this.lockErrors.get(row.id) ?? 0) + 1;
+    const why = describeError(e);
+    if (n < MAX_LOCK_ERRORS) {
+      this.lockErrors.set(row.id, n);
+      log.warn(`${this.o.provider.name} job ${row.id}: could not take its slot locks (${why}); retrying (${n}/${MAX_LOCK_ERRORS})`);
+      return { reason: row.queue_reason ?? "waiting_for_slot", retryMs: 200 * n };
+    }
+    this.lockErrors.delete(row.id);
+    log.error(`${this.o.provider.name} job ${row.id}: could not take its slot locks (${why}) ${n} times; recording it failed`);
+    const msg = `could not take the job's slot locks under ${join(this.o.stateDir, "slots")} (${why}); check that directory (permissions, symlinks, open-file limit) and submit again`;
+    this.store.update(row.id, { status: "failed", failure_kind: "infra", final_response: msg, ended_at: this.now(), queue_reason: null }, ["queued"]);
+    return { reason: row.queue_reason ?? "waiting_for_slot", retryMs: 0 };
   }
 
   private runnerContext() {

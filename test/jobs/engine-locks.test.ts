@@ -1,0 +1,70 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { JobLocks } from "../../src/jobs/deps.ts";
+import { flockJobLocks } from "../../src/jobs/sys-adapters.ts";
+import { testTask } from "../fixture/jobs-provider.ts";
+import { makeRepo, startEngine, tempRoot, until } from "./helpers.ts";
+
+const root = tempRoot("dl-engine-locks-");
+afterAll(root.cleanup);
+const home = join(root.dir, "home");
+mkdirSync(home);
+
+/** Real flock pools, except that the next `failures` tryProject calls throw. */
+function flakyProjectLocks(stateDir: string): JobLocks & { failures: number; thrown: number } {
+  const real = flockJobLocks(stateDir);
+  const l = {
+    ...real,
+    failures: 0,
+    thrown: 0,
+    tryProject(project: string, size: number, jobId: string) {
+      if (l.failures > 0) {
+        l.failures--;
+        l.thrown++;
+        throw Object.assign(new Error("EMFILE: too many open files, open '.../slots/project-x/0.lock'"), { code: "EMFILE" });
+      }
+      return real.tryProject(project, size, jobId);
+    },
+  };
+  return l;
+}
+
+describe("a lock call that throws", () => {
+  test("releases the locks already taken; a passing fault is retried, a lasting one ends the job failed (infra)", async () => {
+    const stateDir = join(root.dir, "state");
+    const { trees } = makeRepo(root.dir, "proj", 0);
+    const locks = flakyProjectLocks(stateDir);
+    const e = await startEngine(stateDir, home, { locks, tickMs: 20, guards: { home, stateDirs: [stateDir], toolEnv: { PATH: "/usr/bin:/bin" } } });
+    const ended = (id: string) => until(() => (["queued", "running"].includes(e.row(id)!.status) ? null : e.row(id)), `job ${id} to end`, 5000);
+    const slotsFree = () => {
+      // Another holder (a separate open file description, like another server) gets them.
+      const probe = flockJobLocks(stateDir);
+      const ws = probe.tryWorkspace(trees[0]!, "probe");
+      expect(ws).not.toBeNull();
+      ws!.release();
+      expect(probe.freeGlobal(4)).toBe(4);
+    };
+    try {
+      locks.failures = 1;
+      const once = (await e.submit([testTask(trees[0]!, { mode: "ok" })])).jobs[0]!.id;
+      expect(await ended(once)).toMatchObject({ status: "done" });
+      expect(locks.thrown).toBe(1);
+      slotsFree();
+
+      locks.failures = 1000;
+      const bad = (await e.submit([testTask(trees[0]!, { mode: "ok" })])).jobs[0]!.id;
+      const row = await ended(bad);
+      expect(row).toMatchObject({ status: "failed", failure_kind: "infra" });
+      expect(row!.final_response).toContain("EMFILE");
+      expect(locks.thrown).toBe(4); // 1 + 3 attempts
+      slotsFree();
+
+      locks.failures = 0;
+      const ok = (await e.submit([testTask(trees[0]!, { mode: "ok" })])).jobs[0]!.id;
+      expect(await ended(ok)).toMatchObject({ status: "done" });
+    } finally {
+      await e.stop();
+    }
+  });
+});
