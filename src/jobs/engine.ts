@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { DlError, describeError } from "../errors.ts";
 import { log } from "../log.ts";
 import { JobStore } from "../store/jobs.ts";
-import type { JobRow, NewJob, QueueReason } from "../store/types.ts";
+import { isTerminal, type JobRow, type NewJob, type QueueReason } from "../store/types.ts";
 import { planAdmission } from "./admission.ts";
 import type { HeldLock, Identities, JobLocks } from "./deps.ts";
 import { pollView, unknownView, type PollView } from "./poll.ts";
@@ -384,6 +384,7 @@ export class JobEngine {
       .finally(() => {
         release();
         this.active.delete(row.id);
+        this.forgetPersistError(row.id);
         this.schedule(0);
       });
     this.active.set(row.id, { abort, done, locks: held });
@@ -423,6 +424,17 @@ export class JobEngine {
     const msg = `could not take the job's slot locks under ${join(this.o.stateDir, "slots")} (${why}); check that directory (permissions, symlinks, open-file limit) and submit again`;
     this.store.update(row.id, { status: "failed", failure_kind: "infra", final_response: msg, ended_at: this.now(), queue_reason: null }, ["queued"]);
     return { reason: row.queue_reason ?? "waiting_for_slot", retryMs: 0 };
+  }
+
+  /** Once a job's end is in its row, the row (and its persist_error) is the record. */
+  private forgetPersistError(id: string): void {
+    if (!this.persistErrors.has(id)) return;
+    try {
+      const st = this.store.get(id)?.status;
+      if (st && isTerminal(st)) this.persistErrors.delete(id);
+    } catch {
+      // the store still fails: keep the message for poll
+    }
   }
 
   private runnerContext() {

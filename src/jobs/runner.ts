@@ -12,7 +12,8 @@ import type { Provider, RunOutput } from "./provider.ts";
 export type StopReason = "cancel" | "shutdown";
 
 export interface RunnerContext {
-  store: JobStore;
+  /** Only update() is used: the runner writes its own row and nothing else. */
+  store: Pick<JobStore, "update">;
   provider: Provider;
   identities: Identities;
   now: () => number;
@@ -27,9 +28,15 @@ export interface RunnerContext {
   retryDelayMs: (n: number) => number;
   /** A write of this job's state failed: the engine keeps it for poll and logs it. */
   onPersistError: (id: string, message: string) => void;
+  /** Backoff (ms) between attempts of a write that must land (default 100/500/2000). */
+  persistRetryMs?: readonly number[];
 }
 
 const ACTIVITY_WRITE_MS = 1000;
+const PERSIST_RETRY_MS = [100, 500, 2000] as const;
+
+/** A compare-and-set write: it landed, the row had left the expected status, or the store threw. */
+type WriteResult = "changed" | "gone" | "error";
 
 /**
  * Runs one claimed job (status already `running`) to its end and records the outcome.
@@ -38,16 +45,40 @@ const ACTIVITY_WRITE_MS = 1000;
  */
 export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSignal): Promise<void> {
   const id = row.id;
-  const write = (patch: JobPatch, expect: JobRow["status"][] = ["running"]): boolean => {
+  const retries = ctx.persistRetryMs ?? PERSIST_RETRY_MS;
+  let lastError = "";
+  const write = (patch: JobPatch, expect: JobRow["status"][] = ["running"]): WriteResult => {
     try {
-      return ctx.store.update(id, patch, expect);
+      return ctx.store.update(id, patch, expect) ? "changed" : "gone";
     } catch (e) {
-      ctx.onPersistError(id, describeError(e));
-      return false;
+      lastError = describeError(e);
+      ctx.onPersistError(id, lastError);
+      return "error";
     }
   };
-  const fail = (kind: string, message: string) =>
-    write({ status: "failed", failure_kind: kind, final_response: message, ended_at: ctx.now() });
+  /** A write that must land: retried with backoff while the store throws. */
+  const persist = async (patch: JobPatch): Promise<WriteResult> => {
+    let r = write(patch);
+    for (const ms of retries) {
+      if (r !== "error") break;
+      await Bun.sleep(ms);
+      r = write(patch);
+    }
+    return r;
+  };
+  /**
+   * Records the job's end. If that keeps failing (a full disk, a value the store refuses)
+   * a minimal `failed`/infra row naming the error is written instead: a row left
+   * `running` would hold `dl wait` for ever.
+   */
+  const finish = async (patch: JobPatch, cause?: string): Promise<void> => {
+    if (cause === undefined && (await persist(patch)) !== "error") return;
+    const why = cause ?? `could not record the job's end (${lastError}); recorded as failed instead`;
+    log.error(`job ${id}: ${why}`);
+    const fallback: JobPatch = { status: "failed", failure_kind: "infra", exit_code: patch.exit_code ?? null, ended_at: patch.ended_at ?? ctx.now(), persist_error: why.slice(0, 500) };
+    if ((await persist(fallback)) === "error") log.error(`job ${id}: its row stays running until this server restarts (the store keeps failing: ${lastError})`);
+  };
+  const fail = (kind: string, message: string) => finish({ status: "failed", failure_kind: kind, final_response: message, ended_at: ctx.now() });
 
   const jobDir = join(ctx.jobsDir, id);
   let spec;
@@ -55,11 +86,11 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
     mkdirSync(jobDir, { recursive: true, mode: 0o700 });
     spec = await ctx.provider.launch(row, { jobDir });
   } catch (e) {
-    fail("infra", `could not prepare the run: ${describeError(e)}`);
+    await fail("infra", `could not prepare the run: ${describeError(e)}`);
     return;
   }
   if (signal.aborted) {
-    finishStopped(signal, write, ctx.now());
+    await finishStopped(signal, finish, ctx.now());
     return;
   }
 
@@ -80,33 +111,36 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
       },
     });
   } catch (e) {
-    fail("infra", describeError(e));
+    await fail("infra", describeError(e));
     return;
   }
+  let stopping: Promise<unknown> | null = null;
+  const stop = () => {
+    stopping ??= terminateGroup(child.pgid, ctx.graceMs).catch((e) => log.warn(`job ${id}: stopping its group failed: ${describeError(e)}`));
+  };
+  const onAbort = () => stop();
+  signal.addEventListener("abort", onAbort, { once: true });
   const ident = ctx.identities.read(child.pid);
-  const recorded = write({
+  const recorded = await persist({
     child_pid: child.pid,
     child_pgid: child.pgid,
     child_start: ident?.start ?? null,
     child_cmd: ident?.command ?? null,
     last_activity_at: ctx.now(),
   });
+  // "gone": the row was cancelled or reaped between claim and spawn, so the run must not
+  // go on. "error": without its identity in the row, nobody could stop this child if we
+  // died, so it must not go on either; the row is still ended below.
+  if (recorded !== "changed" || signal.aborted) stop();
+  const recordFailure = recorded === "error" ? `could not record the child process (${lastError}); it was stopped` : null;
 
   let timedOut = false;
-  let stopping: Promise<unknown> | null = null;
-  const stop = () => {
-    stopping ??= terminateGroup(child.pgid, ctx.graceMs).catch((e) => log.warn(`job ${id}: stopping its group failed: ${describeError(e)}`));
-  };
-  // The row was cancelled or reaped between claim and spawn: the run must not go on.
-  if (!recorded) stop();
   const startedAt = row.started_at ?? ctx.now();
   const budgetMs = (row.timeout_s ?? 3600) * 1000 - (ctx.now() - startedAt);
   const watchdog = setTimeout(() => {
     timedOut = true;
     stop();
   }, Math.max(0, budgetMs));
-  const onAbort = () => stop();
-  signal.addEventListener("abort", onAbort, { once: true });
 
   const exit = await child.exited;
   clearTimeout(watchdog);
@@ -128,9 +162,13 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
     jobDir,
   };
   const ended = ctx.now();
-  if (!recorded) return;
+  if (recorded === "gone") return;
+  if (recordFailure) {
+    await finish({ exit_code: out.exitCode, ended_at: ended }, recordFailure);
+    return;
+  }
   if (signal.aborted) {
-    finishStopped(signal, write, ended, out.exitCode);
+    await finishStopped(signal, finish, ended, out.exitCode);
     return;
   }
 
@@ -152,11 +190,11 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
   };
 
   if (timedOut) {
-    write({ ...common, status: "timeout", failure_kind: "timeout", ended_at: ended });
+    await finish({ ...common, status: "timeout", failure_kind: "timeout", ended_at: ended });
     return;
   }
   if (out.exitCode === 0) {
-    write({ ...common, status: "done", failure_kind: null, ended_at: ended });
+    await finish({ ...common, status: "done", failure_kind: null, ended_at: ended });
     return;
   }
   let kind;
@@ -167,7 +205,7 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
   }
   if (kind === "throttle" && row.retry_count < ctx.maxRetries) {
     const n = row.retry_count + 1;
-    write({
+    await finish({
       ...common,
       status: "queued",
       queue_reason: "throttle_cooldown",
@@ -182,15 +220,15 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
     return;
   }
   if (kind === "auth") {
-    write({ ...common, status: "auth_failed", failure_kind: "auth", ended_at: ended });
+    await finish({ ...common, status: "auth_failed", failure_kind: "auth", ended_at: ended });
     return;
   }
-  write({ ...common, status: "failed", failure_kind: kind, ended_at: ended });
+  await finish({ ...common, status: "failed", failure_kind: kind, ended_at: ended });
 }
 
-function finishStopped(signal: AbortSignal, write: (p: JobPatch) => boolean, ended: number, exitCode: number | null = null): void {
+function finishStopped(signal: AbortSignal, finish: (p: JobPatch) => Promise<void>, ended: number, exitCode: number | null = null): Promise<void> {
   const reason = signal.reason as StopReason;
-  write({
+  return finish({
     status: "cancelled",
     failure_kind: reason === "shutdown" ? "server_stopped" : null,
     exit_code: exitCode,
