@@ -71,6 +71,14 @@ export function finishedLine(row: JobRow, status: string, json: boolean): string
   return sanitizeLine(parts.join(" ") + (preview ? ` — ${preview}` : ""));
 }
 
+/** A job seen queued or running whose row was deleted (`dl reap` pruning) before its end was seen. */
+function prunedLine(id: string, json: boolean): string {
+  const safe = sanitizeLine(id, 64);
+  return json
+    ? JSON.stringify({ id: safe, status: "pruned" })
+    : `${safe} PRUNED (its record was deleted before its end was seen; its outcome is unknown, check the provider's logs or run it again)`;
+}
+
 function missingLine(id: string, json: boolean): string {
   const safe = sanitizeLine(id, 64);
   return json ? JSON.stringify({ id: safe, status: "missing" }) : `${safe} MISSING (no such job appeared within 30 s; check the id and the state dir overrides)`;
@@ -110,17 +118,28 @@ export async function waitForJobs(o: WaitOptions): Promise<WaitOutcome> {
 
   const pass = (checkOwners: boolean) => {
     const rows = new Map<string, JobRow>();
+    let complete = true;
     for (const st of stores.values()) {
       try {
         for (const r of st.getMany(pending)) rows.set(r.id, r);
       } catch {
         // A store busy beyond its timeout: next pass.
+        complete = false;
       }
     }
     const still: string[] = [];
     for (const id of pending) {
       const r = rows.get(id);
       if (!r) {
+        // Seen before and now in no store that answered: pruned. Ending the wait here is
+        // the only way it ends; the row will not come back.
+        if (complete && seen.has(id)) {
+          unsuccessful = true;
+          const line = prunedLine(id, o.json);
+          if (o.all) held.push(line);
+          else o.write(line);
+          continue;
+        }
         still.push(id);
         continue;
       }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { JobEngine } from "../../src/jobs/engine.ts";
-import { sysIdentities } from "../../src/jobs/sys-adapters.ts";
+import { selfOwner, sysIdentities } from "../../src/jobs/sys-adapters.ts";
 import { waitForJobs, type WaitOptions } from "../../src/jobs/wait.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import { testTask } from "../fixture/jobs-provider.ts";
@@ -102,6 +102,28 @@ describe("dl wait (engine level)", () => {
     expect(r.code).toBe(1);
     expect(lines[0]!.line).toStartWith("tj-orphanrow LOST");
     expect(Date.now() - t0).toBeLessThan(1500);
+  });
+
+  test("a job whose row is pruned after it was seen ends the wait unsuccessfully (exit 1), saying so", async () => {
+    const dir = join(root.dir, "state-pruned");
+    const me = selfOwner();
+    const s = JobStore.open(dir);
+    for (const json of [false, true]) {
+      s.insertMany([
+        { id: "tj-prunedrow", provider: "test", project: "/p", workdir: "/p", workspace_root: "/p", task: "{}", created_at: Date.now(), status: "running", owner_pid: me.pid, owner_start: me.start, server_id: "srv-live" },
+      ]);
+      const { opts, lines } = waitOpts(["tj-prunedrow"], { json, timeoutMs: 5000, sources: [{ provider: "test", stateDir: dir }] });
+      const waiting = waitForJobs(opts); // its first pass runs now and sees the row running
+      // `dl reap` prunes it, without the waiter ever seeing its end.
+      s.update("tj-prunedrow", { status: "done", ended_at: 1 });
+      expect(s.pruneFinished(2)).toBe(1);
+      const r = await waiting;
+      expect(r.code).toBe(1);
+      expect(lines).toHaveLength(1);
+      if (json) expect(JSON.parse(lines[0]!.line)).toMatchObject({ id: "tj-prunedrow", status: "pruned" });
+      else expect(lines[0]!.line).toStartWith("tj-prunedrow PRUNED");
+    }
+    s.close();
   });
 
   test("hostile output gives a clean, capped line", async () => {
