@@ -54,6 +54,34 @@ export interface AccountView {
 
 const EMPTY: SharedState = { v: 1, cooldown_until: null, cooldown_reason: null, throttles: [], adaptive_until: null, auth: null };
 export const DEFAULT_BACKOFF_S = [5, 10, 20, 40, 60] as const;
+/**
+ * An unreadable shared.json may have held a cooldown or an auth pause: reading it as
+ * "all clear" could launch every queued job into a throttled or logged-out account. It
+ * holds admission this long instead, and is rewritten sane.
+ */
+export const UNREADABLE_COOLDOWN_MS = 30_000;
+/** Pauses (ms) before retrying an update whose lock another server holds; then it is dropped. */
+const LOCK_RETRY_MS = [2, 5, 10, 25, 50, 100, 250, 500, 1000] as const;
+
+/** A state object from the file's text, or null when it is not one we wrote. */
+function parseState(text: string): SharedState | null {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return null;
+  const r = raw as Partial<SharedState>;
+  return {
+    v: 1,
+    cooldown_until: typeof r.cooldown_until === "number" ? r.cooldown_until : null,
+    cooldown_reason: typeof r.cooldown_reason === "string" ? r.cooldown_reason : null,
+    throttles: Array.isArray(r.throttles) ? r.throttles.filter((t): t is number => typeof t === "number") : [],
+    adaptive_until: typeof r.adaptive_until === "number" ? r.adaptive_until : null,
+    auth: r.auth && typeof r.auth.fingerprint === "string" && typeof r.auth.at === "number" ? r.auth : null,
+  };
+}
 
 export class CodexAccount {
   readonly file: string;
@@ -81,31 +109,49 @@ export class CodexAccount {
     this.adaptiveMs = o.adaptiveMs ?? 10 * 60_000;
   }
 
-  /** Current shared state; a missing or unreadable file reads as "all clear". */
+  /**
+   * Current shared state. A missing file is "all clear" (nothing was ever recorded); an
+   * unreadable or corrupt one is a short cooldown (UNREADABLE_COOLDOWN_MS), and a corrupt
+   * one is rewritten sane so every server agrees.
+   */
   read(): SharedState {
     let key: string;
     try {
       const st = statSync(this.file);
       key = `${st.ino}:${st.mtimeMs}:${st.size}`;
-    } catch {
-      return { ...EMPTY, throttles: [] };
+    } catch (e) {
+      key = (e as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : `stat-failed:${(e as NodeJS.ErrnoException).code}`;
     }
     if (this.cache?.key === key) return this.cache.state;
-    let state: SharedState;
-    try {
-      const raw = JSON.parse(readFileSync(this.file, "utf8")) as Partial<SharedState>;
-      state = {
-        v: 1,
-        cooldown_until: typeof raw.cooldown_until === "number" ? raw.cooldown_until : null,
-        cooldown_reason: typeof raw.cooldown_reason === "string" ? raw.cooldown_reason : null,
-        throttles: Array.isArray(raw.throttles) ? raw.throttles.filter((t): t is number => typeof t === "number") : [],
-        adaptive_until: typeof raw.adaptive_until === "number" ? raw.adaptive_until : null,
-        auth: raw.auth && typeof raw.auth.fingerprint === "string" && typeof raw.auth.at === "number" ? raw.auth : null,
-      };
-    } catch {
-      state = { ...EMPTY, throttles: [] };
+    if (key === "missing") {
+      this.cache = { key, state: { ...EMPTY, throttles: [] } };
+      return this.cache.state;
     }
+    let text: string | null = null;
+    let why = "";
+    try {
+      if (!key.startsWith("stat-failed")) text = readFileSync(this.file, "utf8");
+      else why = key.slice("stat-failed:".length);
+    } catch (e) {
+      why = describeError(e);
+    }
+    const parsed = text === null ? null : parseState(text);
+    if (parsed) {
+      this.cache = { key, state: parsed };
+      return parsed;
+    }
+    const now = this.now();
+    const state: SharedState = {
+      ...EMPTY,
+      throttles: [],
+      cooldown_until: now + UNREADABLE_COOLDOWN_MS,
+      cooldown_reason: "the shared account state (shared.json) was unreadable; admission holds briefly as a precaution",
+    };
+    log.warn(`codex: ${this.file} is ${text === null ? `unreadable (${why})` : "corrupt"}; holding admission ${UNREADABLE_COOLDOWN_MS / 1000} s as a precaution and rewriting it`);
     this.cache = { key, state };
+    // Rewrite only the file we judged, and only under the lock: a server writing it right
+    // now is fixing it anyway.
+    if (text !== null) this.write(state, key);
     return state;
   }
 
@@ -208,39 +254,72 @@ export class CodexAccount {
     return fp;
   }
 
-  /** Read-modify-write under the lock; never throws (a lost update beats a lost job). */
-  private update(fn: (s: SharedState, now: number) => void): void {
-    const h = this.lockBriefly();
+  /**
+   * Read-modify-write under the lock; never throws and never blocks (classify and gate
+   * are sync). With the lock busy, the change shows locally at once and is applied to the
+   * file on a later turn (LOCK_RETRY_MS), re-read under the lock so no other server's
+   * update is overwritten; after the last retry it is dropped with a warning.
+   */
+  private update(fn: (s: SharedState, now: number) => void, at = this.now(), attempt = 0): void {
+    let h: LockHandle | null;
     try {
+      h = tryLock(this.lockFile);
+    } catch (e) {
+      // No server can take this lock (unopenable file, no flock): writing without it is
+      // the only way a cooldown reaches the others.
+      log.warn(`codex: shared account lock unavailable (${describeError(e)}); updating without it`);
+      this.apply(fn, at);
+      return;
+    }
+    if (h) {
+      try {
+        this.apply(fn, at);
+      } finally {
+        h.release();
+      }
+      return;
+    }
+    if (attempt === 0) {
+      // This server acts on the change now (its gate holds a new cooldown at once).
+      const local = structuredClone(this.read());
+      fn(local, at);
+      if (this.cache) this.cache = { key: this.cache.key, state: local };
+    }
+    const pause = LOCK_RETRY_MS[attempt];
+    if (pause === undefined) {
+      log.warn(`codex: shared account lock busy for ${LOCK_RETRY_MS.reduce((a, b) => a + b, 0)} ms; this update was not shared with other servers`);
       this.cache = null;
-      const s = structuredClone(this.read());
-      fn(s, this.now());
+      return;
+    }
+    const t = setTimeout(() => this.update(fn, at, attempt + 1), pause);
+    t.unref?.();
+  }
+
+  private apply(fn: (s: SharedState, now: number) => void, at: number): void {
+    this.cache = null;
+    const s = structuredClone(this.read());
+    fn(s, at);
+    this.write(s);
+  }
+
+  /** Atomic rewrite. With `ifKey`, only if the file is still that version (under the lock). */
+  private write(s: SharedState, ifKey?: string): void {
+    let h: LockHandle | null = null;
+    try {
+      if (ifKey !== undefined) {
+        h = tryLock(this.lockFile);
+        if (!h) return;
+        const st = statSync(this.file);
+        if (`${st.ino}:${st.mtimeMs}:${st.size}` !== ifKey) return;
+      }
       const tmp = `${this.file}.${process.pid}.tmp`;
       writeFileSync(tmp, JSON.stringify(s), { mode: 0o600 });
       renameSync(tmp, this.file);
-      this.cache = null;
+      if (ifKey === undefined) this.cache = null;
     } catch (e) {
       log.warn(`codex: could not update the shared account state: ${describeError(e)}`);
     } finally {
       h?.release();
     }
-  }
-
-  /** The section is a few microseconds long; wait for it synchronously (classify is sync). */
-  private lockBriefly(): LockHandle | null {
-    const deadline = performance.now() + 2000;
-    try {
-      for (;;) {
-        const h = tryLock(this.lockFile);
-        if (h) return h;
-        if (performance.now() > deadline) break;
-        Bun.sleepSync(1);
-      }
-    } catch (e) {
-      log.warn(`codex: shared account lock unavailable: ${describeError(e)}`);
-      return null;
-    }
-    log.warn("codex: shared account lock busy for 2 s; updating without it");
-    return null;
   }
 }
