@@ -9,6 +9,22 @@ import { DB_FILE } from "../store/db.ts";
 import { log } from "../log.ts";
 import { VERSION } from "../version.ts";
 import { configOrExit } from "./config-or-exit.ts";
+import { hardenProcess } from "../sys/hardening.ts";
+import { killAllGroupsNow, terminateAllGroups } from "../sys/process.ts";
+
+/** What run_bash commands and jobs get between SIGTERM and SIGKILL when the server stops. */
+const STOP_GRACE_MS = 2_000;
+/** How long stopping jobs and closing the transport may take before we move on. */
+const STOP_STEPS_MS = 4_000;
+/** After this, the server exits whatever is still pending (SIGKILLing what it started). */
+const STOP_DEADLINE_MS = 9_000;
+
+/** Resolves when p settles or after ms, whichever comes first; never rejects. */
+function bounded(p: Promise<unknown>, ms: number): Promise<void> {
+  let t: ReturnType<typeof setTimeout> | undefined;
+  const timer = new Promise<void>((r) => (t = setTimeout(r, ms)));
+  return Promise.race([p.then(() => undefined), timer]).finally(() => clearTimeout(t));
+}
 
 export const serveCommand = defineCommand({
   meta: {
@@ -16,6 +32,8 @@ export const serveCommand = defineCommand({
     description: "Run the MCP server on stdio (for claude mcp add)",
   },
   async run() {
+    // First, before anything reads a secret: no same-user process may read our environ.
+    hardenProcess();
     const config = configOrExit();
     const deps = defaultDeps(config, VERSION);
     const server = createServer(deps);
@@ -26,10 +44,28 @@ export const serveCommand = defineCommand({
       if (closing) return;
       closing = true;
       log.debug(`dl serve stopping: ${why}`);
+      // Whatever hangs below, the server still leaves, and takes its children along.
+      setTimeout(() => {
+        const n = killAllGroupsNow();
+        log.warn(`dl serve: stopping took over ${STOP_DEADLINE_MS} ms; exiting now (${n} process group(s) killed)`);
+        process.exit(1);
+      }, STOP_DEADLINE_MS);
       try {
         // Jobs die with their server: stop them (recorded as such) before leaving.
-        await deps.stopJobs();
-        await server.close();
+        // Closing the server aborts running tool calls, whose commands get SIGTERM.
+        const steps = (async () => {
+          await deps.stopJobs();
+          await server.close();
+        })();
+        await bounded(
+          steps.catch((e: unknown) => log.error(`dl serve: error while stopping: ${describeError(e)}`)),
+          STOP_STEPS_MS,
+        );
+        // Children run in their own sessions, so none dies with us by itself: end every
+        // group we started and wait until they are gone (SIGKILL for what traps SIGTERM).
+        const r = await terminateAllGroups(STOP_GRACE_MS, 1_000);
+        if (r.killed) log.debug(`dl serve: ${r.killed} of ${r.signalled} process group(s) needed SIGKILL`);
+        if (r.survivors.length) log.warn(`dl serve: process group(s) ${r.survivors.join(", ")} survived SIGKILL`);
       } catch (e) {
         log.error(`dl serve: error while stopping: ${describeError(e)}`);
       } finally {
@@ -38,6 +74,8 @@ export const serveCommand = defineCommand({
     };
     process.on("SIGTERM", () => void shutdown("SIGTERM"));
     process.on("SIGINT", () => void shutdown("SIGINT"));
+    // A closed terminal sends SIGHUP; unhandled, it would kill us with no cleanup at all.
+    process.on("SIGHUP", () => void shutdown("SIGHUP"));
     // The client owns our stdin: when it goes away, so do we.
     process.stdin.on("end", () => void shutdown("stdin closed"));
     process.stdin.on("close", () => void shutdown("stdin closed"));

@@ -1,0 +1,82 @@
+import { DlError } from "../errors.ts";
+import { groupAlive, terminateGroup, type TerminateResult } from "./process-group.ts";
+import { spawnGroup, type Captured, type ExitInfo, type SpawnGroupOptions } from "./process-spawn.ts";
+
+/** Run a command to completion in its own group, with a timeout and an abort signal. */
+
+export interface RunOptions extends SpawnGroupOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Between SIGTERM and SIGKILL on timeout/abort. */
+  graceMs?: number;
+  /**
+   * After the leader exits on its own, terminate what is left of its group (background
+   * jobs it forked), so nothing outlives the run and the pipes close. Default true.
+   */
+  reapGroup?: boolean;
+  /** How long to wait for the pipes to close once the group is gone. */
+  drainMs?: number;
+}
+
+export interface RunResult extends ExitInfo {
+  pid: number;
+  pgid: number;
+  timedOut: boolean;
+  aborted: boolean;
+  durationMs: number;
+  stdout: Captured;
+  stderr: Captured;
+}
+
+/**
+ * Runs argv in its own group and waits for it. On timeout or abort the whole group is
+ * terminated (grandchildren too) and the result says why. Throws DlError "cancelled" if
+ * the signal is already aborted (nothing is started).
+ */
+export async function runGroup(opts: RunOptions): Promise<RunResult> {
+  if (opts.signal?.aborted) throw new DlError("cancelled", "cancelled before the command started");
+  const started = performance.now();
+  const child = spawnGroup(opts);
+  const grace = opts.graceMs ?? 2000;
+  let timedOut = false;
+  let aborted = false;
+  let stopping: Promise<TerminateResult> | null = null;
+  const stop = () => {
+    stopping ??= terminateGroup(child.pgid, grace);
+  };
+  const timer =
+    opts.timeoutMs !== undefined
+      ? setTimeout(() => {
+          timedOut = true;
+          stop();
+        }, opts.timeoutMs)
+      : null;
+  const onAbort = () => {
+    aborted = true;
+    stop();
+  };
+  opts.signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    const exit = await child.exited;
+    if (timer) clearTimeout(timer);
+    opts.signal?.removeEventListener("abort", onAbort);
+    if (stopping) await stopping;
+    else if (opts.reapGroup !== false && groupAlive(child.pgid)) await terminateGroup(child.pgid, Math.min(grace, 500));
+    const drainTimer = setTimeout(() => child.stopCapture(), opts.drainMs ?? 1000);
+    await child.drained;
+    clearTimeout(drainTimer);
+    return {
+      ...exit,
+      pid: child.pid,
+      pgid: child.pgid,
+      timedOut,
+      aborted,
+      durationMs: Math.round(performance.now() - started),
+      stdout: child.stdout(),
+      stderr: child.stderr(),
+    };
+  } finally {
+    if (timer) clearTimeout(timer);
+    opts.signal?.removeEventListener("abort", onAbort);
+  }
+}
