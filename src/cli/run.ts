@@ -2,8 +2,10 @@ import { defineCommand } from "citty";
 import { DlError } from "../errors.ts";
 import { prepareDelegation, runPrepared } from "../dispatch/run-delegation.ts";
 import { delegationContext } from "../dispatch/delegation-context.ts";
-import { defaultDeps } from "../mcp/deps.ts";
+import { defaultDeps } from "../deps.ts";
 import { renderResult } from "../dispatch/render-result.ts";
+import { hardenProcess } from "../sys/hardening.ts";
+import { terminateAllGroups } from "../sys/process.ts";
 import { VERSION } from "../version.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
 
@@ -25,6 +27,8 @@ export const runCommand = defineCommand({
     json: { type: "boolean", description: "print the result as one JSON object", default: false },
   },
   async run({ args }) {
+    // Agent commands run as this user: keep dl's own environment (keys) out of their reach.
+    hardenProcess();
     const config = configOrExit();
     const deps = defaultDeps(config, VERSION);
     const prepared = await prepareDelegation(
@@ -42,6 +46,8 @@ export const runCommand = defineCommand({
     );
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    // Anything an agent command left running in the background ends with the run.
+    await terminateAllGroups(2_000, 1_000);
     process.stdout.write(args.json ? `${JSON.stringify(result)}\n` : `${renderResult(result)}\n`);
     process.exitCode = result.success ? EXIT.ok : EXIT.failure;
   },

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { createServer } from "../mcp/server.ts";
-import { defaultDeps } from "../mcp/deps.ts";
+import { defaultDeps } from "../deps.ts";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describeError } from "../errors.ts";

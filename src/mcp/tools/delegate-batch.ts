@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { DlError } from "../../errors.ts";
 import { prepareDelegation, runPrepared, type PreparedDelegation } from "../../dispatch/run-delegation.ts";
-import type { ServerDeps } from "../deps.ts";
+import type { ServerDeps } from "../../deps.ts";
 import { delegationContext } from "../../dispatch/delegation-context.ts";
 import { progressReporter } from "../progress.ts";
 import { guarded, toolOk } from "../tool-result.ts";

@@ -3,7 +3,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { endpointFor } from "../../backends/route.ts";
 import { guardProviderUrl } from "../../backends/ssrf.ts";
 import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
-import type { ServerDeps } from "../deps.ts";
+import type { ServerDeps } from "../../deps.ts";
 import { delegationContext } from "../../dispatch/delegation-context.ts";
 import { progressReporter } from "../progress.ts";
 import { guarded, toolOk } from "../tool-result.ts";

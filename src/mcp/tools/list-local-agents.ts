@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { listAgents } from "../../agent/frontmatter.ts";
-import type { ServerDeps } from "../deps.ts";
+import type { ServerDeps } from "../../deps.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 
 const AgentEntry = z.object({

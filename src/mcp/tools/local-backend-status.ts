@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { backendProbeTargets } from "../../backends/probe-targets.ts";
 import { probeModels } from "../../backends/models-list.ts";
-import type { ServerDeps } from "../deps.ts";
+import type { ServerDeps } from "../../deps.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 
 const Probe = z.object({

@@ -1,17 +1,18 @@
-import type { Config } from "../config.ts";
-import type { AgentSettings } from "../agent/settings.ts";
-import { gatewayEndpoint, gatewaySettingsFromConfig } from "../backends/gateway.ts";
-import type { Endpoint } from "../backends/types.ts";
-import { agentSettingsFromConfig } from "../dispatch/agent-settings.ts";
-import { whoAnswered } from "../dispatch/answered.ts";
-import { createDispatcher, type Dispatcher, dispatchSettingsFromConfig } from "../dispatch/pools.ts";
-import type { AcquireSlot } from "../dispatch/run-delegation.ts";
-import type { CodexService } from "../jobs/providers/codex.ts";
-import { codexOptionsFromConfig } from "../jobs/providers/codex-options.ts";
+import type { Config } from "./config.ts";
+import type { AgentSettings } from "./agent/settings.ts";
+import { gatewayEndpoint, gatewaySettingsFromConfig } from "./backends/gateway.ts";
+import type { Endpoint } from "./backends/types.ts";
+import { agentSettingsFromConfig } from "./dispatch/agent-settings.ts";
+import { whoAnswered } from "./dispatch/answered.ts";
+import { createDispatcher, type Dispatcher, dispatchSettingsFromConfig } from "./dispatch/pools.ts";
+import type { AcquireSlot } from "./dispatch/run-delegation.ts";
+import type { CodexService } from "./jobs/providers/codex.ts";
+import { codexOptionsFromConfig } from "./jobs/providers/codex-options.ts";
 
 /**
- * What the MCP layer (and `dl run`) needs from the outside world, built once from the
- * Config and injected so tests can swap the clock, the network or the pools.
+ * The long-lived services one dl process builds from its Config (gateway routing, pools,
+ * the Codex job service), shared by the MCP server and the CLI commands and injected so
+ * tests can swap the clock, the network or the pools.
  */
 export type ServerDeps = {
   config: Config;
@@ -44,7 +45,7 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
   let codex: Promise<CodexService> | undefined;
   // Loaded on first use: a server that never runs Codex jobs never pays for the engine.
   const startCodex = () =>
-    (codex ??= import("../jobs/providers/codex.ts").then(({ CodexService }) =>
+    (codex ??= import("./jobs/providers/codex.ts").then(({ CodexService }) =>
       CodexService.start(codexOptionsFromConfig(config, waitCommandFor(process.execPath))),
     ));
   return {
