@@ -106,7 +106,7 @@ describe("delegate_to_local_agent through dist/dl serve", () => {
     expect(JSON.stringify(fake.requests[0]?.body)).toContain("Project-specific helper.");
   });
 
-  test("path escapes through read_file and write_file are refused and nothing outside is touched", async () => {
+  test("escapes through each tool: read_file and write_file refused, run_bash confined to the workdir and a clean environment", async () => {
     const dir = project();
     const outside = tempDir("outside");
     writeFileSync(join(outside, "secret.txt"), "do not read");
@@ -115,13 +115,21 @@ describe("delegate_to_local_agent through dist/dl serve", () => {
       reply.tool("read_file", { path: "../../../../../../etc/hostname" }),
       reply.tool("write_file", { path: join(outside, "planted.txt"), content: "x" }),
       reply.tool("write_file", { path: "../planted.txt", content: "x" }),
+      // run_bash is not path-confined (see the README), but it runs in the workdir with an
+      // allowlisted environment: the gateway key must not be among its variables.
+      reply.tool("run_bash", { command: "pwd; env" }),
       reply.text("tried"),
     );
     const r = (await delegate({ agent_name: "helper", task: "try escaping", workdir: dir })).structuredContent as Result;
-    expect(r.turns).toBe(5);
+    expect(r.turns).toBe(6);
+    const bashResult = JSON.stringify(fake.requests[5]?.body);
+    expect(bashResult).toContain(dir);
+    expect(bashResult).toContain("PATH=");
+    expect(bashResult).not.toContain(KEY);
+    expect(bashResult).not.toContain("DELEGATE_LOCAL_KEY");
     expect(existsSync(join(outside, "planted.txt"))).toBe(false);
     expect(existsSync(join(dir, "..", "planted.txt"))).toBe(false);
-    const results = fake.requests.slice(1).map((q) => JSON.stringify(q.body));
+    const results = fake.requests.slice(1, 5).map((q) => JSON.stringify(q.body));
     expect(results.join("")).not.toContain("do not read");
     for (const body of results.slice(0, 4)) expect(body).toContain("is outside the working directory");
   });
