@@ -1,0 +1,175 @@
+import { join } from "node:path";
+import { describeError } from "../errors.ts";
+import { log } from "../log.ts";
+import { isTerminal, type JobRow, type QueueReason } from "../store/types.ts";
+import type { HeldLock } from "./deps.ts";
+import type { EngineContext } from "./engine-options.ts";
+import { runJob, type RunnerContext, type StopReason } from "./runner.ts";
+
+/** Started, or why the job still waits and (if known) how soon to try it again. */
+export type LaunchOutcome = "started" | { reason: QueueReason; retryMs?: number };
+
+/** A job this server runs: how to stop it, when it has ended, the slots it holds. */
+interface Active {
+  abort: AbortController;
+  done: Promise<void>;
+  locks: HeldLock[];
+}
+
+const BACKOFF_S = [5, 10, 20, 40, 60];
+/** Lock errors (not contention) a job meets before it is recorded failed. */
+const MAX_LOCK_ERRORS = 3;
+
+/**
+ * Starts admitted jobs of this server and keeps track of them until they end. The flock
+ * slots are the real caps (the admission plan is only a forecast from the rows), so a
+ * job starts only once it holds its workspace, global and project slots and has won the
+ * stagger claim in the store; otherwise everything taken goes back and it keeps waiting.
+ */
+export class Launcher {
+  private readonly active = new Map<string, Active>();
+  /** Writes of a job's state that failed, kept for poll until its row shows the end. */
+  private readonly persistErrors = new Map<string, string>();
+  private readonly lockErrors = new Map<string, number>();
+
+  /** `onEnded` runs after each job ends and its slots are free (admission looks again). */
+  constructor(
+    private readonly c: EngineContext,
+    private readonly onEnded: () => void,
+  ) {}
+
+  /** Number of children this server runs right now. */
+  get size(): number {
+    return this.active.size;
+  }
+
+  /** The last failed write of job `id`'s state, if it is not yet superseded by its row. */
+  persistError(id: string): string | undefined {
+    return this.persistErrors.get(id);
+  }
+
+  /** Stops one job of this server and resolves once it is recorded; null if it is not ours. */
+  stop(id: string, reason: StopReason): Promise<void> | null {
+    const mine = this.active.get(id);
+    if (!mine) return null;
+    mine.abort.abort(reason);
+    return mine.done;
+  }
+
+  /** Stops every job of this server; resolves when all are recorded. */
+  async stopAll(reason: StopReason): Promise<void> {
+    const all = [...this.active.values()];
+    for (const a of all) a.abort.abort(reason);
+    await Promise.all(all.map((a) => a.done));
+  }
+
+  /** Takes the locks and the stagger claim, then runs the job in the background. */
+  launch(row: JobRow, now: number, cap: number): LaunchOutcome {
+    const held: HeldLock[] = [];
+    const release = () => held.splice(0).forEach((h) => h.release());
+    let taken: LaunchOutcome;
+    try {
+      taken = this.takeSlots(row, cap, held);
+    } catch (e) {
+      // Whatever was taken before the throw goes back, or that checkout and slot stay
+      // busy for every server until this one exits.
+      release();
+      return this.lockFailed(row, e);
+    }
+    if (taken !== "started") {
+      release();
+      return taken;
+    }
+    this.lockErrors.delete(row.id);
+    let claim;
+    try {
+      claim = this.c.store.claimLaunch(row.id, { started_at: now, last_activity_at: now }, now, this.c.o.staggerMs);
+    } catch (e) {
+      release();
+      throw e;
+    }
+    if (!claim.ok) {
+      release();
+      return "waitMs" in claim ? { reason: "waiting_for_slot", retryMs: claim.waitMs } : { reason: "waiting_for_slot", retryMs: 0 };
+    }
+    const abort = new AbortController();
+    const started: JobRow = { ...row, status: "running", started_at: now, last_activity_at: now };
+    const done = runJob(started, this.runnerContext(), abort.signal)
+      .catch((e) => log.error(`${this.c.o.provider.name} job ${row.id}: ${describeError(e)}`))
+      .finally(() => {
+        release();
+        this.active.delete(row.id);
+        this.forgetPersistError(row.id);
+        this.onEnded();
+      });
+    this.active.set(row.id, { abort, done, locks: held });
+    return "started";
+  }
+
+  /** Workspace, global and project slots in that order, pushed onto `held` as taken. */
+  private takeSlots(row: JobRow, cap: number, held: HeldLock[]): "started" | { reason: QueueReason } {
+    const l = this.c.o.locks;
+    const ws = l.tryWorkspace(row.workspace_root, row.id);
+    if (!ws) return { reason: "workspace_busy" };
+    held.push(ws);
+    const g = l.tryGlobal(cap, row.id);
+    if (!g) return { reason: cap < this.c.o.maxConcurrent ? "adaptive_cap" : "global_cap" };
+    held.push(g);
+    const pr = l.tryProject(row.project, this.c.o.maxPerProject, row.id);
+    if (!pr) return { reason: "waiting_for_slot" };
+    held.push(pr);
+    return "started";
+  }
+
+  /**
+   * A lock call failed (EMFILE, an unwritable or symlinked slot file), which is not
+   * contention. A passing fault is retried on later passes; after MAX_LOCK_ERRORS the
+   * job is recorded failed (infra) with the cause, so nothing waits on it for ever.
+   */
+  private lockFailed(row: JobRow, e: unknown): { reason: QueueReason; retryMs: number } {
+    const name = this.c.o.provider.name;
+    const n = (this.lockErrors.get(row.id) ?? 0) + 1;
+    const why = describeError(e);
+    if (n < MAX_LOCK_ERRORS) {
+      this.lockErrors.set(row.id, n);
+      log.warn(`${name} job ${row.id}: could not take its slot locks (${why}); retrying (${n}/${MAX_LOCK_ERRORS})`);
+      return { reason: row.queue_reason ?? "waiting_for_slot", retryMs: 200 * n };
+    }
+    this.lockErrors.delete(row.id);
+    log.error(`${name} job ${row.id}: could not take its slot locks (${why}) ${n} times; recording it failed`);
+    const msg = `could not take the job's slot locks under ${join(this.c.o.stateDir, "slots")} (${why}); check that directory (permissions, symlinks, open-file limit) and submit again`;
+    this.c.store.update(row.id, { status: "failed", failure_kind: "infra", final_response: msg, ended_at: this.c.now(), queue_reason: null }, ["queued"]);
+    return { reason: row.queue_reason ?? "waiting_for_slot", retryMs: 0 };
+  }
+
+  /** Once a job's end is in its row, the row (and its persist_error) is the record. */
+  private forgetPersistError(id: string): void {
+    if (!this.persistErrors.has(id)) return;
+    try {
+      const st = this.c.store.get(id)?.status;
+      if (st && isTerminal(st)) this.persistErrors.delete(id);
+    } catch {
+      // the store still fails: keep the message for poll
+    }
+  }
+
+  /** The runner's view of this engine, with the option defaults filled in. */
+  private runnerContext(): RunnerContext {
+    const { o, store, now } = this.c;
+    return {
+      store,
+      provider: o.provider,
+      identities: o.identities,
+      now,
+      graceMs: o.graceMs ?? 5000,
+      outputCap: o.outputCap ?? 4 * 1024 * 1024,
+      jobsDir: join(o.stateDir, "jobs"),
+      maxRetries: o.maxRetries ?? 3,
+      retryDelayMs: o.retryDelayMs ?? ((n: number) => (BACKOFF_S[Math.min(n, BACKOFF_S.length) - 1] ?? 60) * 1000 * (0.8 + Math.random() * 0.4)),
+      onPersistError: (id: string, msg: string) => {
+        this.persistErrors.set(id, msg);
+        log.error(`${o.provider.name} job ${id}: could not record its state: ${msg}`);
+      },
+    };
+  }
+}
