@@ -40,6 +40,7 @@ import { runAgent } from "../src/agent/loop.ts";
 import type { Agent } from "../src/agent/lookup.ts";
 import { agentSettings } from "../src/agent/settings.ts";
 import { buildTools } from "../src/agent/tools/index.ts";
+import { chunkedStream, syntheticStream } from "./fixture/sse-stream.ts";
 
 const REPS = Number(process.argv[2] ?? 15);
 const TURNS = 25;
@@ -252,54 +253,17 @@ async function toolOnlyMs(): Promise<number> {
 
 // ---------------------------------------------------------------- SSE throughput
 const SSE_MB = 16;
-const WORDS = "the quick brown fox jumps over a lazy dog while tests run ".split(" ");
-function bigStream(format: WireFormat): Uint8Array {
-  const parts: string[] = [];
-  let size = 0;
-  const push = (s: string) => {
-    parts.push(s);
-    size += s.length;
-  };
-  if (format === "anthropic") {
-    push(sse([["message_start", { type: "message_start", message: { model: "m", usage: { input_tokens: 10 } } }], ["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }]]));
-  }
-  for (let i = 0; size < SSE_MB * 1e6; i++) {
-    const text = `${WORDS[i % WORDS.length]} `;
-    push(
-      format === "anthropic"
-        ? sse([["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } }]])
-        : sse([[null, { id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model: "m", choices: [{ index: 0, delta: { content: text }, finish_reason: null }] }]]),
-    );
-  }
-  push(
-    format === "anthropic"
-      ? sse([["content_block_stop", { type: "content_block_stop", index: 0 }], ["message_delta", { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 5 } }], ["message_stop", { type: "message_stop" }]])
-      : sse([[null, { choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }], [null, "[DONE]"]]),
-  );
-  return enc.encode(parts.join(""));
-}
-
-function chunked(bytes: Uint8Array, chunk = 16 * 1024): ReadableStream<Uint8Array> {
-  let off = 0;
-  return new ReadableStream({
-    pull(c) {
-      if (off >= bytes.length) return c.close();
-      c.enqueue(bytes.subarray(off, off + chunk));
-      off += chunk;
-    },
-  });
-}
 
 async function sseThroughput(format: WireFormat): Promise<{ mb: number; dl: number; base: number }> {
-  const bytes = bigStream(format);
+  const bytes = syntheticStream(format, SSE_MB);
   const dlOnce = async () => {
     const state = format === "anthropic" ? new AnthropicStream() : new OpenaiStream();
-    await readSse(chunked(bytes), state.onEvent);
+    await readSse(chunkedStream(bytes), state.onEvent);
     if (!state.done || state.result().content.length !== 1) throw new Error("reader lost the stream");
   };
   const baseOnce = async () => {
     const dec = new TextDecoder();
-    const reader = chunked(bytes).getReader();
+    const reader = chunkedStream(bytes).getReader();
     let rest = "";
     for (;;) {
       const { done, value } = await reader.read();

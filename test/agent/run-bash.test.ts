@@ -6,6 +6,7 @@ import { buildTools } from "../../src/agent/tools/index.ts";
 import { RUN_BASH_DEFAULTS, type RunBashSettings, runBashTool } from "../../src/agent/tools/run-bash.ts";
 import type { ToolContext } from "../../src/agent/tools/types.ts";
 import { tempDir } from "../helpers/dl.ts";
+import { pidAlive } from "../helpers/proc.ts";
 
 const baseEnv = {
   PATH: process.env.PATH,
@@ -39,19 +40,6 @@ async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // A zombie still answers kill 0; read its state.
-  try {
-    return !/\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return false;
-  }
-}
 
 describe("run_bash", () => {
   test("runs in the workdir and returns the real exit code", async () => {
@@ -98,7 +86,7 @@ describe("run_bash", () => {
     for (const f of ["child.pid", "grandchild.pid"]) {
       const pid = Number(readFileSync(join(c.workdir, f), "utf8"));
       expect(pid).toBeGreaterThan(1);
-      await waitFor(() => !alive(pid));
+      await waitFor(() => !pidAlive(pid));
     }
   });
 
@@ -112,7 +100,7 @@ describe("run_bash", () => {
     const r = await p;
     expect(r.content).toContain("cancelled");
     expect(r.bash?.exitCode).not.toBe(0);
-    expect(alive(Number(readFileSync(join(c.workdir, "leader.pid"), "utf8")))).toBe(false);
+    expect(pidAlive(Number(readFileSync(join(c.workdir, "leader.pid"), "utf8")))).toBe(false);
   });
 
   test("the environment is allowlisted: no key reaches the command, DELEGATE_LOCAL_KEY never", async () => {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { reply, startFakeModel, type FakeModel } from "../fixture/fake-model.ts";
 import { until } from "../helpers/until.ts";
 import { connectDl, runDl, tempDir, type DlSession } from "../helpers/dl.ts";
+import { pidAlive } from "../helpers/proc.ts";
 
 /**
  * The agent runtime end to end: the compiled `dl serve`, the SDK's Client over stdio, and
@@ -176,12 +177,12 @@ describe("delegate_to_local_agent through dist/dl serve", () => {
     const call = delegate({ agent_name: "helper", task: "sleep", workdir: dir }, { signal: ac.signal }).catch((e: Error) => e);
     await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "", "the command to start");
     const pid = Number(readFileSync(pidFile, "utf8").trim());
-    if (!alive(pid)) throw new Error(`sleeper died early; server stderr: ${session.stderr().slice(-2000)}`);
+    if (!pidAlive(pid)) throw new Error(`sleeper died early; server stderr: ${session.stderr().slice(-2000)}`);
     ac.abort();
     const outcome = await call;
     expect(outcome).toBeInstanceOf(Error);
     // The grandchild must die with its group; wait for that rather than sleeping.
-    await until(() => !alive(pid), "the cancelled command's process to die");
+    await until(() => !pidAlive(pid), "the cancelled command's process to die");
     // The loop stopped: the reply scripted for the next turn was never asked for.
     expect(fake.remaining()).toBe(1);
     // The server is still healthy afterwards.
@@ -192,15 +193,6 @@ describe("delegate_to_local_agent through dist/dl serve", () => {
   });
 });
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return !/\) Z /.test(stat);
-  } catch {
-    return false;
-  }
-}
 
 describe("delegate_batch", () => {
   test("4 tasks whose backend takes 1 s each finish in about 1 s, in input order", async () => {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { reply, startFakeModel, type FakeModel } from "../fixture/fake-model.ts";
 import { until } from "../helpers/until.ts";
 import { requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
+import { pidAlive } from "../helpers/proc.ts";
 
 /**
  * How `dl serve` ends, driven through the compiled binary: every way a server is told to
@@ -55,16 +56,6 @@ async function initialize(s: Server): Promise<void> {
   s.send({ method: "notifications/initialized" });
 }
 
-/** Alive = exists and is not a zombie (an orphan's zombie may wait for a lazy init). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
-}
 
 function readPid(path: string): number {
   return Number(readFileSync(path, "utf8").trim());
@@ -107,7 +98,7 @@ describe("dl serve stops the commands its agents started", () => {
         await until(() => existsSync(join(dir, "child.pid")) && existsSync(join(dir, "shell.pid")), "the command to write its pids");
         const shell = readPid(join(dir, "shell.pid"));
         const child = readPid(join(dir, "child.pid"));
-        expect(alive(shell) && alive(child)).toBe(true);
+        expect(pidAlive(shell) && pidAlive(child)).toBe(true);
 
         const t0 = performance.now();
         stop(s);
@@ -115,7 +106,7 @@ describe("dl serve stops the commands its agents started", () => {
         const exitMs = Math.round(performance.now() - t0);
         expect(code).toBe(0);
         // The server waited for them: both are gone by the time it has exited.
-        expect({ shell: alive(shell), child: alive(child) }).toEqual({ shell: false, child: false });
+        expect({ shell: pidAlive(shell), child: pidAlive(child) }).toEqual({ shell: false, child: false });
         console.log(`${why}: server exited ${code} after ${exitMs} ms; shell ${shell} and child ${child} gone`);
       } finally {
         if (s.proc.exitCode === null) s.proc.kill("SIGKILL");

@@ -3,25 +3,11 @@ import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isDlError } from "../../src/errors.ts";
 import { groupAlive, killGroup, runGroup, spawnGroup, terminateGroup } from "../../src/sys/process.ts";
+import { pidAlive } from "../helpers/proc.ts";
 
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C" };
 const cwd = tmpdir();
 
-/** Alive and not a zombie (PID 1 in some containers never reaps orphans). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  } catch {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-}
 
 function pgidOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -106,7 +92,7 @@ describe("runGroup", () => {
     expect(r.timedOut).toBe(true);
     expect(r.aborted).toBe(false);
     expect(r.signal).toBe("SIGTERM"); // the leader obeyed TERM; the grandchild needed KILL
-    expect(alive(gc)).toBe(false);
+    expect(pidAlive(gc)).toBe(false);
     expect(groupAlive(r.pgid)).toBe(false);
     console.log(`timeout run: ${r.durationMs} ms (timeout 300 + grace 200)`);
   });
@@ -131,7 +117,7 @@ describe("runGroup", () => {
     expect(r.aborted).toBe(true);
     expect(r.timedOut).toBe(false);
     expect(gcPid).toBeGreaterThan(1);
-    expect(alive(gcPid)).toBe(false);
+    expect(pidAlive(gcPid)).toBe(false);
   });
 
   test("an already-aborted signal starts nothing", async () => {
@@ -144,7 +130,7 @@ describe("runGroup", () => {
     const r = await runGroup({ argv: ["sh", "-c", "sleep 30 & echo $!"], cwd, env });
     expect(r.exitCode).toBe(0);
     const bg = Number(r.stdout.text().trim());
-    expect(alive(bg)).toBe(false);
+    expect(pidAlive(bg)).toBe(false);
 
     const kept = await runGroup({
       argv: ["sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!"],
@@ -153,10 +139,10 @@ describe("runGroup", () => {
       reapGroup: false,
     });
     const bg2 = Number(kept.stdout.text().trim());
-    expect(alive(bg2)).toBe(true);
+    expect(pidAlive(bg2)).toBe(true);
     expect(killGroup(kept.pgid, "SIGKILL")).toBe(true);
     expect((await terminateGroup(kept.pgid, 100)).gone).toBe(true);
-    expect(alive(bg2)).toBe(false);
+    expect(pidAlive(bg2)).toBe(false);
   });
 
   test("a grandchild that escapes the group cannot hang the run: capture stops after drainMs", async () => {
@@ -166,7 +152,7 @@ describe("runGroup", () => {
     const r = await runGroup({ argv: ["sh", "-c", script], cwd, env, drainMs: 200 });
     const esc = Number(/esc (\d+)/.exec(r.stdout.text())?.[1]);
     expect(r.exitCode).toBe(0);
-    expect(alive(esc)).toBe(true); // it escaped, so the group kill did not reach it
+    expect(pidAlive(esc)).toBe(true); // it escaped, so the group kill did not reach it
     expect(r.durationMs).toBeGreaterThanOrEqual(200);
     expect(r.durationMs).toBeLessThan(2000);
     process.kill(esc, "SIGKILL");
