@@ -12,6 +12,7 @@ import {
   type ToolUseBlock,
   type Usage,
 } from "../backends/types.ts";
+import { toolInputError } from "../backends/tool-input.ts";
 import { describeError, isDlError } from "../errors.ts";
 import { countdownNote, NUDGE_TEXT, ToolResultPruner } from "./history.ts";
 import type { Agent } from "./lookup.ts";
@@ -65,7 +66,8 @@ export async function runAgent(opts: RunAgentOptions): Promise<AgentResult> {
     defaultModel: s.defaultModel,
     codingModel: s.codingModel,
   });
-  const isLocal = model.toLowerCase().startsWith("local-");
+  // The local lane (local-*, ornith*) runs on the user's own hardware: its own budget.
+  const isLocal = /^(local-|ornith)/i.test(model);
   const maxTurns = resolveMaxTurns(opts.max_turns, isLocal ? (s.defaultMaxTurnsLocal ?? s.defaultMaxTurns) : s.defaultMaxTurns);
   const maxTokens = resolveMaxTokens({
     explicit: opts.max_tokens,
@@ -146,6 +148,8 @@ export async function runAgent(opts: RunAgentOptions): Promise<AgentResult> {
   const promptCaching = s.promptCaching && cachingAllowedFor(model);
   const resendReasoning = resendReasoningFor(model, s.resendReasoning);
   let lastWasNudge = false;
+  /** Text of the turn a nudge interrupted: part of the report if the agent then just ends. */
+  let beforeNudge = "";
 
   for (let turn = 1; turn <= maxTurns; turn++) {
     if (signal.aborted) return stopped();
@@ -176,7 +180,7 @@ export async function runAgent(opts: RunAgentOptions): Promise<AgentResult> {
     c.turns = turn;
     c.usage = addUsage(c.usage, resp.usage);
     if (resp.model) c.modelUsed = resp.model;
-    const content: ContentBlock[] = resp.content.length ? resp.content : [{ type: "text", text: "" }];
+    const content = tidyContent(resp.content, turn);
     const text = textOf(content);
     const uses = content.filter((b): b is ToolUseBlock => b.type === "tool_use");
 
@@ -193,7 +197,10 @@ export async function runAgent(opts: RunAgentOptions): Promise<AgentResult> {
       if (turn < maxTurns && c.nudges < s.maxNudges && announcesWork(text)) {
         c.nudges++;
         lastWasNudge = true;
-        history.push({ role: "assistant", content }, { role: "user", content: NUDGE_TEXT });
+        beforeNudge = text;
+        // The countdown rides on whatever message comes next, so a nudge cannot hide it.
+        const note = countdownNote(maxTurns - turn);
+        history.push({ role: "assistant", content }, { role: "user", content: note ? NUDGE_TEXT + note : NUDGE_TEXT });
         continue;
       }
       // Replying on the last turn after working up to it means the budget ran out (the
@@ -205,8 +212,11 @@ export async function runAgent(opts: RunAgentOptions): Promise<AgentResult> {
       else if (stillAnnouncing) {
         error = `the agent kept announcing work without calling tools after ${c.nudges} nudge(s); re-run with a more specific task or another model`;
       }
+      // A sign-off like "I'll leave the docs to you" can draw a nudge; if the agent then
+      // only confirms it is done, the report it had already written must not be lost.
+      const final = lastWasNudge && beforeNudge && !text.includes(beforeNudge) ? `${beforeNudge}\n\n${text}`.trim() : text;
       return finish({
-        final: text,
+        final,
         stop: resp.stop_reason || "end_turn",
         hitLimit,
         incomplete: !text || stillAnnouncing,
@@ -254,6 +264,22 @@ export async function runAgent(opts: RunAgentOptions): Promise<AgentResult> {
   return finish({ final: "", stop: "max_turns", hitLimit: true, incomplete: true, error: "turn budget exhausted" });
 }
 
+/**
+ * What the model sent, made safe to send back: empty text blocks are dropped (the
+ * Anthropic API rejects them) and a tool call without an id gets one, so its result can
+ * be matched.
+ */
+function tidyContent(content: ContentBlock[], turn: number): ContentBlock[] {
+  const out: ContentBlock[] = [];
+  let n = 0;
+  for (const b of content) {
+    if (b.type === "text" && b.text.trim() === "") continue;
+    if (b.type === "tool_use" && !b.id) out.push({ ...b, id: `toolu_dl_${turn}_${n++}` });
+    else out.push(b);
+  }
+  return out;
+}
+
 function textOf(content: ContentBlock[]): string {
   return content
     .filter((b) => b.type === "text")
@@ -267,6 +293,8 @@ async function runTool(tools: Map<string, AgentTool>, use: ToolUseBlock, ctx: To
   if (!tool) {
     return { content: `unknown tool ${JSON.stringify(use.name)}; available: ${[...tools.keys()].join(", ")}`, is_error: true };
   }
+  const broken = toolInputError(use);
+  if (broken) return { content: broken, is_error: true };
   const input = use.input && typeof use.input === "object" && !Array.isArray(use.input) ? use.input : {};
   try {
     return await tool.run(input, ctx);
