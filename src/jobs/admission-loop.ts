@@ -86,12 +86,14 @@ export class AdmissionLoop {
       return v;
     };
     const cap = Math.min(o.maxConcurrent, o.effectiveCap?.() ?? o.maxConcurrent);
+    const projectCap = Math.min(o.maxPerProject, cap, o.effectiveProjectCap?.() ?? o.maxPerProject);
     const plan = planAdmission({
       rows,
       now,
       globalCap: cap,
       configuredGlobalCap: o.maxConcurrent,
-      perProjectCap: o.maxPerProject,
+      perProjectCap: projectCap,
+      configuredPerProjectCap: o.maxPerProject,
       gate: o.gate?.() ?? null,
       ownerAlive: alive,
     });
@@ -106,7 +108,7 @@ export class AdmissionLoop {
       if (row.server_id !== serverId) continue;
       let why = reason ?? (turn ? null : "waiting_for_slot");
       if (why === null) {
-        const r = this.launcher.launch(row, now, cap);
+        const r = this.launcher.launch(row, now, cap, projectCap);
         if (r === "started") continue;
         why = r.reason;
         if (r.retryMs !== undefined) next = Math.min(next, r.retryMs);

@@ -15,6 +15,8 @@ export interface PlanInput {
   /** The configured cap; when globalCap is lower, a full pool reads `adaptive_cap`. */
   configuredGlobalCap: number;
   perProjectCap: number;
+  /** The configured per-project cap; when perProjectCap is lower, a full project reads `adaptive_cap`. */
+  configuredPerProjectCap?: number;
   /** Account-wide reason nothing may start (throttle cooldown, auth failure), or null. */
   gate: QueueReason | null;
   /**
@@ -49,7 +51,10 @@ export function planAdmission(p: PlanInput): PlanEntry[] {
     else if (p.gate) reason = p.gate;
     else if (busyRoots.has(r.workspace_root)) reason = "workspace_busy";
     else if (usedGlobal >= p.globalCap) reason = p.globalCap < p.configuredGlobalCap && usedGlobal < p.configuredGlobalCap ? "adaptive_cap" : "global_cap";
-    else if ((usedProject.get(r.project) ?? 0) >= p.perProjectCap) reason = "waiting_for_slot";
+    else if ((usedProject.get(r.project) ?? 0) >= p.perProjectCap) {
+      const used = usedProject.get(r.project) ?? 0;
+      reason = p.perProjectCap < (p.configuredPerProjectCap ?? p.perProjectCap) && used < (p.configuredPerProjectCap ?? 0) ? "adaptive_cap" : "waiting_for_slot";
+    }
     if (reason === null) {
       usedGlobal++;
       usedProject.set(r.project, (usedProject.get(r.project) ?? 0) + 1);

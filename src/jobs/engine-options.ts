@@ -32,6 +32,8 @@ export interface EngineOptions {
   gate?: () => QueueReason | null;
   /** A lowered global cap (adaptive, after throttles), or null for maxConcurrent. */
   effectiveCap?: () => number | null;
+  /** A lowered per-project cap (adaptive, after throttles), or null for maxPerProject. */
+  effectiveProjectCap?: () => number | null;
   /**
    * How often admission ends a dead server's rows when none of our jobs waits on a cap
    * (default 5000 ms). While one does, it reaps at once (at most every REAP_BLOCKED_MS).

@@ -64,12 +64,12 @@ export class Launcher {
   }
 
   /** Takes the locks and the stagger claim, then runs the job in the background. */
-  launch(row: JobRow, now: number, cap: number): LaunchOutcome {
+  launch(row: JobRow, now: number, cap: number, projectCap: number = this.c.o.maxPerProject): LaunchOutcome {
     const held: HeldLock[] = [];
     const release = () => held.splice(0).forEach((h) => h.release());
     let taken: LaunchOutcome;
     try {
-      taken = this.takeSlots(row, cap, held);
+      taken = this.takeSlots(row, cap, projectCap, held);
     } catch (e) {
       // Whatever was taken before the throw goes back, or that checkout and slot stay
       // busy for every server until this one exits.
@@ -107,7 +107,7 @@ export class Launcher {
   }
 
   /** Workspace, global and project slots in that order, pushed onto `held` as taken. */
-  private takeSlots(row: JobRow, cap: number, held: HeldLock[]): "started" | { reason: QueueReason } {
+  private takeSlots(row: JobRow, cap: number, projectCap: number, held: HeldLock[]): "started" | { reason: QueueReason } {
     const l = this.c.o.locks;
     const ws = l.tryWorkspace(row.workspace_root, row.id);
     if (!ws) return { reason: "workspace_busy" };
@@ -115,8 +115,8 @@ export class Launcher {
     const g = l.tryGlobal(cap, row.id);
     if (!g) return { reason: cap < this.c.o.maxConcurrent ? "adaptive_cap" : "global_cap" };
     held.push(g);
-    const pr = l.tryProject(row.project, this.c.o.maxPerProject, row.id);
-    if (!pr) return { reason: "waiting_for_slot" };
+    const pr = l.tryProject(row.project, projectCap, row.id);
+    if (!pr) return { reason: projectCap < this.c.o.maxPerProject ? "adaptive_cap" : "waiting_for_slot" };
     held.push(pr);
     return "started";
   }

@@ -118,7 +118,7 @@ export class CodexAccount {
     return null;
   }
 
-  /** The engine's `effectiveCap` hook: half the cap while adaptive_cap holds, else null. */
+  /** The engine's `effectiveCap` / `effectiveProjectCap` hooks: half a cap while adaptive_cap holds, else null. */
   effectiveCap(maxConcurrent: number): number | null {
     const s = this.read();
     if (s.adaptive_until === null || s.adaptive_until <= this.now()) return null;
@@ -137,6 +137,7 @@ export class CodexAccount {
     const gate = this.gate();
     const s = this.read();
     const cap = this.effectiveCap(maxConcurrent) ?? maxConcurrent;
+    const projectCap = Math.min(cap, this.effectiveCap(maxPerProject) ?? maxPerProject);
     const cooling = s.cooldown_until !== null && s.cooldown_until > now;
     const adaptive = s.adaptive_until !== null && s.adaptive_until > now;
     const v: AccountView = {
@@ -147,8 +148,8 @@ export class CodexAccount {
       adaptive_cap: adaptive,
       adaptive_until: adaptive ? new Date(s.adaptive_until!).toISOString() : null,
       recent_throttles: s.throttles.filter((t) => now - t < this.windowMs).length,
-      // The engine lowers only the global pool; a project can never use more than that.
-      effective_caps: { global: cap, per_project: Math.min(maxPerProject, cap) },
+      // Both caps halve while adaptive_cap holds; a project never gets more than the global pool.
+      effective_caps: { global: cap, per_project: projectCap },
     };
     if (gate === "auth_failed") v.auth_hint = "the Codex login failed: run `codex login`; admission resumes by itself once auth.json changes";
     return v;

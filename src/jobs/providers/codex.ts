@@ -113,6 +113,7 @@ export class CodexService {
       maxRetries: 3,
       gate: () => account.gate(),
       effectiveCap: () => account.effectiveCap(o.maxConcurrent),
+      effectiveProjectCap: () => account.effectiveCap(o.maxPerProject),
       retryDelayMs: (n) => account.retryDelayMs(n),
       ...o.engine,
     });

@@ -208,7 +208,7 @@ describe("account state shared through the state dir", () => {
     expect(a.recordThrottle(1, 7500)).toBe(7875); // a hint wins over the step (jitter ≤ 10 %)
     expect(b.effectiveCap(8)).toBe(4);
     const v = b.view(8, 6);
-    expect(v).toMatchObject({ state: "cooldown", adaptive_cap: true, recent_throttles: 3, effective_caps: { global: 4, per_project: 4 } });
+    expect(v).toMatchObject({ state: "cooldown", adaptive_cap: true, recent_throttles: 3, effective_caps: { global: 4, per_project: 3 } });
     now += 10 * 60_000 + 1;
     expect(a.effectiveCap(8)).toBeNull();
     expect(a.view(8, 6)).toMatchObject({ state: "ok", adaptive_cap: false, effective_caps: { global: 8, per_project: 6 } });
