@@ -35,6 +35,7 @@ const EnvSchema = z.object({
   DELEGATE_RESEND_REASONING: envEnum(["auto", "1", "0"], "auto"),
   DELEGATE_PROMPT_CACHING: envBool(true),
   DELEGATE_HTTP_TIMEOUT: envNumber(1800, 1, 86_400),
+  DELEGATE_DISPATCH_TIMEOUT: envNumber(7200, 1, 7 * 86_400),
   DELEGATE_PROVIDER_ALLOW_HOSTS: envList(/^[A-Za-z0-9.:\-_[\]/]+$/, "host names or IP addresses"),
   // Agent loop
   DELEGATE_MAX_TURNS_LOCAL: envInt(25, 1, 40),
@@ -203,6 +204,7 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
       resendReasoning: e.DELEGATE_RESEND_REASONING,
       promptCaching: e.DELEGATE_PROMPT_CACHING,
       httpTimeoutS: e.DELEGATE_HTTP_TIMEOUT!,
+      dispatchTimeoutS: e.DELEGATE_DISPATCH_TIMEOUT!,
       providerAllowHosts: e.DELEGATE_PROVIDER_ALLOW_HOSTS,
     },
     agent: {

@@ -1,5 +1,5 @@
 import { defineCommand, runCommand, showUsage, type CommandDef } from "citty";
-import { isDlError } from "../errors.ts";
+import { type DlErrorCode, isDlError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { EXIT } from "./config-or-exit.ts";
 
@@ -24,6 +24,9 @@ export const mainCommand = defineCommand({
   subCommands,
 });
 
+/** Errors that mean "what you asked for cannot be done as asked": exit 2, like a bad flag. */
+const USAGE_ERRORS = new Set<DlErrorCode>(["bad_input", "bad_config", "not_found", "workdir_forbidden", "path_escape"]);
+
 export async function runCli(argv: string[]): Promise<void> {
   const first = argv[0];
   if (argv.length === 1 && (first === "--version" || first === "-v")) {
@@ -46,6 +49,6 @@ export async function runCli(argv: string[]): Promise<void> {
   } catch (e) {
     const msg = isDlError(e) ? e.message : e instanceof Error ? e.message : String(e);
     process.stderr.write(`dl: ${msg}\n`);
-    process.exitCode = isDlError(e) && e.code !== "bad_input" && e.code !== "bad_config" ? EXIT.failure : EXIT.usage;
+    process.exitCode = isDlError(e) && !USAGE_ERRORS.has(e.code) ? EXIT.failure : EXIT.usage;
   }
 }

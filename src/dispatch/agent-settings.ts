@@ -14,6 +14,7 @@ export function agentSettingsFromConfig(c: Config): AgentSettings {
     resendReasoning: c.backend.resendReasoning,
     streaming: c.backend.streaming,
     allowPathEscape: c.agent.allowPathEscape,
+    dispatchTimeoutMs: c.backend.dispatchTimeoutS * 1000,
     baseEnv: c.childEnv,
     bash: {
       enabled: c.agent.runBash,

@@ -303,5 +303,20 @@ describe("dl run", () => {
     const bad = await runDl(["run", "helper", "do it", "--workdir", dir, "--max-turns", "99"], env());
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--max-turns");
+    const ghost = await runDl(["run", "nobody", "do it", "--workdir", dir], env());
+    expect(ghost.code).toBe(2);
+    expect(ghost.stderr).toContain("nobody");
+    const home = await runDl(["run", "helper", "do it", "--workdir", process.env.HOME!], env());
+    expect(home.code).toBe(2);
+  });
+
+  test("DELEGATE_DISPATCH_TIMEOUT stops a whole delegation that runs too long", async () => {
+    const dir = project();
+    fake.script(reply.hang());
+    const r = await runDl(["run", "helper", "do it", "--workdir", dir, "--json"], { ...env(), DELEGATE_DISPATCH_TIMEOUT: "1" });
+    expect(r.code).toBe(1);
+    const result = JSON.parse(r.stdout) as Result;
+    expect(result.stop_reason).toBe("timeout");
+    expect(result.error).toContain("deadline");
   });
 });
