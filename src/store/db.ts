@@ -46,7 +46,7 @@ export function openDatabase(stateDir: string, opts: { readonly?: boolean } = {}
     db = new Database(file, { create: true, readwrite: true, strict: true });
     db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     // journal_mode is persistent in the file; setting it again is cheap and idempotent.
-    db.exec("PRAGMA journal_mode = WAL");
+    enableWal(db);
     db.exec("PRAGMA synchronous = NORMAL");
     db.exec("PRAGMA foreign_keys = ON");
     migrate(db);
@@ -56,6 +56,29 @@ export function openDatabase(stateDir: string, opts: { readonly?: boolean } = {}
   } catch (e) {
     db?.close(false);
     throw storageError("open the job database", e);
+  }
+}
+
+/**
+ * Switches the file to WAL, retrying while another process does the same. Servers that
+ * start together on a fresh state dir all find it in rollback mode and all ask for the
+ * switch, which needs the file's exclusive lock; SQLite answers SQLITE_BUSY at once,
+ * without the busy handler, to whoever would deadlock waiting for it. Unretried, that
+ * killed one server of three about one start in eight (a test waiting for its ready
+ * line hung). Bounded by BUSY_TIMEOUT_MS, like any other wait for the write lock.
+ */
+function enableWal(db: Database): void {
+  const deadline = performance.now() + BUSY_TIMEOUT_MS;
+  for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
+    try {
+      db.exec("PRAGMA journal_mode = WAL");
+      return;
+    } catch (e) {
+      const code = (e as { code?: unknown })?.code;
+      if (typeof code !== "string" || !code.startsWith("SQLITE_BUSY") || performance.now() >= deadline) throw e;
+    }
+    // Open is synchronous (every caller expects a ready store); the pauses are a few ms.
+    Bun.sleepSync(pause * (0.5 + Math.random()));
   }
 }
 

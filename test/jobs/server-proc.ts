@@ -16,23 +16,34 @@ export async function startServerProc(cfg: Record<string, unknown>): Promise<Ser
   const reader = proc.stdout.getReader();
   let buf = "";
   const lines: string[] = [];
-  const waiters: ((l: string) => void)[] = [];
+  const waiters: { resolve: (l: string) => void; reject: (e: Error) => void }[] = [];
+  // A server that dies (a failed start, a crash) must fail the test at once, with its exit
+  // code, instead of leaving a call waiting for a line that never comes until the test times out.
+  let ended: Error | null = null;
   void (async () => {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) return;
+      if (done) {
+        ended = new Error(`server process ${proc.pid} closed its stdout (exit code ${await proc.exited}); see its stderr above`);
+        for (const w of waiters.splice(0)) w.reject(ended);
+        return;
+      }
       buf += new TextDecoder().decode(value);
       let nl;
       while ((nl = buf.indexOf("\n")) >= 0) {
         const l = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
         const w = waiters.shift();
-        if (w) w(l);
+        if (w) w.resolve(l);
         else lines.push(l);
       }
     }
   })();
-  const next = () => (lines.length ? Promise.resolve(lines.shift()!) : new Promise<string>((r) => waiters.push(r)));
+  const next = () => {
+    if (lines.length) return Promise.resolve(lines.shift()!);
+    if (ended) return Promise.reject(ended);
+    return new Promise<string>((resolve, reject) => waiters.push({ resolve, reject }));
+  };
   const ready = JSON.parse(await next());
   return {
     proc,
