@@ -12,6 +12,7 @@ import { flockJobLocks, selfOwner, sysIdentities } from "../src/jobs/sys-adapter
 import { waitForJobs } from "../src/jobs/wait.ts";
 import { JobStore } from "../src/store/jobs.ts";
 import { testProvider, testTask } from "../test/fixture/jobs-provider.ts";
+import { startServerProc } from "../test/jobs/server-proc.ts";
 
 const JOBS = Number(process.argv[2] ?? 1000);
 const SERVERS = Number(process.argv[3] ?? 4);
@@ -27,36 +28,8 @@ const dirs = Array.from({ length: 64 }, (_, i) => {
 });
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
 
-async function startServer(): Promise<{ call: (r: unknown) => Promise<unknown>; proc: ReturnType<typeof Bun.spawn> }> {
-  const cfg = { stateDir, home, maxConcurrent: CAP, maxPerProject: CAP, maxQueue: JOBS * 2, staggerMs: 0, tickMs: 50 };
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "../test/fixture/jobs-server.ts"), JSON.stringify(cfg)], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
-  const reader = proc.stdout.getReader();
-  let buf = "";
-  const next = async (): Promise<string> => {
-    for (;;) {
-      const nl = buf.indexOf("\n");
-      if (nl >= 0) {
-        const l = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        return l;
-      }
-      const { done, value } = await reader.read();
-      if (done) throw new Error("server exited");
-      buf += new TextDecoder().decode(value);
-    }
-  };
-  await next();
-  return {
-    proc,
-    call: async (req) => {
-      proc.stdin.write(JSON.stringify(req) + "\n");
-      proc.stdin.flush();
-      const r = JSON.parse(await next()) as { ok: boolean; result?: unknown; error?: string };
-      if (!r.ok) throw new Error(r.error);
-      return r.result;
-    },
-  };
-}
+const startServer = () =>
+  startServerProc({ stateDir, home, maxConcurrent: CAP, maxPerProject: CAP, maxQueue: JOBS * 2, staggerMs: 0, tickMs: 50 });
 
 // 1. Admissions.
 const servers = await Promise.all(Array.from({ length: SERVERS }, startServer));

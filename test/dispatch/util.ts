@@ -2,6 +2,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { DispatchSettings } from "../../src/dispatch/pools.ts";
+import { lineReader } from "../helpers/lines.ts";
 
 const root = process.env.DL_TEST_ROOT ?? "/tmp";
 
@@ -56,17 +57,9 @@ export function startWorker(args: string[]): Worker {
     stderr: "pipe",
   });
   const lines: string[] = [];
+  const read = lineReader(proc.stdout);
   void (async () => {
-    const dec = new TextDecoder();
-    let buf = "";
-    for await (const chunk of proc.stdout) {
-      buf += dec.decode(chunk, { stream: true });
-      let nl: number;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        lines.push(buf.slice(0, nl));
-        buf = buf.slice(nl + 1);
-      }
-    }
+    for (let l = await read(); l !== null; l = await read()) lines.push(l);
   })();
   const w: Worker = { proc, lines, exited: proc.exited };
   live.push(w);

@@ -6,6 +6,7 @@ import { reply, startFakeModel, type FakeModel } from "../fixture/fake-model.ts"
 import { until } from "../helpers/until.ts";
 import { requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
+import { lineReader } from "../helpers/lines.ts";
 
 /**
  * How `dl serve` ends, driven through the compiled binary: every way a server is told to
@@ -22,18 +23,12 @@ type Server = { proc: Bun.Subprocess<"pipe", "pipe", "pipe">; send(msg: object):
 function startServer(cmd: string[], env: Record<string, string>, cwd?: string): Server {
   const proc = Bun.spawn(cmd, { env, cwd, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
   const answers = new Map<number, unknown>();
+  const read = lineReader(proc.stdout);
   void (async () => {
-    let buf = "";
-    const dec = new TextDecoder();
-    for await (const chunk of proc.stdout) {
-      buf += dec.decode(chunk, { stream: true });
-      for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
-        const line = buf.slice(0, nl).trim();
-        buf = buf.slice(nl + 1);
-        if (!line) continue;
-        const msg = JSON.parse(line) as { id?: number };
-        if (typeof msg.id === "number") answers.set(msg.id, msg);
-      }
+    for (let line = await read(); line !== null; line = await read()) {
+      if (!line.trim()) continue;
+      const msg = JSON.parse(line) as { id?: number };
+      if (typeof msg.id === "number") answers.set(msg.id, msg);
     }
   })();
   return {

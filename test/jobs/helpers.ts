@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { JobEngine, type EngineOptions } from "../../src/jobs/engine.ts";
@@ -71,17 +71,4 @@ export async function until<T>(fn: () => T | Promise<T>, what: string, timeoutMs
   }
 }
 
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2)[0];
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
-}
+export { pidAlive } from "../helpers/proc.ts";

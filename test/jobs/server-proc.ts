@@ -1,5 +1,6 @@
 import type { Subprocess } from "bun";
 import { join } from "node:path";
+import { lineReader } from "../helpers/lines.ts";
 
 /** A test/fixture/jobs-server.ts process driven over JSON lines on stdin/stdout. */
 export interface ServerProc {
@@ -13,36 +14,13 @@ const SERVER = join(import.meta.dir, "../fixture/jobs-server.ts");
 /** Starts one server process with `cfg` (see the fixture) and waits for its ready line. */
 export async function startServerProc(cfg: Record<string, unknown>): Promise<ServerProc> {
   const proc = Bun.spawn([process.execPath, SERVER, JSON.stringify(cfg)], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
-  const reader = proc.stdout.getReader();
-  let buf = "";
-  const lines: string[] = [];
-  const waiters: { resolve: (l: string) => void; reject: (e: Error) => void }[] = [];
+  const read = lineReader(proc.stdout);
   // A server that dies (a failed start, a crash) must fail the test at once, with its exit
   // code, instead of leaving a call waiting for a line that never comes until the test times out.
-  let ended: Error | null = null;
-  void (async () => {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) {
-        ended = new Error(`server process ${proc.pid} closed its stdout (exit code ${await proc.exited}); see its stderr above`);
-        for (const w of waiters.splice(0)) w.reject(ended);
-        return;
-      }
-      buf += new TextDecoder().decode(value);
-      let nl;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        const l = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        const w = waiters.shift();
-        if (w) w.resolve(l);
-        else lines.push(l);
-      }
-    }
-  })();
-  const next = () => {
-    if (lines.length) return Promise.resolve(lines.shift()!);
-    if (ended) return Promise.reject(ended);
-    return new Promise<string>((resolve, reject) => waiters.push({ resolve, reject }));
+  const next = async (): Promise<string> => {
+    const line = await read();
+    if (line === null) throw new Error(`server process ${proc.pid} closed its stdout (exit code ${await proc.exited}); see its stderr above`);
+    return line;
   };
   const ready = JSON.parse(await next());
   return {

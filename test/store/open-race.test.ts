@@ -2,29 +2,12 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { lineReader } from "../helpers/lines.ts";
 
 const root = mkdtempSync(join(tmpdir(), "dl-store-race-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const OPENER = join(import.meta.dir, "../fixture/jobs-store-open.ts");
 
-/** Reads a child's stdout line by line. */
-function lines(p: Bun.Subprocess<"ignore", "pipe", "inherit">) {
-  const reader = p.stdout.getReader();
-  let buf = "";
-  return async (): Promise<string | null> => {
-    for (;;) {
-      const nl = buf.indexOf("\n");
-      if (nl >= 0) {
-        const l = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        return l;
-      }
-      const { done, value } = await reader.read();
-      if (done) return null;
-      buf += new TextDecoder().decode(value);
-    }
-  };
-}
 
 // Servers started together on a fresh state dir all switch the new file to WAL at once;
 // SQLite refused one of them SQLITE_BUSY without waiting, which killed that server at start
@@ -39,7 +22,7 @@ test("processes opening one fresh state dir at the same instant all get a workin
     const procs = Array.from({ length: perRound }, () =>
       Bun.spawn([process.execPath, OPENER, dir, go], { stdin: "ignore", stdout: "pipe", stderr: "inherit" }),
     );
-    const next = procs.map(lines);
+    const next = procs.map((p) => lineReader(p.stdout));
     // Release them together only once every one is spinning at the barrier.
     expect(await Promise.all(next.map((n) => n()))).toEqual(Array(perRound).fill("ready"));
     writeFileSync(go, "");
