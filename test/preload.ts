@@ -6,7 +6,7 @@
  * fails the run.
  */
 import { afterAll } from "bun:test";
-import { mkdtempSync, mkdirSync, realpathSync } from "node:fs";
+import { mkdtempSync, mkdirSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { snapshotHome, diffHome } from "./helpers/home-guard.ts";
@@ -36,6 +36,8 @@ Object.assign(process.env, {
 });
 
 afterAll(() => {
+  // Everything the suite wrote lives under the root: remove it in one go.
+  rmSync(root, { recursive: true, force: true });
   if (!before) return;
   const changed = diffHome(before, snapshotHome(realHome));
   if (changed.length) {

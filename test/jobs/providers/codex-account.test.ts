@@ -1,19 +1,13 @@
-import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CodexAccount } from "../../../src/jobs/providers/codex-account.ts";
 import { tryLock } from "../../../src/sys/flock.ts";
 import { until } from "../helpers.ts";
+import { tempDir } from "../../helpers/dl.ts";
 
-const root = realpathSync(mkdtempSync(join(tmpdir(), "dl-codex-account-")));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-let n = 0;
-const fresh = (name: string) => {
-  const d = join(root, `${name}-${++n}`);
-  mkdirSync(d, { recursive: true });
-  return d;
-};
+/** A fresh folder inside the suite's isolated root. */
+const fresh = (name: string) => tempDir(name);
 
 describe("the shared account file fails closed", () => {
   test("a corrupt shared.json means a short cooldown, then a sane file; it clears after 30 s", () => {

@@ -1,18 +1,18 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+
 import { join } from "node:path";
 import type { PollView } from "../../../src/jobs/poll.ts";
 import { startFakeResponses, type FakeResponses } from "../../fixture/fake-responses.ts";
 import { markerRouter, startCodexRig, type CodexRig } from "../../helpers/codex-home.ts";
 import { makeRepo, until } from "../helpers.ts";
+import { tempDir } from "../../helpers/dl.ts";
 
 /**
  * Caps with the real CLI: two servers (two CodexService instances, each its own engine
  * and server id) on one state dir, and the adaptive cap after three throttles.
  */
 
-const root = realpathSync(mkdtempSync(join(tmpdir(), "dl-codex-caps-")));
+const root = tempDir("codex-caps");
 let fake: FakeResponses;
 const rigs: CodexRig[] = [];
 beforeAll(() => {
@@ -21,7 +21,6 @@ beforeAll(() => {
 afterAll(async () => {
   await Promise.all(rigs.map((r) => r.stop()));
   await fake.stop();
-  rmSync(root, { recursive: true, force: true });
 });
 
 test("10 tasks over 2 worktrees of one repo and 1 other repo, 2 servers: never over 3 global / 2 per project, all done", async () => {

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { DlError } from "../../../src/errors.ts";
 import type { PollView } from "../../../src/jobs/poll.ts";
 import { startFakeResponses, type FakeResponses } from "../../fixture/fake-responses.ts";
 import { markerRouter, startCodexRig, writeAuthJson, type CodexRig } from "../../helpers/codex-home.ts";
 import { makeRepo, pidAlive, until } from "../helpers.ts";
+import { tempDir } from "../../helpers/dl.ts";
 
 /**
  * The real Codex CLI (@openai/codex 0.171.0) run by the job engine against a local fake
@@ -14,7 +14,7 @@ import { makeRepo, pidAlive, until } from "../helpers.ts";
  * them all, routed by markers in the task text (test/helpers/codex-home.ts).
  */
 
-const root = realpathSync(mkdtempSync(join(tmpdir(), "dl-codex-cli-")));
+const root = tempDir("codex-cli");
 let fake: FakeResponses;
 const rigs: CodexRig[] = [];
 let n = 0;
@@ -25,7 +25,6 @@ beforeAll(() => {
 afterAll(async () => {
   await Promise.all(rigs.map((r) => r.stop()));
   await fake.stop();
-  rmSync(root, { recursive: true, force: true });
 });
 
 async function rig(over: Parameters<typeof startCodexRig>[1] = {}) {

@@ -1,6 +1,5 @@
-import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+
 import { join } from "node:path";
 import { DlError } from "../../../src/errors.ts";
 import { CodexAccount } from "../../../src/jobs/providers/codex-account.ts";
@@ -12,15 +11,11 @@ import { buildCodexLaunch, validateCodexTask } from "../../../src/jobs/providers
 import { CodexVersionGate, parseCodexVersion, probeCodexVersion, versionAtLeast } from "../../../src/jobs/providers/codex-version.ts";
 import type { JobRow } from "../../../src/store/types.ts";
 import { CODEX_BIN, codexChildEnv, tokenCountEvent, writeAuthJson, writeRollout } from "../../helpers/codex-home.ts";
+import { tempDir } from "../../helpers/dl.ts";
 
-const root = realpathSync(mkdtempSync(join(tmpdir(), "dl-codex-unit-")));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-let n = 0;
-const fresh = (name: string) => {
-  const d = join(root, `${name}-${++n}`);
-  mkdirSync(d, { recursive: true });
-  return d;
-};
+const root = tempDir("codex-unit");
+/** A fresh folder inside the suite's isolated root. */
+const fresh = (name: string) => tempDir(name);
 const OLD = join(import.meta.dir, "../../fixture/fake-codex-old.sh");
 
 function refusal(fn: () => unknown): DlError {
