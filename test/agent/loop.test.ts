@@ -8,6 +8,7 @@ import { agentSettings } from "../../src/agent/settings.ts";
 import type { ContentBlock, Message, ModelRequest, ModelResponse } from "../../src/backends/types.ts";
 import { DlError } from "../../src/errors.ts";
 import { tempDir } from "../helpers/dl.ts";
+import { until } from "../helpers/until.ts";
 
 const agent = (name = "reviewer"): Agent => ({ name, file: `/x/${name}.md`, source: "global", meta: { raw: {} }, body: "Be brief." });
 const endpoint = { url: "http://127.0.0.1:1/v1/messages", format: "anthropic" as const, apiKey: "k" };
@@ -187,11 +188,7 @@ describe("runAgent", () => {
     const marker = join(o.workdir, "started");
     const s = scripted([[tool("run_bash", { command: `echo $$ > ${marker}; sleep 30` })], [text("never")]]);
     const p = runAgent({ ...o, complete: s.complete });
-    const end = performance.now() + 5000;
-    while (!(existsSync(marker) && readFileSync(marker, "utf8").endsWith("\n"))) {
-      if (performance.now() > end) throw new Error("command never started");
-      await Bun.sleep(10);
-    }
+    await until(() => existsSync(marker) && readFileSync(marker, "utf8").endsWith("\n"), "the command to start", 5000);
     ac.abort();
     const r = await p;
     expect(r.stop_reason).toBe("cancelled");

@@ -7,6 +7,7 @@ import { RUN_BASH_DEFAULTS, type RunBashSettings, runBashTool } from "../../src/
 import type { ToolContext } from "../../src/agent/tools/types.ts";
 import { tempDir } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
+import { until } from "../helpers/until.ts";
 
 const baseEnv = {
   PATH: process.env.PATH,
@@ -32,13 +33,7 @@ function ctx(signal = new AbortController().signal): ToolContext {
   return { workdir, allowEscape: false, signal };
 }
 
-async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
-  const end = performance.now() + ms;
-  while (!cond()) {
-    if (performance.now() > end) throw new Error("condition not met in time");
-    await Bun.sleep(10);
-  }
-}
+const waitFor = (cond: () => boolean, ms = 5000) => until(cond, "the condition", ms);
 
 
 describe("run_bash", () => {

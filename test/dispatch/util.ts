@@ -27,16 +27,7 @@ export function writeSettings(s: DispatchSettings): string {
   return file;
 }
 
-/** Polls until cond() holds; fails naming `what` after the deadline. Never a fixed sleep. */
-export async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  let step = 2;
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(step);
-    step = Math.min(step * 2, 25);
-  }
-}
+export { until } from "../helpers/until.ts";
 
 export type Worker = {
   proc: Bun.Subprocess<"ignore", "pipe", "pipe">;

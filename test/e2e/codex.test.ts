@@ -4,6 +4,7 @@ import { startFakeResponses, type FakeResponses } from "../fixture/fake-response
 import { CODEX_BIN, makeCodexHome, markerRouter } from "../helpers/codex-home.ts";
 import { connectDl, requireBinary, tempDir, testEnv, type DlSession } from "../helpers/dl.ts";
 import { makeRepo } from "../jobs/helpers.ts";
+import { until } from "../helpers/until.ts";
 
 /**
  * Codex jobs through the product: the compiled `dl serve`, the SDK's Client, the real
@@ -121,12 +122,11 @@ describe("Codex jobs through dist/dl serve with the real CLI", () => {
     const repo = makeRepo(root, "cancel", 0).repo;
     const sub = await call<{ jobs: { id: string }[] }>("submit_codex", { tasks: [{ task: "[hang:0:c1] wait forever", workdir: repo }] });
     const id = sub.data.jobs[0]!.id;
-    for (;;) {
+    await until(async () => {
       const v = (await call<{ jobs: JobView[] }>("poll_codex", { ids: [id] })).data.jobs[0]!;
-      if (v.status === "running") break;
       expect(["queued", "running"]).toContain(v.status);
-      await Bun.sleep(40);
-    }
+      return v.status === "running";
+    }, "the job to run", 30_000);
     const c = await call<{ status: string; changed: boolean }>("cancel_codex", { id });
     expect(c.data.status).toBe("cancelled");
     const again = await call<{ status: string; changed: boolean }>("cancel_codex", { id });

@@ -60,15 +60,6 @@ export async function startEngine(stateDir: string, home: string, over: Partial<
   return (await JobEngine.start(engineOptions(stateDir, home, over))).engine;
 }
 
-/** Polls `fn` until it returns a truthy value or the deadline passes. */
-export async function until<T>(fn: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(10);
-  }
-}
+export { until } from "../helpers/until.ts";
 
 export { pidAlive } from "../helpers/proc.ts";

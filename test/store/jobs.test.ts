@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { isDlError } from "../../src/errors.ts";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
 import { JobStore } from "../../src/store/jobs.ts";
+import { until } from "../helpers/until.ts";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -131,11 +132,7 @@ describe("JobStore", () => {
     );
     const s = JobStore.open(dir);
     // Release the claim phase only when every insert is in.
-    const deadline = Date.now() + 30_000;
-    while (s.listByStatus(["queued"]).length < writers * per) {
-      if (Date.now() > deadline) throw new Error("writers did not finish inserting");
-      await Bun.sleep(10);
-    }
+    await until(() => s.listByStatus(["queued"]).length >= writers * per, "the writers to finish inserting", 30_000);
     s.setMeta("go", "1");
     const outs = await Promise.all(
       procs.map(async (p) => {
