@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { reply, startFakeModel, type FakeModel } from "../fixture/fake-model.ts";
 import { until } from "../helpers/until.ts";
 import { requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
-import { pidAlive } from "../helpers/proc.ts";
 import { lineReader } from "../helpers/lines.ts";
+import { killPid, pidAlive } from "../helpers/proc.ts";
 
 /**
  * How `dl serve` ends, driven through the compiled binary: every way a server is told to
@@ -52,9 +52,15 @@ async function initialize(s: Server): Promise<void> {
 }
 
 
+/** A pid a command wrote, once the whole line is there (the file exists before it is written). */
 function readPid(path: string): number {
-  return Number(readFileSync(path, "utf8").trim());
+  const text = readFileSync(path, "utf8");
+  const pid = Number(text.trim());
+  if (!text.endsWith("\n") || !Number.isInteger(pid) || pid <= 1) throw new Error(`no complete pid in ${path}: ${JSON.stringify(text)}`);
+  return pid;
 }
+
+const hasPid = (path: string): boolean => existsSync(path) && readFileSync(path, "utf8").endsWith("\n");
 
 describe("dl serve stops the commands its agents started", () => {
   let fake: FakeModel;
@@ -90,7 +96,7 @@ describe("dl serve stops the commands its agents started", () => {
       try {
         await initialize(s);
         s.send({ id: 2, method: "tools/call", params: { name: "delegate_to_local_agent", arguments: { agent_name: "helper", task: "run it", workdir: dir } } });
-        await until(() => existsSync(join(dir, "child.pid")) && existsSync(join(dir, "shell.pid")), "the command to write its pids");
+        await until(() => hasPid(join(dir, "child.pid")) && hasPid(join(dir, "shell.pid")), "the command to write its pids");
         const shell = readPid(join(dir, "shell.pid"));
         const child = readPid(join(dir, "child.pid"));
         expect(pidAlive(shell) && pidAlive(child)).toBe(true);
@@ -107,7 +113,8 @@ describe("dl serve stops the commands its agents started", () => {
         if (s.proc.exitCode === null) s.proc.kill("SIGKILL");
         for (const f of ["shell.pid", "child.pid"]) {
           const p = join(dir, f);
-          if (existsSync(p)) try { process.kill(readPid(p), "SIGKILL"); } catch { /* gone, as it should be */ }
+          // Only a pid still alive (the test failed), and never 0: that would be our own group.
+          if (hasPid(p) && pidAlive(readPid(p))) killPid(readPid(p));
         }
       }
     });

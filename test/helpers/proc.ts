@@ -21,3 +21,13 @@ export function pidAlive(pid: number): boolean {
     return process.platform !== "linux";
   }
 }
+
+/**
+ * kill(2) for tests, refusing what would hit the test runner itself: a pid of 0 or a
+ * negative zero (an empty pid file, a null column) signals our own process group, and a
+ * SIGKILL there takes the whole CI run down with it.
+ */
+export function killPid(pid: number, signal: NodeJS.Signals = "SIGKILL", wholeGroup = false): void {
+  if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) throw new Error(`refusing to signal pid ${pid}`);
+  process.kill(wholeGroup ? -pid : pid, signal);
+}

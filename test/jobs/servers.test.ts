@@ -5,6 +5,7 @@ import { JobStore } from "../../src/store/jobs.ts";
 import { CHILD_SCRIPT, testTask } from "../fixture/jobs-provider.ts";
 import { makeRepo, pidAlive, tempRoot, until } from "./helpers.ts";
 import { startServerProc, type ServerProc } from "./server-proc.ts";
+import { killPid } from "../helpers/proc.ts";
 
 const root = tempRoot("dl-servers-");
 const home = join(root.dir, "home");
@@ -138,11 +139,11 @@ describe("several servers on one state dir", () => {
     await a.proc.exited;
     expect(pidAlive(orphanPid)).toBe(true); // children outlive a SIGKILLed server
 
-    process.kill(-pidOf(gone), "SIGKILL");
+    killPid(pidOf(gone), "SIGKILL", true);
     await until(() => !pidAlive(pidOf(gone)), "the second orphan to die");
     // Stand-in for pid reuse: the row now points at an unrelated live process.
     const stranger = Bun.spawn(["sleep", "30"], { stdout: "ignore" });
-    process.kill(-pidOf(reused), "SIGKILL");
+    killPid(pidOf(reused), "SIGKILL", true);
     store.update(reused, { child_pid: stranger.pid, child_pgid: stranger.pid });
 
     const b = await startServer(cfg);

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { identity, isAlive, parseProcStat, psIdentity, sameProcess, selfIdentity, stillRunning } from "../../src/sys/identity.ts";
 import { spawnGroup, terminateGroup } from "../../src/sys/process.ts";
+import { killPid } from "../helpers/proc.ts";
 
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 const dir = mkdtempSync(join(tmpdir(), "dl-identity-"));
@@ -86,7 +87,7 @@ describe("identity", () => {
     await c.exited;
     const orphan = Number(c.stdout().text().trim());
     expect(isAlive(orphan)).toBe(true);
-    process.kill(orphan, "SIGKILL");
+    killPid(orphan);
     const deadline = Date.now() + 5000;
     while (isAlive(orphan) && Date.now() < deadline) await Bun.sleep(5);
     expect(isAlive(orphan)).toBe(false);

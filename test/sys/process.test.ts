@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isDlError } from "../../src/errors.ts";
 import { groupAlive, killGroup, runGroup, spawnGroup, terminateGroup } from "../../src/sys/process.ts";
-import { pidAlive } from "../helpers/proc.ts";
+import { killPid, pidAlive } from "../helpers/proc.ts";
 
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C" };
 const cwd = tmpdir();
@@ -155,7 +155,7 @@ describe("runGroup", () => {
     expect(pidAlive(esc)).toBe(true); // it escaped, so the group kill did not reach it
     expect(r.durationMs).toBeGreaterThanOrEqual(200);
     expect(r.durationMs).toBeLessThan(2000);
-    process.kill(esc, "SIGKILL");
+    killPid(esc);
   });
 });
 
