@@ -29,6 +29,10 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Agent } from "../src/agent/lookup.ts";
+import { runAgent } from "../src/agent/loop.ts";
+import { agentSettings } from "../src/agent/settings.ts";
+import { buildTools } from "../src/agent/tools/index.ts";
 import { AnthropicStream } from "../src/backends/anthropic.ts";
 import { complete } from "../src/backends/client.ts";
 import { requestHeaders } from "../src/backends/http.ts";
@@ -36,10 +40,6 @@ import { OpenaiStream } from "../src/backends/openai.ts";
 import { endpointFor } from "../src/backends/route.ts";
 import { readSse } from "../src/backends/sse.ts";
 import type { Endpoint, ModelRequest, ModelResponse, WireFormat } from "../src/backends/types.ts";
-import { runAgent } from "../src/agent/loop.ts";
-import type { Agent } from "../src/agent/lookup.ts";
-import { agentSettings } from "../src/agent/settings.ts";
-import { buildTools } from "../src/agent/tools/index.ts";
 import { chunkedStream, syntheticStream } from "./fixture/sse-stream.ts";
 
 const REPS = Number(process.argv[2] ?? 15);
@@ -65,7 +65,8 @@ const fileName = (i: number) => `src/part-${String(i).padStart(2, "0")}.ts`;
   mkdirSync(join(workdir, "src"));
   for (let i = 1; i <= TOOL_TURNS; i++) {
     const lines: string[] = [];
-    for (let l = 1; l <= LINES_PER_FILE; l++) lines.push(`export const v${String(i * 1000 + l).padStart(6, "0")} = "lorem ipsum dolor";`);
+    for (let l = 1; l <= LINES_PER_FILE; l++)
+      lines.push(`export const v${String(i * 1000 + l).padStart(6, "0")} = "lorem ipsum dolor";`);
     writeFileSync(join(workdir, fileName(i)), lines.join("\n") + "\n");
   }
 }
@@ -75,8 +76,14 @@ type Reply = { bytes: Uint8Array; ctype: string };
 const SSE = "text/event-stream";
 const JSON_CT = "application/json";
 const sse = (events: [string | null, unknown][]): string =>
-  events.map(([ev, data]) => `${ev ? `event: ${ev}\n` : ""}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`).join("");
-const FINAL_WORDS = "All 24 parts read. Summary: every file exports 400 constants with the same value; nothing to change.".split(" ");
+  events
+    .map(
+      ([ev, data]) =>
+        `${ev ? `event: ${ev}\n` : ""}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`,
+    )
+    .join("");
+const FINAL_WORDS =
+  "All 24 parts read. Summary: every file exports 400 constants with the same value; nothing to change.".split(" ");
 
 function anthropicReply(turn: number, stream: boolean): Reply {
   const model = MODELS.anthropic;
@@ -89,24 +96,64 @@ function anthropicReply(turn: number, stream: boolean): Reply {
           { type: "tool_use", id: `toolu_${turn}`, name: "read_file", input: { path: fileName(turn) } },
         ]
       : [{ type: "text", text: FINAL_WORDS.join(" ") }];
-    return { ctype: JSON_CT, bytes: enc.encode(JSON.stringify({ id: `msg_${turn}`, type: "message", role: "assistant", model, content, stop_reason: tool ? "tool_use" : "end_turn", usage })) };
+    return {
+      ctype: JSON_CT,
+      bytes: enc.encode(
+        JSON.stringify({
+          id: `msg_${turn}`,
+          type: "message",
+          role: "assistant",
+          model,
+          content,
+          stop_reason: tool ? "tool_use" : "end_turn",
+          usage,
+        }),
+      ),
+    };
   }
   const ev: [string, unknown][] = [
-    ["message_start", { type: "message_start", message: { id: `msg_${turn}`, type: "message", role: "assistant", model, content: [], usage: { input_tokens: usage.input_tokens, cache_read_input_tokens: 500, output_tokens: 1 } } }],
+    [
+      "message_start",
+      {
+        type: "message_start",
+        message: {
+          id: `msg_${turn}`,
+          type: "message",
+          role: "assistant",
+          model,
+          content: [],
+          usage: { input_tokens: usage.input_tokens, cache_read_input_tokens: 500, output_tokens: 1 },
+        },
+      },
+    ],
     ["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }],
   ];
   const words = tool ? ["Reading ", "part ", `${turn}.`] : FINAL_WORDS.map((w) => `${w} `);
-  for (const w of words) ev.push(["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: w } }]);
+  for (const w of words)
+    ev.push(["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: w } }]);
   ev.push(["content_block_stop", { type: "content_block_stop", index: 0 }]);
   if (tool) {
-    ev.push(["content_block_start", { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: `toolu_${turn}`, name: "read_file", input: {} } }]);
+    ev.push([
+      "content_block_start",
+      {
+        type: "content_block_start",
+        index: 1,
+        content_block: { type: "tool_use", id: `toolu_${turn}`, name: "read_file", input: {} },
+      },
+    ]);
     // Arguments split across deltas, as real servers send them.
     for (const part of ['{"pa', 'th": "', fileName(turn).slice(0, 6), fileName(turn).slice(6), '"}']) {
-      ev.push(["content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: part } }]);
+      ev.push([
+        "content_block_delta",
+        { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: part } },
+      ]);
     }
     ev.push(["content_block_stop", { type: "content_block_stop", index: 1 }]);
   }
-  ev.push(["message_delta", { type: "message_delta", delta: { stop_reason: tool ? "tool_use" : "end_turn" }, usage: { output_tokens: 40 } }]);
+  ev.push([
+    "message_delta",
+    { type: "message_delta", delta: { stop_reason: tool ? "tool_use" : "end_turn" }, usage: { output_tokens: 40 } },
+  ]);
   ev.push(["message_stop", { type: "message_stop" }]);
   return { ctype: SSE, bytes: enc.encode(sse(ev)) };
 }
@@ -115,15 +162,37 @@ function openaiReply(turn: number, stream: boolean): Reply {
   const model = MODELS.openai;
   const tool = turn <= TOOL_TURNS;
   const usage = { prompt_tokens: 1500 + turn, completion_tokens: 40, prompt_tokens_details: { cached_tokens: 500 } };
-  const call = (args: string) => ({ index: 0, id: `call_${turn}`, type: "function", function: { name: "read_file", arguments: args } });
+  const call = (args: string) => ({
+    index: 0,
+    id: `call_${turn}`,
+    type: "function",
+    function: { name: "read_file", arguments: args },
+  });
   if (!stream) {
     const message = tool
-      ? { role: "assistant", content: `Reading part ${turn}.`, tool_calls: [call(JSON.stringify({ path: fileName(turn) }))] }
+      ? {
+          role: "assistant",
+          content: `Reading part ${turn}.`,
+          tool_calls: [call(JSON.stringify({ path: fileName(turn) }))],
+        }
       : { role: "assistant", content: FINAL_WORDS.join(" ") };
-    const body = { id: `chatcmpl-${turn}`, object: "chat.completion", created: 0, model, choices: [{ index: 0, message, finish_reason: tool ? "tool_calls" : "stop" }], usage };
+    const body = {
+      id: `chatcmpl-${turn}`,
+      object: "chat.completion",
+      created: 0,
+      model,
+      choices: [{ index: 0, message, finish_reason: tool ? "tool_calls" : "stop" }],
+      usage,
+    };
     return { ctype: JSON_CT, bytes: enc.encode(JSON.stringify(body)) };
   }
-  const chunk = (delta: unknown, finish: string | null = null) => ({ id: `chatcmpl-${turn}`, object: "chat.completion.chunk", created: 0, model, choices: [{ index: 0, delta, finish_reason: finish }] });
+  const chunk = (delta: unknown, finish: string | null = null) => ({
+    id: `chatcmpl-${turn}`,
+    object: "chat.completion.chunk",
+    created: 0,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
   const ev: [null, unknown][] = [[null, chunk({ role: "assistant", content: "" })]];
   const words = tool ? ["Reading ", "part ", `${turn}.`] : FINAL_WORDS.map((w) => `${w} `);
   for (const w of words) ev.push([null, chunk({ content: w })]);
@@ -149,7 +218,10 @@ const MODE_LIST: Mode[] = [
 ];
 const modeName = (m: Mode) => `${m.format} ${m.stream ? "SSE" : "JSON"}`;
 const replies = new Map<string, Reply[]>(
-  MODE_LIST.map((m) => [modeName(m), Array.from({ length: TURNS }, (_, i) => (m.format === "anthropic" ? anthropicReply : openaiReply)(i + 1, m.stream))]),
+  MODE_LIST.map((m) => [
+    modeName(m),
+    Array.from({ length: TURNS }, (_, i) => (m.format === "anthropic" ? anthropicReply : openaiReply)(i + 1, m.stream)),
+  ]),
 );
 
 // The fake is a shared-variable state machine: the bench sets the script and rewinds
@@ -207,7 +279,9 @@ async function runDl(mode: Mode): Promise<DlRun> {
   });
   const ms = performance.now() - t0;
   if (!r.success || r.turns !== TURNS || !r.final_response.startsWith("All 24 parts")) {
-    throw new Error(`dl run (${modeName(mode)}) did not finish the script: ${JSON.stringify({ success: r.success, turns: r.turns, stop: r.stop_reason, error: r.error })}`);
+    throw new Error(
+      `dl run (${modeName(mode)}) did not finish the script: ${JSON.stringify({ success: r.success, turns: r.turns, stop: r.stop_reason, error: r.error })}`,
+    );
   }
   return { ms, inClientMs: inClient };
 }
@@ -293,7 +367,9 @@ try {
   const benchStart = performance.now();
   for (let i = 0; i < 3; i++) await toolOnlyMs(); // warm-up
   let worstPerTurn = 0;
-  console.log(`bench/loop: ${TURNS}-turn conversation (${TOOL_TURNS} read_file results of ~20 KB, then a text answer), median of ${REPS} interleaved runs per side (Bun ${Bun.version}, ${process.platform}/${process.arch})`);
+  console.log(
+    `bench/loop: ${TURNS}-turn conversation (${TOOL_TURNS} read_file results of ~20 KB, then a text answer), median of ${REPS} interleaved runs per side (Bun ${Bun.version}, ${process.platform}/${process.arch})`,
+  );
   for (const mode of MODE_LIST) {
     // Capture the exact bodies dl sends, and check a second dl run sends the same bytes.
     const bodies: string[] = [];
@@ -303,7 +379,8 @@ try {
     fake.capture = again;
     await runDl(mode);
     fake.capture = null;
-    if (bodies.length !== TURNS || again.some((b, i) => b !== bodies[i])) throw new Error(`${modeName(mode)}: dl's requests are not reproducible; the baseline would not replay them`);
+    if (bodies.length !== TURNS || again.some((b, i) => b !== bodies[i]))
+      throw new Error(`${modeName(mode)}: dl's requests are not reproducible; the baseline would not replay them`);
     const ep = endpointFor({ baseUrl, apiKey: "sk-bench-not-a-real-key", model: MODELS[mode.format] });
     const objects = bodies.map((b) => JSON.parse(b) as object);
     const reqKb = bodies.reduce((a, b) => a + b.length, 0) / 1024;
@@ -344,12 +421,18 @@ try {
   // Derived, not measured: with a real model every turn also waits for it, so the same
   // overhead is a far smaller share. Shown so the zero-latency ratio is read in context.
   const modelMs = 100;
-  console.log(`  derived: at ${modelMs} ms of model time per turn, the worst overhead above (${f(worstPerTurn, 3)} ms/turn) is a ratio of ${f((modelMs + worstPerTurn) / modelMs, 3)}x`);
+  console.log(
+    `  derived: at ${modelMs} ms of model time per turn, the worst overhead above (${f(worstPerTurn, 3)} ms/turn) is a ratio of ${f((modelMs + worstPerTurn) / modelMs, 3)}x`,
+  );
   for (const format of ["anthropic", "openai"] as const) {
     const t = await sseThroughput(format);
-    console.log(`  sse ${format.padEnd(9)} ${f(t.mb, 1)} MB: dl reader ${f(t.dl, 0)} MB/s, baseline decode+split+JSON.parse ${f(t.base, 0)} MB/s, ratio ${f(t.dl / t.base)}x`);
+    console.log(
+      `  sse ${format.padEnd(9)} ${f(t.mb, 1)} MB: dl reader ${f(t.dl, 0)} MB/s, baseline decode+split+JSON.parse ${f(t.base, 0)} MB/s, ratio ${f(t.dl / t.base)}x`,
+    );
   }
-  console.log(`  aims: < 1 ms dl overhead per turn, ratio < 1.2, SSE > 100 MB/s  (bench took ${f((performance.now() - benchStart) / 1000, 1)} s)`);
+  console.log(
+    `  aims: < 1 ms dl overhead per turn, ratio < 1.2, SSE > 100 MB/s  (bench took ${f((performance.now() - benchStart) / 1000, 1)} s)`,
+  );
 } finally {
   server.stop(true);
   rmSync(workdir, { recursive: true, force: true });

@@ -15,8 +15,8 @@
 import { closeSync, constants, mkdtempSync, openSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createDispatcher, type DispatchLease } from "../src/dispatch/pools.ts";
 import { parseFailoverChains } from "../src/dispatch/failover.ts";
+import { createDispatcher, type DispatchLease } from "../src/dispatch/pools.ts";
 import { isDlError } from "../src/errors.ts";
 import { flockFd } from "../src/sys/flock.ts";
 import { SlotPool } from "../src/sys/slots.ts";
@@ -113,7 +113,9 @@ try {
 }
 
 const base = rows[0]![1];
-console.log(`bench/pools: ${N} iterations, median µs per operation (Bun ${Bun.version}, ${process.platform}/${process.arch})`);
+console.log(
+  `bench/pools: ${N} iterations, median µs per operation (Bun ${Bun.version}, ${process.platform}/${process.arch})`,
+);
 for (const [name, us] of rows) {
   console.log(`  ${name.padEnd(48)} ${us.toFixed(1).padStart(8)} µs   ${(us / base).toFixed(1).padStart(6)}× baseline`);
 }

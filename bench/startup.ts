@@ -5,8 +5,7 @@
  *
  *   npm run build && bun bench/startup.ts [runs=20]
  */
-import { existsSync, readFileSync } from "node:fs";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -36,7 +35,9 @@ function rssMb(pid: number): number {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     return m ? Number(m[1]) / 1024 : NaN;
   }
-  const out = Bun.spawnSync(["ps", "-o", "rss=", "-p", String(pid)]).stdout.toString().trim();
+  const out = Bun.spawnSync(["ps", "-o", "rss=", "-p", String(pid)])
+    .stdout.toString()
+    .trim();
   return Number(out) / 1024;
 }
 
@@ -82,7 +83,12 @@ async function measure(name: string, cmd: string[]) {
     init.push(r.initMs);
     rss.push(r.rssMb);
   }
-  return { name, initMedian: median(init), initP90: [...init].sort((a, b) => a - b)[Math.floor(init.length * 0.9)]!, rssMedian: median(rss) };
+  return {
+    name,
+    initMedian: median(init),
+    initP90: [...init].sort((a, b) => a - b)[Math.floor(init.length * 0.9)]!,
+    rssMedian: median(rss),
+  };
 }
 
 const nodeCmd = ["node", join(root, "bench", "fixture", "node-mcp-server.mjs")];

@@ -1,15 +1,6 @@
 import { z } from "zod";
+import { envBool, envEnum, envInt, envList, envNumber, envOptionalString, envString, envUrl } from "./config-fields.ts";
 import { DlError } from "./errors.ts";
-import {
-  envBool,
-  envEnum,
-  envInt,
-  envList,
-  envNumber,
-  envOptionalString,
-  envString,
-  envUrl,
-} from "./config-fields.ts";
 import { resolveStatePaths, type StatePaths } from "./sys/paths.ts";
 
 /**
@@ -276,7 +267,9 @@ function configError(name: string, value: string | undefined, expected: string):
 
 function clip(s: string): string {
   // A URL's userinfo is a credential: never echo it, even in a rejection.
-  const flat = s.replace(/\/\/[^/?#@\s]*@/g, "//<redacted>@").replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, " ");
+  const flat = s
+    .replace(/\/\/[^/?#@\s]*@/g, "//<redacted>@")
+    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, " ");
   return flat.length > 80 ? `${flat.slice(0, 77)}...` : flat;
 }
 

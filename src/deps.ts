@@ -1,7 +1,7 @@
-import type { Config } from "./config.ts";
 import type { AgentSettings } from "./agent/settings.ts";
 import { gatewayEndpoint, gatewaySettingsFromConfig } from "./backends/gateway.ts";
 import type { Endpoint } from "./backends/types.ts";
+import type { Config } from "./config.ts";
 import { agentSettingsFromConfig } from "./dispatch/agent-settings.ts";
 import { whoAnswered } from "./dispatch/answered.ts";
 import { createDispatcher, type Dispatcher, dispatchSettingsFromConfig } from "./dispatch/pools.ts";

@@ -50,7 +50,9 @@ describe("config", () => {
   });
 
   test("a non-numeric cap is refused", () => {
-    expect(errorOf({ ...base(), DELEGATE_CODEX_MAX_CONCURRENT: "lots" })).toContain("DELEGATE_CODEX_MAX_CONCURRENT=\"lots\"");
+    expect(errorOf({ ...base(), DELEGATE_CODEX_MAX_CONCURRENT: "lots" })).toContain(
+      'DELEGATE_CODEX_MAX_CONCURRENT="lots"',
+    );
   });
 
   test("per-project cap must not exceed the global cap", () => {
@@ -63,9 +65,9 @@ describe("config", () => {
   test("bad URLs and bifrost without a URL fail", () => {
     expect(errorOf({ ...base(), DELEGATE_LOCAL_URL: "ftp://x/v1/messages" })).toContain("not http(s)");
     expect(errorOf({ ...base(), DELEGATE_GATEWAY: "bifrost" })).toContain("DELEGATE_BIFROST_URL=unset");
-    expect(
-      errorOf({ ...base(), DELEGATE_GATEWAY: "bifrost", DELEGATE_BIFROST_URL: "http://u:p@h:1" }),
-    ).toContain("credentials in the URL");
+    expect(errorOf({ ...base(), DELEGATE_GATEWAY: "bifrost", DELEGATE_BIFROST_URL: "http://u:p@h:1" })).toContain(
+      "credentials in the URL",
+    );
   });
 
   test("credential-looking passthrough names are refused", () => {
@@ -86,7 +88,12 @@ describe("config", () => {
   });
 
   test("child env is allowlisted and never carries the key", () => {
-    const c = parseConfig({ ...base(), DELEGATE_LOCAL_KEY: "sk-secret", MY_TOOL_HOME: "/x", DELEGATE_ENV_PASSTHROUGH: "MY_TOOL_HOME" });
+    const c = parseConfig({
+      ...base(),
+      DELEGATE_LOCAL_KEY: "sk-secret",
+      MY_TOOL_HOME: "/x",
+      DELEGATE_ENV_PASSTHROUGH: "MY_TOOL_HOME",
+    });
     expect(c.childEnv.MY_TOOL_HOME).toBe("/x");
     expect(JSON.stringify(c.childEnv)).not.toContain("sk-secret");
     expect(c.childEnv.PATH).toBe(process.env.PATH!);

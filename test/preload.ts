@@ -6,10 +6,10 @@
  * fails the run.
  */
 import { afterAll } from "bun:test";
-import { mkdtempSync, mkdirSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { snapshotHome, diffHome } from "./helpers/home-guard.ts";
+import { diffHome, snapshotHome } from "./helpers/home-guard.ts";
 
 const realHome = process.env.HOME ?? "";
 const root = realpathSync(mkdtempSync(join(tmpdir(), "dl-test-")));

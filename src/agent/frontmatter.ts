@@ -46,7 +46,10 @@ export function parseFrontmatter(text: string, file: string): ParsedAgent {
     };
   }
   const yamlLines = lines.slice(1, close);
-  const body = lines.slice(close + 1).join("\n").trim();
+  const body = lines
+    .slice(close + 1)
+    .join("\n")
+    .trim();
   let parsed: unknown;
   try {
     parsed = yamlLines.join("\n").trim() === "" ? {} : Bun.YAML.parse(yamlLines.join("\n"));
@@ -101,7 +104,11 @@ function toMeta(raw: Record<string, unknown>): AgentMeta {
   if (description !== undefined) meta.description = description;
   if (model !== undefined) meta.model = model;
   const tools = raw.tools;
-  if (typeof tools === "string") meta.tools = tools.split(",").map((t) => t.trim()).filter(Boolean);
+  if (typeof tools === "string")
+    meta.tools = tools
+      .split(",")
+      .map((t) => t.trim())
+      .filter(Boolean);
   else if (Array.isArray(tools)) meta.tools = tools.map((t) => String(t).trim()).filter(Boolean);
   return meta;
 }

@@ -1,10 +1,11 @@
 import { realpath, stat } from "node:fs/promises";
 import { cachingAllowedFor, resendReasoningFor } from "../backends/route.ts";
+import { toolInputError } from "../backends/tool-input.ts";
 import {
   addUsage,
   type ContentBlock,
-  emptyUsage,
   type Endpoint,
+  emptyUsage,
   type Message,
   type ModelRequest,
   type ModelResponse,
@@ -12,7 +13,6 @@ import {
   type ToolUseBlock,
   type Usage,
 } from "../backends/types.ts";
-import { toolInputError } from "../backends/tool-input.ts";
 import { describeError, isDlError } from "../errors.ts";
 import { countdownNote, NUDGE_TEXT, ToolResultPruner } from "./history.ts";
 import type { Agent } from "./lookup.ts";
@@ -68,7 +68,10 @@ export async function runAgent(opts: RunAgentOptions): Promise<AgentResult> {
   });
   // The local lane (local-*, ornith*) runs on the user's own hardware: its own budget.
   const isLocal = /^(local-|ornith)/i.test(model);
-  const maxTurns = resolveMaxTurns(opts.max_turns, isLocal ? (s.defaultMaxTurnsLocal ?? s.defaultMaxTurns) : s.defaultMaxTurns);
+  const maxTurns = resolveMaxTurns(
+    opts.max_turns,
+    isLocal ? (s.defaultMaxTurnsLocal ?? s.defaultMaxTurns) : s.defaultMaxTurns,
+  );
   const maxTokens = resolveMaxTokens({
     explicit: opts.max_tokens,
     model,
@@ -85,7 +88,13 @@ export async function runAgent(opts: RunAgentOptions): Promise<AgentResult> {
     usage: emptyUsage(),
     modelUsed: "",
   };
-  const finish = (f: { final: string; stop: string; hitLimit?: boolean; incomplete?: boolean; error?: string }): AgentResult => {
+  const finish = (f: {
+    final: string;
+    stop: string;
+    hitLimit?: boolean;
+    incomplete?: boolean;
+    error?: string;
+  }): AgentResult => {
     const r: AgentResult = {
       success: !f.error && !f.incomplete,
       final_response: f.final,
@@ -115,7 +124,12 @@ export async function runAgent(opts: RunAgentOptions): Promise<AgentResult> {
   const signal = signals.length ? AbortSignal.any(signals) : new AbortController().signal;
   const stopped = (): AgentResult => {
     if (opts.signal?.aborted) {
-      return finish({ final: "", stop: "cancelled", incomplete: true, error: "cancelled by the caller; running commands were killed. Files the agent already wrote stay on disk." });
+      return finish({
+        final: "",
+        stop: "cancelled",
+        incomplete: true,
+        error: "cancelled by the caller; running commands were killed. Files the agent already wrote stay on disk.",
+      });
     }
     return finish({
       final: "",
@@ -130,7 +144,11 @@ export async function runAgent(opts: RunAgentOptions): Promise<AgentResult> {
     workdir = await realpath(opts.workdir);
     if (!(await stat(workdir)).isDirectory()) throw new Error("not a directory");
   } catch {
-    return finish({ final: "", stop: "error", error: `workdir ${JSON.stringify(opts.workdir)} is not an existing directory; pass an absolute path to a directory` });
+    return finish({
+      final: "",
+      stop: "error",
+      error: `workdir ${JSON.stringify(opts.workdir)} is not an existing directory; pass an absolute path to a directory`,
+    });
   }
   let endpoint: Endpoint;
   try {
@@ -214,7 +232,8 @@ export async function runAgent(opts: RunAgentOptions): Promise<AgentResult> {
       }
       // A sign-off like "I'll leave the docs to you" can draw a nudge; if the agent then
       // only confirms it is done, the report it had already written must not be lost.
-      const final = lastWasNudge && beforeNudge && !text.includes(beforeNudge) ? `${beforeNudge}\n\n${text}`.trim() : text;
+      const final =
+        lastWasNudge && beforeNudge && !text.includes(beforeNudge) ? `${beforeNudge}\n\n${text}`.trim() : text;
       return finish({
         final,
         stop: resp.stop_reason || "end_turn",
@@ -291,7 +310,10 @@ function textOf(content: ContentBlock[]): string {
 async function runTool(tools: Map<string, AgentTool>, use: ToolUseBlock, ctx: ToolContext): Promise<ToolOutcome> {
   const tool = tools.get(use.name);
   if (!tool) {
-    return { content: `unknown tool ${JSON.stringify(use.name)}; available: ${[...tools.keys()].join(", ")}`, is_error: true };
+    return {
+      content: `unknown tool ${JSON.stringify(use.name)}; available: ${[...tools.keys()].join(", ")}`,
+      is_error: true,
+    };
   }
   const broken = toolInputError(use);
   if (broken) return { content: broken, is_error: true };

@@ -37,7 +37,10 @@ export const CODING_ROLES = ["coder", "webdev", "backend", "devops", "frontend",
  * not. Whole words of the name are matched (a trailing number ignored), never substrings.
  */
 export function isCodingAgent(name: string): boolean {
-  const words = name.toLowerCase().split(/[-_]+/).map((w) => w.replace(/\d+$/, ""));
+  const words = name
+    .toLowerCase()
+    .split(/[-_]+/)
+    .map((w) => w.replace(/\d+$/, ""));
   return words.some((w) => CODING_ROLES.includes(w));
 }
 
@@ -82,13 +85,17 @@ export function resolveMaxTokens(o: {
  * "Let me check the file:") is a model that forgot to call the tool, not a final answer.
  * Only the end of the reply matters: a report may start with "I'll summarize".
  */
-const ANNOUNCE = /\b(?:I['’]ll|I will|I am going to|I['’]m going to|let me(?! know)|let['’]s|next,? I|now I(?:['’]ll| will)?)\b/i;
+const ANNOUNCE =
+  /\b(?:I['’]ll|I will|I am going to|I['’]m going to|let me(?! know)|let['’]s|next,? I|now I(?:['’]ll| will)?)\b/i;
 
 export function announcesWork(text: string): boolean {
   const t = text.trim();
   if (!t) return false;
   if (t.endsWith(":")) return true;
   const tail = t.slice(-400);
-  const lastSentences = tail.split(/(?<=[.!?])\s+/).slice(-2).join(" ");
+  const lastSentences = tail
+    .split(/(?<=[.!?])\s+/)
+    .slice(-2)
+    .join(" ");
   return ANNOUNCE.test(lastSentences);
 }

@@ -34,7 +34,9 @@ export function buildSystemPrompt(p: PromptInput): string {
   lines.push(`[dl-agent:${agent.name} source:${agent.source} model:${p.model}]`);
   lines.push("");
   const role = agent.meta.description ? ` ${agent.meta.description.trim()}` : "";
-  lines.push(`You are the "${agent.meta.name ?? agent.name}" agent, working on a task handed to you by an orchestrating assistant.${role}`);
+  lines.push(
+    `You are the "${agent.meta.name ?? agent.name}" agent, working on a task handed to you by an orchestrating assistant.${role}`,
+  );
   lines.push("");
   lines.push(`Working directory (absolute): ${p.workdir}`);
   lines.push("Relative paths are resolved against it, and file tools only reach files inside it.");
@@ -51,7 +53,9 @@ export function buildSystemPrompt(p: PromptInput): string {
     `Turn budget: at most ${p.maxTurns} turns (one turn = one reply from you, tool calls included). ` +
       "Plan for it; you will be warned when few turns remain.",
   );
-  lines.push("When you are done, reply without tool calls: a short report of what you did, what you verified (with the commands you ran and their results) and anything left undone.");
+  lines.push(
+    "When you are done, reply without tool calls: a short report of what you did, what you verified (with the commands you ran and their results) and anything left undone.",
+  );
   lines.push("");
   lines.push(CONTEXT_SCOPE_HINT);
   if (agent.body) {

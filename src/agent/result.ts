@@ -14,7 +14,9 @@ export const agentResultSchema = z.object({
   turns: z.number().int(),
   stop_reason: z.string(),
   hit_turn_limit: z.boolean(),
-  incomplete: z.boolean().describe("the agent stopped before finishing (turn limit, output cut, announced work not done)"),
+  incomplete: z
+    .boolean()
+    .describe("the agent stopped before finishing (turn limit, output cut, announced work not done)"),
   nudges: z.number().int(),
   resumed_after_nudge: z.boolean(),
   bash_calls: z.number().int(),

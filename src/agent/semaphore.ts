@@ -9,7 +9,8 @@ export class Semaphore {
   private active = 0;
   private readonly waiters: (() => void)[] = [];
   constructor(readonly max: number) {
-    if (!Number.isInteger(max) || max < 1) throw new DlError("bad_config", `a concurrency cap must be an integer >= 1, got ${max}`);
+    if (!Number.isInteger(max) || max < 1)
+      throw new DlError("bad_config", `a concurrency cap must be an integer >= 1, got ${max}`);
   }
 
   get inUse(): number {
@@ -18,7 +19,8 @@ export class Semaphore {
 
   /** Resolves with a release function once a slot is free; rejects if `signal` aborts first. */
   acquire(signal?: AbortSignal): Promise<() => void> {
-    if (signal?.aborted) return Promise.reject(new DlError("cancelled", "cancelled while waiting for a free command slot"));
+    if (signal?.aborted)
+      return Promise.reject(new DlError("cancelled", "cancelled while waiting for a free command slot"));
     const grant = (): (() => void) => {
       this.active++;
       let released = false;

@@ -40,7 +40,9 @@ export type AgentSettings = {
 
 type Overrides = Partial<Omit<AgentSettings, "bash">> & { bash?: Partial<RunBashSettings> };
 
-export function agentSettings(o: Overrides & { baseEnv?: Readonly<Record<string, string | undefined>> } = {}): AgentSettings {
+export function agentSettings(
+  o: Overrides & { baseEnv?: Readonly<Record<string, string | undefined>> } = {},
+): AgentSettings {
   const { bash, baseEnv, ...rest } = o;
   return {
     defaultModel: "local-qwen-3-6-35b",

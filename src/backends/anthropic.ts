@@ -28,7 +28,9 @@ function outgoingBlocks(content: ContentBlock[], resend: boolean): Json[] {
 function outgoingBlock(b: ContentBlock, resend: boolean): Json | undefined {
   if (b.type !== "thinking") return { ...b };
   if (!b.signature && !resend) return undefined;
-  return b.signature ? { type: "thinking", thinking: b.thinking, signature: b.signature } : { type: "thinking", thinking: b.thinking };
+  return b.signature
+    ? { type: "thinking", thinking: b.thinking, signature: b.signature }
+    : { type: "thinking", thinking: b.thinking };
 }
 
 export function anthropicBody(req: ModelRequest): Json {
@@ -36,7 +38,11 @@ export function anthropicBody(req: ModelRequest): Json {
     role: m.role,
     content: typeof m.content === "string" ? m.content : outgoingBlocks(m.content, req.resendReasoning),
   }));
-  const tools: Json[] = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema }));
+  const tools: Json[] = req.tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    input_schema: t.input_schema,
+  }));
   let system: unknown = req.system;
   if (req.promptCaching) {
     if (req.system) system = [{ type: "text", text: req.system, cache_control: EPHEMERAL }];
@@ -91,7 +97,15 @@ const encodedMessages = new MessageCache<EncodedMessage>((m, resend) => {
   const role = JSON.stringify(m.role);
   if (typeof m.content === "string") {
     const text = JSON.stringify(m.content);
-    return { json: `{"role":${role},"content":${text}}`, role, text, empty: m.content === "", pieces: [], mark: -1, markBlock: null };
+    return {
+      json: `{"role":${role},"content":${text}}`,
+      role,
+      text,
+      empty: m.content === "",
+      pieces: [],
+      mark: -1,
+      markBlock: null,
+    };
   }
   const pieces: string[] = [];
   let mark = -1;
@@ -106,11 +120,22 @@ const encodedMessages = new MessageCache<EncodedMessage>((m, resend) => {
       markBlock = out;
     }
   }
-  return { json: `{"role":${role},"content":[${pieces.join(",")}]}`, role, text: null, empty: false, pieces, mark, markBlock };
+  return {
+    json: `{"role":${role},"content":[${pieces.join(",")}]}`,
+    role,
+    text: null,
+    empty: false,
+    pieces,
+    mark,
+    markBlock,
+  };
 });
 
 function markedJson(e: EncodedMessage): string {
-  if (e.text !== null) return e.empty ? e.json : `{"role":${e.role},"content":[{"type":"text","text":${e.text},"cache_control":{"type":"ephemeral"}}]}`;
+  if (e.text !== null)
+    return e.empty
+      ? e.json
+      : `{"role":${e.role},"content":[{"type":"text","text":${e.text},"cache_control":{"type":"ephemeral"}}]}`;
   if (e.mark < 0 || !e.markBlock) return e.json;
   const pieces = e.pieces.slice();
   pieces[e.mark] = withCacheControl(e.markBlock, pieces[e.mark]!);
@@ -118,7 +143,9 @@ function markedJson(e: EncodedMessage): string {
 }
 
 const encodedSystem = new StringMemo((system, caching) =>
-  caching ? `[{"type":"text","text":${JSON.stringify(system)},"cache_control":{"type":"ephemeral"}}]` : JSON.stringify(system),
+  caching
+    ? `[{"type":"text","text":${JSON.stringify(system)},"cache_control":{"type":"ephemeral"}}]`
+    : JSON.stringify(system),
 );
 
 const encodedTools = new ToolsCache((tools: readonly ToolSpec[], caching) => {
@@ -171,7 +198,10 @@ function blockFrom(raw: Json): ContentBlock | undefined {
       return b;
     }
     case "tool_use": {
-      const input = raw.input && typeof raw.input === "object" && !Array.isArray(raw.input) ? (raw.input as Json) : parseToolInput(typeof raw.input === "string" ? raw.input : "", String(raw.name));
+      const input =
+        raw.input && typeof raw.input === "object" && !Array.isArray(raw.input)
+          ? (raw.input as Json)
+          : parseToolInput(typeof raw.input === "string" ? raw.input : "", String(raw.name));
       return { type: "tool_use", id: String(raw.id ?? ""), name: String(raw.name ?? ""), input };
     }
     default:
@@ -192,10 +222,22 @@ export function parseAnthropicJson(body: Json): ParsedReply {
       if (b) content.push(b);
     }
   }
-  return { content, stop_reason: typeof body.stop_reason === "string" ? body.stop_reason : "end_turn", usage, model: typeof body.model === "string" ? body.model : "" };
+  return {
+    content,
+    stop_reason: typeof body.stop_reason === "string" ? body.stop_reason : "end_turn",
+    usage,
+    model: typeof body.model === "string" ? body.model : "",
+  };
 }
 
-type Building = { kind: "text" | "thinking" | "tool_use" | "other"; text: string; signature: string; id: string; name: string; input?: Json };
+type Building = {
+  kind: "text" | "thinking" | "tool_use" | "other";
+  text: string;
+  signature: string;
+  id: string;
+  name: string;
+  input?: Json;
+};
 
 /** The outcome of one SSE event for the caller: keep going, done, or a server error event. */
 export type StreamSignal = { error?: { type: string; message: string } } | undefined;
@@ -231,7 +273,8 @@ export class AnthropicStream {
         if (kind === "text") b.text = String(cb.text ?? "");
         if (kind === "thinking") b.text = String(cb.thinking ?? "");
         // Some proxies put the whole input in the start event and send no deltas.
-        if (kind === "tool_use" && cb.input && typeof cb.input === "object" && Object.keys(cb.input).length > 0) b.input = cb.input as Json;
+        if (kind === "tool_use" && cb.input && typeof cb.input === "object" && Object.keys(cb.input).length > 0)
+          b.input = cb.input as Json;
         this.blocks[num(ev.index)] = b;
         return;
       }
@@ -265,8 +308,19 @@ export class AnthropicStream {
     for (const b of this.blocks) {
       if (!b) continue;
       if (b.kind === "text") content.push({ type: "text", text: b.text });
-      else if (b.kind === "thinking") content.push(b.signature ? { type: "thinking", thinking: b.text, signature: b.signature } : { type: "thinking", thinking: b.text });
-      else if (b.kind === "tool_use") content.push({ type: "tool_use", id: b.id, name: b.name, input: b.text === "" && b.input ? b.input : parseToolInput(b.text, b.name) });
+      else if (b.kind === "thinking")
+        content.push(
+          b.signature
+            ? { type: "thinking", thinking: b.text, signature: b.signature }
+            : { type: "thinking", thinking: b.text },
+        );
+      else if (b.kind === "tool_use")
+        content.push({
+          type: "tool_use",
+          id: b.id,
+          name: b.name,
+          input: b.text === "" && b.input ? b.input : parseToolInput(b.text, b.name),
+        });
     }
     return { content, stop_reason: this.stop || "end_turn", usage: this.usage, model: this.model };
   }

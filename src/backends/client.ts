@@ -5,7 +5,7 @@
  * headers.
  */
 import { isDlError } from "../errors.ts";
-import { AnthropicStream, anthropicPayload, parseAnthropicJson, type ParsedReply } from "./anthropic.ts";
+import { AnthropicStream, anthropicPayload, type ParsedReply, parseAnthropicJson } from "./anthropic.ts";
 import {
   BodyTooLargeError,
   ERROR_BODY_MAX_BYTES,
@@ -20,7 +20,15 @@ import {
   streamCutError,
 } from "./http.ts";
 import { OpenaiStream, openaiPayload, parseOpenaiJson } from "./openai.ts";
-import { type Clock, cancelledError, deadlineError, type RetryInfo, type RetryPolicy, realClock, withRetry } from "./retry.ts";
+import {
+  type Clock,
+  cancelledError,
+  deadlineError,
+  type RetryInfo,
+  type RetryPolicy,
+  realClock,
+  withRetry,
+} from "./retry.ts";
 import { readSse, SseLimitError } from "./sse.ts";
 import type { ModelRequest, ModelResponse } from "./types.ts";
 
@@ -40,7 +48,13 @@ export type CompleteOptions = {
 export const DEFAULT_ROUTING_HEADER_PREFIXES: readonly string[] = ["x-bifrost-routing-info-"];
 
 /** Error events in a stream that mean "try again" rather than "your request is wrong". */
-const RETRYABLE_STREAM_ERRORS = new Set(["overloaded_error", "rate_limit_error", "api_error", "server_error", "timeout"]);
+const RETRYABLE_STREAM_ERRORS = new Set([
+  "overloaded_error",
+  "rate_limit_error",
+  "api_error",
+  "server_error",
+  "timeout",
+]);
 
 export async function complete(req: ModelRequest, opts: CompleteOptions = {}): Promise<ModelResponse> {
   const clock = opts.clock ?? realClock;
@@ -56,12 +70,25 @@ export async function complete(req: ModelRequest, opts: CompleteOptions = {}): P
   const attempt = async (): Promise<ParsedReply> => {
     try {
       // Never follow a redirect: it would carry the key and the task to a host no guard checked.
-      const res = await doFetch(req.endpoint.url, { method: "POST", headers, body: payload, signal, redirect: "manual" });
+      const res = await doFetch(req.endpoint.url, {
+        method: "POST",
+        headers,
+        body: payload,
+        signal,
+        redirect: "manual",
+      });
       routing = pickHeaders(res.headers, prefixes);
       if (!res.ok) {
         const text = await readBodyCapped(res, ERROR_BODY_MAX_BYTES, true).catch(() => "");
-        const where = res.status >= 300 && res.status < 400 ? redirectTarget(res.headers.get("location"), req.endpoint.url) : "";
-        throw httpError(req.endpoint, req.model, res.status, where || text, parseRetryAfter(res.headers.get("retry-after"), Date.now()));
+        const where =
+          res.status >= 300 && res.status < 400 ? redirectTarget(res.headers.get("location"), req.endpoint.url) : "";
+        throw httpError(
+          req.endpoint,
+          req.model,
+          res.status,
+          where || text,
+          parseRetryAfter(res.headers.get("retry-after"), Date.now()),
+        );
       }
       const ctype = res.headers.get("content-type") ?? "";
       if (ctype.includes("text/event-stream") && res.body) return await readStream(req, res.body);
@@ -70,16 +97,22 @@ export async function complete(req: ModelRequest, opts: CompleteOptions = {}): P
       try {
         json = JSON.parse(text);
       } catch {
-        throw protocolError(req.endpoint, req.model, `expected JSON, got ${ctype || "no content-type"} starting with ${JSON.stringify(text.slice(0, 400))}`);
+        throw protocolError(
+          req.endpoint,
+          req.model,
+          `expected JSON, got ${ctype || "no content-type"} starting with ${JSON.stringify(text.slice(0, 400))}`,
+        );
       }
-      if (!json || typeof json !== "object") throw protocolError(req.endpoint, req.model, "the JSON reply is not an object");
+      if (!json || typeof json !== "object")
+        throw protocolError(req.endpoint, req.model, "the JSON reply is not an object");
       const obj = json as Record<string, unknown>;
       return req.endpoint.format === "openai" ? parseOpenaiJson(obj) : parseAnthropicJson(obj);
     } catch (e) {
       if (req.signal.aborted) throw cancelledError();
       if (deadline?.aborted) throw deadlineError(budgetText(opts.turnTimeoutMs));
       if (isDlError(e)) throw e;
-      if (e instanceof BodyTooLargeError || e instanceof SseLimitError) throw protocolError(req.endpoint, req.model, e.message);
+      if (e instanceof BodyTooLargeError || e instanceof SseLimitError)
+        throw protocolError(req.endpoint, req.model, e.message);
       throw networkError(req.endpoint, req.model, e);
     }
   };
@@ -107,7 +140,8 @@ async function readStream(req: ModelRequest, body: ReadableStream<Uint8Array>): 
       try {
         state.onEvent(event, data);
       } catch (e) {
-        if (e instanceof SyntaxError) throw protocolError(req.endpoint, req.model, `an SSE event is not JSON: ${data.slice(0, 80)}`);
+        if (e instanceof SyntaxError)
+          throw protocolError(req.endpoint, req.model, `an SSE event is not JSON: ${data.slice(0, 80)}`);
         throw e;
       }
     });

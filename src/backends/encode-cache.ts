@@ -112,7 +112,8 @@ function sameTools(deps: unknown[], tools: readonly ToolSpec[], variant: number)
   if (deps[0] !== variant || deps[1] !== tools.length) return false;
   let i = 2;
   for (const t of tools) {
-    if (deps[i++] !== t || deps[i++] !== t.name || deps[i++] !== t.description || deps[i++] !== t.input_schema) return false;
+    if (deps[i++] !== t || deps[i++] !== t.name || deps[i++] !== t.description || deps[i++] !== t.input_schema)
+      return false;
   }
   return true;
 }

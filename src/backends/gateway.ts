@@ -83,19 +83,36 @@ function urlProblem(raw: string): string | undefined {
 export function validateGatewaySettings(s: GatewaySettings): void {
   const check = (name: string, value: string | undefined, required: boolean) => {
     if (value === undefined || value.trim() === "") {
-      if (required) throw new DlError("bad_config", `${name} is unset: DELEGATE_GATEWAY=${s.kind} needs it (e.g. http://127.0.0.1:4010)`, { variable: name });
+      if (required)
+        throw new DlError(
+          "bad_config",
+          `${name} is unset: DELEGATE_GATEWAY=${s.kind} needs it (e.g. http://127.0.0.1:4010)`,
+          { variable: name },
+        );
       return;
     }
     const p = urlProblem(value);
-    if (p) throw new DlError("bad_config", `${name} is invalid: ${p}; expected an http(s) URL with a host, e.g. http://127.0.0.1:4010`, { variable: name });
+    if (p)
+      throw new DlError(
+        "bad_config",
+        `${name} is invalid: ${p}; expected an http(s) URL with a host, e.g. http://127.0.0.1:4010`,
+        { variable: name },
+      );
   };
   if (s.kind === "litellm") {
     check("DELEGATE_LOCAL_URL", s.localUrl, true);
     return;
   }
-  if (s.kind !== "bifrost") throw new DlError("bad_config", `DELEGATE_GATEWAY=${String(s.kind)} is invalid: expected litellm or bifrost`, { variable: "DELEGATE_GATEWAY" });
+  if (s.kind !== "bifrost")
+    throw new DlError("bad_config", `DELEGATE_GATEWAY=${String(s.kind)} is invalid: expected litellm or bifrost`, {
+      variable: "DELEGATE_GATEWAY",
+    });
   if (s.bifrostApi !== "litellm" && s.bifrostApi !== "openai") {
-    throw new DlError("bad_config", `DELEGATE_BIFROST_API=${String(s.bifrostApi)} is invalid: expected litellm or openai`, { variable: "DELEGATE_BIFROST_API" });
+    throw new DlError(
+      "bad_config",
+      `DELEGATE_BIFROST_API=${String(s.bifrostApi)} is invalid: expected litellm or openai`,
+      { variable: "DELEGATE_BIFROST_API" },
+    );
   }
   check("DELEGATE_BIFROST_URL", s.bifrostUrl, true);
   check("DELEGATE_BIFROST_LOCAL_URL", s.bifrostLocalUrl, false);

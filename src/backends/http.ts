@@ -114,8 +114,10 @@ export class BodyTooLargeError extends Error {
 }
 
 function adviceFor(status: number): string {
-  if (status >= 300 && status < 400) return "the endpoint redirected elsewhere; dl never follows redirects to a model backend (they could carry the key to another host), so configure the final URL";
-  if (status === 401 || status === 403) return "check the API key configured for this backend (DELEGATE_LOCAL_KEY or the provider key) and that it may use this model";
+  if (status >= 300 && status < 400)
+    return "the endpoint redirected elsewhere; dl never follows redirects to a model backend (they could carry the key to another host), so configure the final URL";
+  if (status === 401 || status === 403)
+    return "check the API key configured for this backend (DELEGATE_LOCAL_KEY or the provider key) and that it may use this model";
   if (status === 404) return "check the base URL and that the backend serves this model alias";
   if (status === 408 || status === 413) return "the request was too large or too slow; reduce the task or context size";
   if (status === 429) return "the backend is rate limiting; wait, lower concurrency (pools), or pick another model";
@@ -164,10 +166,14 @@ export function networkError(ep: Endpoint, model: string, e: unknown): DlError {
   const host = safeHost(ep.url);
   const code = String((e as { code?: unknown })?.code ?? "");
   if (RESET_CODES.has(code)) {
-    return new DlError("backend", `connection to ${host} for model ${model} was reset (${code}). Next: retry; check the backend's health if it persists.`, {
-      host,
-      retryable: true,
-    } satisfies BackendErrorData);
+    return new DlError(
+      "backend",
+      `connection to ${host} for model ${model} was reset (${code}). Next: retry; check the backend's health if it persists.`,
+      {
+        host,
+        retryable: true,
+      } satisfies BackendErrorData,
+    );
   }
   const what = code || (e instanceof Error ? e.name : "error");
   return new DlError(

@@ -65,18 +65,30 @@ export async function probeModels(opts: {
     if (!res.ok) {
       await res.body?.cancel();
       const hint = res.status === 401 || res.status === 403 ? "; check DELEGATE_LOCAL_KEY" : "";
-      return { url: shown, reachable: true, status: res.status, models: [], latency_ms, error: `${shown} answered HTTP ${res.status}${hint}` };
+      return {
+        url: shown,
+        reachable: true,
+        status: res.status,
+        models: [],
+        latency_ms,
+        error: `${shown} answered HTTP ${res.status}${hint}`,
+      };
     }
     const body = (await res.json()) as { data?: { id?: unknown }[]; models?: { name?: unknown; model?: unknown }[] };
-    const models = [
-      ...(body.data ?? []).map((m) => m.id),
-      ...(body.models ?? []).map((m) => m.name ?? m.model),
-    ].filter((m): m is string => typeof m === "string");
+    const models = [...(body.data ?? []).map((m) => m.id), ...(body.models ?? []).map((m) => m.name ?? m.model)].filter(
+      (m): m is string => typeof m === "string",
+    );
     return { url: shown, reachable: true, status: res.status, models: [...new Set(models)].sort(), latency_ms };
   } catch (e) {
     const latency_ms = Math.round(now() - started);
     const timedOut = e instanceof DOMException && e.name === "TimeoutError";
     const why = timedOut ? `no answer within ${opts.timeoutMs} ms` : `unreachable (${describeError(e)})`;
-    return { url: shown, reachable: false, models: [], latency_ms, error: `${shown}: ${why}; is the gateway running and is DELEGATE_LOCAL_URL right?` };
+    return {
+      url: shown,
+      reachable: false,
+      models: [],
+      latency_ms,
+      error: `${shown}: ${why}; is the gateway running and is DELEGATE_LOCAL_URL right?`,
+    };
   }
 }

@@ -26,7 +26,8 @@ function convertMessage(m: Message, resend: boolean, out: Json[]): void {
     for (const b of m.content) {
       if (b.type === "text") text += b.text;
       else if (b.type === "thinking") reasoning += b.thinking;
-      else if (b.type === "tool_use") calls.push({ id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input) } });
+      else if (b.type === "tool_use")
+        calls.push({ id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input) } });
     }
     const msg: Json = { role: "assistant", content: text === "" && calls.length > 0 ? null : text };
     if (calls.length > 0) msg.tool_calls = calls;
@@ -49,7 +50,10 @@ export function openaiBody(req: ModelRequest): Json {
   const body: Json = { model: req.model, max_tokens: req.max_tokens, messages, stream: req.stream };
   if (req.stream) body.stream_options = { include_usage: true };
   if (req.tools.length > 0) {
-    body.tools = req.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.input_schema } }));
+    body.tools = req.tools.map((t) => ({
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: t.input_schema },
+    }));
   }
   return body;
 }
@@ -88,7 +92,12 @@ const encodedMessages = new MessageCache<string>((m, resend) => {
 const encodedSystem = new StringMemo((system) => JSON.stringify({ role: "system", content: system }));
 
 const encodedTools = new ToolsCache((tools) =>
-  JSON.stringify(tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.input_schema } }))),
+  JSON.stringify(
+    tools.map((t) => ({
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: t.input_schema },
+    })),
+  ),
 );
 
 function num(v: unknown): number {
@@ -148,10 +157,16 @@ export function parseOpenaiJson(body: Json): ParsedReply {
     const fn = (c.function ?? {}) as Json;
     const name = String(fn.name ?? "");
     const args = fn.arguments;
-    const input = typeof args === "string" ? parseToolInput(args, name) : args && typeof args === "object" ? (args as Json) : {};
+    const input =
+      typeof args === "string" ? parseToolInput(args, name) : args && typeof args === "object" ? (args as Json) : {};
     content.push({ type: "tool_use", id: String(c.id ?? ""), name, input });
   }
-  return { content, stop_reason: mapFinishReason(choice?.finish_reason, calls.length > 0), usage: openaiUsage(body.usage), model: typeof body.model === "string" ? body.model : "" };
+  return {
+    content,
+    stop_reason: mapFinishReason(choice?.finish_reason, calls.length > 0),
+    usage: openaiUsage(body.usage),
+    model: typeof body.model === "string" ? body.model : "",
+  };
 }
 
 type Call = { id: string; name: string; args: string };

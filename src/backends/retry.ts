@@ -67,7 +67,10 @@ export function cancelledError(): DlError {
 }
 
 export function deadlineError(detail: string): DlError {
-  return new DlError("timeout", `the model turn hit its deadline (${detail}). Next: raise the per-turn timeout, shrink the task, or pick a faster model.`);
+  return new DlError(
+    "timeout",
+    `the model turn hit its deadline (${detail}). Next: raise the per-turn timeout, shrink the task, or pick a faster model.`,
+  );
 }
 
 /** Backoff for retry number `n` (0-based): exponential with ±25% jitter, or Retry-After capped. */
@@ -77,12 +80,16 @@ export function retryDelay(n: number, policy: RetryPolicy, random: number, retry
   return Math.round(exp * (0.75 + random * 0.5));
 }
 
-export async function withRetry<T>(attempt: (n: number) => Promise<T>, opts: RetryOptions): Promise<{ value: T; retries: number }> {
+export async function withRetry<T>(
+  attempt: (n: number) => Promise<T>,
+  opts: RetryOptions,
+): Promise<{ value: T; retries: number }> {
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...opts.policy };
   const clock = opts.clock ?? realClock;
   for (let n = 0; ; n++) {
     if (opts.signal.aborted) throw cancelledError();
-    if (opts.deadlineAt !== undefined && clock.now() >= opts.deadlineAt) throw deadlineError("no time left for another attempt");
+    if (opts.deadlineAt !== undefined && clock.now() >= opts.deadlineAt)
+      throw deadlineError("no time left for another attempt");
     try {
       return { value: await attempt(n), retries: n };
     } catch (e) {

@@ -55,10 +55,16 @@ export function endpointUrl(baseUrl: string, format: WireFormat): string {
   try {
     url = new URL(baseUrl.trim());
   } catch {
-    throw new DlError("bad_config", `backend base URL is not a valid URL (${safeUrlText(baseUrl)}); use e.g. http://localhost:4000`);
+    throw new DlError(
+      "bad_config",
+      `backend base URL is not a valid URL (${safeUrlText(baseUrl)}); use e.g. http://localhost:4000`,
+    );
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new DlError("bad_config", `backend base URL must be http(s), got ${url.protocol}; use e.g. http://localhost:4000`);
+    throw new DlError(
+      "bad_config",
+      `backend base URL must be http(s), got ${url.protocol}; use e.g. http://localhost:4000`,
+    );
   }
   let path = url.pathname.replace(/\/+$/, "");
   for (const suffix of KNOWN_SUFFIXES) {

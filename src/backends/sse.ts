@@ -50,7 +50,8 @@ export class SseParser {
       start = nl + 1;
     }
     this.rest = start === 0 ? buf : start < buf.length ? buf.slice(start) : "";
-    if (this.rest.length > SSE_MAX_LINE_CHARS) throw new SseLimitError(`an SSE line exceeded ${SSE_MAX_LINE_CHARS} characters`);
+    if (this.rest.length > SSE_MAX_LINE_CHARS)
+      throw new SseLimitError(`an SSE line exceeded ${SSE_MAX_LINE_CHARS} characters`);
   }
 
   /** Discards an unterminated trailing event (see the file comment). */
@@ -69,7 +70,8 @@ export class SseParser {
       const value = buf.slice(v, e);
       if (this.hasData) {
         this.data += "\n" + value;
-        if (this.data.length > SSE_MAX_EVENT_CHARS) throw new SseLimitError(`an SSE event exceeded ${SSE_MAX_EVENT_CHARS} characters`);
+        if (this.data.length > SSE_MAX_EVENT_CHARS)
+          throw new SseLimitError(`an SSE event exceeded ${SSE_MAX_EVENT_CHARS} characters`);
       } else {
         this.data = value;
         this.hasData = true;

@@ -24,7 +24,13 @@ export type SsrfOptions = {
   lookup?: LookupFn;
 };
 
-const METADATA_HOSTS = new Set(["metadata.google.internal", "metadata.goog", "metadata", "instance-data", "instance-data.ec2.internal"]);
+const METADATA_HOSTS = new Set([
+  "metadata.google.internal",
+  "metadata.goog",
+  "metadata",
+  "instance-data",
+  "instance-data.ec2.internal",
+]);
 
 const defaultLookup: LookupFn = (host) => dnsLookup(host, { all: true, verbatim: true });
 
@@ -40,9 +46,15 @@ export async function guardProviderUrl(raw: string, opts: SsrfOptions = {}): Pro
     throw new DlError("bad_input", `provider_url must use http or https, not ${url.protocol.replace(":", "")}`);
   }
   if (url.username || url.password) {
-    throw new DlError("bad_input", `provider_url for ${url.hostname} must not contain credentials; pass the key as api_key instead`);
+    throw new DlError(
+      "bad_input",
+      `provider_url for ${url.hostname} must not contain credentials; pass the key as api_key instead`,
+    );
   }
-  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase().replace(/\.$/, "");
+  const host = url.hostname
+    .replace(/^\[|\]$/g, "")
+    .toLowerCase()
+    .replace(/\.$/, "");
   if (!host) throw new DlError("bad_input", "provider_url has no host");
   const allow = (opts.allowHosts ?? []).map((h) => h.trim().toLowerCase()).filter(Boolean);
   if (allow.includes(host)) return url;
@@ -102,7 +114,7 @@ export function parseIp(s: string): number[] | undefined {
     const q = tail.split(".").map(Number);
     text = `${text.slice(0, lastColon + 1)}${((q[0]! << 8) | q[1]!).toString(16)}:${((q[2]! << 8) | q[3]!).toString(16)}`;
   }
-  const [head, rest] = text.includes("::") ? text.split("::") as [string, string] : [text, undefined];
+  const [head, rest] = text.includes("::") ? (text.split("::") as [string, string]) : [text, undefined];
   const h = head ? head.split(":") : [];
   const r = rest !== undefined && rest !== "" ? rest.split(":") : [];
   const groups = rest === undefined ? h : [...h, ...Array<string>(8 - h.length - r.length).fill("0"), ...r];

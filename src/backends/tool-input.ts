@@ -16,10 +16,14 @@ export function parseToolInput(raw: string, toolName: string): Record<string, un
     parsed = JSON.parse(text);
   } catch (e) {
     const why = e instanceof Error ? e.message.slice(0, 120) : "parse error";
-    return { [INVALID_TOOL_INPUT]: `arguments for tool ${toolName} were not valid JSON (${text.length} chars, ${why}); send the call again with a complete JSON object` };
+    return {
+      [INVALID_TOOL_INPUT]: `arguments for tool ${toolName} were not valid JSON (${text.length} chars, ${why}); send the call again with a complete JSON object`,
+    };
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    return { [INVALID_TOOL_INPUT]: `arguments for tool ${toolName} must be a JSON object, got ${Array.isArray(parsed) ? "an array" : typeof parsed}; send the call again with an object` };
+    return {
+      [INVALID_TOOL_INPUT]: `arguments for tool ${toolName} must be a JSON object, got ${Array.isArray(parsed) ? "an array" : typeof parsed}; send the call again with an object`,
+    };
   }
   return parsed as Record<string, unknown>;
 }

@@ -1,4 +1,4 @@
-import { loadConfig, type Config } from "../config.ts";
+import { type Config, loadConfig } from "../config.ts";
 import { isDlError } from "../errors.ts";
 import { setLogLevel } from "../log.ts";
 

@@ -1,4 +1,4 @@
-import { defineCommand, runCommand, showUsage, type CommandDef } from "citty";
+import { type CommandDef, defineCommand, runCommand, showUsage } from "citty";
 import { type DlErrorCode, isDlError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { EXIT } from "./config-or-exit.ts";

@@ -7,8 +7,7 @@ import { jobSources } from "./wait.ts";
 export const reapCommand = defineCommand({
   meta: {
     name: "reap",
-    description:
-      "End jobs of dead servers (verified orphans killed) and prune old finished jobs",
+    description: "End jobs of dead servers (verified orphans killed) and prune old finished jobs",
   },
   args: {
     "dry-run": { type: "boolean", default: false, description: "Report what would happen; change and kill nothing" },
@@ -32,8 +31,11 @@ export const reapCommand = defineCommand({
           continue;
         }
         const verb = dryRun ? "would end" : "ended";
-        process.stdout.write(`${r.provider}: ${verb} ${r.reaped.length} job(s) of dead servers, ${dryRun ? "would prune" : "pruned"} ${r.pruned} finished\n`);
-        for (const a of r.reaped) process.stdout.write(`  ${a.id} → ${a.status}${a.killed_pid ? ` (pid ${a.killed_pid})` : ""}: ${a.reason}\n`);
+        process.stdout.write(
+          `${r.provider}: ${verb} ${r.reaped.length} job(s) of dead servers, ${dryRun ? "would prune" : "pruned"} ${r.pruned} finished\n`,
+        );
+        for (const a of r.reaped)
+          process.stdout.write(`  ${a.id} → ${a.status}${a.killed_pid ? ` (pid ${a.killed_pid})` : ""}: ${a.reason}\n`);
       }
     }
     process.exitCode = reports.some((r) => r.error) ? EXIT.failure : EXIT.ok;

@@ -1,9 +1,9 @@
 import { defineCommand } from "citty";
-import { DlError } from "../errors.ts";
-import { prepareDelegation, runPrepared } from "../dispatch/run-delegation.ts";
-import { delegationContext } from "../dispatch/delegation-context.ts";
 import { defaultDeps } from "../deps.ts";
+import { delegationContext } from "../dispatch/delegation-context.ts";
 import { renderResult } from "../dispatch/render-result.ts";
+import { prepareDelegation, runPrepared } from "../dispatch/run-delegation.ts";
+import { DlError } from "../errors.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { terminateAllGroups } from "../sys/process.ts";
 import { VERSION } from "../version.ts";
@@ -12,17 +12,25 @@ import { configOrExit, EXIT } from "./config-or-exit.ts";
 function parseTurns(raw: string | undefined): number | undefined {
   if (raw === undefined || raw === "") return undefined;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 40) throw new DlError("bad_input", `--max-turns ${JSON.stringify(raw)} is invalid: expected an integer from 1 to 40`);
+  if (!Number.isInteger(n) || n < 1 || n > 40)
+    throw new DlError("bad_input", `--max-turns ${JSON.stringify(raw)} is invalid: expected an integer from 1 to 40`);
   return n;
 }
 
 export const runCommand = defineCommand({
   meta: { name: "run", description: "Run one agent delegation from the shell (exit 0 only on success)" },
   args: {
-    agent: { type: "positional", description: "agent name (.claude/agents/<name>.md, skills, or the global agents dir)", required: true },
+    agent: {
+      type: "positional",
+      description: "agent name (.claude/agents/<name>.md, skills, or the global agents dir)",
+      required: true,
+    },
     task: { type: "positional", description: "what the agent should do", required: true },
     workdir: { type: "string", description: "directory the agent works in (default: the current directory)" },
-    model: { type: "string", description: "model alias (default DELEGATE_LOCAL_MODEL, or the coding model for coding agents)" },
+    model: {
+      type: "string",
+      description: "model alias (default DELEGATE_LOCAL_MODEL, or the coding model for coding agents)",
+    },
     "max-turns": { type: "string", description: "turn budget, 1-40 (default auto)" },
     json: { type: "boolean", description: "print the result as one JSON object", default: false },
   },
@@ -32,7 +40,13 @@ export const runCommand = defineCommand({
     const config = configOrExit();
     const deps = defaultDeps(config, VERSION);
     const prepared = await prepareDelegation(
-      { agent_name: args.agent, task: args.task, workdir: args.workdir, model: args.model, max_turns: parseTurns(args["max-turns"]) },
+      {
+        agent_name: args.agent,
+        task: args.task,
+        workdir: args.workdir,
+        model: args.model,
+        max_turns: parseTurns(args["max-turns"]),
+      },
       config,
       deps.settings,
     );
@@ -42,7 +56,10 @@ export const runCommand = defineCommand({
     process.once("SIGTERM", onSignal);
     const result = await runPrepared(
       prepared,
-      delegationContext(deps, { signal: abort.signal, onProgress: (_turn, _max, message) => process.stderr.write(`dl run: ${message}\n`) }),
+      delegationContext(deps, {
+        signal: abort.signal,
+        onProgress: (_turn, _max, message) => process.stderr.write(`dl run: ${message}\n`),
+      }),
     );
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);

@@ -1,16 +1,16 @@
-import { defineCommand } from "citty";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { createServer } from "../mcp/server.ts";
-import { defaultDeps } from "../deps.ts";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { defineCommand } from "citty";
+import { defaultDeps } from "../deps.ts";
 import { describeError } from "../errors.ts";
-import { DB_FILE } from "../store/db.ts";
 import { log } from "../log.ts";
-import { VERSION } from "../version.ts";
-import { configOrExit } from "./config-or-exit.ts";
+import { createServer } from "../mcp/server.ts";
+import { DB_FILE } from "../store/db.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { killAllGroupsNow, terminateAllGroups } from "../sys/process.ts";
+import { VERSION } from "../version.ts";
+import { configOrExit } from "./config-or-exit.ts";
 
 /** What run_bash commands and jobs get between SIGTERM and SIGKILL when the server stops. */
 const STOP_GRACE_MS = 2_000;

@@ -1,14 +1,14 @@
-import type { Config } from "../config.ts";
+import { type ModelsProbe, probeModels } from "../backends/models-list.ts";
 import { backendProbeTargets } from "../backends/probe-targets.ts";
-import { probeModels, type ModelsProbe } from "../backends/models-list.ts";
-import { writableProblem } from "../sys/writable.ts";
+import type { Config } from "../config.ts";
 import { REDACTED } from "../config.ts";
 import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
-import { poolStatus, type PoolStatus } from "../dispatch/status.ts";
-import { jobsSummary, type JobsSummary } from "../jobs/maintenance.ts";
-import { sysIdentities } from "../jobs/sys-adapters.ts";
+import { type PoolStatus, poolStatus } from "../dispatch/status.ts";
+import { type JobsSummary, jobsSummary } from "../jobs/maintenance.ts";
 import { codexOptionsFromConfig } from "../jobs/providers/codex-options.ts";
-import { codexStatus, type CodexStatusReport } from "../jobs/providers/codex-status.ts";
+import { type CodexStatusReport, codexStatus } from "../jobs/providers/codex-status.ts";
+import { sysIdentities } from "../jobs/sys-adapters.ts";
+import { writableProblem } from "../sys/writable.ts";
 import { jobSources } from "./wait.ts";
 
 /**
@@ -49,8 +49,10 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
   });
 
   const failed_checks: string[] = [];
-  for (const b of backends) if (!b.reachable || b.error) failed_checks.push(`backend ${b.lane}: ${b.error ?? "unreachable"}`);
-  for (const d of state_dirs) if (!d.writable) failed_checks.push(`state dir ${d.name} (${d.path}) not writable: ${d.error}`);
+  for (const b of backends)
+    if (!b.reachable || b.error) failed_checks.push(`backend ${b.lane}: ${b.error ?? "unreachable"}`);
+  for (const d of state_dirs)
+    if (!d.writable) failed_checks.push(`state dir ${d.name} (${d.path}) not writable: ${d.error}`);
 
   let pools: PoolStatus[] = [];
   try {
@@ -70,7 +72,17 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
   }
   for (const j of jobs) if (j.error) failed_checks.push(`jobs ${j.provider}: ${j.error}`);
 
-  return { version, healthy: failed_checks.length === 0, failed_checks, config: redactedConfig(config), backends, state_dirs, pools, jobs, codex };
+  return {
+    version,
+    healthy: failed_checks.length === 0,
+    failed_checks,
+    config: redactedConfig(config),
+    backends,
+    state_dirs,
+    pools,
+    jobs,
+    codex,
+  };
 }
 
 /** The effective configuration with every secret replaced and child env shown by name only. */
@@ -95,7 +107,9 @@ export function renderStatus(r: StatusReport): string {
   const lines: string[] = [];
   lines.push(`dl ${r.version} — ${r.healthy ? "healthy" : "UNHEALTHY"}`);
   const cfg = r.config as { gateway: { kind: string }; backend: { model: string; codingModel: string } };
-  lines.push(`gateway: ${cfg.gateway.kind}   default model: ${cfg.backend.model}   coding model: ${cfg.backend.codingModel}`);
+  lines.push(
+    `gateway: ${cfg.gateway.kind}   default model: ${cfg.backend.model}   coding model: ${cfg.backend.codingModel}`,
+  );
   lines.push("", "backends:");
   for (const b of r.backends) {
     const state = b.reachable && !b.error ? "ok" : "FAIL";
@@ -111,12 +125,15 @@ export function renderStatus(r: StatusReport): string {
   for (const p of r.pools) {
     const wait = p.waiting ? `, ${p.waiting} waiting` : "";
     lines.push(`  ${p.bucket.padEnd(20)} ${String(p.in_use).padStart(2)}/${p.size} in use${wait}`);
-    for (const h of p.holders) lines.push(`    pid ${h.pid} ${h.model} since ${h.since}${h.task ? ` (${h.task})` : ""}`);
+    for (const h of p.holders)
+      lines.push(`    pid ${h.pid} ${h.model} since ${h.since}${h.task ? ` (${h.task})` : ""}`);
   }
   lines.push("", "jobs:");
   for (const j of r.jobs) {
     const orphans = j.orphaned ? `, ${j.orphaned} orphaned (run dl reap)` : "";
-    lines.push(`  ${j.provider.padEnd(8)} ${j.running} running, ${j.queued} queued${orphans}${j.error ? `  (${j.error})` : ""}`);
+    lines.push(
+      `  ${j.provider.padEnd(8)} ${j.running} running, ${j.queued} queued${orphans}${j.error ? `  (${j.error})` : ""}`,
+    );
     for (const p of j.projects) lines.push(`    ${p.project}: ${p.running} running, ${p.queued} queued`);
   }
   lines.push("", "codex:");
@@ -127,10 +144,13 @@ export function renderStatus(r: StatusReport): string {
     lines.push(`  cli: ${c.cli.ok ? `${c.cli.version} (${c.cli.path})` : c.cli.message}`);
     const a = c.account;
     const cool = a.state === "cooldown" ? ` until ${a.cooldown_until} (${a.cooldown_reason ?? "throttled"})` : "";
-    lines.push(`  account: ${a.state}${cool}; caps ${a.effective_caps.global} global / ${a.effective_caps.per_project} per project${a.adaptive_cap ? ` (halved until ${a.adaptive_until})` : ""}`);
+    lines.push(
+      `  account: ${a.state}${cool}; caps ${a.effective_caps.global} global / ${a.effective_caps.per_project} per project${a.adaptive_cap ? ` (halved until ${a.adaptive_until})` : ""}`,
+    );
     if (a.auth_hint) lines.push(`  ${a.auth_hint}`);
     if (!c.quota.windows.length) lines.push("  quota: no rate-limit reading in the session files yet");
-    for (const w of c.quota.windows) lines.push(`  quota ${w.name}: ${w.used_percent}% used${w.resets_at ? `, resets ${w.resets_at}` : ""}`);
+    for (const w of c.quota.windows)
+      lines.push(`  quota ${w.name}: ${w.used_percent}% used${w.resets_at ? `, resets ${w.resets_at}` : ""}`);
     for (const w of c.quota.warnings) lines.push(`  warning: ${w}`);
   }
   if (r.failed_checks.length) {

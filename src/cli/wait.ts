@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import type { Config } from "../config.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
-import { waitForJobs, type WaitSource } from "../jobs/wait.ts";
+import { type WaitSource, waitForJobs } from "../jobs/wait.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
 
 /** The three providers' state dirs, with the same overrides the servers use. */
@@ -16,11 +16,14 @@ export function jobSources(config: Config): WaitSource[] {
 export const waitCommand = defineCommand({
   meta: {
     name: "wait",
-    description:
-      "Wait for jobs to end, one line each (exit 0 done, 1 failed, 2 unknown id, 3 timeout)",
+    description: "Wait for jobs to end, one line each (exit 0 done, 1 failed, 2 unknown id, 3 timeout)",
   },
   args: {
-    ids: { type: "positional", required: false, description: "Job ids (cx-…, gm-…, dsh-…); none = every job queued or running now" },
+    ids: {
+      type: "positional",
+      required: false,
+      description: "Job ids (cx-…, gm-…, dsh-…); none = every job queued or running now",
+    },
     all: { type: "boolean", default: false, description: "Print nothing until every job has ended" },
     timeout: { type: "string", description: "Give up after this many seconds (exit 3)" },
     json: { type: "boolean", default: false, description: "One JSON object per line" },
@@ -31,7 +34,9 @@ export const waitCommand = defineCommand({
     if (args.timeout !== undefined) {
       const s = Number(args.timeout);
       if (!Number.isFinite(s) || s <= 0) {
-        process.stderr.write(`dl wait: --timeout must be a number of seconds > 0, got ${JSON.stringify(String(args.timeout).slice(0, 40))}\n`);
+        process.stderr.write(
+          `dl wait: --timeout must be a number of seconds > 0, got ${JSON.stringify(String(args.timeout).slice(0, 40))}\n`,
+        );
         process.exitCode = EXIT.usage;
         return;
       }
@@ -56,7 +61,9 @@ export const waitCommand = defineCommand({
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     if (r.code === 3 && r.pending.length) {
-      process.stderr.write(`dl wait: stopped waiting with ${r.pending.length} job(s) not ended: ${r.pending.slice(0, 20).join(" ")}\n`);
+      process.stderr.write(
+        `dl wait: stopped waiting with ${r.pending.length} job(s) not ended: ${r.pending.slice(0, 20).join(" ")}\n`,
+      );
     }
     process.exitCode = r.code;
   },

@@ -1,5 +1,5 @@
+import { type AgentSettings, agentSettings } from "../agent/settings.ts";
 import type { Config } from "../config.ts";
-import { agentSettings, type AgentSettings } from "../agent/settings.ts";
 
 /** The agent loop's settings, taken from the one Config. */
 export function agentSettingsFromConfig(c: Config): AgentSettings {

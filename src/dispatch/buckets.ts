@@ -44,7 +44,10 @@ export function tableEntryFor(model: string, table: readonly BucketEntry[] = BUC
 
 /** A model name as a folder name: no separators, no `.`/`..`, bounded length. */
 export function modelBucketName(model: string): string {
-  let n = model.trim().toLowerCase().replace(/[^a-z0-9._-]/g, "_");
+  let n = model
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]/g, "_");
   if (n.length > MAX_NAME) n = n.slice(0, MAX_NAME);
   // A leading dot would hide the folder or, alone, name the parent: never a pool.
   if (n === "" || n.startsWith(".")) n = `_${n}`;

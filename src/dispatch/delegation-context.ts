@@ -1,6 +1,6 @@
-import type { Config } from "../config.ts";
 import type { AgentSettings } from "../agent/settings.ts";
 import type { Endpoint } from "../backends/types.ts";
+import type { Config } from "../config.ts";
 import type { AcquireSlot, DelegationContext } from "./run-delegation.ts";
 
 /** The long-lived services a delegation draws on (built once per process from Config). */

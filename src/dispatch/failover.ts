@@ -59,14 +59,21 @@ const VAR = "DELEGATE_FAILOVER_CHAINS";
 const EXAMPLE = `e.g. {"glm-coding-plan-think":["qwen-3-8-max","deepseek-v4-flash"]}`;
 
 function bad(what: string): DlError {
-  return new DlError("bad_config", `${VAR} is invalid: ${what}; expected a JSON object of model → list of models, ${EXAMPLE}, or the path of a file holding one`, { variable: VAR });
+  return new DlError(
+    "bad_config",
+    `${VAR} is invalid: ${what}; expected a JSON object of model → list of models, ${EXAMPLE}, or the path of a file holding one`,
+    { variable: VAR },
+  );
 }
 
 /**
  * Reads DELEGATE_FAILOVER_CHAINS (undefined/blank → the defaults). Text starting with `{`
  * is JSON; anything else is a file path. Any problem is one DlError("bad_config") line.
  */
-export function parseFailoverChains(raw: string | undefined, defaults: FailoverChains = DEFAULT_CHAINS): FailoverChains {
+export function parseFailoverChains(
+  raw: string | undefined,
+  defaults: FailoverChains = DEFAULT_CHAINS,
+): FailoverChains {
   const text = raw?.trim() ?? "";
   if (text === "") return defaults;
   let json = text;

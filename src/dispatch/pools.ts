@@ -14,7 +14,7 @@
 import { join } from "node:path";
 import type { Config } from "../config.ts";
 import { DlError, isDlError } from "../errors.ts";
-import { SlotPool, type SlotHolder, type SlotLease } from "../sys/slots.ts";
+import { type SlotHolder, type SlotLease, SlotPool } from "../sys/slots.ts";
 import { bucketFor, bucketSize, type PoolSizing } from "./buckets.ts";
 import { chainFor, type FailoverChains, parseFailoverChains } from "./failover.ts";
 
@@ -74,8 +74,12 @@ export class Dispatcher {
   private readonly pools = new Map<string, SlotPool>();
 
   constructor(readonly settings: DispatchSettings) {
-    for (const [name, v] of [["queue grace", settings.queueGraceS], ["failover grace", settings.failoverGraceS]] as const) {
-      if (!Number.isFinite(v) || v < 0) throw new DlError("bad_config", `the ${name} must be a number of seconds >= 0 (got ${v})`);
+    for (const [name, v] of [
+      ["queue grace", settings.queueGraceS],
+      ["failover grace", settings.failoverGraceS],
+    ] as const) {
+      if (!Number.isFinite(v) || v < 0)
+        throw new DlError("bad_config", `the ${name} must be a number of seconds >= 0 (got ${v})`);
     }
   }
 
@@ -110,7 +114,8 @@ export class Dispatcher {
       if (opts.signal?.aborted) throw new DlError("cancelled", `cancelled while waiting for a slot for ${requested}`);
     };
     checkCancel();
-    const grant = (m: string, lease: SlotLease): DispatchLease => wrap(m, requested, this.bucketOf(m), lease, performance.now() - started);
+    const grant = (m: string, lease: SlotLease): DispatchLease =>
+      wrap(m, requested, this.bucketOf(m), lease, performance.now() - started);
     const holder = (m: string): SlotHolder => {
       const h: SlotHolder = { label: m, model: m };
       if (m !== requested) h.requested = requested;
@@ -133,12 +138,24 @@ export class Dispatcher {
       checkCancel();
       const again = origin.tryAcquire(holder(requested));
       if (again) return grant(requested, again);
-      const lease = await this.waitFor(fallback, this.settings.failoverGraceS * 1000, holder(fallback), opts, `${requested} is full; trying ${fallback}`);
+      const lease = await this.waitFor(
+        fallback,
+        this.settings.failoverGraceS * 1000,
+        holder(fallback),
+        opts,
+        `${requested} is full; trying ${fallback}`,
+      );
       if (lease) return grant(fallback, lease);
     }
 
     const graceMs = this.settings.queueGraceS * 1000;
-    const lease = await this.waitFor(requested, graceMs, holder(requested), opts, chain.length > 0 ? `fallbacks ${chain.join(", ")} are full too` : "");
+    const lease = await this.waitFor(
+      requested,
+      graceMs,
+      holder(requested),
+      opts,
+      chain.length > 0 ? `fallbacks ${chain.join(", ")} are full too` : "",
+    );
     if (lease) return grant(requested, lease);
     const bucket = this.bucketOf(requested);
     const env = `DELEGATE_CONCURRENCY_${bucket.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}`;
@@ -152,7 +169,13 @@ export class Dispatcher {
   }
 
   /** Waits up to `ms` for a slot of `model`'s pool; null when the time runs out. */
-  private async waitFor(model: string, ms: number, holder: SlotHolder, opts: AcquireDispatchOptions, why: string): Promise<SlotLease | null> {
+  private async waitFor(
+    model: string,
+    ms: number,
+    holder: SlotHolder,
+    opts: AcquireDispatchOptions,
+    why: string,
+  ): Promise<SlotLease | null> {
     const bucket = this.bucketOf(model);
     const pool = this.pool(bucket);
     // Free now: take it without announcing a wait that never happened.
@@ -174,7 +197,8 @@ export class Dispatcher {
       return await pool.acquire(acquireOpts);
     } catch (e) {
       if (isDlError(e, "busy")) return null;
-      if (isDlError(e, "cancelled")) throw new DlError("cancelled", `cancelled while waiting for a slot for ${model}`, { model, bucket });
+      if (isDlError(e, "cancelled"))
+        throw new DlError("cancelled", `cancelled while waiting for a slot for ${model}`, { model, bucket });
       throw e;
     } finally {
       clearInterval(timer);
@@ -201,7 +225,12 @@ function wrap(model: string, requested: string, bucket: string, lease: SlotLease
  * Runs `fn` holding a slot for `model` (or the fallback that had room) and releases it
  * however `fn` ends. The lease tells `fn` which model to call.
  */
-export async function withDispatch<T>(d: Dispatcher, model: string, opts: AcquireDispatchOptions, fn: (lease: DispatchLease) => Promise<T>): Promise<T> {
+export async function withDispatch<T>(
+  d: Dispatcher,
+  model: string,
+  opts: AcquireDispatchOptions,
+  fn: (lease: DispatchLease) => Promise<T>,
+): Promise<T> {
   const lease = await d.acquire(model, opts);
   try {
     return await fn(lease);

@@ -1,15 +1,15 @@
 import { realpath, stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import { canonicalPath, overlappingDir, protectedDirs } from "../sys/paths.ts";
-import type { Config } from "../config.ts";
-import { DlError } from "../errors.ts";
-import { lookupAgent, type Agent } from "../agent/lookup.ts";
+import { type Agent, lookupAgent } from "../agent/lookup.ts";
 import { runAgent } from "../agent/loop.ts";
 import { resolveModel } from "../agent/policy.ts";
 import type { AgentResult } from "../agent/result.ts";
 import type { AgentSettings } from "../agent/settings.ts";
-import { complete as httpComplete, type CompleteOptions } from "../backends/client.ts";
+import { type CompleteOptions, complete as httpComplete } from "../backends/client.ts";
 import type { Endpoint, ModelRequest, ModelResponse } from "../backends/types.ts";
+import type { Config } from "../config.ts";
+import { DlError } from "../errors.ts";
+import { canonicalPath, overlappingDir, protectedDirs } from "../sys/paths.ts";
 
 /**
  * One delegation from request to result, shared by every entry point (the MCP tools and
@@ -64,14 +64,21 @@ export type DelegationContext = {
  * Resolve and check a workdir: it must exist, be a directory, not be / or $HOME, and not
  * overlap dl's own state (job stores, pool slots), which an agent could otherwise rewrite.
  */
-export async function checkWorkdir(given: string | undefined, home: string, protectedList: readonly string[] = []): Promise<string> {
+export async function checkWorkdir(
+  given: string | undefined,
+  home: string,
+  protectedList: readonly string[] = [],
+): Promise<string> {
   const raw = given?.trim() || process.cwd();
   let real: string;
   try {
     real = await realpath(resolve(raw));
     if (!(await stat(real)).isDirectory()) throw new Error("not a directory");
   } catch {
-    throw new DlError("bad_input", `workdir ${JSON.stringify(raw.slice(0, 200))} is not an existing directory; pass the absolute path of the project (or a worktree) to work in`);
+    throw new DlError(
+      "bad_input",
+      `workdir ${JSON.stringify(raw.slice(0, 200))} is not an existing directory; pass the absolute path of the project (or a worktree) to work in`,
+    );
   }
   let realHome = home;
   try {
@@ -80,16 +87,29 @@ export async function checkWorkdir(given: string | undefined, home: string, prot
     // A missing HOME cannot equal an existing workdir.
   }
   if (real === "/" || real === realHome) {
-    throw new DlError("workdir_forbidden", `workdir ${real} is refused: agents get read/write access to all of it; pass a project directory instead`);
+    throw new DlError(
+      "workdir_forbidden",
+      `workdir ${real} is refused: agents get read/write access to all of it; pass a project directory instead`,
+    );
   }
-  const clash = overlappingDir(real, protectedList.map((d) => canonicalPath(d)));
+  const clash = overlappingDir(
+    real,
+    protectedList.map((d) => canonicalPath(d)),
+  );
   if (clash) {
-    throw new DlError("workdir_forbidden", `workdir ${real} overlaps dl's own state (${clash}); pass a project directory elsewhere`);
+    throw new DlError(
+      "workdir_forbidden",
+      `workdir ${real} overlaps dl's own state (${clash}); pass a project directory elsewhere`,
+    );
   }
   return real;
 }
 
-export async function prepareDelegation(input: DelegationInput, config: Config, settings: AgentSettings): Promise<PreparedDelegation> {
+export async function prepareDelegation(
+  input: DelegationInput,
+  config: Config,
+  settings: AgentSettings,
+): Promise<PreparedDelegation> {
   if (!input.task.trim()) throw new DlError("bad_input", "task is empty; say what the agent should do");
   const workdir = await checkWorkdir(input.workdir, config.paths.home, protectedDirs(config.paths));
   const agent = await lookupAgent(input.agent_name, { workdir, agentsDir: config.paths.agentsDir });

@@ -8,7 +8,12 @@ import type { LiveReaper } from "./live-reap.ts";
 import { ownerAlive } from "./reaper.ts";
 
 /** Reasons a dead server's running rows can cause: they count toward these caps until reaped. */
-const CAP_REASONS: ReadonlySet<QueueReason> = new Set(["global_cap", "adaptive_cap", "workspace_busy", "waiting_for_slot"]);
+const CAP_REASONS: ReadonlySet<QueueReason> = new Set([
+  "global_cap",
+  "adaptive_cap",
+  "workspace_busy",
+  "waiting_for_slot",
+]);
 
 /**
  * The engine's admission loop: one pass at a time, re-run at once when something asks

@@ -50,10 +50,15 @@ export function planAdmission(p: PlanInput): PlanEntry[] {
     if (r.retry_at !== null && r.retry_at > p.now) reason = "throttle_cooldown";
     else if (p.gate) reason = p.gate;
     else if (busyRoots.has(r.workspace_root)) reason = "workspace_busy";
-    else if (usedGlobal >= p.globalCap) reason = p.globalCap < p.configuredGlobalCap && usedGlobal < p.configuredGlobalCap ? "adaptive_cap" : "global_cap";
+    else if (usedGlobal >= p.globalCap)
+      reason =
+        p.globalCap < p.configuredGlobalCap && usedGlobal < p.configuredGlobalCap ? "adaptive_cap" : "global_cap";
     else if ((usedProject.get(r.project) ?? 0) >= p.perProjectCap) {
       const used = usedProject.get(r.project) ?? 0;
-      reason = p.perProjectCap < (p.configuredPerProjectCap ?? p.perProjectCap) && used < (p.configuredPerProjectCap ?? 0) ? "adaptive_cap" : "waiting_for_slot";
+      reason =
+        p.perProjectCap < (p.configuredPerProjectCap ?? p.perProjectCap) && used < (p.configuredPerProjectCap ?? 0)
+          ? "adaptive_cap"
+          : "waiting_for_slot";
     }
     if (reason === null) {
       usedGlobal++;

@@ -21,7 +21,10 @@ export async function cancelJob(c: EngineContext, launcher: Launcher, id: string
   if (row.status !== "running") return { id, status: row.status, changed: false, note: "already finished" };
   const stopping = launcher.stop(id, "cancel");
   if (!stopping) {
-    throw new DlError("busy", `job ${id} runs under another server (pid ${row.owner_pid}); cancel it from that session, or run dl reap if that server is gone`);
+    throw new DlError(
+      "busy",
+      `job ${id} runs under another server (pid ${row.owner_pid}); cancel it from that session, or run dl reap if that server is gone`,
+    );
   }
   await stopping;
   return { id, status: store.get(id)?.status ?? "cancelled", changed: true };
@@ -31,6 +34,7 @@ export async function cancelJob(c: EngineContext, launcher: Launcher, id: string
 export function cancelOwnQueued(c: EngineContext): void {
   const { store, serverId } = c;
   for (const r of store.listByStatus(["queued"])) {
-    if (r.server_id === serverId) store.update(r.id, { status: "cancelled", failure_kind: "server_stopped", ended_at: c.now() }, ["queued"]);
+    if (r.server_id === serverId)
+      store.update(r.id, { status: "cancelled", failure_kind: "server_stopped", ended_at: c.now() }, ["queued"]);
   }
 }

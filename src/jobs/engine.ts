@@ -3,14 +3,14 @@ import { DlError } from "../errors.ts";
 import { JobStore } from "../store/jobs.ts";
 import type { JobRow } from "../store/types.ts";
 import { AdmissionLoop } from "./admission-loop.ts";
-import { cancelJob, cancelOwnQueued, type CancelResult } from "./cancel.ts";
+import { type CancelResult, cancelJob, cancelOwnQueued } from "./cancel.ts";
 import type { EngineContext, EngineOptions } from "./engine-options.ts";
 import { Launcher } from "./launch.ts";
 import { LiveReaper, logReaped } from "./live-reap.ts";
-import { pollView, unknownView, type PollView } from "./poll.ts";
+import { type PollView, pollView, unknownView } from "./poll.ts";
 import type { Provider } from "./provider.ts";
 import { ownerAlive, type ReapAction } from "./reaper.ts";
-import { prepareJobs, queueBound, watchFor, type SubmitResult } from "./submit.ts";
+import { prepareJobs, queueBound, type SubmitResult, watchFor } from "./submit.ts";
 
 export type { CancelResult } from "./cancel.ts";
 export type { EngineOptions } from "./engine-options.ts";
@@ -34,7 +34,10 @@ export class JobEngine {
 
   private constructor(private readonly o: EngineOptions) {
     if (!(o.maxPerProject > 0 && o.maxPerProject <= o.maxConcurrent)) {
-      throw new DlError("bad_config", `per-project cap ${o.maxPerProject} must be > 0 and <= the global cap ${o.maxConcurrent}`);
+      throw new DlError(
+        "bad_config",
+        `per-project cap ${o.maxPerProject} must be > 0 and <= the global cap ${o.maxConcurrent}`,
+      );
     }
     // Fails closed: an unwritable state dir throws DlError "storage" and no engine exists.
     this.c = { o, store: JobStore.open(o.stateDir), serverId: this.serverId, now: o.now ?? Date.now };
@@ -66,7 +69,13 @@ export class JobEngine {
     const free = this.o.locks.freeGlobal(this.o.maxConcurrent);
     this.c.store.insertMany(rows, queueBound(this.c, free, rows.length));
     this.loop.schedule(0);
-    return { jobs: views, ...watchFor(views.map((v) => v.id), this.o.waitCommand) };
+    return {
+      jobs: views,
+      ...watchFor(
+        views.map((v) => v.id),
+        this.o.waitCommand,
+      ),
+    };
   }
 
   /** Snapshots of jobs by id, including other servers' (read-only); unknown ids say so. */

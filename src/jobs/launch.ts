@@ -4,7 +4,7 @@ import { log } from "../log.ts";
 import { isTerminal, type JobRow, type QueueReason } from "../store/types.ts";
 import type { HeldLock } from "./deps.ts";
 import type { EngineContext } from "./engine-options.ts";
-import { runJob, type RunnerContext, type StopReason } from "./runner.ts";
+import { type RunnerContext, runJob, type StopReason } from "./runner.ts";
 
 /** Started, or why the job still waits and (if known) how soon to try it again. */
 export type LaunchOutcome = "started" | { reason: QueueReason; retryMs?: number };
@@ -90,7 +90,9 @@ export class Launcher {
     }
     if (!claim.ok) {
       release();
-      return "waitMs" in claim ? { reason: "waiting_for_slot", retryMs: claim.waitMs } : { reason: "waiting_for_slot", retryMs: 0 };
+      return "waitMs" in claim
+        ? { reason: "waiting_for_slot", retryMs: claim.waitMs }
+        : { reason: "waiting_for_slot", retryMs: 0 };
     }
     const abort = new AbortController();
     const started: JobRow = { ...row, status: "running", started_at: now, last_activity_at: now };
@@ -107,7 +109,12 @@ export class Launcher {
   }
 
   /** Workspace, global and project slots in that order, pushed onto `held` as taken. */
-  private takeSlots(row: JobRow, cap: number, projectCap: number, held: HeldLock[]): "started" | { reason: QueueReason } {
+  private takeSlots(
+    row: JobRow,
+    cap: number,
+    projectCap: number,
+    held: HeldLock[],
+  ): "started" | { reason: QueueReason } {
     const l = this.c.o.locks;
     const ws = l.tryWorkspace(row.workspace_root, row.id);
     if (!ws) return { reason: "workspace_busy" };
@@ -138,7 +145,11 @@ export class Launcher {
     this.lockErrors.delete(row.id);
     log.error(`${name} job ${row.id}: could not take its slot locks (${why}) ${n} times; recording it failed`);
     const msg = `could not take the job's slot locks under ${join(this.c.o.stateDir, "slots")} (${why}); check that directory (permissions, symlinks, open-file limit) and submit again`;
-    this.c.store.update(row.id, { status: "failed", failure_kind: "infra", final_response: msg, ended_at: this.c.now(), queue_reason: null }, ["queued"]);
+    this.c.store.update(
+      row.id,
+      { status: "failed", failure_kind: "infra", final_response: msg, ended_at: this.c.now(), queue_reason: null },
+      ["queued"],
+    );
     return { reason: row.queue_reason ?? "waiting_for_slot", retryMs: 0 };
   }
 
@@ -165,7 +176,9 @@ export class Launcher {
       outputCap: o.outputCap ?? 4 * 1024 * 1024,
       jobsDir: join(o.stateDir, "jobs"),
       maxRetries: o.maxRetries ?? 3,
-      retryDelayMs: o.retryDelayMs ?? ((n: number) => (BACKOFF_S[Math.min(n, BACKOFF_S.length) - 1] ?? 60) * 1000 * (0.8 + Math.random() * 0.4)),
+      retryDelayMs:
+        o.retryDelayMs ??
+        ((n: number) => (BACKOFF_S[Math.min(n, BACKOFF_S.length) - 1] ?? 60) * 1000 * (0.8 + Math.random() * 0.4)),
       onPersistError: (id: string, msg: string) => {
         this.persistErrors.set(id, msg);
         log.error(`${o.provider.name} job ${id}: could not record its state: ${msg}`);

@@ -4,7 +4,7 @@ import { describeError } from "../errors.ts";
 import { DB_FILE } from "../store/db.ts";
 import { JobStore } from "../store/jobs.ts";
 import type { Identities } from "./deps.ts";
-import { ownerAlive, reapDeadOwners, type ReapAction } from "./reaper.ts";
+import { ownerAlive, type ReapAction, reapDeadOwners } from "./reaper.ts";
 import type { WaitSource } from "./wait.ts";
 
 export interface ReapReport {
@@ -87,7 +87,15 @@ export function jobsSummary(sources: readonly WaitSource[], identities: Identiti
         last_launch_ms: last === undefined ? null : Number(last),
       });
     } catch (e) {
-      out.push({ provider: s.provider, running: 0, queued: 0, projects: [], orphaned: 0, last_launch_ms: null, error: describeError(e) });
+      out.push({
+        provider: s.provider,
+        running: 0,
+        queued: 0,
+        projects: [],
+        orphaned: 0,
+        last_launch_ms: null,
+        error: describeError(e),
+      });
     } finally {
       store?.close();
     }

@@ -49,7 +49,13 @@ function parseJson(s: string | null): unknown {
  * The model-facing shape of a row: computed ages, the response cut to ~300 words, every
  * string from the child sanitized. `ownerAlive` comes from the caller (identity check).
  */
-export function pollView(row: JobRow, now: number, ownerAlive: boolean, selfServerId?: string, persistError?: string): PollView {
+export function pollView(
+  row: JobRow,
+  now: number,
+  ownerAlive: boolean,
+  selfServerId?: string,
+  persistError?: string,
+): PollView {
   const terminal = isTerminal(row.status);
   const end = row.ended_at ?? now;
   const runMs = row.started_at !== null ? end - row.started_at : null;
@@ -88,5 +94,9 @@ export function pollView(row: JobRow, now: number, ownerAlive: boolean, selfServ
 }
 
 export function unknownView(id: string): { id: string; status: "unknown"; error: string } {
-  return { id: sanitizeLine(id, 64), status: "unknown", error: "no job with this id in this provider's state dir (wrong provider, or pruned by dl reap)" };
+  return {
+    id: sanitizeLine(id, 64),
+    status: "unknown",
+    error: "no job with this id in this provider's state dir (wrong provider, or pruned by dl reap)",
+  };
 }

@@ -27,7 +27,8 @@ export function ownerAlive(row: Pick<JobRow, "owner_pid" | "owner_start">, ids: 
  * never signalled.
  */
 export function childVerified(row: JobRow, ids: Identities): boolean {
-  if (row.child_pid === null || row.child_pgid === null || row.child_start === null || row.child_cmd === null) return false;
+  if (row.child_pid === null || row.child_pgid === null || row.child_start === null || row.child_cmd === null)
+    return false;
   const now = ids.read(row.child_pid);
   return now !== null && now.start === row.child_start && now.command === row.child_cmd;
 }
@@ -56,8 +57,21 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
     if (live) continue;
     const verified = row.status === "running" && childVerified(row, opts.identities);
     const action: ReapAction = verified
-      ? { id: row.id, status: "killed_on_restart", killed_pid: row.child_pid, reason: "owner server died; its child was still running and has been killed" }
-      : { id: row.id, status: "lost", killed_pid: null, reason: row.status === "queued" ? "owner server died before the job started" : "owner server died; no verified child left to stop" };
+      ? {
+          id: row.id,
+          status: "killed_on_restart",
+          killed_pid: row.child_pid,
+          reason: "owner server died; its child was still running and has been killed",
+        }
+      : {
+          id: row.id,
+          status: "lost",
+          killed_pid: null,
+          reason:
+            row.status === "queued"
+              ? "owner server died before the job started"
+              : "owner server died; no verified child left to stop",
+        };
     actions.push(action);
     if (opts.dryRun) continue;
     if (verified) {
@@ -67,11 +81,9 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
         action.reason += ` (stopping it failed: ${describeError(e)})`;
       }
     }
-    store.update(
-      row.id,
-      { status: action.status, failure_kind: null, ended_at: opts.now(), persist_error: null },
-      [row.status],
-    );
+    store.update(row.id, { status: action.status, failure_kind: null, ended_at: opts.now(), persist_error: null }, [
+      row.status,
+    ]);
   }
   return actions;
 }

@@ -75,10 +75,18 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
     if (cause === undefined && (await persist(patch)) !== "error") return;
     const why = cause ?? `could not record the job's end (${lastError}); recorded as failed instead`;
     log.error(`job ${id}: ${why}`);
-    const fallback: JobPatch = { status: "failed", failure_kind: "infra", exit_code: patch.exit_code ?? null, ended_at: patch.ended_at ?? ctx.now(), persist_error: why.slice(0, 500) };
-    if ((await persist(fallback)) === "error") log.error(`job ${id}: its row stays running until this server restarts (the store keeps failing: ${lastError})`);
+    const fallback: JobPatch = {
+      status: "failed",
+      failure_kind: "infra",
+      exit_code: patch.exit_code ?? null,
+      ended_at: patch.ended_at ?? ctx.now(),
+      persist_error: why.slice(0, 500),
+    };
+    if ((await persist(fallback)) === "error")
+      log.error(`job ${id}: its row stays running until this server restarts (the store keeps failing: ${lastError})`);
   };
-  const fail = (kind: string, message: string) => finish({ status: "failed", failure_kind: kind, final_response: message, ended_at: ctx.now() });
+  const fail = (kind: string, message: string) =>
+    finish({ status: "failed", failure_kind: kind, final_response: message, ended_at: ctx.now() });
 
   const jobDir = join(ctx.jobsDir, id);
   let spec;
@@ -116,7 +124,9 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
   }
   let stopping: Promise<unknown> | null = null;
   const stop = () => {
-    stopping ??= terminateGroup(child.pgid, ctx.graceMs).catch((e) => log.warn(`job ${id}: stopping its group failed: ${describeError(e)}`));
+    stopping ??= terminateGroup(child.pgid, ctx.graceMs).catch((e) =>
+      log.warn(`job ${id}: stopping its group failed: ${describeError(e)}`),
+    );
   };
   const onAbort = () => stop();
   signal.addEventListener("abort", onAbort, { once: true });
@@ -132,15 +142,19 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
   // go on. "error": without its identity in the row, nobody could stop this child if we
   // died, so it must not go on either; the row is still ended below.
   if (recorded !== "changed" || signal.aborted) stop();
-  const recordFailure = recorded === "error" ? `could not record the child process (${lastError}); it was stopped` : null;
+  const recordFailure =
+    recorded === "error" ? `could not record the child process (${lastError}); it was stopped` : null;
 
   let timedOut = false;
   const startedAt = row.started_at ?? ctx.now();
   const budgetMs = (row.timeout_s ?? 3600) * 1000 - (ctx.now() - startedAt);
-  const watchdog = setTimeout(() => {
-    timedOut = true;
-    stop();
-  }, Math.max(0, budgetMs));
+  const watchdog = setTimeout(
+    () => {
+      timedOut = true;
+      stop();
+    },
+    Math.max(0, budgetMs),
+  );
 
   const exit = await child.exited;
   clearTimeout(watchdog);
@@ -226,7 +240,12 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
   await finish({ ...common, status: "failed", failure_kind: kind, ended_at: ended });
 }
 
-function finishStopped(signal: AbortSignal, finish: (p: JobPatch) => Promise<void>, ended: number, exitCode: number | null = null): Promise<void> {
+function finishStopped(
+  signal: AbortSignal,
+  finish: (p: JobPatch) => Promise<void>,
+  ended: number,
+  exitCode: number | null = null,
+): Promise<void> {
   const reason = signal.reason as StopReason;
   return finish({
     status: "cancelled",

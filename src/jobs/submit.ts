@@ -14,7 +14,10 @@ export interface SubmitResult {
  * Validates every task and resolves its workspace before anything is written, so a
  * batch with one bad task starts nothing. The error names the task by its position.
  */
-export async function prepareJobs(rawTasks: readonly unknown[], c: EngineContext): Promise<{ rows: NewJob[]; views: SubmitResult["jobs"] }> {
+export async function prepareJobs(
+  rawTasks: readonly unknown[],
+  c: EngineContext,
+): Promise<{ rows: NewJob[]; views: SubmitResult["jobs"] }> {
   if (rawTasks.length === 0) throw new DlError("bad_input", "tasks is empty; pass at least one task");
   const { o, serverId } = c;
   const p = o.provider;
@@ -45,7 +48,8 @@ export async function prepareJobs(rawTasks: readonly unknown[], c: EngineContext
       });
       views.push({ id, status: "queued", workdir: ws.workdir, project: ws.project, warnings: t.warnings });
     } catch (e) {
-      if (e instanceof DlError) throw new DlError(e.code, `task ${i + 1}: ${e.message} (nothing was started)`, { ...e.data, index: i });
+      if (e instanceof DlError)
+        throw new DlError(e.code, `task ${i + 1}: ${e.message} (nothing was started)`, { ...e.data, index: i });
       throw e;
     }
   }

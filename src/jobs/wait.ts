@@ -49,7 +49,8 @@ const SUCCESS = new Set(["done"]);
 
 /** The line printed when a job ends, sanitized: it goes to a terminal and to a model. */
 export function finishedLine(row: JobRow, status: string, json: boolean): string {
-  const elapsed = row.started_at !== null && row.ended_at !== null ? Math.round((row.ended_at - row.started_at) / 100) / 10 : null;
+  const elapsed =
+    row.started_at !== null && row.ended_at !== null ? Math.round((row.ended_at - row.started_at) / 100) / 10 : null;
   const preview = row.final_response ? sanitizeLine(row.final_response, PREVIEW_CAP) : "";
   if (json) {
     return JSON.stringify(
@@ -81,7 +82,9 @@ function prunedLine(id: string, json: boolean): string {
 
 function missingLine(id: string, json: boolean): string {
   const safe = sanitizeLine(id, 64);
-  return json ? JSON.stringify({ id: safe, status: "missing" }) : `${safe} MISSING (no such job appeared within 30 s; check the id and the state dir overrides)`;
+  return json
+    ? JSON.stringify({ id: safe, status: "missing" })
+    : `${safe} MISSING (no such job appeared within 30 s; check the id and the state dir overrides)`;
 }
 
 /**

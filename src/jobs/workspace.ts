@@ -1,7 +1,7 @@
 import { realpathSync, statSync } from "node:fs";
 import { DlError } from "../errors.ts";
-import { runGroup } from "../sys/process.ts";
 import { canonicalPath, isWithin } from "../sys/paths.ts";
+import { runGroup } from "../sys/process.ts";
 
 export interface Workspace {
   /** Canonical workdir. */
@@ -42,13 +42,20 @@ export function checkWorkdir(raw: string, g: WorkspaceGuards): string {
     dir = realpathSync(raw);
     if (!statSync(dir).isDirectory()) throw new Error("not a directory");
   } catch {
-    throw new DlError("bad_input", "workdir does not exist or is not a directory; create it (for example with `git worktree add`) and submit again");
+    throw new DlError(
+      "bad_input",
+      "workdir does not exist or is not a directory; create it (for example with `git worktree add`) and submit again",
+    );
   }
   const home = realOrCanonical(g.home);
   if (dir === "/" || dir === home) {
-    throw new DlError("workdir_forbidden", "workdir may not be / or $HOME; pass the project checkout or a worktree of it", {
-      failure_kind: "workdir_forbidden",
-    });
+    throw new DlError(
+      "workdir_forbidden",
+      "workdir may not be / or $HOME; pass the project checkout or a worktree of it",
+      {
+        failure_kind: "workdir_forbidden",
+      },
+    );
   }
   for (const s of g.stateDirs) {
     const state = realOrCanonical(s);

@@ -9,7 +9,9 @@ export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
  * client asked for them (a progress token), with a counter that only grows, as the spec
  * requires. Failures to notify never fail the call.
  */
-export function progressReporter(extra: ToolExtra): (progress: number, total: number | undefined, message: string) => void {
+export function progressReporter(
+  extra: ToolExtra,
+): (progress: number, total: number | undefined, message: string) => void {
   const token = extra._meta?.progressToken;
   if (token === undefined) return () => {};
   let last = 0;

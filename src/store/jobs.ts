@@ -5,17 +5,57 @@ import { ACTIVE_STATUSES } from "./types.ts";
 
 /** Columns an update may set; keys are checked against this so no caller builds SQL. */
 const PATCHABLE = new Set<string>([
-  "provider", "status", "queue_reason", "project", "workdir", "workspace_root", "model",
-  "effort", "task", "params", "timeout_s", "owner_pid", "owner_start", "server_id",
-  "child_pid", "child_pgid", "child_start", "child_cmd", "created_at", "started_at",
-  "ended_at", "last_activity_at", "exit_code", "failure_kind", "final_response", "usage",
-  "session_id", "retry_count", "retry_at", "warnings", "persist_error",
+  "provider",
+  "status",
+  "queue_reason",
+  "project",
+  "workdir",
+  "workspace_root",
+  "model",
+  "effort",
+  "task",
+  "params",
+  "timeout_s",
+  "owner_pid",
+  "owner_start",
+  "server_id",
+  "child_pid",
+  "child_pgid",
+  "child_start",
+  "child_cmd",
+  "created_at",
+  "started_at",
+  "ended_at",
+  "last_activity_at",
+  "exit_code",
+  "failure_kind",
+  "final_response",
+  "usage",
+  "session_id",
+  "retry_count",
+  "retry_at",
+  "warnings",
+  "persist_error",
 ]);
 
 const INSERT_COLS = [
-  "id", "provider", "status", "queue_reason", "project", "workdir", "workspace_root",
-  "model", "effort", "task", "params", "timeout_s", "owner_pid", "owner_start",
-  "server_id", "created_at", "warnings",
+  "id",
+  "provider",
+  "status",
+  "queue_reason",
+  "project",
+  "workdir",
+  "workspace_root",
+  "model",
+  "effort",
+  "task",
+  "params",
+  "timeout_s",
+  "owner_pid",
+  "owner_start",
+  "server_id",
+  "created_at",
+  "warnings",
 ] as const;
 
 type Bindable = string | number | null;
@@ -67,25 +107,32 @@ export class JobStore {
   }
 
   get(id: string): JobRow | undefined {
-    return this.run("read a job", () => (this.db.query("SELECT * FROM jobs WHERE id = ?").get(id) as JobRow | null) ?? undefined);
+    return this.run(
+      "read a job",
+      () => (this.db.query("SELECT * FROM jobs WHERE id = ?").get(id) as JobRow | null) ?? undefined,
+    );
   }
 
   getMany(ids: readonly string[]): JobRow[] {
     if (ids.length === 0) return [];
-    return this.run("read jobs", () =>
-      this.db
-        .query(`SELECT * FROM jobs WHERE id IN (${ids.map(() => "?").join(",")}) ORDER BY seq`)
-        .all(...ids) as JobRow[],
+    return this.run(
+      "read jobs",
+      () =>
+        this.db
+          .query(`SELECT * FROM jobs WHERE id IN (${ids.map(() => "?").join(",")}) ORDER BY seq`)
+          .all(...ids) as JobRow[],
     );
   }
 
   /** Rows with one of `statuses`, oldest first (FIFO order). */
   listByStatus(statuses: readonly JobStatus[], limit = 100_000): JobRow[] {
     if (statuses.length === 0) return [];
-    return this.run("list jobs", () =>
-      this.db
-        .query(`SELECT * FROM jobs WHERE status IN (${statuses.map(() => "?").join(",")}) ORDER BY seq LIMIT ?`)
-        .all(...statuses, limit) as JobRow[],
+    return this.run(
+      "list jobs",
+      () =>
+        this.db
+          .query(`SELECT * FROM jobs WHERE status IN (${statuses.map(() => "?").join(",")}) ORDER BY seq LIMIT ?`)
+          .all(...statuses, limit) as JobRow[],
     );
   }
 
@@ -95,7 +142,10 @@ export class JobStore {
 
   /** Most recent rows of any status, newest first. */
   listRecent(limit: number): JobRow[] {
-    return this.run("list jobs", () => this.db.query("SELECT * FROM jobs ORDER BY seq DESC LIMIT ?").all(limit) as JobRow[]);
+    return this.run(
+      "list jobs",
+      () => this.db.query("SELECT * FROM jobs ORDER BY seq DESC LIMIT ?").all(limit) as JobRow[],
+    );
   }
 
   countStatus(status: JobStatus): number {
@@ -133,7 +183,8 @@ export class JobStore {
           const since = last === undefined ? Infinity : now - Number(last);
           // A clock that went backwards must not freeze launches for ever.
           if (staggerMs > 0 && since >= 0 && since < staggerMs) return { ok: false, waitMs: staggerMs - since };
-          if (!this.update(id, { ...patch, status: "running", queue_reason: null }, ["queued"])) return { ok: false, gone: true };
+          if (!this.update(id, { ...patch, status: "running", queue_reason: null }, ["queued"]))
+            return { ok: false, gone: true };
           this.setMeta("last_launch_ms", String(now));
           return { ok: true };
         })
@@ -148,7 +199,9 @@ export class JobStore {
 
   setMeta(key: string, value: string): void {
     this.run("write shared state", () =>
-      this.db.query("INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value),
+      this.db
+        .query("INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+        .run(key, value),
     );
   }
 

@@ -78,13 +78,7 @@ export interface JobRow {
 /** What a submit writes; everything else starts null / 0. */
 export type NewJob = Pick<
   JobRow,
-  | "id"
-  | "provider"
-  | "project"
-  | "workdir"
-  | "workspace_root"
-  | "task"
-  | "created_at"
+  "id" | "provider" | "project" | "workdir" | "workspace_root" | "task" | "created_at"
 > &
   Partial<
     Pick<

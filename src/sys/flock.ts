@@ -1,4 +1,4 @@
-import { dlopen, FFIType, read, type Pointer } from "bun:ffi";
+import { dlopen, FFIType, type Pointer, read } from "bun:ffi";
 import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { DlError } from "../errors.ts";
 
@@ -62,7 +62,10 @@ function loadLibc(): Libc {
       }
     }
   }
-  throw new DlError("lock", `cannot load flock from the C library (tried ${paths.join(", ")}); dl needs a glibc, musl or macOS system library`);
+  throw new DlError(
+    "lock",
+    `cannot load flock from the C library (tried ${paths.join(", ")}); dl needs a glibc, musl or macOS system library`,
+  );
 }
 
 /**
@@ -99,9 +102,16 @@ function openLockFile(path: string, create: boolean): number {
     const code = (e as NodeJS.ErrnoException).code ?? "unknown";
     if (code === "ENOENT" && !create) throw new DlError("not_found", `lock file ${path} does not exist`, { path });
     if (code === "ELOOP" || code === "EMLINK") {
-      throw new DlError("lock", `lock file ${path} is a symlink; dl refuses to follow it. Remove the link and retry`, { path, errno: code });
+      throw new DlError("lock", `lock file ${path} is a symlink; dl refuses to follow it. Remove the link and retry`, {
+        path,
+        errno: code,
+      });
     }
-    throw new DlError("lock", `cannot open lock file ${path} (${code}): check that its folder exists and is writable by you`, { path, errno: code });
+    throw new DlError(
+      "lock",
+      `cannot open lock file ${path} (${code}): check that its folder exists and is writable by you`,
+      { path, errno: code },
+    );
   }
   try {
     if (!fstatSync(fd).isFile()) {
@@ -147,7 +157,10 @@ export function tryLock(path: string, opts: TryLockOptions = {}): LockHandle | n
   if (errno === 0) return handle(path, fd);
   closeSync(fd);
   if (errno === EWOULDBLOCK) return null;
-  throw new DlError("lock", `flock failed on ${path} (errno ${errno}); the file system may not support locks`, { path, errno });
+  throw new DlError("lock", `flock failed on ${path} (errno ${errno}); the file system may not support locks`, {
+    path,
+    errno,
+  });
 }
 
 export interface LockWaitOptions {
@@ -174,7 +187,10 @@ export async function lock(path: string, opts: LockWaitOptions = {}): Promise<Lo
     if (h) return h;
     const left = deadline - performance.now();
     if (left <= 0) {
-      throw new DlError("timeout", `lock ${path} still held by another process after ${opts.timeoutMs} ms`, { path, timeoutMs: opts.timeoutMs });
+      throw new DlError("timeout", `lock ${path} still held by another process after ${opts.timeoutMs} ms`, {
+        path,
+        timeoutMs: opts.timeoutMs,
+      });
     }
     await abortablePause(Math.min(left, step * (0.5 + Math.random())), opts.signal);
     step = Math.min(step * 1.5, maxPoll);
@@ -196,7 +212,11 @@ export function abortablePause(ms: number, signal?: AbortSignal): Promise<void> 
 }
 
 /** Runs fn while holding the lock; always releases. */
-export async function withLock<T>(path: string, fn: (h: LockHandle) => T | Promise<T>, opts: LockWaitOptions = {}): Promise<T> {
+export async function withLock<T>(
+  path: string,
+  fn: (h: LockHandle) => T | Promise<T>,
+  opts: LockWaitOptions = {},
+): Promise<T> {
   const h = await lock(path, opts);
   try {
     return await fn(h);

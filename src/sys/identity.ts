@@ -51,7 +51,10 @@ export function parseProcStat(text: string): ProcStat | null {
   const open = text.indexOf("(");
   const close = text.lastIndexOf(")");
   if (open < 0 || close < open) return null;
-  const rest = text.slice(close + 2).trim().split(" ");
+  const rest = text
+    .slice(close + 2)
+    .trim()
+    .split(" ");
   // rest[0] is field 3 (state), so field n is rest[n - 3].
   const starttime = rest[19];
   if (rest.length < 20 || starttime === undefined || !/^\d+$/.test(starttime)) return null;

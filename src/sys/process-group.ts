@@ -19,7 +19,10 @@ function ownPgid(): number | null {
     ownGroup = Number(fields[2]); // state ppid pgrp …
   } catch {
     try {
-      const r = Bun.spawnSync({ cmd: ["ps", "-o", "pgid=", "-p", String(process.pid)], env: { PATH: "/bin:/usr/bin" } });
+      const r = Bun.spawnSync({
+        cmd: ["ps", "-o", "pgid=", "-p", String(process.pid)],
+        env: { PATH: "/bin:/usr/bin" },
+      });
       const n = Number(r.stdout.toString().trim());
       if (Number.isInteger(n) && n > 0) ownGroup = n;
     } catch {

@@ -1,6 +1,6 @@
 import { DlError } from "../errors.ts";
-import { groupAlive, terminateGroup, type TerminateResult } from "./process-group.ts";
-import { spawnGroup, type Captured, type ExitInfo, type SpawnGroupOptions } from "./process-spawn.ts";
+import { groupAlive, type TerminateResult, terminateGroup } from "./process-group.ts";
+import { type Captured, type ExitInfo, type SpawnGroupOptions, spawnGroup } from "./process-spawn.ts";
 
 /** Run a command to completion in its own group, with a timeout and an abort signal. */
 

@@ -8,22 +8,23 @@
  *   group-registry.ts the groups started and not yet seen gone (for shutdown)
  * This file is the module the rest of dl imports.
  */
-export {
-  DEFAULT_OUTPUT_CAP,
-  spawnGroup,
-  type Captured,
-  type ExitInfo,
-  type GroupChild,
-  type SpawnGroupOptions,
-  type StreamName,
-} from "./process-spawn.ts";
+
 export {
   groupAlive,
   killAllGroupsNow,
   killGroup,
-  terminateAllGroups,
-  terminateGroup,
   type TerminateAllResult,
   type TerminateResult,
+  terminateAllGroups,
+  terminateGroup,
 } from "./process-group.ts";
-export { runGroup, type RunOptions, type RunResult } from "./process-run.ts";
+export { type RunOptions, type RunResult, runGroup } from "./process-run.ts";
+export {
+  type Captured,
+  DEFAULT_OUTPUT_CAP,
+  type ExitInfo,
+  type GroupChild,
+  type SpawnGroupOptions,
+  type StreamName,
+  spawnGroup,
+} from "./process-spawn.ts";

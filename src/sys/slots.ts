@@ -1,7 +1,16 @@
-import { ftruncateSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import {
+  ftruncateSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { DlError, isDlError } from "../errors.ts";
-import { abortablePause, tryLock, type LockHandle } from "./flock.ts";
+import { abortablePause, type LockHandle, tryLock } from "./flock.ts";
 
 /**
  * A cross-process slot pool: `slot-0.lock` … `slot-<size-1>.lock` in one folder, each
@@ -62,7 +71,12 @@ const STALE_TMP_MS = 10_000;
 function parseRecord(text: string): SlotRecord | null {
   try {
     const r = JSON.parse(text) as unknown;
-    if (r && typeof r === "object" && typeof (r as SlotRecord).pid === "number" && typeof (r as SlotRecord).label === "string") {
+    if (
+      r &&
+      typeof r === "object" &&
+      typeof (r as SlotRecord).pid === "number" &&
+      typeof (r as SlotRecord).label === "string"
+    ) {
       return r as SlotRecord;
     }
   } catch {
@@ -86,7 +100,9 @@ export class SlotPool {
 
   constructor(opts: { dir: string; size: number }) {
     if (!Number.isInteger(opts.size) || opts.size < 1) {
-      throw new DlError("bad_config", `a slot pool needs a whole number of slots >= 1 (got ${opts.size})`, { size: opts.size });
+      throw new DlError("bad_config", `a slot pool needs a whole number of slots >= 1 (got ${opts.size})`, {
+        size: opts.size,
+      });
     }
     this.dir = opts.dir;
     this.size = opts.size;
@@ -95,7 +111,10 @@ export class SlotPool {
       mkdirSync(this.waitDir, { recursive: true, mode: 0o700 });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? "unknown";
-      throw new DlError("storage", `cannot create slot folder ${opts.dir} (${code}): check that it is writable`, { dir: opts.dir, errno: code });
+      throw new DlError("storage", `cannot create slot folder ${opts.dir} (${code}): check that it is writable`, {
+        dir: opts.dir,
+        errno: code,
+      });
     }
   }
 

@@ -21,7 +21,10 @@ function setup() {
 }
 
 const escapes = async (p: Promise<unknown>) => {
-  const e = await p.then(() => null, (x) => x);
+  const e = await p.then(
+    () => null,
+    (x) => x,
+  );
   return isDlError(e, "path_escape");
 };
 

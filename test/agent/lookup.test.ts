@@ -2,8 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isDlError } from "../../src/errors.ts";
 import { lookupAgent } from "../../src/agent/lookup.ts";
+import { isDlError } from "../../src/errors.ts";
 
 function setup() {
   const root = mkdtempSync(join(tmpdir(), "lookup-"));
@@ -16,7 +16,10 @@ function setup() {
   writeFileSync(join(agentsDir, "skilled.md"), "---\ndescription: global skilled\n---\nG");
   writeFileSync(join(agentsDir, "only-global.md"), "Only global.");
   writeFileSync(join(workdir, ".claude", "agents", "coder.md"), "---\ndescription: project coder\n---\nProject body.");
-  writeFileSync(join(workdir, ".claude", "skills", "skilled", "SKILL.md"), "---\nname: skilled\ndescription: a skill\n---\nSkill body.");
+  writeFileSync(
+    join(workdir, ".claude", "skills", "skilled", "SKILL.md"),
+    "---\nname: skilled\ndescription: a skill\n---\nSkill body.",
+  );
   return { workdir, agentsDir };
 }
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runAgent } from "../../src/agent/loop.ts";
 import { lookupAgent } from "../../src/agent/lookup.ts";
+import { runAgent } from "../../src/agent/loop.ts";
 import { agentSettings } from "../../src/agent/settings.ts";
 import { complete } from "../../src/backends/client.ts";
 import { endpointFor } from "../../src/backends/route.ts";
@@ -32,12 +32,18 @@ describe.each([
     fake.script(
       model,
       reply.thinking("first look at the input", reply.tool("read_file", { path: "input.txt" })),
-      reply.thinking("now write", reply.tool("write_file", { path: "out/answer.txt", content: "answer: forty-two\n" }, { chunkSize: 3 })),
+      reply.thinking(
+        "now write",
+        reply.tool("write_file", { path: "out/answer.txt", content: "answer: forty-two\n" }, { chunkSize: 3 }),
+      ),
       reply.tool("run_bash", { command: "cat out/answer.txt; echo boom >&2; exit 7" }),
       reply.text("Wrote out/answer.txt. The check command failed with exit 7.", { model: `${model}-served` }),
     );
     const agent = await lookupAgent("coder", { workdir, agentsDir: FIXTURE_AGENTS });
-    const settings = agentSettings({ defaultModel: "unused", baseEnv: { PATH: process.env.PATH, SECRET_API_KEY: KEY } });
+    const settings = agentSettings({
+      defaultModel: "unused",
+      baseEnv: { PATH: process.env.PATH, SECRET_API_KEY: KEY },
+    });
     const r = await runAgent({
       agent,
       task: "Copy the answer from input.txt into out/answer.txt and run the check.",

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { realpathSync } from "node:fs";
-import { runAgent, type RunAgentOptions } from "../../src/agent/loop.ts";
 import type { Agent } from "../../src/agent/lookup.ts";
+import { type RunAgentOptions, runAgent } from "../../src/agent/loop.ts";
 import { agentSettings } from "../../src/agent/settings.ts";
 import { INVALID_TOOL_INPUT } from "../../src/backends/tool-input.ts";
 import type { ContentBlock, Message, ModelRequest, ModelResponse } from "../../src/backends/types.ts";
@@ -12,7 +12,12 @@ const agent: Agent = { name: "helper", file: "/x/helper.md", source: "global", m
 const endpoint = { url: "http://127.0.0.1:1/v1/messages", format: "anthropic" as const, apiKey: "k" };
 const text = (t: string): ContentBlock => ({ type: "text", text: t });
 let n = 0;
-const tool = (name: string, input: Record<string, unknown>, id = `t${++n}`): ContentBlock => ({ type: "tool_use", id, name, input });
+const tool = (name: string, input: Record<string, unknown>, id = `t${++n}`): ContentBlock => ({
+  type: "tool_use",
+  id,
+  name,
+  input,
+});
 
 function run(steps: ContentBlock[][], o: Partial<RunAgentOptions> = {}) {
   const requests: Message[][] = [];
@@ -20,7 +25,14 @@ function run(steps: ContentBlock[][], o: Partial<RunAgentOptions> = {}) {
     requests.push(structuredClone(req.messages));
     const content = steps[requests.length - 1] ?? [text("(script ended)")];
     const uses = content.some((b) => b.type === "tool_use");
-    return { content, stop_reason: uses ? "tool_use" : "end_turn", usage: { input_tokens: 1, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 0 }, model: "m", routing: {}, retries: 0 };
+    return {
+      content,
+      stop_reason: uses ? "tool_use" : "end_turn",
+      usage: { input_tokens: 1, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 0 },
+      model: "m",
+      routing: {},
+      retries: 0,
+    };
   };
   const opts: RunAgentOptions = {
     agent,
@@ -34,11 +46,15 @@ function run(steps: ContentBlock[][], o: Partial<RunAgentOptions> = {}) {
   return { result: runAgent(opts), requests };
 }
 
-const userText = (m: Message | undefined): string => (m && typeof m.content === "string" ? m.content : JSON.stringify(m?.content ?? ""));
+const userText = (m: Message | undefined): string =>
+  m && typeof m.content === "string" ? m.content : JSON.stringify(m?.content ?? "");
 
 describe("agent loop edge cases", () => {
   test("a report that ends with a sign-off survives the nudge it draws", async () => {
-    const { result } = run([[text("Fixed the bug in parse.ts and the tests pass. I'll leave the docs to you.")], [text("Done.")]]);
+    const { result } = run([
+      [text("Fixed the bug in parse.ts and the tests pass. I'll leave the docs to you.")],
+      [text("Done.")],
+    ]);
     const r = await result;
     expect(r.nudges).toBe(1);
     expect(r.success).toBe(true);
@@ -48,7 +64,12 @@ describe("agent loop edge cases", () => {
 
   test("the last-turn warning reaches the model even when that turn's message is a nudge", async () => {
     const { result, requests } = run(
-      [[tool("run_bash", { command: "true" })], [tool("run_bash", { command: "true" })], [text("I'll run the tests now.")], [text("Report: done.")]],
+      [
+        [tool("run_bash", { command: "true" })],
+        [tool("run_bash", { command: "true" })],
+        [text("I'll run the tests now.")],
+        [text("Report: done.")],
+      ],
       { max_turns: 4 },
     );
     const r = await result;
@@ -58,7 +79,14 @@ describe("agent loop edge cases", () => {
   });
 
   test("broken tool-call JSON is answered with the explanation, not a misleading tool error", async () => {
-    const broken: ContentBlock = { type: "tool_use", id: "tb", name: "read_file", input: { [INVALID_TOOL_INPUT]: "arguments for tool read_file were not valid JSON (12 chars); send the call again" } };
+    const broken: ContentBlock = {
+      type: "tool_use",
+      id: "tb",
+      name: "read_file",
+      input: {
+        [INVALID_TOOL_INPUT]: "arguments for tool read_file were not valid JSON (12 chars); send the call again",
+      },
+    };
     const { result, requests } = run([[broken], [text("ok")]]);
     await result;
     const toolResult = JSON.stringify(requests[1]!.at(-1));
@@ -87,7 +115,15 @@ describe("agent loop edge cases", () => {
 
   test("ornith models use the local turn budget", async () => {
     const steps = Array.from({ length: 12 }, () => [tool("run_bash", { command: "true" })]);
-    const r = await run(steps, { model: "ornith-7b", settings: agentSettings({ defaultModel: "x", defaultMaxTurns: 25, defaultMaxTurnsLocal: 5, baseEnv: { PATH: process.env.PATH } }) }).result;
+    const r = await run(steps, {
+      model: "ornith-7b",
+      settings: agentSettings({
+        defaultModel: "x",
+        defaultMaxTurns: 25,
+        defaultMaxTurnsLocal: 5,
+        baseEnv: { PATH: process.env.PATH },
+      }),
+    }).result;
     expect(r.turns).toBe(5);
     expect(r.hit_turn_limit).toBe(true);
   });

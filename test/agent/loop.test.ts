@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runAgent, type RunAgentOptions } from "../../src/agent/loop.ts";
 import type { Agent } from "../../src/agent/lookup.ts";
+import { type RunAgentOptions, runAgent } from "../../src/agent/loop.ts";
 import { agentResultSchema } from "../../src/agent/result.ts";
 import { agentSettings } from "../../src/agent/settings.ts";
 import type { ContentBlock, Message, ModelRequest, ModelResponse } from "../../src/backends/types.ts";
@@ -10,12 +10,23 @@ import { DlError } from "../../src/errors.ts";
 import { tempDir } from "../helpers/dl.ts";
 import { until } from "../helpers/until.ts";
 
-const agent = (name = "reviewer"): Agent => ({ name, file: `/x/${name}.md`, source: "global", meta: { raw: {} }, body: "Be brief." });
+const agent = (name = "reviewer"): Agent => ({
+  name,
+  file: `/x/${name}.md`,
+  source: "global",
+  meta: { raw: {} },
+  body: "Be brief.",
+});
 const endpoint = { url: "http://127.0.0.1:1/v1/messages", format: "anthropic" as const, apiKey: "k" };
 
 type Step = ContentBlock[] | ((req: ModelRequest) => ModelResponse | Promise<ModelResponse>);
 let ids = 0;
-const tool = (name: string, input: Record<string, unknown>): ContentBlock => ({ type: "tool_use", id: `t${++ids}`, name, input });
+const tool = (name: string, input: Record<string, unknown>): ContentBlock => ({
+  type: "tool_use",
+  id: `t${++ids}`,
+  name,
+  input,
+});
 const text = (t: string): ContentBlock => ({ type: "text", text: t });
 const resp = (content: ContentBlock[], over: Partial<ModelResponse> = {}): ModelResponse => ({
   content,
@@ -46,7 +57,11 @@ function opts(complete: RunAgentOptions["complete"], o: Partial<RunAgentOptions>
     workdir: realpathSync(tempDir("loop")),
     complete,
     endpoint,
-    settings: agentSettings({ defaultModel: "local-default", codingModel: "local-coder", baseEnv: { PATH: process.env.PATH } }),
+    settings: agentSettings({
+      defaultModel: "local-default",
+      codingModel: "local-coder",
+      baseEnv: { PATH: process.env.PATH },
+    }),
     ...o,
   };
 }
@@ -172,7 +187,9 @@ describe("runAgent", () => {
     expect((await run({ model: "deepseek-chat" }, { resendReasoning: "0" })).resendReasoning).toBe(false);
     expect((await run({ max_turns: 99 })).system).toContain("at most 40 turns");
     expect((await run({}, { defaultMaxTurns: 30, defaultMaxTurnsLocal: 12 })).system).toContain("at most 12 turns");
-    expect((await run({ model: "glm-5" }, { defaultMaxTurns: 30, defaultMaxTurnsLocal: 12 })).system).toContain("at most 30 turns");
+    expect((await run({ model: "glm-5" }, { defaultMaxTurns: 30, defaultMaxTurnsLocal: 12 })).system).toContain(
+      "at most 30 turns",
+    );
   });
 
   test("an endpoint function gets the chosen model", async () => {
@@ -201,7 +218,9 @@ describe("runAgent", () => {
 
   test("the whole-delegation deadline stops a hung model call", async () => {
     const hang = (req: ModelRequest) =>
-      new Promise<ModelResponse>((_, reject) => req.signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }));
+      new Promise<ModelResponse>((_, reject) =>
+        req.signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }),
+      );
     const o = opts(hang);
     const r = await runAgent({ ...o, settings: { ...o.settings, dispatchTimeoutMs: 100 } });
     expect(r.stop_reason).toBe("timeout");

@@ -31,10 +31,19 @@ describe("policy", () => {
   });
 
   test("coding agents by whole name words", () => {
-    for (const n of ["coder", "webdev", "backend-architect", "senior_frontend", "devops-automator", "security-engineer", "fullstack2"]) {
+    for (const n of [
+      "coder",
+      "webdev",
+      "backend-architect",
+      "senior_frontend",
+      "devops-automator",
+      "security-engineer",
+      "fullstack2",
+    ]) {
       expect(isCodingAgent(n)).toBe(true);
     }
-    for (const n of ["reviewer", "code-reviewer", "docs-writer", "backendless", "decoder"]) expect(isCodingAgent(n)).toBe(false);
+    for (const n of ["reviewer", "code-reviewer", "docs-writer", "backendless", "decoder"])
+      expect(isCodingAgent(n)).toBe(false);
   });
 
   test("model: explicit, then coding model for coding agents, then default", () => {

@@ -5,10 +5,16 @@
 import { expect, test } from "bun:test";
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { page, READ_FILE_DEFAULTS, type ReadFileSettings, readFileTool } from "../../src/agent/tools/read-file.ts";
 import { tempDir } from "../helpers/dl.ts";
-import { READ_FILE_DEFAULTS, page, readFileTool, type ReadFileSettings } from "../../src/agent/tools/read-file.ts";
 
-function referencePage(text: string, shown: string, offset: number, limit: number | undefined, s: ReadFileSettings): string {
+function referencePage(
+  text: string,
+  shown: string,
+  offset: number,
+  limit: number | undefined,
+  s: ReadFileSettings,
+): string {
   if (text.length === 0) return `[empty file] ${shown}`;
   const lines = text.split("\n");
   if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
@@ -45,11 +51,22 @@ test("page() formats exactly like the reference for varied texts, ranges and bud
     `${"x".repeat(2500)}\nshort\n${"é".repeat(2001)}\r\n😀${"y".repeat(1999)}`,
     Array.from({ length: 1200 }, (_, i) => `line ${i} ${"z".repeat(i % 97)}`).join("\n"),
   ];
-  const settings: ReadFileSettings[] = [READ_FILE_DEFAULTS, { ...READ_FILE_DEFAULTS, maxBytesPerCall: 100, maxLineChars: 10 }, { ...READ_FILE_DEFAULTS, maxBytesPerCall: 1 }];
+  const settings: ReadFileSettings[] = [
+    READ_FILE_DEFAULTS,
+    { ...READ_FILE_DEFAULTS, maxBytesPerCall: 100, maxLineChars: 10 },
+    { ...READ_FILE_DEFAULTS, maxBytesPerCall: 1 },
+  ];
   let n = 0;
   for (const text of texts) {
     for (const s of settings) {
-      for (const [offset, limit] of [[1, undefined], [1, 1], [2, 3], [5, undefined], [1199, 5], [5000, 1]] as const) {
+      for (const [offset, limit] of [
+        [1, undefined],
+        [1, 1],
+        [2, 3],
+        [5, undefined],
+        [1199, 5],
+        [5000, 1],
+      ] as const) {
         expect(page(text, "f.txt", offset, limit, s)).toBe(referencePage(text, "f.txt", offset, limit, s));
         n++;
       }
@@ -98,7 +115,10 @@ test("read_file reads small files (sync path), large ones (async path) and size-
 test("read_file refuses a FIFO at once instead of blocking on it", async () => {
   const dir = realpathSync(tempDir("fifo"));
   expect(Bun.spawnSync(["mkfifo", join(dir, "pipe")]).exitCode).toBe(0);
-  const out = await readFileTool().run({ path: "pipe" }, { workdir: dir, allowEscape: false, signal: new AbortController().signal });
+  const out = await readFileTool().run(
+    { path: "pipe" },
+    { workdir: dir, allowEscape: false, signal: new AbortController().signal },
+  );
   expect(out.is_error).toBe(true);
   expect(out.content).toContain("not a regular file");
 });

@@ -35,7 +35,6 @@ function ctx(signal = new AbortController().signal): ToolContext {
 
 const waitFor = (cond: () => boolean, ms = 5000) => until(cond, "the condition", ms);
 
-
 describe("run_bash", () => {
   test("runs in the workdir and returns the real exit code", async () => {
     const c = ctx();
@@ -56,7 +55,10 @@ describe("run_bash", () => {
     const c = ctx();
     const bash = runBashTool(settings());
     const r = await bash.run(
-      { command: "echo HEAD-OUT; head -c 100000 /dev/zero | tr '\\0' o; echo; echo TAIL-OUT; echo HEAD-ERR >&2; head -c 50000 /dev/zero | tr '\\0' e >&2; echo TAIL-ERR >&2" },
+      {
+        command:
+          "echo HEAD-OUT; head -c 100000 /dev/zero | tr '\\0' o; echo; echo TAIL-OUT; echo HEAD-ERR >&2; head -c 50000 /dev/zero | tr '\\0' e >&2; echo TAIL-ERR >&2",
+      },
       c,
     );
     expect(r.bash?.exitCode).toBe(0);
@@ -74,7 +76,10 @@ describe("run_bash", () => {
   test("the timeout kills the whole process group, grandchildren included", async () => {
     const c = ctx();
     const bash = runBashTool(settings({ timeoutMs: 300 }));
-    const r = await bash.run({ command: "sleep 30 & echo $! > child.pid; bash -c 'sleep 31 & echo $! > grandchild.pid; wait' & wait" }, c);
+    const r = await bash.run(
+      { command: "sleep 30 & echo $! > child.pid; bash -c 'sleep 31 & echo $! > grandchild.pid; wait' & wait" },
+      c,
+    );
     expect(r.bash?.timedOut).toBe(true);
     expect(r.content).toContain("timed out");
     expect(r.bash?.exitCode).toBe(143); // 128 + SIGTERM
@@ -90,7 +95,10 @@ describe("run_bash", () => {
     const c = ctx(ac.signal);
     const bash = runBashTool(settings());
     const p = bash.run({ command: "echo $$ > leader.pid; sleep 30" }, c);
-    await waitFor(() => existsSync(join(c.workdir, "leader.pid")) && readFileSync(join(c.workdir, "leader.pid"), "utf8").endsWith("\n"));
+    await waitFor(
+      () =>
+        existsSync(join(c.workdir, "leader.pid")) && readFileSync(join(c.workdir, "leader.pid"), "utf8").endsWith("\n"),
+    );
     ac.abort();
     const r = await p;
     expect(r.content).toContain("cancelled");
@@ -100,7 +108,9 @@ describe("run_bash", () => {
 
   test("the environment is allowlisted: no key reaches the command, DELEGATE_LOCAL_KEY never", async () => {
     const c = ctx();
-    const bash = runBashTool(settings({ passthrough: ["MY_TOOL_HOME", "NPM_CONFIG_*", "GITHUB_TOKEN", "DELEGATE_LOCAL_KEY"] }));
+    const bash = runBashTool(
+      settings({ passthrough: ["MY_TOOL_HOME", "NPM_CONFIG_*", "GITHUB_TOKEN", "DELEGATE_LOCAL_KEY"] }),
+    );
     const r = await bash.run({ command: "env" }, c);
     const env = r.content;
     expect(env).toContain("HOME=/home/tester");
@@ -109,7 +119,8 @@ describe("run_bash", () => {
     expect(env).toContain("NPM_CONFIG_CACHE=/tmp/npm");
     // Explicitly named: the user asked for it.
     expect(env).toContain("GITHUB_TOKEN=ghp_fake");
-    for (const secret of ["sk-fake-openai-123", "sk-fake-dl-456", "fake-aws-789", "npm-fake-token"]) expect(env).not.toContain(secret);
+    for (const secret of ["sk-fake-openai-123", "sk-fake-dl-456", "fake-aws-789", "npm-fake-token"])
+      expect(env).not.toContain(secret);
     expect(env).not.toContain("RANDOM_OTHER");
   });
 
@@ -118,7 +129,11 @@ describe("run_bash", () => {
     const limiter = new Semaphore(1);
     const bash = runBashTool(settings({ limiter }));
     const cmd = (n: number) => `echo start${n} >> log; sleep 0.2; echo end${n} >> log`;
-    await Promise.all([bash.run({ command: cmd(1) }, c), bash.run({ command: cmd(2) }, c), bash.run({ command: cmd(3) }, c)]);
+    await Promise.all([
+      bash.run({ command: cmd(1) }, c),
+      bash.run({ command: cmd(2) }, c),
+      bash.run({ command: cmd(3) }, c),
+    ]);
     const log = readFileSync(join(c.workdir, "log"), "utf8").trim().split("\n");
     // With one slot, every start is followed by its own end: no overlap.
     for (let i = 0; i < log.length; i += 2) expect(log[i + 1]).toBe(log[i]!.replace("start", "end"));

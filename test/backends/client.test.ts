@@ -4,7 +4,7 @@ import { toolInputError } from "../../src/backends/tool-input.ts";
 import type { ContentBlock, Message, ToolUseBlock } from "../../src/backends/types.ts";
 import { isDlError } from "../../src/errors.ts";
 import { reply, startFakeModel } from "../fixture/fake-model.ts";
-import { KEY, fakeClock, request } from "./util.ts";
+import { fakeClock, KEY, request } from "./util.ts";
 
 const fake = await startFakeModel();
 afterAll(() => fake.stop());
@@ -19,7 +19,9 @@ for (const format of ["anthropic", "openai"] as const) {
       const model = MODELS[format];
 
       test("text reply: blocks, stop reason, usage, model, headers sent", async () => {
-        fake.script(reply.text("Hello there, all done.", { usage: { input: 120, output: 7, cacheRead: 80, cacheWrite: 5 } }));
+        fake.script(
+          reply.text("Hello there, all done.", { usage: { input: 120, output: 7, cacheRead: 80, cacheWrite: 5 } }),
+        );
         const res = await complete(request(fake.url, model, { stream }));
         expect(res.content).toEqual([{ type: "text", text: "Hello there, all done." }]);
         expect(res.stop_reason).toBe("end_turn");
@@ -39,7 +41,14 @@ for (const format of ["anthropic", "openai"] as const) {
       });
 
       test("tool calls with arguments split into 1-character deltas", async () => {
-        fake.script({ text: "Let me check.", tools: [{ name: "run_bash", input: BIG_INPUT }, { name: "read_file", input: { path: "a.txt" } }], chunkSize: 1 });
+        fake.script({
+          text: "Let me check.",
+          tools: [
+            { name: "run_bash", input: BIG_INPUT },
+            { name: "read_file", input: { path: "a.txt" } },
+          ],
+          chunkSize: 1,
+        });
         const res = await complete(request(fake.url, model, { stream }));
         expect(res.stop_reason).toBe("tool_use");
         const uses = res.content.filter((b): b is ToolUseBlock => b.type === "tool_use");
@@ -66,9 +75,20 @@ for (const format of ["anthropic", "openai"] as const) {
       });
 
       test("x-bifrost-routing-info-* headers land in routing", async () => {
-        fake.script(reply.text("ok", { headers: { "x-bifrost-routing-info-provider": "deepseek", "x-bifrost-routing-info-model": "v4", "x-other": "no" } }));
+        fake.script(
+          reply.text("ok", {
+            headers: {
+              "x-bifrost-routing-info-provider": "deepseek",
+              "x-bifrost-routing-info-model": "v4",
+              "x-other": "no",
+            },
+          }),
+        );
         const res = await complete(request(fake.url, model, { stream }));
-        expect(res.routing).toEqual({ "x-bifrost-routing-info-provider": "deepseek", "x-bifrost-routing-info-model": "v4" });
+        expect(res.routing).toEqual({
+          "x-bifrost-routing-info-provider": "deepseek",
+          "x-bifrost-routing-info-model": "v4",
+        });
       });
 
       test("thinking comes back as a thinking block", async () => {
@@ -103,7 +123,9 @@ describe("reasoning round trip (deepseek, OpenAI format)", () => {
     const msgs = fake.requests[1]!.body.messages as Record<string, unknown>[];
     expect(msgs.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool"]);
     expect(msgs[2]!.reasoning_content).toBe("I should list files");
-    expect((msgs[2]!.tool_calls as { function: { arguments: string } }[])[0]!.function.arguments).toBe('{"command":"ls"}');
+    expect((msgs[2]!.tool_calls as { function: { arguments: string } }[])[0]!.function.arguments).toBe(
+      '{"command":"ls"}',
+    );
     expect(msgs[3]!.content).toBe("a.txt\nb.txt");
   });
 
@@ -119,7 +141,13 @@ describe("reasoning round trip (deepseek, OpenAI format)", () => {
 describe("Anthropic request shape", () => {
   const history: Message[] = [
     { role: "user", content: "go" },
-    { role: "assistant", content: [{ type: "thinking", thinking: "plan" }, { type: "tool_use", id: "t1", name: "read_file", input: { path: "x" } }] },
+    {
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "plan" },
+        { type: "tool_use", id: "t1", name: "read_file", input: { path: "x" } },
+      ],
+    },
     { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "contents" }] },
   ];
 
@@ -127,7 +155,9 @@ describe("Anthropic request shape", () => {
     fake.script(reply.text("ok"));
     await complete(request(fake.url, "glm-5", { messages: history, promptCaching: true }));
     const body = fake.requests[0]!.body as Record<string, any>;
-    expect(body.system).toEqual([{ type: "text", text: "You are a test agent.", cache_control: { type: "ephemeral" } }]);
+    expect(body.system).toEqual([
+      { type: "text", text: "You are a test agent.", cache_control: { type: "ephemeral" } },
+    ]);
     expect(body.tools[0].cache_control).toBeUndefined();
     expect(body.tools[1].cache_control).toEqual({ type: "ephemeral" });
     expect(body.messages[2].content[0].cache_control).toEqual({ type: "ephemeral" });
@@ -140,7 +170,10 @@ describe("Anthropic request shape", () => {
     await complete(request(fake.url, "glm-5", { messages: history, resendReasoning: true }));
     const raw = JSON.stringify(fake.requests[0]!.body);
     expect(raw).not.toContain("cache_control");
-    expect((fake.requests[0]!.body as Record<string, any>).messages[1].content[0]).toEqual({ type: "thinking", thinking: "plan" });
+    expect((fake.requests[0]!.body as Record<string, any>).messages[1].content[0]).toEqual({
+      type: "thinking",
+      thinking: "plan",
+    });
   });
 });
 
@@ -148,12 +181,27 @@ test("OpenAI conversion: tools as functions, tool results before user text", asy
   fake.script(reply.text("ok"));
   const messages: Message[] = [
     { role: "user", content: "go" },
-    { role: "assistant", content: [{ type: "text", text: "reading" }, { type: "tool_use", id: "c1", name: "read_file", input: { path: "x" } }] },
-    { role: "user", content: [{ type: "tool_result", tool_use_id: "c1", content: "data" }, { type: "text", text: "3 turns left" }] },
+    {
+      role: "assistant",
+      content: [
+        { type: "text", text: "reading" },
+        { type: "tool_use", id: "c1", name: "read_file", input: { path: "x" } },
+      ],
+    },
+    {
+      role: "user",
+      content: [
+        { type: "tool_result", tool_use_id: "c1", content: "data" },
+        { type: "text", text: "3 turns left" },
+      ],
+    },
   ];
   await complete(request(fake.url, "gpt-5", { messages, stream: false }));
   const body = fake.requests[0]!.body as Record<string, any>;
-  expect(body.tools[0]).toEqual({ type: "function", function: { name: "read_file", description: "Read a file", parameters: expect.any(Object) } });
+  expect(body.tools[0]).toEqual({
+    type: "function",
+    function: { name: "read_file", description: "Read a file", parameters: expect.any(Object) },
+  });
   expect(body.messages.map((m: { role: string }) => m.role)).toEqual(["system", "user", "assistant", "tool", "user"]);
   expect(body.messages[2].content).toBe("reading");
   expect(body.messages[3]).toEqual({ role: "tool", tool_call_id: "c1", content: "data" });

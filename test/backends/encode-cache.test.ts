@@ -5,10 +5,10 @@
  * place the way the loop and the pruner do it.
  */
 import { describe, expect, test } from "bun:test";
+import { ToolResultPruner } from "../../src/agent/history.ts";
 import { anthropicBody, anthropicPayload } from "../../src/backends/anthropic.ts";
 import { openaiBody, openaiPayload } from "../../src/backends/openai.ts";
 import type { ContentBlock, Message, ModelRequest, ToolResultBlock, ToolSpec } from "../../src/backends/types.ts";
-import { ToolResultPruner } from "../../src/agent/history.ts";
 import { request, TOOLS } from "./util.ts";
 
 type Format = "anthropic" | "openai";
@@ -31,7 +31,13 @@ function expectSameEverywhere(messages: Message[], over: Partial<ModelRequest> =
     for (const resendReasoning of order) {
       for (const promptCaching of [false, true]) {
         for (const stream of [false, true]) {
-          const r = request("http://127.0.0.1:9", f === "anthropic" ? "glm-x" : "gpt-x", { messages, promptCaching, resendReasoning, stream, ...over });
+          const r = request("http://127.0.0.1:9", f === "anthropic" ? "glm-x" : "gpt-x", {
+            messages,
+            promptCaching,
+            resendReasoning,
+            stream,
+            ...over,
+          });
           const want = reference(f, r);
           expect(payload(f, r)).toBe(want);
           // Second call is served from the caches: still the same bytes.
@@ -57,7 +63,12 @@ function richHistory(): Message[] {
         { type: "thinking", thinking: "unsigned reasoning" },
         { type: "thinking", thinking: "signed reasoning", signature: "sig-abc" },
         { type: "text", text: `I will read ${NASTY}` },
-        { type: "tool_use", id: "t1", name: "read_file", input: { path: "a.ts", nested: { list: [1, 2.5, null, true], s: NASTY } } },
+        {
+          type: "tool_use",
+          id: "t1",
+          name: "read_file",
+          input: { path: "a.ts", nested: { list: [1, 2.5, null, true], s: NASTY } },
+        },
         { type: "tool_use", id: "t2", name: "run_bash", input: {} },
       ],
     },
@@ -88,7 +99,13 @@ describe("cached payload equals JSON.stringify of the reference body", () => {
     const lasts: Message[] = [
       { role: "user", content: "plain" },
       { role: "user", content: "" },
-      { role: "assistant", content: [{ type: "text", text: "t" }, { type: "thinking", thinking: "after" }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "t" },
+          { type: "thinking", thinking: "after" },
+        ],
+      },
       { role: "assistant", content: [{ type: "thinking", thinking: "only unsigned" }] },
       { role: "assistant", content: [{ type: "thinking", thinking: "only signed", signature: "s" }] },
       { role: "user", content: [] },
@@ -99,21 +116,39 @@ describe("cached payload equals JSON.stringify of the reference body", () => {
 
   test("blocks with keys in unusual order or extra keys keep JSON.stringify's layout", () => {
     const odd = { content: "c", tool_use_id: "u", type: "tool_result", extra: undefined } as unknown as ContentBlock;
-    const marked = { type: "text", text: "x", cache_control: { type: "ephemeral", ttl: "1h" } } as unknown as ContentBlock;
+    const marked = {
+      type: "text",
+      text: "x",
+      cache_control: { type: "ephemeral", ttl: "1h" },
+    } as unknown as ContentBlock;
     expectSameEverywhere([{ role: "user", content: [odd] }]);
     expectSameEverywhere([{ role: "user", content: [odd, marked] }]);
   });
 
   test("a growing agent conversation stays identical turn by turn, through pruning and appended notes", () => {
     for (const f of FORMATS) {
-      for (const [promptCaching, resendReasoning] of [[false, false], [true, true], [true, false]] as const) {
+      for (const [promptCaching, resendReasoning] of [
+        [false, false],
+        [true, true],
+        [true, false],
+      ] as const) {
         const history: Message[] = [{ role: "user", content: "read the parts" }];
         const pruner = new ToolResultPruner(2);
         for (let turn = 1; turn <= 12; turn++) {
           const r = request("http://127.0.0.1:9", "m", { messages: history, promptCaching, resendReasoning });
           expect(payload(f, r)).toBe(reference(f, r));
-          history.push({ role: "assistant", content: [{ type: "text", text: `part ${turn}` }, { type: "tool_use", id: `t${turn}`, name: "read_file", input: { path: `p${turn}` } }] });
-          const block: ToolResultBlock = { type: "tool_result", tool_use_id: `t${turn}`, content: `${turn}\t${"y".repeat(20_000)}` };
+          history.push({
+            role: "assistant",
+            content: [
+              { type: "text", text: `part ${turn}` },
+              { type: "tool_use", id: `t${turn}`, name: "read_file", input: { path: `p${turn}` } },
+            ],
+          });
+          const block: ToolResultBlock = {
+            type: "tool_result",
+            tool_use_id: `t${turn}`,
+            content: `${turn}\t${"y".repeat(20_000)}`,
+          };
           // The loop appends its countdown note to the last result before pushing it.
           if (turn > 9) block.content += `\n\n[dl: ${12 - turn} turns left]`;
           history.push({ role: "user", content: [block] });
@@ -187,7 +222,9 @@ describe("cached payload equals JSON.stringify of the reference body", () => {
         case 2:
           return { type: "tool_use", id: s(), name: "read_file", input: rnd(2) ? {} : { path: s(), n: rnd(100) } };
         default:
-          return rnd(2) ? { type: "tool_result", tool_use_id: s(), content: s(), is_error: rnd(2) === 1 } : { type: "tool_result", tool_use_id: s(), content: s() };
+          return rnd(2)
+            ? { type: "tool_result", tool_use_id: s(), content: s(), is_error: rnd(2) === 1 }
+            : { type: "tool_result", tool_use_id: s(), content: s() };
       }
     };
     const message = (): Message => ({
@@ -219,8 +256,14 @@ describe("the cache does its job", () => {
     for (const f of FORMATS) {
       const history: Message[] = [{ role: "user", content: "task" }];
       for (let i = 0; i < 20; i++) {
-        history.push({ role: "assistant", content: [{ type: "tool_use", id: `t${i}`, name: "read_file", input: { path: `f${i}` } }] });
-        history.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `t${i}`, content: `"${i}"\n`.repeat(4000) }] });
+        history.push({
+          role: "assistant",
+          content: [{ type: "tool_use", id: `t${i}`, name: "read_file", input: { path: `f${i}` } }],
+        });
+        history.push({
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: `t${i}`, content: `"${i}"\n`.repeat(4000) }],
+        });
       }
       const r = request("http://127.0.0.1:9", "m", { messages: history, promptCaching: true });
       payload(f, r);

@@ -5,12 +5,17 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { complete } from "../../src/backends/client.ts";
-import { gatewayEndpoint, gatewaySettingsFromConfig, validateGatewaySettings, type GatewaySettings } from "../../src/backends/gateway.ts";
+import {
+  type GatewaySettings,
+  gatewayEndpoint,
+  gatewaySettingsFromConfig,
+  validateGatewaySettings,
+} from "../../src/backends/gateway.ts";
 import type { Endpoint, Message, ModelRequest } from "../../src/backends/types.ts";
 import { parseConfig } from "../../src/config.ts";
 import { whoAnswered } from "../../src/dispatch/answered.ts";
 import { isDlError } from "../../src/errors.ts";
-import { reply, startFakeModel, type FakeModel } from "../fixture/fake-model.ts";
+import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 
 let code: FakeModel;
 let local: FakeModel;
@@ -24,19 +29,44 @@ const VK_LOCAL = "sk-bf-local-9876543210";
 const LITELLM_KEY = "sk-litellm-master-SECRET";
 
 function settings(env: Record<string, string>): GatewaySettings {
-  return gatewaySettingsFromConfig(parseConfig({ HOME: process.env.HOME, DELEGATE_TEST_ISOLATION: "1", DELEGATE_TEST_ISOLATION_ROOT: process.env.DL_TEST_ROOT, DELEGATE_LOCAL_KEY: LITELLM_KEY, ...env }));
+  return gatewaySettingsFromConfig(
+    parseConfig({
+      HOME: process.env.HOME,
+      DELEGATE_TEST_ISOLATION: "1",
+      DELEGATE_TEST_ISOLATION_ROOT: process.env.DL_TEST_ROOT,
+      DELEGATE_LOCAL_KEY: LITELLM_KEY,
+      ...env,
+    }),
+  );
 }
 
 const bifrost = (extra: Record<string, string> = {}) =>
-  settings({ DELEGATE_GATEWAY: "bifrost", DELEGATE_BIFROST_URL: code.url, DELEGATE_BIFROST_VK_CODE: VK_CODE, DELEGATE_BIFROST_VK_LOCAL: VK_LOCAL, ...extra });
+  settings({
+    DELEGATE_GATEWAY: "bifrost",
+    DELEGATE_BIFROST_URL: code.url,
+    DELEGATE_BIFROST_VK_CODE: VK_CODE,
+    DELEGATE_BIFROST_VK_LOCAL: VK_LOCAL,
+    ...extra,
+  });
 
-function req(endpoint: Endpoint, model: string, stream: boolean, messages: Message[] = [{ role: "user", content: "hi" }]): ModelRequest {
+function req(
+  endpoint: Endpoint,
+  model: string,
+  stream: boolean,
+  messages: Message[] = [{ role: "user", content: "hi" }],
+): ModelRequest {
   return {
     endpoint,
     model,
     system: "sys",
     messages,
-    tools: [{ name: "run_bash", description: "Run", input_schema: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } }],
+    tools: [
+      {
+        name: "run_bash",
+        description: "Run",
+        input_schema: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
+      },
+    ],
     max_tokens: 100,
     stream,
     resendReasoning: false,
@@ -48,9 +78,20 @@ function req(endpoint: Endpoint, model: string, stream: boolean, messages: Messa
 test("litellm (default): DELEGATE_LOCAL_URL, format by prefix, the LiteLLM key", () => {
   const s = settings({ DELEGATE_LOCAL_URL: "http://127.0.0.1:4000/v1/messages" });
   expect(s.kind).toBe("litellm");
-  expect(gatewayEndpoint("glm-coding-plan-think", s)).toEqual({ lane: "litellm", url: "http://127.0.0.1:4000/v1/messages", format: "anthropic", apiKey: LITELLM_KEY });
-  expect(gatewayEndpoint("deepseek-v4-flash", s)).toMatchObject({ url: "http://127.0.0.1:4000/v1/chat/completions", format: "openai" });
-  expect(gatewayEndpoint("local-qwen-3-6-35b", s)).toMatchObject({ url: "http://127.0.0.1:4000/v1/messages", format: "anthropic" });
+  expect(gatewayEndpoint("glm-coding-plan-think", s)).toEqual({
+    lane: "litellm",
+    url: "http://127.0.0.1:4000/v1/messages",
+    format: "anthropic",
+    apiKey: LITELLM_KEY,
+  });
+  expect(gatewayEndpoint("deepseek-v4-flash", s)).toMatchObject({
+    url: "http://127.0.0.1:4000/v1/chat/completions",
+    format: "openai",
+  });
+  expect(gatewayEndpoint("local-qwen-3-6-35b", s)).toMatchObject({
+    url: "http://127.0.0.1:4000/v1/messages",
+    format: "anthropic",
+  });
 });
 
 test("bifrost with a bad or missing URL stops start-up with one line", () => {
@@ -71,7 +112,15 @@ test("bifrost with a bad or missing URL stops start-up with one line", () => {
   expect(() => settings({ DELEGATE_GATEWAY: "kong" })).toThrow(/DELEGATE_GATEWAY/);
   expect(() => bifrost({ DELEGATE_BIFROST_API: "grpc" })).toThrow(/DELEGATE_BIFROST_API/);
   // Settings built by hand get the same checks.
-  const hand: GatewaySettings = { kind: "bifrost", localUrl: "http://x", apiKey: "", bifrostUrl: "http://a:b@h", bifrostApi: "litellm", vkLocal: "", vkCode: "" };
+  const hand: GatewaySettings = {
+    kind: "bifrost",
+    localUrl: "http://x",
+    apiKey: "",
+    bifrostUrl: "http://a:b@h",
+    bifrostApi: "litellm",
+    vkLocal: "",
+    vkCode: "",
+  };
   expect(() => validateGatewaySettings(hand)).toThrow(/credentials/);
 });
 
@@ -87,14 +136,24 @@ test("a rejected gateway URL is not echoed with its credentials", () => {
 });
 
 test("bifrost base URLs are normalized per lane: never a doubled /litellm or endpoint path", () => {
-  for (const base of ["http://h:4010", "http://h:4010/", "http://h:4010/litellm", "http://h:4010/litellm/v1/messages", "http://h:4010/v1/chat/completions"]) {
+  for (const base of [
+    "http://h:4010",
+    "http://h:4010/",
+    "http://h:4010/litellm",
+    "http://h:4010/litellm/v1/messages",
+    "http://h:4010/v1/chat/completions",
+  ]) {
     const s = bifrost({ DELEGATE_BIFROST_URL: base });
     expect(gatewayEndpoint("glm-coding-plan", s).url).toBe("http://h:4010/litellm/v1/messages");
     expect(gatewayEndpoint("deepseek-v4-flash", s).url).toBe("http://h:4010/litellm/v1/chat/completions");
-    expect(gatewayEndpoint("glm-coding-plan", bifrost({ DELEGATE_BIFROST_URL: base, DELEGATE_BIFROST_API: "openai" })).url).toBe("http://h:4010/v1/chat/completions");
+    expect(
+      gatewayEndpoint("glm-coding-plan", bifrost({ DELEGATE_BIFROST_URL: base, DELEGATE_BIFROST_API: "openai" })).url,
+    ).toBe("http://h:4010/v1/chat/completions");
   }
   // A base behind a path prefix keeps it.
-  expect(gatewayEndpoint("glm-x", bifrost({ DELEGATE_BIFROST_URL: "https://gw.example/bf/litellm" })).url).toBe("https://gw.example/bf/litellm/v1/messages");
+  expect(gatewayEndpoint("glm-x", bifrost({ DELEGATE_BIFROST_URL: "https://gw.example/bf/litellm" })).url).toBe(
+    "https://gw.example/bf/litellm/v1/messages",
+  );
 });
 
 test("bifrost lanes: code lane and local lane reach their gateways on /litellm paths with their virtual key, never the LiteLLM key", async () => {
@@ -149,12 +208,17 @@ test("DELEGATE_BIFROST_API=openai: every model on /v1/chat/completions, tools an
     const ep = gatewayEndpoint(model, s);
     expect(ep.format).toBe("openai");
     const res = await complete(req(ep, model, stream, convo));
-    expect(res.content).toEqual([expect.objectContaining({ type: "tool_use", name: "run_bash", input: { command: "cat a.txt" } })]);
+    expect(res.content).toEqual([
+      expect.objectContaining({ type: "tool_use", name: "run_bash", input: { command: "cat a.txt" } }),
+    ]);
     expect(res.stop_reason).toBe("tool_use");
     const r = fake.requests.at(-1)!;
     expect(r).toMatchObject({ path: "/v1/chat/completions", format: "openai", stream });
     expect(r.headers["x-bf-vk"]).toBe(fake === code ? VK_CODE : VK_LOCAL);
-    const body = r.body as { tools: { type: string; function: { name: string } }[]; messages: { role: string; tool_calls?: unknown[]; tool_call_id?: string }[] };
+    const body = r.body as {
+      tools: { type: string; function: { name: string } }[];
+      messages: { role: string; tool_calls?: unknown[]; tool_call_id?: string }[];
+    };
     expect(body.tools[0]).toMatchObject({ type: "function", function: { name: "run_bash" } });
     expect(body.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool"]);
     expect(body.messages[2]!.tool_calls).toHaveLength(1);
@@ -166,7 +230,12 @@ test("who answered: both readers capture the answering model and routing headers
   code.reset();
   const s = bifrost();
   const routing = { "x-bifrost-routing-info-provider": "deepseek", "x-bifrost-routing-info-model": "deepseek-flash" };
-  for (const [model, stream] of [["glm-5-3-flash", true], ["glm-5-3-flash", false], ["deepseek-v4-flash", true], ["deepseek-v4-flash", false]] as const) {
+  for (const [model, stream] of [
+    ["glm-5-3-flash", true],
+    ["glm-5-3-flash", false],
+    ["deepseek-v4-flash", true],
+    ["deepseek-v4-flash", false],
+  ] as const) {
     code.script(model, reply.text("hi", { model: "deepseek-flash", headers: routing }));
     const res = await complete(req(gatewayEndpoint(model, s), model, stream));
     expect(res.model).toBe("deepseek-flash");

@@ -39,7 +39,10 @@ describe("hostile endpoints", () => {
     let hits = 0;
     const redirector = serve(() => {
       hits++;
-      return new Response(null, { status: 307, headers: { location: `http://127.0.0.1:${target.port}/internal/secret-path?token=x` } });
+      return new Response(null, {
+        status: 307,
+        headers: { location: `http://127.0.0.1:${target.port}/internal/secret-path?token=x` },
+      });
     });
     const { clock } = fakeClock();
     const e = await failure(complete(request(`http://127.0.0.1:${redirector.port}`, "glm-x"), { clock }));
@@ -53,7 +56,10 @@ describe("hostile endpoints", () => {
 
   test("an error body echoing the key or a virtual key is redacted", async () => {
     const vk = "vk-lane-code-98765";
-    const echo = serve(async (req) => new Response(`bad auth: key=${req.headers.get("x-api-key")} vk=${req.headers.get("x-bf-vk")}`, { status: 401 }));
+    const echo = serve(
+      async (req) =>
+        new Response(`bad auth: key=${req.headers.get("x-api-key")} vk=${req.headers.get("x-bf-vk")}`, { status: 401 }),
+    );
     const req = request(`http://127.0.0.1:${echo.port}`, "glm-x");
     req.endpoint.headers = { "x-bf-vk": vk };
     const e = await failure(complete(req, { clock: fakeClock().clock }));
@@ -81,7 +87,9 @@ describe("hostile endpoints", () => {
       });
       return new Response(body, { headers: { "content-type": "text/event-stream" } });
     });
-    const e = await failure(complete(request(`http://127.0.0.1:${endless.port}`, "glm-x"), { clock: fakeClock().clock }));
+    const e = await failure(
+      complete(request(`http://127.0.0.1:${endless.port}`, "glm-x"), { clock: fakeClock().clock }),
+    );
     expect(e.message).toContain("exceeded");
     expect((e.data as { retryable?: boolean }).retryable).toBe(false);
     expect(hits).toBe(1);

@@ -4,7 +4,7 @@ import { sanitizeExcerpt } from "../../src/backends/http.ts";
 import { DEFAULT_RETRY_POLICY, retryDelay } from "../../src/backends/retry.ts";
 import { DlError, isDlError } from "../../src/errors.ts";
 import { reply, startFakeModel } from "../fixture/fake-model.ts";
-import { KEY, fakeClock, request } from "./util.ts";
+import { fakeClock, KEY, request } from "./util.ts";
 
 const fake = await startFakeModel();
 afterAll(() => fake.stop());
@@ -90,7 +90,7 @@ describe("retried", () => {
   });
 
   test("a non-JSON SSE event is a clear protocol error, not a crash", async () => {
-    fake.script({ rawSse: ["data: {\"choices\": [oops\n\n"] });
+    fake.script({ rawSse: ['data: {"choices": [oops\n\n'] });
     const e = await fails(complete(request(fake.url, O), { clock: fakeClock().clock }));
     expect(e.message).toContain("an SSE event is not JSON");
     expect(e.data.retryable).toBe(false);
@@ -159,7 +159,8 @@ describe("abort and deadline", () => {
         now: () => 0,
         random: () => 0.5,
         // A wait that only ends by abort: proves the signal reaches the sleep.
-        sleep: (_ms, signal) => new Promise((_r, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
+        sleep: (_ms, signal) =>
+          new Promise((_r, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
       },
     });
     await fake.waitFor(() => fake.requests.length === 1);

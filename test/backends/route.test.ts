@@ -1,11 +1,27 @@
 import { describe, expect, test } from "bun:test";
-import { cachingAllowedFor, endpointFor, endpointUrl, formatForModel, resendReasoningFor, safeHost } from "../../src/backends/route.ts";
+import {
+  cachingAllowedFor,
+  endpointFor,
+  endpointUrl,
+  formatForModel,
+  resendReasoningFor,
+  safeHost,
+} from "../../src/backends/route.ts";
 import { isDlError } from "../../src/errors.ts";
 
 describe("formatForModel", () => {
   test("OpenAI-family prefixes go to chat completions, the rest to messages", () => {
-    for (const m of ["deepseek-v4-flash", "openai-o3", "gpt-5", "qwen-max", "DeepSeek-Chat"]) expect(formatForModel(m)).toBe("openai");
-    for (const m of ["local-qwen-3-6-35b", "glm-coding-plan", "claude-sonnet", "bedrock-x", "anthropic/claude", "mimo", "qwen3"]) {
+    for (const m of ["deepseek-v4-flash", "openai-o3", "gpt-5", "qwen-max", "DeepSeek-Chat"])
+      expect(formatForModel(m)).toBe("openai");
+    for (const m of [
+      "local-qwen-3-6-35b",
+      "glm-coding-plan",
+      "claude-sonnet",
+      "bedrock-x",
+      "anthropic/claude",
+      "mimo",
+      "qwen3",
+    ]) {
       expect(formatForModel(m)).toBe("anthropic");
     }
   });
@@ -15,15 +31,43 @@ describe("endpointUrl", () => {
   const cases: [string, string, string][] = [
     ["http://localhost:4000", "http://localhost:4000/v1/messages", "http://localhost:4000/v1/chat/completions"],
     ["http://localhost:4000/", "http://localhost:4000/v1/messages", "http://localhost:4000/v1/chat/completions"],
-    ["http://localhost:4000/v1/messages", "http://localhost:4000/v1/messages", "http://localhost:4000/v1/chat/completions"],
-    ["http://localhost:4000/v1/messages/", "http://localhost:4000/v1/messages", "http://localhost:4000/v1/chat/completions"],
-    ["http://localhost:4000/v1/chat/completions", "http://localhost:4000/v1/messages", "http://localhost:4000/v1/chat/completions"],
+    [
+      "http://localhost:4000/v1/messages",
+      "http://localhost:4000/v1/messages",
+      "http://localhost:4000/v1/chat/completions",
+    ],
+    [
+      "http://localhost:4000/v1/messages/",
+      "http://localhost:4000/v1/messages",
+      "http://localhost:4000/v1/chat/completions",
+    ],
+    [
+      "http://localhost:4000/v1/chat/completions",
+      "http://localhost:4000/v1/messages",
+      "http://localhost:4000/v1/chat/completions",
+    ],
     ["http://localhost:4000/v1", "http://localhost:4000/v1/messages", "http://localhost:4000/v1/chat/completions"],
-    ["http://127.0.0.1:4010/litellm", "http://127.0.0.1:4010/litellm/v1/messages", "http://127.0.0.1:4010/litellm/v1/chat/completions"],
-    ["http://127.0.0.1:4010/litellm/v1/messages", "http://127.0.0.1:4010/litellm/v1/messages", "http://127.0.0.1:4010/litellm/v1/chat/completions"],
-    ["https://api.z.ai/api/anthropic", "https://api.z.ai/api/anthropic/v1/messages", "https://api.z.ai/api/anthropic/v1/chat/completions"],
+    [
+      "http://127.0.0.1:4010/litellm",
+      "http://127.0.0.1:4010/litellm/v1/messages",
+      "http://127.0.0.1:4010/litellm/v1/chat/completions",
+    ],
+    [
+      "http://127.0.0.1:4010/litellm/v1/messages",
+      "http://127.0.0.1:4010/litellm/v1/messages",
+      "http://127.0.0.1:4010/litellm/v1/chat/completions",
+    ],
+    [
+      "https://api.z.ai/api/anthropic",
+      "https://api.z.ai/api/anthropic/v1/messages",
+      "https://api.z.ai/api/anthropic/v1/chat/completions",
+    ],
     ["https://h/x//", "https://h/x/v1/messages", "https://h/x/v1/chat/completions"],
-    ["https://h/v1?api-version=2", "https://h/v1/messages?api-version=2", "https://h/v1/chat/completions?api-version=2"],
+    [
+      "https://h/v1?api-version=2",
+      "https://h/v1/messages?api-version=2",
+      "https://h/v1/chat/completions?api-version=2",
+    ],
   ];
   for (const [base, anth, oai] of cases) {
     test(base, () => {
@@ -45,8 +89,18 @@ describe("endpointUrl", () => {
 
 describe("endpointFor", () => {
   test("format from the model, URL converted, headers copied, format override honoured", () => {
-    const ep = endpointFor({ baseUrl: "http://h:1/v1/messages", apiKey: "k", model: "deepseek-v4", headers: { "x-bf-vk": "vk" } });
-    expect(ep).toEqual({ url: "http://h:1/v1/chat/completions", format: "openai", apiKey: "k", headers: { "x-bf-vk": "vk" } });
+    const ep = endpointFor({
+      baseUrl: "http://h:1/v1/messages",
+      apiKey: "k",
+      model: "deepseek-v4",
+      headers: { "x-bf-vk": "vk" },
+    });
+    expect(ep).toEqual({
+      url: "http://h:1/v1/chat/completions",
+      format: "openai",
+      apiKey: "k",
+      headers: { "x-bf-vk": "vk" },
+    });
     const forced = endpointFor({ baseUrl: "http://h:1", apiKey: "", model: "local-qwen-3", format: "openai" });
     expect(forced.url).toBe("http://h:1/v1/chat/completions");
     expect(endpointFor({ baseUrl: "http://h:1", apiKey: "", model: "local-qwen-3" }).format).toBe("anthropic");

@@ -9,7 +9,8 @@ function parseAll(chunks: string[]): [string, string][] {
   return out;
 }
 
-const STREAM = "event: a\ndata: {\"x\":1}\n\n: comment\n\nid: 3\ndata: line1\ndata:line2\n\nevent: b\r\ndata: crlf\r\n\r\ndata: [DONE]\n\n";
+const STREAM =
+  'event: a\ndata: {"x":1}\n\n: comment\n\nid: 3\ndata: line1\ndata:line2\n\nevent: b\r\ndata: crlf\r\n\r\ndata: [DONE]\n\n';
 const EXPECTED: [string, string][] = [
   ["a", '{"x":1}'],
   ["", "line1\nline2"],
@@ -29,7 +30,7 @@ test("every split point of the stream gives the same events", () => {
 });
 
 test("an unterminated trailing event is dropped (that is how a cut shows)", () => {
-  expect(parseAll(["data: 1\n\ndata: {\"partial\":"])).toEqual([["", "1"]]);
+  expect(parseAll(['data: 1\n\ndata: {"partial":'])).toEqual([["", "1"]]);
   expect(parseAll(["data: 1\n\ndata: 2\n"])).toEqual([["", "1"]]);
 });
 

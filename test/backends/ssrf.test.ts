@@ -2,7 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { blockedReason, guardProviderUrl, parseIp } from "../../src/backends/ssrf.ts";
 import { DlError } from "../../src/errors.ts";
 
-async function refusal(url: string, allowHosts: string[] = [], lookup?: (h: string) => Promise<{ address: string; family: number }[]>): Promise<DlError> {
+async function refusal(
+  url: string,
+  allowHosts: string[] = [],
+  lookup?: (h: string) => Promise<{ address: string; family: number }[]>,
+): Promise<DlError> {
   const e = await guardProviderUrl(url, { allowHosts, ...(lookup ? { lookup } : {}) }).then(
     () => new Error(`expected ${url} to be refused`),
     (e: unknown) => e,
@@ -67,7 +71,9 @@ describe("allowed", () => {
     ];
     const e = await refusal("https://mixed.example/v1", [], lookup);
     expect(e.message).toContain("mixed.example (resolves to 10.0.0.5)");
-    const ok = await guardProviderUrl("https://pub.example/v1", { lookup: async () => [{ address: "93.184.216.34", family: 4 }] });
+    const ok = await guardProviderUrl("https://pub.example/v1", {
+      lookup: async () => [{ address: "93.184.216.34", family: 4 }],
+    });
     expect(ok.hostname).toBe("pub.example");
   });
 
@@ -80,7 +86,9 @@ describe("allowed", () => {
   test("allowlist by address and by CIDR", async () => {
     expect((await guardProviderUrl("http://10.1.2.3/", { allowHosts: ["10.1.2.3"] })).hostname).toBe("10.1.2.3");
     const lookup = async () => [{ address: "100.123.88.91", family: 4 }];
-    expect((await guardProviderUrl("http://tailnet-box/", { allowHosts: ["100.64.0.0/10"], lookup })).hostname).toBe("tailnet-box");
+    expect((await guardProviderUrl("http://tailnet-box/", { allowHosts: ["100.64.0.0/10"], lookup })).hostname).toBe(
+      "tailnet-box",
+    );
     await refusal("http://10.9.9.9/", ["10.1.0.0/16"]);
     expect((await guardProviderUrl("http://[fd00::5]/", { allowHosts: ["fd00::/8"] })).hostname).toBe("[fd00::5]");
   });

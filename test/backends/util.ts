@@ -6,8 +6,16 @@ import type { Message, ModelRequest, ToolSpec } from "../../src/backends/types.t
 export const KEY = "sk-test-SECRET-0123456789abcdef";
 
 export const TOOLS: ToolSpec[] = [
-  { name: "read_file", description: "Read a file", input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
-  { name: "run_bash", description: "Run a command", input_schema: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } },
+  {
+    name: "read_file",
+    description: "Read a file",
+    input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  },
+  {
+    name: "run_bash",
+    description: "Run a command",
+    input_schema: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
+  },
 ];
 
 export function request(baseUrl: string, model: string, over: Partial<ModelRequest> = {}): ModelRequest {

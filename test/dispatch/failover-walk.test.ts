@@ -4,8 +4,8 @@
  * wait or fail but never leave; cancel stops a wait.
  */
 import { afterEach, expect, test } from "bun:test";
-import { createDispatcher, type DispatchLease, type Dispatcher, withDispatch } from "../../src/dispatch/pools.ts";
 import { parseFailoverChains } from "../../src/dispatch/failover.ts";
+import { createDispatcher, type Dispatcher, type DispatchLease, withDispatch } from "../../src/dispatch/pools.ts";
 import { poolStatus } from "../../src/dispatch/status.ts";
 import { isDlError } from "../../src/errors.ts";
 import { startWorker, stopWorkers, testSettings, until, writeSettings } from "./util.ts";
@@ -26,7 +26,12 @@ async function fill(d: Dispatcher, model: string): Promise<DispatchLease> {
 }
 
 test("a full pool walks the chain in order and the result names failed_over_from", async () => {
-  const settings = testSettings({ sizing, chains: parseFailoverChains(undefined), queueGraceS: 0.1, failoverGraceS: 0.05 });
+  const settings = testSettings({
+    sizing,
+    chains: parseFailoverChains(undefined),
+    queueGraceS: 0.1,
+    failoverGraceS: 0.05,
+  });
   const d = createDispatcher(settings);
   // Another process fills the origin's pool.
   const holder = startWorker(["hold", writeSettings(settings), "glm-coding-plan", "1"]);
@@ -34,7 +39,11 @@ test("a full pool walks the chain in order and the result names failed_over_from
 
   // First fallback free: it is taken.
   const a = await d.acquire("glm-coding-plan-think");
-  expect(a).toMatchObject({ model_used: "qwen-3-8-max", failed_over_from: "glm-coding-plan-think", bucket: "qwen-3-8-max" });
+  expect(a).toMatchObject({
+    model_used: "qwen-3-8-max",
+    failed_over_from: "glm-coding-plan-think",
+    bucket: "qwen-3-8-max",
+  });
   held.push(a);
 
   // First fallback full too: the second one, after the first waited its grace.
@@ -47,8 +56,12 @@ test("a full pool walks the chain in order and the result names failed_over_from
 
   const status = poolStatus(settings);
   const byBucket = Object.fromEntries(status.map((p) => [p.bucket, p]));
-  expect(byBucket["deepseek-v4-flash"]!.holders).toEqual([expect.objectContaining({ model: "deepseek-v4-flash", requested: "glm-coding-plan-think", pid: process.pid })]);
-  expect(byBucket["glm-coding-plan"]!.holders).toEqual([expect.objectContaining({ model: "glm-coding-plan", pid: holder.proc.pid })]);
+  expect(byBucket["deepseek-v4-flash"]!.holders).toEqual([
+    expect.objectContaining({ model: "deepseek-v4-flash", requested: "glm-coding-plan-think", pid: process.pid }),
+  ]);
+  expect(byBucket["glm-coding-plan"]!.holders).toEqual([
+    expect.objectContaining({ model: "glm-coding-plan", pid: holder.proc.pid }),
+  ]);
 
   // Everything full: fallbacks in order, then the origin for its full grace, then busy.
   const all: string[] = [];
@@ -74,7 +87,10 @@ test("while waiting last, the origin gets its own slot back: no failover is clai
   await fill(d, "qwen-3-8-max");
   let got: DispatchLease | undefined;
   const p = d.acquire("deepseek-v4-flash").then((l) => (got = l));
-  await until(() => poolStatus(settings).find((s) => s.bucket === "deepseek-v4-flash")!.waiting === 1, "the dispatch to wait on its own pool");
+  await until(
+    () => poolStatus(settings).find((s) => s.bucket === "deepseek-v4-flash")!.waiting === 1,
+    "the dispatch to wait on its own pool",
+  );
   origin.release();
   await p;
   held.push(got!);
@@ -99,7 +115,10 @@ test("a local model whose table entry points outward waits or fails, but never l
   // And it waits: a freed slot goes to it.
   const d2 = createDispatcher({ ...settings, queueGraceS: 10 });
   const p = d2.acquire("local-qwen-3-6-35b");
-  await until(() => poolStatus(settings).find((s) => s.bucket === "local-")!.waiting === 1, "the local dispatch to wait");
+  await until(
+    () => poolStatus(settings).find((s) => s.bucket === "local-")!.waiting === 1,
+    "the local dispatch to wait",
+  );
   first.release();
   const l = await p;
   held.push(l);
@@ -119,7 +138,9 @@ test("cancel ends a wait with DlError cancelled and leaves no waiter behind", as
   expect(isDlError(err, "cancelled")).toBe(true);
   expect(poolStatus(settings).find((s) => s.bucket === "local-")).toMatchObject({ in_use: 1, waiting: 0 });
   // Already cancelled: refused before touching a pool.
-  expect(isDlError(await d.acquire("qwen-3-8-max", { signal: ac.signal }).catch((e: unknown) => e), "cancelled")).toBe(true);
+  expect(isDlError(await d.acquire("qwen-3-8-max", { signal: ac.signal }).catch((e: unknown) => e), "cancelled")).toBe(
+    true,
+  );
 });
 
 test("status lists every table bucket and per-model buckets once used", async () => {
@@ -150,17 +171,28 @@ test("withDispatch releases the slot however the run ends", async () => {
   });
   expect(out).toBe("local-a");
   expect(inUse()).toBe(0);
-  await expect(withDispatch(d, "local-a", {}, async () => Promise.reject(new Error("run failed")))).rejects.toThrow("run failed");
+  await expect(withDispatch(d, "local-a", {}, async () => Promise.reject(new Error("run failed")))).rejects.toThrow(
+    "run failed",
+  );
   expect(inUse()).toBe(0);
 });
 
 test("failover: false waits for the model's own pool only", async () => {
-  const settings = testSettings({ sizing, chains: parseFailoverChains(undefined), queueGraceS: 0.05, failoverGraceS: 0 });
+  const settings = testSettings({
+    sizing,
+    chains: parseFailoverChains(undefined),
+    queueGraceS: 0.05,
+    failoverGraceS: 0,
+  });
   const d = createDispatcher(settings);
   await fill(d, "glm-coding-plan-think");
   const err = await d.acquire("glm-coding-plan-think", { failover: false }).catch((e: unknown) => e);
   expect(isDlError(err, "busy")).toBe(true);
-  expect(poolStatus(settings).filter((p) => p.in_use > 0).map((p) => p.bucket)).toEqual(["glm-coding-plan"]);
+  expect(
+    poolStatus(settings)
+      .filter((p) => p.in_use > 0)
+      .map((p) => p.bucket),
+  ).toEqual(["glm-coding-plan"]);
   // The same call with failover on finds qwen free.
   const l = await d.acquire("glm-coding-plan-think");
   held.push(l);

@@ -1,9 +1,9 @@
 import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isDlError } from "../../src/errors.ts";
 import { bucketFor } from "../../src/dispatch/buckets.ts";
 import { chainFor, DEFAULT_CHAINS, isPinned, parseFailoverChains } from "../../src/dispatch/failover.ts";
+import { isDlError } from "../../src/errors.ts";
 import { testSettings } from "./util.ts";
 
 test("the default chains are the reference's", () => {
@@ -30,7 +30,15 @@ test("pinned models never leave and are never entered, even from an edited table
 });
 
 test("self, repeats and targets in the origin's own pool are dropped", () => {
-  const chains = { "glm-coding-plan-think": ["glm-coding-plan-think", "glm-coding-plan-max", "qwen-3-8-max", "QWEN-3-8-MAX", "deepseek-v4-flash"] };
+  const chains = {
+    "glm-coding-plan-think": [
+      "glm-coding-plan-think",
+      "glm-coding-plan-max",
+      "qwen-3-8-max",
+      "QWEN-3-8-MAX",
+      "deepseek-v4-flash",
+    ],
+  };
   expect(chainFor("glm-coding-plan-think", chains, bucketFor)).toEqual(["qwen-3-8-max", "deepseek-v4-flash"]);
 });
 

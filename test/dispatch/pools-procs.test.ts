@@ -7,7 +7,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createDispatcher } from "../../src/dispatch/pools.ts";
 import { poolStatus } from "../../src/dispatch/status.ts";
-import { reply, startFakeModel, type FakeModel } from "../fixture/fake-model.ts";
+import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { startWorker, stderrOf, stopWorkers, testSettings, until, writeSettings } from "./util.ts";
 
 let fake: FakeModel;
@@ -29,18 +29,27 @@ test("4 processes, 20 dispatches at one 6-slot model: the backend never sees mor
   await until(() => workers.every((w) => w.lines.includes("ready")), "4 workers ready", 15_000);
   writeFileSync(go, "go");
   const codes = await Promise.all(workers.map((w) => w.exited));
-  if (codes.some((c) => c !== 0)) throw new Error(`a worker failed: ${await stderrOf(workers[codes.findIndex((c) => c !== 0)]!)}`);
+  if (codes.some((c) => c !== 0))
+    throw new Error(`a worker failed: ${await stderrOf(workers[codes.findIndex((c) => c !== 0)]!)}`);
 
-  const done = workers.flatMap((w) => w.lines.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { model_used: string; slot: number }));
+  const done = workers.flatMap((w) =>
+    w.lines.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { model_used: string; slot: number }),
+  );
   const peak = fake.peak(MODEL);
-  console.log(`[pools] 4 processes x 5 dispatches at ${MODEL} (6 slots): backend peak concurrency = ${peak}, requests = ${fake.requests.length}`);
+  console.log(
+    `[pools] 4 processes x 5 dispatches at ${MODEL} (6 slots): backend peak concurrency = ${peak}, requests = ${fake.requests.length}`,
+  );
   expect(done).toHaveLength(20);
   expect(fake.requests.filter((r) => r.model === MODEL)).toHaveLength(20);
   expect(done.every((d) => d.model_used === MODEL && d.slot >= 0 && d.slot < 6)).toBe(true);
   expect(peak).toBeLessThanOrEqual(6);
   // 20 calls of 120 ms from 4 processes started together do overlap: the cap was exercised.
   expect(peak).toBeGreaterThan(1);
-  expect(poolStatus(settings).find((p) => p.bucket === "glm-coding-plan")).toMatchObject({ size: 6, in_use: 0, waiting: 0 });
+  expect(poolStatus(settings).find((p) => p.bucket === "glm-coding-plan")).toMatchObject({
+    size: 6,
+    in_use: 0,
+    waiting: 0,
+  });
 }, 30_000);
 
 test("SIGKILL of a process holding every slot gives the slots back to a waiting dispatch", async () => {
@@ -58,7 +67,10 @@ test("SIGKILL of a process holding every slot gives the slots back to a waiting 
   const waits: string[] = [];
   let lease: Awaited<ReturnType<typeof d.acquire>> | undefined;
   const pending = d.acquire(MODEL, { onWaiting: (m) => waits.push(m) }).then((l) => (lease = l));
-  await until(() => poolStatus(settings).find((p) => p.bucket === "qwen-3-8-max")!.waiting === 1, "the dispatch to show as waiting");
+  await until(
+    () => poolStatus(settings).find((p) => p.bucket === "qwen-3-8-max")!.waiting === 1,
+    "the dispatch to show as waiting",
+  );
   expect(lease).toBeUndefined();
 
   holder.proc.kill("SIGKILL");

@@ -4,7 +4,11 @@ import { bucketSize } from "../../src/dispatch/buckets.ts";
 import { dispatchSettingsFromConfig } from "../../src/dispatch/pools.ts";
 import { isDlError } from "../../src/errors.ts";
 
-const base = { HOME: process.env.HOME, DELEGATE_TEST_ISOLATION: "1", DELEGATE_TEST_ISOLATION_ROOT: process.env.DL_TEST_ROOT };
+const base = {
+  HOME: process.env.HOME,
+  DELEGATE_TEST_ISOLATION: "1",
+  DELEGATE_TEST_ISOLATION_ROOT: process.env.DL_TEST_ROOT,
+};
 
 test("settings come from the config: pool root, sizes, graces (fractions), chains", () => {
   const s = dispatchSettingsFromConfig(

@@ -1,17 +1,24 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { startFakeResponses, type FakeResponses } from "../fixture/fake-responses.ts";
+import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
 import { CODEX_BIN, makeCodexHome, markerRouter } from "../helpers/codex-home.ts";
-import { connectDl, requireBinary, tempDir, testEnv, type DlSession } from "../helpers/dl.ts";
-import { makeRepo } from "../jobs/helpers.ts";
+import { connectDl, type DlSession, requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { until } from "../helpers/until.ts";
+import { makeRepo } from "../jobs/helpers.ts";
 
 /**
  * Codex jobs through the product: the compiled `dl serve`, the SDK's Client, the real
  * Codex CLI from npm against a local fake of the Responses API, and `dl wait` as the
  * completion signal.
  */
-type JobView = { id: string; status: string; workdir: string; final_response?: string; queue_reason?: string | null; failure_kind?: string | null };
+type JobView = {
+  id: string;
+  status: string;
+  workdir: string;
+  final_response?: string;
+  queue_reason?: string | null;
+  failure_kind?: string | null;
+};
 type Structured<T> = { structuredContent?: unknown } & T;
 
 const BEARER_VAR = "DL_FAKE_BEARER";
@@ -47,8 +54,13 @@ afterAll(async () => {
   await fake?.stop();
 });
 
-const call = async <T>(name: string, args: Record<string, unknown>): Promise<{ isError?: boolean; text: string; data: T }> => {
-  const res = (await session.client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as Structured<{
+const call = async <T>(
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ isError?: boolean; text: string; data: T }> => {
+  const res = (await session.client.callTool({ name, arguments: args }, undefined, {
+    timeout: 120_000,
+  })) as Structured<{
     isError?: boolean;
     content: { type: string; text: string }[];
   }>;
@@ -60,7 +72,10 @@ describe("Codex jobs through dist/dl serve with the real CLI", () => {
     const one = makeRepo(root, "one", 2);
     const other = makeRepo(root, "other", 0);
     const trees = [one.trees[1]!, one.trees[2]!, other.repo];
-    const tasks = Array.from({ length: 10 }, (_, i) => ({ task: `[slow:300:t${i}] task ${i}: say done`, workdir: trees[i % 3]! }));
+    const tasks = Array.from({ length: 10 }, (_, i) => ({
+      task: `[slow:300:t${i}] task ${i}: say done`,
+      workdir: trees[i % 3]!,
+    }));
 
     const sub = await call<{ jobs: { id: string }[]; watch: string; watch_hint: string }>("submit_codex", { tasks });
     expect(sub.isError).toBeFalsy();
@@ -91,7 +106,9 @@ describe("Codex jobs through dist/dl serve with the real CLI", () => {
       await Bun.sleep(40); // sampling period, not a wait for a condition
     }
     const [out, code] = await Promise.all([new Response(watcher.stdout).text(), watcher.exited]);
-    console.log(`codex e2e: 10 jobs, peak running ${peak} (cap 2), peak per project ${peakPerProject} (cap 1), fake peak in flight ${fake.peakInFlight()}`);
+    console.log(
+      `codex e2e: 10 jobs, peak running ${peak} (cap 2), peak per project ${peakPerProject} (cap 1), fake peak in flight ${fake.peakInFlight()}`,
+    );
     expect(views.map((v) => v.status)).toEqual(Array(10).fill("done"));
     expect(views.every((v) => (v.final_response ?? "").includes("done"))).toBe(true);
     expect(peak).toBeLessThanOrEqual(2);
@@ -103,7 +120,11 @@ describe("Codex jobs through dist/dl serve with the real CLI", () => {
 
   test("delegate_to_codex blocks and returns the final message; bad input is refused with the allowed list", async () => {
     const repo = makeRepo(root, "solo", 0).repo;
-    const r = await call<JobView & { usage?: Record<string, number> }>("delegate_to_codex", { task: "[slow:50:solo] hello", workdir: repo, model: "luna" });
+    const r = await call<JobView & { usage?: Record<string, number> }>("delegate_to_codex", {
+      task: "[slow:50:solo] hello",
+      workdir: repo,
+      model: "luna",
+    });
     expect(r.isError).toBeFalsy();
     expect(r.data.status).toBe("done");
     expect(r.data.final_response).toContain("done");
@@ -120,13 +141,19 @@ describe("Codex jobs through dist/dl serve with the real CLI", () => {
 
   test("cancel_codex ends a running job cancelled; a finished job is left alone", async () => {
     const repo = makeRepo(root, "cancel", 0).repo;
-    const sub = await call<{ jobs: { id: string }[] }>("submit_codex", { tasks: [{ task: "[hang:0:c1] wait forever", workdir: repo }] });
+    const sub = await call<{ jobs: { id: string }[] }>("submit_codex", {
+      tasks: [{ task: "[hang:0:c1] wait forever", workdir: repo }],
+    });
     const id = sub.data.jobs[0]!.id;
-    await until(async () => {
-      const v = (await call<{ jobs: JobView[] }>("poll_codex", { ids: [id] })).data.jobs[0]!;
-      expect(["queued", "running"]).toContain(v.status);
-      return v.status === "running";
-    }, "the job to run", 30_000);
+    await until(
+      async () => {
+        const v = (await call<{ jobs: JobView[] }>("poll_codex", { ids: [id] })).data.jobs[0]!;
+        expect(["queued", "running"]).toContain(v.status);
+        return v.status === "running";
+      },
+      "the job to run",
+      30_000,
+    );
     const c = await call<{ status: string; changed: boolean }>("cancel_codex", { id });
     expect(c.data.status).toBe("cancelled");
     const again = await call<{ status: string; changed: boolean }>("cancel_codex", { id });
@@ -136,9 +163,17 @@ describe("Codex jobs through dist/dl serve with the real CLI", () => {
   });
 
   test("a missing Codex binary: the server still starts and the tools say what to install", async () => {
-    const s = await connectDl(serveEnv({ DELEGATE_CODEX_BIN: join(root, "no-such-codex"), DELEGATE_CODEX_STATE_DIR: join(root, "other-state") }));
+    const s = await connectDl(
+      serveEnv({
+        DELEGATE_CODEX_BIN: join(root, "no-such-codex"),
+        DELEGATE_CODEX_STATE_DIR: join(root, "other-state"),
+      }),
+    );
     try {
-      const res = await s.client.callTool({ name: "submit_codex", arguments: { tasks: [{ task: "x", workdir: makeRepo(root, "missing", 0).repo }] } });
+      const res = await s.client.callTool({
+        name: "submit_codex",
+        arguments: { tasks: [{ task: "x", workdir: makeRepo(root, "missing", 0).repo }] },
+      });
       expect(res.isError).toBe(true);
       expect(JSON.stringify(res.content)).toMatch(/codex/i);
       expect((await s.client.listTools()).tools.map((t) => t.name)).toContain("poll_codex");

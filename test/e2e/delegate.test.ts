@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { reply, startFakeModel, type FakeModel } from "../fixture/fake-model.ts";
-import { until } from "../helpers/until.ts";
-import { connectDl, runDl, tempDir, type DlSession } from "../helpers/dl.ts";
+import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
+import { connectDl, type DlSession, runDl, tempDir } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
+import { until } from "../helpers/until.ts";
 
 /**
  * The agent runtime end to end: the compiled `dl serve`, the SDK's Client over stdio, and
@@ -42,7 +42,10 @@ function scriptReadWriteFail(model: string) {
   fake.script(
     model,
     reply.thinking("Let me look at the input first.", reply.tool("read_file", { path: "input.txt" })),
-    reply.thinking("Now write the summary.", reply.tool("write_file", { path: "out/summary.txt", content: "3 lines\n" })),
+    reply.thinking(
+      "Now write the summary.",
+      reply.tool("write_file", { path: "out/summary.txt", content: "3 lines\n" }),
+    ),
     reply.thinking("Run the checks.", reply.tool("run_bash", { command: "echo checking; exit 3" })),
     reply.text("Wrote out/summary.txt; the check command failed with exit 3."),
   );
@@ -51,7 +54,10 @@ function scriptReadWriteFail(model: string) {
 beforeAll(async () => {
   fake = await startFakeModel({ apiKey: KEY });
   agentsDir = tempDir("agents");
-  writeFileSync(join(agentsDir, "helper.md"), "---\nname: helper\ndescription: general helper\n---\nYou are a careful helper.\n");
+  writeFileSync(
+    join(agentsDir, "helper.md"),
+    "---\nname: helper\ndescription: general helper\n---\nYou are a careful helper.\n",
+  );
   session = await connectDl({
     DELEGATE_LOCAL_URL: fake.anthropicUrl,
     DELEGATE_LOCAL_KEY: KEY,
@@ -121,7 +127,8 @@ describe("delegate_to_local_agent through dist/dl serve", () => {
       reply.tool("run_bash", { command: "pwd; env" }),
       reply.text("tried"),
     );
-    const r = (await delegate({ agent_name: "helper", task: "try escaping", workdir: dir })).structuredContent as Result;
+    const r = (await delegate({ agent_name: "helper", task: "try escaping", workdir: dir }))
+      .structuredContent as Result;
     expect(r.turns).toBe(6);
     const bashResult = JSON.stringify(fake.requests[5]?.body);
     expect(bashResult).toContain(dir);
@@ -137,9 +144,16 @@ describe("delegate_to_local_agent through dist/dl serve", () => {
 
   test("progress notifications arrive after turns when the client asks for them", async () => {
     const dir = project();
-    fake.script(reply.tool("run_bash", { command: "true" }), reply.tool("run_bash", { command: "true" }), reply.text("done"));
+    fake.script(
+      reply.tool("run_bash", { command: "true" }),
+      reply.tool("run_bash", { command: "true" }),
+      reply.text("done"),
+    );
     const seen: string[] = [];
-    const res = await delegate({ agent_name: "helper", task: "two commands", workdir: dir }, { onprogress: (p) => void seen.push(p.message ?? "") });
+    const res = await delegate(
+      { agent_name: "helper", task: "two commands", workdir: dir },
+      { onprogress: (p) => void seen.push(p.message ?? "") },
+    );
     expect((res.structuredContent as Result).success).toBe(true);
     expect(seen.length).toBeGreaterThanOrEqual(2);
     expect(seen.join("\n")).toContain("run_bash");
@@ -172,9 +186,14 @@ describe("delegate_to_local_agent through dist/dl serve", () => {
   test("an MCP cancel aborts the loop and kills the running command's process group", async () => {
     const dir = project();
     const pidFile = join(dir, "sleeper.pid");
-    fake.script(reply.tool("run_bash", { command: `sleep 300 & echo $! > ${pidFile}; wait` }), reply.text("never reached"));
+    fake.script(
+      reply.tool("run_bash", { command: `sleep 300 & echo $! > ${pidFile}; wait` }),
+      reply.text("never reached"),
+    );
     const ac = new AbortController();
-    const call = delegate({ agent_name: "helper", task: "sleep", workdir: dir }, { signal: ac.signal }).catch((e: Error) => e);
+    const call = delegate({ agent_name: "helper", task: "sleep", workdir: dir }, { signal: ac.signal }).catch(
+      (e: Error) => e,
+    );
     await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "", "the command to start");
     const pid = Number(readFileSync(pidFile, "utf8").trim());
     if (!pidAlive(pid)) throw new Error(`sleeper died early; server stderr: ${session.stderr().slice(-2000)}`);
@@ -193,7 +212,6 @@ describe("delegate_to_local_agent through dist/dl serve", () => {
   });
 });
 
-
 describe("delegate_batch", () => {
   test("4 tasks whose backend takes 1 s each finish in about 1 s, in input order", async () => {
     const dirs = [project(), project(), project(), project()];
@@ -205,11 +223,20 @@ describe("delegate_batch", () => {
     const res = await session.client.callTool({
       name: "delegate_batch",
       // A cloud-style alias: its own 6-slot pool (the default local- pool has only 2).
-      arguments: { tasks: dirs.map((d, i) => ({ agent_name: "helper", task: `task number ${i}`, workdir: d, model: "glm-batch-test" })) },
+      arguments: {
+        tasks: dirs.map((d, i) => ({
+          agent_name: "helper",
+          task: `task number ${i}`,
+          workdir: d,
+          model: "glm-batch-test",
+        })),
+      },
     });
     const wall = (performance.now() - started) / 1000;
     const s = res.structuredContent as { results: Result[]; succeeded: number; elapsed_s: number };
-    console.log(`delegate_batch: 4 tasks x 1 s backend → ${wall.toFixed(2)} s wall, elapsed_s ${s.elapsed_s}, fake peak ${fake.peak()}`);
+    console.log(
+      `delegate_batch: 4 tasks x 1 s backend → ${wall.toFixed(2)} s wall, elapsed_s ${s.elapsed_s}, fake peak ${fake.peak()}`,
+    );
     expect(s.succeeded).toBe(4);
     expect(s.results.map((r) => r.final_response)).toEqual(["answer 0", "answer 1", "answer 2", "answer 3"]);
     expect(fake.peak()).toBe(4);
@@ -220,7 +247,12 @@ describe("delegate_batch", () => {
   test("one invalid task means no task starts", async () => {
     const res = await session.client.callTool({
       name: "delegate_batch",
-      arguments: { tasks: [{ agent_name: "helper", task: "fine", workdir: project() }, { agent_name: "ghost", task: "x", workdir: project() }] },
+      arguments: {
+        tasks: [
+          { agent_name: "helper", task: "fine", workdir: project() },
+          { agent_name: "ghost", task: "x", workdir: project() },
+        ],
+      },
     });
     expect(res.isError).toBe(true);
     expect(JSON.stringify(res.content)).toContain("task 1 (ghost)");
@@ -257,18 +289,35 @@ describe("delegate_to_provider", () => {
   test("loopback provider URLs are refused by the SSRF guard unless allowlisted; the key is never echoed", async () => {
     const refused = await session.client.callTool({
       name: "delegate_to_provider",
-      arguments: { provider_url: fake.url, api_key: "sk-provider-secret", model: "glm-x", agent_name: "helper", task: "x", workdir: project() },
+      arguments: {
+        provider_url: fake.url,
+        api_key: "sk-provider-secret",
+        model: "glm-x",
+        agent_name: "helper",
+        task: "x",
+        workdir: project(),
+      },
     });
     expect(refused.isError).toBe(true);
     expect(JSON.stringify(refused.content)).toMatch(/loopback|127\.0\.0\.1/);
     expect(JSON.stringify(refused)).not.toContain("sk-provider-secret");
 
-    const allowed = await connectDl({ DELEGATE_LOCAL_AGENTS_DIR: agentsDir, DELEGATE_PROVIDER_ALLOW_HOSTS: "127.0.0.1" });
+    const allowed = await connectDl({
+      DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
+      DELEGATE_PROVIDER_ALLOW_HOSTS: "127.0.0.1",
+    });
     try {
       fake.script(reply.text("from the provider"));
       const res = await allowed.client.callTool({
         name: "delegate_to_provider",
-        arguments: { provider_url: fake.url, api_key: KEY, model: "glm-x", agent_name: "helper", task: "x", workdir: project() },
+        arguments: {
+          provider_url: fake.url,
+          api_key: KEY,
+          model: "glm-x",
+          agent_name: "helper",
+          task: "x",
+          workdir: project(),
+        },
       });
       const r = res.structuredContent as Result;
       expect(r.final_response).toBe("from the provider");
@@ -281,7 +330,11 @@ describe("delegate_to_provider", () => {
 });
 
 describe("dl run", () => {
-  const env = () => ({ DELEGATE_LOCAL_URL: fake.anthropicUrl, DELEGATE_LOCAL_KEY: KEY, DELEGATE_LOCAL_AGENTS_DIR: agentsDir });
+  const env = () => ({
+    DELEGATE_LOCAL_URL: fake.anthropicUrl,
+    DELEGATE_LOCAL_KEY: KEY,
+    DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
+  });
 
   test("prints the result, progress on stderr, exit 0 on success", async () => {
     const dir = project();
@@ -313,7 +366,10 @@ describe("dl run", () => {
   test("DELEGATE_DISPATCH_TIMEOUT stops a whole delegation that runs too long", async () => {
     const dir = project();
     fake.script(reply.hang());
-    const r = await runDl(["run", "helper", "do it", "--workdir", dir, "--json"], { ...env(), DELEGATE_DISPATCH_TIMEOUT: "1" });
+    const r = await runDl(["run", "helper", "do it", "--workdir", dir, "--json"], {
+      ...env(),
+      DELEGATE_DISPATCH_TIMEOUT: "1",
+    });
     expect(r.code).toBe(1);
     const result = JSON.parse(r.stdout) as Result;
     expect(result.stop_reason).toBe("timeout");

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { reply, startFakeModel, type FakeModel } from "../fixture/fake-model.ts";
-import { until } from "../helpers/until.ts";
+import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { lineReader } from "../helpers/lines.ts";
 import { killPid, pidAlive } from "../helpers/proc.ts";
+import { until } from "../helpers/until.ts";
 
 /**
  * How `dl serve` ends, driven through the compiled binary: every way a server is told to
@@ -17,7 +17,11 @@ import { killPid, pidAlive } from "../helpers/proc.ts";
 
 const KEY = "sk-lifecycle-secret-key";
 
-type Server = { proc: Bun.Subprocess<"pipe", "pipe", "pipe">; send(msg: object): void; next(id: number): Promise<unknown> };
+type Server = {
+  proc: Bun.Subprocess<"pipe", "pipe", "pipe">;
+  send(msg: object): void;
+  next(id: number): Promise<unknown>;
+};
 
 /** dl serve spoken to in raw JSON-RPC lines, so the test owns its stdin and its pid. */
 function startServer(cmd: string[], env: Record<string, string>, cwd?: string): Server {
@@ -39,24 +43,31 @@ function startServer(cmd: string[], env: Record<string, string>, cwd?: string): 
     },
     async next(id) {
       await until(() => answers.has(id) || proc.exitCode !== null, `JSON-RPC answer ${id}`);
-      if (!answers.has(id)) throw new Error(`server exited (${proc.exitCode}) before answering ${id}: ${await new Response(proc.stderr).text()}`);
+      if (!answers.has(id))
+        throw new Error(
+          `server exited (${proc.exitCode}) before answering ${id}: ${await new Response(proc.stderr).text()}`,
+        );
       return answers.get(id);
     },
   };
 }
 
 async function initialize(s: Server): Promise<void> {
-  s.send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "lifecycle-test", version: "1" } } });
+  s.send({
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "lifecycle-test", version: "1" } },
+  });
   await s.next(1);
   s.send({ method: "notifications/initialized" });
 }
-
 
 /** A pid a command wrote, once the whole line is there (the file exists before it is written). */
 function readPid(path: string): number {
   const text = readFileSync(path, "utf8");
   const pid = Number(text.trim());
-  if (!text.endsWith("\n") || !Number.isInteger(pid) || pid <= 1) throw new Error(`no complete pid in ${path}: ${JSON.stringify(text)}`);
+  if (!text.endsWith("\n") || !Number.isInteger(pid) || pid <= 1)
+    throw new Error(`no complete pid in ${path}: ${JSON.stringify(text)}`);
   return pid;
 }
 
@@ -91,12 +102,27 @@ describe("dl serve stops the commands its agents started", () => {
       fake.script(model, reply.tool("run_bash", { command }), reply.text("done"));
       const s = startServer(
         [requireBinary(), "serve"],
-        testEnv({ DELEGATE_LOCAL_URL: fake.anthropicUrl, DELEGATE_LOCAL_KEY: KEY, DELEGATE_LOCAL_AGENTS_DIR: agentsDir, DELEGATE_LOCAL_MODEL: model }),
+        testEnv({
+          DELEGATE_LOCAL_URL: fake.anthropicUrl,
+          DELEGATE_LOCAL_KEY: KEY,
+          DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
+          DELEGATE_LOCAL_MODEL: model,
+        }),
       );
       try {
         await initialize(s);
-        s.send({ id: 2, method: "tools/call", params: { name: "delegate_to_local_agent", arguments: { agent_name: "helper", task: "run it", workdir: dir } } });
-        await until(() => hasPid(join(dir, "child.pid")) && hasPid(join(dir, "shell.pid")), "the command to write its pids");
+        s.send({
+          id: 2,
+          method: "tools/call",
+          params: {
+            name: "delegate_to_local_agent",
+            arguments: { agent_name: "helper", task: "run it", workdir: dir },
+          },
+        });
+        await until(
+          () => hasPid(join(dir, "child.pid")) && hasPid(join(dir, "shell.pid")),
+          "the command to write its pids",
+        );
         const shell = readPid(join(dir, "shell.pid"));
         const child = readPid(join(dir, "child.pid"));
         expect(pidAlive(shell) && pidAlive(child)).toBe(true);
@@ -123,7 +149,13 @@ describe("dl serve stops the commands its agents started", () => {
 
 const NOBODY = 65534;
 const setpriv = Bun.which("setpriv");
-const asNobody = (cmd: string[]) => [setpriv ?? "setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", ...cmd];
+const asNobody = (cmd: string[]) => [
+  setpriv ?? "setpriv",
+  `--reuid=${NOBODY}`,
+  `--regid=${NOBODY}`,
+  "--clear-groups",
+  ...cmd,
+];
 const isRoot = process.getuid?.() === 0;
 
 describe("no process of the same user can read the server's secrets", () => {
@@ -149,7 +181,8 @@ describe("no process of the same user can read the server's secrets", () => {
       DELEGATE_LOCAL_URL: "http://127.0.0.1:9/v1/messages",
       DELEGATE_LOCAL_KEY: KEY,
     });
-  const readEnviron = (pid: number) => Bun.spawnSync(asNobody(["cat", `/proc/${pid}/environ`]), { env: testEnv(), stdout: "pipe", stderr: "pipe" });
+  const readEnviron = (pid: number) =>
+    Bun.spawnSync(asNobody(["cat", `/proc/${pid}/environ`]), { env: testEnv(), stdout: "pipe", stderr: "pipe" });
 
   test.skipIf(!setpriv || !isRoot || process.platform !== "linux")(
     "an unprivileged dl serve's /proc/<pid>/environ is closed to its own uid (setpriv to nobody; needs root and util-linux)",
@@ -158,7 +191,12 @@ describe("no process of the same user can read the server's secrets", () => {
       const plain = Bun.spawn(asNobody(["sleep", "30"]), { env: env(), cwd: join(home, "proj"), stdin: "ignore" });
       const s = startServer(asNobody([requireBinary(), "serve"]), env(), join(home, "proj"));
       try {
-        await until(() => existsSync(`/proc/${plain.pid}/environ`) && readFileSync(`/proc/${plain.pid}/status`, "utf8").includes(`Uid:\t${NOBODY}`), "the control process");
+        await until(
+          () =>
+            existsSync(`/proc/${plain.pid}/environ`) &&
+            readFileSync(`/proc/${plain.pid}/status`, "utf8").includes(`Uid:\t${NOBODY}`),
+          "the control process",
+        );
         // setpriv execs into sleep; wait until it has, so the environ read is sleep's.
         await until(() => readFileSync(`/proc/${plain.pid}/comm`, "utf8").trim() === "sleep", "setpriv to exec sleep");
         const control = readEnviron(plain.pid);
@@ -169,12 +207,18 @@ describe("no process of the same user can read the server's secrets", () => {
         expect(readFileSync(`/proc/${s.proc.pid}/status`, "utf8")).toContain(`Uid:\t${NOBODY}\t${NOBODY}`);
         const probe = readEnviron(s.proc.pid);
         const err = probe.stderr.toString();
-        console.log(`as uid ${NOBODY}: cat /proc/<sleep>/environ exit ${control.exitCode}; cat /proc/<dl serve>/environ exit ${probe.exitCode}: ${err.trim()}`);
+        console.log(
+          `as uid ${NOBODY}: cat /proc/<sleep>/environ exit ${control.exitCode}; cat /proc/<dl serve>/environ exit ${probe.exitCode}: ${err.trim()}`,
+        );
         expect(probe.exitCode).not.toBe(0);
         expect(err).toContain("Permission denied");
         expect(probe.stdout.toString()).not.toContain(KEY);
         // What other dl processes need to tell a live server from a dead one stays open.
-        const ident = Bun.spawnSync(asNobody(["cat", `/proc/${s.proc.pid}/stat`, `/proc/${s.proc.pid}/cmdline`]), { env: testEnv(), stdout: "pipe", stderr: "pipe" });
+        const ident = Bun.spawnSync(asNobody(["cat", `/proc/${s.proc.pid}/stat`, `/proc/${s.proc.pid}/cmdline`]), {
+          env: testEnv(),
+          stdout: "pipe",
+          stderr: "pipe",
+        });
         expect(ident.exitCode).toBe(0);
         expect(ident.stdout.toString()).toContain("serve");
       } finally {

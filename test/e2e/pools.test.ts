@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { reply, startFakeModel, type FakeModel } from "../fixture/fake-model.ts";
-import { connectDl, runDl, tempDir, type DlSession } from "../helpers/dl.ts";
+import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
+import { connectDl, type DlSession, runDl, tempDir } from "../helpers/dl.ts";
 
 /**
  * Pools through the real product: several `dl serve` processes (one per Claude Code
@@ -36,7 +36,11 @@ const baseEnv = (extra: Record<string, string> = {}) => ({
 });
 
 const call = (s: DlSession, model: string, task = "go") =>
-  s.client.callTool({ name: "delegate_to_local_agent", arguments: { agent_name: "helper", task, workdir, model } }, undefined, { timeout: 120_000 });
+  s.client.callTool(
+    { name: "delegate_to_local_agent", arguments: { agent_name: "helper", task, workdir, model } },
+    undefined,
+    { timeout: 120_000 },
+  );
 
 describe("pools across dl serve processes", () => {
   test("4 servers, 20 dispatches at one 6-slot model: the backend never sees more than 6 at once", async () => {
@@ -44,11 +48,11 @@ describe("pools across dl serve processes", () => {
     fake.always(reply.text("done", { delayMs: 300 }));
     const sessions = await Promise.all([0, 1, 2, 3].map(() => connectDl(baseEnv())));
     try {
-      const results = await Promise.all(
-        sessions.flatMap((s) => [0, 1, 2, 3, 4].map(() => call(s, "qwen-3-8-max"))),
-      );
+      const results = await Promise.all(sessions.flatMap((s) => [0, 1, 2, 3, 4].map(() => call(s, "qwen-3-8-max"))));
       const peak = fake.peak("qwen-3-8-max");
-      console.log(`pools: 4 dl serve processes, 20 dispatches at qwen-3-8-max (6 slots): backend peak ${peak}, requests ${fake.requests.length}`);
+      console.log(
+        `pools: 4 dl serve processes, 20 dispatches at qwen-3-8-max (6 slots): backend peak ${peak}, requests ${fake.requests.length}`,
+      );
       expect(results.every((r) => (r.structuredContent as Result).success)).toBe(true);
       expect(fake.requests).toHaveLength(20);
       expect(peak).toBeLessThanOrEqual(6);
@@ -108,7 +112,8 @@ describe("pools across dl serve processes", () => {
     const r = await runDl(["status", "--json"], baseEnv());
     const report = JSON.parse(r.stdout) as { pools: { bucket: string; size: number; in_use: number }[] };
     const buckets = report.pools.map((p) => p.bucket);
-    for (const b of ["deepseek-v4-flash", "glm-coding-plan", "local-", "ornith", "qwen-3-8-max"]) expect(buckets).toContain(b);
+    for (const b of ["deepseek-v4-flash", "glm-coding-plan", "local-", "ornith", "qwen-3-8-max"])
+      expect(buckets).toContain(b);
     expect(report.pools.find((p) => p.bucket === "local-")?.size).toBe(2);
   });
 });
@@ -143,7 +148,11 @@ describe("bifrost gateway through dl serve", () => {
       const code = (await call(s, "glm-coding-plan")).structuredContent as Result & { final_response: string };
       const openai = (await call(s, "deepseek-v4-flash")).structuredContent as Result & { final_response: string };
       const local = (await call(s, "local-qwen-3-6-35b")).structuredContent as Result & { final_response: string };
-      expect([code.final_response, openai.final_response, local.final_response]).toEqual(["code lane", "code lane", "local lane"]);
+      expect([code.final_response, openai.final_response, local.final_response]).toEqual([
+        "code lane",
+        "code lane",
+        "local lane",
+      ]);
       expect(fake.requests.map((q) => q.path)).toEqual(["/litellm/v1/messages", "/litellm/v1/chat/completions"]);
       expect(fake.requests.every((q) => q.headers["x-bf-vk"] === "vk-code-123")).toBe(true);
       expect(localGw.requests.map((q) => q.path)).toEqual(["/litellm/v1/messages"]);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { connectDl, requireBinary, runDl, tempDir, testEnv, type DlSession } from "../helpers/dl.ts";
+import { connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
 
 type Structured = Record<string, unknown>;
 
@@ -27,7 +27,10 @@ describe("dl serve over stdio", () => {
   let session: DlSession;
 
   beforeAll(async () => {
-    writeFileSync(join(agentsDir, "coder.md"), "---\nname: coder\ndescription: Writes code\nmodel: local-coder\n---\nYou write code.\n");
+    writeFileSync(
+      join(agentsDir, "coder.md"),
+      "---\nname: coder\ndescription: Writes code\nmodel: local-coder\n---\nYou write code.\n",
+    );
     writeFileSync(join(agentsDir, "broken.md"), "---\nname: [unclosed\ndescription: x\n---\nbody\n");
     session = await connectDl({
       DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
@@ -170,7 +173,13 @@ describe("CLI surface", () => {
     writeFileSync(join(dir, "bunfig.toml"), 'preload = ["./boom.ts"]\n');
     writeFileSync(join(dir, "boom.ts"), "throw new Error('bunfig was loaded');\n");
     // serve reads its config at once: a loaded .env would make it exit 2, a loaded bunfig throw.
-    const proc = Bun.spawn([requireBinary(), "serve"], { cwd: dir, env: testEnv(), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn([requireBinary(), "serve"], {
+      cwd: dir,
+      env: testEnv(),
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     expect(await proc.exited).toBe(0);
     expect(await new Response(proc.stderr).text()).not.toContain("bunfig was loaded");
   });
@@ -185,7 +194,11 @@ describe("dl status", () => {
         DELEGATE_LOCAL_KEY: "sk-status-key",
       });
       expect(r.code).toBe(0);
-      const report = JSON.parse(r.stdout) as { healthy: boolean; config: { backend: { key: string } }; state_dirs: { writable: boolean }[] };
+      const report = JSON.parse(r.stdout) as {
+        healthy: boolean;
+        config: { backend: { key: string } };
+        state_dirs: { writable: boolean }[];
+      };
       expect(report.healthy).toBe(true);
       expect(report.config.backend.key).toBe("<redacted>");
       expect(report.state_dirs.every((d) => d.writable)).toBe(true);
@@ -198,7 +211,10 @@ describe("dl status", () => {
   test("an unreachable backend or unwritable state dir exits 1 and says which check failed", async () => {
     const blocker = join(tempDir("ro"), "file");
     writeFileSync(blocker, "not a directory");
-    const r = await runDl(["status"], { DELEGATE_LOCAL_URL: "http://127.0.0.1:9/v1/messages", DELEGATE_CODEX_STATE_DIR: join(blocker, "sub") });
+    const r = await runDl(["status"], {
+      DELEGATE_LOCAL_URL: "http://127.0.0.1:9/v1/messages",
+      DELEGATE_CODEX_STATE_DIR: join(blocker, "sub"),
+    });
     expect(r.code).toBe(1);
     expect(r.stdout).toContain("failed checks:");
     expect(r.stdout).toContain("backend litellm");

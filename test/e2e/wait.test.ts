@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
-import { JobStore } from "../../src/store/jobs.ts";
 import { selfOwner } from "../../src/jobs/sys-adapters.ts";
+import { JobStore } from "../../src/store/jobs.ts";
 import { connectDl, requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { until } from "../helpers/until.ts";
 
@@ -33,7 +33,19 @@ function hasStoreOpen(pid: number): boolean {
 async function wakeLatencyMs(i: number): Promise<number> {
   const id = `cx-wake${i}`;
   store.insertMany([
-    { id, provider: "codex", project: "/p", workdir: "/p", workspace_root: "/p", task: "t", created_at: Date.now(), status: "running", owner_pid: me.pid, owner_start: me.start, server_id: "srv-test" },
+    {
+      id,
+      provider: "codex",
+      project: "/p",
+      workdir: "/p",
+      workspace_root: "/p",
+      task: "t",
+      created_at: Date.now(),
+      status: "running",
+      owner_pid: me.pid,
+      owner_start: me.start,
+      server_id: "srv-test",
+    },
   ]);
   const p = Bun.spawn([requireBinary(), "wait", id], {
     env: testEnv({ DELEGATE_CODEX_STATE_DIR: stateDir, DELEGATE_WAIT_INTERVAL: "5" }),
@@ -43,7 +55,13 @@ async function wakeLatencyMs(i: number): Promise<number> {
   await until(() => hasStoreOpen(p.pid), "dl wait to open the store", 10_000);
   const reader = p.stdout.getReader();
   const ended = performance.now();
-  store.update(id, { status: "done", exit_code: 0, started_at: Date.now() - 1000, ended_at: Date.now(), final_response: "ok" });
+  store.update(id, {
+    status: "done",
+    exit_code: 0,
+    started_at: Date.now() - 1000,
+    ended_at: Date.now(),
+    final_response: "ok",
+  });
   const { value } = await reader.read();
   const latency = performance.now() - ended;
   expect(new TextDecoder().decode(value)).toContain(`${id} DONE`);
@@ -53,14 +71,19 @@ async function wakeLatencyMs(i: number): Promise<number> {
 
 describe("dl wait (compiled binary)", () => {
   // Readiness is read from /proc, so this measurement runs on Linux.
-  test.skipIf(process.platform !== "linux")("reports a job's end within 200 ms (median of 20) with DELEGATE_WAIT_INTERVAL=5", async () => {
-    const samples: number[] = [];
-    for (let i = 0; i < 20; i++) samples.push(await wakeLatencyMs(i));
-    samples.sort((a, b) => a - b);
-    const median = samples[10]!;
-    console.log(`dl wait wake latency over 20 jobs: median ${median.toFixed(1)} ms, max ${samples[19]!.toFixed(1)} ms (interval 5 s)`);
-    expect(median).toBeLessThan(200);
-  });
+  test.skipIf(process.platform !== "linux")(
+    "reports a job's end within 200 ms (median of 20) with DELEGATE_WAIT_INTERVAL=5",
+    async () => {
+      const samples: number[] = [];
+      for (let i = 0; i < 20; i++) samples.push(await wakeLatencyMs(i));
+      samples.sort((a, b) => a - b);
+      const median = samples[10]!;
+      console.log(
+        `dl wait wake latency over 20 jobs: median ${median.toFixed(1)} ms, max ${samples[19]!.toFixed(1)} ms (interval 5 s)`,
+      );
+      expect(median).toBeLessThan(200);
+    },
+  );
 });
 
 describe("dl serve start", () => {
@@ -70,8 +93,32 @@ describe("dl serve start", () => {
     const dead = Bun.spawn(["true"]);
     await dead.exited;
     s.insertMany([
-      { id: "cx-orphaned", provider: "codex", project: "/p", workdir: "/p", workspace_root: "/p", task: "t", created_at: Date.now(), status: "running", owner_pid: dead.pid, owner_start: "1@gone", server_id: "srv-dead" },
-      { id: "cx-mine", provider: "codex", project: "/q", workdir: "/q", workspace_root: "/q", task: "t", created_at: Date.now(), status: "running", owner_pid: me.pid, owner_start: me.start, server_id: "srv-alive" },
+      {
+        id: "cx-orphaned",
+        provider: "codex",
+        project: "/p",
+        workdir: "/p",
+        workspace_root: "/p",
+        task: "t",
+        created_at: Date.now(),
+        status: "running",
+        owner_pid: dead.pid,
+        owner_start: "1@gone",
+        server_id: "srv-dead",
+      },
+      {
+        id: "cx-mine",
+        provider: "codex",
+        project: "/q",
+        workdir: "/q",
+        workspace_root: "/q",
+        task: "t",
+        created_at: Date.now(),
+        status: "running",
+        owner_pid: me.pid,
+        owner_start: me.start,
+        server_id: "srv-alive",
+      },
     ]);
     const session = await connectDl({ DELEGATE_CODEX_STATE_DIR: dir, DELEGATE_CODEX_BIN: join(dir, "no-codex-here") });
     try {

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CodexService, type CodexServiceOptions } from "../../src/jobs/providers/codex.ts";
-import { startFakeResponses, type FakeResponses, type SeenRequest, type Step } from "../fixture/fake-responses.ts";
+import { type FakeResponses, type SeenRequest, type Step, startFakeResponses } from "../fixture/fake-responses.ts";
 
 /** The pinned real CLI (npm devDependency @openai/codex). */
 export const CODEX_BIN = join(import.meta.dir, "../../node_modules/.bin/codex");
@@ -35,7 +35,12 @@ export function makeCodexHome(dir: string, baseUrl: string, envKey: string = FAK
 
 /** What a job's child sees: a plain PATH (node for the npm wrapper), HOME, the token. */
 export function codexChildEnv(home: string): Record<string, string> {
-  return { PATH: `${join(import.meta.dir, "../../node_modules/.bin")}:/usr/local/bin:/usr/bin:/bin`, HOME: home, LANG: "C.UTF-8", [FAKE_TOKEN_VAR]: "fake-token-not-secret" };
+  return {
+    PATH: `${join(import.meta.dir, "../../node_modules/.bin")}:/usr/local/bin:/usr/bin:/bin`,
+    HOME: home,
+    LANG: "C.UTF-8",
+    [FAKE_TOKEN_VAR]: "fake-token-not-secret",
+  };
 }
 
 /**
@@ -44,7 +49,11 @@ export function codexChildEnv(home: string): Record<string, string> {
  * so a run against the fake still succeeds; `marker` makes each login's bytes differ.
  */
 export function writeAuthJson(codexHome: string, marker: string): void {
-  writeFileSync(join(codexHome, "auth.json"), JSON.stringify({ OPENAI_API_KEY: null, tokens: null, last_refresh: null, marker }), { mode: 0o600 });
+  writeFileSync(
+    join(codexHome, "auth.json"),
+    JSON.stringify({ OPENAI_API_KEY: null, tokens: null, last_refresh: null, marker }),
+    { mode: 0o600 },
+  );
 }
 
 /** A rollout file as codex writes it, with one token_count event carrying rate limits. */
@@ -68,7 +77,10 @@ export function tokenCountEvent(at: Date, primaryPct: number, secondaryPct: numb
       rate_limits: {
         limit_id: "codex",
         primary: { used_percent: primaryPct, window_minutes: 300, resets_at: resets },
-        secondary: secondaryPct === null ? null : { used_percent: secondaryPct, window_minutes: 10080, resets_at: resets + 86400 },
+        secondary:
+          secondaryPct === null
+            ? null
+            : { used_percent: secondaryPct, window_minutes: 10080, resets_at: resets + 86400 },
       },
     },
   };
@@ -117,7 +129,11 @@ export interface CodexRig {
 }
 
 /** A CodexService on its own state dir and CODEX_HOME, running the real CLI against a fake. */
-export async function startCodexRig(dir: string, over: Partial<CodexServiceOptions> = {}, fake?: FakeResponses): Promise<CodexRig> {
+export async function startCodexRig(
+  dir: string,
+  over: Partial<CodexServiceOptions> = {},
+  fake?: FakeResponses,
+): Promise<CodexRig> {
   const f = fake ?? startFakeResponses(markerRouter());
   const home = join(dir, "home");
   const codexHome = over.codexHome ?? makeCodexHome(join(home, ".codex"), f.baseUrl);
@@ -136,7 +152,11 @@ export async function startCodexRig(dir: string, over: Partial<CodexServiceOptio
     codexHome,
     quotaWarnPct: 85,
     childEnv,
-    guards: { home, stateDirs: [stateDir], toolEnv: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: home, GIT_CONFIG_NOSYSTEM: "1" } },
+    guards: {
+      home,
+      stateDirs: [stateDir],
+      toolEnv: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
+    },
     backoffS: [0.2, 0.4, 0.8, 1.6, 2],
     quotaTtlMs: 0,
     engine: { tickMs: 50, graceMs: 500 },

@@ -7,7 +7,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 export const DL_BIN = resolve(import.meta.dir, "..", "..", "dist", "dl");
 
 export function requireBinary(): string {
-  if (!existsSync(DL_BIN)) throw new Error(`${DL_BIN} is missing: run \`npm test\` (it builds first) or \`npm run build\``);
+  if (!existsSync(DL_BIN))
+    throw new Error(`${DL_BIN} is missing: run \`npm test\` (it builds first) or \`npm run build\``);
   return DL_BIN;
 }
 
@@ -25,11 +26,21 @@ export function testEnv(extra: Record<string, string | undefined> = {}): Record<
   return env;
 }
 
-export type DlSession = { client: Client; transport: StdioClientTransport; stderr: () => string; close: () => Promise<void> };
+export type DlSession = {
+  client: Client;
+  transport: StdioClientTransport;
+  stderr: () => string;
+  close: () => Promise<void>;
+};
 
 /** Start `dl serve` and connect the SDK's own Client to it over stdio. */
 export async function connectDl(env: Record<string, string | undefined> = {}): Promise<DlSession> {
-  const transport = new StdioClientTransport({ command: requireBinary(), args: ["serve"], env: testEnv(env), stderr: "pipe" });
+  const transport = new StdioClientTransport({
+    command: requireBinary(),
+    args: ["serve"],
+    env: testEnv(env),
+    stderr: "pipe",
+  });
   let err = "";
   transport.stderr?.on("data", (d: Buffer) => {
     err += d.toString();

@@ -21,7 +21,16 @@ const WATCHED = [
   ".cache/claude-delegate-local",
 ];
 /** Tools the test runner itself may touch (npm/bun caches); they are not dl's doing. */
-const IGNORED = new Set([".npm", ".bun", ".cache/bun", ".cache/node", ".bash_history", ".lesshst", ".viminfo", ".node_repl_history"]);
+const IGNORED = new Set([
+  ".npm",
+  ".bun",
+  ".cache/bun",
+  ".cache/node",
+  ".bash_history",
+  ".lesshst",
+  ".viminfo",
+  ".node_repl_history",
+]);
 
 export type HomeSnapshot = Map<string, number>;
 

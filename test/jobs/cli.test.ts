@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { selfOwner } from "../../src/jobs/sys-adapters.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import type { NewJob } from "../../src/store/types.ts";
-import { selfOwner } from "../../src/jobs/sys-adapters.ts";
 import { requireBinary } from "../helpers/dl.ts";
 
 // State must sit under the preload's isolation root, or config refuses to start.
@@ -12,7 +12,14 @@ const stateDir = join(base, "codex-state");
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
 const row = (id: string, over: Partial<NewJob> = {}): NewJob => ({
-  id, provider: "codex", project: "/p", workdir: "/p", workspace_root: "/p", task: "t", created_at: Date.now() - 5000, ...over,
+  id,
+  provider: "codex",
+  project: "/p",
+  workdir: "/p",
+  workspace_root: "/p",
+  task: "t",
+  created_at: Date.now() - 5000,
+  ...over,
 });
 
 beforeAll(async () => {
@@ -26,7 +33,13 @@ beforeAll(async () => {
     row("cx-running", { status: "running", owner_pid: me.pid, owner_start: me.start, server_id: "srv-me" }),
     row("cx-orphan", { status: "queued", owner_pid: dead.pid, owner_start: "0@gone", server_id: "srv-dead" }),
   ]);
-  s.update("cx-done", { status: "done", exit_code: 0, started_at: Date.now() - 3000, ended_at: Date.now(), final_response: "all \u001b[31mgood\u202e" });
+  s.update("cx-done", {
+    status: "done",
+    exit_code: 0,
+    started_at: Date.now() - 3000,
+    ended_at: Date.now(),
+    final_response: "all \u001b[31mgood\u202e",
+  });
   s.update("cx-failed", { status: "failed", exit_code: 2, failure_kind: "other", ended_at: Date.now() });
   s.close();
 });
@@ -48,7 +61,12 @@ describe("dl wait / dl reap commands", () => {
     expect(ok.out).toMatch(/^cx-done DONE exit=0 3(\.\d)?s — all good\n$/);
     const bad = await cli("wait", "--json", "cx-done", "cx-failed");
     expect(bad.code).toBe(1);
-    expect(bad.out.trim().split("\n").map((l) => JSON.parse(l).status)).toEqual(["done", "failed"]);
+    expect(
+      bad.out
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).status),
+    ).toEqual(["done", "failed"]);
     const slow = await cli("wait", "--timeout", "0.3", "cx-running");
     expect(slow.code).toBe(3);
     expect(slow.err).toContain("cx-running");
@@ -59,8 +77,12 @@ describe("dl wait / dl reap commands", () => {
   test("reap --dry-run reports without changing; reap ends the dead server's rows", async () => {
     const dry = await cli("reap", "--dry-run", "--json");
     expect(dry.code).toBe(0);
-    const report = JSON.parse(dry.out) as { providers: { provider: string; reaped: { id: string; status: string }[] }[] };
-    expect(report.providers.find((p) => p.provider === "codex")?.reaped).toEqual([expect.objectContaining({ id: "cx-orphan", status: "lost" })]);
+    const report = JSON.parse(dry.out) as {
+      providers: { provider: string; reaped: { id: string; status: string }[] }[];
+    };
+    expect(report.providers.find((p) => p.provider === "codex")?.reaped).toEqual([
+      expect.objectContaining({ id: "cx-orphan", status: "lost" }),
+    ]);
     let s = JobStore.open(stateDir);
     expect(s.get("cx-orphan")?.status).toBe("queued");
     s.close();

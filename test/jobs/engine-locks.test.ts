@@ -22,7 +22,9 @@ function flakyProjectLocks(stateDir: string): JobLocks & { failures: number; thr
       if (l.failures > 0) {
         l.failures--;
         l.thrown++;
-        throw Object.assign(new Error("EMFILE: too many open files, open '.../slots/project-x/0.lock'"), { code: "EMFILE" });
+        throw Object.assign(new Error("EMFILE: too many open files, open '.../slots/project-x/0.lock'"), {
+          code: "EMFILE",
+        });
       }
       return real.tryProject(project, size, jobId);
     },
@@ -35,8 +37,13 @@ describe("a lock call that throws", () => {
     const stateDir = join(root.dir, "state");
     const { trees } = makeRepo(root.dir, "proj", 0);
     const locks = flakyProjectLocks(stateDir);
-    const e = await startEngine(stateDir, home, { locks, tickMs: 20, guards: { home, stateDirs: [stateDir], toolEnv: { PATH: "/usr/bin:/bin" } } });
-    const ended = (id: string) => until(() => (["queued", "running"].includes(e.row(id)!.status) ? null : e.row(id)), `job ${id} to end`, 5000);
+    const e = await startEngine(stateDir, home, {
+      locks,
+      tickMs: 20,
+      guards: { home, stateDirs: [stateDir], toolEnv: { PATH: "/usr/bin:/bin" } },
+    });
+    const ended = (id: string) =>
+      until(() => (["queued", "running"].includes(e.row(id)!.status) ? null : e.row(id)), `job ${id} to end`, 5000);
     const slotsFree = () => {
       // Another holder (a separate open file description, like another server) gets them.
       const probe = flockJobLocks(stateDir);

@@ -35,7 +35,14 @@ describe("JobEngine", () => {
     expect(r.watch).toBe(`dl wait ${id}`);
     expect(r.watch_hint).toContain(r.watch);
     const v = await ended(id);
-    expect(v).toMatchObject({ status: "done", exit_code: 0, session_id: `sess-${id}`, empty_response: false, very_short_run: true, owner: { pid: process.pid, alive: true } });
+    expect(v).toMatchObject({
+      status: "done",
+      exit_code: 0,
+      session_id: `sess-${id}`,
+      empty_response: false,
+      very_short_run: true,
+      owner: { pid: process.pid, alive: true },
+    });
     expect(v.final_response).toContain(`finished ${id}`);
     expect(v.elapsed_s).toBeGreaterThanOrEqual(0.05);
     expect(v.usage).toEqual({ stdout_bytes: expect.any(Number) });
@@ -44,7 +51,11 @@ describe("JobEngine", () => {
   test("linked worktrees share a project; subdirs of one checkout share a workspace root", async () => {
     const sub = join(repo.trees[2]!, "sub");
     mkdirSync(sub, { recursive: true });
-    const r = await engine.submit([testTask(repo.trees[0]!, { mode: "ok" }), testTask(repo.trees[2]!, { mode: "ok" }), testTask(sub, { mode: "ok" })]);
+    const r = await engine.submit([
+      testTask(repo.trees[0]!, { mode: "ok" }),
+      testTask(repo.trees[2]!, { mode: "ok" }),
+      testTask(sub, { mode: "ok" }),
+    ]);
     const [a, b, c] = r.jobs;
     expect(a!.project).toBe(b!.project);
     expect(a!.project).toBe(join(repo.repo, ".git"));
@@ -66,14 +77,22 @@ describe("JobEngine", () => {
         expect((e as Error).message).toContain("task 2");
       }
     }
-    await expect(engine.submit([testTask(join(root.dir, "missing"), { mode: "ok" })])).rejects.toThrow(/does not exist/);
+    await expect(engine.submit([testTask(join(root.dir, "missing"), { mode: "ok" })])).rejects.toThrow(
+      /does not exist/,
+    );
     expect(engine.list(1000).length).toBe(before);
   });
 
   test("one job per workspace root: the second waits as workspace_busy, then runs", async () => {
-    const r = await engine.submit([testTask(repo.trees[3]!, { mode: "ok", ms: 400 }), testTask(repo.trees[3]!, { mode: "ok" })]);
+    const r = await engine.submit([
+      testTask(repo.trees[3]!, { mode: "ok", ms: 400 }),
+      testTask(repo.trees[3]!, { mode: "ok" }),
+    ]);
     const [a, b] = r.jobs.map((j) => j.id);
-    await until(() => poll1(a!).status === "running" && poll1(b!).queue_reason === "workspace_busy", "second job to wait on the busy root");
+    await until(
+      () => poll1(a!).status === "running" && poll1(b!).queue_reason === "workspace_busy",
+      "second job to wait on the busy root",
+    );
     const vb = await ended(b!);
     expect(vb.status).toBe("done");
     expect(poll1(a!).status).toBe("done");
@@ -111,7 +130,10 @@ describe("JobEngine", () => {
   });
 
   test("cancel dequeues a queued job, kills a running one, and is a no-op on finished jobs", async () => {
-    const r = await engine.submit([testTask(repo.trees[1]!, { mode: "ignore_term" }), testTask(repo.trees[1]!, { mode: "ok" })]);
+    const r = await engine.submit([
+      testTask(repo.trees[1]!, { mode: "ignore_term" }),
+      testTask(repo.trees[1]!, { mode: "ok" }),
+    ]);
     const [a, b] = r.jobs.map((j) => j.id);
     const pid = await until(() => engine.row(a!)?.child_pid, "child pid");
     expect(await engine.cancel(b!)).toMatchObject({ status: "cancelled", changed: true });
@@ -140,9 +162,17 @@ describe("JobEngine", () => {
 
   test("the queue bound counts free slots; over it nothing is recorded", async () => {
     const dir = join(root.dir, "state-bound");
-    const e = await startEngine(dir, home, { maxConcurrent: 1, maxPerProject: 1, maxQueue: 1, guards: { home, stateDirs: [dir], toolEnv: { PATH: "/usr/bin:/bin" } } });
+    const e = await startEngine(dir, home, {
+      maxConcurrent: 1,
+      maxPerProject: 1,
+      maxQueue: 1,
+      guards: { home, stateDirs: [dir], toolEnv: { PATH: "/usr/bin:/bin" } },
+    });
     try {
-      await e.submit([testTask(repo.trees[1]!, { mode: "silent", ms: 2000 }), testTask(repo.trees[2]!, { mode: "ok" })]);
+      await e.submit([
+        testTask(repo.trees[1]!, { mode: "silent", ms: 2000 }),
+        testTask(repo.trees[2]!, { mode: "ok" }),
+      ]);
       await expect(e.submit([testTask(repo.trees[3]!, { mode: "ok" })])).rejects.toThrow(/queue is full/);
       expect(e.list(10)).toHaveLength(2);
     } finally {
@@ -151,7 +181,9 @@ describe("JobEngine", () => {
   });
 
   test("a per-project cap above the global cap is refused; an unwritable state dir fails closed", async () => {
-    await expect(startEngine(join(root.dir, "s2"), home, { maxConcurrent: 1, maxPerProject: 2 })).rejects.toThrow(/per-project/);
+    await expect(startEngine(join(root.dir, "s2"), home, { maxConcurrent: 1, maxPerProject: 2 })).rejects.toThrow(
+      /per-project/,
+    );
     const file = join(root.dir, "plainfile");
     writeFileSync(file, "x");
     chmodSync(file, 0o400);
@@ -165,7 +197,10 @@ describe("JobEngine", () => {
   test("graceful stop kills running jobs, cancels queued ones and records server_stopped", async () => {
     const dir = join(root.dir, "state-stop");
     const e = await startEngine(dir, home, { guards: { home, stateDirs: [dir], toolEnv: { PATH: "/usr/bin:/bin" } } });
-    const r = await e.submit([testTask(repo.trees[1]!, { mode: "ignore_term" }), testTask(repo.trees[1]!, { mode: "ok" })]);
+    const r = await e.submit([
+      testTask(repo.trees[1]!, { mode: "ignore_term" }),
+      testTask(repo.trees[1]!, { mode: "ok" }),
+    ]);
     const [a, b] = r.jobs.map((j) => j.id) as [string, string];
     const pid = await until(() => e.row(a)?.child_pid, "child pid");
     await e.stop();
@@ -180,7 +215,10 @@ describe("JobEngine", () => {
 
   test("launches are staggered by at least staggerMs", async () => {
     const dir = join(root.dir, "state-stagger");
-    const e = await startEngine(dir, home, { staggerMs: 150, guards: { home, stateDirs: [dir], toolEnv: { PATH: "/usr/bin:/bin" } } });
+    const e = await startEngine(dir, home, {
+      staggerMs: 150,
+      guards: { home, stateDirs: [dir], toolEnv: { PATH: "/usr/bin:/bin" } },
+    });
     try {
       const r = await e.submit([1, 2, 3].map((i) => testTask(repo.trees[i]!, { mode: "ok" })));
       const ids = r.jobs.map((j) => j.id);

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { JobEngine, type EngineOptions } from "../../src/jobs/engine.ts";
+import { type EngineOptions, JobEngine } from "../../src/jobs/engine.ts";
 import { flockJobLocks, selfOwner, sysIdentities } from "../../src/jobs/sys-adapters.ts";
 import { testProvider } from "../fixture/jobs-provider.ts";
 
@@ -15,7 +15,13 @@ export function tempRoot(prefix = "dl-jobs-"): { dir: string; cleanup: () => voi
 function git(cwd: string, ...args: string[]): void {
   const r = Bun.spawnSync(["git", ...args], {
     cwd,
-    env: { ...TOOL_ENV, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" },
+    env: {
+      ...TOOL_ENV,
+      GIT_AUTHOR_NAME: "t",
+      GIT_AUTHOR_EMAIL: "t@t",
+      GIT_COMMITTER_NAME: "t",
+      GIT_COMMITTER_EMAIL: "t@t",
+    },
     stderr: "pipe",
   });
   if (r.exitCode !== 0) throw new Error(`git ${args.join(" ")} failed: ${r.stderr.toString()}`);
@@ -56,10 +62,13 @@ export function engineOptions(stateDir: string, home: string, over: Partial<Engi
   };
 }
 
-export async function startEngine(stateDir: string, home: string, over: Partial<EngineOptions> = {}): Promise<JobEngine> {
+export async function startEngine(
+  stateDir: string,
+  home: string,
+  over: Partial<EngineOptions> = {},
+): Promise<JobEngine> {
   return (await JobEngine.start(engineOptions(stateDir, home, over))).engine;
 }
 
-export { until } from "../helpers/until.ts";
-
 export { pidAlive } from "../helpers/proc.ts";
+export { until } from "../helpers/until.ts";

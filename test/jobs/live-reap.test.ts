@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { testTask } from "../fixture/jobs-provider.ts";
 import { makeRepo, pidAlive, tempRoot, until } from "./helpers.ts";
-import { startServerProc, type ServerProc } from "./server-proc.ts";
+import { type ServerProc, startServerProc } from "./server-proc.ts";
 
 /**
  * A server that dies (SIGKILL) while holding the only slot must not stall the live
@@ -21,7 +21,8 @@ const start = async (cfg: Record<string, unknown>) => {
   servers.push(s);
   return s;
 };
-const submit = async (s: ServerProc, tasks: unknown[]) => (await s.call<{ jobs: { id: string }[] }>({ op: "submit", tasks })).jobs.map((j) => j.id);
+const submit = async (s: ServerProc, tasks: unknown[]) =>
+  (await s.call<{ jobs: { id: string }[] }>({ op: "submit", tasks })).jobs.map((j) => j.id);
 
 describe("live servers reap a dead server's rows", () => {
   test("cap 1: the dead server's running job is killed_on_restart and the live server's queued job runs", async () => {
@@ -56,7 +57,10 @@ describe("live servers reap a dead server's rows", () => {
     // B ticks rarely, so its submit meets A's rows before any admission pass could.
     const a = await start({ stateDir, maxConcurrent: 1, maxPerProject: 1, maxQueue: 1, tickMs: 40 });
     const b = await start({ stateDir, maxConcurrent: 1, maxPerProject: 1, maxQueue: 1, tickMs: 60_000 });
-    const [run, wait] = await submit(a, [testTask(trees[0]!, { mode: "silent", ms: 60_000 }), testTask(trees[1]!, { mode: "ok" })]);
+    const [run, wait] = await submit(a, [
+      testTask(trees[0]!, { mode: "silent", ms: 60_000 }),
+      testTask(trees[1]!, { mode: "ok" }),
+    ]);
     const store = JobStore.open(stateDir);
     await until(() => store.get(run!)?.child_start, "A's first job to run");
     a.proc.kill("SIGKILL");

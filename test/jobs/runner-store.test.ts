@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { DlError } from "../../src/errors.ts";
-import { runJob, type RunnerContext } from "../../src/jobs/runner.ts";
+import { type RunnerContext, runJob } from "../../src/jobs/runner.ts";
 import { selfOwner, sysIdentities } from "../../src/jobs/sys-adapters.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import type { JobPatch, JobRow } from "../../src/store/types.ts";
@@ -23,7 +23,19 @@ function runningRow(spec: Parameters<typeof testTask>[1]): JobRow {
   const me = selfOwner();
   const now = Date.now();
   store.insertMany([
-    { id, provider: "test", project: trees[0]!, workdir: trees[0]!, workspace_root: trees[0]!, task: t.task as string, timeout_s: 60, created_at: now, owner_pid: me.pid, owner_start: me.start, server_id: "srv-test" },
+    {
+      id,
+      provider: "test",
+      project: trees[0]!,
+      workdir: trees[0]!,
+      workspace_root: trees[0]!,
+      task: t.task as string,
+      timeout_s: 60,
+      created_at: now,
+      owner_pid: me.pid,
+      owner_start: me.start,
+      server_id: "srv-test",
+    },
   ]);
   store.update(id, { status: "running", started_at: now, last_activity_at: now }, ["queued"]);
   return store.get(id)!;

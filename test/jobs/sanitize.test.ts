@@ -3,7 +3,8 @@ import { pollView } from "../../src/jobs/poll.ts";
 import { sanitizeJson, sanitizeLine, sanitizeMultiline, shortenResponse } from "../../src/jobs/sanitize.ts";
 import type { JobRow } from "../../src/store/types.ts";
 
-const HOSTILE = "\u001b[2J\u001b]0;title\u0007\u001b[31mred\u001b[0m rtl\u202etxet nul\u0000byte ls\u2028ps\u2029 zw\u200bsp bom\ufeff tab\there\r\nnext\u0085c1";
+const HOSTILE =
+  "\u001b[2J\u001b]0;title\u0007\u001b[31mred\u001b[0m rtl\u202etxet nul\u0000byte ls\u2028ps\u2029 zw\u200bsp bom\ufeff tab\there\r\nnext\u0085c1";
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]/;
 
 describe("output hygiene", () => {
@@ -22,7 +23,13 @@ describe("output hygiene", () => {
   });
 
   test("JSON: every string at any depth, keys included, cleaned and capped at 4000", () => {
-    const v = sanitizeJson({ a: HOSTILE, nested: [{ ["k\u202eey"]: "z".repeat(10_000) }], n: 1, b: true, nil: null }) as Record<string, unknown>;
+    const v = sanitizeJson({
+      a: HOSTILE,
+      nested: [{ ["k\u202eey"]: "z".repeat(10_000) }],
+      n: 1,
+      b: true,
+      nil: null,
+    }) as Record<string, unknown>;
     const text = JSON.stringify(v);
     expect(text).not.toMatch(/\\u00|\\u20|\u202e/);
     const inner = (v.nested as Record<string, string>[])[0]!;
@@ -51,17 +58,53 @@ describe("output hygiene", () => {
 });
 
 const base: JobRow = {
-  seq: 1, id: "tj-1", provider: "test", status: "done", queue_reason: null, project: "/p", workdir: "/p\u202e", workspace_root: "/p",
-  model: "m", effort: null, task: "t", params: null, timeout_s: 60, owner_pid: 10, owner_start: "s", server_id: "srv-a",
-  child_pid: null, child_pgid: null, child_start: null, child_cmd: null, created_at: 1_000, started_at: 3_000, ended_at: 13_000,
-  last_activity_at: 12_000, exit_code: 0, failure_kind: null, final_response: "", usage: '{"t\\u001b":1}', session_id: null,
-  retry_count: 0, retry_at: null, warnings: '["w\\u0000x"]', persist_error: null,
+  seq: 1,
+  id: "tj-1",
+  provider: "test",
+  status: "done",
+  queue_reason: null,
+  project: "/p",
+  workdir: "/p\u202e",
+  workspace_root: "/p",
+  model: "m",
+  effort: null,
+  task: "t",
+  params: null,
+  timeout_s: 60,
+  owner_pid: 10,
+  owner_start: "s",
+  server_id: "srv-a",
+  child_pid: null,
+  child_pgid: null,
+  child_start: null,
+  child_cmd: null,
+  created_at: 1_000,
+  started_at: 3_000,
+  ended_at: 13_000,
+  last_activity_at: 12_000,
+  exit_code: 0,
+  failure_kind: null,
+  final_response: "",
+  usage: '{"t\\u001b":1}',
+  session_id: null,
+  retry_count: 0,
+  retry_at: null,
+  warnings: '["w\\u0000x"]',
+  persist_error: null,
 };
 
 describe("poll view", () => {
   test("ages, very_short_run, empty_response, sanitized fields, read_only for other servers", () => {
     const v = pollView(base, 20_000, false, "srv-b");
-    expect(v).toMatchObject({ elapsed_s: 10, queued_s: 2, very_short_run: true, empty_response: true, last_activity_age_s: null, read_only: true, owner: { pid: 10, sid: "srv-a", alive: false } });
+    expect(v).toMatchObject({
+      elapsed_s: 10,
+      queued_s: 2,
+      very_short_run: true,
+      empty_response: true,
+      last_activity_age_s: null,
+      read_only: true,
+      owner: { pid: 10, sid: "srv-a", alive: false },
+    });
     expect(v.workdir).toBe("/p");
     expect(v.usage).toEqual({ t: 1 });
     expect(v.warnings).toEqual(["w x"]);
@@ -69,8 +112,29 @@ describe("poll view", () => {
   });
 
   test("a queued job reports its reason, queued_s and retry_in_s; a long run is not very short", () => {
-    const q = pollView({ ...base, status: "queued", queue_reason: "throttle_cooldown", started_at: null, ended_at: null, retry_at: 25_000, retry_count: 1 }, 20_000, true, "srv-a");
-    expect(q).toMatchObject({ status: "queued", queue_reason: "throttle_cooldown", queued_s: 19, retry_in_s: 5, elapsed_s: null, very_short_run: false, empty_response: false });
+    const q = pollView(
+      {
+        ...base,
+        status: "queued",
+        queue_reason: "throttle_cooldown",
+        started_at: null,
+        ended_at: null,
+        retry_at: 25_000,
+        retry_count: 1,
+      },
+      20_000,
+      true,
+      "srv-a",
+    );
+    expect(q).toMatchObject({
+      status: "queued",
+      queue_reason: "throttle_cooldown",
+      queued_s: 19,
+      retry_in_s: 5,
+      elapsed_s: null,
+      very_short_run: false,
+      empty_response: false,
+    });
     expect(q.read_only).toBeUndefined();
     const long = pollView({ ...base, ended_at: 100_000, final_response: "ok" }, 200_000, true);
     expect(long.very_short_run).toBe(false);

@@ -3,9 +3,9 @@ import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { CHILD_SCRIPT, testTask } from "../fixture/jobs-provider.ts";
-import { makeRepo, pidAlive, tempRoot, until } from "./helpers.ts";
-import { startServerProc, type ServerProc } from "./server-proc.ts";
 import { killPid } from "../helpers/proc.ts";
+import { makeRepo, pidAlive, tempRoot, until } from "./helpers.ts";
+import { type ServerProc, startServerProc } from "./server-proc.ts";
 
 const root = tempRoot("dl-servers-");
 const home = join(root.dir, "home");
@@ -59,7 +59,10 @@ describe("several servers on one state dir", () => {
       const p = k % 3;
       const tree = projects[p]!.trees[Math.floor(k / 3)]!;
       const ms = 120 + ((k * 37) % 5) * 40;
-      const r = await srv[Math.floor(k / 3) % 3]!.call<{ jobs: { id: string }[] }>({ op: "submit", tasks: [testTask(tree, { mode: "ok", ms, events })] });
+      const r = await srv[Math.floor(k / 3) % 3]!.call<{ jobs: { id: string }[] }>({
+        op: "submit",
+        tasks: [testTask(tree, { mode: "ok", ms, events })],
+      });
       const id = r.jobs[0]!.id;
       projectOf.set(id, p);
       order.push(id);
@@ -68,16 +71,24 @@ describe("several servers on one state dir", () => {
     const store = JobStore.open(stateDir);
     expect(store.listByStatus(["queued"])).toHaveLength(30);
     rmSync(holdFile);
-    await until(() => {
-      const live = liveChildren().filter((id) => projectOf.has(id));
-      peak.global = Math.max(peak.global, live.length);
-      for (let p = 0; p < 3; p++) peak.project[p] = Math.max(peak.project[p]!, live.filter((id) => projectOf.get(id) === p).length);
-      return store.getMany(order).every((r) => r.status === "done");
-    }, "all 30 jobs to finish", 60_000);
+    await until(
+      () => {
+        const live = liveChildren().filter((id) => projectOf.has(id));
+        peak.global = Math.max(peak.global, live.length);
+        for (let p = 0; p < 3; p++)
+          peak.project[p] = Math.max(peak.project[p]!, live.filter((id) => projectOf.get(id) === p).length);
+        return store.getMany(order).every((r) => r.status === "done");
+      },
+      "all 30 jobs to finish",
+      60_000,
+    );
     store.close();
 
     // Replay the children's own start/end log (one total order) for an exact picture.
-    const log = readFileSync(events, "utf8").trim().split("\n").map((l) => l.split(" ") as [string, string]);
+    const log = readFileSync(events, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => l.split(" ") as [string, string]);
     const running = new Set<string>();
     const logPeak = { global: 0, project: [0, 0, 0] };
     const starts: string[] = [];
@@ -87,10 +98,15 @@ describe("several servers on one state dir", () => {
         starts.push(id);
       } else running.delete(id);
       logPeak.global = Math.max(logPeak.global, running.size);
-      for (let p = 0; p < 3; p++) logPeak.project[p] = Math.max(logPeak.project[p]!, [...running].filter((x) => projectOf.get(x) === p).length);
+      for (let p = 0; p < 3; p++)
+        logPeak.project[p] = Math.max(logPeak.project[p]!, [...running].filter((x) => projectOf.get(x) === p).length);
     }
-    console.log(`peak concurrency (sampled /proc): global ${peak.global}/4, per project ${peak.project.join(",")} (cap 2)`);
-    console.log(`peak concurrency (children's log): global ${logPeak.global}/4, per project ${logPeak.project.join(",")} (cap 2)`);
+    console.log(
+      `peak concurrency (sampled /proc): global ${peak.global}/4, per project ${peak.project.join(",")} (cap 2)`,
+    );
+    console.log(
+      `peak concurrency (children's log): global ${logPeak.global}/4, per project ${logPeak.project.join(",")} (cap 2)`,
+    );
     expect(starts).toHaveLength(30);
     expect(Math.max(peak.global, logPeak.global)).toBeLessThanOrEqual(4);
     expect(Math.max(...peak.project, ...logPeak.project)).toBeLessThanOrEqual(2);
@@ -98,7 +114,10 @@ describe("several servers on one state dir", () => {
     // Admission order from the store: claims are serialized and at least the 5 ms stagger
     // apart, so started_at orders them (the children's own "start" lines race each other).
     const check = JobStore.open(stateDir);
-    const admitted = check.getMany(order).sort((x, y) => x.started_at! - y.started_at!).map((r) => r.id);
+    const admitted = check
+      .getMany(order)
+      .sort((x, y) => x.started_at! - y.started_at!)
+      .map((r) => r.id);
     check.close();
     // FIFO: within a project (caps the only reason to wait), admissions follow submit order.
     for (let p = 0; p < 3; p++) {
@@ -157,7 +176,12 @@ describe("several servers on one state dir", () => {
     await until(() => !pidAlive(orphanPid), "the verified orphan to be dead", 3000);
     expect(pidAlive(stranger.pid)).toBe(true); // never signalled
     stranger.kill("SIGKILL");
-    expect(store.getMany([orphan, gone, reused, queued]).map((r) => r.status)).toEqual(["killed_on_restart", "lost", "lost", "lost"]);
+    expect(store.getMany([orphan, gone, reused, queued]).map((r) => r.status)).toEqual([
+      "killed_on_restart",
+      "lost",
+      "lost",
+      "lost",
+    ]);
     store.close();
     await b.call({ op: "stop" });
   }, 60_000);

@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { JobEngine } from "../../src/jobs/engine.ts";
 import { selfOwner, sysIdentities } from "../../src/jobs/sys-adapters.ts";
-import { waitForJobs, type WaitOptions } from "../../src/jobs/wait.ts";
+import { type WaitOptions, waitForJobs } from "../../src/jobs/wait.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import { testTask } from "../fixture/jobs-provider.ts";
 import { makeRepo, startEngine, tempRoot } from "./helpers.ts";
@@ -23,7 +23,10 @@ afterAll(async () => {
   root.cleanup();
 });
 
-function waitOpts(ids: string[], over: Partial<WaitOptions> = {}): { opts: WaitOptions; lines: { at: number; line: string }[] } {
+function waitOpts(
+  ids: string[],
+  over: Partial<WaitOptions> = {},
+): { opts: WaitOptions; lines: { at: number; line: string }[] } {
   const lines: { at: number; line: string }[] = [];
   return {
     lines,
@@ -93,7 +96,19 @@ describe("dl wait (engine level)", () => {
     await dead.exited;
     const s = JobStore.open(stateDir);
     s.insertMany([
-      { id: "tj-orphanrow", provider: "test", project: "/p", workdir: "/p", workspace_root: "/p", task: "{}", created_at: Date.now(), status: "running", owner_pid: dead.pid, owner_start: "1@x", server_id: "srv-dead" },
+      {
+        id: "tj-orphanrow",
+        provider: "test",
+        project: "/p",
+        workdir: "/p",
+        workspace_root: "/p",
+        task: "{}",
+        created_at: Date.now(),
+        status: "running",
+        owner_pid: dead.pid,
+        owner_start: "1@x",
+        server_id: "srv-dead",
+      },
     ]);
     s.close();
     const { opts, lines } = waitOpts(["tj-orphanrow"]);
@@ -110,9 +125,25 @@ describe("dl wait (engine level)", () => {
     const s = JobStore.open(dir);
     for (const json of [false, true]) {
       s.insertMany([
-        { id: "tj-prunedrow", provider: "test", project: "/p", workdir: "/p", workspace_root: "/p", task: "{}", created_at: Date.now(), status: "running", owner_pid: me.pid, owner_start: me.start, server_id: "srv-live" },
+        {
+          id: "tj-prunedrow",
+          provider: "test",
+          project: "/p",
+          workdir: "/p",
+          workspace_root: "/p",
+          task: "{}",
+          created_at: Date.now(),
+          status: "running",
+          owner_pid: me.pid,
+          owner_start: me.start,
+          server_id: "srv-live",
+        },
       ]);
-      const { opts, lines } = waitOpts(["tj-prunedrow"], { json, timeoutMs: 5000, sources: [{ provider: "test", stateDir: dir }] });
+      const { opts, lines } = waitOpts(["tj-prunedrow"], {
+        json,
+        timeoutMs: 5000,
+        sources: [{ provider: "test", stateDir: dir }],
+      });
       const waiting = waitForJobs(opts); // its first pass runs now and sees the row running
       // `dl reap` prunes it, without the waiter ever seeing its end.
       s.update("tj-prunedrow", { status: "done", ended_at: 1 });

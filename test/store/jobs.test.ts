@@ -3,8 +3,8 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDlError } from "../../src/errors.ts";
-import { MIGRATIONS } from "../../src/store/migrations.ts";
 import { JobStore } from "../../src/store/jobs.ts";
+import { MIGRATIONS } from "../../src/store/migrations.ts";
 import { until } from "../helpers/until.ts";
 
 const dirs: string[] = [];
@@ -18,7 +18,13 @@ afterAll(() => {
 });
 
 const job = (id: string) => ({
-  id, provider: "test", project: "p", workdir: "/w", workspace_root: "/w", task: "t", created_at: 1,
+  id,
+  provider: "test",
+  project: "p",
+  workdir: "/w",
+  workspace_root: "/w",
+  task: "t",
+  created_at: 1,
 });
 
 describe("JobStore", () => {
@@ -136,7 +142,11 @@ describe("JobStore", () => {
     s.setMeta("go", "1");
     const outs = await Promise.all(
       procs.map(async (p) => {
-        const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+        const [out, err, code] = await Promise.all([
+          new Response(p.stdout).text(),
+          new Response(p.stderr).text(),
+          p.exited,
+        ]);
         expect(err).not.toContain("SQLITE_BUSY");
         expect(code).toBe(0);
         return JSON.parse(out) as { claimed: number };

@@ -8,7 +8,6 @@ const root = mkdtempSync(join(tmpdir(), "dl-store-race-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const OPENER = join(import.meta.dir, "../fixture/jobs-store-open.ts");
 
-
 // Servers started together on a fresh state dir all switch the new file to WAL at once;
 // SQLite refused one of them SQLITE_BUSY without waiting, which killed that server at start
 // (about 1 open in 8 with 4 openers). Every open must now succeed.

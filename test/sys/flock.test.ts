@@ -1,5 +1,15 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
-import { closeSync, existsSync, openSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDlError } from "../../src/errors.ts";

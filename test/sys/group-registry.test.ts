@@ -2,7 +2,14 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { trackedGroups } from "../../src/sys/group-registry.ts";
-import { groupAlive, killAllGroupsNow, killGroup, spawnGroup, terminateAllGroups, type GroupChild } from "../../src/sys/process.ts";
+import {
+  type GroupChild,
+  groupAlive,
+  killAllGroupsNow,
+  killGroup,
+  spawnGroup,
+  terminateAllGroups,
+} from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
 import { childEnv, until } from "./util.ts";
 
@@ -63,7 +70,9 @@ describe("group registry", () => {
     const t0 = performance.now();
     const r = await terminateAllGroups(300, 2000);
     const ms = Math.round(performance.now() - t0);
-    console.log(`terminateAllGroups: ${r.signalled} signalled, ${r.killed} killed, ${r.survivors.length} survivors in ${ms} ms`);
+    console.log(
+      `terminateAllGroups: ${r.signalled} signalled, ${r.killed} killed, ${r.survivors.length} survivors in ${ms} ms`,
+    );
     expect(r.signalled).toBeGreaterThanOrEqual(4);
     expect(r.killed).toBeGreaterThanOrEqual(2); // the two that ignore TERM at least
     expect(r.survivors).toEqual([]);

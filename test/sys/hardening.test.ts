@@ -10,7 +10,11 @@ import { join } from "node:path";
 const MODULE = join(import.meta.dir, "..", "..", "src", "sys", "hardening.ts");
 
 function inChild(script: string) {
-  const r = Bun.spawnSync([process.execPath, "-e", script], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdout: "pipe", stderr: "pipe" });
+  const r = Bun.spawnSync([process.execPath, "-e", script], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   return { code: r.exitCode, out: r.stdout.toString().trim(), err: r.stderr.toString() };
 }
 

@@ -2,7 +2,15 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { identity, isAlive, parseProcStat, psIdentity, sameProcess, selfIdentity, stillRunning } from "../../src/sys/identity.ts";
+import {
+  identity,
+  isAlive,
+  parseProcStat,
+  psIdentity,
+  sameProcess,
+  selfIdentity,
+  stillRunning,
+} from "../../src/sys/identity.ts";
 import { spawnGroup, terminateGroup } from "../../src/sys/process.ts";
 import { killPid } from "../helpers/proc.ts";
 
@@ -16,7 +24,15 @@ describe("parseProcStat", () => {
   test("reads the fixed fields after the last ')' even when comm holds spaces and parens", () => {
     const fields = ["S", "10", "20", "30", ...Array.from({ length: 15 }, (_, i) => String(100 + i)), "987654", "0"];
     const parsed = parseProcStat(`4242 (a) (b c) ) d) ${fields.join(" ")}\n`);
-    expect(parsed).toEqual({ comm: "a) (b c) ) d", state: "S", ppid: 10, pgrp: 20, session: 30, flags: 102, starttime: "987654" });
+    expect(parsed).toEqual({
+      comm: "a) (b c) ) d",
+      state: "S",
+      ppid: 10,
+      pgrp: 20,
+      session: 30,
+      flags: 102,
+      starttime: "987654",
+    });
     expect(parseProcStat("garbage")).toBeNull();
     expect(parseProcStat("1 (x) S 1 2")).toBeNull();
   });
@@ -100,18 +116,21 @@ describe("identity", () => {
     expect(stillRunning(me)).toBe(true);
   });
 
-  test.if(Bun.which("ps") !== null)("the ps reader (macOS path) agrees with itself and sees the same command", async () => {
-    const c = spawnGroup({ argv: ["sleep", "30"], cwd: dir, env });
-    try {
-      identity(c.pid); // waits out the exec window
-      const a = psIdentity(c.pid);
-      expect(a?.command).toBe("sleep 30");
-      expect(a?.startTime).toMatch(/^[A-Z][a-z]{2} [A-Z][a-z]{2} \d{1,2} \d{2}:\d{2}:\d{2} \d{4}$/);
-      expect(sameProcess(a!, psIdentity(c.pid))).toBe(true);
-    } finally {
-      await terminateGroup(c.pgid, 1000);
-    }
-    await c.exited;
-    expect(psIdentity(c.pid)).toBeNull();
-  });
+  test.if(Bun.which("ps") !== null)(
+    "the ps reader (macOS path) agrees with itself and sees the same command",
+    async () => {
+      const c = spawnGroup({ argv: ["sleep", "30"], cwd: dir, env });
+      try {
+        identity(c.pid); // waits out the exec window
+        const a = psIdentity(c.pid);
+        expect(a?.command).toBe("sleep 30");
+        expect(a?.startTime).toMatch(/^[A-Z][a-z]{2} [A-Z][a-z]{2} \d{1,2} \d{2}:\d{2}:\d{2} \d{4}$/);
+        expect(sameProcess(a!, psIdentity(c.pid))).toBe(true);
+      } finally {
+        await terminateGroup(c.pgid, 1000);
+      }
+      await c.exited;
+      expect(psIdentity(c.pid)).toBeNull();
+    },
+  );
 });

@@ -8,7 +8,6 @@ import { killPid, pidAlive } from "../helpers/proc.ts";
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C" };
 const cwd = tmpdir();
 
-
 function pgidOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
@@ -123,7 +122,9 @@ describe("runGroup", () => {
   test("an already-aborted signal starts nothing", async () => {
     const ac = new AbortController();
     ac.abort();
-    await expect(runGroup({ argv: ["true"], cwd, env, signal: ac.signal })).rejects.toMatchObject({ code: "cancelled" });
+    await expect(runGroup({ argv: ["true"], cwd, env, signal: ac.signal })).rejects.toMatchObject({
+      code: "cancelled",
+    });
   });
 
   test("background jobs left by a finished leader are reaped (unless asked not to)", async () => {

@@ -160,7 +160,9 @@ describe("SlotPool across processes", () => {
     const dir = freshDir();
     const pool = new SlotPool({ dir, size: 3 });
     const events = join(dir, "events.jsonl");
-    const holders = [0, 1, 2].map((i) => startFixture("slot-holder.ts", [dir, "3", events, `h${i}`, "1", "0", "forever"]));
+    const holders = [0, 1, 2].map((i) =>
+      startFixture("slot-holder.ts", [dir, "3", events, `h${i}`, "1", "0", "forever"]),
+    );
     await until(() => readEvents(events).filter((e) => e.ev === "enter").length === 3, "3 holders inside");
     const states = pool.holders();
     expect(states.every((s) => s.held)).toBe(true);

@@ -1,5 +1,6 @@
 export { until } from "../helpers/until.ts";
-import { spawnGroup, terminateGroup, type GroupChild } from "../../src/sys/process.ts";
+
+import { type GroupChild, spawnGroup, terminateGroup } from "../../src/sys/process.ts";
 
 /** Environment for bun fixture processes: enough to run, nothing else. */
 export const childEnv: Record<string, string> = {

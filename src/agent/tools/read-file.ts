@@ -72,7 +72,9 @@ export function readFileTool(settings: ReadFileSettings = READ_FILE_DEFAULTS): A
         return fail(`read_file: cannot read ${shown} (${isDlError(e) ? e.message : describeError(e)})`);
       }
       if (buf.subarray(0, BINARY_SNIFF).includes(0)) {
-        return fail(`read_file: ${shown} looks binary (${buf.byteLength} bytes); it cannot be shown as text. Use run_bash (file, xxd | head) if you need to inspect it`);
+        return fail(
+          `read_file: ${shown} looks binary (${buf.byteLength} bytes); it cannot be shown as text. Use run_bash (file, xxd | head) if you need to inspect it`,
+        );
       }
       return ok(page(buf.toString("utf8"), shown, offset, limit, settings));
     },
@@ -116,7 +118,10 @@ async function readLarge(abs: string, shown: string, settings: ReadFileSettings)
   const st = await stat(abs);
   if (st.isDirectory()) throw new Refusal(`read_file: ${shown} is a directory; list it with run_bash (ls ${shown})`);
   // A FIFO would block forever and a device (/dev/zero) never ends: regular files only.
-  if (!st.isFile()) throw new Refusal(`read_file: ${shown} is not a regular file (a pipe, socket or device); read_file reads files only`);
+  if (!st.isFile())
+    throw new Refusal(
+      `read_file: ${shown} is not a regular file (a pipe, socket or device); read_file reads files only`,
+    );
   if (st.size > settings.maxFileBytes) {
     throw new Refusal(
       `read_file: ${shown} is ${mb(st.size)}, over the ${mb(settings.maxFileBytes)} limit; inspect it with run_bash (head, tail, grep -n, sed -n 'A,Bp')`,
@@ -133,7 +138,13 @@ function mb(n: number): string {
 const PAD = ["      ", "     ", "    ", "   ", "  ", " "];
 
 /** Formats lines offset.. as `N<TAB>text`, stopping at `limit` lines or the byte budget. */
-export function page(text: string, shown: string, offset: number, limit: number | undefined, s: ReadFileSettings): string {
+export function page(
+  text: string,
+  shown: string,
+  offset: number,
+  limit: number | undefined,
+  s: ReadFileSettings,
+): string {
   if (text.length === 0) return `[empty file] ${shown}`;
   const lines = text.split("\n");
   if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();

@@ -97,7 +97,8 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
     },
     async run(input, ctx): Promise<ToolOutcome> {
       const command = input.command;
-      if (typeof command !== "string" || command.trim() === "") return fail("run_bash: command must be a non-empty string");
+      if (typeof command !== "string" || command.trim() === "")
+        return fail("run_bash: command must be a non-empty string");
       let release: () => void;
       try {
         release = await limiter.acquire(ctx.signal);

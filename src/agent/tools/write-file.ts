@@ -33,7 +33,9 @@ export function writeFileTool(settings: WriteFileSettings = WRITE_FILE_DEFAULTS)
       const content = input.content;
       const size = Buffer.byteLength(content, "utf8");
       if (size > settings.maxBytes) {
-        return fail(`write_file: content is ${size} bytes, over the ${settings.maxBytes}-byte limit; split the file or generate it with a script`);
+        return fail(
+          `write_file: content is ${size} bytes, over the ${settings.maxBytes}-byte limit; split the file or generate it with a script`,
+        );
       }
       let abs: string;
       try {

@@ -3,9 +3,9 @@ import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { log } from "../../log.ts";
 import type { QueueReason } from "../../store/types.ts";
-import { SharedStateFile, type SharedState } from "./codex-shared-state.ts";
+import { type SharedState, SharedStateFile } from "./codex-shared-state.ts";
 
-export { UNREADABLE_COOLDOWN_MS, type SharedState } from "./codex-shared-state.ts";
+export { type SharedState, UNREADABLE_COOLDOWN_MS } from "./codex-shared-state.ts";
 
 /**
  * The state of the ChatGPT account every Codex job bills against, shared by every server
@@ -151,7 +151,8 @@ export class CodexAccount {
       // Both caps halve while adaptive_cap holds; a project never gets more than the global pool.
       effective_caps: { global: cap, per_project: projectCap },
     };
-    if (gate === "auth_failed") v.auth_hint = "the Codex login failed: run `codex login`; admission resumes by itself once auth.json changes";
+    if (gate === "auth_failed")
+      v.auth_hint = "the Codex login failed: run `codex login`; admission resumes by itself once auth.json changes";
     return v;
   }
 

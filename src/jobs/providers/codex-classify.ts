@@ -37,14 +37,24 @@ const INFRA =
 export const MAX_HINT_MS = 10 * 60_000;
 
 export function retryHintMs(text: string): number | null {
-  const inMatch = /(?:try again|retry)\s+(?:in|after)\s+((?:\d+(?:\.\d+)?\s*(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?)\s*)+)/i.exec(text);
+  const inMatch =
+    /(?:try again|retry)\s+(?:in|after)\s+((?:\d+(?:\.\d+)?\s*(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?)\s*)+)/i.exec(
+      text,
+    );
   let ms: number | null = null;
   if (inMatch) {
     ms = 0;
     for (const m of inMatch[1]!.matchAll(/(\d+(?:\.\d+)?)\s*([a-z]+)/gi)) {
       const v = Number(m[1]);
       const u = m[2]!.toLowerCase();
-      ms += u.startsWith("ms") || u.startsWith("milli") ? v : u.startsWith("h") ? v * 3_600_000 : u.startsWith("m") ? v * 60_000 : v * 1000;
+      ms +=
+        u.startsWith("ms") || u.startsWith("milli")
+          ? v
+          : u.startsWith("h")
+            ? v * 3_600_000
+            : u.startsWith("m")
+              ? v * 60_000
+              : v * 1000;
     }
   } else {
     const header = /retry[- ]after:?\s*(\d+(?:\.\d+)?)/i.exec(text);
@@ -67,7 +77,10 @@ export function classifyCodexFailure(run: FailedRun): Classified {
   // Event messages are what the CLI meant to say; stderr also carries warnings and logs,
   // so it only decides when the events are silent.
   const text = eventText || run.stderr;
-  const message = run.errors[run.errors.length - 1] ?? lastLine(run.stderr) ?? (run.signal ? `killed by ${run.signal}` : `exit ${run.exitCode}`);
+  const message =
+    run.errors[run.errors.length - 1] ??
+    lastLine(run.stderr) ??
+    (run.signal ? `killed by ${run.signal}` : `exit ${run.exitCode}`);
   if (QUOTA.test(text)) return { kind: "quota", hintMs: null, message };
   if (AUTH.test(text)) return { kind: "auth", hintMs: null, message };
   if (THROTTLE.test(text)) return { kind: "throttle", hintMs: retryHintMs(text), message };

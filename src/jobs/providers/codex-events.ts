@@ -40,7 +40,14 @@ const obj = (v: unknown): Json | null => (v && typeof v === "object" && !Array.i
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
 export function parseCodexEvents(stdout: string): CodexEvents {
-  const ev: CodexEvents = { sessionId: null, finalMessage: null, usage: null, errors: [], turnsCompleted: 0, items: {} };
+  const ev: CodexEvents = {
+    sessionId: null,
+    finalMessage: null,
+    usage: null,
+    errors: [],
+    turnsCompleted: 0,
+    items: {},
+  };
   for (const line of stdout.split("\n")) {
     const t = line.trim();
     if (!t.startsWith("{")) continue;
@@ -67,7 +74,13 @@ export function parseCodexEvents(stdout: string): CodexEvents {
         ev.turnsCompleted++;
         const u = obj(e.usage);
         if (!u) break;
-        const sum = (ev.usage ??= { input_tokens: 0, cached_input_tokens: 0, output_tokens: 0, reasoning_output_tokens: 0, total_tokens: 0 });
+        const sum = (ev.usage ??= {
+          input_tokens: 0,
+          cached_input_tokens: 0,
+          output_tokens: 0,
+          reasoning_output_tokens: 0,
+          total_tokens: 0,
+        });
         sum.input_tokens += num(u.input_tokens);
         sum.cached_input_tokens += num(u.cached_input_tokens);
         sum.output_tokens += num(u.output_tokens);

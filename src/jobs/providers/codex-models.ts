@@ -69,9 +69,13 @@ export function resolveCodexModel(name: unknown, fallback: string = CODEX_DEFAUL
   if (aliased) return { model: aliased, alias: key };
   const shown = JSON.stringify(raw.slice(0, 64));
   if (key === "gpt-5.6" || key.endsWith("-codex")) {
-    throw new DlError("bad_input", `model ${shown} is rejected (HTTP 400) on a ChatGPT subscription; pick another — ${allowedList()}`, {
-      model: raw.slice(0, 64),
-    });
+    throw new DlError(
+      "bad_input",
+      `model ${shown} is rejected (HTTP 400) on a ChatGPT subscription; pick another — ${allowedList()}`,
+      {
+        model: raw.slice(0, 64),
+      },
+    );
   }
   throw new DlError("bad_input", `unknown Codex model ${shown}; ${allowedList()}`, { model: raw.slice(0, 64) });
 }

@@ -30,7 +30,11 @@ export function codexProvider(o: CodexProviderOptions): Provider {
     idPrefix: "cx-",
 
     validate(raw: unknown): ValidatedTask {
-      const t = validateCodexTask(raw, { defaultModel: o.defaultModel, allowDanger: o.allowDanger, defaultTimeoutS: o.defaultTimeoutS });
+      const t = validateCodexTask(raw, {
+        defaultModel: o.defaultModel,
+        allowDanger: o.allowDanger,
+        defaultTimeoutS: o.defaultTimeoutS,
+      });
       // Throws when DELEGATE_CODEX_QUOTA_REFUSE_PCT is set and reached (submit starts nothing).
       const warnings = [...o.quota.check(t.allowOverQuota)];
       const alias = (t.params as { alias?: string | null }).alias;
@@ -42,7 +46,12 @@ export function codexProvider(o: CodexProviderOptions): Provider {
     launch(job: JobRow, ctx: { jobDir: string }) {
       const bin = o.bin();
       if (!bin) throw new Error("the Codex CLI is not available (version gate)");
-      return buildCodexLaunch(job, ctx.jobDir, { bin, codexHome: o.codexHome, childEnv: o.childEnv, allowDanger: o.allowDanger });
+      return buildCodexLaunch(job, ctx.jobDir, {
+        bin,
+        codexHome: o.codexHome,
+        childEnv: o.childEnv,
+        allowDanger: o.allowDanger,
+      });
     },
 
     parse(out: RunOutput): ParsedResult {
@@ -55,14 +64,20 @@ export function codexProvider(o: CodexProviderOptions): Provider {
         // Not written: the run failed before a final message.
       }
       let finalResponse = last && last.trim() !== "" ? last : ev.finalMessage;
-      if (out.exitCode !== 0 && !finalResponse && ev.errors.length) finalResponse = `codex failed: ${ev.errors[ev.errors.length - 1]}`;
+      if (out.exitCode !== 0 && !finalResponse && ev.errors.length)
+        finalResponse = `codex failed: ${ev.errors[ev.errors.length - 1]}`;
       const usage = ev.usage ? { ...ev.usage, turns: ev.turnsCompleted, items: ev.items } : null;
       return { finalResponse, usage, sessionId: ev.sessionId };
     },
 
     classify(out: RunOutput, job: JobRow): FailureClass {
       const ev = parseCodexEvents(out.stdout);
-      const c = classifyCodexFailure({ exitCode: out.exitCode, signal: out.signal, errors: ev.errors, stderr: out.stderr });
+      const c = classifyCodexFailure({
+        exitCode: out.exitCode,
+        signal: out.signal,
+        errors: ev.errors,
+        stderr: out.stderr,
+      });
       if (c.kind === "throttle") o.account.recordThrottle(job.retry_count + 1, c.hintMs);
       else if (c.kind === "auth") o.account.recordAuthFailure();
       return c.kind;

@@ -53,10 +53,17 @@ export function lastRateLimits(text: string): QuotaSnapshot | null {
     end = start - 1;
     if (!line.includes('"rate_limits"') || !line.includes('"token_count"')) continue;
     try {
-      const e = JSON.parse(line) as { timestamp?: string; payload?: { type?: string; rate_limits?: Record<string, unknown> | null } };
+      const e = JSON.parse(line) as {
+        timestamp?: string;
+        payload?: { type?: string; rate_limits?: Record<string, unknown> | null };
+      };
       const rl = e.payload?.type === "token_count" ? e.payload.rate_limits : null;
       if (!rl) continue;
-      const snap = { primary: windowOf(rl.primary), secondary: windowOf(rl.secondary), observed_at: e.timestamp ? Date.parse(e.timestamp) || null : null };
+      const snap = {
+        primary: windowOf(rl.primary),
+        secondary: windowOf(rl.secondary),
+        observed_at: e.timestamp ? Date.parse(e.timestamp) || null : null,
+      };
       if (snap.primary || snap.secondary) return snap;
     } catch {
       // A line cut by the tail window or a partial write: look further back.
@@ -74,7 +81,8 @@ export async function readLatestRateLimits(codexHome: string, maxFiles = 40): Pr
   const root = join(codexHome, "sessions");
   const paths: string[] = [];
   try {
-    for await (const p of new Bun.Glob("**/rollout-*.jsonl").scan({ cwd: root, absolute: true, onlyFiles: true })) paths.push(p);
+    for await (const p of new Bun.Glob("**/rollout-*.jsonl").scan({ cwd: root, absolute: true, onlyFiles: true }))
+      paths.push(p);
   } catch {
     return null; // no sessions dir yet
   }
@@ -119,7 +127,10 @@ export interface QuotaVerdict {
  * Warns above `warnPct`; refuses only when `refusePct` is set and reached, unless the
  * caller allows going over. A window whose reset time has passed no longer counts.
  */
-export function evaluateQuota(snap: QuotaSnapshot | null, o: { warnPct: number; refusePct?: number | null; allowOver?: boolean; now: number }): QuotaVerdict {
+export function evaluateQuota(
+  snap: QuotaSnapshot | null,
+  o: { warnPct: number; refusePct?: number | null; allowOver?: boolean; now: number },
+): QuotaVerdict {
   const v: QuotaVerdict = { warnings: [], refuse: null, windows: [] };
   if (!snap) return v;
   for (const w of [snap.primary, snap.secondary]) {
@@ -145,7 +156,13 @@ export class CodexQuota {
   private pending: Promise<QuotaSnapshot | null> | null = null;
 
   constructor(
-    private readonly o: { codexHome: string; warnPct: number; refusePct?: number | null; now?: () => number; ttlMs?: number },
+    private readonly o: {
+      codexHome: string;
+      warnPct: number;
+      refusePct?: number | null;
+      now?: () => number;
+      ttlMs?: number;
+    },
   ) {}
 
   async refresh(force = false): Promise<QuotaSnapshot | null> {
@@ -159,7 +176,12 @@ export class CodexQuota {
 
   /** The verdict on the last read snapshot (sync: validate() runs inside submit). */
   verdict(allowOver = false): QuotaVerdict {
-    return evaluateQuota(this.snap, { warnPct: this.o.warnPct, refusePct: this.o.refusePct, allowOver, now: (this.o.now ?? Date.now)() });
+    return evaluateQuota(this.snap, {
+      warnPct: this.o.warnPct,
+      refusePct: this.o.refusePct,
+      allowOver,
+      now: (this.o.now ?? Date.now)(),
+    });
   }
 
   /** Throws DlError "busy" when the refusal threshold is set and reached; else the warnings. */

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "no
 import { join } from "node:path";
 import { describeError } from "../../errors.ts";
 import { log } from "../../log.ts";
-import { tryLock, type LockHandle } from "../../sys/flock.ts";
+import { type LockHandle, tryLock } from "../../sys/flock.ts";
 
 /**
  * `shared.json` and `shared.lock` in a Codex state dir: the one record about the account
@@ -20,7 +20,14 @@ export interface SharedState {
   auth: { at: number; fingerprint: string } | null;
 }
 
-const EMPTY: SharedState = { v: 1, cooldown_until: null, cooldown_reason: null, throttles: [], adaptive_until: null, auth: null };
+const EMPTY: SharedState = {
+  v: 1,
+  cooldown_until: null,
+  cooldown_reason: null,
+  throttles: [],
+  adaptive_until: null,
+  auth: null,
+};
 /**
  * An unreadable shared.json may have held a cooldown or an auth pause: reading it as
  * "all clear" could launch every queued job into a throttled or logged-out account. It
@@ -76,7 +83,8 @@ export class SharedStateFile {
       const st = statSync(this.file);
       key = `${st.ino}:${st.mtimeMs}:${st.size}`;
     } catch (e) {
-      key = (e as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : `stat-failed:${(e as NodeJS.ErrnoException).code}`;
+      key =
+        (e as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : `stat-failed:${(e as NodeJS.ErrnoException).code}`;
     }
     if (this.cache?.key === key) return this.cache.state;
     if (key === "missing") {
@@ -103,7 +111,9 @@ export class SharedStateFile {
       cooldown_until: now + UNREADABLE_COOLDOWN_MS,
       cooldown_reason: "the shared account state (shared.json) was unreadable; admission holds briefly as a precaution",
     };
-    log.warn(`codex: ${this.file} is ${text === null ? `unreadable (${why})` : "corrupt"}; holding admission ${UNREADABLE_COOLDOWN_MS / 1000} s as a precaution and rewriting it`);
+    log.warn(
+      `codex: ${this.file} is ${text === null ? `unreadable (${why})` : "corrupt"}; holding admission ${UNREADABLE_COOLDOWN_MS / 1000} s as a precaution and rewriting it`,
+    );
     this.cache = { key, state };
     // Rewrite only the file we judged, and only under the lock: a server writing it right
     // now is fixing it anyway.
@@ -144,7 +154,9 @@ export class SharedStateFile {
     }
     const pause = LOCK_RETRY_MS[attempt];
     if (pause === undefined) {
-      log.warn(`codex: shared account lock busy for ${LOCK_RETRY_MS.reduce((a, b) => a + b, 0)} ms; this update was not shared with other servers`);
+      log.warn(
+        `codex: shared account lock busy for ${LOCK_RETRY_MS.reduce((a, b) => a + b, 0)} ms; this update was not shared with other servers`,
+      );
       this.cache = null;
       return;
     }

@@ -1,7 +1,7 @@
 import type { CodexServiceOptions } from "./codex.ts";
-import { CodexAccount, type AccountView } from "./codex-account.ts";
+import { type AccountView, CodexAccount } from "./codex-account.ts";
 import { CodexQuota, type QuotaVerdict } from "./codex-quota.ts";
-import { probeCodexVersion, type CodexVersionStatus } from "./codex-version.ts";
+import { type CodexVersionStatus, probeCodexVersion } from "./codex-version.ts";
 
 /**
  * The Codex part of `dl status`, read without starting a job engine: a health check
@@ -23,6 +23,11 @@ export async function codexStatus(o: CodexServiceOptions): Promise<CodexStatusRe
     cli,
     account: account.view(o.maxConcurrent, o.maxPerProject),
     quota: quota.verdict(),
-    caps: { max_concurrent: o.maxConcurrent, max_per_project: o.maxPerProject, max_queue: o.maxQueue, stagger_s: o.staggerS },
+    caps: {
+      max_concurrent: o.maxConcurrent,
+      max_per_project: o.maxPerProject,
+      max_queue: o.maxQueue,
+      stagger_s: o.staggerS,
+    },
   };
 }

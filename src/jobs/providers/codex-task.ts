@@ -31,15 +31,34 @@ export interface TaskRules {
 const KNOWN = new Set(["task", "workdir", "model", "effort", "sandbox", "timeout_s", "allow_over_quota"]);
 
 export function validateCodexTask(raw: unknown, rules: TaskRules): ValidatedTask & { allowOverQuota: boolean } {
-  if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw new DlError("bad_input", "each task must be an object {task, workdir, model?, effort?, sandbox?, timeout_s?}");
+  if (!raw || typeof raw !== "object" || Array.isArray(raw))
+    throw new DlError(
+      "bad_input",
+      "each task must be an object {task, workdir, model?, effort?, sandbox?, timeout_s?}",
+    );
   const t = raw as Record<string, unknown>;
   const extra = Object.keys(t).filter((k) => !KNOWN.has(k));
-  if (extra.length) throw new DlError("bad_input", `unknown task field(s) ${extra.slice(0, 5).map((k) => JSON.stringify(k.slice(0, 32))).join(", ")}; allowed: ${[...KNOWN].join(", ")}`);
-  if (typeof t.task !== "string" || t.task.trim() === "") throw new DlError("bad_input", "task must be a non-empty string: the instructions for Codex");
+  if (extra.length)
+    throw new DlError(
+      "bad_input",
+      `unknown task field(s) ${extra
+        .slice(0, 5)
+        .map((k) => JSON.stringify(k.slice(0, 32)))
+        .join(", ")}; allowed: ${[...KNOWN].join(", ")}`,
+    );
+  if (typeof t.task !== "string" || t.task.trim() === "")
+    throw new DlError("bad_input", "task must be a non-empty string: the instructions for Codex");
   if (Buffer.byteLength(t.task) > MAX_TASK_BYTES) {
-    throw new DlError("bad_input", `task is over ${MAX_TASK_BYTES} bytes; put the details in a file inside the workdir and point the task at it`);
+    throw new DlError(
+      "bad_input",
+      `task is over ${MAX_TASK_BYTES} bytes; put the details in a file inside the workdir and point the task at it`,
+    );
   }
-  if (typeof t.workdir !== "string") throw new DlError("bad_input", "workdir must be the absolute path of a checkout or worktree (one job per worktree)");
+  if (typeof t.workdir !== "string")
+    throw new DlError(
+      "bad_input",
+      "workdir must be the absolute path of a checkout or worktree (one job per worktree)",
+    );
   const { model, alias } = resolveCodexModel(t.model, rules.defaultModel);
   const effort = resolveCodexEffort(t.effort);
   let sandbox: CodexSandbox = "workspace-write";
@@ -50,16 +69,25 @@ export function validateCodexTask(raw: unknown, rules: TaskRules): ValidatedTask
     sandbox = t.sandbox as CodexSandbox;
   }
   if (sandbox === "danger-full-access" && !rules.allowDanger) {
-    throw new DlError("bad_input", "sandbox danger-full-access is disabled: it lets Codex change anything the user can; the user must set DELEGATE_CODEX_ALLOW_DANGER=1 to allow it, else use workspace-write");
+    throw new DlError(
+      "bad_input",
+      "sandbox danger-full-access is disabled: it lets Codex change anything the user can; the user must set DELEGATE_CODEX_ALLOW_DANGER=1 to allow it, else use workspace-write",
+    );
   }
   let timeoutS = rules.defaultTimeoutS ?? DEFAULT_TIMEOUT_S;
   if (t.timeout_s !== undefined && t.timeout_s !== null) {
-    if (typeof t.timeout_s !== "number" || !Number.isFinite(t.timeout_s) || t.timeout_s <= 0 || t.timeout_s > MAX_TIMEOUT_S) {
+    if (
+      typeof t.timeout_s !== "number" ||
+      !Number.isFinite(t.timeout_s) ||
+      t.timeout_s <= 0 ||
+      t.timeout_s > MAX_TIMEOUT_S
+    ) {
       throw new DlError("bad_input", `timeout_s must be a number of seconds from 1 to ${MAX_TIMEOUT_S}`);
     }
     timeoutS = t.timeout_s;
   }
-  if (t.allow_over_quota !== undefined && typeof t.allow_over_quota !== "boolean") throw new DlError("bad_input", "allow_over_quota must be true or false");
+  if (t.allow_over_quota !== undefined && typeof t.allow_over_quota !== "boolean")
+    throw new DlError("bad_input", "allow_over_quota must be true or false");
   const params: CodexParams = { sandbox, alias };
   return {
     task: t.task,
@@ -80,7 +108,9 @@ export function codexParams(job: JobRow): CodexParams {
   } catch {
     // A row written by a newer dl: run with the safe default.
   }
-  const sandbox = (CODEX_SANDBOXES as readonly string[]).includes(p.sandbox ?? "") ? (p.sandbox as CodexSandbox) : "workspace-write";
+  const sandbox = (CODEX_SANDBOXES as readonly string[]).includes(p.sandbox ?? "")
+    ? (p.sandbox as CodexSandbox)
+    : "workspace-write";
   return { sandbox, alias: typeof p.alias === "string" ? p.alias : null };
 }
 
@@ -109,7 +139,10 @@ export interface LaunchInputs {
 export function buildCodexLaunch(job: JobRow, jobDir: string, o: LaunchInputs): LaunchSpec {
   const p = codexParams(job);
   if (p.sandbox === "danger-full-access" && !o.allowDanger) {
-    throw new DlError("bad_input", "danger-full-access was allowed at submit but DELEGATE_CODEX_ALLOW_DANGER is off now");
+    throw new DlError(
+      "bad_input",
+      "danger-full-access was allowed at submit but DELEGATE_CODEX_ALLOW_DANGER is off now",
+    );
   }
   const argv = [
     o.bin,

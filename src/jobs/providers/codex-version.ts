@@ -26,7 +26,12 @@ const UPGRADE = "upgrade it yourself (`npm i -g @openai/codex@latest` or your pa
  * Runs `<bin> --version` once. Never throws: a missing or old CLI is a status the server
  * reports (and the Codex tools refuse with), not a reason for the server not to start.
  */
-export async function probeCodexVersion(bin: string, env: Readonly<Record<string, string>>, cwd: string, timeoutMs = 15_000): Promise<CodexVersionStatus> {
+export async function probeCodexVersion(
+  bin: string,
+  env: Readonly<Record<string, string>>,
+  cwd: string,
+  timeoutMs = 15_000,
+): Promise<CodexVersionStatus> {
   const path = isAbsolute(bin) ? bin : Bun.which(bin, { PATH: env.PATH ?? "" });
   if (!path) {
     return {
@@ -41,14 +46,29 @@ export async function probeCodexVersion(bin: string, env: Readonly<Record<string
     const r = await runGroup({ argv: [path, "--version"], env, cwd, timeoutMs, stdoutCap: 4096, stderrCap: 4096 });
     out = `${r.stdout.text()}\n${r.stderr.text()}`;
     if (r.timedOut || r.exitCode !== 0) {
-      return { ok: false, reason: "unreadable", version: null, message: `\`${bin} --version\` ${r.timedOut ? "timed out" : `exited ${r.exitCode ?? r.signal}`}; check the Codex CLI install or DELEGATE_CODEX_BIN` };
+      return {
+        ok: false,
+        reason: "unreadable",
+        version: null,
+        message: `\`${bin} --version\` ${r.timedOut ? "timed out" : `exited ${r.exitCode ?? r.signal}`}; check the Codex CLI install or DELEGATE_CODEX_BIN`,
+      };
     }
   } catch (e) {
-    return { ok: false, reason: "missing", version: null, message: `the Codex CLI (${bin}) could not be started: ${describeError(e)}; check DELEGATE_CODEX_BIN` };
+    return {
+      ok: false,
+      reason: "missing",
+      version: null,
+      message: `the Codex CLI (${bin}) could not be started: ${describeError(e)}; check DELEGATE_CODEX_BIN`,
+    };
   }
   const version = parseCodexVersion(out);
   if (!version) {
-    return { ok: false, reason: "unreadable", version: null, message: `could not read a version from \`${bin} --version\`; check the Codex CLI install or DELEGATE_CODEX_BIN` };
+    return {
+      ok: false,
+      reason: "unreadable",
+      version: null,
+      message: `could not read a version from \`${bin} --version\`; check the Codex CLI install or DELEGATE_CODEX_BIN`,
+    };
   }
   if (!versionAtLeast(version)) {
     return {
@@ -88,6 +108,9 @@ export class CodexVersionGate {
   async require(): Promise<string> {
     const s = await this.status();
     if (s.ok) return s.path;
-    throw new DlError(s.reason === "missing" ? "not_found" : "bad_config", s.message, { reason: s.reason, version: s.version });
+    throw new DlError(s.reason === "missing" ? "not_found" : "bad_config", s.message, {
+      reason: s.reason,
+      version: s.version,
+    });
   }
 }

@@ -1,14 +1,14 @@
 import { DlError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import { isTerminal } from "../../store/types.ts";
-import { JobEngine, type CancelResult, type EngineOptions, type SubmitResult } from "../engine.ts";
+import { type CancelResult, type EngineOptions, JobEngine, type SubmitResult } from "../engine.ts";
 import type { PollView } from "../poll.ts";
 import { flockJobLocks, selfOwner, sysIdentities } from "../sys-adapters.ts";
 import type { WorkspaceGuards } from "../workspace.ts";
-import { CodexAccount, type AccountOptions, type AccountView } from "./codex-account.ts";
+import { type AccountOptions, type AccountView, CodexAccount } from "./codex-account.ts";
 import { codexProvider } from "./codex-provider.ts";
 import { CodexQuota, type QuotaVerdict } from "./codex-quota.ts";
-import { CodexVersionGate, probeCodexVersion, type CodexVersionStatus } from "./codex-version.ts";
+import { CodexVersionGate, type CodexVersionStatus, probeCodexVersion } from "./codex-version.ts";
 
 /**
  * Everything the Codex MCP tools call: delegate_to_codex → delegate, submit_codex →
@@ -81,8 +81,20 @@ export class CodexService {
    */
   static async start(o: CodexServiceOptions): Promise<CodexService> {
     const now = o.engine?.now;
-    const account = new CodexAccount({ stateDir: o.stateDir, codexHome: o.codexHome, now, backoffS: o.backoffS, ...o.accountTuning });
-    const quota = new CodexQuota({ codexHome: o.codexHome, warnPct: o.quotaWarnPct, refusePct: o.quotaRefusePct, now, ttlMs: o.quotaTtlMs });
+    const account = new CodexAccount({
+      stateDir: o.stateDir,
+      codexHome: o.codexHome,
+      now,
+      backoffS: o.backoffS,
+      ...o.accountTuning,
+    });
+    const quota = new CodexQuota({
+      codexHome: o.codexHome,
+      warnPct: o.quotaWarnPct,
+      refusePct: o.quotaRefusePct,
+      now,
+      ttlMs: o.quotaTtlMs,
+    });
     const version = new CodexVersionGate(o.versionProbe ?? (() => probeCodexVersion(o.bin, o.childEnv, o.stateDir)));
     const first = await version.status();
     if (!first.ok) log.warn(`codex: ${first.message}`);
@@ -145,7 +157,10 @@ export class CodexService {
    * delegate_to_codex: one job through the same queue and caps, waited for here. An
    * abort (MCP cancel) cancels the job, so nothing runs on after the caller left.
    */
-  async delegate(task: Record<string, unknown>, opts: { signal?: AbortSignal; pollMs?: number; allowOverQuota?: boolean } = {}): Promise<PollView> {
+  async delegate(
+    task: Record<string, unknown>,
+    opts: { signal?: AbortSignal; pollMs?: number; allowOverQuota?: boolean } = {},
+  ): Promise<PollView> {
     const r = await this.submit([task], { allowOverQuota: opts.allowOverQuota });
     const id = r.jobs[0]!.id;
     const pollMs = opts.pollMs ?? 200;
@@ -181,7 +196,12 @@ export class CodexService {
       cli,
       account: this.accountView(),
       quota: this.quota.verdict(),
-      caps: { max_concurrent: this.o.maxConcurrent, max_per_project: this.o.maxPerProject, max_queue: this.o.maxQueue, stagger_s: this.o.staggerS },
+      caps: {
+        max_concurrent: this.o.maxConcurrent,
+        max_per_project: this.o.maxPerProject,
+        max_queue: this.o.maxQueue,
+        stagger_s: this.o.staggerS,
+      },
       state_dir: this.o.stateDir,
     };
   }

@@ -1,5 +1,5 @@
-import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
 import type { ServerDeps } from "../../deps.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import { CODEX_CLOUD_WARNING, codexTask, codexTaskFields } from "./codex-schemas.ts";
@@ -67,7 +67,8 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
     "cancel_codex",
     {
       title: "Cancel a Codex job",
-      description: "Dequeues a queued job or kills the process group of a running one; it ends cancelled with its slots released. A finished job is left as it is.",
+      description:
+        "Dequeues a queued job or kills the process group of a running one; it ends cancelled with its slots released. A finished job is left as it is.",
       inputSchema: { id: z.string().min(1).max(64).describe("job id (cx-…)") },
       annotations: { destructiveHint: true },
     },

@@ -1,13 +1,13 @@
-import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { DlError } from "../../errors.ts";
-import { prepareDelegation, runPrepared, type PreparedDelegation } from "../../dispatch/run-delegation.ts";
+import { z } from "zod";
 import type { ServerDeps } from "../../deps.ts";
 import { delegationContext } from "../../dispatch/delegation-context.ts";
+import { renderResult } from "../../dispatch/render-result.ts";
+import { type PreparedDelegation, prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
+import { DlError } from "../../errors.ts";
 import { progressReporter } from "../progress.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import { delegationInput, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
-import { renderResult } from "../../dispatch/render-result.ts";
 
 export function registerDelegateBatch(server: McpServer, deps: ServerDeps): void {
   const max = deps.config.agent.maxBatchSize;
@@ -16,7 +16,12 @@ export function registerDelegateBatch(server: McpServer, deps: ServerDeps): void
     {
       title: "Delegate several agent tasks in parallel",
       description: `Runs up to ${max} agent tasks at once (DELEGATE_MAX_BATCH_SIZE). Every task is checked (agent found, workdir valid) before any starts; then they run concurrently and results come back in input order, each with its own success and error, so one failure does not fail the others. elapsed_s is about the slowest task. Reuse one agent_name across tasks of the same kind: backends cache the shared prompt prefix. Give each task its own worktree when they edit files.`,
-      inputSchema: { tasks: z.array(delegationInput).min(1).describe(`1 to ${max} tasks, each like delegate_to_local_agent's arguments`) },
+      inputSchema: {
+        tasks: z
+          .array(delegationInput)
+          .min(1)
+          .describe(`1 to ${max} tasks, each like delegate_to_local_agent's arguments`),
+      },
       outputSchema: {
         results: z.array(delegationResultSchema),
         succeeded: z.number().int(),
@@ -28,14 +33,19 @@ export function registerDelegateBatch(server: McpServer, deps: ServerDeps): void
     ({ tasks }, extra) =>
       guarded(async () => {
         if (tasks.length > max) {
-          throw new DlError("bad_input", `delegate_batch takes at most ${max} tasks (DELEGATE_MAX_BATCH_SIZE), got ${tasks.length}; split them into several calls`);
+          throw new DlError(
+            "bad_input",
+            `delegate_batch takes at most ${max} tasks (DELEGATE_MAX_BATCH_SIZE), got ${tasks.length}; split them into several calls`,
+          );
         }
         const started = performance.now();
         // All-or-nothing validation: a bad task must not leave the others half-started.
         const prepared: PreparedDelegation[] = [];
         for (const [i, t] of tasks.entries()) {
           try {
-            prepared.push(await prepareDelegation({ ...t, max_turns: normalizeTurns(t.max_turns) }, deps.config, deps.settings));
+            prepared.push(
+              await prepareDelegation({ ...t, max_turns: normalizeTurns(t.max_turns) }, deps.config, deps.settings),
+            );
           } catch (e) {
             const why = e instanceof DlError ? e.message : String(e);
             throw new DlError("bad_input", `task ${i} (${t.agent_name}) is invalid, so no task was started: ${why}`);
@@ -49,11 +59,16 @@ export function registerDelegateBatch(server: McpServer, deps: ServerDeps): void
               p,
               delegationContext(deps, {
                 signal: extra.signal,
-                onProgress: (_turn, _max, message) => progress(done.filter(Boolean).length, tasks.length, `task ${i}: ${message}`),
+                onProgress: (_turn, _max, message) =>
+                  progress(done.filter(Boolean).length, tasks.length, `task ${i}: ${message}`),
               }),
             );
             done[i] = true;
-            progress(done.filter(Boolean).length, tasks.length, `task ${i} finished (${r.success ? "success" : "failed"})`);
+            progress(
+              done.filter(Boolean).length,
+              tasks.length,
+              `task ${i} finished (${r.success ? "success" : "failed"})`,
+            );
             return r;
           }),
         );

@@ -1,11 +1,11 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
 import type { ServerDeps } from "../../deps.ts";
 import { delegationContext } from "../../dispatch/delegation-context.ts";
+import { renderResult } from "../../dispatch/render-result.ts";
+import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
 import { progressReporter } from "../progress.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import { delegationFields, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
-import { renderResult } from "../../dispatch/render-result.ts";
 
 export function registerDelegateToLocalAgent(server: McpServer, deps: ServerDeps): void {
   server.registerTool(
@@ -20,9 +20,16 @@ export function registerDelegateToLocalAgent(server: McpServer, deps: ServerDeps
     },
     (args, extra) =>
       guarded(async () => {
-        const prepared = await prepareDelegation({ ...args, max_turns: normalizeTurns(args.max_turns) }, deps.config, deps.settings);
+        const prepared = await prepareDelegation(
+          { ...args, max_turns: normalizeTurns(args.max_turns) },
+          deps.config,
+          deps.settings,
+        );
         const progress = progressReporter(extra);
-        const result = await runPrepared(prepared, delegationContext(deps, { signal: extra.signal, onProgress: progress }));
+        const result = await runPrepared(
+          prepared,
+          delegationContext(deps, { signal: extra.signal, onProgress: progress }),
+        );
         return toolOk(result, renderResult(result));
       }),
   );

@@ -1,14 +1,14 @@
-import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
 import { endpointFor } from "../../backends/route.ts";
 import { guardProviderUrl } from "../../backends/ssrf.ts";
-import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
 import type { ServerDeps } from "../../deps.ts";
 import { delegationContext } from "../../dispatch/delegation-context.ts";
+import { renderResult } from "../../dispatch/render-result.ts";
+import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
 import { progressReporter } from "../progress.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import { delegationFields, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
-import { renderResult } from "../../dispatch/render-result.ts";
 
 export function registerDelegateToProvider(server: McpServer, deps: ServerDeps): void {
   server.registerTool(
@@ -31,14 +31,19 @@ export function registerDelegateToProvider(server: McpServer, deps: ServerDeps):
       guarded(async () => {
         const url = await guardProviderUrl(args.provider_url, { allowHosts: deps.config.backend.providerAllowHosts });
         const { provider_url: _url, api_key, format, ...rest } = args;
-        const prepared = await prepareDelegation({ ...rest, max_turns: normalizeTurns(rest.max_turns) }, deps.config, deps.settings);
+        const prepared = await prepareDelegation(
+          { ...rest, max_turns: normalizeTurns(rest.max_turns) },
+          deps.config,
+          deps.settings,
+        );
         const progress = progressReporter(extra);
         const result = await runPrepared(
           prepared,
           delegationContext(deps, {
             signal: extra.signal,
             onProgress: progress,
-            endpointFor: (model) => endpointFor({ baseUrl: url.toString(), apiKey: api_key, model, ...(format ? { format } : {}) }),
+            endpointFor: (model) =>
+              endpointFor({ baseUrl: url.toString(), apiKey: api_key, model, ...(format ? { format } : {}) }),
             failover: false,
           }),
         );

@@ -1,7 +1,7 @@
-import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { backendProbeTargets } from "../../backends/probe-targets.ts";
+import { z } from "zod";
 import { probeModels } from "../../backends/models-list.ts";
+import { backendProbeTargets } from "../../backends/probe-targets.ts";
 import type { ServerDeps } from "../../deps.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 

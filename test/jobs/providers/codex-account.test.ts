@@ -3,15 +3,15 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CodexAccount } from "../../../src/jobs/providers/codex-account.ts";
 import { tryLock } from "../../../src/sys/flock.ts";
-import { until } from "../helpers.ts";
 import { tempDir } from "../../helpers/dl.ts";
+import { until } from "../helpers.ts";
 
 /** A fresh folder inside the suite's isolated root. */
 const fresh = (name: string) => tempDir(name);
 
 describe("the shared account file fails closed", () => {
   test("a corrupt shared.json means a short cooldown, then a sane file; it clears after 30 s", () => {
-    for (const junk of ["{\"cooldown_until\": 99", "null", "[1,2]", "\u0000\u0001garbage"]) {
+    for (const junk of ['{"cooldown_until": 99', "null", "[1,2]", "\u0000\u0001garbage"]) {
       const dir = fresh("corrupt");
       let now = 5_000_000;
       // It was written by a server that recorded a throttle and an auth failure; then the
@@ -52,7 +52,11 @@ describe("the shared account file fails closed", () => {
     expect(delay).toBe(5000);
     expect(existsSync(a.file)).toBe(false); // nothing written behind the holder's back
     held.release();
-    const s = await until(() => (existsSync(a.file) ? JSON.parse(readFileSync(a.file, "utf8")) : null), "the deferred update to land", 5000);
+    const s = await until(
+      () => (existsSync(a.file) ? JSON.parse(readFileSync(a.file, "utf8")) : null),
+      "the deferred update to land",
+      5000,
+    );
     expect(s.throttles).toHaveLength(1);
     expect(s.cooldown_until).toBeGreaterThan(Date.now());
     expect(a.gate()).toBe("throttle_cooldown");

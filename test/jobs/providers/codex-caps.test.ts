@@ -2,10 +2,10 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 
 import { join } from "node:path";
 import type { PollView } from "../../../src/jobs/poll.ts";
-import { startFakeResponses, type FakeResponses } from "../../fixture/fake-responses.ts";
-import { markerRouter, startCodexRig, type CodexRig } from "../../helpers/codex-home.ts";
-import { makeRepo, until } from "../helpers.ts";
+import { type FakeResponses, startFakeResponses } from "../../fixture/fake-responses.ts";
+import { type CodexRig, markerRouter, startCodexRig } from "../../helpers/codex-home.ts";
 import { tempDir } from "../../helpers/dl.ts";
+import { makeRepo, until } from "../helpers.ts";
 
 /**
  * Caps with the real CLI: two servers (two CodexService instances, each its own engine
@@ -27,14 +27,24 @@ test("10 tasks over 2 worktrees of one repo and 1 other repo, 2 servers: never o
   const shared = join(root, "shared");
   const caps = { maxConcurrent: 3, maxPerProject: 2 };
   const a = await startCodexRig(join(root, "a"), { ...caps, stateDir: join(shared, "state") }, fake);
-  const b = await startCodexRig(join(root, "b"), { ...caps, stateDir: join(shared, "state"), codexHome: a.codexHome }, fake);
+  const b = await startCodexRig(
+    join(root, "b"),
+    { ...caps, stateDir: join(shared, "state"), codexHome: a.codexHome },
+    fake,
+  );
   rigs.push(a, b);
   const one = makeRepo(root, "one", 2);
   const other = makeRepo(root, "other", 0);
   const [wt0, wt1] = [one.trees[1]!, one.trees[2]!];
   const task = (i: number, workdir: string) => ({ task: `[slow:400:t${i}] task ${i}`, workdir });
   const subA = await a.service.submit([task(0, wt0), task(1, wt1), task(2, other.repo), task(3, wt0), task(4, wt1)]);
-  const subB = await b.service.submit([task(5, other.repo), task(6, wt0), task(7, wt1), task(8, other.repo), task(9, wt0)]);
+  const subB = await b.service.submit([
+    task(5, other.repo),
+    task(6, wt0),
+    task(7, wt1),
+    task(8, other.repo),
+    task(9, wt0),
+  ]);
   const ids = [...subA.jobs, ...subB.jobs].map((j) => j.id);
 
   let peakGlobal = 0;
@@ -72,7 +82,11 @@ test("10 tasks over 2 worktrees of one repo and 1 other repo, 2 servers: never o
 }, 60_000);
 
 test("three throttles in the window → adaptive_cap halves the caps; they return after the period", async () => {
-  const r = await startCodexRig(join(root, "adaptive"), { maxConcurrent: 4, maxPerProject: 4, backoffS: [0.1, 0.1, 0.1, 0.1, 0.1], accountTuning: { adaptiveMs: 2500 } }, fake);
+  const r = await startCodexRig(
+    join(root, "adaptive"),
+    { maxConcurrent: 4, maxPerProject: 4, backoffS: [0.1, 0.1, 0.1, 0.1, 0.1], accountTuning: { adaptiveMs: 2500 } },
+    fake,
+  );
   rigs.push(r);
   const { trees } = makeRepo(join(root, "adaptive"), "repo", 3);
   const id = (await r.service.submit([{ task: "[throttle:3:adapt] go", workdir: trees[0]! }])).jobs[0]!.id;
@@ -98,14 +112,22 @@ test("three throttles in the window → adaptive_cap halves the caps; they retur
   }, "two running and one held by adaptive_cap");
   expect(reasons.filter((v) => v.status === "running")).toHaveLength(2);
 
-  const back = await until(() => {
-    const acc = r.service.poll([]).account;
-    return acc.adaptive_cap ? null : acc;
-  }, "the adaptive period to end", 10_000);
+  const back = await until(
+    () => {
+      const acc = r.service.poll([]).account;
+      return acc.adaptive_cap ? null : acc;
+    },
+    "the adaptive period to end",
+    10_000,
+  );
   expect(back.effective_caps).toEqual({ global: 4, per_project: 4 });
-  const ends = await until(() => {
-    const vs = r.service.poll(more.jobs.map((j) => j.id)).jobs as PollView[];
-    return vs.every((v) => v.status === "done") ? vs : null;
-  }, "the three jobs", 20_000);
+  const ends = await until(
+    () => {
+      const vs = r.service.poll(more.jobs.map((j) => j.id)).jobs as PollView[];
+      return vs.every((v) => v.status === "done") ? vs : null;
+    },
+    "the three jobs",
+    20_000,
+  );
   expect(ends).toHaveLength(3);
 }, 60_000);

@@ -3,10 +3,10 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { DlError } from "../../../src/errors.ts";
 import type { PollView } from "../../../src/jobs/poll.ts";
-import { startFakeResponses, type FakeResponses } from "../../fixture/fake-responses.ts";
-import { markerRouter, startCodexRig, writeAuthJson, type CodexRig } from "../../helpers/codex-home.ts";
-import { makeRepo, pidAlive, until } from "../helpers.ts";
+import { type FakeResponses, startFakeResponses } from "../../fixture/fake-responses.ts";
+import { type CodexRig, markerRouter, startCodexRig, writeAuthJson } from "../../helpers/codex-home.ts";
 import { tempDir } from "../../helpers/dl.ts";
+import { makeRepo, pidAlive, until } from "../helpers.ts";
 
 /**
  * The real Codex CLI (@openai/codex 0.171.0) run by the job engine against a local fake
@@ -37,16 +37,22 @@ async function rig(over: Parameters<typeof startCodexRig>[1] = {}) {
 
 const view = (r: CodexRig, id: string) => r.service.poll([id]).jobs[0] as PollView;
 const ended = (r: CodexRig, id: string, ms = 20_000) =>
-  until(() => {
-    const v = view(r, id);
-    return ["queued", "running"].includes(v.status) ? null : v;
-  }, `job ${id} to end`, ms);
+  until(
+    () => {
+      const v = view(r, id);
+      return ["queued", "running"].includes(v.status) ? null : v;
+    },
+    `job ${id} to end`,
+    ms,
+  );
 const requestsFor = (marker: string) => fake.requests.filter((q) => q.prompt.includes(marker));
 
 describe("codex jobs with the real CLI", () => {
   test("success: final message, usage, session id; the request carries model, effort and the task", async () => {
     const r = await rig();
-    const sub = await r.service.submit([{ task: "[ok:1:success] write the report", workdir: r.trees[0]!, model: "luna", effort: "medium" }]);
+    const sub = await r.service.submit([
+      { task: "[ok:1:success] write the report", workdir: r.trees[0]!, model: "luna", effort: "medium" },
+    ]);
     expect(sub.watch).toBe(`dl wait ${sub.jobs[0]!.id}`);
     expect(sub.jobs[0]!.warnings).toEqual(["model alias luna → gpt-6-luna"]);
     const v = await ended(r, sub.jobs[0]!.id);
@@ -54,10 +60,22 @@ describe("codex jobs with the real CLI", () => {
     expect(v.exit_code).toBe(0);
     expect(v.final_response).toBe("done: [ok:1:success] write the report");
     expect(v.model).toBe("gpt-6-luna");
-    expect(v.usage).toMatchObject({ input_tokens: 120, cached_input_tokens: 20, output_tokens: 30, reasoning_output_tokens: 10, total_tokens: 150, turns: 1 });
+    expect(v.usage).toMatchObject({
+      input_tokens: 120,
+      cached_input_tokens: 20,
+      output_tokens: 30,
+      reasoning_output_tokens: 10,
+      total_tokens: 150,
+      turns: 1,
+    });
     expect(v.session_id).toMatch(/^[0-9a-f-]{36}$/);
     const [req] = requestsFor("[ok:1:success]");
-    expect(req).toMatchObject({ model: "gpt-6-luna", effort: "medium", sessionId: v.session_id, authorization: "Bearer fake-token-not-secret" });
+    expect(req).toMatchObject({
+      model: "gpt-6-luna",
+      effort: "medium",
+      sessionId: v.session_id,
+      authorization: "Bearer fake-token-not-secret",
+    });
     // Per-run SQLite home inside the job dir; the session log stays in CODEX_HOME.
     expect(readdirSync(join(r.stateDir, "jobs", v.id, "sqlite")).some((f) => f.endsWith(".sqlite"))).toBe(true);
     expect(existsSync(join(r.codexHome, "sessions"))).toBe(true);
@@ -118,7 +136,8 @@ describe("codex jobs with the real CLI", () => {
 
   test("a hung endpoint → timeout; the CLI's whole group is killed", async () => {
     const r = await rig();
-    const id = (await r.service.submit([{ task: "[hang:0:t] wait forever", workdir: r.trees[0]!, timeout_s: 2 }])).jobs[0]!.id;
+    const id = (await r.service.submit([{ task: "[hang:0:t] wait forever", workdir: r.trees[0]!, timeout_s: 2 }]))
+      .jobs[0]!.id;
     const running = await until(() => r.service.engine.row(id)?.child_pgid ?? null, "the child to start");
     const v = await ended(r, id, 15_000);
     expect(v.status).toBe("timeout");
@@ -166,7 +185,9 @@ describe("codex jobs with the real CLI", () => {
     const e = await strict.service.submit([{ task: "x", workdir: r.trees[2]! }]).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(DlError);
     expect((e as DlError).message).toMatch(/weekly quota is at 91%.*allow_over_quota=true/);
-    const over = await strict.service.submit([{ task: "[ok:0:over] x", workdir: r.trees[2]! }], { allowOverQuota: true });
+    const over = await strict.service.submit([{ task: "[ok:0:over] x", workdir: r.trees[2]! }], {
+      allowOverQuota: true,
+    });
     expect((await ended(strict, over.jobs[0]!.id)).status).toBe("done");
   }, 30_000);
 
@@ -186,7 +207,10 @@ describe("codex jobs with the real CLI", () => {
 
   test("delegate blocks until the job ends and returns its view", async () => {
     const r = await rig();
-    const v = await r.service.delegate({ task: "[ok:0:deleg] answer", workdir: r.trees[0]!, sandbox: "read-only" }, { pollMs: 50 });
+    const v = await r.service.delegate(
+      { task: "[ok:0:deleg] answer", workdir: r.trees[0]!, sandbox: "read-only" },
+      { pollMs: 50 },
+    );
     expect(v).toMatchObject({ status: "done", final_response: "done: [ok:0:deleg] answer" });
   }, 30_000);
 });

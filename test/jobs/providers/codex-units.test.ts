@@ -5,10 +5,25 @@ import { DlError } from "../../../src/errors.ts";
 import { CodexAccount } from "../../../src/jobs/providers/codex-account.ts";
 import { classifyCodexFailure, MAX_HINT_MS, retryHintMs } from "../../../src/jobs/providers/codex-classify.ts";
 import { parseCodexEvents } from "../../../src/jobs/providers/codex-events.ts";
-import { CODEX_ALIASES, CODEX_MODELS, resolveCodexEffort, resolveCodexModel } from "../../../src/jobs/providers/codex-models.ts";
-import { CodexQuota, evaluateQuota, lastRateLimits, readLatestRateLimits } from "../../../src/jobs/providers/codex-quota.ts";
+import {
+  CODEX_ALIASES,
+  CODEX_MODELS,
+  resolveCodexEffort,
+  resolveCodexModel,
+} from "../../../src/jobs/providers/codex-models.ts";
+import {
+  CodexQuota,
+  evaluateQuota,
+  lastRateLimits,
+  readLatestRateLimits,
+} from "../../../src/jobs/providers/codex-quota.ts";
 import { buildCodexLaunch, validateCodexTask } from "../../../src/jobs/providers/codex-task.ts";
-import { CodexVersionGate, parseCodexVersion, probeCodexVersion, versionAtLeast } from "../../../src/jobs/providers/codex-version.ts";
+import {
+  CodexVersionGate,
+  parseCodexVersion,
+  probeCodexVersion,
+  versionAtLeast,
+} from "../../../src/jobs/providers/codex-version.ts";
 import type { JobRow } from "../../../src/store/types.ts";
 import { CODEX_BIN, codexChildEnv, tokenCountEvent, writeAuthJson, writeRollout } from "../../helpers/codex-home.ts";
 import { tempDir } from "../../helpers/dl.ts";
@@ -93,7 +108,9 @@ describe("version gate", () => {
     let ok = false;
     const gate = new CodexVersionGate(async () => {
       calls++;
-      return ok ? { ok: true, version: "0.171.0", path: "/x/codex" } : { ok: false, reason: "missing", version: null, message: "missing" };
+      return ok
+        ? { ok: true, version: "0.171.0", path: "/x/codex" }
+        : { ok: false, reason: "missing", version: null, message: "missing" };
     });
     expect((await gate.status()).ok).toBe(false);
     ok = true;
@@ -104,39 +121,109 @@ describe("version gate", () => {
 });
 
 const row = (over: Partial<JobRow> = {}): JobRow => ({
-  seq: 1, id: "cx-1", provider: "codex", status: "running", queue_reason: null, project: "/p", workdir: "/w", workspace_root: "/w",
-  model: "gpt-6.1-terra", effort: "low", task: "-fix the bug", params: JSON.stringify({ sandbox: "read-only", alias: null }), timeout_s: 60,
-  owner_pid: 1, owner_start: "1", server_id: "s", child_pid: null, child_pgid: null, child_start: null, child_cmd: null, created_at: 0,
-  started_at: 0, ended_at: null, last_activity_at: null, exit_code: null, failure_kind: null, final_response: null, usage: null,
-  session_id: null, retry_count: 0, retry_at: null, warnings: null, persist_error: null, ...over,
+  seq: 1,
+  id: "cx-1",
+  provider: "codex",
+  status: "running",
+  queue_reason: null,
+  project: "/p",
+  workdir: "/w",
+  workspace_root: "/w",
+  model: "gpt-6.1-terra",
+  effort: "low",
+  task: "-fix the bug",
+  params: JSON.stringify({ sandbox: "read-only", alias: null }),
+  timeout_s: 60,
+  owner_pid: 1,
+  owner_start: "1",
+  server_id: "s",
+  child_pid: null,
+  child_pgid: null,
+  child_start: null,
+  child_cmd: null,
+  created_at: 0,
+  started_at: 0,
+  ended_at: null,
+  last_activity_at: null,
+  exit_code: null,
+  failure_kind: null,
+  final_response: null,
+  usage: null,
+  session_id: null,
+  retry_count: 0,
+  retry_at: null,
+  warnings: null,
+  persist_error: null,
+  ...over,
 });
 
 describe("task and argv", () => {
   const rules = { defaultModel: "gpt-6.1-terra", allowDanger: false };
   test("defaults, sandbox rules, refusals", () => {
     const t = validateCodexTask({ task: "do it", workdir: "/w" }, rules);
-    expect(t).toMatchObject({ model: "gpt-6.1-terra", effort: "low", timeoutS: 1800, params: { sandbox: "workspace-write", alias: null } });
-    expect(validateCodexTask({ task: "x", workdir: "/w", sandbox: "read-only", model: "luna" }, rules).params).toEqual({ sandbox: "read-only", alias: "luna" });
-    expect(refusal(() => validateCodexTask({ task: "x", workdir: "/w", sandbox: "danger-full-access" }, rules)).message).toContain("DELEGATE_CODEX_ALLOW_DANGER=1");
-    expect(validateCodexTask({ task: "x", workdir: "/w", sandbox: "danger-full-access" }, { ...rules, allowDanger: true }).params.sandbox).toBe("danger-full-access");
-    expect(refusal(() => validateCodexTask({ task: "x", workdir: "/w", sandbox: "yolo" }, rules)).code).toBe("bad_input");
+    expect(t).toMatchObject({
+      model: "gpt-6.1-terra",
+      effort: "low",
+      timeoutS: 1800,
+      params: { sandbox: "workspace-write", alias: null },
+    });
+    expect(validateCodexTask({ task: "x", workdir: "/w", sandbox: "read-only", model: "luna" }, rules).params).toEqual({
+      sandbox: "read-only",
+      alias: "luna",
+    });
+    expect(
+      refusal(() => validateCodexTask({ task: "x", workdir: "/w", sandbox: "danger-full-access" }, rules)).message,
+    ).toContain("DELEGATE_CODEX_ALLOW_DANGER=1");
+    expect(
+      validateCodexTask({ task: "x", workdir: "/w", sandbox: "danger-full-access" }, { ...rules, allowDanger: true })
+        .params.sandbox,
+    ).toBe("danger-full-access");
+    expect(refusal(() => validateCodexTask({ task: "x", workdir: "/w", sandbox: "yolo" }, rules)).code).toBe(
+      "bad_input",
+    );
     expect(refusal(() => validateCodexTask({ task: "", workdir: "/w" }, rules)).code).toBe("bad_input");
     expect(refusal(() => validateCodexTask({ task: "x", workdir: "/w", timeout_s: -1 }, rules)).code).toBe("bad_input");
-    expect(refusal(() => validateCodexTask({ task: "x", workdir: "/w", colour: "red" }, rules)).message).toContain('"colour"');
-    expect(refusal(() => validateCodexTask({ task: "x".repeat(130_000), workdir: "/w" }, rules)).message).toContain("bytes");
+    expect(refusal(() => validateCodexTask({ task: "x", workdir: "/w", colour: "red" }, rules)).message).toContain(
+      '"colour"',
+    );
+    expect(refusal(() => validateCodexTask({ task: "x".repeat(130_000), workdir: "/w" }, rules)).message).toContain(
+      "bytes",
+    );
   });
 
   test("argv: exec --json, sandbox, effort, per-run sqlite_home, chatgpt login, -o, prompt after --; env allowlisted + CODEX_HOME", () => {
-    const spec = buildCodexLaunch(row(), "/state/jobs/cx-1", { bin: "/bin/codex", codexHome: "/h/.codex", childEnv: { PATH: "/bin", HOME: "/h" }, allowDanger: false });
+    const spec = buildCodexLaunch(row(), "/state/jobs/cx-1", {
+      bin: "/bin/codex",
+      codexHome: "/h/.codex",
+      childEnv: { PATH: "/bin", HOME: "/h" },
+      allowDanger: false,
+    });
     expect(spec.argv).toEqual([
-      "/bin/codex", "exec", "--json", "--skip-git-repo-check", "--sandbox", "read-only",
-      "-c", 'model_reasoning_effort="low"', "-c", 'sqlite_home="/state/jobs/cx-1/sqlite"', "-c", 'forced_login_method="chatgpt"',
-      "--output-last-message", "/state/jobs/cx-1/last-message.txt", "--model", "gpt-6.1-terra", "--", "-fix the bug",
+      "/bin/codex",
+      "exec",
+      "--json",
+      "--skip-git-repo-check",
+      "--sandbox",
+      "read-only",
+      "-c",
+      'model_reasoning_effort="low"',
+      "-c",
+      'sqlite_home="/state/jobs/cx-1/sqlite"',
+      "-c",
+      'forced_login_method="chatgpt"',
+      "--output-last-message",
+      "/state/jobs/cx-1/last-message.txt",
+      "--model",
+      "gpt-6.1-terra",
+      "--",
+      "-fix the bug",
     ]);
     expect(spec.env).toEqual({ PATH: "/bin", HOME: "/h", CODEX_HOME: "/h/.codex" });
     expect(spec.cwd).toBe("/w");
     const danger = row({ params: JSON.stringify({ sandbox: "danger-full-access" }) });
-    expect(() => buildCodexLaunch(danger, "/j", { bin: "c", codexHome: "/h", childEnv: {}, allowDanger: false })).toThrow(/ALLOW_DANGER/);
+    expect(() =>
+      buildCodexLaunch(danger, "/j", { bin: "c", codexHome: "/h", childEnv: {}, allowDanger: false }),
+    ).toThrow(/ALLOW_DANGER/);
   });
 });
 
@@ -155,25 +242,66 @@ describe("events and classification (texts of codex-cli 0.171.0)", () => {
     const ev = parseCodexEvents(out);
     expect(ev.sessionId).toBe("th-1");
     expect(ev.finalMessage).toBe("final");
-    expect(ev.usage).toEqual({ input_tokens: 15, cached_input_tokens: 2, output_tokens: 7, reasoning_output_tokens: 1, total_tokens: 22 });
+    expect(ev.usage).toEqual({
+      input_tokens: 15,
+      cached_input_tokens: 2,
+      output_tokens: 7,
+      reasoning_output_tokens: 1,
+      total_tokens: 22,
+    });
     expect(ev.items).toEqual({ command_execution: 1, agent_message: 2 });
   });
 
   const cls = (msg: string, stderr = "") => classifyCodexFailure({ exitCode: 1, signal: null, errors: [msg], stderr });
   test("quota, throttle (with and without hint), auth, infra, other", () => {
-    expect(cls("You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 11:31 AM.").kind).toBe("quota");
-    expect(cls("exceeded retry limit, last status: 429 Too Many Requests")).toEqual({ kind: "throttle", hintMs: null, message: "exceeded retry limit, last status: 429 Too Many Requests" });
-    expect(cls("rate limit exceeded: Rate limit reached for gpt-6.1-terra. Please try again in 7.5s.")).toMatchObject({ kind: "throttle", hintMs: 7500 });
-    expect(cls("unexpected status 401 Unauthorized: Invalid token, url: http://127.0.0.1:1/v1/responses").kind).toBe("auth");
+    expect(
+      cls(
+        "You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 11:31 AM.",
+      ).kind,
+    ).toBe("quota");
+    expect(cls("exceeded retry limit, last status: 429 Too Many Requests")).toEqual({
+      kind: "throttle",
+      hintMs: null,
+      message: "exceeded retry limit, last status: 429 Too Many Requests",
+    });
+    expect(cls("rate limit exceeded: Rate limit reached for gpt-6.1-terra. Please try again in 7.5s.")).toMatchObject({
+      kind: "throttle",
+      hintMs: 7500,
+    });
+    expect(cls("unexpected status 401 Unauthorized: Invalid token, url: http://127.0.0.1:1/v1/responses").kind).toBe(
+      "auth",
+    );
     expect(cls("We’re currently experiencing high demand, which may cause temporary errors.").kind).toBe("infra");
-    expect(cls("Your access token could not be refreshed because you have since logged out or signed in to another account. Please sign in again.").kind).toBe("auth");
+    expect(
+      cls(
+        "Your access token could not be refreshed because you have since logged out or signed in to another account. Please sign in again.",
+      ).kind,
+    ).toBe("auth");
     expect(cls("ChatGPT login is required, but an API key is currently being used. Logging out.").kind).toBe("auth");
-    expect(classifyCodexFailure({ exitCode: 1, signal: null, errors: [], stderr: "WARNING: proceeding\nfailed to deserialize CLI auth from file: invalid credential JSON (Data at line 1 column 46)\n" }).kind).toBe("auth");
+    expect(
+      classifyCodexFailure({
+        exitCode: 1,
+        signal: null,
+        errors: [],
+        stderr:
+          "WARNING: proceeding\nfailed to deserialize CLI auth from file: invalid credential JSON (Data at line 1 column 46)\n",
+      }).kind,
+    ).toBe("auth");
     expect(cls("Reconnecting... waiting for network (Connection failed: error sending request)").kind).toBe("infra");
     expect(cls("the model refused").kind).toBe("other");
-    expect(classifyCodexFailure({ exitCode: null, signal: "SIGKILL", errors: [], stderr: "" })).toMatchObject({ kind: "infra", message: "killed by SIGKILL" });
+    expect(classifyCodexFailure({ exitCode: null, signal: "SIGKILL", errors: [], stderr: "" })).toMatchObject({
+      kind: "infra",
+      message: "killed by SIGKILL",
+    });
     // stderr decides only when the events are silent; its routine warnings are not the message.
-    expect(classifyCodexFailure({ exitCode: 1, signal: null, errors: [], stderr: "WARNING: proceeding, even though\nerror: 429 Too Many Requests\n" })).toMatchObject({ kind: "throttle", message: "error: 429 Too Many Requests" });
+    expect(
+      classifyCodexFailure({
+        exitCode: 1,
+        signal: null,
+        errors: [],
+        stderr: "WARNING: proceeding, even though\nerror: 429 Too Many Requests\n",
+      }),
+    ).toMatchObject({ kind: "throttle", message: "error: 429 Too Many Requests" });
   });
 
   test("retry hints", () => {
@@ -203,10 +331,19 @@ describe("account state shared through the state dir", () => {
     expect(a.recordThrottle(1, 7500)).toBe(7875); // a hint wins over the step (jitter ≤ 10 %)
     expect(b.effectiveCap(8)).toBe(4);
     const v = b.view(8, 6);
-    expect(v).toMatchObject({ state: "cooldown", adaptive_cap: true, recent_throttles: 3, effective_caps: { global: 4, per_project: 3 } });
+    expect(v).toMatchObject({
+      state: "cooldown",
+      adaptive_cap: true,
+      recent_throttles: 3,
+      effective_caps: { global: 4, per_project: 3 },
+    });
     now += 10 * 60_000 + 1;
     expect(a.effectiveCap(8)).toBeNull();
-    expect(a.view(8, 6)).toMatchObject({ state: "ok", adaptive_cap: false, effective_caps: { global: 8, per_project: 6 } });
+    expect(a.view(8, 6)).toMatchObject({
+      state: "ok",
+      adaptive_cap: false,
+      effective_caps: { global: 8, per_project: 6 },
+    });
     const steps = [1, 2, 3, 4, 5, 6].map(() => a.recordThrottle(1, null));
     expect(steps).toEqual([5000, 10_000, 20_000, 40_000, 60_000, 60_000]);
   });
@@ -232,7 +369,11 @@ describe("quota from the session files", () => {
     const home = fresh("home");
     const t0 = new Date();
     writeRollout(home, "2026-11-27", "a", [tokenCountEvent(t0, 99, 99)]);
-    const newest = writeRollout(home, "2026-11-28", "b", [tokenCountEvent(t0, 10, 50), { type: "event_msg", payload: { type: "token_count", rate_limits: null } }, tokenCountEvent(t0, 40, 91)]);
+    const newest = writeRollout(home, "2026-11-28", "b", [
+      tokenCountEvent(t0, 10, 50),
+      { type: "event_msg", payload: { type: "token_count", rate_limits: null } },
+      tokenCountEvent(t0, 40, 91),
+    ]);
     const older = join(home, "sessions/2026/11/27/rollout-2026-11-27T00-00-00-a.jsonl");
     const past = new Date(Date.now() - 3_600_000);
     const { utimesSync } = await import("node:fs");
@@ -247,7 +388,9 @@ describe("quota from the session files", () => {
     expect(warn.refuse).toBeNull();
     expect(warn.warnings).toHaveLength(1);
     expect(warn.warnings[0]).toMatch(/weekly quota at 91% \(warning above 85%\); it resets at 20/);
-    expect(evaluateQuota(snap, { warnPct: 85, refusePct: 90, now }).refuse).toMatch(/weekly quota is at 91%.*allow_over_quota=true/);
+    expect(evaluateQuota(snap, { warnPct: 85, refusePct: 90, now }).refuse).toMatch(
+      /weekly quota is at 91%.*allow_over_quota=true/,
+    );
     expect(evaluateQuota(snap, { warnPct: 85, refusePct: 90, allowOver: true, now }).warnings).toHaveLength(1);
     // A window whose reset time passed no longer counts.
     expect(evaluateQuota(snap, { warnPct: 85, now: now + 30 * 86_400_000 }).warnings).toHaveLength(0);
@@ -255,7 +398,7 @@ describe("quota from the session files", () => {
     const q = new CodexQuota({ codexHome: home, warnPct: 85, refusePct: 95 });
     await q.refresh();
     expect(q.check()).toHaveLength(1);
-    expect(lastRateLimits("garbage\n{\"half")).toBeNull();
+    expect(lastRateLimits('garbage\n{"half')).toBeNull();
     expect(await readLatestRateLimits(fresh("empty-home"))).toBeNull();
   });
 });
