@@ -67,7 +67,7 @@ const fileName = (i: number) => `src/part-${String(i).padStart(2, "0")}.ts`;
     const lines: string[] = [];
     for (let l = 1; l <= LINES_PER_FILE; l++)
       lines.push(`export const v${String(i * 1000 + l).padStart(6, "0")} = "lorem ipsum dolor";`);
-    writeFileSync(join(workdir, fileName(i)), lines.join("\n") + "\n");
+    writeFileSync(join(workdir, fileName(i)), `${lines.join("\n")}\n`);
   }
 }
 

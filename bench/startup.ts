@@ -21,14 +21,14 @@ const home = mkdtempSync(join(tmpdir(), "dl-bench-"));
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, DELEGATE_LOG_LEVEL: "warn" };
 
 const init = (id: number) =>
-  JSON.stringify({
+  `${JSON.stringify({
     jsonrpc: "2.0",
     id,
     method: "initialize",
     params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } },
-  }) + "\n";
-const initialized = JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n";
-const listTools = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) + "\n";
+  })}\n`;
+const initialized = `${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`;
+const listTools = `${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })}\n`;
 
 function rssMb(pid: number): number {
   if (process.platform === "linux") {

@@ -50,7 +50,7 @@ export function resolveModel(o: {
   defaultModel: string;
   codingModel?: string | undefined;
 }): string {
-  if (o.explicit && o.explicit.trim()) return o.explicit.trim();
+  if (o.explicit?.trim()) return o.explicit.trim();
   if (o.codingModel && isCodingAgent(o.agentName)) return o.codingModel;
   return o.defaultModel;
 }

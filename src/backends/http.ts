@@ -154,7 +154,7 @@ export function protocolError(ep: Endpoint, model: string, detail: string, retry
   const data: BackendErrorData = { host, retryable };
   return new DlError(
     "backend",
-    `${ep.format} backend at ${host} sent an unusable reply for model ${model}: ${sanitizeExcerpt(detail, endpointSecrets(ep))}. Next: ${retryable ? "retry later" : "check that the URL points at a " + ep.format + "-format endpoint"}.`,
+    `${ep.format} backend at ${host} sent an unusable reply for model ${model}: ${sanitizeExcerpt(detail, endpointSecrets(ep))}. Next: ${retryable ? "retry later" : `check that the URL points at a ${ep.format}-format endpoint`}.`,
     data,
   );
 }

@@ -199,7 +199,7 @@ export class OpenaiStream {
     if (this.model === "" && typeof ev.model === "string") this.model = ev.model;
     if (ev.usage) this.usage = openaiUsage(ev.usage);
     const choices = ev.choices as Json[] | undefined;
-    const choice = choices && choices[0];
+    const choice = choices?.[0];
     if (!choice) return;
     const d = choice.delta as Json | undefined;
     if (d) {

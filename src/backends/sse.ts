@@ -69,7 +69,7 @@ export class SseParser {
       if (buf.charCodeAt(v) === CH_SP) v++;
       const value = buf.slice(v, e);
       if (this.hasData) {
-        this.data += "\n" + value;
+        this.data += `\n${value}`;
         if (this.data.length > SSE_MAX_EVENT_CHARS)
           throw new SseLimitError(`an SSE event exceeded ${SSE_MAX_EVENT_CHARS} characters`);
       } else {

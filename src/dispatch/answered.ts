@@ -38,7 +38,7 @@ export function sameModel(a: string, b: string): boolean {
 
 function routedModel(routing: Readonly<Record<string, string>>): string {
   const exact = routing[ROUTING_MODEL];
-  if (exact && exact.trim()) return exact.trim();
+  if (exact?.trim()) return exact.trim();
   for (const [name, value] of Object.entries(routing)) {
     if (name.toLowerCase().endsWith("-model") && value.trim()) return value.trim();
   }

@@ -24,7 +24,7 @@ function cut(s: string, cap: number): string {
   let end = cap - 1;
   const c = s.charCodeAt(end - 1);
   if (c >= 0xd800 && c <= 0xdbff) end--;
-  return s.slice(0, end) + "…";
+  return `${s.slice(0, end)}…`;
 }
 
 /** One safe line: unsafe characters become spaces, whitespace collapses, capped. */
@@ -88,7 +88,7 @@ export function shortenResponse(s: string): ShortResponse {
   let words = 0;
   for (let i = 0; i < parts.length; i++) {
     if (parts[i]!.trim() && ++words > RESPONSE_WORDS) {
-      text = parts.slice(0, i).join("").trimEnd() + " …";
+      text = `${parts.slice(0, i).join("").trimEnd()} …`;
       truncated = true;
       break;
     }

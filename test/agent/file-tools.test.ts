@@ -54,7 +54,7 @@ describe("read_file", () => {
   test("a large file is paged at about 50 KB, and the pages cover it exactly", async () => {
     const c = ctx();
     const lines = Array.from({ length: 5000 }, (_, i) => `${i + 1}:${"x".repeat(60)}`);
-    writeFileSync(join(c.workdir, "big.txt"), lines.join("\n") + "\n");
+    writeFileSync(join(c.workdir, "big.txt"), `${lines.join("\n")}\n`);
     let offset = 1;
     let seen = 0;
     let pages = 0;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { Agent } from "../../src/agent/lookup.ts";
 import { type RunAgentOptions, runAgent } from "../../src/agent/loop.ts";

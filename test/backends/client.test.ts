@@ -11,7 +11,7 @@ afterAll(() => fake.stop());
 beforeEach(() => fake.reset());
 
 const MODELS = { anthropic: "local-qwen-3-6", openai: "deepseek-v4-flash" } as const;
-const BIG_INPUT = { command: "pytest -q tests/test_a.py && echo 'done' # " + "x".repeat(300), cwd: "ünïcode/✓" };
+const BIG_INPUT = { command: `pytest -q tests/test_a.py && echo 'done' # ${"x".repeat(300)}`, cwd: "ünïcode/✓" };
 
 for (const format of ["anthropic", "openai"] as const) {
   for (const stream of [true, false]) {

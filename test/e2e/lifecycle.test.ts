@@ -38,7 +38,7 @@ function startServer(cmd: string[], env: Record<string, string>, cwd?: string): 
   return {
     proc,
     send(msg) {
-      proc.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\n");
+      proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...msg })}\n`);
       proc.stdin.flush();
     },
     async next(id) {

@@ -62,7 +62,7 @@ export function writeRollout(codexHome: string, day: string, name: string, lines
   const dir = join(codexHome, "sessions", y!, m!, d!);
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `rollout-${day}T00-00-00-${name}.jsonl`);
-  writeFileSync(file, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+  writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
   return file;
 }
 

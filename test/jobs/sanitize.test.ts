@@ -25,7 +25,7 @@ describe("output hygiene", () => {
   test("JSON: every string at any depth, keys included, cleaned and capped at 4000", () => {
     const v = sanitizeJson({
       a: HOSTILE,
-      nested: [{ ["k\u202eey"]: "z".repeat(10_000) }],
+      nested: [{ "k\u202eey": "z".repeat(10_000) }],
       n: 1,
       b: true,
       nil: null,

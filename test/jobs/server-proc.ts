@@ -34,7 +34,7 @@ export async function startServerProc(cfg: Record<string, unknown>): Promise<Ser
     proc,
     ready,
     async call<T>(req: unknown): Promise<T> {
-      proc.stdin.write(JSON.stringify(req) + "\n");
+      proc.stdin.write(`${JSON.stringify(req)}\n`);
       proc.stdin.flush();
       const r = JSON.parse(await next()) as { ok: boolean; result?: T; error?: string };
       if (!r.ok) throw new Error(r.error);

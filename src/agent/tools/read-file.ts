@@ -160,10 +160,10 @@ export function page(
     if (line.charCodeAt(line.length - 1) === 13) line = line.slice(0, -1); // a CRLF file's \r
     if (line.length > s.maxLineChars) line = `${line.slice(0, s.maxLineChars)} … [line cut: ${line.length} chars]`;
     const num = String(i + 1);
-    const formatted = (num.length < 6 ? PAD[num.length]! + num : num) + "\t" + line;
+    const formatted = `${num.length < 6 ? PAD[num.length]! + num : num}\t${line}`;
     // Always return at least one line, or a huge first line would stall pagination.
     if (bytes > 0 && bytes + formatted.length + 1 > s.maxBytesPerCall) break;
-    body = bytes > 0 ? body + "\n" + formatted : formatted;
+    body = bytes > 0 ? `${body}\n${formatted}` : formatted;
     bytes += formatted.length + 1;
     last = i + 1;
   }
