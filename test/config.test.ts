@@ -28,7 +28,8 @@ describe("config", () => {
     expect(c.codex.model).toBe("gpt-6.1-terra");
     expect(c.dsh.maxConcurrent).toBe(2);
     expect(c.watcher.intervalS).toBe(5);
-    expect(c.agent.keepToolResults).toBe(6);
+    expect(c.agent.keepToolResults).toBe(2);
+    expect(c.agent.contextBudgetChars).toBe(200_000);
     expect(c.agent.runBashTimeoutS).toBe(120);
     expect(c.pools.failoverGraceS).toBe(10);
     expect(c.backend.resendReasoning).toBe("auto");

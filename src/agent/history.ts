@@ -1,28 +1,65 @@
 import type { ToolResultBlock } from "../backends/types.ts";
 
+export type PruneLimits = {
+  /** Characters of whole tool results the conversation may carry before a prune. */
+  budgetChars: number;
+  /** The newest results that always stay whole: the ones the model is working with. */
+  keep: number;
+};
+
+/** A prune brings the whole results down to this share of the budget, so the next several turns only append. */
+const LOW_WATER_SHARE = 0.25;
+
 /**
- * Replaces old tool results with a stub, keeping the newest `keep` in full. Every turn
- * resends the whole conversation, so a 20 KB file read on turn 2 would otherwise be paid
- * for on every later turn. Blocks are mutated in place (they live in the history) and
- * each is pruned once, so the work per turn stays constant.
+ * Replaces old tool results with a stub, in batches. Every turn resends the whole
+ * conversation, so a 20 KB file read on turn 2 would otherwise be paid for on every
+ * later turn. But a prefix cache (llama.cpp, vLLM, Anthropic) only skips the bytes that
+ * match the previous request: stubbing one old result per turn makes the backend
+ * prefill everything after it again on every turn. So nothing is touched until the
+ * whole results pass the budget; then the oldest are stubbed at once, down to a low-water
+ * mark, and the turns that follow append only. Blocks are mutated in place (they live in
+ * the history) and each is stubbed once.
  */
 export class ToolResultPruner {
   private readonly blocks: { block: ToolResultBlock; tool: string }[] = [];
   private pruned = 0;
-  constructor(private readonly keep: number) {}
+  private wholeChars = 0;
+  private prunes = 0;
+  /** Results added since the last settle(): the current turn's, never stubbed. */
+  private turnResults = 0;
+  constructor(private readonly limits: PruneLimits) {}
 
   add(block: ToolResultBlock, tool: string): void {
     this.blocks.push({ block, tool });
-    while (this.blocks.length - this.pruned > this.keep) {
-      const old = this.blocks[this.pruned++];
-      if (!old) break;
-      const size = old.block.content.length;
-      old.block.content = `[earlier ${old.tool} result removed to save context (${size} chars); call the tool again if you still need it]`;
-    }
+    this.wholeChars += block.content.length;
+    this.turnResults++;
+  }
+
+  /** Call once a turn's results are all added (notes included): stubs a batch if over budget. */
+  settle(): void {
+    const current = this.turnResults;
+    this.turnResults = 0;
+    if (this.wholeChars <= this.limits.budgetChars) return;
+    const lowWater = this.limits.budgetChars * LOW_WATER_SHARE;
+    const stubbable = this.blocks.length - Math.max(1, this.limits.keep, current);
+    if (this.pruned >= stubbable) return;
+    this.prunes++;
+    while (this.pruned < stubbable && this.wholeChars > lowWater) this.stub(this.blocks[this.pruned++]!);
+  }
+
+  private stub(old: { block: ToolResultBlock; tool: string }): void {
+    const size = old.block.content.length;
+    this.wholeChars -= size;
+    old.block.content = `[earlier ${old.tool} result removed to save context (${size} chars); call the tool again if you still need it]`;
   }
 
   get prunedCount(): number {
     return this.pruned;
+  }
+
+  /** How many batches were stubbed: each one costs the backend a re-prefill of what follows. */
+  get pruneCount(): number {
+    return this.prunes;
   }
 }
 

@@ -162,7 +162,7 @@ export async function runAgent(opts: RunAgentOptions): Promise<AgentResult> {
   const system = buildSystemPrompt({ agent: opts.agent, workdir, model, tools: specs, maxTurns });
   const ctx: ToolContext = { workdir, allowEscape: s.allowPathEscape, signal };
   const history: Message[] = [{ role: "user", content: opts.task }];
-  const pruner = new ToolResultPruner(s.keepToolResults);
+  const pruner = new ToolResultPruner({ budgetChars: s.contextBudgetChars, keep: s.keepToolResults });
   const promptCaching = s.promptCaching && cachingAllowedFor(model);
   const resendReasoning = resendReasoningFor(model, s.resendReasoning);
   let lastWasNudge = false;
@@ -277,6 +277,7 @@ export async function runAgent(opts: RunAgentOptions): Promise<AgentResult> {
     if (note && last) last.content += note;
     history.push({ role: "user", content: results });
     for (let i = 0; i < results.length; i++) pruner.add(results[i]!, uses[i]?.name ?? "tool");
+    pruner.settle();
     opts.onProgress?.(turn, maxTurns, `turn ${turn}/${maxTurns}: ${names.join(", ")}`);
   }
   // Unreachable: the last turn returns above. Kept so the type checker sees a result.

@@ -24,44 +24,50 @@ export const CONTEXT_SCOPE_HINT = [
 ].join("\n");
 
 /**
- * The system prompt: a routing tag (so a proxy or a log reader can tell dl traffic and
- * the agent apart), who the agent is, where it works, what tools it has, how many turns
- * it gets, the context hint, then the agent's own instructions.
+ * The system prompt, ordered for prefix caches (llama.cpp, vLLM, Anthropic): they only
+ * skip bytes identical to a request they have just seen, so everything that is the same
+ * for every task of an agent comes first (who it is, its tools, the rules, its own
+ * instructions) and what varies per run (workdir, model, turn budget, the routing tag a
+ * proxy or log reader uses to tell dl traffic apart) comes last. Two tasks of one agent
+ * on two worktrees and two models then share almost the whole prompt.
  */
 export function buildSystemPrompt(p: PromptInput): string {
-  const { agent } = p;
-  const lines: string[] = [];
-  lines.push(`[dl-agent:${agent.name} source:${agent.source} model:${p.model}]`);
-  lines.push("");
+  return `${stablePart(p.agent, p.tools)}\n\n${runPart(p)}`;
+}
+
+/** What every task of this agent shares, byte for byte. */
+function stablePart(agent: Agent, tools: ToolSpec[]): string {
   const role = agent.meta.description ? ` ${agent.meta.description.trim()}` : "";
-  lines.push(
+  const lines = [
     `You are the "${agent.meta.name ?? agent.name}" agent, working on a task handed to you by an orchestrating assistant.${role}`,
-  );
-  lines.push("");
-  lines.push(`Working directory (absolute): ${p.workdir}`);
-  lines.push("Relative paths are resolved against it, and file tools only reach files inside it.");
-  lines.push("");
-  if (p.tools.length > 0) {
+    "",
+    "Relative paths are resolved against your working directory (given at the end of these instructions), and file tools only reach files inside it.",
+    "",
+  ];
+  if (tools.length > 0) {
     lines.push("Tools you can call:");
-    for (const t of p.tools) lines.push(`- ${t.name}: ${t.description}`);
+    for (const t of tools) lines.push(`- ${t.name}: ${t.description}`);
     lines.push("To do work, call a tool. Saying you will do something without calling a tool does nothing.");
   } else {
     lines.push("You have no tools in this run: answer from the task text alone.");
   }
-  lines.push("");
   lines.push(
-    `Turn budget: at most ${p.maxTurns} turns (one turn = one reply from you, tool calls included). ` +
-      "Plan for it; you will be warned when few turns remain.",
-  );
-  lines.push(
+    "",
+    "Plan for your turn budget (one turn = one reply from you, tool calls included); you will be warned when few turns remain.",
     "When you are done, reply without tool calls: a short report of what you did, what you verified (with the commands you ran and their results) and anything left undone.",
+    "",
+    CONTEXT_SCOPE_HINT,
   );
-  lines.push("");
-  lines.push(CONTEXT_SCOPE_HINT);
-  if (agent.body) {
-    lines.push("");
-    lines.push("--- Agent instructions ---");
-    lines.push(agent.body);
-  }
+  if (agent.body) lines.push("", "--- Agent instructions ---", agent.body);
   return lines.join("\n");
+}
+
+/** What changes from run to run, kept at the very end. */
+function runPart(p: PromptInput): string {
+  return [
+    "--- This run ---",
+    `Working directory (absolute): ${p.workdir}`,
+    `Turn budget: at most ${p.maxTurns} turns.`,
+    `[dl-agent:${p.agent.name} source:${p.agent.source} model:${p.model}]`,
+  ].join("\n");
 }

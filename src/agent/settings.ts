@@ -19,8 +19,10 @@ export type AgentSettings = {
   defaultMaxTurnsLocal?: number;
   /** DELEGATE_MAX_NUDGES */
   maxNudges: number;
-  /** DELEGATE_KEEP_TOOL_RESULTS */
+  /** DELEGATE_KEEP_TOOL_RESULTS: the newest tool results a prune never stubs. */
   keepToolResults: number;
+  /** DELEGATE_CONTEXT_BUDGET: characters of whole tool results before old ones are stubbed in a batch. */
+  contextBudgetChars: number;
   /** DELEGATE_PROMPT_CACHING (only allowlisted prefixes get breakpoints even when on) */
   promptCaching: boolean;
   /** DELEGATE_RESEND_REASONING */
@@ -38,6 +40,14 @@ export type AgentSettings = {
   bash: RunBashSettings;
 };
 
+/**
+ * ~50K tokens of tool results: far inside a local model's per-slot context (llama.cpp
+ * slots are often 128-262K tokens), and large enough that a prune comes every several
+ * turns rather than every turn.
+ */
+export const DEFAULT_CONTEXT_BUDGET_CHARS = 200_000;
+export const DEFAULT_KEEP_TOOL_RESULTS = 2;
+
 type Overrides = Partial<Omit<AgentSettings, "bash">> & { bash?: Partial<RunBashSettings> };
 
 export function agentSettings(
@@ -48,7 +58,8 @@ export function agentSettings(
     defaultModel: "local-qwen-3-6-35b",
     defaultMaxTurns: DEFAULT_MAX_TURNS,
     maxNudges: 2,
-    keepToolResults: 6,
+    keepToolResults: DEFAULT_KEEP_TOOL_RESULTS,
+    contextBudgetChars: DEFAULT_CONTEXT_BUDGET_CHARS,
     promptCaching: true,
     resendReasoning: "auto",
     streaming: true,

@@ -10,6 +10,7 @@ export function agentSettingsFromConfig(c: Config): AgentSettings {
     defaultMaxTurnsLocal: c.agent.maxTurnsLocal,
     maxNudges: c.agent.maxNudges,
     keepToolResults: c.agent.keepToolResults,
+    contextBudgetChars: c.agent.contextBudgetChars,
     promptCaching: c.backend.promptCaching,
     resendReasoning: c.backend.resendReasoning,
     streaming: c.backend.streaming,

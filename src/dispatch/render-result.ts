@@ -12,7 +12,7 @@ export function renderResult(r: DelegationResult): string {
     `${r.turns} turns${r.hit_turn_limit ? " (turn limit hit)" : ""}`,
     `stop ${r.stop_reason}`,
     `bash ${r.bash_calls} calls, ${r.bash_failures} failed, last exit ${r.last_bash_exit ?? "-"}`,
-    `${r.usage.input_tokens} in / ${r.usage.output_tokens} out tokens (cache read ${r.usage.cache_read_tokens})`,
+    `${r.usage.input_tokens} in / ${r.usage.output_tokens} out tokens (cache read ${r.usage.cache_read_tokens}, write ${r.usage.cache_write_tokens})`,
     `${r.elapsed_s} s`,
   ];
   const lines = [facts.join(" · ")];

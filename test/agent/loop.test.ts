@@ -149,13 +149,13 @@ describe("runAgent", () => {
     expect(r.error).toContain("max_turns");
   });
 
-  test("old tool results are pruned to the last K with a stub", async () => {
+  test("over the context budget, old tool results are stubbed down to the newest K", async () => {
     const s = scripted([
       ...Array.from({ length: 5 }, (_, i): Step => [tool("run_bash", { command: `echo RESULT-${i}` })]),
       [text("done")],
     ]);
     const o = opts(s.complete);
-    await runAgent({ ...o, settings: { ...o.settings, keepToolResults: 2 } });
+    await runAgent({ ...o, settings: { ...o.settings, keepToolResults: 2, contextBudgetChars: 1 } });
     const final = JSON.stringify(s.requests[5]!.messages);
     expect(final).not.toContain("RESULT-0\\n");
     expect(final).not.toContain("RESULT-2\\n");

@@ -1,6 +1,11 @@
 import { expect, test } from "bun:test";
+import { join } from "node:path";
+import { parseAgentFile } from "../../src/agent/frontmatter.ts";
 import type { Agent } from "../../src/agent/lookup.ts";
 import { buildSystemPrompt, CONTEXT_SCOPE_HINT } from "../../src/agent/prompt.ts";
+import { buildTools } from "../../src/agent/tools/index.ts";
+import { RUN_BASH_DEFAULTS } from "../../src/agent/tools/run-bash.ts";
+import type { ToolSpec } from "../../src/backends/types.ts";
 
 const agent: Agent = {
   name: "reviewer",
@@ -10,25 +15,51 @@ const agent: Agent = {
   body: "Be strict. Cite line numbers.",
 };
 
-test("the system prompt carries tag, identity, workdir, tools, budget, hint, then the body", () => {
-  const p = buildSystemPrompt({
-    agent,
-    workdir: "/abs/work",
-    model: "glm-5",
-    maxTurns: 17,
-    tools: [{ name: "read_file", description: "Read a file.", input_schema: { type: "object", properties: {} } }],
-  });
-  expect(p.split("\n")[0]).toBe("[dl-agent:reviewer source:project-agent model:glm-5]");
+const readTool: ToolSpec = {
+  name: "read_file",
+  description: "Read a file.",
+  input_schema: { type: "object", properties: {} },
+};
+
+test("the system prompt carries identity, tools, rules, hint and the body, then the run's workdir, budget and tag", () => {
+  const p = buildSystemPrompt({ agent, workdir: "/abs/work", model: "glm-5", maxTurns: 17, tools: [readTool] });
   expect(p).toContain('"reviewer" agent');
   expect(p).toContain("Reviews diffs for bugs.");
-  expect(p).toContain("Working directory (absolute): /abs/work");
   expect(p).toContain("- read_file: Read a file.");
-  expect(p).toContain("at most 17 turns");
   expect(p).toContain(CONTEXT_SCOPE_HINT);
   expect(p).toContain("offset/limit");
-  // The agent's own instructions come last, after everything dl adds.
-  expect(p.endsWith("Be strict. Cite line numbers.")).toBe(true);
+  // What varies per run closes the prompt, after the agent's own instructions.
+  const run = p.indexOf("--- This run ---");
+  expect(p.indexOf("Be strict. Cite line numbers.")).toBeLessThan(run);
   expect(p.indexOf(CONTEXT_SCOPE_HINT)).toBeLessThan(p.indexOf("Be strict."));
+  expect(p.slice(run)).toContain("Working directory (absolute): /abs/work");
+  expect(p.slice(run)).toContain("at most 17 turns");
+  expect(p.split("\n").at(-1)).toBe("[dl-agent:reviewer source:project-agent model:glm-5]");
+});
+
+test("the example coder on two worktrees and two models shares >= 95% of its system prompt and all its tools", async () => {
+  const parsed = await parseAgentFile(join(import.meta.dir, "..", "..", "examples", "agents", "coder.md"));
+  const coder: Agent = { ...parsed, name: "coder", file: "coder.md", source: "project-agent" };
+  const tools = () => [...buildTools({ bash: { ...RUN_BASH_DEFAULTS, baseEnv: {} } }).values()].map((t) => t.spec);
+  const a = buildSystemPrompt({
+    agent: coder,
+    workdir: "/repo/.worktrees/task-a",
+    model: "local-qwen",
+    maxTurns: 25,
+    tools: tools(),
+  });
+  const b = buildSystemPrompt({
+    agent: coder,
+    workdir: "/repo/.worktrees/task-bb",
+    model: "glm-5.2",
+    maxTurns: 40,
+    tools: tools(),
+  });
+  let same = 0;
+  while (same < a.length && a[same] === b[same]) same++;
+  expect(same / Math.max(a.length, b.length)).toBeGreaterThanOrEqual(0.95);
+  expect(a.slice(0, same)).toContain(coder.body.trim().slice(0, 200));
+  expect(JSON.stringify(tools())).toBe(JSON.stringify(tools()));
 });
 
 test("without tools the prompt says so", () => {

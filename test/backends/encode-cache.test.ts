@@ -133,7 +133,8 @@ describe("cached payload equals JSON.stringify of the reference body", () => {
         [true, false],
       ] as const) {
         const history: Message[] = [{ role: "user", content: "read the parts" }];
-        const pruner = new ToolResultPruner(2);
+        // A budget of one character prunes on every turn: the most cache entries to invalidate.
+        const pruner = new ToolResultPruner({ budgetChars: 1, keep: 2 });
         for (let turn = 1; turn <= 12; turn++) {
           const r = request("http://127.0.0.1:9", "m", { messages: history, promptCaching, resendReasoning });
           expect(payload(f, r)).toBe(reference(f, r));
@@ -153,6 +154,7 @@ describe("cached payload equals JSON.stringify of the reference body", () => {
           if (turn > 9) block.content += `\n\n[dl: ${12 - turn} turns left]`;
           history.push({ role: "user", content: [block] });
           pruner.add(block, "read_file");
+          pruner.settle();
         }
         expect(pruner.prunedCount).toBe(10);
         const r = request("http://127.0.0.1:9", "m", { messages: history, promptCaching, resendReasoning });
