@@ -42,11 +42,7 @@ export async function runToolCalls(
 }
 
 /** One tool call; an unknown tool, broken arguments or a throw become an error result. */
-export async function runTool(
-  tools: Map<string, AgentTool>,
-  use: ToolUseBlock,
-  ctx: ToolContext,
-): Promise<ToolOutcome> {
+async function runTool(tools: Map<string, AgentTool>, use: ToolUseBlock, ctx: ToolContext): Promise<ToolOutcome> {
   const tool = tools.get(use.name);
   if (!tool) {
     return {
