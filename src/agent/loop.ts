@@ -74,7 +74,7 @@ type Conversation = {
 export async function runAgent(opts: RunAgentOptions): Promise<AgentResult> {
   const started = performance.now();
   const budget = resolveBudget(opts);
-  const counters = newRunCounters();
+  const counters = newCounters();
   const end = await runConversation(opts, budget, counters);
   return agentResult(end, { source: opts.agent.source, model: budget.model, counters, started });
 }
@@ -118,7 +118,7 @@ export function resolveBudget(
   return { model, maxTurns, maxTokens };
 }
 
-function newRunCounters(): RunCounters {
+function newCounters(): RunCounters {
   return {
     turns: 0,
     nudges: 0,
@@ -250,6 +250,8 @@ async function converse(conv: Conversation): Promise<AgentEnd> {
     if (uses.length === 0) conv.opts.onProgress?.(turn, maxTurns, `turn ${turn}/${maxTurns}: replied without tools`);
     const reply = { text, toolCalls: uses.length, stopReason: resp.stop_reason };
     const decision = decideReply(reply, { ...c, turn }, policy);
+    // Tool calls are work resumed after a nudge, and stay in the history, even when the
+    // turn budget stops the run here.
     if (uses.length > 0) {
       if (c.lastWasNudge) c.resumed = true;
       c.lastWasNudge = false;
