@@ -1,27 +1,27 @@
 import { realpath, stat } from "node:fs/promises";
 import { cachingAllowedFor, resendReasoningFor } from "../backends/route.ts";
-import { toolInputError } from "../backends/tool-input.ts";
 import {
   addUsage,
-  type ContentBlock,
   type Endpoint,
   emptyUsage,
   type Message,
   type ModelRequest,
   type ModelResponse,
-  type ToolResultBlock,
   type ToolUseBlock,
   type Usage,
 } from "../backends/types.ts";
 import { describeError, isDlError } from "../errors.ts";
-import { countdownNote, NUDGE_TEXT, ToolResultPruner } from "./history.ts";
+import { countdownNote, ToolResultPruner } from "./history.ts";
 import type { Agent } from "./lookup.ts";
-import { announcesWork, resolveMaxTokens, resolveMaxTurns, resolveModel } from "./policy.ts";
+import { resolveMaxTokens, resolveMaxTurns, resolveModel } from "./policy.ts";
 import { buildSystemPrompt } from "./prompt.ts";
+import { textOf, tidyContent, toolUsesOf } from "./reply-content.ts";
+import { type AgentEnd, decideReply, type NudgeState } from "./reply-decision.ts";
 import type { AgentResult } from "./result.ts";
 import type { AgentSettings } from "./settings.ts";
+import { type BashCounters, runToolCalls } from "./tool-calls.ts";
 import { buildTools } from "./tools/index.ts";
-import type { AgentTool, ToolContext, ToolOutcome } from "./tools/types.ts";
+import type { AgentTool, ToolContext } from "./tools/types.ts";
 
 export type RunAgentOptions = {
   agent: Agent;
@@ -41,15 +41,29 @@ export type RunAgentOptions = {
   onProgress?: (turn: number, maxTurns: number, message: string) => void;
 };
 
-type Counters = {
-  turns: number;
-  nudges: number;
-  resumed: boolean;
-  bashCalls: number;
-  bashFailures: number;
-  lastBashExit: number | null;
-  usage: Usage;
-  modelUsed: string;
+/** The model and the limits one run works within. */
+export type RunBudget = { model: string; maxTurns: number; maxTokens: number };
+
+/** What the loop counts as it goes; the AgentResult reports it. */
+export type RunCounters = Omit<NudgeState, "turn"> &
+  BashCounters & {
+    turns: number;
+    usage: Usage;
+    modelUsed: string;
+  };
+
+/** Everything a turn needs, fixed once the workdir and endpoint are known. */
+type Conversation = {
+  opts: RunAgentOptions;
+  budget: RunBudget;
+  counters: RunCounters;
+  signal: AbortSignal;
+  tools: Map<string, AgentTool>;
+  ctx: ToolContext;
+  /** The request minus the messages, identical on every turn. */
+  request: Omit<ModelRequest, "messages">;
+  history: Message[];
+  pruner: ToolResultPruner;
 };
 
 /**
@@ -59,6 +73,29 @@ type Counters = {
  */
 export async function runAgent(opts: RunAgentOptions): Promise<AgentResult> {
   const started = performance.now();
+  const budget = resolveBudget(opts);
+  const counters = newCounters();
+  const end = await runConversation(opts, budget, counters);
+  return agentResult(end, { source: opts.agent.source, model: budget.model, counters, started });
+}
+
+async function runConversation(opts: RunAgentOptions, budget: RunBudget, counters: RunCounters): Promise<AgentEnd> {
+  const signal = deadlineSignal(opts.signal, opts.settings.dispatchTimeoutMs);
+  const workdir = await checkWorkdir(opts.workdir);
+  if (typeof workdir !== "string") return workdir;
+  let endpoint: Endpoint;
+  try {
+    endpoint = typeof opts.endpoint === "function" ? opts.endpoint(budget.model) : opts.endpoint;
+  } catch (e) {
+    return { final: "", stop: "error", error: `no endpoint for model ${budget.model}: ${describeError(e)}` };
+  }
+  return await converse(startConversation(opts, budget, counters, { signal, workdir, endpoint }));
+}
+
+/** Model, turn budget and output budget, from the caller's choices and the settings. */
+export function resolveBudget(
+  opts: Pick<RunAgentOptions, "model" | "agent" | "max_turns" | "max_tokens" | "settings">,
+): RunBudget {
   const s = opts.settings;
   const model = resolveModel({
     explicit: opts.model,
@@ -78,250 +115,200 @@ export async function runAgent(opts: RunAgentOptions): Promise<AgentResult> {
     reasoningAliases: s.reasoningAliases,
     caps: s.maxTokensCaps,
   });
-  const c: Counters = {
+  return { model, maxTurns, maxTokens };
+}
+
+function newCounters(): RunCounters {
+  return {
     turns: 0,
     nudges: 0,
     resumed: false,
+    lastWasNudge: false,
+    beforeNudge: "",
     bashCalls: 0,
     bashFailures: 0,
     lastBashExit: null,
     usage: emptyUsage(),
     modelUsed: "",
   };
-  const finish = (f: {
-    final: string;
-    stop: string;
-    hitLimit?: boolean;
-    incomplete?: boolean;
-    error?: string;
-  }): AgentResult => {
-    const r: AgentResult = {
-      success: !f.error && !f.incomplete,
-      final_response: f.final,
-      agent_source: opts.agent.source,
-      model,
-      model_used: c.modelUsed || model,
-      turns: c.turns,
-      stop_reason: f.stop,
-      hit_turn_limit: f.hitLimit ?? false,
-      incomplete: f.incomplete ?? false,
-      nudges: c.nudges,
-      resumed_after_nudge: c.resumed,
-      bash_calls: c.bashCalls,
-      bash_failures: c.bashFailures,
-      last_bash_exit: c.lastBashExit,
-      usage: c.usage,
-      elapsed_s: Math.round((performance.now() - started) / 100) / 10,
-    };
-    if (f.error) r.error = f.error;
-    return r;
-  };
+}
 
-  // One signal for the caller's abort and the whole-delegation deadline.
-  const signals = [opts.signal, s.dispatchTimeoutMs ? AbortSignal.timeout(s.dispatchTimeoutMs) : undefined].filter(
+/** The AgentResult for how the run ended plus what was counted on the way. */
+export function agentResult(
+  end: AgentEnd,
+  run: { source: AgentResult["agent_source"]; model: string; counters: RunCounters; started: number },
+): AgentResult {
+  const c = run.counters;
+  const r: AgentResult = {
+    success: !end.error && !end.incomplete,
+    final_response: end.final,
+    agent_source: run.source,
+    model: run.model,
+    model_used: c.modelUsed || run.model,
+    turns: c.turns,
+    stop_reason: end.stop,
+    hit_turn_limit: end.hitLimit ?? false,
+    incomplete: end.incomplete ?? false,
+    nudges: c.nudges,
+    resumed_after_nudge: c.resumed,
+    bash_calls: c.bashCalls,
+    bash_failures: c.bashFailures,
+    last_bash_exit: c.lastBashExit,
+    usage: c.usage,
+    elapsed_s: Math.round((performance.now() - run.started) / 100) / 10,
+  };
+  if (end.error) r.error = end.error;
+  return r;
+}
+
+/** One signal for the caller's abort and the whole-delegation deadline. */
+function deadlineSignal(caller: AbortSignal | undefined, timeoutMs: number | undefined): AbortSignal {
+  const signals = [caller, timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined].filter(
     (x): x is AbortSignal => x !== undefined,
   );
-  const signal = signals.length ? AbortSignal.any(signals) : new AbortController().signal;
-  const stopped = (): AgentResult => {
-    if (opts.signal?.aborted) {
-      return finish({
-        final: "",
-        stop: "cancelled",
-        incomplete: true,
-        error: "cancelled by the caller; running commands were killed. Files the agent already wrote stay on disk.",
-      });
-    }
-    return finish({
-      final: "",
-      stop: "timeout",
-      incomplete: true,
-      error: `the delegation ran past its ${Math.round((s.dispatchTimeoutMs ?? 0) / 1000)} s deadline and was stopped; split the task or raise the deadline`,
-    });
-  };
-
-  let workdir: string;
-  try {
-    workdir = await realpath(opts.workdir);
-    if (!(await stat(workdir)).isDirectory()) throw new Error("not a directory");
-  } catch {
-    return finish({
-      final: "",
-      stop: "error",
-      error: `workdir ${JSON.stringify(opts.workdir)} is not an existing directory; pass an absolute path to a directory`,
-    });
-  }
-  let endpoint: Endpoint;
-  try {
-    endpoint = typeof opts.endpoint === "function" ? opts.endpoint(model) : opts.endpoint;
-  } catch (e) {
-    return finish({ final: "", stop: "error", error: `no endpoint for model ${model}: ${describeError(e)}` });
-  }
-
-  const tools = buildTools({ read: s.read, write: s.write, bash: s.bash });
-  const specs = [...tools.values()].map((t) => t.spec);
-  const system = buildSystemPrompt({ agent: opts.agent, workdir, model, tools: specs, maxTurns });
-  const ctx: ToolContext = { workdir, allowEscape: s.allowPathEscape, signal };
-  const history: Message[] = [{ role: "user", content: opts.task }];
-  const pruner = new ToolResultPruner({ budgetChars: s.contextBudgetChars, keep: s.keepToolResults });
-  const promptCaching = s.promptCaching && cachingAllowedFor(model);
-  const resendReasoning = resendReasoningFor(model, s.resendReasoning);
-  let lastWasNudge = false;
-  /** Text of the turn a nudge interrupted: part of the report if the agent then just ends. */
-  let beforeNudge = "";
-
-  for (let turn = 1; turn <= maxTurns; turn++) {
-    if (signal.aborted) return stopped();
-    let resp: ModelResponse;
-    try {
-      resp = await opts.complete({
-        endpoint,
-        model,
-        system,
-        messages: history,
-        tools: specs,
-        max_tokens: maxTokens,
-        stream: s.streaming,
-        resendReasoning,
-        promptCaching,
-        signal,
-      });
-    } catch (e) {
-      if (signal.aborted) return stopped();
-      const why = isDlError(e) ? e.message : describeError(e);
-      return finish({
-        final: "",
-        stop: "error",
-        incomplete: true,
-        error: `model call ${turn} to ${model} failed: ${why}. Check that the backend is up and serves this model (local_backend_status), or try another model.`,
-      });
-    }
-    c.turns = turn;
-    c.usage = addUsage(c.usage, resp.usage);
-    if (resp.model) c.modelUsed = resp.model;
-    const content = tidyContent(resp.content, turn);
-    const text = textOf(content);
-    const uses = content.filter((b): b is ToolUseBlock => b.type === "tool_use");
-
-    if (uses.length === 0) {
-      opts.onProgress?.(turn, maxTurns, `turn ${turn}/${maxTurns}: replied without tools`);
-      if (resp.stop_reason === "max_tokens") {
-        return finish({
-          final: text,
-          stop: "max_tokens",
-          incomplete: true,
-          error: `the reply was cut at max_tokens=${maxTokens}; pass a larger max_tokens or ask for smaller steps`,
-        });
-      }
-      if (turn < maxTurns && c.nudges < s.maxNudges && announcesWork(text)) {
-        c.nudges++;
-        lastWasNudge = true;
-        beforeNudge = text;
-        // The countdown rides on whatever message comes next, so a nudge cannot hide it.
-        const note = countdownNote(maxTurns - turn);
-        history.push({ role: "assistant", content }, { role: "user", content: note ? NUDGE_TEXT + note : NUDGE_TEXT });
-        continue;
-      }
-      // Replying on the last turn after working up to it means the budget ran out (the
-      // countdown told it to stop); the report is usable, but the caller should know.
-      const hitLimit = turn === maxTurns && maxTurns > 1 && !lastWasNudge;
-      const stillAnnouncing = c.nudges > 0 && !c.resumed && announcesWork(text);
-      let error: string | undefined;
-      if (!text) error = "the agent ended with an empty reply; re-run it, or try another model";
-      else if (stillAnnouncing) {
-        error = `the agent kept announcing work without calling tools after ${c.nudges} nudge(s); re-run with a more specific task or another model`;
-      }
-      // A sign-off like "I'll leave the docs to you" can draw a nudge; if the agent then
-      // only confirms it is done, the report it had already written must not be lost.
-      const final =
-        lastWasNudge && beforeNudge && !text.includes(beforeNudge) ? `${beforeNudge}\n\n${text}`.trim() : text;
-      return finish({
-        final,
-        stop: resp.stop_reason || "end_turn",
-        hitLimit,
-        incomplete: !text || stillAnnouncing,
-        ...(error ? { error } : {}),
-      });
-    }
-
-    if (lastWasNudge) c.resumed = true;
-    lastWasNudge = false;
-    history.push({ role: "assistant", content });
-    if (turn === maxTurns) {
-      return finish({
-        final: text,
-        stop: "max_turns",
-        hitLimit: true,
-        incomplete: true,
-        error: `the agent used all ${maxTurns} turns and still wanted to call tools; check what it changed, then re-run the rest as a new task or raise max_turns (hard cap 40)`,
-      });
-    }
-
-    const results: ToolResultBlock[] = [];
-    const names: string[] = [];
-    for (const use of uses) {
-      const out = await runTool(tools, use, ctx);
-      if (out.bash) {
-        c.bashCalls++;
-        c.lastBashExit = out.bash.exitCode;
-        if (out.bash.exitCode !== 0) c.bashFailures++;
-      }
-      const block: ToolResultBlock = { type: "tool_result", tool_use_id: use.id, content: out.content };
-      if (out.is_error) block.is_error = true;
-      results.push(block);
-      names.push(out.bash ? `${use.name} (exit ${out.bash.exitCode})` : use.name);
-      if (signal.aborted) break;
-    }
-    if (signal.aborted) return stopped();
-    const note = countdownNote(maxTurns - turn);
-    const last = results[results.length - 1];
-    if (note && last) last.content += note;
-    history.push({ role: "user", content: results });
-    for (let i = 0; i < results.length; i++) pruner.add(results[i]!, uses[i]?.name ?? "tool");
-    pruner.settle();
-    opts.onProgress?.(turn, maxTurns, `turn ${turn}/${maxTurns}: ${names.join(", ")}`);
-  }
-  // Unreachable: the last turn returns above. Kept so the type checker sees a result.
-  return finish({ final: "", stop: "max_turns", hitLimit: true, incomplete: true, error: "turn budget exhausted" });
+  return signals.length ? AbortSignal.any(signals) : new AbortController().signal;
 }
 
-/**
- * What the model sent, made safe to send back: empty text blocks are dropped (the
- * Anthropic API rejects them) and a tool call without an id gets one, so its result can
- * be matched.
- */
-function tidyContent(content: ContentBlock[], turn: number): ContentBlock[] {
-  const out: ContentBlock[] = [];
-  let n = 0;
-  for (const b of content) {
-    if (b.type === "text" && b.text.trim() === "") continue;
-    if (b.type === "tool_use" && !b.id) out.push({ ...b, id: `toolu_dl_${turn}_${n++}` });
-    else out.push(b);
-  }
-  return out;
-}
-
-function textOf(content: ContentBlock[]): string {
-  return content
-    .filter((b) => b.type === "text")
-    .map((b) => (b as { text: string }).text)
-    .join("\n")
-    .trim();
-}
-
-async function runTool(tools: Map<string, AgentTool>, use: ToolUseBlock, ctx: ToolContext): Promise<ToolOutcome> {
-  const tool = tools.get(use.name);
-  if (!tool) {
+/** How a run ends once its signal aborted: a cancel by the caller, else the deadline. */
+export function stoppedEnd(callerAborted: boolean, timeoutMs: number | undefined): AgentEnd {
+  if (callerAborted) {
     return {
-      content: `unknown tool ${JSON.stringify(use.name)}; available: ${[...tools.keys()].join(", ")}`,
-      is_error: true,
+      final: "",
+      stop: "cancelled",
+      incomplete: true,
+      error: "cancelled by the caller; running commands were killed. Files the agent already wrote stay on disk.",
     };
   }
-  const broken = toolInputError(use);
-  if (broken) return { content: broken, is_error: true };
-  const input = use.input && typeof use.input === "object" && !Array.isArray(use.input) ? use.input : {};
+  return {
+    final: "",
+    stop: "timeout",
+    incomplete: true,
+    error: `the delegation ran past its ${Math.round((timeoutMs ?? 0) / 1000)} s deadline and was stopped; split the task or raise the deadline`,
+  };
+}
+
+/** The workdir's realpath, or the end of the run when it is not an existing directory. */
+async function checkWorkdir(given: string): Promise<string | AgentEnd> {
   try {
-    return await tool.run(input, ctx);
-  } catch (e) {
-    return { content: `${use.name} failed: ${describeError(e)}`, is_error: true };
+    const workdir = await realpath(given);
+    if (!(await stat(workdir)).isDirectory()) throw new Error("not a directory");
+    return workdir;
+  } catch {
+    return {
+      final: "",
+      stop: "error",
+      error: `workdir ${JSON.stringify(given)} is not an existing directory; pass an absolute path to a directory`,
+    };
   }
+}
+
+function startConversation(
+  opts: RunAgentOptions,
+  budget: RunBudget,
+  counters: RunCounters,
+  where: { signal: AbortSignal; workdir: string; endpoint: Endpoint },
+): Conversation {
+  const s = opts.settings;
+  const { model, maxTurns } = budget;
+  const tools = buildTools({ read: s.read, write: s.write, bash: s.bash });
+  const specs = [...tools.values()].map((t) => t.spec);
+  return {
+    opts,
+    budget,
+    counters,
+    signal: where.signal,
+    tools,
+    ctx: { workdir: where.workdir, allowEscape: s.allowPathEscape, signal: where.signal },
+    request: {
+      endpoint: where.endpoint,
+      model,
+      system: buildSystemPrompt({ agent: opts.agent, workdir: where.workdir, model, tools: specs, maxTurns }),
+      tools: specs,
+      max_tokens: budget.maxTokens,
+      stream: s.streaming,
+      resendReasoning: resendReasoningFor(model, s.resendReasoning),
+      promptCaching: s.promptCaching && cachingAllowedFor(model),
+      signal: where.signal,
+    },
+    history: [{ role: "user", content: opts.task }],
+    pruner: new ToolResultPruner({ budgetChars: s.contextBudgetChars, keep: s.keepToolResults }),
+  };
+}
+
+/** The turns: call the model, then run its tools, nudge it, or stop. */
+async function converse(conv: Conversation): Promise<AgentEnd> {
+  const { budget, counters: c, history } = conv;
+  const { maxTurns } = budget;
+  const policy = { maxTurns, maxNudges: conv.opts.settings.maxNudges, maxTokens: budget.maxTokens };
+  for (let turn = 1; turn <= maxTurns; turn++) {
+    if (conv.signal.aborted) return stopped(conv);
+    const resp = await callModel(conv, turn);
+    if (!("content" in resp)) return resp;
+    const content = tidyContent(resp.content, turn);
+    const text = textOf(content);
+    const uses = toolUsesOf(content);
+    if (uses.length === 0) conv.opts.onProgress?.(turn, maxTurns, `turn ${turn}/${maxTurns}: replied without tools`);
+    const reply = { text, toolCalls: uses.length, stopReason: resp.stop_reason };
+    const decision = decideReply(reply, { ...c, turn }, policy);
+    // Tool calls are work resumed after a nudge, and stay in the history, even when the
+    // turn budget stops the run here.
+    if (uses.length > 0) {
+      if (c.lastWasNudge) c.resumed = true;
+      c.lastWasNudge = false;
+      history.push({ role: "assistant", content });
+    }
+    if (decision.kind === "stop") return decision.end;
+    if (decision.kind === "nudge") {
+      c.nudges++;
+      c.lastWasNudge = true;
+      c.beforeNudge = text;
+      history.push({ role: "assistant", content }, { role: "user", content: decision.message });
+      continue;
+    }
+    const ended = await toolTurn(conv, turn, uses);
+    if (ended) return ended;
+  }
+  // Unreachable: the last turn returns above. Kept so the type checker sees a result.
+  return { final: "", stop: "max_turns", hitLimit: true, incomplete: true, error: "turn budget exhausted" };
+}
+
+function stopped(conv: Conversation): AgentEnd {
+  return stoppedEnd(conv.opts.signal?.aborted === true, conv.opts.settings.dispatchTimeoutMs);
+}
+
+/** One model call, its usage counted; a failure ends the run with what to try. */
+async function callModel(conv: Conversation, turn: number): Promise<ModelResponse | AgentEnd> {
+  let resp: ModelResponse;
+  try {
+    resp = await conv.opts.complete({ ...conv.request, messages: conv.history });
+  } catch (e) {
+    if (conv.signal.aborted) return stopped(conv);
+    const why = isDlError(e) ? e.message : describeError(e);
+    return {
+      final: "",
+      stop: "error",
+      incomplete: true,
+      error: `model call ${turn} to ${conv.budget.model} failed: ${why}. Check that the backend is up and serves this model (local_backend_status), or try another model.`,
+    };
+  }
+  const c = conv.counters;
+  c.turns = turn;
+  c.usage = addUsage(c.usage, resp.usage);
+  if (resp.model) c.modelUsed = resp.model;
+  return resp;
+}
+
+/** Runs the turn's tool calls and sends their results back with the turn countdown. */
+async function toolTurn(conv: Conversation, turn: number, uses: ToolUseBlock[]): Promise<AgentEnd | undefined> {
+  const { maxTurns } = conv.budget;
+  const { results, names } = await runToolCalls(conv.tools, uses, conv.ctx, conv.counters);
+  if (conv.signal.aborted) return stopped(conv);
+  const note = countdownNote(maxTurns - turn);
+  const last = results[results.length - 1];
+  if (note && last) last.content += note;
+  conv.history.push({ role: "user", content: results });
+  for (let i = 0; i < results.length; i++) conv.pruner.add(results[i]!, uses[i]?.name ?? "tool");
+  conv.pruner.settle();
+  conv.opts.onProgress?.(turn, maxTurns, `turn ${turn}/${maxTurns}: ${names.join(", ")}`);
+  return undefined;
 }

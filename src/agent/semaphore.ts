@@ -53,6 +53,9 @@ const shared = new Map<number, Semaphore>();
 /** One semaphore per cap value for the whole process, so every agent run shares it. */
 export function sharedSemaphore(max: number): Semaphore {
   let s = shared.get(max);
-  if (!s) shared.set(max, (s = new Semaphore(max)));
+  if (!s) {
+    s = new Semaphore(max);
+    shared.set(max, s);
+  }
   return s;
 }

@@ -58,72 +58,27 @@ const RETRYABLE_STREAM_ERRORS = new Set([
 
 export async function complete(req: ModelRequest, opts: CompleteOptions = {}): Promise<ModelResponse> {
   const clock = opts.clock ?? realClock;
-  const doFetch: FetchFn = opts.fetch ?? ((url, init) => fetch(url, init));
-  const prefixes = opts.routingHeaderPrefixes ?? DEFAULT_ROUTING_HEADER_PREFIXES;
   const deadline = opts.turnTimeoutMs !== undefined ? AbortSignal.timeout(opts.turnTimeoutMs) : undefined;
   const signal = deadline ? AbortSignal.any([req.signal, deadline]) : req.signal;
-  // Cached per-message encodings: the same bytes as JSON.stringify of the body objects.
-  const payload = req.endpoint.format === "openai" ? openaiPayload(req) : anthropicPayload(req);
-  const headers = requestHeaders(req.endpoint);
-  let routing: Record<string, string> = {};
-
-  const attempt = async (): Promise<ParsedReply> => {
-    try {
-      // Never follow a redirect: it would carry the key and the task to a host no guard checked.
-      const res = await doFetch(req.endpoint.url, {
-        method: "POST",
-        headers,
-        body: payload,
-        signal,
-        redirect: "manual",
-      });
-      routing = pickHeaders(res.headers, prefixes);
-      if (!res.ok) {
-        const text = await readBodyCapped(res, ERROR_BODY_MAX_BYTES, true).catch(() => "");
-        const where =
-          res.status >= 300 && res.status < 400 ? redirectTarget(res.headers.get("location"), req.endpoint.url) : "";
-        throw httpError(
-          req.endpoint,
-          req.model,
-          res.status,
-          where || text,
-          parseRetryAfter(res.headers.get("retry-after"), Date.now()),
-        );
-      }
-      const ctype = res.headers.get("content-type") ?? "";
-      if (ctype.includes("text/event-stream") && res.body) return await readStream(req, res.body);
-      const text = await readBodyCapped(res, JSON_BODY_MAX_BYTES, false);
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        throw protocolError(
-          req.endpoint,
-          req.model,
-          `expected JSON, got ${ctype || "no content-type"} starting with ${JSON.stringify(text.slice(0, 400))}`,
-        );
-      }
-      if (!json || typeof json !== "object")
-        throw protocolError(req.endpoint, req.model, "the JSON reply is not an object");
-      const obj = json as Record<string, unknown>;
-      return req.endpoint.format === "openai" ? parseOpenaiJson(obj) : parseAnthropicJson(obj);
-    } catch (e) {
-      if (req.signal.aborted) throw cancelledError();
-      if (deadline?.aborted) throw deadlineError(budgetText(opts.turnTimeoutMs));
-      if (isDlError(e)) throw e;
-      if (e instanceof BodyTooLargeError || e instanceof SseLimitError)
-        throw protocolError(req.endpoint, req.model, e.message);
-      throw networkError(req.endpoint, req.model, e);
-    }
+  const turn: Turn = {
+    req,
+    doFetch: opts.fetch ?? ((url, init) => fetch(url, init)),
+    // Cached per-message encodings: the same bytes as JSON.stringify of the body objects.
+    payload: req.endpoint.format === "openai" ? openaiPayload(req) : anthropicPayload(req),
+    headers: requestHeaders(req.endpoint),
+    signal,
+    deadline,
+    turnTimeoutMs: opts.turnTimeoutMs,
+    prefixes: opts.routingHeaderPrefixes ?? DEFAULT_ROUTING_HEADER_PREFIXES,
+    routing: {},
   };
-
   const retryOpts: Parameters<typeof withRetry>[1] = { signal, clock };
   if (opts.retry) retryOpts.policy = opts.retry;
   if (opts.onRetry) retryOpts.onRetry = opts.onRetry;
   if (opts.turnTimeoutMs !== undefined) retryOpts.deadlineAt = clock.now() + opts.turnTimeoutMs;
   try {
-    const { value, retries } = await withRetry(attempt, retryOpts);
-    return { ...value, routing, retries };
+    const { value, retries } = await withRetry(() => attempt(turn), retryOpts);
+    return { ...value, routing: turn.routing, retries };
   } catch (e) {
     // withRetry sees the combined signal; say which of the two fired.
     if (isDlError(e, "cancelled") && !req.signal.aborted && deadline?.aborted) {
@@ -131,6 +86,79 @@ export async function complete(req: ModelRequest, opts: CompleteOptions = {}): P
     }
     throw e;
   }
+}
+
+/** One turn's fixed request and the routing headers of its latest attempt. */
+type Turn = {
+  req: ModelRequest;
+  doFetch: FetchFn;
+  payload: string;
+  headers: Record<string, string>;
+  /** The caller's signal combined with the turn deadline. */
+  signal: AbortSignal;
+  deadline: AbortSignal | undefined;
+  turnTimeoutMs: number | undefined;
+  prefixes: readonly string[];
+  routing: Record<string, string>;
+};
+
+/** One HTTP attempt; every failure comes out as a DlError withRetry can classify. */
+async function attempt(turn: Turn): Promise<ParsedReply> {
+  const { req } = turn;
+  try {
+    // Never follow a redirect: it would carry the key and the task to a host no guard checked.
+    const res = await turn.doFetch(req.endpoint.url, {
+      method: "POST",
+      headers: turn.headers,
+      body: turn.payload,
+      signal: turn.signal,
+      redirect: "manual",
+    });
+    turn.routing = pickHeaders(res.headers, turn.prefixes);
+    if (!res.ok) throw await failedResponse(req, res);
+    const ctype = res.headers.get("content-type") ?? "";
+    if (ctype.includes("text/event-stream") && res.body) return await readStream(req, res.body);
+    return await readJson(req, res, ctype);
+  } catch (e) {
+    if (req.signal.aborted) throw cancelledError();
+    if (turn.deadline?.aborted) throw deadlineError(budgetText(turn.turnTimeoutMs));
+    if (isDlError(e)) throw e;
+    if (e instanceof BodyTooLargeError || e instanceof SseLimitError)
+      throw protocolError(req.endpoint, req.model, e.message);
+    throw networkError(req.endpoint, req.model, e);
+  }
+}
+
+/** The error for a non-2xx reply: its status, body (or redirect target) and Retry-After. */
+async function failedResponse(req: ModelRequest, res: Response): Promise<Error> {
+  const text = await readBodyCapped(res, ERROR_BODY_MAX_BYTES, true).catch(() => "");
+  const where =
+    res.status >= 300 && res.status < 400 ? redirectTarget(res.headers.get("location"), req.endpoint.url) : "";
+  return httpError(
+    req.endpoint,
+    req.model,
+    res.status,
+    where || text,
+    parseRetryAfter(res.headers.get("retry-after"), Date.now()),
+  );
+}
+
+async function readJson(req: ModelRequest, res: Response, ctype: string): Promise<ParsedReply> {
+  const text = await readBodyCapped(res, JSON_BODY_MAX_BYTES, false);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw protocolError(
+      req.endpoint,
+      req.model,
+      `expected JSON, got ${ctype || "no content-type"} starting with ${JSON.stringify(text.slice(0, 400))}`,
+    );
+  }
+  if (!json || typeof json !== "object")
+    throw protocolError(req.endpoint, req.model, "the JSON reply is not an object");
+  const obj = json as Record<string, unknown>;
+  return req.endpoint.format === "openai" ? parseOpenaiJson(obj) : parseAnthropicJson(obj);
 }
 
 async function readStream(req: ModelRequest, body: ReadableStream<Uint8Array>): Promise<ParsedReply> {

@@ -195,7 +195,11 @@ describe("runAgent", () => {
   test("an endpoint function gets the chosen model", async () => {
     const s = scripted([[text("ok")]]);
     const seen: string[] = [];
-    await runAgent(opts(s.complete, { agent: agent("coder"), endpoint: (m) => (seen.push(m), endpoint) }));
+    const routeFor = (m: string) => {
+      seen.push(m);
+      return endpoint;
+    };
+    await runAgent(opts(s.complete, { agent: agent("coder"), endpoint: routeFor }));
     expect(seen).toEqual(["local-coder"]);
   });
 

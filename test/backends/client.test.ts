@@ -1,7 +1,7 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { complete } from "../../src/backends/client.ts";
 import { toolInputError } from "../../src/backends/tool-input.ts";
-import type { ContentBlock, Message, ToolUseBlock } from "../../src/backends/types.ts";
+import type { Message, ToolUseBlock } from "../../src/backends/types.ts";
 import { isDlError } from "../../src/errors.ts";
 import { reply, startFakeModel } from "../fixture/fake-model.ts";
 import { fakeClock, KEY, request } from "./util.ts";
@@ -11,6 +11,19 @@ afterAll(() => fake.stop());
 beforeEach(() => fake.reset());
 
 const MODELS = { anthropic: "local-qwen-3-6", openai: "deepseek-v4-flash" } as const;
+/** The parts of a request body as sent that these tests read. */
+type SentBlock = { type: string; cache_control?: unknown } & Record<string, unknown>;
+type AnthropicBody = {
+  system: unknown;
+  tools: SentBlock[];
+  messages: { role: string; content: SentBlock[] }[];
+};
+type OpenaiBody = {
+  tools: unknown[];
+  messages: ({ role: string } & Record<string, unknown>)[];
+  stream_options?: unknown;
+};
+
 const BIG_INPUT = { command: `pytest -q tests/test_a.py && echo 'done' # ${"x".repeat(300)}`, cwd: "ünïcode/✓" };
 
 for (const format of ["anthropic", "openai"] as const) {
@@ -154,15 +167,15 @@ describe("Anthropic request shape", () => {
   test("cache_control on system, last tool and the final message when promptCaching", async () => {
     fake.script(reply.text("ok"));
     await complete(request(fake.url, "glm-5", { messages: history, promptCaching: true }));
-    const body = fake.requests[0]!.body as Record<string, any>;
+    const body = fake.requests[0]!.body as AnthropicBody;
     expect(body.system).toEqual([
       { type: "text", text: "You are a test agent.", cache_control: { type: "ephemeral" } },
     ]);
-    expect(body.tools[0].cache_control).toBeUndefined();
-    expect(body.tools[1].cache_control).toEqual({ type: "ephemeral" });
-    expect(body.messages[2].content[0].cache_control).toEqual({ type: "ephemeral" });
+    expect(body.tools[0]?.cache_control).toBeUndefined();
+    expect(body.tools[1]?.cache_control).toEqual({ type: "ephemeral" });
+    expect(body.messages[2]?.content[0]?.cache_control).toEqual({ type: "ephemeral" });
     // Unsigned thinking is not resent by default.
-    expect(body.messages[1].content.map((b: ContentBlock) => b.type)).toEqual(["tool_use"]);
+    expect(body.messages[1]?.content.map((b) => b.type)).toEqual(["tool_use"]);
   });
 
   test("no cache_control without promptCaching; thinking resent when asked", async () => {
@@ -170,7 +183,7 @@ describe("Anthropic request shape", () => {
     await complete(request(fake.url, "glm-5", { messages: history, resendReasoning: true }));
     const raw = JSON.stringify(fake.requests[0]!.body);
     expect(raw).not.toContain("cache_control");
-    expect((fake.requests[0]!.body as Record<string, any>).messages[1].content[0]).toEqual({
+    expect((fake.requests[0]!.body as AnthropicBody).messages[1]!.content[0]).toEqual({
       type: "thinking",
       thinking: "plan",
     });
@@ -197,13 +210,13 @@ test("OpenAI conversion: tools as functions, tool results before user text", asy
     },
   ];
   await complete(request(fake.url, "gpt-5", { messages, stream: false }));
-  const body = fake.requests[0]!.body as Record<string, any>;
+  const body = fake.requests[0]!.body as OpenaiBody;
   expect(body.tools[0]).toEqual({
     type: "function",
     function: { name: "read_file", description: "Read a file", parameters: expect.any(Object) },
   });
   expect(body.messages.map((m: { role: string }) => m.role)).toEqual(["system", "user", "assistant", "tool", "user"]);
-  expect(body.messages[2].content).toBe("reading");
+  expect(body.messages[2]?.content).toBe("reading");
   expect(body.messages[3]).toEqual({ role: "tool", tool_call_id: "c1", content: "data" });
   expect(body.stream_options).toBeUndefined();
 });

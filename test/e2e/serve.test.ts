@@ -57,6 +57,18 @@ describe("dl serve over stdio", () => {
     for (const t of tools) expect(t.inputSchema.type).toBe("object");
   });
 
+  test("tool descriptions kept in .txt files are embedded in the compiled binary", async () => {
+    const { tools } = await session.client.listTools();
+    const description = (name: string) => tools.find((t) => t.name === name)?.description ?? "";
+    for (const t of tools) {
+      expect(t.description?.trim()).toBe(t.description);
+      expect(t.description?.length).toBeGreaterThan(100);
+    }
+    expect(description("delegate_batch")).toStartWith("Runs up to 4 agent tasks at once");
+    expect(description("submit_codex")).toContain("watch");
+    expect(description("submit_codex")).toEndWith("run the project's tests in the worktree before merging.");
+  });
+
   test("list_local_agents lists agents and a malformed one with its error", async () => {
     const res = await session.client.callTool({ name: "list_local_agents", arguments: {} });
     expect(res.isError).toBeFalsy();

@@ -18,9 +18,9 @@ export async function confinePath(workdirReal: string, given: string, allowEscap
   if (given.includes("\0")) throw new DlError("bad_input", "path contains a NUL byte");
   const target = resolve(workdirReal, given);
   if (allowEscape) return target;
-  if (!inside(workdirReal, target)) throw escape(given);
+  if (!inside(workdirReal, target)) throw escapeError(given);
   const real = realpathDeepest(target);
-  if (real === null || !inside(workdirReal, real)) throw escape(given);
+  if (real === null || !inside(workdirReal, real)) throw escapeError(given);
   return real;
 }
 
@@ -30,7 +30,7 @@ function inside(root: string, p: string): boolean {
   return rel !== "" && !rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel);
 }
 
-function escape(given: string): DlError {
+function escapeError(given: string): DlError {
   return new DlError(
     "path_escape",
     `path ${JSON.stringify(given.slice(0, 200))} is outside the working directory (directly, through '..' or through a symlink); use a path inside the working directory`,

@@ -1,8 +1,9 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
+import { z } from "zod";
 import { describeError, isDlError } from "../../errors.ts";
 import { confinePath, displayPath } from "./confine.ts";
-import { type AgentTool, fail, intArg, ok } from "./types.ts";
+import { type AgentTool, defineTool, fail, ok, optionalInt, pathArg } from "./types.ts";
 
 export type ReadFileSettings = {
   /** Text returned per call (~50 KB); the model pages with offset/limit beyond it. */
@@ -27,32 +28,19 @@ const BINARY_SNIFF = 8_000;
  */
 const SYNC_READ_MAX = 1024 * 1024;
 
+const readFileInput = z.object({
+  path: pathArg(),
+  offset: optionalInt("offset", 1).describe("First line to read, 1-based (default 1)"),
+  limit: optionalInt("limit", 1).describe("How many lines to read (default: as many as fit in one call)"),
+});
+
 export function readFileTool(settings: ReadFileSettings = READ_FILE_DEFAULTS): AgentTool {
-  return {
-    spec: {
-      name: "read_file",
-      description:
-        "Read a text file with line numbers. Returns at most about 50 KB per call with a '[lines N-M of TOTAL]' header; pass offset (first line, 1-based) and limit (number of lines) to read a range or continue.",
-      input_schema: {
-        type: "object",
-        properties: {
-          path: { type: "string", description: "File path, relative to the working directory" },
-          offset: { type: "integer", description: "First line to read, 1-based (default 1)" },
-          limit: { type: "integer", description: "How many lines to read (default: as many as fit in one call)" },
-        },
-        required: ["path"],
-      },
-    },
-    async run(input, ctx) {
-      const given = String(input.path ?? "");
-      let offset: number;
-      let limit: number | undefined;
-      try {
-        offset = intArg(input.offset, "offset", 1) ?? 1;
-        limit = intArg(input.limit, "limit", 1);
-      } catch (e) {
-        return fail(`read_file: ${(e as Error).message}`);
-      }
+  return defineTool({
+    name: "read_file",
+    description:
+      "Read a text file with line numbers. Returns at most about 50 KB per call with a '[lines N-M of TOTAL]' header; pass offset (first line, 1-based) and limit (number of lines) to read a range or continue.",
+    input: readFileInput,
+    async run({ path: given, offset = 1, limit }, ctx) {
       let abs: string;
       try {
         abs = await confinePath(ctx.workdir, given, ctx.allowEscape);
@@ -78,7 +66,7 @@ export function readFileTool(settings: ReadFileSettings = READ_FILE_DEFAULTS): A
       }
       return ok(page(buf.toString("utf8"), shown, offset, limit, settings));
     },
-  };
+  });
 }
 
 /** A reason to refuse the file, already worded for the model. */

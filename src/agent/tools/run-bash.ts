@@ -1,10 +1,11 @@
 import { existsSync } from "node:fs";
 import { constants } from "node:os";
+import { z } from "zod";
 import { describeError, isDlError } from "../../errors.ts";
 import { runGroup, type StreamName } from "../../sys/process.ts";
 import { type Semaphore, sharedSemaphore } from "../semaphore.ts";
 import { bashEnv } from "./env.ts";
-import { type AgentTool, fail, type ToolOutcome } from "./types.ts";
+import { type AgentTool, defineTool, fail, type ToolOutcome } from "./types.ts";
 
 export type RunBashSettings = {
   /** DELEGATE_RUN_BASH=0 removes the tool (the loop leaves it out). */
@@ -80,25 +81,24 @@ function signalNumber(sig: string | null): number | null {
   return typeof n === "number" ? n : null;
 }
 
+const COMMAND_ERROR = "command must be a non-empty string";
+const runBashInput = z.object({
+  command: z
+    .string({ error: COMMAND_ERROR })
+    .refine((c) => c.trim() !== "", { error: COMMAND_ERROR })
+    .describe("The command line, run with bash -c"),
+});
+
 export function runBashTool(settings: RunBashSettings): AgentTool {
   const shell = pickShell();
   const env = bashEnv(settings.baseEnv, settings.passthrough);
   const limiter = settings.limiter ?? sharedSemaphore(settings.maxConcurrent);
   const timeoutS = Math.round(settings.timeoutMs / 1000);
-  return {
-    spec: {
-      name: "run_bash",
-      description: `Run a bash command in the working directory and get its exit code, stdout (cut to ${settings.stdoutCap / 1024} KB) and stderr (cut to ${settings.stderrCap / 1024} KB). No stdin; the command is killed after ${timeoutS} s.`,
-      input_schema: {
-        type: "object",
-        properties: { command: { type: "string", description: "The command line, run with bash -c" } },
-        required: ["command"],
-      },
-    },
-    async run(input, ctx): Promise<ToolOutcome> {
-      const command = input.command;
-      if (typeof command !== "string" || command.trim() === "")
-        return fail("run_bash: command must be a non-empty string");
+  return defineTool({
+    name: "run_bash",
+    description: `Run a bash command in the working directory and get its exit code, stdout (cut to ${settings.stdoutCap / 1024} KB) and stderr (cut to ${settings.stderrCap / 1024} KB). No stdin; the command is killed after ${timeoutS} s.`,
+    input: runBashInput,
+    async run({ command }, ctx): Promise<ToolOutcome> {
       let release: () => void;
       try {
         release = await limiter.acquire(ctx.signal);
@@ -137,5 +137,5 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
         release();
       }
     },
-  };
+  });
 }

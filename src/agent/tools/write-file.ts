@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { chmod, mkdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { z } from "zod";
 import { describeError } from "../../errors.ts";
 import { confinePath, displayPath } from "./confine.ts";
-import { type AgentTool, fail, ok } from "./types.ts";
+import { type AgentTool, defineTool, fail, ok, pathArg } from "./types.ts";
 
 export type WriteFileSettings = {
   /** Largest content accepted in one call, in bytes (UTF-8). */
@@ -12,25 +13,20 @@ export type WriteFileSettings = {
 
 export const WRITE_FILE_DEFAULTS: WriteFileSettings = { maxBytes: 5 * 1024 * 1024 };
 
+const writeFileInput = z.object({
+  path: pathArg(),
+  content: z
+    .string({ error: "content must be a string (the whole file)" })
+    .describe("The complete new content of the file"),
+});
+
 export function writeFileTool(settings: WriteFileSettings = WRITE_FILE_DEFAULTS): AgentTool {
-  return {
-    spec: {
-      name: "write_file",
-      description:
-        "Create or overwrite a file with the given content (whole file). Missing parent directories are created; the write is atomic.",
-      input_schema: {
-        type: "object",
-        properties: {
-          path: { type: "string", description: "File path, relative to the working directory" },
-          content: { type: "string", description: "The complete new content of the file" },
-        },
-        required: ["path", "content"],
-      },
-    },
-    async run(input, ctx) {
-      const given = String(input.path ?? "");
-      if (typeof input.content !== "string") return fail("write_file: content must be a string (the whole file)");
-      const content = input.content;
+  return defineTool({
+    name: "write_file",
+    description:
+      "Create or overwrite a file with the given content (whole file). Missing parent directories are created; the write is atomic.",
+    input: writeFileInput,
+    async run({ path: given, content }, ctx) {
       const size = Buffer.byteLength(content, "utf8");
       if (size > settings.maxBytes) {
         return fail(
@@ -54,7 +50,7 @@ export function writeFileTool(settings: WriteFileSettings = WRITE_FILE_DEFAULTS)
       const lines = content === "" ? 0 : content.split("\n").length - (content.endsWith("\n") ? 1 : 0);
       return ok(`wrote ${size} bytes (${lines} lines) to ${shown}`);
     },
-  };
+  });
 }
 
 /**

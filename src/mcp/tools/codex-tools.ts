@@ -3,6 +3,9 @@ import { z } from "zod";
 import type { ServerDeps } from "../../deps.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import { CODEX_CLOUD_WARNING, codexTask, codexTaskFields } from "./codex-schemas.ts";
+import delegateToCodexText from "./delegate-to-codex.txt" with { type: "text" };
+import pollCodexText from "./poll-codex.txt" with { type: "text" };
+import submitCodexText from "./submit-codex.txt" with { type: "text" };
 
 /**
  * The four Codex tools. They share one CodexService per server, started once (it reaps
@@ -14,7 +17,7 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
     "delegate_to_codex",
     {
       title: "Run a Codex CLI task and wait",
-      description: `Runs OpenAI's Codex CLI (codex exec) on the user's ChatGPT subscription in workdir and waits for it; same queue and caps as submit_codex. Returns the job's status, final_response (cut to ~4000 chars, see truncated), usage and session_id. For anything longer than a few minutes use submit_codex. ${CODEX_CLOUD_WARNING}`,
+      description: `${delegateToCodexText.trim()} ${CODEX_CLOUD_WARNING}`,
       inputSchema: { ...codexTaskFields, allow_over_quota: z.boolean().optional() },
       annotations: { openWorldHint: true, destructiveHint: true },
     },
@@ -30,7 +33,7 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
     "submit_codex",
     {
       title: "Submit Codex CLI jobs",
-      description: `Queues one or more Codex runs without waiting and returns their ids at once, plus \`watch\`: start that exact command in the background now (it is the only completion signal), then poll_codex for details. Atomic: every task is checked before any is queued. Caps hold across every server: DELEGATE_CODEX_MAX_CONCURRENT (8) in all, DELEGATE_CODEX_MAX_PER_PROJECT (6) per repository (worktrees share it), one job per worktree; the rest wait FIFO with a queue_reason. ${CODEX_CLOUD_WARNING}`,
+      description: `${submitCodexText.trim()} ${CODEX_CLOUD_WARNING}`,
       inputSchema: { tasks: z.array(codexTask).min(1).max(256).describe("tasks to queue") },
       annotations: { openWorldHint: true, destructiveHint: true },
     },
@@ -51,8 +54,7 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
     "poll_codex",
     {
       title: "Poll Codex jobs",
-      description:
-        "Status of Codex jobs by id: queued (with queue_reason), running, done (CLI exit 0 — not verification), failed (failure_kind quota/throttle/auth/infra/other), timeout, cancelled, auth_failed, lost, killed_on_restart; with elapsed_s, queued_s, final_response (cut, see truncated), retry_count, retry_in_s, last_activity_age_s, exit_code, session_id, owner, warnings. Jobs of other live servers are shown read-only. Also returns the account state (ok / cooldown / auth_failed) and the effective caps.",
+      description: pollCodexText.trim(),
       inputSchema: { ids: z.array(z.string().min(1).max(64)).min(1).max(256).describe("job ids (cx-…)") },
       annotations: { readOnlyHint: true },
     },

@@ -1,13 +1,20 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { ServerDeps } from "../../deps.ts";
 import { delegationContext } from "../../dispatch/delegation-context.ts";
 import { renderResult } from "../../dispatch/render-result.ts";
-import { type PreparedDelegation, prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
+import {
+  type DelegationResult,
+  type PreparedDelegation,
+  prepareDelegation,
+  runPrepared,
+} from "../../dispatch/run-delegation.ts";
 import { DlError } from "../../errors.ts";
-import { progressReporter } from "../progress.ts";
+import { progressReporter, type ToolExtra } from "../progress.ts";
 import { guarded, toolOk } from "../tool-result.ts";
-import { delegationInput, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
+import description from "./delegate-batch.txt" with { type: "text" };
+import { type DelegationArgs, delegationInput, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
 
 export function registerDelegateBatch(server: McpServer, deps: ServerDeps): void {
   const max = deps.config.agent.maxBatchSize;
@@ -15,7 +22,7 @@ export function registerDelegateBatch(server: McpServer, deps: ServerDeps): void
     "delegate_batch",
     {
       title: "Delegate several agent tasks in parallel",
-      description: `Runs up to ${max} agent tasks at once (DELEGATE_MAX_BATCH_SIZE). Every task is checked (agent found, workdir valid) before any starts; then they run concurrently and results come back in input order, each with its own success and error, so one failure does not fail the others. elapsed_s is about the slowest task. Reuse one agent_name across tasks of the same kind: backends cache the shared prompt prefix. Give each task its own worktree when they edit files.`,
+      description: description.trim().replaceAll("{max}", String(max)),
       inputSchema: {
         tasks: z
           .array(delegationInput)
@@ -30,60 +37,69 @@ export function registerDelegateBatch(server: McpServer, deps: ServerDeps): void
       },
       annotations: { openWorldHint: true, destructiveHint: true },
     },
-    ({ tasks }, extra) =>
-      guarded(async () => {
-        if (tasks.length > max) {
-          throw new DlError(
-            "bad_input",
-            `delegate_batch takes at most ${max} tasks (DELEGATE_MAX_BATCH_SIZE), got ${tasks.length}; split them into several calls`,
-          );
-        }
-        const started = performance.now();
-        // All-or-nothing validation: a bad task must not leave the others half-started.
-        const prepared: PreparedDelegation[] = [];
-        for (const [i, t] of tasks.entries()) {
-          try {
-            prepared.push(
-              await prepareDelegation({ ...t, max_turns: normalizeTurns(t.max_turns) }, deps.config, deps.settings),
-            );
-          } catch (e) {
-            const why = e instanceof DlError ? e.message : String(e);
-            throw new DlError("bad_input", `task ${i} (${t.agent_name}) is invalid, so no task was started: ${why}`);
-          }
-        }
-        const progress = progressReporter(extra);
-        const done = new Array<boolean>(tasks.length).fill(false);
-        const results = await Promise.all(
-          prepared.map(async (p, i) => {
-            const r = await runPrepared(
-              p,
-              delegationContext(deps, {
-                signal: extra.signal,
-                onProgress: (_turn, _max, message) =>
-                  progress(done.filter(Boolean).length, tasks.length, `task ${i}: ${message}`),
-              }),
-            );
-            done[i] = true;
-            progress(
-              done.filter(Boolean).length,
-              tasks.length,
-              `task ${i} finished (${r.success ? "success" : "failed"})`,
-            );
-            return r;
-          }),
-        );
-        const succeeded = results.filter((r) => r.success).length;
-        const structured = {
-          results,
-          succeeded,
-          failed: results.length - succeeded,
-          elapsed_s: Math.round((performance.now() - started) / 100) / 10,
-        };
-        const text = [
-          `${succeeded}/${results.length} tasks succeeded in ${structured.elapsed_s} s`,
-          ...results.map((r, i) => `\n### task ${i}\n${renderResult(r)}`),
-        ].join("\n");
-        return toolOk(structured, text);
-      }),
+    ({ tasks }, extra) => guarded(() => runBatch(tasks, deps, extra)),
+  );
+}
+
+async function runBatch(tasks: DelegationArgs[], deps: ServerDeps, extra: ToolExtra): Promise<CallToolResult> {
+  const max = deps.config.agent.maxBatchSize;
+  if (tasks.length > max) {
+    throw new DlError(
+      "bad_input",
+      `delegate_batch takes at most ${max} tasks (DELEGATE_MAX_BATCH_SIZE), got ${tasks.length}; split them into several calls`,
+    );
+  }
+  const started = performance.now();
+  const prepared = await prepareAll(tasks, deps);
+  const results = await runAll(prepared, deps, extra);
+  const succeeded = results.filter((r) => r.success).length;
+  const structured = {
+    results,
+    succeeded,
+    failed: results.length - succeeded,
+    elapsed_s: Math.round((performance.now() - started) / 100) / 10,
+  };
+  const text = [
+    `${succeeded}/${results.length} tasks succeeded in ${structured.elapsed_s} s`,
+    ...results.map((r, i) => `\n### task ${i}\n${renderResult(r)}`),
+  ].join("\n");
+  return toolOk(structured, text);
+}
+
+/** All-or-nothing validation: a bad task must not leave the others half-started. */
+async function prepareAll(tasks: DelegationArgs[], deps: ServerDeps): Promise<PreparedDelegation[]> {
+  const prepared: PreparedDelegation[] = [];
+  for (const [i, t] of tasks.entries()) {
+    try {
+      prepared.push(
+        await prepareDelegation({ ...t, max_turns: normalizeTurns(t.max_turns) }, deps.config, deps.settings),
+      );
+    } catch (e) {
+      const why = e instanceof DlError ? e.message : String(e);
+      throw new DlError("bad_input", `task ${i} (${t.agent_name}) is invalid, so no task was started: ${why}`);
+    }
+  }
+  return prepared;
+}
+
+/** Runs every task at once; results keep the input order, progress counts finished tasks. */
+async function runAll(prepared: PreparedDelegation[], deps: ServerDeps, extra: ToolExtra): Promise<DelegationResult[]> {
+  const progress = progressReporter(extra);
+  const total = prepared.length;
+  const done = new Array<boolean>(total).fill(false);
+  const finished = () => done.filter(Boolean).length;
+  return await Promise.all(
+    prepared.map(async (p, i) => {
+      const r = await runPrepared(
+        p,
+        delegationContext(deps, {
+          signal: extra.signal,
+          onProgress: (_turn, _max, message) => progress(finished(), total, `task ${i}: ${message}`),
+        }),
+      );
+      done[i] = true;
+      progress(finished(), total, `task ${i} finished (${r.success ? "success" : "failed"})`);
+      return r;
+    }),
   );
 }

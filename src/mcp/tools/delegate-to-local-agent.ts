@@ -5,6 +5,7 @@ import { renderResult } from "../../dispatch/render-result.ts";
 import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
 import { progressReporter } from "../progress.ts";
 import { guarded, toolOk } from "../tool-result.ts";
+import description from "./delegate-to-local-agent.txt" with { type: "text" };
 import { delegationFields, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
 
 export function registerDelegateToLocalAgent(server: McpServer, deps: ServerDeps): void {
@@ -12,8 +13,7 @@ export function registerDelegateToLocalAgent(server: McpServer, deps: ServerDeps
     "delegate_to_local_agent",
     {
       title: "Delegate to an agent on another model",
-      description:
-        "Runs a named agent (.claude/agents/<name>.md, 3-tier lookup) on the configured gateway with read_file, write_file and run_bash confined to workdir, and returns its final answer with measured facts: turns, bash_calls, bash_failures, last_bash_exit (checked by dl, not claimed by the model). success=false comes with an error saying what to try. Takes a slot from the model's machine-wide pool; may fail over to an equivalent model (failed_over_from) except for local models.",
+      description: description.trim(),
       inputSchema: delegationFields,
       outputSchema: delegationResultSchema.shape,
       annotations: { openWorldHint: true, destructiveHint: true },

@@ -8,6 +8,7 @@ import { renderResult } from "../../dispatch/render-result.ts";
 import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
 import { progressReporter } from "../progress.ts";
 import { guarded, toolOk } from "../tool-result.ts";
+import description from "./delegate-to-provider.txt" with { type: "text" };
 import { delegationFields, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
 
 export function registerDelegateToProvider(server: McpServer, deps: ServerDeps): void {
@@ -15,8 +16,7 @@ export function registerDelegateToProvider(server: McpServer, deps: ServerDeps):
     "delegate_to_provider",
     {
       title: "Delegate to an agent on any endpoint",
-      description:
-        "Like delegate_to_local_agent, but against an endpoint you name (DeepSeek, OpenRouter, a vendor API…) instead of the configured gateway. provider_url is a base URL or a full /v1/messages or /v1/chat/completions URL; the wire format follows the model prefix unless `format` is given. Loopback, private, link-local and cloud-metadata addresses are refused unless allowed by DELEGATE_PROVIDER_ALLOW_HOSTS. The api_key is sent as x-api-key and Bearer and never echoed. No failover: the model runs where you said or not at all.",
+      description: description.trim(),
       inputSchema: {
         provider_url: z.string().min(1).max(2048).describe("http(s) base or endpoint URL of the provider"),
         api_key: z.string().max(4096).describe("the provider's key (never echoed)"),

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { listAgents } from "../../agent/frontmatter.ts";
 import type { ServerDeps } from "../../deps.ts";
 import { guarded, toolOk } from "../tool-result.ts";
+import description from "./list-local-agents.txt" with { type: "text" };
 
 const AgentEntry = z.object({
   name: z.string(),
@@ -17,8 +18,7 @@ export function registerListLocalAgents(server: McpServer, deps: ServerDeps): vo
     "list_local_agents",
     {
       title: "List local agents",
-      description:
-        "Lists the agent definitions (*.md) in the global agents directory (DELEGATE_LOCAL_AGENTS_DIR) with their frontmatter: name, description, model. A file whose frontmatter cannot be parsed is listed with an `error` naming the file and line. Project agents in <workdir>/.claude/agents are found at delegation time and are not listed here.",
+      description: description.trim(),
       inputSchema: {},
       outputSchema: { agents_dir: z.string(), count: z.number(), agents: z.array(AgentEntry) },
       annotations: { readOnlyHint: true, openWorldHint: false },

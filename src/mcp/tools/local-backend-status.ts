@@ -4,6 +4,7 @@ import { probeModels } from "../../backends/models-list.ts";
 import { backendProbeTargets } from "../../backends/probe-targets.ts";
 import type { ServerDeps } from "../../deps.ts";
 import { guarded, toolOk } from "../tool-result.ts";
+import description from "./local-backend-status.txt" with { type: "text" };
 
 const Probe = z.object({
   lane: z.string(),
@@ -22,8 +23,7 @@ export function registerLocalBackendStatus(server: McpServer, deps: ServerDeps):
     "local_backend_status",
     {
       title: "Backend status",
-      description:
-        "Checks the configured model gateway (DELEGATE_GATEWAY: LiteLLM or Bifrost) and lists the models it serves, with latency. Use it before delegating to confirm a model alias exists; an unreachable gateway comes back with an error naming the URL.",
+      description: description.trim(),
       inputSchema: {},
       outputSchema: {
         gateway: z.string(),

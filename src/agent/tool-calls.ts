@@ -1,0 +1,61 @@
+import { toolInputError } from "../backends/tool-input.ts";
+import type { ToolResultBlock, ToolUseBlock } from "../backends/types.ts";
+import { describeError } from "../errors.ts";
+import type { AgentTool, ToolContext, ToolOutcome } from "./tools/types.ts";
+
+/** The run_bash facts dl measures itself (never what the model claims). */
+export type BashCounters = { bashCalls: number; bashFailures: number; lastBashExit: number | null };
+
+export type ToolCallsOutcome = {
+  /** One tool_result per call run, in call order. */
+  results: ToolResultBlock[];
+  /** For progress lines: each tool's name, with run_bash's exit code. */
+  names: string[];
+};
+
+/**
+ * Runs a turn's tool calls one after another, counting run_bash exits into `bash`. Stops
+ * after the call during which `ctx.signal` aborted; the rest are not started.
+ */
+export async function runToolCalls(
+  tools: Map<string, AgentTool>,
+  uses: ToolUseBlock[],
+  ctx: ToolContext,
+  bash: BashCounters,
+): Promise<ToolCallsOutcome> {
+  const results: ToolResultBlock[] = [];
+  const names: string[] = [];
+  for (const use of uses) {
+    const out = await runTool(tools, use, ctx);
+    if (out.bash) {
+      bash.bashCalls++;
+      bash.lastBashExit = out.bash.exitCode;
+      if (out.bash.exitCode !== 0) bash.bashFailures++;
+    }
+    const block: ToolResultBlock = { type: "tool_result", tool_use_id: use.id, content: out.content };
+    if (out.is_error) block.is_error = true;
+    results.push(block);
+    names.push(out.bash ? `${use.name} (exit ${out.bash.exitCode})` : use.name);
+    if (ctx.signal.aborted) break;
+  }
+  return { results, names };
+}
+
+/** One tool call; an unknown tool, broken arguments or a throw become an error result. */
+async function runTool(tools: Map<string, AgentTool>, use: ToolUseBlock, ctx: ToolContext): Promise<ToolOutcome> {
+  const tool = tools.get(use.name);
+  if (!tool) {
+    return {
+      content: `unknown tool ${JSON.stringify(use.name)}; available: ${[...tools.keys()].join(", ")}`,
+      is_error: true,
+    };
+  }
+  const broken = toolInputError(use);
+  if (broken) return { content: broken, is_error: true };
+  const input = use.input && typeof use.input === "object" && !Array.isArray(use.input) ? use.input : {};
+  try {
+    return await tool.run(input, ctx);
+  } catch (e) {
+    return { content: `${use.name} failed: ${describeError(e)}`, is_error: true };
+  }
+}
