@@ -83,7 +83,8 @@ export async function checkGitConfig(policy: JailPolicy, opts: GitGuardOptions):
   } catch {
     return { ok: true, checked: false }; // no git here: nothing inside the jail can use the config either
   }
-  // Exit 1: no entry matches. Anything else but 0: not a repository, or git refused.
+  // Exit 1: no entry matches (outside a repository too: git then reads only the global
+  // config). Anything else but 0: git refused to read the config at all.
   if (r.exitCode !== 0) return { ok: true, checked: r.exitCode === 1 };
   const offending = unsafeEntries(parseConfigZ(r.stdout.text()), policy);
   if (offending.length === 0) return { ok: true, checked: true };

@@ -101,11 +101,15 @@ const LINUX_SYSTEM = [
   "/etc/mime.types",
 ];
 
-/** Each measured by the reference with the real agy, python3, git and curl. */
+/**
+ * Each measured by the reference with the real agy, python3, git and curl; plus
+ * /private/var/select, where macOS's /bin/sh shim looks up the shell it runs.
+ */
 const DARWIN_SYSTEM = [
   "/usr",
   "/bin",
   "/sbin",
+  "/private/var/select",
   "/System",
   "/Library/Developer",
   "/opt/homebrew",
