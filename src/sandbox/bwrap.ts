@@ -1,6 +1,7 @@
 import { lstatSync, readlinkSync } from "node:fs";
 import { dirname } from "node:path";
-import { isWithin, type JailPolicy } from "./policy.ts";
+import { isWithin } from "../sys/paths.ts";
+import type { JailPolicy } from "./policy.ts";
 
 /**
  * Compiles a JailPolicy to bubblewrap arguments (Linux). The jail starts from an empty

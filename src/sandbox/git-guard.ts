@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
+import { isWithin } from "../sys/paths.ts";
 import { type RunOptions, type RunResult, runGroup } from "../sys/process.ts";
-import { isWithin, type JailPolicy } from "./policy.ts";
+import type { JailPolicy } from "./policy.ts";
 
 /**
  * Refuses a workdir whose git config points at a local path the jail does not show: an
@@ -34,7 +35,7 @@ export interface GitGuardOptions {
 const CONFIG_PATTERN = "^(remote\\..*\\.(url|pushurl)|branch\\..*\\.remote)$";
 
 /** `git config -z` prints `key\nvalue\0` per entry. */
-export function parseConfigZ(text: string): GitConfigEntry[] {
+function parseConfigZ(text: string): GitConfigEntry[] {
   return text
     .split("\0")
     .filter((e) => e.length > 0)
@@ -56,7 +57,7 @@ export function localPathOf(value: string, workdir: string): string | null {
 }
 
 /** Entries whose local path lies outside every tree the jail shows. */
-export function unsafeEntries(entries: GitConfigEntry[], policy: JailPolicy): GitConfigEntry[] {
+function unsafeEntries(entries: GitConfigEntry[], policy: JailPolicy): GitConfigEntry[] {
   const remotes = new Set(
     entries.map((e) => /^remote\.(.+)\.url$/.exec(e.key)?.[1]).filter((n): n is string => n !== undefined),
   );

@@ -1,5 +1,6 @@
 import { isAbsolute, join, normalize } from "node:path";
 import { DlError } from "../errors.ts";
+import { isWithin } from "../sys/paths.ts";
 
 /**
  * One description of the jail a CLI job runs in, independent of the mechanism that
@@ -143,8 +144,9 @@ function gitProtectedPaths(workdir: string, gitCommonDir: string | null): string
 export function buildJailPolicy(input: JailPolicyInput): JailPolicy {
   const home = checkPath("home", input.home);
   const workdir = checkPath("workdir", input.workdir);
-  if (workdir === "/" || workdir === home) {
-    throw new DlError("workdir_forbidden", "jail policy: the workdir cannot be / or the whole home directory");
+  // A workdir holding HOME would bind the whole home back over the jail's empty one.
+  if (isWithin(home, workdir)) {
+    throw new DlError("workdir_forbidden", "jail policy: the workdir cannot be the whole home directory or hold it");
   }
   const gemini = join(home, ".gemini");
   const gitCommonDir = input.gitCommonDir ? checkPath("gitCommonDir", input.gitCommonDir) : null;
@@ -178,9 +180,4 @@ export function buildJailPolicy(input: JailPolicyInput): JailPolicy {
     denyExec: darwin ? DARWIN_DENY_EXEC : { literal: [], subpath: [] },
     network: "open",
   });
-}
-
-/** Is `p` the same as, or inside, `root`? (Both normalized absolute paths.) */
-export function isWithin(p: string, root: string): boolean {
-  return p === root || p.startsWith(root === "/" ? "/" : `${root}/`);
 }

@@ -78,8 +78,7 @@ beforeAll(() => {
   plant(join(home, ".gemini/config/mcp_config.json"), "{}");
 });
 
-test("the bwrap jail is usable here (required when CI is set)", () => {
-  if (skipBwrap) return; // not Linux, or a developer machine without bwrap: nothing to require
+test.skipIf(skipBwrap)("the bwrap jail is usable here (required when CI is set)", () => {
   // Reached in CI even without bwrap (skipBwrap is false there): then this fails with the probe's fix.
   expect(linuxProbe).toMatchObject({ kind: "bwrap", ok: true });
 });

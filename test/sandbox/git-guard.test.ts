@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { checkGitConfig, JAIL_GIT_HINT, localPathOf } from "../../src/sandbox/git-guard.ts";
-import { jailPolicyFor } from "../../src/sandbox/index.ts";
+import { localPathOf } from "../../src/sandbox/git-guard.ts";
+import { checkGitConfig, JAIL_GIT_HINT, jailPolicyFor } from "../../src/sandbox/index.ts";
 import { runGroup } from "../../src/sys/process.ts";
 
 const env = { PATH: "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", LANG: "C" };

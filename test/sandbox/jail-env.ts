@@ -6,7 +6,7 @@ import { type JailProbe, probeJail } from "../../src/sandbox/probe.ts";
  * off) skips the jail tests; in CI (`CI` set) they run anyway and fail, so a CI image that
  * lost bubblewrap cannot turn the suite green by skipping the tests that matter most.
  */
-export const IN_CI = Boolean(process.env.CI);
+const IN_CI = Boolean(process.env.CI);
 
 export const linuxProbe: JailProbe | null =
   process.platform === "linux"

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDlError } from "../../src/errors.ts";
-import { wrapCommand } from "../../src/sandbox/index.ts";
+import { jailPlatform, probeJailOnce, wrapCommand } from "../../src/sandbox/index.ts";
 import { buildJailPolicy } from "../../src/sandbox/policy.ts";
 import { type JailProbe, probeJail } from "../../src/sandbox/probe.ts";
 import { skipBwrap } from "./jail-env.ts";
@@ -57,6 +57,23 @@ describe("probeJail", () => {
   test.skipIf(process.platform !== "darwin")("sandbox-exec works (macOS)", async () => {
     const p = await probeJail({ platform: "darwin", path: "/usr/bin:/bin", cwd });
     expect(p).toMatchObject({ kind: "sandbox-exec", ok: true, bin: "/usr/bin/sandbox-exec" });
+  });
+
+  test.skipIf(skipBwrap)("probeJailOnce remembers a working jail, asks again after a failure", async () => {
+    const path = process.env.PATH ?? "";
+    const first = await probeJailOnce({ platform: "linux", path, cwd });
+    expect(first.ok).toBe(true);
+    expect(await probeJailOnce({ platform: "linux", path, cwd })).toBe(first);
+    const empty = mkdtempSync(join(process.env.HOME ?? tmpdir(), "empty-path-"));
+    const missing = await probeJailOnce({ platform: "linux", path: empty, cwd });
+    expect(missing.ok).toBe(false);
+    expect(await probeJailOnce({ platform: "linux", path: empty, cwd })).not.toBe(missing);
+  });
+
+  test("jailPlatform: a jail exists for Linux and macOS only", () => {
+    expect(jailPlatform("linux")).toBe("linux");
+    expect(jailPlatform("darwin")).toBe("darwin");
+    expect(jailPlatform("win32")).toBeNull();
   });
 
   test("no jail on other platforms", async () => {
@@ -129,6 +146,7 @@ describe("buildJailPolicy", () => {
     expect(() => buildJailPolicy({ ...base, stateDirs: ["rel"] })).toThrow(/state dir/);
     expect(() => buildJailPolicy({ ...base, workdir: "/h/" })).toThrow(/whole home/);
     expect(() => buildJailPolicy({ ...base, workdir: "/" })).toThrow(/whole home/);
+    expect(() => buildJailPolicy({ ...base, home: "/h/u", workdir: "/h" })).toThrow(/hold it/);
   });
 
   test("dl's state dirs and HOME's secrets are hidden; agy's state split writable / read-only", () => {

@@ -42,7 +42,7 @@ export interface AgyRun {
 }
 
 /** The response a model gets back can be long, but not unbounded. */
-export const AGY_RESPONSE_CAP = 100_000;
+const AGY_RESPONSE_CAP = 100_000;
 const AUTH_TEXT = /\b(not signed in|sign in|log ?in|unauthenticated|unauthorized|credentials?|keychain|oauth)\b/i;
 
 type Json = Record<string, unknown>;
@@ -105,7 +105,7 @@ function statsUsage(stats: Json): GeminiUsage | null {
   return usageFrom(sums);
 }
 
-export function usageOf(o: Json): GeminiUsage | null {
+function usageOf(o: Json): GeminiUsage | null {
   if (isObject(o.usage)) return flatUsage(o.usage);
   if (isObject(o.usageMetadata)) return flatUsage(o.usageMetadata);
   return isObject(o.stats) ? statsUsage(o.stats) : null;
@@ -120,7 +120,7 @@ function conversationIdOf(o: Json): string | null {
 }
 
 /** The JSON object on stdout: the whole text, or from the last line that opens an object. */
-export function extractJsonObject(stdout: string): Json | null {
+function extractJsonObject(stdout: string): Json | null {
   const text = stdout.trim();
   const tryParse = (s: string) => {
     try {
