@@ -16,6 +16,7 @@ export type DlErrorCode =
   | "storage"
   | "lock"
   | "busy"
+  | "jail_unavailable"
   | "internal";
 
 export class DlError extends Error {

@@ -1,0 +1,112 @@
+import { mkdirSync, realpathSync } from "node:fs";
+import { DlError } from "../errors.ts";
+import { bwrapPrefix, type FsView, hostFs } from "./bwrap.ts";
+import { linkedWorktreeCommonDir } from "./git-worktree.ts";
+import { buildJailPolicy, type JailPlatform, type JailPolicy, type JailPolicyInput } from "./policy.ts";
+import { type JailKind, type JailProbe, type ProbeOptions, probeJail } from "./probe.ts";
+import { sandboxExecPrefix } from "./sandbox-exec.ts";
+
+/**
+ * The jail as the rest of dl sees it: build the policy for a job, check that the jail can
+ * start here, and turn a command into the same command inside the jail. Fail closed: with
+ * no usable jail nothing is wrapped, so nothing runs.
+ */
+
+export {
+  checkGitConfig,
+  type GitGuardResult,
+  JAIL_GIT_HINT,
+} from "./git-guard.ts";
+export type { JailPlatform, JailPolicy, JailPolicyInput } from "./policy.ts";
+export type { JailKind, JailProbe } from "./probe.ts";
+
+export interface WrappedCommand {
+  argv: string[];
+  /** Environment for the wrapper process itself. */
+  env: Record<string, string>;
+  kind: JailKind;
+}
+
+const KIND_FOR: Record<JailPlatform, JailKind> = { linux: "bwrap", darwin: "sandbox-exec" };
+
+export function jailPlatform(platform: NodeJS.Platform): JailPlatform | null {
+  return platform === "linux" || platform === "darwin" ? platform : null;
+}
+
+/**
+ * A policy from a job's paths: canonical paths (sandbox rules and mounts compare real
+ * paths; on macOS /var and /tmp are links into /private), and the common git dir when
+ * the workdir is a linked worktree.
+ */
+export function jailPolicyFor(input: Omit<JailPolicyInput, "gitCommonDir">): JailPolicy {
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return p; // not there yet (agy state, an optional path): compared as given
+    }
+  };
+  const workdir = real(input.workdir);
+  const common = linkedWorktreeCommonDir(workdir);
+  return buildJailPolicy({
+    ...input,
+    home: real(input.home),
+    workdir,
+    tmpDir: input.tmpDir ? real(input.tmpDir) : undefined,
+    stateDirs: input.stateDirs.map(real),
+    gitCommonDir: common ? real(common) : null,
+  });
+}
+
+/**
+ * agy's writable state dirs must exist before the jail starts: a dir missing on the host
+ * would be created on the jail's throw-away HOME and lost (its session and conversations
+ * with it). The workdir and extra paths are the caller's to create.
+ */
+export function ensureAgyStateDirs(policy: JailPolicy): void {
+  for (const p of policy.writable) {
+    if (p.startsWith(`${policy.home}/.gemini/`)) mkdirSync(p, { recursive: true, mode: 0o700 });
+  }
+}
+
+/**
+ * argv as run inside the jail. `probe` is this machine's answer from probeJail(); an
+ * unusable jail (or one for another platform) throws, naming the fix.
+ */
+export function wrapCommand(
+  policy: JailPolicy,
+  argv: readonly string[],
+  env: Readonly<Record<string, string>>,
+  probe: JailProbe,
+  fs: FsView = hostFs,
+): WrappedCommand {
+  const kind = KIND_FOR[policy.platform];
+  if (!probe.ok || probe.kind !== kind || !probe.bin) {
+    const fix = probe.fix ? `; fix: ${probe.fix}` : "";
+    throw new DlError("jail_unavailable", `the jail cannot start, so nothing runs: ${probe.detail}${fix}`, {
+      kind,
+      fix: probe.fix,
+    });
+  }
+  if (argv.length === 0) throw new DlError("bad_input", "wrapCommand needs a command");
+  if (kind === "bwrap") {
+    // bwrap clears its environment for the child (--clearenv) and sets `env` itself; its
+    // own process needs nothing from ours.
+    return { argv: [probe.bin, ...bwrapPrefix(policy, env, fs), ...argv], env: {}, kind };
+  }
+  // sandbox-exec passes its environment on; temporaries go to the run's own dir.
+  const tmp: Record<string, string> = policy.tmpDir ? { TMPDIR: policy.tmpDir } : {};
+  return { argv: [probe.bin, ...sandboxExecPrefix(policy), ...argv], env: { ...env, ...tmp }, kind };
+}
+
+const okProbes = new Map<string, JailProbe>();
+
+/** probeJail, remembered once it succeeds (a failure is asked again: the user may fix it). */
+export async function probeJailOnce(opts: ProbeOptions): Promise<JailProbe> {
+  const key = `${opts.platform}\0${opts.path}`;
+  const known = okProbes.get(key);
+  if (known) return known;
+  const probe = await probeJail(opts);
+  if (probe.ok) okProbes.set(key, probe);
+  return probe;
+}

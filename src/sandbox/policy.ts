@@ -1,0 +1,183 @@
+import { isAbsolute, join, normalize } from "node:path";
+import { DlError } from "../errors.ts";
+import { isWithin } from "../sys/paths.ts";
+
+/**
+ * One description of the jail a CLI job runs in, independent of the mechanism that
+ * enforces it: bwrap.ts compiles it for Linux, sandbox-exec.ts for macOS. Built only from
+ * its inputs (never from the environment), so a test can build any policy it wants.
+ *
+ * The network stays open: agy must reach Google. Everything else is closed by default and
+ * opened path by path.
+ */
+
+export type JailPlatform = "linux" | "darwin";
+
+export interface JailPolicyInput {
+  platform: JailPlatform;
+  /** The user's home, canonical (realpath): the part of it not listed below is hidden. */
+  home: string;
+  /** The job's working directory, canonical: the one project the job may read and write. */
+  workdir: string;
+  /** dl's own state dirs (jobs, slots, pools): never visible, even if under a visible tree. */
+  stateDirs: readonly string[];
+  /** A per-run private temporary dir (macOS; Linux mounts a fresh tmpfs on /tmp instead). */
+  tmpDir?: string;
+  /** The common git dir of a linked worktree (`<main>/.git`), when the workdir is one. */
+  gitCommonDir?: string | null;
+  /** More read-only paths, added only after measuring that the real CLI needs them. */
+  extraReadPaths?: readonly string[];
+  /** More writable paths (same rule). */
+  extraWritePaths?: readonly string[];
+}
+
+export interface JailPolicy {
+  readonly platform: JailPlatform;
+  readonly home: string;
+  readonly workdir: string;
+  readonly tmpDir: string | null;
+  /** System trees a CLI needs, read-only; each is used only where it exists. */
+  readonly systemRead: readonly string[];
+  /** Read-only paths under HOME or elsewhere (agy's configuration, extra reads). */
+  readonly readOnly: readonly string[];
+  /** Read-write paths: the workdir, agy's state, extra writes (the git common dir is separate). */
+  readonly writable: readonly string[];
+  /** Linked worktree: `<main>/.git`, read-write so commits can land (see bwrap.ts). */
+  readonly gitCommonDir: string | null;
+  /** Inside a writable git dir, kept read-only: files git runs or obeys later on the host. */
+  readonly gitProtected: readonly string[];
+  /** Never visible, even when a visible tree contains them. */
+  readonly hidden: readonly string[];
+  /** Only stat() allowed (macOS; on Linux absent paths cannot even be stat'ed). */
+  readonly statOnly: readonly string[];
+  /** Programs that must never start from inside (macOS: opening apps, scripting the desktop). */
+  readonly denyExec: { readonly literal: readonly string[]; readonly subpath: readonly string[] };
+  readonly network: "open";
+}
+
+/** agy's state it writes as it works (reference: measured with the real CLI). */
+const AGY_WRITABLE = ["annotations", "brain", "cache", "conversations", "implicit", "log", "crashes", "presence"];
+
+/**
+ * agy's configuration: read, never written (a job must not change the MCP servers or the
+ * settings the next job starts with). The reference places `builtin` and `bin` loosely
+ * under ~/.gemini; both candidate places are listed, and only existing ones are bound.
+ */
+const AGY_READ_ONLY = [
+  "config",
+  "settings.json",
+  "builtin",
+  "bin",
+  "antigravity-cli/settings.json",
+  "antigravity-cli/builtin",
+  "antigravity-cli/bin",
+];
+
+const LINUX_SYSTEM = [
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/etc/alternatives",
+  "/etc/ca-certificates",
+  "/etc/ssl",
+  "/etc/pki",
+  "/etc/resolv.conf",
+  "/etc/hosts",
+  "/etc/host.conf",
+  "/etc/nsswitch.conf",
+  "/etc/gai.conf",
+  "/etc/passwd",
+  "/etc/group",
+  "/etc/localtime",
+  "/etc/timezone",
+  "/etc/ld.so.cache",
+  "/etc/ld.so.conf",
+  "/etc/ld.so.conf.d",
+  "/etc/gitconfig",
+  "/etc/os-release",
+  "/etc/mime.types",
+];
+
+/**
+ * Each measured by the reference with the real agy, python3, git and curl; plus
+ * /private/var/select, where macOS's /bin/sh shim looks up the shell it runs.
+ */
+const DARWIN_SYSTEM = [
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/private/var/select",
+  "/System",
+  "/Library/Developer",
+  "/opt/homebrew",
+  "/private/etc",
+  "/private/var/db/timezone",
+  "/private/var/folders",
+  "/dev",
+];
+
+const DARWIN_DENY_EXEC = { literal: ["/usr/bin/open", "/usr/bin/osascript"], subpath: ["/Applications"] };
+
+/** Secrets and neighbours named explicitly, on top of "everything in HOME not listed". */
+const HOME_SECRETS = [".ssh", ".codex", ".gnupg", ".aws", ".config/gcloud", ".netrc", ".docker", ".kube"];
+
+function checkPath(what: string, p: string): string {
+  // A path reaches a profile string or a bwrap argument: refuse what could change its meaning.
+  if (!isAbsolute(p) || /[\x00-\x1f\x7f]/.test(p)) {
+    throw new DlError("bad_input", `jail policy: ${what} must be an absolute path without control characters`);
+  }
+  const n = normalize(p);
+  return n.length > 1 ? n.replace(/\/+$/, "") : n;
+}
+
+function gitProtectedPaths(workdir: string, gitCommonDir: string | null): string[] {
+  // Hooks and config run or steer git on the host after the job: a job that could write
+  // them could run code outside the jail the next time the user commits.
+  const dirs = [join(workdir, ".git"), ...(gitCommonDir ? [gitCommonDir] : [])];
+  return dirs.flatMap((d) => [join(d, "hooks"), join(d, "config"), join(d, "config.worktree")]);
+}
+
+export function buildJailPolicy(input: JailPolicyInput): JailPolicy {
+  const home = checkPath("home", input.home);
+  const workdir = checkPath("workdir", input.workdir);
+  // A workdir holding HOME would bind the whole home back over the jail's empty one.
+  if (isWithin(home, workdir)) {
+    throw new DlError("workdir_forbidden", "jail policy: the workdir cannot be the whole home directory or hold it");
+  }
+  const gemini = join(home, ".gemini");
+  const gitCommonDir = input.gitCommonDir ? checkPath("gitCommonDir", input.gitCommonDir) : null;
+  const tmpDir = input.tmpDir ? checkPath("tmpDir", input.tmpDir) : null;
+  const darwin = input.platform === "darwin";
+  const readOnly = [
+    ...AGY_READ_ONLY.map((p) => join(gemini, p)),
+    // agy's Google session lives in the login keychain (reference).
+    ...(darwin ? [join(home, "Library/Keychains")] : []),
+    ...(input.extraReadPaths ?? []).map((p) => checkPath("extra read path", p)),
+  ];
+  const writable = [
+    workdir,
+    ...AGY_WRITABLE.map((p) => join(gemini, "antigravity-cli", p)),
+    ...(tmpDir ? [tmpDir] : []),
+    ...(input.extraWritePaths ?? []).map((p) => checkPath("extra write path", p)),
+  ];
+  return Object.freeze({
+    platform: input.platform,
+    home,
+    workdir,
+    tmpDir,
+    systemRead: darwin ? DARWIN_SYSTEM : LINUX_SYSTEM,
+    readOnly,
+    writable,
+    gitCommonDir,
+    gitProtected: gitProtectedPaths(workdir, gitCommonDir),
+    hidden: [...HOME_SECRETS.map((p) => join(home, p)), ...input.stateDirs.map((p) => checkPath("state dir", p))],
+    // `security` finds the keychain only if it may stat ~/Library (reference, measured).
+    statOnly: darwin ? ["/", join(home, "Library")] : [],
+    denyExec: darwin ? DARWIN_DENY_EXEC : { literal: [], subpath: [] },
+    network: "open",
+  });
+}

@@ -1,0 +1,59 @@
+import type { JailPolicy } from "./policy.ts";
+
+/**
+ * Compiles a JailPolicy to a sandbox-exec profile (SBPL, macOS), generated per run
+ * because it names the run's workdir and temporary dir. In SBPL the last matching rule
+ * wins, so the profile goes from broad to narrow: deny every read and write, give back
+ * stat() everywhere, reads of the listed trees, writes of the writable ones, then take
+ * back what must stay closed inside them (git hooks/config, secrets) and the forbidden
+ * programs. Everything else (mach services, signals, sysctl, network) stays allowed:
+ * agy needs the network and `/usr/bin/security` to read its session from the keychain.
+ */
+
+/** A path as an SBPL string literal (policy.ts already refused control characters). */
+function quote(p: string): string {
+  return `"${p.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+function rule(verdict: "allow" | "deny", ops: string, filters: string[]): string[] {
+  if (filters.length === 0) return [];
+  return [`(${verdict} ${ops}`, ...filters.map((f) => `  ${f}`), ")"];
+}
+
+const subpaths = (paths: readonly string[]) => paths.map((p) => `(subpath ${quote(p)})`);
+const literals = (paths: readonly string[]) => paths.map((p) => `(literal ${quote(p)})`);
+
+/** Device files any CLI writes to (discarding output, its terminal). */
+const DEVICE_WRITES = ["/dev/null", "/dev/zero", "/dev/tty", "/dev/stdout", "/dev/stderr", "/dev/dtracehelper"];
+
+export function sandboxExecProfile(policy: JailPolicy): string {
+  const readable = [...policy.systemRead, ...policy.readOnly, ...policy.writable];
+  const writable = [...policy.writable];
+  if (policy.gitCommonDir) {
+    readable.push(policy.gitCommonDir);
+    writable.push(policy.gitCommonDir);
+  }
+  const lines = [
+    "(version 1)",
+    "(allow default)",
+    ";; Reads and writes: closed everywhere, then opened path by path.",
+    '(deny file-read* file-write* (subpath "/"))',
+    ";; stat() only, no content: `security` finds the keychain only if it may stat ~/Library.",
+    ...rule("allow", "file-read-metadata", subpaths(policy.statOnly)),
+    ...rule("allow", "file-read*", subpaths(readable)),
+    ...rule("allow", "file-write*", subpaths(writable)),
+    ...rule("allow", "file-write-data", literals(DEVICE_WRITES)),
+    ";; Run by git on the host after the job: read-only even inside a writable tree.",
+    ...rule("deny", "file-write*", subpaths(policy.gitProtected)),
+    ";; Never visible, not even to stat().",
+    ...rule("deny", "file-read* file-write*", subpaths(policy.hidden)),
+    ";; No opening apps or scripting the desktop (a login page must never open).",
+    ...rule("deny", "process-exec", [...literals(policy.denyExec.literal), ...subpaths(policy.denyExec.subpath)]),
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+/** sandbox-exec's arguments up to the command: append the command's argv. */
+export function sandboxExecPrefix(policy: JailPolicy): string[] {
+  return ["-p", sandboxExecProfile(policy)];
+}

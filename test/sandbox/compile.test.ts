@@ -1,0 +1,124 @@
+import { describe, expect, test } from "bun:test";
+import { bwrapPrefix, type FsView, type PathKind } from "../../src/sandbox/bwrap.ts";
+import { buildJailPolicy } from "../../src/sandbox/policy.ts";
+import { sandboxExecProfile } from "../../src/sandbox/sandbox-exec.ts";
+
+/** The policy compiled for each platform, against a made-up host layout. */
+
+const LINUX_HOST: Record<string, PathKind> = {
+  "/usr": "dir",
+  "/bin": "symlink",
+  "/lib64": "symlink",
+  "/etc/ssl": "dir",
+  "/etc/resolv.conf": "symlink",
+  "/etc/passwd": "file",
+  "/home/u/proj": "dir",
+  "/home/u/proj/.state": "dir",
+  "/home/u/.gemini/antigravity-cli/brain": "dir",
+  "/home/u/.gemini/settings.json": "file",
+  "/home/u/main/.git": "dir",
+  "/home/u/main/.git/hooks": "dir",
+  "/home/u/main/.git/config": "file",
+  "/home/u/ro-tree": "dir",
+};
+const LINKS: Record<string, string> = { "/bin": "usr/bin", "/lib64": "usr/lib64" };
+const fakeFs: FsView = { kind: (p) => LINUX_HOST[p] ?? null, readlink: (p) => LINKS[p] ?? "" };
+
+describe("bwrap", () => {
+  const policy = buildJailPolicy({
+    platform: "linux",
+    home: "/home/u",
+    workdir: "/home/u/proj/",
+    stateDirs: ["/home/u/proj/.state", "/var/lib/dl"],
+    gitCommonDir: "/home/u/main/.git",
+  });
+
+  test("the whole argument list, in mount order", () => {
+    expect(bwrapPrefix(policy, { PATH: "/usr/bin", HOME: "/home/u" }, fakeFs)).toEqual([
+      ...["--die-with-parent", "--new-session", "--unshare-all", "--share-net", "--cap-drop", "ALL"],
+      // system: merged-/usr links recreated, /etc pieces bound, missing ones left out
+      ...["--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib64", "/lib64"],
+      ...["--ro-bind", "/etc/ssl", "/etc/ssl", "--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"],
+      ...["--ro-bind", "/etc/passwd", "/etc/passwd"],
+      ...["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/home/u"],
+      // HOME's visible parts, parents first
+      ...["--bind", "/home/u/proj", "/home/u/proj", "--bind", "/home/u/main/.git", "/home/u/main/.git"],
+      ...["--ro-bind", "/home/u/.gemini/settings.json", "/home/u/.gemini/settings.json"],
+      ...["--bind", "/home/u/.gemini/antigravity-cli/brain", "/home/u/.gemini/antigravity-cli/brain"],
+      // put back read-only / hidden inside visible trees
+      ...["--ro-bind", "/home/u/main/.git/hooks", "/home/u/main/.git/hooks"],
+      ...["--ro-bind", "/home/u/main/.git/config", "/home/u/main/.git/config"],
+      ...["--tmpfs", "/home/u/proj/.state"],
+      ...["--chdir", "/home/u/proj", "--clearenv"],
+      ...["--setenv", "PATH", "/usr/bin", "--setenv", "HOME", "/home/u", "--setenv", "TMPDIR", "/tmp", "--"],
+    ]);
+  });
+
+  test("a writable workdir inside a read-only tree is mounted after it", () => {
+    const nested = buildJailPolicy({
+      platform: "linux",
+      home: "/home/u",
+      workdir: "/home/u/ro-tree/proj",
+      stateDirs: [],
+      extraReadPaths: ["/home/u/ro-tree"],
+    });
+    const args = bwrapPrefix(
+      nested,
+      {},
+      { kind: (p) => (p.startsWith("/home/u/ro-tree") ? "dir" : null), readlink: () => "" },
+    );
+    const ro = args.indexOf("/home/u/ro-tree");
+    const rw = args.indexOf("/home/u/ro-tree/proj");
+    expect(args[ro - 1]).toBe("--ro-bind");
+    expect(args[rw - 1]).toBe("--bind");
+    expect(rw).toBeGreaterThan(ro);
+  });
+
+  test("a missing workdir is still bound, so bwrap refuses to start instead of running elsewhere", () => {
+    const p = buildJailPolicy({ platform: "linux", home: "/h", workdir: "/h/gone", stateDirs: [] });
+    const args = bwrapPrefix(p, {}, { kind: () => null, readlink: () => "" });
+    expect(args.join(" ")).toContain("--bind /h/gone /h/gone");
+  });
+});
+
+describe("sandbox-exec profile", () => {
+  const policy = buildJailPolicy({
+    platform: "darwin",
+    home: "/Users/ana",
+    workdir: "/Users/ana/code/app",
+    tmpDir: "/private/var/folders/x1/T/dl-run-1",
+    stateDirs: ["/Users/ana/.codex-jobs"],
+    gitCommonDir: "/Users/ana/code/main/.git",
+  });
+
+  test("generated profile (snapshot)", () => {
+    expect(sandboxExecProfile(policy)).toMatchSnapshot();
+  });
+
+  test("the rules that matter, in an order where the last match wins", () => {
+    const profile = sandboxExecProfile(policy);
+    const at = (s: string) => {
+      const i = profile.indexOf(s);
+      expect(i).toBeGreaterThanOrEqual(0);
+      return i;
+    };
+    expect(at('(deny file-read* file-write* (subpath "/"))')).toBeLessThan(at("(allow file-read*\n"));
+    expect(at("(allow file-write*\n")).toBeLessThan(at('  (subpath "/Users/ana/code/main/.git/hooks")'));
+    expect(at("(deny file-read* file-write*\n")).toBeLessThan(at('  (subpath "/Users/ana/.ssh")'));
+    expect(at('  (literal "/usr/bin/open")')).toBeGreaterThan(at("(deny process-exec"));
+    at('  (subpath "/Applications")');
+    at('  (subpath "/Users/ana/Library/Keychains")');
+  });
+
+  test("quotes and backslashes in a path cannot break out of the string", () => {
+    const odd = buildJailPolicy({
+      platform: "darwin",
+      home: "/Users/a",
+      workdir: '/Users/a/x") (allow default',
+      stateDirs: [],
+    });
+    const profile = sandboxExecProfile(odd);
+    expect(profile).toContain('(subpath "/Users/a/x\\") (allow default")');
+    expect(profile.match(/\(allow default\)/g)?.length).toBe(1);
+  });
+});

@@ -1,0 +1,163 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isDlError } from "../../src/errors.ts";
+import { jailPlatform, probeJailOnce, wrapCommand } from "../../src/sandbox/index.ts";
+import { buildJailPolicy } from "../../src/sandbox/policy.ts";
+import { type JailProbe, probeJail } from "../../src/sandbox/probe.ts";
+import { skipBwrap } from "./jail-env.ts";
+
+const cwd = tmpdir();
+
+/** A directory holding one executable `bwrap` with the given body. */
+function fakeBwrapDir(body: string): string {
+  const dir = mkdtempSync(join(process.env.HOME ?? tmpdir(), "fake-bwrap-"));
+  writeFileSync(join(dir, "bwrap"), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+  return dir;
+}
+
+describe("probeJail", () => {
+  test.skipIf(skipBwrap)("the real bwrap starts a jail here", async () => {
+    const p = await probeJail({ platform: "linux", path: process.env.PATH ?? "", cwd });
+    expect(p).toMatchObject({ kind: "bwrap", ok: true, fix: null });
+    expect(p.bin).toStartWith("/");
+  });
+
+  test("no bwrap on PATH: the fix is installing it", async () => {
+    const empty = mkdtempSync(join(process.env.HOME ?? tmpdir(), "empty-path-"));
+    const p = await probeJail({ platform: "linux", path: empty, cwd });
+    expect(p).toMatchObject({ kind: "bwrap", ok: false, bin: null, detail: "bwrap not found on PATH" });
+    expect(p.fix).toContain("apt-get install bubblewrap");
+  });
+
+  test("bwrap present but user namespaces off: the fix is the sysctl", async () => {
+    const dir = fakeBwrapDir(
+      `echo "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2; exit 1`,
+    );
+    const p = await probeJail({ platform: "linux", path: `${dir}:/usr/bin:/bin`, cwd });
+    expect(p).toMatchObject({ kind: "bwrap", ok: false, bin: join(dir, "bwrap") });
+    expect(p.detail).toContain("No permissions to creating new namespace");
+    expect(p.fix).toContain("sysctl -w kernel.unprivileged_userns_clone=1");
+  });
+
+  test("bwrap failing for another reason: the fix says how to see why", async () => {
+    const dir = fakeBwrapDir("exit 3");
+    const p = await probeJail({ platform: "linux", path: dir, cwd });
+    expect(p).toMatchObject({ ok: false, detail: "bwrap is installed but cannot start a jail: exit 3" });
+    expect(p.fix).toContain("bwrap --unshare-all");
+  });
+
+  test.skipIf(process.platform === "darwin")("sandbox-exec missing (not macOS)", async () => {
+    const p = await probeJail({ platform: "darwin", path: "/usr/bin:/bin", cwd });
+    expect(p).toMatchObject({ kind: "sandbox-exec", ok: false });
+    expect(p.fix).toContain("/usr/bin/sandbox-exec");
+  });
+
+  test.skipIf(process.platform !== "darwin")("sandbox-exec works (macOS)", async () => {
+    const p = await probeJail({ platform: "darwin", path: "/usr/bin:/bin", cwd });
+    expect(p).toMatchObject({ kind: "sandbox-exec", ok: true, bin: "/usr/bin/sandbox-exec" });
+  });
+
+  test.skipIf(skipBwrap)("probeJailOnce remembers a working jail, asks again after a failure", async () => {
+    const path = process.env.PATH ?? "";
+    const first = await probeJailOnce({ platform: "linux", path, cwd });
+    expect(first.ok).toBe(true);
+    expect(await probeJailOnce({ platform: "linux", path, cwd })).toBe(first);
+    const empty = mkdtempSync(join(process.env.HOME ?? tmpdir(), "empty-path-"));
+    const missing = await probeJailOnce({ platform: "linux", path: empty, cwd });
+    expect(missing.ok).toBe(false);
+    expect(await probeJailOnce({ platform: "linux", path: empty, cwd })).not.toBe(missing);
+  });
+
+  test("jailPlatform: a jail exists for Linux and macOS only", () => {
+    expect(jailPlatform("linux")).toBe("linux");
+    expect(jailPlatform("darwin")).toBe("darwin");
+    expect(jailPlatform("win32")).toBeNull();
+  });
+
+  test("no jail on other platforms", async () => {
+    const p = await probeJail({ platform: "win32", path: "", cwd });
+    expect(p).toMatchObject({ kind: "none", ok: false });
+  });
+});
+
+describe("wrapCommand", () => {
+  const linux = buildJailPolicy({ platform: "linux", home: "/h", workdir: "/h/w", stateDirs: [] });
+  const darwin = buildJailPolicy({
+    platform: "darwin",
+    home: "/Users/a",
+    workdir: "/Users/a/w",
+    tmpDir: "/private/var/folders/t",
+    stateDirs: [],
+  });
+  const okBwrap: JailProbe = { kind: "bwrap", ok: true, detail: "", fix: null, bin: "/usr/bin/bwrap" };
+  const okSbx: JailProbe = { kind: "sandbox-exec", ok: true, detail: "", fix: null, bin: "/usr/bin/sandbox-exec" };
+  const noFs = { kind: () => null, readlink: () => "" };
+
+  test("fails closed when the jail cannot start, naming the fix", () => {
+    const broken: JailProbe = {
+      kind: "bwrap",
+      ok: false,
+      detail: "bwrap not found on PATH",
+      fix: "apt-get install bubblewrap",
+      bin: null,
+    };
+    let err: unknown;
+    try {
+      wrapCommand(linux, ["agy"], {}, broken);
+    } catch (e) {
+      err = e;
+    }
+    expect(isDlError(err, "jail_unavailable")).toBe(true);
+    expect((err as Error).message).toBe(
+      "the jail cannot start, so nothing runs: bwrap not found on PATH; fix: apt-get install bubblewrap",
+    );
+  });
+
+  test("refuses a probe for the other platform's jail", () => {
+    expect(() => wrapCommand(linux, ["agy"], {}, okSbx)).toThrow(/jail cannot start/);
+    expect(() => wrapCommand(darwin, ["agy"], {}, okBwrap)).toThrow(/jail cannot start/);
+  });
+
+  test("Linux: bwrap, its arguments, then the command; no environment for bwrap itself", () => {
+    const w = wrapCommand(linux, ["agy", "-p", "x"], { PATH: "/usr/bin" }, okBwrap, noFs);
+    expect(w.kind).toBe("bwrap");
+    expect(w.argv[0]).toBe("/usr/bin/bwrap");
+    expect(w.argv.slice(-4)).toEqual(["--", "agy", "-p", "x"]);
+    expect(w.env).toEqual({});
+  });
+
+  test("macOS: sandbox-exec -p <profile>, the command, temporaries in the run's dir", () => {
+    const w = wrapCommand(darwin, ["agy", "-p", "x"], { PATH: "/usr/bin", TMPDIR: "/elsewhere" }, okSbx);
+    expect(w.argv[0]).toBe("/usr/bin/sandbox-exec");
+    expect(w.argv[1]).toBe("-p");
+    expect(w.argv[2]).toStartWith("(version 1)");
+    expect(w.argv.slice(3)).toEqual(["agy", "-p", "x"]);
+    expect(w.env).toEqual({ PATH: "/usr/bin", TMPDIR: "/private/var/folders/t" });
+  });
+});
+
+describe("buildJailPolicy", () => {
+  test("refuses relative paths, control characters, and / or HOME as workdir", () => {
+    const base = { platform: "linux" as const, home: "/h", workdir: "/h/w", stateDirs: [] };
+    expect(() => buildJailPolicy({ ...base, workdir: "w" })).toThrow(/absolute/);
+    expect(() => buildJailPolicy({ ...base, workdir: "/h/w\n(allow default)" })).toThrow(/control/);
+    expect(() => buildJailPolicy({ ...base, stateDirs: ["rel"] })).toThrow(/state dir/);
+    expect(() => buildJailPolicy({ ...base, workdir: "/h/" })).toThrow(/whole home/);
+    expect(() => buildJailPolicy({ ...base, workdir: "/" })).toThrow(/whole home/);
+    expect(() => buildJailPolicy({ ...base, home: "/h/u", workdir: "/h" })).toThrow(/hold it/);
+  });
+
+  test("dl's state dirs and HOME's secrets are hidden; agy's state split writable / read-only", () => {
+    const p = buildJailPolicy({ platform: "linux", home: "/h", workdir: "/h/w/", stateDirs: ["/h/.codex-jobs/"] });
+    expect(p.workdir).toBe("/h/w");
+    expect(p.hidden).toContain("/h/.codex-jobs");
+    expect(p.hidden).toContain("/h/.ssh");
+    expect(p.writable).toContain("/h/.gemini/antigravity-cli/conversations");
+    expect(p.readOnly).toContain("/h/.gemini/config");
+    expect(p.readOnly).not.toContain("/h/.gemini");
+    expect(p.denyExec).toEqual({ literal: [], subpath: [] });
+    expect(p.network).toBe("open");
+  });
+});
