@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describeError } from "../errors.ts";
 import { DB_FILE } from "../store/db.ts";
 import { JobStore } from "../store/jobs.ts";
-import type { Identities } from "./deps.ts";
+import type { Identities } from "./engine-ports.ts";
 import { ownerAlive, type ReapAction, reapDeadOwners } from "./reaper.ts";
 import type { WaitSource } from "./wait.ts";
 

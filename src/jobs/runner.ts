@@ -5,11 +5,11 @@ import { log } from "../log.ts";
 import type { JobStore } from "../store/jobs.ts";
 import type { JobPatch, JobRow } from "../store/types.ts";
 import { groupAlive, spawnGroup, terminateGroup } from "../sys/process.ts";
-import type { Identities } from "./deps.ts";
+import type { Identities } from "./engine-ports.ts";
 import type { Provider, RunOutput } from "./provider.ts";
 
 /** Why the engine stopped a running job. */
-export type StopReason = "cancel" | "shutdown";
+export type JobStopCause = "cancel" | "shutdown";
 
 export interface RunnerContext {
   /** Only update() is used: the runner writes its own row and nothing else. */
@@ -41,7 +41,7 @@ type WriteResult = "changed" | "gone" | "error";
 /**
  * Runs one claimed job (status already `running`) to its end and records the outcome.
  * Never throws: every failure ends up in the row (or in persist_error if the row
- * cannot be written). `signal` carries the StopReason when the engine stops it.
+ * cannot be written). `signal` carries the JobStopCause when the engine stops it.
  */
 export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSignal): Promise<void> {
   const id = row.id;
@@ -134,7 +134,7 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
   const recorded = await persist({
     child_pid: child.pid,
     child_pgid: child.pgid,
-    child_start: ident?.start ?? null,
+    child_start: ident?.startTime ?? null,
     child_cmd: ident?.command ?? null,
     last_activity_at: ctx.now(),
   });
@@ -246,7 +246,7 @@ function finishStopped(
   ended: number,
   exitCode: number | null = null,
 ): Promise<void> {
-  const reason = signal.reason as StopReason;
+  const reason = signal.reason as JobStopCause;
   return finish({
     status: "cancelled",
     failure_kind: reason === "shutdown" ? "server_stopped" : null,

@@ -41,7 +41,7 @@ export async function prepareJobs(
         params: JSON.stringify(t.params),
         timeout_s: t.timeoutS,
         owner_pid: o.self.pid,
-        owner_start: o.self.start,
+        owner_start: o.self.startTime,
         server_id: serverId,
         created_at: c.now(),
         warnings: t.warnings.length ? JSON.stringify(t.warnings) : null,

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { DB_FILE } from "../store/db.ts";
 import { JobStore } from "../store/jobs.ts";
 import { isTerminal, type JobRow } from "../store/types.ts";
-import type { Identities } from "./deps.ts";
+import type { Identities } from "./engine-ports.ts";
 import { ownerAlive } from "./reaper.ts";
 import { PREVIEW_CAP, sanitizeJson, sanitizeLine } from "./sanitize.ts";
 

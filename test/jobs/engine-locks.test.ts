@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { JobLocks } from "../../src/jobs/deps.ts";
+import type { JobLocks } from "../../src/jobs/engine-ports.ts";
 import { flockJobLocks } from "../../src/jobs/sys-adapters.ts";
 import { testTask } from "../fixture/jobs-provider.ts";
 import { makeRepo, startEngine, tempRoot, until } from "./helpers.ts";
