@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { DB_FILE } from "../store/db.ts";
 import { JobStore } from "../store/jobs.ts";
 import { isTerminal, type JobRow } from "../store/types.ts";
+import type { JobStateDir } from "../sys/paths.ts";
 import type { Identities } from "./engine-ports.ts";
 import { ownerAlive } from "./reaper.ts";
 import { PREVIEW_CAP, sanitizeJson, sanitizeLine } from "./sanitize.ts";
@@ -10,11 +11,6 @@ import { PREVIEW_CAP, sanitizeJson, sanitizeLine } from "./sanitize.ts";
 /** Exit codes of `dl wait`, as the reference documents them. */
 export const WAIT_EXIT = { allDone: 0, unsuccessful: 1, missing: 2, timeout: 3 } as const;
 export type WaitExit = (typeof WAIT_EXIT)[keyof typeof WAIT_EXIT];
-
-export interface WaitSource {
-  provider: string;
-  stateDir: string;
-}
 
 export interface WaitOptions {
   /** Job ids; empty = every job queued or running when the wait starts. */
@@ -30,7 +26,7 @@ export interface WaitOptions {
   appearMs?: number;
   /** How often the stores are asked whether anything changed (a cheap PRAGMA). */
   watchMs?: number;
-  sources: readonly WaitSource[];
+  sources: readonly JobStateDir[];
   identities: Identities;
   /** One finished line (no newline); the caller writes and flushes it. */
   write: (line: string) => void;

@@ -40,7 +40,7 @@ describe("a lock call that throws", () => {
     const e = await startEngine(stateDir, home, {
       locks,
       tickMs: 20,
-      guards: { home, stateDirs: [stateDir], toolEnv: { PATH: "/usr/bin:/bin" } },
+      guards: { home, protectedDirs: [stateDir], toolEnv: { PATH: "/usr/bin:/bin" } },
     });
     const ended = (id: string) =>
       until(() => (["queued", "running"].includes(e.row(id)!.status) ? null : e.row(id)), `job ${id} to end`, 5000);

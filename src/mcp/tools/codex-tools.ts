@@ -1,8 +1,12 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import type { ServerDeps } from "../../deps.ts";
+import { codexTaskInput } from "../../jobs/providers/codex-task.ts";
 import { guarded, toolOk } from "../tool-result.ts";
-import { CODEX_CLOUD_WARNING, codexTask, codexTaskFields } from "./codex-schemas.ts";
+import { CODEX_CLOUD_WARNING } from "./codex-schemas.ts";
+
+/** These tools publish no output schema, so a refusal can carry its failure_kind as structured content. */
+const STRUCTURED_ERRORS = { structuredErrors: true };
 
 /**
  * The four Codex tools. They share one CodexService per server, started once (it reaps
@@ -15,7 +19,7 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
     {
       title: "Run a Codex CLI task and wait",
       description: `Runs OpenAI's Codex CLI (codex exec) on the user's ChatGPT subscription in workdir and waits for it; same queue and caps as submit_codex. Returns the job's status, final_response (cut to ~4000 chars, see truncated), usage and session_id. For anything longer than a few minutes use submit_codex. ${CODEX_CLOUD_WARNING}`,
-      inputSchema: { ...codexTaskFields, allow_over_quota: z.boolean().optional() },
+      inputSchema: codexTaskInput,
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     ({ allow_over_quota, ...task }, extra) =>
@@ -23,7 +27,7 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
         const svc = await deps.codex();
         const view = await svc.delegate(task, { signal: extra.signal, allowOverQuota: allow_over_quota });
         return toolOk({ ...view });
-      }),
+      }, STRUCTURED_ERRORS),
   );
 
   server.registerTool(
@@ -31,7 +35,7 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
     {
       title: "Submit Codex CLI jobs",
       description: `Queues one or more Codex runs without waiting and returns their ids at once, plus \`watch\`: start that exact command in the background now (it is the only completion signal), then poll_codex for details. Atomic: every task is checked before any is queued. Caps hold across every server: DELEGATE_CODEX_MAX_CONCURRENT (8) in all, DELEGATE_CODEX_MAX_PER_PROJECT (6) per repository (worktrees share it), one job per worktree; the rest wait FIFO with a queue_reason. ${CODEX_CLOUD_WARNING}`,
-      inputSchema: { tasks: z.array(codexTask).min(1).max(256).describe("tasks to queue") },
+      inputSchema: { tasks: z.array(codexTaskInput).min(1).max(256).describe("tasks to queue") },
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     ({ tasks }) =>
@@ -44,7 +48,7 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
           ...r.jobs.flatMap((j) => j.warnings.map((w) => `warning (${j.id}): ${w}`)),
         ].join("\n");
         return toolOk({ ...r }, `${text}\n\n${JSON.stringify(r, null, 2)}`);
-      }),
+      }, STRUCTURED_ERRORS),
   );
 
   server.registerTool(
