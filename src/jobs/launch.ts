@@ -5,7 +5,8 @@ import type { LaunchClaim } from "../store/jobs.ts";
 import { isTerminal, type JobRow, type QueueReason } from "../store/types.ts";
 import type { EngineContext } from "./engine-options.ts";
 import type { HeldLock } from "./engine-ports.ts";
-import { type JobStopCause, type RunnerContext, runJob } from "./runner.ts";
+import type { JobStopCause } from "./job-outcome.ts";
+import { type RunnerContext, runJob } from "./runner.ts";
 
 /** Started, or why the job still waits and (if known) how soon to try it again. */
 export type LaunchOutcome = "started" | { reason: QueueReason; retryMs?: number };
