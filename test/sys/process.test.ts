@@ -129,7 +129,7 @@ describe("runGroup", () => {
 
   test("onSpawn gets the child's ids while it runs, and an abort from it stops the group", async () => {
     const ac = new AbortController();
-    let seen: { pid: number; pgid: number; alive: boolean } | null = null;
+    const seen: { pid: number; pgid: number; alive: boolean }[] = [];
     const r = await runGroup({
       argv: ["sh", "-c", "sleep 30"],
       cwd,
@@ -137,11 +137,11 @@ describe("runGroup", () => {
       signal: ac.signal,
       graceMs: 200,
       onSpawn: (c) => {
-        seen = { ...c, alive: pidAlive(c.pid) };
+        seen.push({ ...c, alive: pidAlive(c.pid) });
         ac.abort();
       },
     });
-    expect(seen).toEqual({ pid: r.pid, pgid: r.pgid, alive: true });
+    expect(seen).toEqual([{ pid: r.pid, pgid: r.pgid, alive: true }]);
     expect(r.aborted).toBe(true);
     expect(groupAlive(r.pgid)).toBe(false);
   });
