@@ -9,7 +9,7 @@ import { resolveCodexEffort, resolveCodexModel } from "./codex-models.ts";
  * One Codex task: what a caller may ask for, and the `codex exec` command that runs it.
  */
 
-export const CODEX_SANDBOXES = ["read-only", "workspace-write", "danger-full-access"] as const;
+const CODEX_SANDBOXES = ["read-only", "workspace-write", "danger-full-access"] as const;
 export type CodexSandbox = (typeof CODEX_SANDBOXES)[number];
 
 export const DEFAULT_TIMEOUT_S = 1800;
@@ -80,8 +80,6 @@ export const codexTaskInput = z
       .describe("run even above DELEGATE_CODEX_QUOTA_REFUSE_PCT"),
   })
   .strict();
-
-export type CodexTaskInput = z.infer<typeof codexTaskInput>;
 
 const ALLOWED_FIELDS = Object.keys(codexTaskInput.shape).join(", ");
 
