@@ -99,7 +99,7 @@ const { engine } = await JobEngine.start({
   maxPerProject: CAP,
   maxQueue: 100,
   staggerMs: 0,
-  guards: { home, stateDirs: [stateDir], toolEnv: { PATH: "/usr/local/bin:/usr/bin:/bin" } },
+  guards: { home, protectedDirs: [stateDir], toolEnv: { PATH: "/usr/local/bin:/usr/bin:/bin" } },
   locks: flockJobLocks(stateDir),
   identities: sysIdentities,
   self: selfOwner(),

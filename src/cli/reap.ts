@@ -1,8 +1,8 @@
 import { defineCommand } from "citty";
 import { reapAll } from "../jobs/maintenance.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
+import { jobStateDirs } from "../sys/paths.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
-import { jobSources } from "./wait.ts";
 
 export const reapCommand = defineCommand({
   meta: {
@@ -16,7 +16,7 @@ export const reapCommand = defineCommand({
   async run({ args }) {
     const config = configOrExit();
     const dryRun = args["dry-run"];
-    const reports = await reapAll(jobSources(config), {
+    const reports = await reapAll(jobStateDirs(config.paths), {
       identities: sysIdentities,
       retentionMs: config.jobs.retentionDays * 86_400_000,
       dryRun,

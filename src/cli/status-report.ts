@@ -8,8 +8,8 @@ import { type JobsSummary, jobsSummary } from "../jobs/maintenance.ts";
 import { codexOptionsFromConfig } from "../jobs/providers/codex-options.ts";
 import { type CodexStatusReport, codexStatus } from "../jobs/providers/codex-status.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
+import { jobStateDirs } from "../sys/paths.ts";
 import { writableProblem } from "../sys/writable.ts";
-import { jobSources } from "./wait.ts";
 
 /**
  * Everything `dl status` reports, gathered once and rendered as text or JSON. Each check
@@ -62,7 +62,7 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
     failed_checks.push(`pools: ${e instanceof Error ? e.message : String(e)}`);
   }
 
-  const jobs = jobsSummary(jobSources(config), sysIdentities);
+  const jobs = jobsSummary(jobStateDirs(config.paths), sysIdentities);
   // A missing Codex CLI is information, not ill health: dl works without it.
   let codex: StatusReport["codex"];
   try {

@@ -1,17 +1,8 @@
 import { defineCommand } from "citty";
-import type { Config } from "../config.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
-import { type WaitSource, waitForJobs } from "../jobs/wait.ts";
+import { waitForJobs } from "../jobs/wait.ts";
+import { jobStateDirs } from "../sys/paths.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
-
-/** The three providers' state dirs, with the same overrides the servers use. */
-export function jobSources(config: Config): WaitSource[] {
-  return [
-    { provider: "codex", stateDir: config.paths.codexStateDir },
-    { provider: "gemini", stateDir: config.paths.geminiStateDir },
-    { provider: "dsh", stateDir: config.paths.dshStateDir },
-  ];
-}
 
 export const waitCommand = defineCommand({
   meta: {
@@ -53,7 +44,7 @@ export const waitCommand = defineCommand({
       json: args.json,
       timeoutMs,
       intervalMs: config.watcher.intervalS * 1000,
-      sources: jobSources(config),
+      sources: jobStateDirs(config.paths),
       identities: sysIdentities,
       signal: abort.signal,
       write: (line) => process.stdout.write(`${line}\n`),

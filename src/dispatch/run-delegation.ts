@@ -1,4 +1,3 @@
-import { realpath, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { type Agent, lookupAgent } from "../agent/lookup.ts";
 import { runAgent } from "../agent/loop.ts";
@@ -9,7 +8,7 @@ import { type CompleteOptions, complete as httpComplete } from "../backends/clie
 import type { Endpoint, ModelRequest, ModelResponse } from "../backends/types.ts";
 import type { Config } from "../config.ts";
 import { DlError } from "../errors.ts";
-import { canonicalPath, overlappingDir, protectedDirs } from "../sys/paths.ts";
+import { checkWorkdir, workdirGuard } from "../sys/workdir-guard.ts";
 
 /**
  * One delegation from request to result, shared by every entry point (the MCP tools and
@@ -60,58 +59,14 @@ export type DelegationContext = {
   fallbackNote?: (requested: string, answered: string, routing: Record<string, string>) => string | undefined;
 };
 
-/**
- * Resolve and check a workdir: it must exist, be a directory, not be / or $HOME, and not
- * overlap dl's own state (job stores, pool slots), which an agent could otherwise rewrite.
- */
-export async function checkWorkdir(
-  given: string | undefined,
-  home: string,
-  protectedList: readonly string[] = [],
-): Promise<string> {
-  const raw = given?.trim() || process.cwd();
-  let real: string;
-  try {
-    real = await realpath(resolve(raw));
-    if (!(await stat(real)).isDirectory()) throw new Error("not a directory");
-  } catch {
-    throw new DlError(
-      "bad_input",
-      `workdir ${JSON.stringify(raw.slice(0, 200))} is not an existing directory; pass the absolute path of the project (or a worktree) to work in`,
-    );
-  }
-  let realHome = home;
-  try {
-    realHome = await realpath(home);
-  } catch {
-    // A missing HOME cannot equal an existing workdir.
-  }
-  if (real === "/" || real === realHome) {
-    throw new DlError(
-      "workdir_forbidden",
-      `workdir ${real} is refused: agents get read/write access to all of it; pass a project directory instead`,
-    );
-  }
-  const clash = overlappingDir(
-    real,
-    protectedList.map((d) => canonicalPath(d)),
-  );
-  if (clash) {
-    throw new DlError(
-      "workdir_forbidden",
-      `workdir ${real} overlaps dl's own state (${clash}); pass a project directory elsewhere`,
-    );
-  }
-  return real;
-}
-
 export async function prepareDelegation(
   input: DelegationInput,
   config: Config,
   settings: AgentSettings,
 ): Promise<PreparedDelegation> {
   if (!input.task.trim()) throw new DlError("bad_input", "task is empty; say what the agent should do");
-  const workdir = await checkWorkdir(input.workdir, config.paths.home, protectedDirs(config.paths));
+  // No workdir: the directory `dl run` was started in (MCP clients always pass one).
+  const workdir = checkWorkdir(resolve(input.workdir?.trim() || process.cwd()), workdirGuard(config.paths));
   const agent = await lookupAgent(input.agent_name, { workdir, agentsDir: config.paths.agentsDir });
   const model = resolveModel({
     explicit: input.model?.trim() || undefined,

@@ -86,8 +86,10 @@ export class AdmissionLoop {
     const alive = (r: JobRow) => {
       if (r.server_id === serverId) return true;
       const k = `${r.owner_pid}:${r.owner_start}`;
-      let v = owners.get(k);
-      if (v === undefined) owners.set(k, (v = ownerAlive(r, o.identities)));
+      const known = owners.get(k);
+      if (known !== undefined) return known;
+      const v = ownerAlive(r, o.identities);
+      owners.set(k, v);
       return v;
     };
     const cap = Math.min(o.maxConcurrent, o.effectiveCap?.() ?? o.maxConcurrent);

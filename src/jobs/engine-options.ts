@@ -1,6 +1,6 @@
 import type { JobStore } from "../store/jobs.ts";
 import type { QueueReason } from "../store/types.ts";
-import type { Identities, JobLocks } from "./deps.ts";
+import type { Identities, JobLocks, ProcessOwner } from "./engine-ports.ts";
 import type { Provider } from "./provider.ts";
 import type { WorkspaceGuards } from "./workspace.ts";
 
@@ -18,7 +18,7 @@ export interface EngineOptions {
   locks: JobLocks;
   identities: Identities;
   /** This server as other processes see it. */
-  self: { pid: number; start: string };
+  self: ProcessOwner;
   /** The watcher command printed in `watch` (default "dl wait"). */
   waitCommand?: string;
   /** Admission re-check period when nothing wakes the loop (default 250 ms). */

@@ -1,10 +1,12 @@
 import { join } from "node:path";
 import { describeError } from "../errors.ts";
 import { log } from "../log.ts";
+import type { LaunchClaim } from "../store/jobs.ts";
 import { isTerminal, type JobRow, type QueueReason } from "../store/types.ts";
-import type { HeldLock } from "./deps.ts";
 import type { EngineContext } from "./engine-options.ts";
-import { type RunnerContext, runJob, type StopReason } from "./runner.ts";
+import type { HeldLock } from "./engine-ports.ts";
+import type { JobStopCause } from "./job-outcome.ts";
+import { type RunnerContext, runJob } from "./runner.ts";
 
 /** Started, or why the job still waits and (if known) how soon to try it again. */
 export type LaunchOutcome = "started" | { reason: QueueReason; retryMs?: number };
@@ -49,7 +51,7 @@ export class Launcher {
   }
 
   /** Stops one job of this server and resolves once it is recorded; null if it is not ours. */
-  stop(id: string, reason: StopReason): Promise<void> | null {
+  stop(id: string, reason: JobStopCause): Promise<void> | null {
     const mine = this.active.get(id);
     if (!mine) return null;
     mine.abort.abort(reason);
@@ -57,7 +59,7 @@ export class Launcher {
   }
 
   /** Stops every job of this server; resolves when all are recorded. */
-  async stopAll(reason: StopReason): Promise<void> {
+  async stopAll(reason: JobStopCause): Promise<void> {
     const all = [...this.active.values()];
     for (const a of all) a.abort.abort(reason);
     await Promise.all(all.map((a) => a.done));
@@ -66,7 +68,9 @@ export class Launcher {
   /** Takes the locks and the stagger claim, then runs the job in the background. */
   launch(row: JobRow, now: number, cap: number, projectCap: number = this.c.o.maxPerProject): LaunchOutcome {
     const held: HeldLock[] = [];
-    const release = () => held.splice(0).forEach((h) => h.release());
+    const release = () => {
+      for (const h of held.splice(0)) h.release();
+    };
     let taken: LaunchOutcome;
     try {
       taken = this.takeSlots(row, cap, projectCap, held);
@@ -81,7 +85,7 @@ export class Launcher {
       return taken;
     }
     this.lockErrors.delete(row.id);
-    let claim;
+    let claim: LaunchClaim;
     try {
       claim = this.c.store.claimLaunch(row.id, { started_at: now, last_activity_at: now }, now, this.c.o.staggerMs);
     } catch (e) {

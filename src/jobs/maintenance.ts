@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { describeError } from "../errors.ts";
 import { DB_FILE } from "../store/db.ts";
 import { JobStore } from "../store/jobs.ts";
-import type { Identities } from "./deps.ts";
+import type { JobStateDir } from "../sys/paths.ts";
+import type { Identities } from "./engine-ports.ts";
 import { ownerAlive, type ReapAction, reapDeadOwners } from "./reaper.ts";
-import type { WaitSource } from "./wait.ts";
 
 export interface ReapReport {
   provider: string;
@@ -21,7 +21,7 @@ export interface ReapReport {
  * verified orphans) and prune finished rows older than `retentionMs`.
  */
 export async function reapAll(
-  sources: readonly WaitSource[],
+  sources: readonly JobStateDir[],
   o: { identities: Identities; retentionMs: number; dryRun: boolean; now?: () => number },
 ): Promise<ReapReport[]> {
   const now = o.now ?? Date.now;
@@ -57,7 +57,7 @@ export interface JobsSummary {
 }
 
 /** The jobs section of `dl status`. Read-only apart from opening existing stores. */
-export function jobsSummary(sources: readonly WaitSource[], identities: Identities): JobsSummary[] {
+export function jobsSummary(sources: readonly JobStateDir[], identities: Identities): JobsSummary[] {
   const out: JobsSummary[] = [];
   for (const s of sources) {
     if (!existsSync(join(s.stateDir, DB_FILE))) {

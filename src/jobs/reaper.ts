@@ -2,7 +2,7 @@ import { describeError } from "../errors.ts";
 import type { JobStore } from "../store/jobs.ts";
 import type { JobRow } from "../store/types.ts";
 import { terminateGroup } from "../sys/process.ts";
-import type { Identities } from "./deps.ts";
+import type { Identities } from "./engine-ports.ts";
 
 export interface ReapAction {
   id: string;
@@ -18,7 +18,7 @@ export function ownerAlive(row: Pick<JobRow, "owner_pid" | "owner_start">, ids: 
   if (row.owner_pid === null) return false;
   const now = ids.read(row.owner_pid);
   if (!now) return false;
-  return row.owner_start === null || now.start === row.owner_start;
+  return row.owner_start === null || now.startTime === row.owner_start;
 }
 
 /**
@@ -30,7 +30,7 @@ export function childVerified(row: JobRow, ids: Identities): boolean {
   if (row.child_pid === null || row.child_pgid === null || row.child_start === null || row.child_cmd === null)
     return false;
   const now = ids.read(row.child_pid);
-  return now !== null && now.start === row.child_start && now.command === row.child_cmd;
+  return now !== null && now.startTime === row.child_start && now.command === row.child_cmd;
 }
 
 export interface ReapOptions {
@@ -53,7 +53,10 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
     if (opts.selfServerId && row.server_id === opts.selfServerId) continue;
     const key = `${row.owner_pid}:${row.owner_start}`;
     let live = alive.get(key);
-    if (live === undefined) alive.set(key, (live = ownerAlive(row, opts.identities)));
+    if (live === undefined) {
+      live = ownerAlive(row, opts.identities);
+      alive.set(key, live);
+    }
     if (live) continue;
     const verified = row.status === "running" && childVerified(row, opts.identities);
     const action: ReapAction = verified

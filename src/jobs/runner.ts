@@ -2,21 +2,16 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describeError } from "../errors.ts";
 import { log } from "../log.ts";
-import type { JobStore } from "../store/jobs.ts";
 import type { JobPatch, JobRow } from "../store/types.ts";
-import { groupAlive, spawnGroup, terminateGroup } from "../sys/process.ts";
-import type { Identities } from "./deps.ts";
-import type { Provider, RunOutput } from "./provider.ts";
+import { type RunResult, runGroup } from "../sys/process.ts";
+import type { Identities } from "./engine-ports.ts";
+import { chooseOutcome, type JobStopCause, outcomePatch, stoppedPatch } from "./job-outcome.ts";
+import type { LaunchSpec, ParsedResult, Provider, RunOutput } from "./provider.ts";
+import { JobRowWriter, type RowWriterOptions, type WriteResult } from "./row-writer.ts";
 
-/** Why the engine stopped a running job. */
-export type StopReason = "cancel" | "shutdown";
-
-export interface RunnerContext {
-  /** Only update() is used: the runner writes its own row and nothing else. */
-  store: Pick<JobStore, "update">;
+export interface RunnerContext extends RowWriterOptions {
   provider: Provider;
   identities: Identities;
-  now: () => number;
   /** SIGTERM → SIGKILL grace when the engine stops a group. */
   graceMs: number;
   /** Bytes of stdout/stderr kept per stream. */
@@ -26,167 +21,167 @@ export interface RunnerContext {
   maxRetries: number;
   /** Backoff before retry n (1-based), in ms. */
   retryDelayMs: (n: number) => number;
-  /** A write of this job's state failed: the engine keeps it for poll and logs it. */
-  onPersistError: (id: string, message: string) => void;
-  /** Backoff (ms) between attempts of a write that must land (default 100/500/2000). */
-  persistRetryMs?: readonly number[];
 }
 
 const ACTIVITY_WRITE_MS = 1000;
-const PERSIST_RETRY_MS = [100, 500, 2000] as const;
+/** Budget of a row written without a timeout (older rows). */
+const DEFAULT_BUDGET_S = 3600;
 
-/** A compare-and-set write: it landed, the row had left the expected status, or the store threw. */
-type WriteResult = "changed" | "gone" | "error";
+/** A child that ran to its end, and whether its identity reached the row. */
+interface SupervisedRun {
+  result: RunResult;
+  /** Where the child's pid/start/command write ended, and the store's error if it failed. */
+  recorded: { written: WriteResult; error: string };
+  /** The last activity time written to the row (0 if none). */
+  lastActivity: number;
+  startedAt: number;
+}
 
 /**
- * Runs one claimed job (status already `running`) to its end and records the outcome.
- * Never throws: every failure ends up in the row (or in persist_error if the row
- * cannot be written). `signal` carries the StopReason when the engine stops it.
+ * Runs one claimed job (status already `running`) to its end and records the outcome:
+ * prepare the launch, supervise the child, record the end. Never throws: every failure
+ * ends up in the row (or in persist_error if the row cannot be written). `signal` carries
+ * the JobStopCause when the engine stops it.
  */
 export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSignal): Promise<void> {
-  const id = row.id;
-  const retries = ctx.persistRetryMs ?? PERSIST_RETRY_MS;
-  let lastError = "";
-  const write = (patch: JobPatch, expect: JobRow["status"][] = ["running"]): WriteResult => {
-    try {
-      return ctx.store.update(id, patch, expect) ? "changed" : "gone";
-    } catch (e) {
-      lastError = describeError(e);
-      ctx.onPersistError(id, lastError);
-      return "error";
-    }
-  };
-  /** A write that must land: retried with backoff while the store throws. */
-  const persist = async (patch: JobPatch): Promise<WriteResult> => {
-    let r = write(patch);
-    for (const ms of retries) {
-      if (r !== "error") break;
-      await Bun.sleep(ms);
-      r = write(patch);
-    }
-    return r;
-  };
-  /**
-   * Records the job's end. If that keeps failing (a full disk, a value the store refuses)
-   * a minimal `failed`/infra row naming the error is written instead: a row left
-   * `running` would hold `dl wait` for ever.
-   */
-  const finish = async (patch: JobPatch, cause?: string): Promise<void> => {
-    if (cause === undefined && (await persist(patch)) !== "error") return;
-    const why = cause ?? `could not record the job's end (${lastError}); recorded as failed instead`;
-    log.error(`job ${id}: ${why}`);
-    const fallback: JobPatch = {
-      status: "failed",
-      failure_kind: "infra",
-      exit_code: patch.exit_code ?? null,
-      ended_at: patch.ended_at ?? ctx.now(),
-      persist_error: why.slice(0, 500),
-    };
-    if ((await persist(fallback)) === "error")
-      log.error(`job ${id}: its row stays running until this server restarts (the store keeps failing: ${lastError})`);
-  };
-  const fail = (kind: string, message: string) =>
-    finish({ status: "failed", failure_kind: kind, final_response: message, ended_at: ctx.now() });
+  const rw = new JobRowWriter(row.id, ctx);
+  const jobDir = join(ctx.jobsDir, row.id);
+  const spec = await prepareLaunch(row, ctx, jobDir, rw);
+  if (!spec) return;
+  if (signal.aborted) return rw.finish(stoppedPatch(signal.reason as JobStopCause, ctx.now()));
+  let run: SupervisedRun;
+  try {
+    run = await superviseChild(row, spec, ctx, signal, rw);
+  } catch (e) {
+    return rw.fail("infra", describeError(e));
+  }
+  await recordEnd(row, run, { ctx, signal, rw, jobDir });
+}
 
-  const jobDir = join(ctx.jobsDir, id);
-  let spec;
+/** The job's private dir and the provider's argv/env/cwd; a failure ends the job `infra`. */
+async function prepareLaunch(
+  row: JobRow,
+  ctx: RunnerContext,
+  jobDir: string,
+  rw: JobRowWriter,
+): Promise<LaunchSpec | null> {
   try {
     mkdirSync(jobDir, { recursive: true, mode: 0o700 });
-    spec = await ctx.provider.launch(row, { jobDir });
+    return await ctx.provider.launch(row, { jobDir });
   } catch (e) {
-    await fail("infra", `could not prepare the run: ${describeError(e)}`);
-    return;
+    await rw.fail("infra", `could not prepare the run: ${describeError(e)}`);
+    return null;
   }
-  if (signal.aborted) {
-    await finishStopped(signal, finish, ctx.now());
-    return;
-  }
+}
 
-  let lastWrite = 0;
-  let child;
+/**
+ * Spawns the child in its own group and waits for the group to end, with the job's
+ * watchdog and the engine's stop signal (process-run does the terminate and the drain).
+ * Its identity is written to the row at once; if that write does not land the child is
+ * stopped: "gone" means the row was cancelled or reaped between claim and spawn, and
+ * "error" means nobody could stop this child if we died.
+ */
+async function superviseChild(
+  row: JobRow,
+  spec: LaunchSpec,
+  ctx: RunnerContext,
+  signal: AbortSignal,
+  rw: JobRowWriter,
+): Promise<SupervisedRun> {
+  const stopper = new AbortController();
+  const onAbort = () => stopper.abort(signal.reason);
+  signal.addEventListener("abort", onAbort, { once: true });
+  const recording = Promise.withResolvers<SupervisedRun["recorded"]>();
+  let lastActivity = 0;
+  const startedAt = row.started_at ?? ctx.now();
+  const budgetMs = (row.timeout_s ?? DEFAULT_BUDGET_S) * 1000 - (ctx.now() - startedAt);
   try {
-    child = spawnGroup({
+    const result = await runGroup({
       argv: spec.argv,
       env: spec.env,
       cwd: spec.cwd,
       stdoutCap: ctx.outputCap,
       stderrCap: ctx.outputCap,
+      timeoutMs: Math.max(0, budgetMs),
+      graceMs: ctx.graceMs,
+      signal: stopper.signal,
       onOutput: () => {
         const t = ctx.now();
-        if (t - lastWrite < ACTIVITY_WRITE_MS) return;
-        lastWrite = t;
-        write({ last_activity_at: t });
+        if (t - lastActivity < ACTIVITY_WRITE_MS) return;
+        lastActivity = t;
+        rw.write({ last_activity_at: t });
       },
+      onSpawn: (child) => {
+        recordChild(child, ctx, rw).then((r) => {
+          if (r.written !== "changed") stopper.abort();
+          recording.resolve(r);
+        });
+      },
+      onStopError: (e) => log.warn(`job ${row.id}: stopping its group failed: ${describeError(e)}`),
     });
-  } catch (e) {
-    await fail("infra", describeError(e));
-    return;
+    return { result, recorded: await recording.promise, lastActivity, startedAt };
+  } finally {
+    signal.removeEventListener("abort", onAbort);
   }
-  let stopping: Promise<unknown> | null = null;
-  const stop = () => {
-    stopping ??= terminateGroup(child.pgid, ctx.graceMs).catch((e) =>
-      log.warn(`job ${id}: stopping its group failed: ${describeError(e)}`),
-    );
-  };
-  const onAbort = () => stop();
-  signal.addEventListener("abort", onAbort, { once: true });
+}
+
+/** Writes who the child is, so a later server can verify and stop it if this one dies. */
+async function recordChild(
+  child: { pid: number; pgid: number },
+  ctx: RunnerContext,
+  rw: JobRowWriter,
+): Promise<SupervisedRun["recorded"]> {
   const ident = ctx.identities.read(child.pid);
-  const recorded = await persist({
+  const written = await rw.persist({
     child_pid: child.pid,
     child_pgid: child.pgid,
-    child_start: ident?.start ?? null,
+    child_start: ident?.startTime ?? null,
     child_cmd: ident?.command ?? null,
     last_activity_at: ctx.now(),
   });
-  // "gone": the row was cancelled or reaped between claim and spawn, so the run must not
-  // go on. "error": without its identity in the row, nobody could stop this child if we
-  // died, so it must not go on either; the row is still ended below.
-  if (recorded !== "changed" || signal.aborted) stop();
-  const recordFailure =
-    recorded === "error" ? `could not record the child process (${lastError}); it was stopped` : null;
+  return { written, error: rw.lastError };
+}
 
-  let timedOut = false;
-  const startedAt = row.started_at ?? ctx.now();
-  const budgetMs = (row.timeout_s ?? 3600) * 1000 - (ctx.now() - startedAt);
-  const watchdog = setTimeout(
-    () => {
-      timedOut = true;
-      stop();
-    },
-    Math.max(0, budgetMs),
-  );
-
-  const exit = await child.exited;
-  clearTimeout(watchdog);
-  signal.removeEventListener("abort", onAbort);
-  if (stopping) await stopping;
-  // Background processes the CLI forked and left behind die with the job.
-  else if (groupAlive(child.pgid)) await terminateGroup(child.pgid, Math.min(ctx.graceMs, 500)).catch(() => undefined);
-  const drainTimer = setTimeout(() => child.stopCapture(), 1000);
-  await child.drained;
-  clearTimeout(drainTimer);
-
+/** Writes how the run ended: stopped, unrecorded, or the outcome chooseOutcome picks. */
+async function recordEnd(
+  row: JobRow,
+  run: SupervisedRun,
+  o: { ctx: RunnerContext; signal: AbortSignal; rw: JobRowWriter; jobDir: string },
+): Promise<void> {
+  const { ctx, rw } = o;
+  const { result, recorded } = run;
   const out: RunOutput = {
-    exitCode: exit.exitCode,
-    signal: exit.signal,
-    stdout: child.stdout().text(),
-    stderr: child.stderr().text(),
-    outputTruncated: child.stdout().truncated || child.stderr().truncated,
-    durationMs: ctx.now() - startedAt,
-    jobDir,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    stdout: result.stdout.text(),
+    stderr: result.stderr.text(),
+    outputTruncated: result.stdout.truncated || result.stderr.truncated,
+    durationMs: ctx.now() - run.startedAt,
+    jobDir: o.jobDir,
   };
   const ended = ctx.now();
-  if (recorded === "gone") return;
-  if (recordFailure) {
-    await finish({ exit_code: out.exitCode, ended_at: ended }, recordFailure);
-    return;
+  if (recorded.written === "gone") return;
+  if (recorded.written === "error") {
+    const why = `could not record the child process (${recorded.error}); it was stopped`;
+    return rw.finish({ exit_code: out.exitCode, ended_at: ended }, why);
   }
-  if (signal.aborted) {
-    await finishStopped(signal, finish, ended, out.exitCode);
-    return;
-  }
+  if (o.signal.aborted) return rw.finish(stoppedPatch(o.signal.reason as JobStopCause, ended, out.exitCode));
+  const outcome = chooseOutcome({
+    timedOut: result.timedOut,
+    exitCode: out.exitCode,
+    classify: () => ctx.provider.classify(out, row),
+    retryCount: row.retry_count,
+    maxRetries: ctx.maxRetries,
+  });
+  await rw.finish({
+    ...resultFields(row, out, ctx, run.lastActivity),
+    ...outcomePatch(outcome, ended, ctx.retryDelayMs),
+  });
+}
 
-  let parsed;
+/** What the provider read out of the run, plus the warnings gathered since submit. */
+function resultFields(row: JobRow, out: RunOutput, ctx: RunnerContext, lastActivity: number): JobPatch {
+  let parsed: ParsedResult;
   try {
     parsed = ctx.provider.parse(out, row);
   } catch (e) {
@@ -194,63 +189,12 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
   }
   const warnings = [...(row.warnings ? (JSON.parse(row.warnings) as string[]) : []), ...(parsed.warnings ?? [])];
   if (out.outputTruncated) warnings.push(`output over ${ctx.outputCap} bytes was cut`);
-  const common: JobPatch = {
+  return {
     exit_code: out.exitCode,
     final_response: parsed.finalResponse,
     usage: parsed.usage ? JSON.stringify(parsed.usage) : null,
     session_id: parsed.sessionId ?? null,
     warnings: warnings.length ? JSON.stringify(warnings) : null,
-    last_activity_at: lastWrite || null,
+    last_activity_at: lastActivity || null,
   };
-
-  if (timedOut) {
-    await finish({ ...common, status: "timeout", failure_kind: "timeout", ended_at: ended });
-    return;
-  }
-  if (out.exitCode === 0) {
-    await finish({ ...common, status: "done", failure_kind: null, ended_at: ended });
-    return;
-  }
-  let kind;
-  try {
-    kind = ctx.provider.classify(out, row);
-  } catch {
-    kind = "other" as const;
-  }
-  if (kind === "throttle" && row.retry_count < ctx.maxRetries) {
-    const n = row.retry_count + 1;
-    await finish({
-      ...common,
-      status: "queued",
-      queue_reason: "throttle_cooldown",
-      retry_count: n,
-      retry_at: ended + ctx.retryDelayMs(n),
-      started_at: null,
-      child_pid: null,
-      child_pgid: null,
-      child_start: null,
-      child_cmd: null,
-    });
-    return;
-  }
-  if (kind === "auth") {
-    await finish({ ...common, status: "auth_failed", failure_kind: "auth", ended_at: ended });
-    return;
-  }
-  await finish({ ...common, status: "failed", failure_kind: kind, ended_at: ended });
-}
-
-function finishStopped(
-  signal: AbortSignal,
-  finish: (p: JobPatch) => Promise<void>,
-  ended: number,
-  exitCode: number | null = null,
-): Promise<void> {
-  const reason = signal.reason as StopReason;
-  return finish({
-    status: "cancelled",
-    failure_kind: reason === "shutdown" ? "server_stopped" : null,
-    exit_code: exitCode,
-    ended_at: ended,
-  });
 }

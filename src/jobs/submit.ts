@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
+import { isAbsolute } from "node:path";
 import { DlError } from "../errors.ts";
 import type { NewJob } from "../store/types.ts";
+import { checkWorkdir } from "../sys/workdir-guard.ts";
 import type { EngineContext } from "./engine-options.ts";
-import { checkWorkdir, resolveWorkspace } from "./workspace.ts";
+import { resolveWorkspace } from "./workspace.ts";
 
 export interface SubmitResult {
   jobs: { id: string; status: "queued"; workdir: string; project: string; warnings: string[] }[];
@@ -26,6 +28,12 @@ export async function prepareJobs(
   for (const [i, raw] of rawTasks.entries()) {
     try {
       const t = p.validate(raw);
+      // Relative to what? The server's cwd means nothing to the caller: absolute only.
+      if (!isAbsolute(t.workdir))
+        throw new DlError(
+          "bad_input",
+          "workdir must be the absolute path of a checkout or worktree (one job per worktree)",
+        );
       const workdir = checkWorkdir(t.workdir, o.guards);
       const ws = await resolveWorkspace(workdir, o.guards.toolEnv);
       const id = `${p.idPrefix}${randomBytes(5).toString("hex")}`;
@@ -41,7 +49,7 @@ export async function prepareJobs(
         params: JSON.stringify(t.params),
         timeout_s: t.timeoutS,
         owner_pid: o.self.pid,
-        owner_start: o.self.start,
+        owner_start: o.self.startTime,
         server_id: serverId,
         created_at: c.now(),
         warnings: t.warnings.length ? JSON.stringify(t.warnings) : null,

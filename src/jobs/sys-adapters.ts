@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { identity, selfIdentity } from "../sys/identity.ts";
 import { SlotPool } from "../sys/slots.ts";
-import type { Identities, JobLocks } from "./deps.ts";
+import type { Identities, JobLocks, ProcessOwner } from "./engine-ports.ts";
 
 const key = (s: string) => createHash("sha256").update(s).digest("hex").slice(0, 20);
 
@@ -18,7 +18,10 @@ export function flockJobLocks(stateDir: string): JobLocks {
   const pool = (name: string, size: number) => {
     const k = `${name}#${size}`;
     let p = pools.get(k);
-    if (!p) pools.set(k, (p = new SlotPool({ dir: join(base, name), size })));
+    if (!p) {
+      p = new SlotPool({ dir: join(base, name), size });
+      pools.set(k, p);
+    }
     return p;
   };
   return {
@@ -30,13 +33,10 @@ export function flockJobLocks(stateDir: string): JobLocks {
 }
 
 export const sysIdentities: Identities = {
-  read(pid) {
-    const id = identity(pid);
-    return id ? { pid: id.pid, start: id.startTime, command: id.command } : null;
-  },
+  read: identity,
 };
 
-export function selfOwner(): { pid: number; start: string } {
+export function selfOwner(): ProcessOwner {
   const me = selfIdentity();
-  return { pid: me.pid, start: me.startTime };
+  return { pid: me.pid, startTime: me.startTime };
 }

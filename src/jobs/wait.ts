@@ -1,20 +1,13 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { DB_FILE } from "../store/db.ts";
-import { JobStore } from "../store/jobs.ts";
 import { isTerminal, type JobRow } from "../store/types.ts";
-import type { Identities } from "./deps.ts";
+import type { JobStateDir } from "../sys/paths.ts";
+import type { Identities } from "./engine-ports.ts";
 import { ownerAlive } from "./reaper.ts";
 import { PREVIEW_CAP, sanitizeJson, sanitizeLine } from "./sanitize.ts";
+import { WatchedStores } from "./watched-stores.ts";
 
 /** Exit codes of `dl wait`, as the reference documents them. */
 export const WAIT_EXIT = { allDone: 0, unsuccessful: 1, missing: 2, timeout: 3 } as const;
 export type WaitExit = (typeof WAIT_EXIT)[keyof typeof WAIT_EXIT];
-
-export interface WaitSource {
-  provider: string;
-  stateDir: string;
-}
 
 export interface WaitOptions {
   /** Job ids; empty = every job queued or running when the wait starts. */
@@ -30,7 +23,7 @@ export interface WaitOptions {
   appearMs?: number;
   /** How often the stores are asked whether anything changed (a cheap PRAGMA). */
   watchMs?: number;
-  sources: readonly WaitSource[];
+  sources: readonly JobStateDir[];
   identities: Identities;
   /** One finished line (no newline); the caller writes and flushes it. */
   write: (line: string) => void;
@@ -87,6 +80,64 @@ function missingLine(id: string, json: boolean): string {
     : `${safe} MISSING (no such job appeared within 30 s; check the id and the state dir overrides)`;
 }
 
+/** A job whose wait is over: its row and final status, or an id whose row was pruned. */
+export type EndedJob = { id: string; row: JobRow; status: string } | { id: string; pruned: true };
+
+/**
+ * One pass's verdict on the pending ids, given the rows just read. `seen` holds every id
+ * that ever had a row (this pass's included); `ownerGone` is set on passes that check
+ * owners, and makes a queued/running job of a dead owner `lost` at once.
+ */
+export function judgePending(
+  pending: readonly string[],
+  read: { rows: ReadonlyMap<string, JobRow>; complete: boolean },
+  seen: ReadonlySet<string>,
+  ownerGone: ((r: JobRow) => boolean) | null,
+): { ended: EndedJob[]; still: string[] } {
+  const ended: EndedJob[] = [];
+  const still: string[] = [];
+  for (const id of pending) {
+    const row = read.rows.get(id);
+    if (!row) {
+      // Seen before and now in no store that answered: pruned. Ending the wait here is
+      // the only way it ends; the row will not come back.
+      if (read.complete && seen.has(id)) ended.push({ id, pruned: true });
+      else still.push(id);
+      continue;
+    }
+    const status = isTerminal(row.status) ? row.status : ownerGone?.(row) ? "lost" : null;
+    if (status) ended.push({ id, row, status });
+    else still.push(id);
+  }
+  return { ended, still };
+}
+
+/** What the wait does after a pass: sleep this long, or end with an exit code. */
+export type WaitStep = { sleepMs: number } | { code: WaitExit; missing: string[] };
+
+/**
+ * The deadlines, once jobs are still pending: the first that applies wins. An id never
+ * seen must appear within appearMs (else exit 2, naming it); the whole wait ends at
+ * timeoutMs (exit 3), as does an abort.
+ */
+export function nextStep(s: {
+  t: number;
+  start: number;
+  appearMs: number;
+  timeoutMs?: number;
+  watchMs: number;
+  /** Pending ids never seen in any store. */
+  missing: string[];
+  aborted: boolean;
+}): WaitStep {
+  const appearDeadline = s.missing.length ? s.start + s.appearMs : Number.POSITIVE_INFINITY;
+  const timeoutDeadline = s.timeoutMs !== undefined ? s.start + s.timeoutMs : Number.POSITIVE_INFINITY;
+  const first = Math.min(appearDeadline, timeoutDeadline);
+  if (s.aborted || (s.t >= first && timeoutDeadline <= appearDeadline)) return { code: WAIT_EXIT.timeout, missing: [] };
+  if (s.t >= first) return { code: WAIT_EXIT.missing, missing: s.missing };
+  return { sleepMs: Math.max(1, Math.min(s.watchMs, first - s.t)) };
+}
+
 /**
  * Blocks until the jobs end. Wakes within ~watchMs of any commit to a watched store
  * (PRAGMA data_version), re-checks owners' liveness often (a dead owner means LOST at
@@ -95,76 +146,17 @@ function missingLine(id: string, json: boolean): string {
 export async function waitForJobs(o: WaitOptions): Promise<WaitOutcome> {
   const now = o.now ?? Date.now;
   const start = now();
-  const appearMs = o.appearMs ?? 30_000;
-  const watchMs = o.watchMs ?? 25;
   const livenessMs = Math.min(o.intervalMs, 500);
-  const stores = new Map<string, JobStore>();
-  const versions = new Map<string, number>();
-  const openStores = () => {
-    for (const s of o.sources) {
-      if (stores.has(s.stateDir) || !existsSync(join(s.stateDir, DB_FILE))) continue;
-      try {
-        stores.set(s.stateDir, JobStore.open(s.stateDir));
-      } catch {
-        // Unreadable now; a later pass tries again (the server reports storage errors).
-      }
-    }
-  };
-
-  openStores();
-  let pending: string[] = [...o.ids];
-  if (pending.length === 0) for (const st of stores.values()) pending.push(...st.listActive().map((r) => r.id));
-  pending = [...new Set(pending)];
+  const stores = new WatchedStores(o.sources);
+  let pending = [...new Set(o.ids.length ? o.ids : stores.activeIds())];
   const seen = new Set<string>();
   const held: string[] = [];
   let unsuccessful = false;
-
-  const pass = (checkOwners: boolean) => {
-    const rows = new Map<string, JobRow>();
-    let complete = true;
-    for (const st of stores.values()) {
-      try {
-        for (const r of st.getMany(pending)) rows.set(r.id, r);
-      } catch {
-        // A store busy beyond its timeout: next pass.
-        complete = false;
-      }
-    }
-    const still: string[] = [];
-    for (const id of pending) {
-      const r = rows.get(id);
-      if (!r) {
-        // Seen before and now in no store that answered: pruned. Ending the wait here is
-        // the only way it ends; the row will not come back.
-        if (complete && seen.has(id)) {
-          unsuccessful = true;
-          const line = prunedLine(id, o.json);
-          if (o.all) held.push(line);
-          else o.write(line);
-          continue;
-        }
-        still.push(id);
-        continue;
-      }
-      seen.add(id);
-      let status: string | null = isTerminal(r.status) ? r.status : null;
-      if (!status && checkOwners && !ownerAlive(r, o.identities)) status = "lost";
-      if (!status) {
-        still.push(id);
-        continue;
-      }
-      if (!SUCCESS.has(status)) unsuccessful = true;
-      const line = finishedLine(r, status, o.json);
-      if (o.all) held.push(line);
-      else o.write(line);
-    }
-    pending = still;
-  };
-
+  const emit = (line: string) => (o.all ? held.push(line) : o.write(line));
   const finish = (code: WaitExit, missing: string[] = []): WaitOutcome => {
     for (const line of held) o.write(line);
     for (const id of missing) o.write(missingLine(id, o.json));
-    for (const st of stores.values()) st.close();
+    stores.close();
     return { code, pending, missing };
   };
 
@@ -172,35 +164,30 @@ export async function waitForJobs(o: WaitOptions): Promise<WaitOutcome> {
   let lastOwners = 0;
   for (;;) {
     const t = now();
-    const known = stores.size;
-    openStores();
-    let changed = stores.size > known;
-    for (const [dir, st] of stores) {
-      try {
-        const v = st.dataVersion();
-        if (versions.get(dir) !== v) {
-          versions.set(dir, v);
-          changed = true;
-        }
-      } catch {
-        changed = true;
+    const checkOwners = t - lastOwners >= livenessMs;
+    if (stores.changed() || checkOwners || t - lastFull >= o.intervalMs) {
+      const read = stores.rows(pending);
+      for (const id of read.rows.keys()) seen.add(id);
+      const verdict = judgePending(pending, read, seen, checkOwners ? (r) => !ownerAlive(r, o.identities) : null);
+      for (const e of verdict.ended) {
+        if ("pruned" in e || !SUCCESS.has(e.status)) unsuccessful = true;
+        emit("pruned" in e ? prunedLine(e.id, o.json) : finishedLine(e.row, e.status, o.json));
       }
-    }
-    const owners = t - lastOwners >= livenessMs;
-    if (changed || owners || t - lastFull >= o.intervalMs) {
-      pass(owners);
-      if (owners) lastOwners = t;
+      pending = verdict.still;
+      if (checkOwners) lastOwners = t;
       lastFull = t;
     }
     if (pending.length === 0) return finish(unsuccessful ? WAIT_EXIT.unsuccessful : WAIT_EXIT.allDone);
-    // The first deadline that applies wins.
-    const missing = pending.filter((id) => !seen.has(id));
-    const appearDeadline = missing.length ? start + appearMs : Infinity;
-    const timeoutDeadline = o.timeoutMs !== undefined ? start + o.timeoutMs : Infinity;
-    if (t >= Math.min(appearDeadline, timeoutDeadline) || o.signal?.aborted) {
-      if (timeoutDeadline <= appearDeadline || o.signal?.aborted) return finish(WAIT_EXIT.timeout);
-      return finish(WAIT_EXIT.missing, missing);
-    }
-    await Bun.sleep(Math.max(1, Math.min(watchMs, Math.min(appearDeadline, timeoutDeadline) - t)));
+    const step = nextStep({
+      t,
+      start,
+      appearMs: o.appearMs ?? 30_000,
+      timeoutMs: o.timeoutMs,
+      watchMs: o.watchMs ?? 25,
+      missing: pending.filter((id) => !seen.has(id)),
+      aborted: o.signal?.aborted === true,
+    });
+    if ("code" in step) return finish(step.code, step.missing);
+    await Bun.sleep(step.sleepMs);
   }
 }

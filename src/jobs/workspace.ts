@@ -1,7 +1,7 @@
-import { realpathSync, statSync } from "node:fs";
-import { DlError } from "../errors.ts";
-import { canonicalPath, isWithin } from "../sys/paths.ts";
+import { realpathSync } from "node:fs";
+import { canonicalPath } from "../sys/paths.ts";
 import { runGroup } from "../sys/process.ts";
+import type { WorkdirGuard } from "../sys/workdir-guard.ts";
 
 export interface Workspace {
   /** Canonical workdir. */
@@ -12,10 +12,8 @@ export interface Workspace {
   root: string;
 }
 
-export interface WorkspaceGuards {
-  home: string;
-  /** Every provider's job-state dir (defaults and overrides), canonical. */
-  stateDirs: readonly string[];
+/** The workdir guard plus what resolving a workspace needs. */
+export interface WorkspaceGuards extends WorkdirGuard {
   /** Environment for `git` (PATH at least); nothing else is inherited. */
   toolEnv: Readonly<Record<string, string>>;
 }
@@ -26,48 +24,6 @@ function realOrCanonical(p: string): string {
   } catch {
     return canonicalPath(p);
   }
-}
-
-/**
- * Canonicalises `raw` and refuses what must never be a job's workdir: a missing path,
- * `/`, $HOME, and anything overlapping a job-state dir (inside it, or holding it), so a
- * job cannot edit the queue, the slots or another job's files.
- */
-export function checkWorkdir(raw: string, g: WorkspaceGuards): string {
-  if (typeof raw !== "string" || raw.trim() === "" || !raw.startsWith("/")) {
-    throw new DlError("bad_input", "workdir must be an absolute path to an existing directory");
-  }
-  let dir: string;
-  try {
-    dir = realpathSync(raw);
-    if (!statSync(dir).isDirectory()) throw new Error("not a directory");
-  } catch {
-    throw new DlError(
-      "bad_input",
-      "workdir does not exist or is not a directory; create it (for example with `git worktree add`) and submit again",
-    );
-  }
-  const home = realOrCanonical(g.home);
-  if (dir === "/" || dir === home) {
-    throw new DlError(
-      "workdir_forbidden",
-      "workdir may not be / or $HOME; pass the project checkout or a worktree of it",
-      {
-        failure_kind: "workdir_forbidden",
-      },
-    );
-  }
-  for (const s of g.stateDirs) {
-    const state = realOrCanonical(s);
-    if (isWithin(dir, state) || isWithin(state, dir)) {
-      throw new DlError(
-        "workdir_forbidden",
-        "workdir overlaps a dl job-state directory (it is inside one or contains one); use a project checkout elsewhere",
-        { failure_kind: "workdir_forbidden" },
-      );
-    }
-  }
-  return dir;
 }
 
 /** Project and workspace root of a canonical workdir, from git when it is a checkout. */

@@ -3,10 +3,28 @@ import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { DlError } from "../errors.ts";
 
 /**
+ * Every job provider's state dir: the provider name `dl wait` prints, the StatePaths field
+ * (also the override's name in PathInputs), the default under $HOME and the variable that
+ * overrides it. The defaults are the reference's, so the predecessor's users find their
+ * jobs where they expect. A new provider is one line here.
+ */
+export const JOB_STATE_DIRS = [
+  { provider: "codex", field: "codexStateDir", homeDir: ".codex-jobs", env: "DELEGATE_CODEX_STATE_DIR" },
+  { provider: "gemini", field: "geminiStateDir", homeDir: ".gemini-jobs", env: "DELEGATE_GEMINI_STATE_DIR" },
+  { provider: "dsh", field: "dshStateDir", homeDir: ".dsh-jobs", env: "DELEGATE_DSH_STATE_DIR" },
+] as const;
+
+type JobStateField = (typeof JOB_STATE_DIRS)[number]["field"];
+
+/** One provider's job store, as the watcher, the reaper and the status report read it. */
+export interface JobStateDir {
+  provider: string;
+  stateDir: string;
+}
+
+/**
  * Where dl keeps its state, resolved once from the environment facts config.ts gathered.
- * Job state dirs keep the reference's defaults (~/.codex-jobs, ~/.gemini-jobs, ~/.dsh-jobs)
- * so the predecessor's users find their jobs where they expect; the cache (pool slots)
- * follows the platform convention.
+ * The cache (pool slots) follows the platform convention.
  */
 export type PathInputs = {
   platform: NodeJS.Platform;
@@ -18,11 +36,8 @@ export type PathInputs = {
   overrides: {
     agentsDir?: string;
     cacheDir?: string;
-    codexStateDir?: string;
-    geminiStateDir?: string;
-    dshStateDir?: string;
     dshModelsFile?: string;
-  };
+  } & Partial<Record<JobStateField, string>>;
   /** DELEGATE_TEST_ISOLATION was present (even empty). */
   isolation: boolean;
   isolationRoot?: string;
@@ -33,14 +48,11 @@ export type StatePaths = {
   agentsDir: string;
   cacheDir: string;
   slotsDir: string;
-  codexStateDir: string;
-  geminiStateDir: string;
-  dshStateDir: string;
   codexHome: string;
   dshModelsFile: string;
   /** Canonical isolation root when the test safety net is on, else null. */
   isolationRoot: string | null;
-};
+} & Record<JobStateField, string>;
 
 /**
  * Absolute and canonical even when the path does not exist yet: the deepest existing
@@ -88,14 +100,15 @@ export function resolveStatePaths(input: PathInputs): StatePaths {
       : join(home, ".config");
 
   const cacheDir = canon(o.cacheDir ?? join(cacheBase, "claude-delegate-local"));
+  const stateDirs = Object.fromEntries(
+    JOB_STATE_DIRS.map((d) => [d.field, canon(o[d.field] ?? join(home, d.homeDir))]),
+  ) as Record<JobStateField, string>;
   const paths: StatePaths = {
     home: canon(home),
     agentsDir: canon(o.agentsDir ?? join(home, ".claude", "agents")),
     cacheDir,
     slotsDir: join(cacheDir, "slots"),
-    codexStateDir: canon(o.codexStateDir ?? join(home, ".codex-jobs")),
-    geminiStateDir: canon(o.geminiStateDir ?? join(home, ".gemini-jobs")),
-    dshStateDir: canon(o.dshStateDir ?? join(home, ".dsh-jobs")),
+    ...stateDirs,
     codexHome: canon(input.codexHome ?? join(home, ".codex")),
     dshModelsFile: canon(o.dshModelsFile ?? join(configBase, "neola-lab", "dsh-models.json")),
     isolationRoot: null,
@@ -114,9 +127,7 @@ export function resolveStatePaths(input: PathInputs): StatePaths {
     // Everything dl may write must sit under the root; refuse to start otherwise.
     const writable: [string, string][] = [
       ["cache dir", paths.cacheDir],
-      ["DELEGATE_CODEX_STATE_DIR", paths.codexStateDir],
-      ["DELEGATE_GEMINI_STATE_DIR", paths.geminiStateDir],
-      ["DELEGATE_DSH_STATE_DIR", paths.dshStateDir],
+      ...JOB_STATE_DIRS.map((d): [string, string] => [d.env, paths[d.field]]),
       ["CODEX_HOME", paths.codexHome],
     ];
     for (const [name, p] of writable) {
@@ -133,12 +144,15 @@ export function resolveStatePaths(input: PathInputs): StatePaths {
 }
 
 /**
- * Directories no delegated work may touch: every provider's job state and the cache that
- * holds the pool slots. A workdir inside one (or holding one) could rewrite queues,
- * locks or other jobs' files.
+ * Directories no delegated work may touch: every provider's job state, both where it is
+ * now and at its default place (an override does not stop older servers, or another
+ * config, from keeping jobs there), and the cache that holds the pool slots. A workdir
+ * inside one (or holding one) could rewrite queues, locks or other jobs' files.
  */
 export function protectedDirs(p: StatePaths): string[] {
-  return [...jobStateDirs(p), p.cacheDir];
+  const defaults = JOB_STATE_DIRS.map((d) => canonicalPath(join(p.home, d.homeDir)));
+  const current = jobStateDirs(p).map((s) => s.stateDir);
+  return [...new Set([...current, ...defaults, p.cacheDir])];
 }
 
 /** The protected dir `dir` overlaps (inside it, or holding it), or undefined. Both canonical. */
@@ -146,7 +160,7 @@ export function overlappingDir(dir: string, protectedList: readonly string[]): s
   return protectedList.find((d) => isWithin(dir, d) || isWithin(d, dir));
 }
 
-/** The job state dirs of every provider, for the workdir-overlap guard and the watcher. */
-export function jobStateDirs(p: StatePaths): string[] {
-  return [p.codexStateDir, p.geminiStateDir, p.dshStateDir];
+/** Every provider's job store, with the overrides applied: what `dl wait`, `dl reap` and `dl status` read. */
+export function jobStateDirs(p: StatePaths): JobStateDir[] {
+  return JOB_STATE_DIRS.map((d) => ({ provider: d.provider, stateDir: p[d.field] }));
 }

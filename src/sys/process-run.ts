@@ -16,6 +16,13 @@ export interface RunOptions extends SpawnGroupOptions {
   reapGroup?: boolean;
   /** How long to wait for the pipes to close once the group is gone. */
   drainMs?: number;
+  /** Called once, right after the spawn, with the child's ids (the job runner records them). */
+  onSpawn?: (child: { pid: number; pgid: number }) => void;
+  /**
+   * When set, a failed SIGTERM/SIGKILL of the group is reported here and the run still
+   * returns its result; without it the run rejects with that error.
+   */
+  onStopError?: (e: unknown) => void;
 }
 
 export interface RunResult extends ExitInfo {
@@ -40,9 +47,14 @@ export async function runGroup(opts: RunOptions): Promise<RunResult> {
   const grace = opts.graceMs ?? 2000;
   let timedOut = false;
   let aborted = false;
-  let stopping: Promise<TerminateResult> | null = null;
+  const terminate = (ms: number): Promise<TerminateResult | undefined> => {
+    const t = terminateGroup(child.pgid, ms);
+    const report = opts.onStopError;
+    return report ? t.catch((e) => void report(e)) : t;
+  };
+  let stopping: Promise<TerminateResult | undefined> | null = null;
   const stop = () => {
-    stopping ??= terminateGroup(child.pgid, grace);
+    stopping ??= terminate(grace);
   };
   const timer =
     opts.timeoutMs !== undefined
@@ -56,12 +68,14 @@ export async function runGroup(opts: RunOptions): Promise<RunResult> {
     stop();
   };
   opts.signal?.addEventListener("abort", onAbort, { once: true });
+  // After the listener: the hook may abort the run at once.
+  opts.onSpawn?.({ pid: child.pid, pgid: child.pgid });
   try {
     const exit = await child.exited;
     if (timer) clearTimeout(timer);
     opts.signal?.removeEventListener("abort", onAbort);
     if (stopping) await stopping;
-    else if (opts.reapGroup !== false && groupAlive(child.pgid)) await terminateGroup(child.pgid, Math.min(grace, 500));
+    else if (opts.reapGroup !== false && groupAlive(child.pgid)) await terminate(Math.min(grace, 500));
     const drainTimer = setTimeout(() => child.stopCapture(), opts.drainMs ?? 1000);
     await child.drained;
     clearTimeout(drainTimer);

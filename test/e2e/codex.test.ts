@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
 import { CODEX_BIN, makeCodexHome, markerRouter } from "../helpers/codex-home.ts";
@@ -137,6 +138,28 @@ describe("Codex jobs through dist/dl serve with the real CLI", () => {
     const danger = await call("submit_codex", { tasks: [{ task: "x", workdir: repo, sandbox: "danger-full-access" }] });
     expect(danger.isError).toBe(true);
     expect(danger.text).toContain("DELEGATE_CODEX_ALLOW_DANGER");
+  });
+
+  test("dl's own dirs are refused as workdirs with a structured failure_kind; a fractional timeout_s is refused", async () => {
+    // The state dir is overridden here, so ~/.codex-jobs is the default one: still protected.
+    const cache = join(process.env.XDG_CACHE_HOME!, "claude-delegate-local", "slots");
+    const defaultState = join(process.env.HOME!, ".codex-jobs", "jobs");
+    for (const dir of [cache, defaultState]) {
+      mkdirSync(dir, { recursive: true });
+      const r = await call<{ failure_kind?: string; code?: string }>("submit_codex", {
+        tasks: [{ task: "x", workdir: dir }],
+      });
+      expect(r.isError).toBe(true);
+      expect(r.text).toContain("overlaps dl's own state");
+      expect(r.data).toMatchObject({ failure_kind: "workdir_forbidden", code: "workdir_forbidden" });
+    }
+    const blocking = await call<{ failure_kind?: string }>("delegate_to_codex", { task: "x", workdir: cache });
+    expect(blocking.isError).toBe(true);
+    expect(blocking.data?.failure_kind).toBe("workdir_forbidden");
+    const repo = makeRepo(root, "fraction", 0).repo;
+    const frac = await call("submit_codex", { tasks: [{ task: "x", workdir: repo, timeout_s: 1.5 }] });
+    expect(frac.isError).toBe(true);
+    expect(frac.text).toContain("whole number of seconds");
   });
 
   test("cancel_codex ends a running job cancelled; a finished job is left alone", async () => {

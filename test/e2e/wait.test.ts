@@ -43,7 +43,7 @@ async function wakeLatencyMs(i: number): Promise<number> {
       created_at: Date.now(),
       status: "running",
       owner_pid: me.pid,
-      owner_start: me.start,
+      owner_start: me.startTime,
       server_id: "srv-test",
     },
   ]);
@@ -116,7 +116,7 @@ describe("dl serve start", () => {
         created_at: Date.now(),
         status: "running",
         owner_pid: me.pid,
-        owner_start: me.start,
+        owner_start: me.startTime,
         server_id: "srv-alive",
       },
     ]);

@@ -154,7 +154,7 @@ export async function startCodexRig(
     childEnv,
     guards: {
       home,
-      stateDirs: [stateDir],
+      protectedDirs: [stateDir],
       toolEnv: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
     },
     backoffS: [0.2, 0.4, 0.8, 1.6, 2],

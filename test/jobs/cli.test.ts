@@ -28,9 +28,9 @@ beforeAll(async () => {
   const dead = Bun.spawn(["true"]);
   await dead.exited;
   s.insertMany([
-    row("cx-done", { owner_pid: me.pid, owner_start: me.start }),
-    row("cx-failed", { owner_pid: me.pid, owner_start: me.start }),
-    row("cx-running", { status: "running", owner_pid: me.pid, owner_start: me.start, server_id: "srv-me" }),
+    row("cx-done", { owner_pid: me.pid, owner_start: me.startTime }),
+    row("cx-failed", { owner_pid: me.pid, owner_start: me.startTime }),
+    row("cx-running", { status: "running", owner_pid: me.pid, owner_start: me.startTime, server_id: "srv-me" }),
     row("cx-orphan", { status: "queued", owner_pid: dead.pid, owner_start: "0@gone", server_id: "srv-dead" }),
   ]);
   s.update("cx-done", {

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { JobLocks } from "../../src/jobs/deps.ts";
+import type { JobLocks } from "../../src/jobs/engine-ports.ts";
 import { flockJobLocks } from "../../src/jobs/sys-adapters.ts";
 import { testTask } from "../fixture/jobs-provider.ts";
 import { makeRepo, startEngine, tempRoot, until } from "./helpers.ts";
@@ -40,7 +40,7 @@ describe("a lock call that throws", () => {
     const e = await startEngine(stateDir, home, {
       locks,
       tickMs: 20,
-      guards: { home, stateDirs: [stateDir], toolEnv: { PATH: "/usr/bin:/bin" } },
+      guards: { home, protectedDirs: [stateDir], toolEnv: { PATH: "/usr/bin:/bin" } },
     });
     const ended = (id: string) =>
       until(() => (["queued", "running"].includes(e.row(id)!.status) ? null : e.row(id)), `job ${id} to end`, 5000);

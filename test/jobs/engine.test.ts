@@ -166,7 +166,7 @@ describe("JobEngine", () => {
       maxConcurrent: 1,
       maxPerProject: 1,
       maxQueue: 1,
-      guards: { home, stateDirs: [dir], toolEnv: { PATH: "/usr/bin:/bin" } },
+      guards: { home, protectedDirs: [dir], toolEnv: { PATH: "/usr/bin:/bin" } },
     });
     try {
       await e.submit([
@@ -196,7 +196,9 @@ describe("JobEngine", () => {
   });
   test("graceful stop kills running jobs, cancels queued ones and records server_stopped", async () => {
     const dir = join(root.dir, "state-stop");
-    const e = await startEngine(dir, home, { guards: { home, stateDirs: [dir], toolEnv: { PATH: "/usr/bin:/bin" } } });
+    const e = await startEngine(dir, home, {
+      guards: { home, protectedDirs: [dir], toolEnv: { PATH: "/usr/bin:/bin" } },
+    });
     const r = await e.submit([
       testTask(repo.trees[1]!, { mode: "ignore_term" }),
       testTask(repo.trees[1]!, { mode: "ok" }),
@@ -217,7 +219,7 @@ describe("JobEngine", () => {
     const dir = join(root.dir, "state-stagger");
     const e = await startEngine(dir, home, {
       staggerMs: 150,
-      guards: { home, stateDirs: [dir], toolEnv: { PATH: "/usr/bin:/bin" } },
+      guards: { home, protectedDirs: [dir], toolEnv: { PATH: "/usr/bin:/bin" } },
     });
     try {
       const r = await e.submit([1, 2, 3].map((i) => testTask(repo.trees[i]!, { mode: "ok" })));

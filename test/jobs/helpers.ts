@@ -52,7 +52,7 @@ export function engineOptions(stateDir: string, home: string, over: Partial<Engi
     maxPerProject: 2,
     maxQueue: 32,
     staggerMs: 0,
-    guards: { home, stateDirs: [stateDir], toolEnv: TOOL_ENV },
+    guards: { home, protectedDirs: [stateDir], toolEnv: TOOL_ENV },
     locks: flockJobLocks(stateDir),
     identities: sysIdentities,
     self: selfOwner(),

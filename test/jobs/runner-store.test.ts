@@ -33,7 +33,7 @@ function runningRow(spec: Parameters<typeof testTask>[1]): JobRow {
       timeout_s: 60,
       created_at: now,
       owner_pid: me.pid,
-      owner_start: me.start,
+      owner_start: me.startTime,
       server_id: "srv-test",
     },
   ]);

@@ -135,7 +135,7 @@ describe("dl wait (engine level)", () => {
           created_at: Date.now(),
           status: "running",
           owner_pid: me.pid,
-          owner_start: me.start,
+          owner_start: me.startTime,
           server_id: "srv-live",
         },
       ]);

@@ -127,6 +127,25 @@ describe("runGroup", () => {
     });
   });
 
+  test("onSpawn gets the child's ids while it runs, and an abort from it stops the group", async () => {
+    const ac = new AbortController();
+    const seen: { pid: number; pgid: number; alive: boolean }[] = [];
+    const r = await runGroup({
+      argv: ["sh", "-c", "sleep 30"],
+      cwd,
+      env,
+      signal: ac.signal,
+      graceMs: 200,
+      onSpawn: (c) => {
+        seen.push({ ...c, alive: pidAlive(c.pid) });
+        ac.abort();
+      },
+    });
+    expect(seen).toEqual([{ pid: r.pid, pgid: r.pgid, alive: true }]);
+    expect(r.aborted).toBe(true);
+    expect(groupAlive(r.pgid)).toBe(false);
+  });
+
   test("background jobs left by a finished leader are reaped (unless asked not to)", async () => {
     const r = await runGroup({ argv: ["sh", "-c", "sleep 30 & echo $!"], cwd, env });
     expect(r.exitCode).toBe(0);

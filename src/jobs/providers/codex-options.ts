@@ -1,5 +1,5 @@
 import type { Config } from "../../config.ts";
-import { jobStateDirs } from "../../sys/paths.ts";
+import { workdirGuard } from "../../sys/workdir-guard.ts";
 import type { CodexServiceOptions } from "./codex.ts";
 
 /** The Codex service's settings, taken from the one Config. */
@@ -17,7 +17,7 @@ export function codexOptionsFromConfig(c: Config, waitCommand: string): CodexSer
     quotaWarnPct: c.codex.quotaWarnPct,
     quotaRefusePct: c.codex.quotaRefusePct ?? null,
     childEnv: c.childEnv,
-    guards: { home: c.paths.home, stateDirs: jobStateDirs(c.paths), toolEnv: c.childEnv },
+    guards: { ...workdirGuard(c.paths), toolEnv: c.childEnv },
     engine: { waitCommand },
   };
 }

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { z } from "zod";
 import { DlError } from "../../errors.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { LaunchSpec, ValidatedTask } from "../provider.ts";
@@ -8,7 +9,7 @@ import { resolveCodexEffort, resolveCodexModel } from "./codex-models.ts";
  * One Codex task: what a caller may ask for, and the `codex exec` command that runs it.
  */
 
-export const CODEX_SANDBOXES = ["read-only", "workspace-write", "danger-full-access"] as const;
+const CODEX_SANDBOXES = ["read-only", "workspace-write", "danger-full-access"] as const;
 export type CodexSandbox = (typeof CODEX_SANDBOXES)[number];
 
 export const DEFAULT_TIMEOUT_S = 1800;
@@ -28,73 +29,91 @@ export interface TaskRules {
   defaultTimeoutS?: number;
 }
 
-const KNOWN = new Set(["task", "workdir", "model", "effort", "sandbox", "timeout_s", "allow_over_quota"]);
+const TIMEOUT_RULE = `timeout_s must be a whole number of seconds from 1 to ${MAX_TIMEOUT_S}`;
 
-export function validateCodexTask(raw: unknown, rules: TaskRules): ValidatedTask & { allowOverQuota: boolean } {
-  if (!raw || typeof raw !== "object" || Array.isArray(raw))
-    throw new DlError(
-      "bad_input",
-      "each task must be an object {task, workdir, model?, effort?, sandbox?, timeout_s?}",
-    );
-  const t = raw as Record<string, unknown>;
-  const extra = Object.keys(t).filter((k) => !KNOWN.has(k));
-  if (extra.length)
-    throw new DlError(
-      "bad_input",
-      `unknown task field(s) ${extra
-        .slice(0, 5)
-        .map((k) => JSON.stringify(k.slice(0, 32)))
-        .join(", ")}; allowed: ${[...KNOWN].join(", ")}`,
-    );
-  if (typeof t.task !== "string" || t.task.trim() === "")
-    throw new DlError("bad_input", "task must be a non-empty string: the instructions for Codex");
-  if (Buffer.byteLength(t.task) > MAX_TASK_BYTES) {
-    throw new DlError(
-      "bad_input",
-      `task is over ${MAX_TASK_BYTES} bytes; put the details in a file inside the workdir and point the task at it`,
-    );
+/**
+ * One Codex task as callers may send it: the single definition of its shape, used by the
+ * MCP tools (which publish its JSON Schema) and by the engine's submit (which every
+ * caller goes through). What depends on the configuration (model names, the danger
+ * sandbox, the default timeout) is checked by validateCodexTask afterwards.
+ */
+export const codexTaskInput = z
+  .object({
+    task: z
+      .string({ error: "task must be a string: the instructions for Codex" })
+      .refine((s) => s.trim() !== "", "task must be a non-empty string: the instructions for Codex")
+      .refine(
+        (s) => Buffer.byteLength(s) <= MAX_TASK_BYTES,
+        `task is over ${MAX_TASK_BYTES} bytes; put the details in a file inside the workdir and point the task at it`,
+      )
+      .describe("what Codex should do; it edits files and runs commands in workdir on its own"),
+    workdir: z
+      .string({ error: "workdir must be the absolute path of a checkout or worktree (one job per worktree)" })
+      .min(1, "workdir must be the absolute path of a checkout or worktree (one job per worktree)")
+      .describe("absolute path of a git worktree for this job (one job per worktree; not $HOME or /)"),
+    model: z
+      .string({ error: "model must be a string" })
+      .optional()
+      .describe(
+        "gpt-6.1-terra (default), gpt-6.1-sol, gpt-6-astra, gpt-6-sol, gpt-6-luna, gpt-5.6-sol/terra/luna, gpt-5.5, gpt-5.4, gpt-5.4-mini, or an alias: sol, astra, luna, terra, 6-sol, 6.1-sol, 6.1-terra, 5.6-*, 5.5",
+      ),
+    effort: z.string({ error: "effort must be a string" }).optional().describe("reasoning effort, default low"),
+    sandbox: z
+      .enum(CODEX_SANDBOXES, {
+        error: `sandbox must be one of ${CODEX_SANDBOXES.join(", ")} (default workspace-write)`,
+      })
+      .optional()
+      .describe(
+        "workspace-write (default), read-only, or danger-full-access (only with DELEGATE_CODEX_ALLOW_DANGER=1)",
+      ),
+    // Whole seconds: the row stores an integer and a fraction would only look precise.
+    timeout_s: z
+      .number({ error: TIMEOUT_RULE })
+      .int(TIMEOUT_RULE)
+      .min(1, TIMEOUT_RULE)
+      .max(MAX_TIMEOUT_S, TIMEOUT_RULE)
+      .optional()
+      .describe(`wall-clock limit from start; the process group is killed after it (default ${DEFAULT_TIMEOUT_S})`),
+    allow_over_quota: z
+      .boolean({ error: "allow_over_quota must be true or false" })
+      .optional()
+      .describe("run even above DELEGATE_CODEX_QUOTA_REFUSE_PCT"),
+  })
+  .strict();
+
+const ALLOWED_FIELDS = Object.keys(codexTaskInput.shape).join(", ");
+
+/** The first problem zod found, said the way a caller can fix it. */
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === "unrecognized_keys") {
+    const keys = issue.keys.slice(0, 5).map((k) => JSON.stringify(k.slice(0, 32)));
+    return `unknown task field(s) ${keys.join(", ")}; allowed: ${ALLOWED_FIELDS}`;
   }
-  if (typeof t.workdir !== "string")
-    throw new DlError(
-      "bad_input",
-      "workdir must be the absolute path of a checkout or worktree (one job per worktree)",
-    );
+  if (issue.path.length === 0) return `each task must be an object {${ALLOWED_FIELDS}}`;
+  return issue.message;
+}
+
+/** Parses one task with codexTaskInput, then applies the configured rules. Throws DlError bad_input. */
+export function validateCodexTask(raw: unknown, rules: TaskRules): ValidatedTask & { allowOverQuota: boolean } {
+  const parsed = codexTaskInput.safeParse(raw);
+  if (!parsed.success) throw new DlError("bad_input", describeIssue(parsed.error.issues[0]!));
+  const t = parsed.data;
   const { model, alias } = resolveCodexModel(t.model, rules.defaultModel);
   const effort = resolveCodexEffort(t.effort);
-  let sandbox: CodexSandbox = "workspace-write";
-  if (t.sandbox !== undefined && t.sandbox !== null) {
-    if (typeof t.sandbox !== "string" || !(CODEX_SANDBOXES as readonly string[]).includes(t.sandbox)) {
-      throw new DlError("bad_input", `sandbox must be one of ${CODEX_SANDBOXES.join(", ")} (default workspace-write)`);
-    }
-    sandbox = t.sandbox as CodexSandbox;
-  }
+  const sandbox: CodexSandbox = t.sandbox ?? "workspace-write";
   if (sandbox === "danger-full-access" && !rules.allowDanger) {
     throw new DlError(
       "bad_input",
       "sandbox danger-full-access is disabled: it lets Codex change anything the user can; the user must set DELEGATE_CODEX_ALLOW_DANGER=1 to allow it, else use workspace-write",
     );
   }
-  let timeoutS = rules.defaultTimeoutS ?? DEFAULT_TIMEOUT_S;
-  if (t.timeout_s !== undefined && t.timeout_s !== null) {
-    if (
-      typeof t.timeout_s !== "number" ||
-      !Number.isFinite(t.timeout_s) ||
-      t.timeout_s <= 0 ||
-      t.timeout_s > MAX_TIMEOUT_S
-    ) {
-      throw new DlError("bad_input", `timeout_s must be a number of seconds from 1 to ${MAX_TIMEOUT_S}`);
-    }
-    timeoutS = t.timeout_s;
-  }
-  if (t.allow_over_quota !== undefined && typeof t.allow_over_quota !== "boolean")
-    throw new DlError("bad_input", "allow_over_quota must be true or false");
   const params: CodexParams = { sandbox, alias };
   return {
     task: t.task,
     workdir: t.workdir,
     model,
     effort,
-    timeoutS,
+    timeoutS: t.timeout_s ?? rules.defaultTimeoutS ?? DEFAULT_TIMEOUT_S,
     params: { ...params },
     warnings: [],
     allowOverQuota: t.allow_over_quota === true,

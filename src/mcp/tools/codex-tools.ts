@@ -1,11 +1,15 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import type { ServerDeps } from "../../deps.ts";
+import { codexTaskInput } from "../../jobs/providers/codex-task.ts";
 import { guarded, toolOk } from "../tool-result.ts";
-import { CODEX_CLOUD_WARNING, codexTask, codexTaskFields } from "./codex-schemas.ts";
+import { CODEX_CLOUD_WARNING } from "./codex-schemas.ts";
 import delegateToCodexText from "./delegate-to-codex.txt" with { type: "text" };
 import pollCodexText from "./poll-codex.txt" with { type: "text" };
 import submitCodexText from "./submit-codex.txt" with { type: "text" };
+
+/** These tools publish no output schema, so a refusal can carry its failure_kind as structured content. */
+const STRUCTURED_ERRORS = { structuredErrors: true };
 
 /**
  * The four Codex tools. They share one CodexService per server, started once (it reaps
@@ -18,7 +22,7 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
     {
       title: "Run a Codex CLI task and wait",
       description: `${delegateToCodexText.trim()} ${CODEX_CLOUD_WARNING}`,
-      inputSchema: { ...codexTaskFields, allow_over_quota: z.boolean().optional() },
+      inputSchema: codexTaskInput,
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     ({ allow_over_quota, ...task }, extra) =>
@@ -26,7 +30,7 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
         const svc = await deps.codex();
         const view = await svc.delegate(task, { signal: extra.signal, allowOverQuota: allow_over_quota });
         return toolOk({ ...view });
-      }),
+      }, STRUCTURED_ERRORS),
   );
 
   server.registerTool(
@@ -34,7 +38,7 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
     {
       title: "Submit Codex CLI jobs",
       description: `${submitCodexText.trim()} ${CODEX_CLOUD_WARNING}`,
-      inputSchema: { tasks: z.array(codexTask).min(1).max(256).describe("tasks to queue") },
+      inputSchema: { tasks: z.array(codexTaskInput).min(1).max(256).describe("tasks to queue") },
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     ({ tasks }) =>
@@ -47,7 +51,7 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
           ...r.jobs.flatMap((j) => j.warnings.map((w) => `warning (${j.id}): ${w}`)),
         ].join("\n");
         return toolOk({ ...r }, `${text}\n\n${JSON.stringify(r, null, 2)}`);
-      }),
+      }, STRUCTURED_ERRORS),
   );
 
   server.registerTool(

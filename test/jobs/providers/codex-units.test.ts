@@ -17,7 +17,7 @@ import {
   lastRateLimits,
   readLatestRateLimits,
 } from "../../../src/jobs/providers/codex-quota.ts";
-import { buildCodexLaunch, validateCodexTask } from "../../../src/jobs/providers/codex-task.ts";
+import { buildCodexLaunch, codexTaskInput, validateCodexTask } from "../../../src/jobs/providers/codex-task.ts";
 import {
   CodexVersionGate,
   parseCodexVersion,
@@ -189,6 +189,21 @@ describe("task and argv", () => {
     expect(refusal(() => validateCodexTask({ task: "x".repeat(130_000), workdir: "/w" }, rules)).message).toContain(
       "bytes",
     );
+  });
+
+  test("one schema for the MCP edge and the engine: a fractional timeout_s is refused by both, with the rule", () => {
+    const task = { task: "x", workdir: "/w", timeout_s: 90.5 };
+    expect(codexTaskInput.safeParse(task).success).toBe(false);
+    const e = refusal(() => validateCodexTask(task, rules));
+    expect(e.code).toBe("bad_input");
+    expect(e.message).toContain("whole number of seconds from 1 to 86400");
+    expect(validateCodexTask({ ...task, timeout_s: 90 }, rules).timeoutS).toBe(90);
+    expect(refusal(() => validateCodexTask({ ...task, timeout_s: 86_401 }, rules)).message).toContain("whole number");
+    expect(refusal(() => validateCodexTask({ task: "   ", workdir: "/w" }, rules)).message).toContain("non-empty");
+    expect(refusal(() => validateCodexTask(["x"], rules)).message).toContain("must be an object");
+    // Whatever the MCP tool accepted, the engine accepts too (same object, validated the same way).
+    const accepted = codexTaskInput.parse({ task: "y", workdir: "/w", sandbox: "read-only", allow_over_quota: true });
+    expect(validateCodexTask(accepted, rules).allowOverQuota).toBe(true);
   });
 
   test("argv: exec --json, sandbox, effort, per-run sqlite_home, chatgpt login, -o, prompt after --; env allowlisted + CODEX_HOME", () => {

@@ -4,6 +4,8 @@
  * knows the lock and identity APIs.
  */
 
+import type { ProcessIdentity } from "../sys/identity.ts";
+
 /** A held flock slot; release is idempotent. The kernel drops it if we die. */
 export interface HeldLock {
   release(): void;
@@ -21,14 +23,10 @@ export interface JobLocks {
   freeGlobal(size: number): number;
 }
 
-/** Who a process is: pid plus start time (reused pids differ) plus command line. */
-export interface ProcIdentity {
-  pid: number;
-  start: string;
-  command: string;
-}
+/** Who this server is to other processes: enough to tell a reused pid apart. */
+export type ProcessOwner = Pick<ProcessIdentity, "pid" | "startTime">;
 
 export interface Identities {
   /** The identity of a live pid, or null if there is no such process. */
-  read(pid: number): ProcIdentity | null;
+  read(pid: number): ProcessIdentity | null;
 }

@@ -1,0 +1,57 @@
+import { realpathSync, statSync } from "node:fs";
+import { DlError } from "../errors.ts";
+import { canonicalPath, overlappingDir, protectedDirs, type StatePaths } from "./paths.ts";
+
+/**
+ * The one check every delegated workdir passes, for agent delegations and provider jobs
+ * alike: a job edits and runs commands anywhere under its workdir, so it must never be
+ * handed `/`, $HOME, or a tree overlapping dl's own state (job stores, pool slots).
+ */
+export interface WorkdirGuard {
+  home: string;
+  /** Dirs no workdir may overlap (inside one, or holding one): see paths.ts protectedDirs. */
+  protectedDirs: readonly string[];
+}
+
+function realOrCanonical(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return canonicalPath(p);
+  }
+}
+
+const forbidden = (message: string) => new DlError("workdir_forbidden", message, { failure_kind: "workdir_forbidden" });
+
+/**
+ * Resolves `path` (absolute, or relative to the current directory) through symlinks and
+ * returns it, or throws: `bad_input` when it is not an existing directory,
+ * `workdir_forbidden` (with `failure_kind` in the error data) when it is refused.
+ */
+export function checkWorkdir(path: string, g: WorkdirGuard): string {
+  let dir: string;
+  try {
+    dir = realpathSync(path);
+    if (!statSync(dir).isDirectory()) throw new Error("not a directory");
+  } catch {
+    throw new DlError(
+      "bad_input",
+      `workdir ${JSON.stringify(path.slice(0, 200))} does not exist or is not a directory; pass the absolute path of the project checkout (or a worktree of it), creating it first if needed`,
+    );
+  }
+  if (dir === "/" || dir === realOrCanonical(g.home)) {
+    throw forbidden(
+      `workdir ${dir} is refused: the job would get read/write access to all of it; pass a project directory instead`,
+    );
+  }
+  const clash = overlappingDir(dir, g.protectedDirs.map(realOrCanonical));
+  if (clash) {
+    throw forbidden(`workdir ${dir} overlaps dl's own state (${clash}); pass a project directory elsewhere`);
+  }
+  return dir;
+}
+
+/** The guard for this configuration: its home and every protected dir. */
+export function workdirGuard(p: StatePaths): WorkdirGuard {
+  return { home: p.home, protectedDirs: protectedDirs(p) };
+}

@@ -1,0 +1,91 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import type { AgentSettings } from "../../src/agent/settings.ts";
+import type { Config } from "../../src/config.ts";
+import { prepareDelegation } from "../../src/dispatch/run-delegation.ts";
+import { isDlError } from "../../src/errors.ts";
+import { codexOptionsFromConfig } from "../../src/jobs/providers/codex-options.ts";
+import { JOB_STATE_DIRS, jobStateDirs, protectedDirs, resolveStatePaths } from "../../src/sys/paths.ts";
+import { checkWorkdir, workdirGuard } from "../../src/sys/workdir-guard.ts";
+import { tempDir } from "../helpers/dl.ts";
+
+/** A home with every default dir created, and the Codex state dir overridden elsewhere. */
+function setup() {
+  const root = tempDir("workdir-guard");
+  const home = join(root, "home");
+  const paths = resolveStatePaths({
+    platform: "linux",
+    cwd: root,
+    home,
+    xdgCacheHome: join(root, "cache"),
+    overrides: { codexStateDir: join(root, "elsewhere", "codex-state") },
+    isolation: false,
+  });
+  for (const d of [...protectedDirs(paths), paths.slotsDir, join(root, "project")]) mkdirSync(d, { recursive: true });
+  return { root, home, paths, project: join(root, "project") };
+}
+
+const forbidden = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (e) {
+    if (!isDlError(e, "workdir_forbidden")) throw e;
+    return e.data.failure_kind;
+  }
+  throw new Error("accepted");
+};
+
+describe("the one workdir guard", () => {
+  test("an overridden state dir is protected, and so is the default one it replaced, and the pool cache", () => {
+    const { home, paths, project } = setup();
+    const guard = workdirGuard(paths);
+    expect(paths.codexStateDir).not.toBe(join(home, ".codex-jobs"));
+    const refused = [
+      paths.codexStateDir,
+      join(home, ".codex-jobs"),
+      join(home, ".gemini-jobs"),
+      join(home, ".dsh-jobs"),
+      paths.cacheDir,
+      paths.slotsDir,
+      home,
+      "/",
+    ];
+    for (const dir of refused) expect(forbidden(() => checkWorkdir(dir, guard))).toBe("workdir_forbidden");
+    expect(checkWorkdir(project, guard)).toBe(project);
+  });
+
+  test("a symlink into protected state and a dir holding it are refused; a missing dir is bad_input", () => {
+    const { root, paths } = setup();
+    const guard = workdirGuard(paths);
+    const link = join(root, "to-cache");
+    symlinkSync(paths.slotsDir, link);
+    expect(forbidden(() => checkWorkdir(link, guard))).toBe("workdir_forbidden");
+    expect(forbidden(() => checkWorkdir(join(root, "elsewhere"), guard))).toBe("workdir_forbidden");
+    expect(() => checkWorkdir(join(root, "missing"), guard)).toThrow(/does not exist or is not a directory/);
+  });
+
+  test("both users refuse the pool cache dir: a Codex job's guard and an agent delegation", async () => {
+    const { paths } = setup();
+    const config = { paths, codex: {}, childEnv: { PATH: "/usr/bin:/bin" } } as unknown as Config;
+    const codexGuards = codexOptionsFromConfig(config, "dl wait").guards;
+    expect(forbidden(() => checkWorkdir(paths.slotsDir, codexGuards))).toBe("workdir_forbidden");
+    const agent = prepareDelegation(
+      { agent_name: "helper", task: "x", workdir: paths.slotsDir },
+      config,
+      {} as AgentSettings,
+    );
+    await expect(agent).rejects.toMatchObject({
+      code: "workdir_forbidden",
+      data: { failure_kind: "workdir_forbidden" },
+    });
+  });
+
+  test("one list of job state dirs: every provider, with its override applied", () => {
+    const { home, paths } = setup();
+    const dirs = jobStateDirs(paths);
+    expect(dirs.map((d) => d.provider)).toEqual(JOB_STATE_DIRS.map((d) => d.provider));
+    expect(dirs.find((d) => d.provider === "codex")?.stateDir).toBe(paths.codexStateDir);
+    expect(dirs.find((d) => d.provider === "gemini")?.stateDir).toBe(join(home, ".gemini-jobs"));
+  });
+});
