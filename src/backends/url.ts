@@ -5,7 +5,8 @@
  */
 export type HttpUrlProblem = "not a valid URL" | "not http(s)" | "no host" | "credentials in the URL";
 
-export type HttpUrlCheck = { ok: true; url: URL } | { ok: false; problem: HttpUrlProblem; scheme?: string };
+/** On failure `url` is set when the text parsed as a URL at all (to name its scheme or host). */
+export type HttpUrlCheck = { ok: true; url: URL } | { ok: false; problem: HttpUrlProblem; url?: URL };
 
 export function checkHttpUrl(raw: string): HttpUrlCheck {
   let url: URL;
@@ -14,10 +15,8 @@ export function checkHttpUrl(raw: string): HttpUrlCheck {
   } catch {
     return { ok: false, problem: "not a valid URL" };
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return { ok: false, problem: "not http(s)", scheme: url.protocol.replace(/:$/, "") };
-  }
-  if (!url.hostname) return { ok: false, problem: "no host" };
-  if (url.username || url.password) return { ok: false, problem: "credentials in the URL" };
+  if (url.protocol !== "http:" && url.protocol !== "https:") return { ok: false, problem: "not http(s)", url };
+  if (!url.hostname) return { ok: false, problem: "no host", url };
+  if (url.username || url.password) return { ok: false, problem: "credentials in the URL", url };
   return { ok: true, url };
 }
