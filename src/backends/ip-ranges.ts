@@ -60,8 +60,8 @@ function compile(rules: readonly Rule[], family: "ipv4" | "ipv6"): Table {
   const byReason = new Map<string, BlockList>();
   for (const [cidr, why] of rules) {
     const [net, bits] = cidr.split("/") as [string, string];
-    let list = byReason.get(why);
-    if (!list) byReason.set(why, (list = new BlockList()));
+    const list = byReason.get(why) ?? new BlockList();
+    byReason.set(why, list);
     list.addSubnet(net, Number(bits), family);
   }
   return [...byReason].map(([why, list]) => ({ why, list }));
