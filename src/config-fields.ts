@@ -59,7 +59,7 @@ export function envList(pattern: RegExp, what: string) {
 }
 
 /** An http(s) URL with a host and no credentials (backends/url.ts owns the rule). */
-export function envUrl(def: string | undefined) {
+export function envUrl<D extends string | undefined>(def: D) {
   return field(z.string(), def).check((ctx) => {
     if (ctx.value === undefined) return;
     const c = checkHttpUrl(ctx.value);

@@ -145,8 +145,6 @@ const SECRET_VARS = new Set(["DELEGATE_LOCAL_KEY", "DELEGATE_BIFROST_VK_LOCAL", 
 const BUCKET_VAR = /^DELEGATE_CONCURRENCY_([A-Z0-9_]+)$/;
 const BucketSize = envInt(undefined, 1, 1024);
 
-export type GatewayKind = "litellm" | "bifrost";
-
 function parseEnv(env: Record<string, string | undefined>): Env {
   const parsed = EnvSchema.safeParse(env);
   if (parsed.success) return parsed.data;
@@ -209,8 +207,8 @@ function childEnv(env: Record<string, string | undefined>, e: Env, home: string,
 function gatewaySection(e: Env) {
   const b = e.bifrost;
   return {
-    kind: e.DELEGATE_GATEWAY as GatewayKind,
-    localUrl: e.DELEGATE_LOCAL_URL!,
+    kind: e.DELEGATE_GATEWAY,
+    localUrl: e.DELEGATE_LOCAL_URL,
     bifrostUrl: b.DELEGATE_BIFROST_URL,
     bifrostLocalUrl: b.DELEGATE_BIFROST_LOCAL_URL,
     bifrostApi: b.DELEGATE_BIFROST_API,
