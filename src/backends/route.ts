@@ -55,7 +55,7 @@ export function endpointUrl(baseUrl: string, format: WireFormat): string {
   const c = checkHttpUrl(baseUrl);
   if (!c.ok) {
     // Name the scheme or host only: the text itself may hold a key.
-    const seen = c.url ? `${c.url.protocol}//${c.url.host}` : safeUrlText(baseUrl);
+    const seen = c.url ? `${c.url.protocol}//${c.url.host}` : `${baseUrl.length} characters`;
     throw new DlError("bad_config", `backend base URL is ${c.problem} (${seen}); use e.g. http://localhost:4000`);
   }
   const url = c.url;
@@ -93,9 +93,4 @@ export function safeHost(url: string): string {
   } catch {
     return "(invalid URL)";
   }
-}
-
-function safeUrlText(raw: string): string {
-  const host = safeHost(raw);
-  return host === "(invalid URL)" ? `${raw.length} characters` : host;
 }
