@@ -25,7 +25,7 @@ import { ENDPOINT_SUFFIXES, endpointUrl, formatForModel } from "./route.ts";
 import type { Endpoint, WireFormat } from "./types.ts";
 import { checkHttpUrl } from "./url.ts";
 
-export const BIFROST_VK_HEADER = "x-bf-vk";
+const BIFROST_VK_HEADER = "x-bf-vk";
 
 export type GatewaySettings = {
   kind: "litellm" | "bifrost";
@@ -54,7 +54,7 @@ export function gatewaySettingsFromConfig(c: Config): GatewaySettings {
   };
 }
 
-export type Lane = "litellm" | "bifrost-local" | "bifrost-code";
+type Lane = "litellm" | "bifrost-local" | "bifrost-code";
 
 export type GatewayEndpoint = Endpoint & { lane: Lane };
 

@@ -3,7 +3,7 @@
  * a host, and no userinfo (a key in a URL ends up in logs and error messages). Callers
  * word the refusal for their audience (a start-up line, a tool error); the rule is here.
  */
-export type HttpUrlProblem = "not a valid URL" | "not http(s)" | "no host" | "credentials in the URL";
+type HttpUrlProblem = "not a valid URL" | "not http(s)" | "no host" | "credentials in the URL";
 
 /** On failure `url` is set when the text parsed as a URL at all (to name its scheme or host). */
 export type HttpUrlCheck = { ok: true; url: URL } | { ok: false; problem: HttpUrlProblem; url?: URL };

@@ -33,7 +33,7 @@ export function passthroughProblem(entries: readonly string[]): string | undefin
 }
 
 /** Whether `name` may reach a child, given the passthrough entries. */
-export function mayInherit(name: string, passthrough: readonly string[]): boolean {
+function mayInherit(name: string, passthrough: readonly string[]): boolean {
   if (NEVER.has(name)) return false;
   if (INHERITED.test(name)) return true;
   return passthrough.some((p) =>
