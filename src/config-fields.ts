@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { checkHttpUrl } from "./backends/url.ts";
 
 /**
  * zod building blocks for environment variables. Every field turns "" into "unset"
@@ -8,102 +9,66 @@ import { z } from "zod";
  */
 const unsetIfBlank = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 
-const optionalString = () => z.preprocess(unsetIfBlank, z.string().optional());
+/** `inner` parses the trimmed text of a set variable; unset (or blank) becomes `def`. */
+function field<T extends z.ZodType<unknown, string>, D>(inner: T, def: D) {
+  return z.preprocess(unsetIfBlank, z.string().trim().pipe(inner).optional()).transform((v) => v ?? def);
+}
 
 export function envString(def: string) {
-  return optionalString().transform((s) => s ?? def);
+  return field(z.string(), def);
 }
 
 export function envOptionalString() {
-  return optionalString();
+  return field(z.string(), undefined);
 }
 
-export function envInt(def: number, min: number, max: number) {
-  return optionalString().transform((s, ctx) => {
-    if (s === undefined) return def;
-    const t = s.trim();
-    const n = Number(t);
-    if (!/^[+-]?\d+$/.test(t) || !Number.isSafeInteger(n) || n < min || n > max) {
-      ctx.addIssue({ code: "custom", message: `an integer from ${min} to ${max}` });
-      return z.NEVER;
-    }
-    return n;
-  });
+export function envInt<D extends number | undefined>(def: D, min: number, max: number) {
+  const error = `an integer from ${min} to ${max}`;
+  const digits = z.string().regex(/^[+-]?\d+$/, { error });
+  return field(digits.pipe(z.coerce.number<string>().int({ error }).min(min, { error }).max(max, { error })), def);
 }
 
-export function envNumber(def: number | undefined, min: number, max: number) {
-  return optionalString().transform((s, ctx) => {
-    if (s === undefined) return def;
-    const n = Number(s.trim());
-    if (!Number.isFinite(n) || n < min || n > max) {
-      ctx.addIssue({ code: "custom", message: `a number from ${min} to ${max}` });
-      return z.NEVER;
-    }
-    return n;
-  });
+export function envNumber<D extends number | undefined>(def: D, min: number, max: number) {
+  const error = `a number from ${min} to ${max}`;
+  return field(z.coerce.number<string>({ error }).min(min, { error }).max(max, { error }), def);
 }
-
-const TRUE = new Set(["1", "true", "yes", "on"]);
-const FALSE = new Set(["0", "false", "no", "off"]);
 
 export function envBool(def: boolean) {
-  return optionalString().transform((s, ctx) => {
-    if (s === undefined) return def;
-    const t = s.trim().toLowerCase();
-    if (TRUE.has(t)) return true;
-    if (FALSE.has(t)) return false;
-    ctx.addIssue({ code: "custom", message: "1 or 0 (also true/false, yes/no, on/off)" });
-    return z.NEVER;
-  });
+  const words = { truthy: ["1", "true", "yes", "on"], falsy: ["0", "false", "no", "off"] };
+  return field(z.stringbool({ ...words, case: "insensitive", error: "1 or 0 (also true/false, yes/no, on/off)" }), def);
 }
 
 export function envEnum<const T extends readonly [string, ...string[]]>(values: T, def: T[number]) {
-  return optionalString().transform((s, ctx): T[number] => {
-    if (s === undefined) return def;
-    const t = s.trim().toLowerCase();
-    if ((values as readonly string[]).includes(t)) return t as T[number];
-    ctx.addIssue({ code: "custom", message: `one of ${values.join(", ")}` });
-    return z.NEVER;
-  });
+  return field(
+    z
+      .string()
+      .toLowerCase()
+      .pipe(z.enum(values, { error: `one of ${values.join(", ")}` })),
+    def,
+  );
 }
 
-/** A comma- or whitespace-separated list of names matching `pattern`. */
+/** A comma- or whitespace-separated list of entries matching `pattern`. */
 export function envList(pattern: RegExp, what: string) {
-  return optionalString().transform((s, ctx) => {
-    if (s === undefined) return [] as string[];
-    const items = s.split(/[\s,]+/).filter(Boolean);
-    const bad = items.find((i) => !pattern.test(i));
-    if (bad !== undefined) {
-      ctx.addIssue({ code: "custom", message: `a comma-separated list of ${what}` });
-      return z.NEVER;
-    }
-    return items;
-  });
+  const error = `a comma-separated list of ${what}`;
+  const items = z
+    .string()
+    .transform((s) => s.split(/[\s,]+/).filter(Boolean))
+    .pipe(z.array(z.string().regex(pattern, { error })));
+  return field(items, [] as string[]);
 }
 
-/** Why an http(s) URL given by configuration is unusable, or null when it is fine. */
-export function httpUrlProblem(s: string): string | null {
-  let u: URL;
-  try {
-    u = new URL(s);
-  } catch {
-    return "not a URL";
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") return "not http(s)";
-  if (!u.hostname) return "no host";
-  if (u.username || u.password) return "credentials in the URL";
-  return null;
-}
-
-export function envUrl(def: string | undefined) {
-  return optionalString().transform((s, ctx) => {
-    const v = s ?? def;
-    if (v === undefined) return undefined;
-    const problem = httpUrlProblem(v.trim());
-    if (problem) {
-      ctx.addIssue({ code: "custom", message: `an http(s) URL with a host and no credentials (${problem})` });
-      return z.NEVER;
+/** An http(s) URL with a host and no credentials (backends/url.ts owns the rule). */
+export function envUrl<D extends string | undefined>(def: D) {
+  return field(z.string(), def).check((ctx) => {
+    if (ctx.value === undefined) return;
+    const c = checkHttpUrl(ctx.value);
+    if (!c.ok) {
+      ctx.issues.push({
+        code: "custom",
+        input: ctx.value,
+        message: `an http(s) URL with a host and no credentials (${c.problem})`,
+      });
     }
-    return v.trim();
   });
 }

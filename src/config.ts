@@ -1,15 +1,33 @@
 import { z } from "zod";
 import { envBool, envEnum, envInt, envList, envNumber, envOptionalString, envString, envUrl } from "./config-fields.ts";
 import { DlError } from "./errors.ts";
+import { inheritedEnv, passthroughProblem } from "./sys/child-env.ts";
 import { resolveStatePaths, type StatePaths } from "./sys/paths.ts";
 
 /**
  * Every DELEGATE_* variable dl understands, parsed by one schema. This module is the only
  * reader of process.env: everything else receives the frozen Config.
  */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-const EnvSchema = z.object({
+/** Read only when DELEGATE_GATEWAY=bifrost: a LiteLLM user's stray Bifrost settings stop nothing. */
+const BifrostSchema = z.object({
+  DELEGATE_BIFROST_URL: envUrl(undefined),
+  DELEGATE_BIFROST_LOCAL_URL: envUrl(undefined),
+  DELEGATE_BIFROST_API: envEnum(["litellm", "openai"], "litellm"),
+  DELEGATE_BIFROST_VK_LOCAL: envString(""),
+  DELEGATE_BIFROST_VK_CODE: envString(""),
+});
+/** The main schema keeps their raw text so the refinement below can parse them on demand. */
+const rawBifrost = Object.fromEntries(Object.keys(BifrostSchema.shape).map((k) => [k, z.string().optional()])) as {
+  [K in keyof typeof BifrostSchema.shape]: z.ZodOptional<z.ZodString>;
+};
+
+const passthroughList = envList(/^\S+$/, "environment variable names").check((ctx) => {
+  const problem = passthroughProblem(ctx.value);
+  if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: problem });
+});
+
+const FieldsSchema = z.object({
   // Gateway and backend
   DELEGATE_GATEWAY: envEnum(["litellm", "bifrost"], "litellm"),
   DELEGATE_LOCAL_URL: envUrl("http://localhost:4000/v1/messages"),
@@ -17,11 +35,7 @@ const EnvSchema = z.object({
   DELEGATE_LOCAL_MODEL: envString("local-qwen-3-6-35b"),
   DELEGATE_LOCAL_CODING_MODEL: envOptionalString(),
   DELEGATE_LOCAL_AGENTS_DIR: envOptionalString(),
-  DELEGATE_BIFROST_URL: envUrl(undefined),
-  DELEGATE_BIFROST_LOCAL_URL: envUrl(undefined),
-  DELEGATE_BIFROST_API: envEnum(["litellm", "openai"], "litellm"),
-  DELEGATE_BIFROST_VK_LOCAL: envString(""),
-  DELEGATE_BIFROST_VK_CODE: envString(""),
+  ...rawBifrost,
   DELEGATE_STREAMING: envBool(true),
   DELEGATE_RESEND_REASONING: envEnum(["auto", "1", "0"], "auto"),
   DELEGATE_PROMPT_CACHING: envBool(true),
@@ -39,7 +53,7 @@ const EnvSchema = z.object({
   DELEGATE_RUN_BASH_TIMEOUT: envNumber(120, 1, 86_400),
   DELEGATE_MAX_BASH_CONCURRENT: envInt(4, 1, 256),
   DELEGATE_ALLOW_PATH_ESCAPE: envBool(false),
-  DELEGATE_ENV_PASSTHROUGH: envList(ENV_NAME, "environment variable names"),
+  DELEGATE_ENV_PASSTHROUGH: passthroughList,
   // Pools and failover
   DELEGATE_CONCURRENCY_DEFAULT: envInt(6, 1, 1024),
   DELEGATE_FAILOVER_GRACE: envNumber(10, 0, 3600),
@@ -80,67 +94,82 @@ const EnvSchema = z.object({
   DELEGATE_TEST_ISOLATION_ROOT: envOptionalString(),
 });
 
+type Fields = z.output<typeof FieldsSchema>;
+type RefineCtx = z.core.$RefinementCtx<Fields>;
+
+/** A per-project cap above the global cap could never be reached: refuse it by name. */
+function perProjectWithinGlobal(e: Fields, ctx: RefineCtx): void {
+  const pairs = [
+    ["DELEGATE_CODEX_MAX_PER_PROJECT", "DELEGATE_CODEX_MAX_CONCURRENT"],
+    ["DELEGATE_DSH_MAX_PER_PROJECT", "DELEGATE_DSH_MAX_CONCURRENT"],
+  ] as const;
+  for (const [perProject, global] of pairs) {
+    if (e[perProject] > e[global]) {
+      ctx.addIssue({
+        code: "custom",
+        path: [perProject],
+        message: `a value > 0 and <= ${global} (${e[global]})`,
+      });
+    }
+  }
+}
+
+/** The Bifrost variables are checked only when Bifrost is the gateway. */
+function bifrostWhenChosen(e: Fields, ctx: RefineCtx): void {
+  if (e.DELEGATE_GATEWAY !== "bifrost") return;
+  const parsed = BifrostSchema.safeParse(e);
+  for (const issue of parsed.error?.issues ?? []) {
+    ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
+  }
+  if (parsed.success && !parsed.data.DELEGATE_BIFROST_URL) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["DELEGATE_BIFROST_URL"],
+      message: "the Bifrost base URL when DELEGATE_GATEWAY=bifrost",
+    });
+  }
+}
+
+const EnvSchema = FieldsSchema.superRefine((e, ctx) => {
+  perProjectWithinGlobal(e, ctx);
+  bifrostWhenChosen(e, ctx);
+}).transform((e) => ({
+  ...e,
+  bifrost: e.DELEGATE_GATEWAY === "bifrost" ? BifrostSchema.parse(e) : BifrostSchema.parse({}),
+}));
+
+type Env = z.output<typeof EnvSchema>;
+
 /** Variables whose values are secrets: an error names them but never shows the value. */
 const SECRET_VARS = new Set(["DELEGATE_LOCAL_KEY", "DELEGATE_BIFROST_VK_LOCAL", "DELEGATE_BIFROST_VK_CODE"]);
 
-/** What a child process may inherit from dl's own environment, before passthrough. */
-const CHILD_ENV_ALLOWED = /^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|LC_[A-Z_]+|TERM|TMPDIR|TZ|COLORTERM|NO_COLOR)$/;
-/** Names that look like credentials never pass through, whatever the user lists. */
-const LOOKS_SECRET = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|_VK_|AUTH)/i;
-
 const BUCKET_VAR = /^DELEGATE_CONCURRENCY_([A-Z0-9_]+)$/;
+const BucketSize = envInt(undefined, 1, 1024);
 
-export type GatewayKind = "litellm" | "bifrost";
-
-function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
+function parseEnv(env: Record<string, string | undefined>): Env {
   const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const name = String(issue.path[0] ?? "environment");
-    throw configError(name, env[name], issue.message);
-  }
-  const e = parsed.data;
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const name = String(issue.path[0] ?? "environment");
+  throw configError(name, env[name], issue.message);
+}
 
-  if (e.DELEGATE_CODEX_MAX_PER_PROJECT > e.DELEGATE_CODEX_MAX_CONCURRENT) {
-    throw configError(
-      "DELEGATE_CODEX_MAX_PER_PROJECT",
-      env.DELEGATE_CODEX_MAX_PER_PROJECT,
-      `a value > 0 and <= DELEGATE_CODEX_MAX_CONCURRENT (${e.DELEGATE_CODEX_MAX_CONCURRENT})`,
-    );
-  }
-  if (e.DELEGATE_DSH_MAX_PER_PROJECT > e.DELEGATE_DSH_MAX_CONCURRENT) {
-    throw configError(
-      "DELEGATE_DSH_MAX_PER_PROJECT",
-      env.DELEGATE_DSH_MAX_PER_PROJECT,
-      `a value > 0 and <= DELEGATE_DSH_MAX_CONCURRENT (${e.DELEGATE_DSH_MAX_CONCURRENT})`,
-    );
-  }
-  if (e.DELEGATE_GATEWAY === "bifrost" && !e.DELEGATE_BIFROST_URL) {
-    throw configError("DELEGATE_BIFROST_URL", undefined, "the Bifrost base URL when DELEGATE_GATEWAY=bifrost");
-  }
-  const secretPassthrough = e.DELEGATE_ENV_PASSTHROUGH.find((n) => LOOKS_SECRET.test(n));
-  if (secretPassthrough) {
-    throw configError(
-      "DELEGATE_ENV_PASSTHROUGH",
-      env.DELEGATE_ENV_PASSTHROUGH,
-      `names that do not look like credentials (${secretPassthrough} is refused: API keys never reach agent commands)`,
-    );
-  }
-
-  const bucketOverrides: Record<string, number> = {};
+/** DELEGATE_CONCURRENCY_<BUCKET>: pool sizes per bucket, beside the default size. */
+function bucketOverrides(env: Record<string, string | undefined>): Record<string, number> {
+  const sizes: Record<string, number> = {};
   for (const [name, value] of Object.entries(env)) {
     const m = BUCKET_VAR.exec(name);
-    if (!m || name === "DELEGATE_CONCURRENCY_DEFAULT" || value === undefined || value.trim() === "") continue;
-    const n = Number(value.trim());
-    if (!/^\d+$/.test(value.trim()) || n < 1 || n > 1024) {
-      throw configError(name, value, "an integer from 1 to 1024");
-    }
-    bucketOverrides[m[1]!] = n;
+    if (!m || name === "DELEGATE_CONCURRENCY_DEFAULT") continue;
+    const parsed = BucketSize.safeParse(value);
+    if (!parsed.success) throw configError(name, value, parsed.error.issues[0]!.message);
+    if (parsed.data !== undefined) sizes[m[1]!] = parsed.data;
   }
+  return sizes;
+}
 
-  let paths: StatePaths;
+function statePaths(env: Record<string, string | undefined>, e: Env, facts: EnvFacts): StatePaths {
   try {
-    paths = resolveStatePaths({
+    return resolveStatePaths({
       platform: facts.platform,
       cwd: facts.cwd,
       home: facts.home,
@@ -162,72 +191,75 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
     if (err instanceof DlError) throw err;
     throw new DlError("bad_config", "the state directories could not be resolved");
   }
+}
 
-  const childEnv: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && CHILD_ENV_ALLOWED.test(name)) childEnv[name] = value;
-  }
-  for (const name of e.DELEGATE_ENV_PASSTHROUGH) {
-    const value = env[name];
-    if (value !== undefined) childEnv[name] = value;
-  }
-  childEnv.HOME = facts.home;
+/** What child processes inherit: the one policy in sys/child-env.ts, with dl's HOME. */
+function childEnv(env: Record<string, string | undefined>, e: Env, home: string, paths: StatePaths) {
+  const out = inheritedEnv(env, e.DELEGATE_ENV_PASSTHROUGH);
+  out.HOME = home;
   // The isolation guard travels to children so a nested dl stays inside the root too.
   if (env.DELEGATE_TEST_ISOLATION !== undefined && paths.isolationRoot) {
-    childEnv.DELEGATE_TEST_ISOLATION = env.DELEGATE_TEST_ISOLATION;
-    childEnv.DELEGATE_TEST_ISOLATION_ROOT = paths.isolationRoot;
+    out.DELEGATE_TEST_ISOLATION = env.DELEGATE_TEST_ISOLATION;
+    out.DELEGATE_TEST_ISOLATION_ROOT = paths.isolationRoot;
   }
+  return out;
+}
 
+function gatewaySection(e: Env) {
+  const b = e.bifrost;
   return {
-    gateway: {
-      kind: e.DELEGATE_GATEWAY as GatewayKind,
-      localUrl: e.DELEGATE_LOCAL_URL!,
-      bifrostUrl: e.DELEGATE_BIFROST_URL,
-      bifrostLocalUrl: e.DELEGATE_BIFROST_LOCAL_URL,
-      bifrostApi: e.DELEGATE_BIFROST_API,
-      vkLocal: e.DELEGATE_BIFROST_VK_LOCAL,
-      vkCode: e.DELEGATE_BIFROST_VK_CODE,
-    },
-    backend: {
-      key: e.DELEGATE_LOCAL_KEY,
-      model: e.DELEGATE_LOCAL_MODEL,
-      codingModel: e.DELEGATE_LOCAL_CODING_MODEL ?? e.DELEGATE_LOCAL_MODEL,
-      streaming: e.DELEGATE_STREAMING,
-      resendReasoning: e.DELEGATE_RESEND_REASONING,
-      promptCaching: e.DELEGATE_PROMPT_CACHING,
-      httpTimeoutS: e.DELEGATE_HTTP_TIMEOUT!,
-      dispatchTimeoutS: e.DELEGATE_DISPATCH_TIMEOUT!,
-      providerAllowHosts: e.DELEGATE_PROVIDER_ALLOW_HOSTS,
-    },
-    agent: {
-      maxTurnsLocal: e.DELEGATE_MAX_TURNS_LOCAL,
-      maxTurnsCloud: e.DELEGATE_MAX_TURNS_CLOUD,
-      maxNudges: e.DELEGATE_MAX_NUDGES,
-      keepToolResults: e.DELEGATE_KEEP_TOOL_RESULTS,
-      contextBudgetChars: e.DELEGATE_CONTEXT_BUDGET,
-      maxBatchSize: e.DELEGATE_MAX_BATCH_SIZE,
-      runBash: e.DELEGATE_RUN_BASH,
-      runBashTimeoutS: e.DELEGATE_RUN_BASH_TIMEOUT!,
-      maxBashConcurrent: e.DELEGATE_MAX_BASH_CONCURRENT,
-      allowPathEscape: e.DELEGATE_ALLOW_PATH_ESCAPE,
-      envPassthrough: e.DELEGATE_ENV_PASSTHROUGH,
-    },
-    pools: {
-      defaultSize: e.DELEGATE_CONCURRENCY_DEFAULT,
-      bucketOverrides,
-      failoverGraceS: e.DELEGATE_FAILOVER_GRACE!,
-      queueGraceS: e.DELEGATE_QUEUE_GRACE!,
-      failoverChains: e.DELEGATE_FAILOVER_CHAINS,
-    },
+    kind: e.DELEGATE_GATEWAY,
+    localUrl: e.DELEGATE_LOCAL_URL,
+    bifrostUrl: b.DELEGATE_BIFROST_URL,
+    bifrostLocalUrl: b.DELEGATE_BIFROST_LOCAL_URL,
+    bifrostApi: b.DELEGATE_BIFROST_API,
+    vkLocal: b.DELEGATE_BIFROST_VK_LOCAL,
+    vkCode: b.DELEGATE_BIFROST_VK_CODE,
+  };
+}
+
+function backendSection(e: Env) {
+  return {
+    key: e.DELEGATE_LOCAL_KEY,
+    model: e.DELEGATE_LOCAL_MODEL,
+    codingModel: e.DELEGATE_LOCAL_CODING_MODEL ?? e.DELEGATE_LOCAL_MODEL,
+    streaming: e.DELEGATE_STREAMING,
+    resendReasoning: e.DELEGATE_RESEND_REASONING,
+    promptCaching: e.DELEGATE_PROMPT_CACHING,
+    httpTimeoutS: e.DELEGATE_HTTP_TIMEOUT,
+    dispatchTimeoutS: e.DELEGATE_DISPATCH_TIMEOUT,
+    providerAllowHosts: e.DELEGATE_PROVIDER_ALLOW_HOSTS,
+  };
+}
+
+function agentSection(e: Env) {
+  return {
+    maxTurnsLocal: e.DELEGATE_MAX_TURNS_LOCAL,
+    maxTurnsCloud: e.DELEGATE_MAX_TURNS_CLOUD,
+    maxNudges: e.DELEGATE_MAX_NUDGES,
+    keepToolResults: e.DELEGATE_KEEP_TOOL_RESULTS,
+    contextBudgetChars: e.DELEGATE_CONTEXT_BUDGET,
+    maxBatchSize: e.DELEGATE_MAX_BATCH_SIZE,
+    runBash: e.DELEGATE_RUN_BASH,
+    runBashTimeoutS: e.DELEGATE_RUN_BASH_TIMEOUT,
+    maxBashConcurrent: e.DELEGATE_MAX_BASH_CONCURRENT,
+    allowPathEscape: e.DELEGATE_ALLOW_PATH_ESCAPE,
+    envPassthrough: e.DELEGATE_ENV_PASSTHROUGH,
+  };
+}
+
+/** The CLI job providers: Codex, Gemini through `agy`, the DeepSeek-harness launcher. */
+function providerSections(e: Env) {
+  return {
     codex: {
       bin: e.DELEGATE_CODEX_BIN,
       model: e.DELEGATE_CODEX_MODEL,
       maxConcurrent: e.DELEGATE_CODEX_MAX_CONCURRENT,
       maxPerProject: e.DELEGATE_CODEX_MAX_PER_PROJECT,
       maxQueue: e.DELEGATE_CODEX_MAX_QUEUE,
-      staggerS: e.DELEGATE_CODEX_STAGGER_S!,
+      staggerS: e.DELEGATE_CODEX_STAGGER_S,
       allowDanger: e.DELEGATE_CODEX_ALLOW_DANGER,
-      quotaWarnPct: e.DELEGATE_CODEX_QUOTA_WARN!,
+      quotaWarnPct: e.DELEGATE_CODEX_QUOTA_WARN,
       quotaRefusePct: e.DELEGATE_CODEX_QUOTA_REFUSE_PCT,
     },
     gemini: {
@@ -241,13 +273,32 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
       maxConcurrent: e.DELEGATE_DSH_MAX_CONCURRENT,
       maxPerProject: e.DELEGATE_DSH_MAX_PER_PROJECT,
       maxQueue: e.DELEGATE_DSH_MAX_QUEUE,
-      staggerS: e.DELEGATE_DSH_STAGGER_S!,
+      staggerS: e.DELEGATE_DSH_STAGGER_S,
     },
-    watcher: { intervalS: e.DELEGATE_WAIT_INTERVAL! },
-    jobs: { retentionDays: e.DELEGATE_JOB_RETENTION_DAYS! },
+  };
+}
+
+function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
+  const e = parseEnv(env);
+  const pools = {
+    defaultSize: e.DELEGATE_CONCURRENCY_DEFAULT,
+    bucketOverrides: bucketOverrides(env),
+    failoverGraceS: e.DELEGATE_FAILOVER_GRACE,
+    queueGraceS: e.DELEGATE_QUEUE_GRACE,
+    failoverChains: e.DELEGATE_FAILOVER_CHAINS,
+  };
+  const paths = statePaths(env, e, facts);
+  return {
+    gateway: gatewaySection(e),
+    backend: backendSection(e),
+    agent: agentSection(e),
+    pools,
+    ...providerSections(e),
+    watcher: { intervalS: e.DELEGATE_WAIT_INTERVAL },
+    jobs: { retentionDays: e.DELEGATE_JOB_RETENTION_DAYS },
     logLevel: e.DELEGATE_LOG_LEVEL,
     paths,
-    childEnv,
+    childEnv: childEnv(env, e, facts.home, paths),
   };
 }
 

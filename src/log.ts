@@ -1,4 +1,4 @@
-import { createConsola } from "consola";
+import { type ConsolaInstance, createConsola, LogLevels } from "consola";
 
 /**
  * The only logger. It writes to stderr because stdout of `dl serve` carries MCP frames
@@ -7,10 +7,22 @@ import { createConsola } from "consola";
 export const log = createConsola({
   stdout: process.stderr,
   stderr: process.stderr,
-  level: 3,
+  level: LogLevels.info,
   formatOptions: { date: false, colors: false, compact: true },
 });
 
-export function setLogLevel(level: "silent" | "error" | "warn" | "info" | "debug"): void {
-  log.level = { silent: -999, error: 0, warn: 1, info: 3, debug: 4 }[level];
+export type LogLevelName = "silent" | "error" | "warn" | "info" | "debug";
+
+/** consola copies its options into a tagged child, so the level is set on each of them too. */
+const tagged = new Set<ConsolaInstance>();
+
+/** A logger whose lines carry `[tag]` (say, "codex"), instead of a hand-written "codex: " prefix. */
+export function logFor(tag: string): ConsolaInstance {
+  const child = log.withTag(tag);
+  tagged.add(child);
+  return child;
+}
+
+export function setLogLevel(level: LogLevelName): void {
+  for (const l of [log, ...tagged]) l.level = LogLevels[level];
 }

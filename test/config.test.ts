@@ -106,4 +106,51 @@ describe("config", () => {
     expect(msg).toContain("DELEGATE_CODEX_STATE_DIR resolves outside DELEGATE_TEST_ISOLATION_ROOT");
     expect(errorOf({ ...base(), DELEGATE_TEST_ISOLATION_ROOT: "relative/root" })).toContain("absolute path");
   });
+
+  test("Bifrost variables are checked only when the gateway is bifrost", () => {
+    const stray = {
+      DELEGATE_BIFROST_URL: "ftp://nope",
+      DELEGATE_BIFROST_LOCAL_URL: "not a url",
+      DELEGATE_BIFROST_API: "grpc",
+    };
+    const c = parseConfig({ ...base(), ...stray });
+    expect(c.gateway.kind).toBe("litellm");
+    expect(c.gateway.bifrostUrl).toBeUndefined();
+    expect(errorOf({ ...base(), ...stray, DELEGATE_GATEWAY: "bifrost" })).toContain(
+      'DELEGATE_BIFROST_URL="ftp://nope"',
+    );
+    expect(
+      errorOf({
+        ...base(),
+        DELEGATE_GATEWAY: "bifrost",
+        DELEGATE_BIFROST_URL: "http://h:4010",
+        DELEGATE_BIFROST_API: "grpc",
+      }),
+    ).toBe('DELEGATE_BIFROST_API="grpc" is invalid: expected one of litellm, openai');
+  });
+
+  test("switches accept the usual words and name what is allowed otherwise", () => {
+    expect(parseConfig({ ...base(), DELEGATE_RUN_BASH: " Off " }).agent.runBash).toBe(false);
+    expect(parseConfig({ ...base(), DELEGATE_STREAMING: "YES" }).backend.streaming).toBe(true);
+    expect(errorOf({ ...base(), DELEGATE_RUN_BASH: "maybe" })).toBe(
+      'DELEGATE_RUN_BASH="maybe" is invalid: expected 1 or 0 (also true/false, yes/no, on/off)',
+    );
+    expect(errorOf({ ...base(), DELEGATE_HTTP_TIMEOUT: "soon" })).toBe(
+      'DELEGATE_HTTP_TIMEOUT="soon" is invalid: expected a number from 1 to 86400',
+    );
+    expect(errorOf({ ...base(), DELEGATE_MAX_NUDGES: "1.5" })).toContain("an integer from 0 to 10");
+  });
+
+  test("passthrough prefixes reach children; a prefix never carries a credential-looking name", () => {
+    const c = parseConfig({
+      ...base(),
+      DELEGATE_ENV_PASSTHROUGH: "NPM_CONFIG_*",
+      NPM_CONFIG_CACHE: "/tmp/npm",
+      NPM_CONFIG_TOKEN: "npm-secret",
+    });
+    expect(c.childEnv.NPM_CONFIG_CACHE).toBe("/tmp/npm");
+    expect(c.childEnv.NPM_CONFIG_TOKEN).toBeUndefined();
+    expect(errorOf({ ...base(), DELEGATE_ENV_PASSTHROUGH: "GITHUB_TOKEN" })).toContain("GITHUB_TOKEN is refused");
+    expect(errorOf({ ...base(), DELEGATE_ENV_PASSTHROUGH: "A-B" })).toContain("environment variable names");
+  });
 });

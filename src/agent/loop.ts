@@ -1,4 +1,5 @@
 import { realpath, stat } from "node:fs/promises";
+import { isLocalLane } from "../backends/gateway.ts";
 import { cachingAllowedFor, resendReasoningFor } from "../backends/route.ts";
 import {
   addUsage,
@@ -104,7 +105,7 @@ export function resolveBudget(
     codingModel: s.codingModel,
   });
   // The local lane (local-*, ornith*) runs on the user's own hardware: its own budget.
-  const isLocal = /^(local-|ornith)/i.test(model);
+  const isLocal = isLocalLane(model);
   const maxTurns = resolveMaxTurns(
     opts.max_turns,
     isLocal ? (s.defaultMaxTurnsLocal ?? s.defaultMaxTurns) : s.defaultMaxTurns,

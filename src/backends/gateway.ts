@@ -21,10 +21,11 @@
  */
 import type { Config } from "../config.ts";
 import { DlError } from "../errors.ts";
-import { endpointUrl, formatForModel } from "./route.ts";
+import { ENDPOINT_SUFFIXES, endpointUrl, formatForModel } from "./route.ts";
 import type { Endpoint, WireFormat } from "./types.ts";
+import { checkHttpUrl } from "./url.ts";
 
-export const BIFROST_VK_HEADER = "x-bf-vk";
+const BIFROST_VK_HEADER = "x-bf-vk";
 
 export type GatewaySettings = {
   kind: "litellm" | "bifrost";
@@ -53,7 +54,7 @@ export function gatewaySettingsFromConfig(c: Config): GatewaySettings {
   };
 }
 
-export type Lane = "litellm" | "bifrost-local" | "bifrost-code";
+type Lane = "litellm" | "bifrost-local" | "bifrost-code";
 
 export type GatewayEndpoint = Endpoint & { lane: Lane };
 
@@ -63,20 +64,12 @@ export function isLocalLane(model: string): boolean {
   return m.startsWith("local-") || m.startsWith("ornith");
 }
 
-const KNOWN_SUFFIXES = ["/v1/chat/completions", "/v1/messages", "/chat/completions", "/messages", "/v1"];
-
 /** Why a gateway URL is unusable, or undefined. Never echoes userinfo, path or query. */
 function urlProblem(raw: string): string | undefined {
-  let u: URL;
-  try {
-    u = new URL(raw.trim());
-  } catch {
-    return "not a valid URL";
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") return `scheme ${u.protocol} is not http(s)`;
-  if (!u.hostname) return "no host";
-  if (u.username || u.password) return "credentials in the URL (put keys in DELEGATE_BIFROST_VK_* instead)";
-  return undefined;
+  const c = checkHttpUrl(raw);
+  if (c.ok) return undefined;
+  if (c.problem === "credentials in the URL") return `${c.problem} (put keys in DELEGATE_BIFROST_VK_* instead)`;
+  return c.problem;
 }
 
 /** Checks what start-up must refuse; one DlError("bad_config") line naming the variable. */
@@ -122,7 +115,7 @@ export function validateGatewaySettings(s: GatewaySettings): void {
 function laneBase(raw: string): URL {
   const u = new URL(raw.trim());
   let path = u.pathname.replace(/\/+$/, "");
-  for (const suffix of KNOWN_SUFFIXES) {
+  for (const suffix of ENDPOINT_SUFFIXES) {
     if (path.endsWith(suffix)) {
       path = path.slice(0, -suffix.length);
       break;

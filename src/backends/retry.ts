@@ -6,6 +6,7 @@
  * Waits use an injectable clock so tests run in microseconds, and every wait honours the
  * request's AbortSignal and the per-turn deadline.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { DlError, isDlError } from "../errors.ts";
 
 export type RetryPolicy = {
@@ -36,19 +37,8 @@ export type Clock = {
 export const realClock: Clock = {
   now: () => Date.now(),
   random: () => Math.random(),
-  sleep: (ms, signal) =>
-    new Promise<void>((resolve, reject) => {
-      if (signal.aborted) return reject(signal.reason);
-      const onAbort = () => {
-        clearTimeout(t);
-        reject(signal.reason);
-      };
-      const t = setTimeout(() => {
-        signal.removeEventListener("abort", onAbort);
-        resolve();
-      }, ms);
-      signal.addEventListener("abort", onAbort, { once: true });
-    }),
+  // Rejects (AbortError) the moment the signal aborts, which the retry loop reports as cancelled.
+  sleep: (ms, signal) => sleep(ms, undefined, { signal }),
 };
 
 export type RetryInfo = { attempt: number; delayMs: number; error: DlError };

@@ -8,6 +8,7 @@
  */
 import { DlError } from "../errors.ts";
 import type { Endpoint, WireFormat } from "./types.ts";
+import { checkHttpUrl } from "./url.ts";
 
 const OPENAI_PREFIXES = ["deepseek-", "openai-", "gpt-", "qwen-"] as const;
 
@@ -20,7 +21,7 @@ const PATHS: Record<WireFormat, string> = {
 };
 
 // Longest first so `/v1/chat/completions` is stripped whole, not just `/completions`.
-const KNOWN_SUFFIXES = ["/v1/chat/completions", "/v1/messages", "/chat/completions", "/messages", "/v1"];
+export const ENDPOINT_SUFFIXES = ["/v1/chat/completions", "/v1/messages", "/chat/completions", "/messages", "/v1"];
 
 export function formatForModel(model: string): WireFormat {
   const m = model.toLowerCase();
@@ -51,23 +52,15 @@ export function resendReasoningFor(model: string, mode: ResendReasoningMode): bo
  * either format; trailing slashes are ignored; a query string is kept.
  */
 export function endpointUrl(baseUrl: string, format: WireFormat): string {
-  let url: URL;
-  try {
-    url = new URL(baseUrl.trim());
-  } catch {
-    throw new DlError(
-      "bad_config",
-      `backend base URL is not a valid URL (${safeUrlText(baseUrl)}); use e.g. http://localhost:4000`,
-    );
+  const c = checkHttpUrl(baseUrl);
+  if (!c.ok) {
+    // Name the scheme or host only: the text itself may hold a key.
+    const seen = c.url ? `${c.url.protocol}//${c.url.host}` : `${baseUrl.length} characters`;
+    throw new DlError("bad_config", `backend base URL is ${c.problem} (${seen}); use e.g. http://localhost:4000`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new DlError(
-      "bad_config",
-      `backend base URL must be http(s), got ${url.protocol}; use e.g. http://localhost:4000`,
-    );
-  }
+  const url = c.url;
   let path = url.pathname.replace(/\/+$/, "");
-  for (const suffix of KNOWN_SUFFIXES) {
+  for (const suffix of ENDPOINT_SUFFIXES) {
     if (path.endsWith(suffix)) {
       path = path.slice(0, -suffix.length);
       break;
@@ -100,9 +93,4 @@ export function safeHost(url: string): string {
   } catch {
     return "(invalid URL)";
   }
-}
-
-function safeUrlText(raw: string): string {
-  const host = safeHost(raw);
-  return host === "(invalid URL)" ? `${raw.length} characters` : host;
 }

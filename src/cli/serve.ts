@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { defineCommand } from "citty";
 import { defaultDeps } from "../deps.ts";
@@ -20,10 +21,15 @@ const STOP_STEPS_MS = 4_000;
 const STOP_DEADLINE_MS = 9_000;
 
 /** Resolves when p settles or after ms, whichever comes first; never rejects. */
-function bounded(p: Promise<unknown>, ms: number): Promise<void> {
-  let t: ReturnType<typeof setTimeout> | undefined;
-  const timer = new Promise<void>((r) => (t = setTimeout(r, ms)));
-  return Promise.race([p.then(() => undefined), timer]).finally(() => clearTimeout(t));
+async function bounded(p: Promise<unknown>, ms: number): Promise<void> {
+  const timer = new AbortController();
+  const expiry = sleep(ms, undefined, { signal: timer.signal }).catch(() => undefined);
+  try {
+    await Promise.race([p.then(() => undefined), expiry]);
+  } finally {
+    // The timer must not hold the event loop open once p has settled.
+    timer.abort();
+  }
 }
 
 export const serveCommand = defineCommand({

@@ -12,6 +12,7 @@
  * of failure nobody notices; Codex bills a subscription, so hopping to it burns quota.
  */
 import { readFileSync } from "node:fs";
+import { isLocalLane } from "../backends/gateway.ts";
 import { DlError } from "../errors.ts";
 
 export type FailoverChains = Readonly<Record<string, readonly string[]>>;
@@ -25,12 +26,12 @@ export const DEFAULT_CHAINS: FailoverChains = {
   "deepseek-v4-flash": ["glm-coding-plan-think", "qwen-3-8-max"],
 };
 
-/** Pinned to themselves in both directions. */
-export const PINNED_PREFIXES: readonly string[] = ["local-", "ornith", "codex", "gpt-"];
+/** Pinned to themselves in both directions: the local lane, and Codex's subscription models. */
+const SUBSCRIPTION_PREFIXES: readonly string[] = ["codex", "gpt-"];
 
 export function isPinned(model: string): boolean {
   const m = model.trim().toLowerCase();
-  return PINNED_PREFIXES.some((p) => m.startsWith(p));
+  return isLocalLane(m) || SUBSCRIPTION_PREFIXES.some((p) => m.startsWith(p));
 }
 
 /**

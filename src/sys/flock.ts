@@ -1,5 +1,6 @@
 import { dlopen, FFIType, type Pointer, read } from "bun:ffi";
 import { closeSync, constants, fstatSync, openSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { DlError } from "../errors.ts";
 
 /**
@@ -171,8 +172,6 @@ export interface LockWaitOptions {
   maxPollMs?: number;
 }
 
-const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 /**
  * Waits for the lock, polling with a backoff (2 ms growing to maxPollMs, jittered so
  * waiters do not retry in step). Rejects DlError "timeout" or "cancelled".
@@ -199,16 +198,7 @@ export async function lock(path: string, opts: LockWaitOptions = {}): Promise<Lo
 
 /** A pause that ends early when the signal aborts (the caller's loop then throws "cancelled"). */
 export function abortablePause(ms: number, signal?: AbortSignal): Promise<void> {
-  if (!signal) return pause(ms);
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(t);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
+  return sleep(ms, undefined, signal ? { signal } : {}).catch(() => undefined);
 }
 
 /** Runs fn while holding the lock; always releases. */

@@ -104,8 +104,6 @@ export interface TerminateResult {
   gone: boolean;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 /** Waits until none of `pgids` is alive or `ms` passes; returns the survivors. */
 async function waitAllGone(pgids: readonly number[], ms: number): Promise<number[]> {
   const deadline = performance.now() + ms;
@@ -114,7 +112,7 @@ async function waitAllGone(pgids: readonly number[], ms: number): Promise<number
   for (;;) {
     left = aliveAmong(left);
     if (left.length === 0 || performance.now() >= deadline) return left;
-    await sleep(Math.min(step, Math.max(1, deadline - performance.now())));
+    await Bun.sleep(Math.min(step, Math.max(1, deadline - performance.now())));
     step = Math.min(step * 2, 50);
   }
 }

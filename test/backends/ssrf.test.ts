@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { blockedReason, guardProviderUrl, parseIp } from "../../src/backends/ssrf.ts";
+import { blockedReason, parseIp } from "../../src/backends/ip-ranges.ts";
+import { guardProviderUrl } from "../../src/backends/ssrf.ts";
 import { DlError } from "../../src/errors.ts";
 
 async function refusal(
@@ -123,4 +124,73 @@ test("parseIp and blockedReason", () => {
   expect(blockedReason("1.1.1.1")).toBeUndefined();
   expect(blockedReason("::0.0.0.1")).toBe("a loopback address");
   expect(blockedReason("::127.0.0.1")).toBe("a loopback address");
+});
+
+describe("the IANA special-purpose ranges, and IPv4 carried inside IPv6", () => {
+  const cases: [string, RegExp][] = [
+    // IPv4 registry
+    ["192.0.0.9", /IETF protocol/],
+    ["192.0.2.10", /documentation/],
+    ["198.51.100.7", /documentation/],
+    ["203.0.113.200", /documentation/],
+    ["192.88.99.1", /6to4 relay/],
+    ["192.31.196.1", /special-purpose/],
+    ["192.52.193.1", /special-purpose/],
+    ["192.175.48.1", /special-purpose/],
+    ["198.19.255.255", /benchmarking/],
+    ["255.255.255.255", /reserved/],
+    ["239.255.255.250", /multicast/],
+    // IPv6 registry
+    ["100::1", /discard-only/],
+    ["100:0:0:1::5", /special-purpose/],
+    ["2001:db8::1", /documentation/],
+    ["3fff::1", /documentation/],
+    ["2001:2::1", /IETF protocol/],
+    ["2001:1::1", /IETF protocol/],
+    ["2620:4f:8000::1", /special-purpose/],
+    ["5f00::1", /special-purpose/],
+    ["64:ff9b:1::1", /local-use NAT64/],
+    ["fec0::1", /site-local/],
+    ["fe80::1%eth0", /link-local/],
+    // 6to4 (2002:AABB:CCDD::) carrying loopback and the metadata address, or anything else
+    ["2002:7f00:1::", /loopback address \(127\.0\.0\.1\) inside a 6to4 address/],
+    ["2002:a9fe:a9fe::1", /metadata address \(169\.254\.169\.254\) inside a 6to4/],
+    ["2002:0a00:0001::", /private address \(10\.0\.0\.1\) inside a 6to4/],
+    ["2002:808:808::1", /6to4 tunnel address/],
+    // Teredo: client address inverted in the last 32 bits (7f000001 → 80fffffe)
+    ["2001:0:4136:e378:8000:63bf:80ff:fffe", /loopback address \(127\.0\.0\.1\) inside a Teredo/],
+    ["2001:0:4136:e378:8000:63bf:5601:5601", /metadata address .* inside a Teredo/],
+    ["2001:0:4136:e378:8000:63bf:f7f7:f7f7", /Teredo tunnel address/],
+    // NAT64 well-known prefix, IPv4-mapped and IPv4-compatible spellings
+    ["64:ff9b::7f00:1", /loopback/],
+    ["64:ff9b::169.254.169.254", /metadata/],
+    ["::ffff:192.0.2.1", /documentation/],
+    ["::ffff:7f00:1", /loopback/],
+    ["::10.0.0.1", /private/],
+  ];
+  for (const [addr, why] of cases) {
+    test(addr, async () => {
+      expect(blockedReason(addr)).toMatch(why);
+      const literal = addr.includes(":") ? `[${addr.replace(/%.*/, "")}]` : addr;
+      expect((await refusal(`http://${literal}:8080/v1`)).message).toContain("DELEGATE_PROVIDER_ALLOW_HOSTS");
+    });
+  }
+
+  test("a name resolving into a tunnel range is refused before any connection", async () => {
+    const e = await refusal("https://tunnel.example/v1", [], async () => [{ address: "2002:7f00:1::", family: 6 }]);
+    expect(e.message).toContain("tunnel.example (resolves to 2002:7f00:1::)");
+    expect(e.message).toContain("inside a 6to4 address");
+  });
+
+  test("public addresses, also through NAT64 and the mapped form, stay allowed", async () => {
+    for (const addr of ["8.8.8.8", "2606:4700:4700::1111", "64:ff9b::808:808", "::ffff:8.8.8.8", "2001:4860::8888"])
+      expect(blockedReason(addr)).toBeUndefined();
+    const url = await guardProviderUrl("http://[2606:4700:4700::1111]/v1");
+    expect(url.hostname).toBe("[2606:4700:4700::1111]");
+  });
+
+  test("the allowlist takes a CIDR range of a special-purpose block", async () => {
+    const url = await guardProviderUrl("http://[2001:db8::5]/v1", { allowHosts: ["2001:db8::/32"] });
+    expect(url.hostname).toBe("[2001:db8::5]");
+  });
 });

@@ -327,6 +327,37 @@ describe("delegate_to_provider", () => {
       await allowed.close();
     }
   });
+
+  test("special-purpose ranges and IPv4 hidden in IPv6 tunnels are refused before any request", async () => {
+    const port = new URL(fake.url).port;
+    for (const host of [
+      "[2002:7f00:1::]", // 6to4 carrying 127.0.0.1
+      "[2002:a9fe:a9fe::]", // 6to4 carrying the metadata address
+      "[2001:0:4136:e378:8000:63bf:80ff:fffe]", // Teredo carrying 127.0.0.1
+      "[64:ff9b::7f00:1]", // NAT64 carrying 127.0.0.1
+      "[::ffff:7f00:1]", // IPv4-mapped 127.0.0.1
+      "[fec0::1]",
+      "[2001:db8::1]",
+      "192.0.2.1",
+      "192.88.99.1",
+    ]) {
+      const res = await session.client.callTool({
+        name: "delegate_to_provider",
+        arguments: {
+          provider_url: `http://${host}:${port}/v1`,
+          api_key: "sk-provider-secret",
+          model: "glm-x",
+          agent_name: "helper",
+          task: "x",
+          workdir: project(),
+        },
+      });
+      expect(res.isError).toBe(true);
+      expect(JSON.stringify(res.content)).toContain("dl refuses such targets");
+      expect(JSON.stringify(res)).not.toContain("sk-provider-secret");
+    }
+    expect(fake.requests).toHaveLength(0);
+  });
 });
 
 describe("dl run", () => {

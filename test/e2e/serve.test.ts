@@ -220,6 +220,31 @@ describe("dl status", () => {
     }
   });
 
+  test("a LiteLLM user's malformed Bifrost settings stop nothing; under bifrost they are refused by name", async () => {
+    const gw = startModelsGateway("sk-status-key");
+    const stray = {
+      DELEGATE_LOCAL_URL: `http://127.0.0.1:${gw.port}/v1/messages`,
+      DELEGATE_LOCAL_KEY: "sk-status-key",
+      DELEGATE_BIFROST_URL: "not a url",
+      DELEGATE_BIFROST_LOCAL_URL: "ftp://h",
+      DELEGATE_BIFROST_API: "grpc",
+    };
+    try {
+      const ok = await runDl(["status", "--json"], stray);
+      expect(ok.stderr).toBe("");
+      expect(ok.code).toBe(0);
+      expect((JSON.parse(ok.stdout) as { healthy: boolean }).healthy).toBe(true);
+
+      const refused = await runDl(["status"], { ...stray, DELEGATE_GATEWAY: "bifrost" });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toBe(
+        'dl: DELEGATE_BIFROST_URL="not a url" is invalid: expected an http(s) URL with a host and no credentials (not a valid URL)\n',
+      );
+    } finally {
+      gw.stop(true);
+    }
+  });
+
   test("an unreachable backend or unwritable state dir exits 1 and says which check failed", async () => {
     const blocker = join(tempDir("ro"), "file");
     writeFileSync(blocker, "not a directory");
