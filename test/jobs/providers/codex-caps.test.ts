@@ -84,7 +84,12 @@ test("10 tasks over 2 worktrees of one repo and 1 other repo, 2 servers: never o
 test("three throttles in the window → adaptive_cap halves the caps; they return after the period", async () => {
   const r = await startCodexRig(
     join(root, "adaptive"),
-    { maxConcurrent: 4, maxPerProject: 4, backoffS: [0.1, 0.1, 0.1, 0.1, 0.1], accountTuning: { adaptiveMs: 2500 } },
+    {
+      maxConcurrent: 4,
+      maxPerProject: 4,
+      backoffS: [0.1, 0.1, 0.1, 0.1, 0.1], // Long enough that a loaded machine still submits the next jobs inside the period.
+      accountTuning: { adaptiveMs: 8000 },
+    },
     fake,
   );
   rigs.push(r);
@@ -118,7 +123,7 @@ test("three throttles in the window → adaptive_cap halves the caps; they retur
       return acc.adaptive_cap ? null : acc;
     },
     "the adaptive period to end",
-    10_000,
+    20_000,
   );
   expect(back.effective_caps).toEqual({ global: 4, per_project: 4 });
   const ends = await until(
