@@ -85,7 +85,8 @@ export function flockFd(fd: number, op: number): number {
   }
 }
 
-export interface LockHandle {
+/** A held lock. Disposable: `using h = await lock(path)` unlocks when the scope ends. */
+export interface LockHandle extends Disposable {
   readonly path: string;
   /** The locked fd: write through it (slot records) while the lock is held. */
   readonly fd: number;
@@ -126,22 +127,24 @@ function openLockFile(path: string, create: boolean): number {
 
 function handle(path: string, fd: number): LockHandle {
   let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    flockFd(fd, LOCK_UN);
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed: nothing left to release
+    }
+  };
   return {
     path,
     fd,
     get released() {
       return released;
     },
-    release() {
-      if (released) return;
-      released = true;
-      flockFd(fd, LOCK_UN);
-      try {
-        closeSync(fd);
-      } catch {
-        // already closed: nothing left to release
-      }
-    },
+    release,
+    [Symbol.dispose]: release,
   };
 }
 
@@ -217,10 +220,6 @@ export async function withLock<T>(
   fn: (h: LockHandle) => T | Promise<T>,
   opts: LockWaitOptions = {},
 ): Promise<T> {
-  const h = await lock(path, opts);
-  try {
-    return await fn(h);
-  } finally {
-    h.release();
-  }
+  using h = await lock(path, opts);
+  return await fn(h);
 }

@@ -38,6 +38,22 @@ describe("tryLock / release", () => {
     b!.release();
   });
 
+  test("a lock held with `using` is released when its scope ends, even by a throw", () => {
+    const p = fresh();
+    const hold = (fail: boolean) => {
+      using h = tryLock(p);
+      expect(h).not.toBeNull();
+      expect(tryLock(p)).toBeNull();
+      if (fail) throw new Error("boom");
+      return h;
+    };
+    expect(hold(false)?.released).toBe(true);
+    expect(() => hold(true)).toThrow("boom");
+    const again = tryLock(p);
+    expect(again).not.toBeNull();
+    again!.release();
+  });
+
   test("a symlinked lock file is refused with a lock error and its target is untouched", () => {
     const target = join(dir, "target.txt");
     writeFileSync(target, "keep");
