@@ -1,5 +1,5 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { ServerDeps } from "../deps.ts";
+import type { ServerDeps } from "../services.ts";
 import { registerCodexTools } from "./tools/codex-tools.ts";
 import { registerDelegateBatch } from "./tools/delegate-batch.ts";
 import { registerDelegateToLocalAgent } from "./tools/delegate-to-local-agent.ts";

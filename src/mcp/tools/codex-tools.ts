@@ -1,6 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import type { ServerDeps } from "../../deps.ts";
+import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import { CODEX_CLOUD_WARNING, codexTask, codexTaskFields } from "./codex-schemas.ts";
 

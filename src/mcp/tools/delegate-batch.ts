@@ -1,10 +1,10 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import type { ServerDeps } from "../../deps.ts";
 import { delegationContext } from "../../dispatch/delegation-context.ts";
 import { renderResult } from "../../dispatch/render-result.ts";
 import { type PreparedDelegation, prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
 import { DlError } from "../../errors.ts";
+import type { ServerDeps } from "../../services.ts";
 import { progressReporter } from "../progress.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import { delegationInput, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";

@@ -2,7 +2,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { probeModels } from "../../backends/models-list.ts";
 import { backendProbeTargets } from "../../backends/probe-targets.ts";
-import type { ServerDeps } from "../../deps.ts";
+import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 
 const Probe = z.object({
