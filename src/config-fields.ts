@@ -82,7 +82,7 @@ export function envList(pattern: RegExp, what: string) {
 }
 
 /** Why an http(s) URL given by configuration is unusable, or null when it is fine. */
-export function httpUrlProblem(s: string): string | null {
+function httpUrlProblem(s: string): string | null {
   let u: URL;
   try {
     u = new URL(s);

@@ -89,7 +89,7 @@ const LOOKS_SECRET = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|_VK_|AUTH)/i;
 
 const BUCKET_VAR = /^DELEGATE_CONCURRENCY_([A-Z0-9_]+)$/;
 
-export type GatewayKind = "litellm" | "bifrost";
+type GatewayKind = "litellm" | "bifrost";
 
 function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
   const parsed = EnvSchema.safeParse(env);

@@ -24,7 +24,7 @@ import { DlError } from "../errors.ts";
 import { endpointUrl, formatForModel } from "./route.ts";
 import type { Endpoint, WireFormat } from "./types.ts";
 
-export const BIFROST_VK_HEADER = "x-bf-vk";
+const BIFROST_VK_HEADER = "x-bf-vk";
 
 export type GatewaySettings = {
   kind: "litellm" | "bifrost";
@@ -53,12 +53,12 @@ export function gatewaySettingsFromConfig(c: Config): GatewaySettings {
   };
 }
 
-export type Lane = "litellm" | "bifrost-local" | "bifrost-code";
+type Lane = "litellm" | "bifrost-local" | "bifrost-code";
 
 export type GatewayEndpoint = Endpoint & { lane: Lane };
 
 /** The local lane: models that must stay on the user's own hardware. */
-export function isLocalLane(model: string): boolean {
+function isLocalLane(model: string): boolean {
   const m = model.trim().toLowerCase();
   return m.startsWith("local-") || m.startsWith("ornith");
 }

@@ -16,7 +16,7 @@ export type ModelsProbe = {
 };
 
 /** `http://h:4000/v1/messages` or `…/v1/chat/completions` → `http://h:4000/v1/models`. */
-export function modelsUrl(endpointUrl: string): string {
+function modelsUrl(endpointUrl: string): string {
   const u = new URL(endpointUrl);
   u.search = "";
   u.hash = "";
@@ -28,7 +28,7 @@ export function modelsUrl(endpointUrl: string): string {
 }
 
 /** The URL as it may be shown: no credentials, no query string. */
-export function displayUrl(url: string): string {
+function displayUrl(url: string): string {
   try {
     const u = new URL(url);
     u.username = "";

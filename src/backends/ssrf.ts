@@ -15,7 +15,7 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { DlError } from "../errors.ts";
 
-export type LookupFn = (host: string) => Promise<{ address: string; family: number }[]>;
+type LookupFn = (host: string) => Promise<{ address: string; family: number }[]>;
 
 export type SsrfOptions = {
   /** Hostnames (exact, case-insensitive), IP literals or CIDR ranges that may be private. */

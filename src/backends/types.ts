@@ -3,9 +3,9 @@
  * Anthropic-style content blocks, whatever wire format the endpoint speaks, so the agent
  * loop never branches on format.
  */
-export type TextBlock = { type: "text"; text: string };
+type TextBlock = { type: "text"; text: string };
 /** Reasoning the model emitted (`thinking` blocks, or OpenAI-style `reasoning_content`). */
-export type ThinkingBlock = { type: "thinking"; thinking: string; signature?: string };
+type ThinkingBlock = { type: "thinking"; thinking: string; signature?: string };
 export type ToolUseBlock = {
   type: "tool_use";
   id: string;
@@ -22,7 +22,7 @@ export type ContentBlock = TextBlock | ThinkingBlock | ToolUseBlock | ToolResult
 
 export type Message = { role: "user" | "assistant"; content: string | ContentBlock[] };
 
-export type JsonSchema = { type: "object"; properties: Record<string, unknown>; required?: string[] };
+type JsonSchema = { type: "object"; properties: Record<string, unknown>; required?: string[] };
 export type ToolSpec = { name: string; description: string; input_schema: JsonSchema };
 
 export type Usage = {

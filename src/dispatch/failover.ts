@@ -26,7 +26,7 @@ export const DEFAULT_CHAINS: FailoverChains = {
 };
 
 /** Pinned to themselves in both directions. */
-export const PINNED_PREFIXES: readonly string[] = ["local-", "ornith", "codex", "gpt-"];
+const PINNED_PREFIXES: readonly string[] = ["local-", "ornith", "codex", "gpt-"];
 
 export function isPinned(model: string): boolean {
   const m = model.trim().toLowerCase();

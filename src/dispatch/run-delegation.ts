@@ -63,7 +63,7 @@ export type DelegationContext = {
  * Resolve and check a workdir: it must exist, be a directory, not be / or $HOME, and not
  * overlap dl's own state (job stores, pool slots), which an agent could otherwise rewrite.
  */
-export async function checkWorkdir(
+async function checkWorkdir(
   given: string | undefined,
   home: string,
   protectedList: readonly string[] = [],

@@ -22,7 +22,7 @@ export interface JobLocks {
 }
 
 /** Who a process is: pid plus start time (reused pids differ) plus command line. */
-export interface ProcIdentity {
+interface ProcIdentity {
   pid: number;
   start: string;
   command: string;

@@ -39,11 +39,6 @@ export class Launcher {
     private readonly onEnded: () => void,
   ) {}
 
-  /** Number of children this server runs right now. */
-  get size(): number {
-    return this.active.size;
-  }
-
   /** The last failed write of job `id`'s state, if it is not yet superseded by its row. */
   persistError(id: string): string | undefined {
     return this.persistErrors.get(id);

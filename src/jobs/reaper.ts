@@ -26,7 +26,7 @@ export function ownerAlive(row: Pick<JobRow, "owner_pid" | "owner_start">, ids: 
  * and same command line. A pid the OS reused for something else fails this check and is
  * never signalled.
  */
-export function childVerified(row: JobRow, ids: Identities): boolean {
+function childVerified(row: JobRow, ids: Identities): boolean {
   if (row.child_pid === null || row.child_pgid === null || row.child_start === null || row.child_cmd === null)
     return false;
   const now = ids.read(row.child_pid);
@@ -52,8 +52,8 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
   for (const row of store.listActive()) {
     if (opts.selfServerId && row.server_id === opts.selfServerId) continue;
     const key = `${row.owner_pid}:${row.owner_start}`;
-    let live = alive.get(key);
-    if (live === undefined) alive.set(key, (live = ownerAlive(row, opts.identities)));
+    const live = alive.get(key) ?? ownerAlive(row, opts.identities);
+    alive.set(key, live);
     if (live) continue;
     const verified = row.status === "running" && childVerified(row, opts.identities);
     const action: ReapAction = verified

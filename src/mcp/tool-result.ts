@@ -15,7 +15,7 @@ export function toolOk<T extends Record<string, unknown>>(structured: T, text?: 
 }
 
 /** An error the model can act on: what failed and what to try, never a stack or a secret. */
-export function toolError(e: unknown): CallToolResult {
+function toolError(e: unknown): CallToolResult {
   let text: string;
   if (isDlError(e)) {
     text = e.message;

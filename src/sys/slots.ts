@@ -31,7 +31,7 @@ export interface SlotHolder {
   [key: string]: string | number | boolean;
 }
 
-export interface SlotRecord extends SlotHolder {
+interface SlotRecord extends SlotHolder {
   pid: number;
   /** ISO time the slot was taken. */
   since: string;

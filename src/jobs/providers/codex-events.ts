@@ -13,7 +13,7 @@
  * not break the parse.
  */
 
-export interface CodexUsage {
+interface CodexUsage {
   input_tokens: number;
   cached_input_tokens: number;
   output_tokens: number;
@@ -74,13 +74,14 @@ export function parseCodexEvents(stdout: string): CodexEvents {
         ev.turnsCompleted++;
         const u = obj(e.usage);
         if (!u) break;
-        const sum = (ev.usage ??= {
+        ev.usage ??= {
           input_tokens: 0,
           cached_input_tokens: 0,
           output_tokens: 0,
           reasoning_output_tokens: 0,
           total_tokens: 0,
-        });
+        };
+        const sum = ev.usage;
         sum.input_tokens += num(u.input_tokens);
         sum.cached_input_tokens += num(u.cached_input_tokens);
         sum.output_tokens += num(u.output_tokens);

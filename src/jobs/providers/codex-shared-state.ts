@@ -33,7 +33,7 @@ const EMPTY: SharedState = {
  * "all clear" could launch every queued job into a throttled or logged-out account. It
  * holds admission this long instead, and is rewritten sane.
  */
-export const UNREADABLE_COOLDOWN_MS = 30_000;
+const UNREADABLE_COOLDOWN_MS = 30_000;
 /** Pauses (ms) before retrying an update whose lock another server holds; then it is dropped. */
 const LOCK_RETRY_MS = [2, 5, 10, 25, 50, 100, 250, 500, 1000] as const;
 

@@ -32,7 +32,6 @@ export const delegationFields = {
 };
 
 export const delegationInput = z.object(delegationFields).strict();
-export type DelegationArgs = z.infer<typeof delegationInput>;
 
 export const delegationResultSchema = agentResultSchema.extend({
   failed_over_from: z

@@ -15,7 +15,7 @@ const Probe = z.object({
   error: z.string().optional(),
 });
 
-export const BACKEND_PROBE_TIMEOUT_MS = 3000;
+const BACKEND_PROBE_TIMEOUT_MS = 3000;
 
 export function registerLocalBackendStatus(server: McpServer, deps: ServerDeps): void {
   server.registerTool(
