@@ -223,20 +223,6 @@ function wrap(model: string, requested: string, bucket: string, lease: SlotLease
   return out;
 }
 
-/**
- * Runs `fn` holding a slot for `model` (or the fallback that had room) and releases it
- * however `fn` ends. The lease tells `fn` which model to call.
- */
-export async function withDispatch<T>(
-  d: Dispatcher,
-  model: string,
-  opts: AcquireDispatchOptions,
-  fn: (lease: DispatchLease) => Promise<T>,
-): Promise<T> {
-  using lease = await d.acquire(model, opts);
-  return await fn(lease);
-}
-
 export function createDispatcher(settings: DispatchSettings): Dispatcher {
   return new Dispatcher(settings);
 }

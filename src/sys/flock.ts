@@ -213,13 +213,3 @@ export function abortablePause(ms: number, signal?: AbortSignal): Promise<void> 
     signal.addEventListener("abort", done, { once: true });
   });
 }
-
-/** Runs fn while holding the lock; always releases. */
-export async function withLock<T>(
-  path: string,
-  fn: (h: LockHandle) => T | Promise<T>,
-  opts: LockWaitOptions = {},
-): Promise<T> {
-  using h = await lock(path, opts);
-  return await fn(h);
-}
