@@ -1,4 +1,4 @@
-import { createConsola } from "consola";
+import { createConsola } from "consola/basic";
 
 /**
  * The only logger. It writes to stderr because stdout of `dl serve` carries MCP frames
