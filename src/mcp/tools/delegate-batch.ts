@@ -32,25 +32,8 @@ export function registerDelegateBatch(server: McpServer, deps: ServerDeps): void
     },
     ({ tasks }, extra) =>
       guarded(async () => {
-        if (tasks.length > max) {
-          throw new DlError(
-            "bad_input",
-            `delegate_batch takes at most ${max} tasks (DELEGATE_MAX_BATCH_SIZE), got ${tasks.length}; split them into several calls`,
-          );
-        }
         const started = performance.now();
-        // All-or-nothing validation: a bad task must not leave the others half-started.
-        const prepared: PreparedDelegation[] = [];
-        for (const [i, t] of tasks.entries()) {
-          try {
-            prepared.push(
-              await prepareDelegation({ ...t, max_turns: normalizeTurns(t.max_turns) }, deps.config, deps.settings),
-            );
-          } catch (e) {
-            const why = e instanceof DlError ? e.message : String(e);
-            throw new DlError("bad_input", `task ${i} (${t.agent_name}) is invalid, so no task was started: ${why}`);
-          }
-        }
+        const prepared = await prepareAll(tasks, max, deps);
         const progress = progressReporter(extra);
         const done = new Array<boolean>(tasks.length).fill(false);
         const results = await Promise.all(
@@ -86,4 +69,33 @@ export function registerDelegateBatch(server: McpServer, deps: ServerDeps): void
         return toolOk(structured, text);
       }),
   );
+}
+
+/**
+ * All-or-nothing validation: a bad task (or too many) throws before any task starts, so
+ * none is left half-started.
+ */
+async function prepareAll(
+  tasks: z.infer<typeof delegationInput>[],
+  max: number,
+  deps: ServerDeps,
+): Promise<PreparedDelegation[]> {
+  if (tasks.length > max) {
+    throw new DlError(
+      "bad_input",
+      `delegate_batch takes at most ${max} tasks (DELEGATE_MAX_BATCH_SIZE), got ${tasks.length}; split them into several calls`,
+    );
+  }
+  const prepared: PreparedDelegation[] = [];
+  for (const [i, t] of tasks.entries()) {
+    try {
+      prepared.push(
+        await prepareDelegation({ ...t, max_turns: normalizeTurns(t.max_turns) }, deps.config, deps.settings),
+      );
+    } catch (e) {
+      const why = e instanceof DlError ? e.message : String(e);
+      throw new DlError("bad_input", `task ${i} (${t.agent_name}) is invalid, so no task was started: ${why}`);
+    }
+  }
+  return prepared;
 }
