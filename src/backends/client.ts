@@ -92,21 +92,7 @@ export async function complete(req: ModelRequest, opts: CompleteOptions = {}): P
       }
       const ctype = res.headers.get("content-type") ?? "";
       if (ctype.includes("text/event-stream") && res.body) return await readStream(req, res.body);
-      const text = await readBodyCapped(res, JSON_BODY_MAX_BYTES, false);
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        throw protocolError(
-          req.endpoint,
-          req.model,
-          `expected JSON, got ${ctype || "no content-type"} starting with ${JSON.stringify(text.slice(0, 400))}`,
-        );
-      }
-      if (!json || typeof json !== "object")
-        throw protocolError(req.endpoint, req.model, "the JSON reply is not an object");
-      const obj = json as Record<string, unknown>;
-      return req.endpoint.format === "openai" ? parseOpenaiJson(obj) : parseAnthropicJson(obj);
+      return await readJsonReply(req, res, ctype);
     } catch (e) {
       if (req.signal.aborted) throw cancelledError();
       if (deadline?.aborted) throw deadlineError(budgetText(opts.turnTimeoutMs));
@@ -131,6 +117,25 @@ export async function complete(req: ModelRequest, opts: CompleteOptions = {}): P
     }
     throw e;
   }
+}
+
+/** A reply that is not a stream: one JSON object (capped), in the endpoint's format. */
+async function readJsonReply(req: ModelRequest, res: Response, ctype: string): Promise<ParsedReply> {
+  const text = await readBodyCapped(res, JSON_BODY_MAX_BYTES, false);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw protocolError(
+      req.endpoint,
+      req.model,
+      `expected JSON, got ${ctype || "no content-type"} starting with ${JSON.stringify(text.slice(0, 400))}`,
+    );
+  }
+  if (!json || typeof json !== "object")
+    throw protocolError(req.endpoint, req.model, "the JSON reply is not an object");
+  const obj = json as Record<string, unknown>;
+  return req.endpoint.format === "openai" ? parseOpenaiJson(obj) : parseAnthropicJson(obj);
 }
 
 async function readStream(req: ModelRequest, body: ReadableStream<Uint8Array>): Promise<ParsedReply> {
