@@ -1,4 +1,5 @@
-import { type ConsolaInstance, createConsola, LogLevels } from "consola";
+// The basic reporter: the fancy one pulls ~4 MB of box-drawing and colour code into every start.
+import { type ConsolaInstance, createConsola, LogLevels } from "consola/basic";
 
 /**
  * The only logger. It writes to stderr because stdout of `dl serve` carries MCP frames

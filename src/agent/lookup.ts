@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { DlError } from "../errors.ts";
 import { type AgentMeta, parseAgentFile } from "./frontmatter.ts";
 
-export type AgentSource = "project-agent" | "project-skill" | "global";
+type AgentSource = "project-agent" | "project-skill" | "global";
 
 export type Agent = {
   /** The name the caller asked for (also the file's base name). */
@@ -15,7 +15,7 @@ export type Agent = {
 };
 
 /** Names become path components, so anything that could walk out of a folder is refused. */
-export const AGENT_NAME = /^[A-Za-z0-9_-]+$/;
+const AGENT_NAME = /^[A-Za-z0-9_-]+$/;
 
 export type LookupOptions = {
   /** The task's workdir; without it only the global directory is searched. */
@@ -25,7 +25,7 @@ export type LookupOptions = {
 };
 
 /** The places searched for `name`, most specific first. */
-export function candidates(name: string, opts: LookupOptions): { file: string; source: AgentSource }[] {
+function candidates(name: string, opts: LookupOptions): { file: string; source: AgentSource }[] {
   const out: { file: string; source: AgentSource }[] = [];
   if (opts.workdir) {
     out.push({ file: join(opts.workdir, ".claude", "agents", `${name}.md`), source: "project-agent" });

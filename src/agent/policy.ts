@@ -3,11 +3,11 @@
  * many turns, how many output tokens. Pure functions, so they are tested one by one.
  */
 
-export const HARD_MAX_TURNS = 40;
+const HARD_MAX_TURNS = 40;
 export const DEFAULT_MAX_TURNS = 25;
-export const DEFAULT_MAX_TOKENS = 65_536;
+const DEFAULT_MAX_TOKENS = 65_536;
 /** Thinking models can spend 60K+ tokens reasoning before the first word of output. */
-export const REASONING_MAX_TOKENS = 150_000;
+const REASONING_MAX_TOKENS = 150_000;
 
 /** Aliases that reason by default although their name does not say `-max`. */
 export const DEFAULT_REASONING_ALIASES = ["deepseek-v4-flash", "deepseek-v4-pro", "deepseek-reasoner"];
@@ -29,7 +29,7 @@ export const DEFAULT_MAX_TOKENS_CAPS: readonly [prefix: string, cap: number][] =
 ];
 
 /** Roles whose work is code: they go to the coding model when the caller names none. */
-export const CODING_ROLES = ["coder", "webdev", "backend", "devops", "frontend", "fullstack", "security"];
+const CODING_ROLES = ["coder", "webdev", "backend", "devops", "frontend", "fullstack", "security"];
 
 /**
  * `coder`, `backend-architect`, `senior_frontend`, `devops-automator`, `security-engineer`
@@ -61,7 +61,7 @@ export function resolveMaxTurns(explicit: number | undefined, configured = DEFAU
   return Math.max(1, Math.min(HARD_MAX_TURNS, Math.floor(n)));
 }
 
-export function isReasoningModel(model: string, aliases: readonly string[] = DEFAULT_REASONING_ALIASES): boolean {
+function isReasoningModel(model: string, aliases: readonly string[] = DEFAULT_REASONING_ALIASES): boolean {
   const m = model.toLowerCase();
   // `-max` as a tier: `qwen3-max`, `glm-5-max-preview`, `anthropic/x-max`, not `-maxwell`.
   return /-max(?:$|[-_.:/@])/.test(m) || aliases.some((a) => a.toLowerCase() === m);

@@ -5,6 +5,9 @@ import { DlError } from "../errors.ts";
  * Cross-process caps are flock slots in src/sys; this one only keeps one server from
  * forking more shells at once than the machine can take.
  */
+/** A held semaphore slot: call it, or dispose it, to free the slot. */
+type SemaphoreSlot = (() => void) & Disposable;
+
 export class Semaphore {
   private active = 0;
   private readonly waiters: (() => void)[] = [];
@@ -17,19 +20,24 @@ export class Semaphore {
     return this.active;
   }
 
-  /** Resolves with a release function once a slot is free; rejects if `signal` aborts first. */
-  acquire(signal?: AbortSignal): Promise<() => void> {
+  /**
+   * Resolves once a slot is free with its release: a function (idempotent) that is also
+   * Disposable, so `using slot = await s.acquire(signal)` frees it when the scope ends.
+   * Rejects if `signal` aborts first.
+   */
+  acquire(signal?: AbortSignal): Promise<SemaphoreSlot> {
     if (signal?.aborted)
       return Promise.reject(new DlError("cancelled", "cancelled while waiting for a free command slot"));
-    const grant = (): (() => void) => {
+    const grant = (): SemaphoreSlot => {
       this.active++;
       let released = false;
-      return () => {
+      const release = () => {
         if (released) return;
         released = true;
         this.active--;
         this.waiters.shift()?.();
       };
+      return Object.assign(release, { [Symbol.dispose]: release });
     };
     if (this.active < this.max) return Promise.resolve(grant());
     return new Promise((resolve, reject) => {

@@ -45,8 +45,8 @@ export type AgentSettings = {
  * slots are often 128-262K tokens), and large enough that a prune comes every several
  * turns rather than every turn.
  */
-export const DEFAULT_CONTEXT_BUDGET_CHARS = 200_000;
-export const DEFAULT_KEEP_TOOL_RESULTS = 2;
+const DEFAULT_CONTEXT_BUDGET_CHARS = 200_000;
+const DEFAULT_KEEP_TOOL_RESULTS = 2;
 
 type Overrides = Partial<Omit<AgentSettings, "bash">> & { bash?: Partial<RunBashSettings> };
 

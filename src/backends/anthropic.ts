@@ -179,7 +179,7 @@ function num(v: unknown): number {
 }
 
 /** Anthropic usage → ours; fields present in `u` overwrite `into` (message_delta repeats some). */
-export function mergeAnthropicUsage(into: Usage, u: unknown): void {
+function mergeAnthropicUsage(into: Usage, u: unknown): void {
   if (!u || typeof u !== "object") return;
   const x = u as Json;
   if ("input_tokens" in x) into.input_tokens = num(x.input_tokens);
@@ -238,9 +238,6 @@ type Building = {
   name: string;
   input?: Json;
 };
-
-/** The outcome of one SSE event for the caller: keep going, done, or a server error event. */
-export type StreamSignal = { error?: { type: string; message: string } } | undefined;
 
 /** Accumulates an Anthropic Messages SSE stream into a reply. */
 export class AnthropicStream {

@@ -32,7 +32,7 @@ import {
 import { readSse, SseLimitError } from "./sse.ts";
 import type { ModelRequest, ModelResponse } from "./types.ts";
 
-export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
+type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
 
 export type CompleteOptions = {
   fetch?: FetchFn;
@@ -45,7 +45,7 @@ export type CompleteOptions = {
   onRetry?: (info: RetryInfo) => void;
 };
 
-export const DEFAULT_ROUTING_HEADER_PREFIXES: readonly string[] = ["x-bifrost-routing-info-"];
+const DEFAULT_ROUTING_HEADER_PREFIXES: readonly string[] = ["x-bifrost-routing-info-"];
 
 /** Error events in a stream that mean "try again" rather than "your request is wrong". */
 const RETRYABLE_STREAM_ERRORS = new Set([

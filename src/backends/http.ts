@@ -7,10 +7,10 @@ import { DlError } from "../errors.ts";
 import { safeHost } from "./route.ts";
 import type { Endpoint } from "./types.ts";
 
-export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504, 529]);
+const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504, 529]);
 
 /** Data every backend DlError carries; retry.ts reads `retryable` and `retryAfterMs`. */
-export type BackendErrorData = {
+type BackendErrorData = {
   host: string;
   status?: number;
   retryable: boolean;
@@ -69,7 +69,7 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | u
 }
 
 /** Every credential an endpoint carries: its key and any header value (virtual keys). */
-export function endpointSecrets(ep: Endpoint): string[] {
+function endpointSecrets(ep: Endpoint): string[] {
   return [ep.apiKey, ...Object.values(ep.headers ?? {})].filter((s) => s.length >= 4);
 }
 

@@ -109,7 +109,7 @@ function num(v: unknown): number {
  * counts them apart, so cached tokens are subtracted from input. DeepSeek reports
  * `prompt_cache_hit_tokens` instead of `prompt_tokens_details.cached_tokens`.
  */
-export function openaiUsage(u: unknown): Usage {
+function openaiUsage(u: unknown): Usage {
   const usage = emptyUsage();
   if (!u || typeof u !== "object") return usage;
   const x = u as Json;
@@ -123,7 +123,7 @@ export function openaiUsage(u: unknown): Usage {
   return usage;
 }
 
-export function mapFinishReason(reason: unknown, hasTools: boolean): StopReason {
+function mapFinishReason(reason: unknown, hasTools: boolean): StopReason {
   if (hasTools) return "tool_use";
   switch (reason) {
     case "tool_calls":

@@ -15,7 +15,7 @@ export type SseHandler = (event: string, data: string) => void;
  * sizes the stream is refused (an SseLimitError), not retried.
  */
 export const SSE_MAX_LINE_CHARS = 8 * 1024 * 1024;
-export const SSE_MAX_EVENT_CHARS = 32 * 1024 * 1024;
+const SSE_MAX_EVENT_CHARS = 32 * 1024 * 1024;
 
 export class SseLimitError extends Error {
   override readonly name = "SseLimitError";

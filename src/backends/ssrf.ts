@@ -18,7 +18,7 @@ import { DlError } from "../errors.ts";
 import { addressAllowList, blockedReason } from "./ip-ranges.ts";
 import { checkHttpUrl } from "./url.ts";
 
-export type LookupFn = (host: string) => Promise<{ address: string; family: number }[]>;
+type LookupFn = (host: string) => Promise<{ address: string; family: number }[]>;
 
 export type SsrfOptions = {
   /** Hostnames (exact, case-insensitive), IP literals or CIDR ranges that may be private. */

@@ -4,7 +4,7 @@
  * and name, and its input carries one reserved key explaining the problem, so the agent
  * loop can answer with an error tool_result and let the model try again.
  */
-import type { ContentBlock, ToolUseBlock } from "./types.ts";
+import type { ToolUseBlock } from "./types.ts";
 
 export const INVALID_TOOL_INPUT = "__dl_invalid_tool_input";
 
@@ -32,8 +32,4 @@ export function parseToolInput(raw: string, toolName: string): Record<string, un
 export function toolInputError(block: ToolUseBlock): string | undefined {
   const v = block.input[INVALID_TOOL_INPUT];
   return typeof v === "string" ? v : undefined;
-}
-
-export function hasToolUse(content: ContentBlock[]): boolean {
-  return content.some((b) => b.type === "tool_use");
 }

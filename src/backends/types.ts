@@ -3,9 +3,9 @@
  * Anthropic-style content blocks, whatever wire format the endpoint speaks, so the agent
  * loop never branches on format.
  */
-export type TextBlock = { type: "text"; text: string };
+type TextBlock = { type: "text"; text: string };
 /** Reasoning the model emitted (`thinking` blocks, or OpenAI-style `reasoning_content`). */
-export type ThinkingBlock = { type: "thinking"; thinking: string; signature?: string };
+type ThinkingBlock = { type: "thinking"; thinking: string; signature?: string };
 export type ToolUseBlock = {
   type: "tool_use";
   id: string;

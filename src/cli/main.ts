@@ -15,7 +15,7 @@ const subCommands: Record<string, () => Promise<CommandDef>> = {
   reap: () => import("./reap.ts").then((m) => m.reapCommand as CommandDef),
 };
 
-export const mainCommand = defineCommand({
+const mainCommand = defineCommand({
   meta: {
     name: "dl",
     version: VERSION,

@@ -1,9 +1,9 @@
 import { defineCommand } from "citty";
-import { defaultDeps } from "../deps.ts";
 import { delegationContext } from "../dispatch/delegation-context.ts";
 import { renderResult } from "../dispatch/render-result.ts";
 import { prepareDelegation, runPrepared } from "../dispatch/run-delegation.ts";
 import { DlError } from "../errors.ts";
+import { defaultDeps } from "../services.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { terminateAllGroups } from "../sys/process.ts";
 import { VERSION } from "../version.ts";

@@ -86,7 +86,7 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
 }
 
 /** The effective configuration with every secret replaced and child env shown by name only. */
-export function redactedConfig(c: Config): Record<string, unknown> {
+function redactedConfig(c: Config): Record<string, unknown> {
   const hide = (v: string) => (v ? REDACTED : "");
   return {
     gateway: { ...c.gateway, vkLocal: hide(c.gateway.vkLocal), vkCode: hide(c.gateway.vkCode) },

@@ -32,7 +32,7 @@ export function normalizeModelName(name: string): string {
   return slash >= 0 ? n.slice(slash + 1) : n;
 }
 
-export function sameModel(a: string, b: string): boolean {
+function sameModel(a: string, b: string): boolean {
   return normalizeModelName(a) === normalizeModelName(b);
 }
 

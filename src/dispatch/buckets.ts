@@ -33,7 +33,7 @@ export type PoolSizing = {
 const MAX_NAME = 100;
 
 /** The table entry covering `model`, if any (longest prefix, case-insensitive). */
-export function tableEntryFor(model: string, table: readonly BucketEntry[] = BUCKET_TABLE): BucketEntry | undefined {
+function tableEntryFor(model: string, table: readonly BucketEntry[] = BUCKET_TABLE): BucketEntry | undefined {
   const m = model.toLowerCase();
   let best: BucketEntry | undefined;
   for (const e of table) {

@@ -3,8 +3,8 @@
  * bucket's pool for the whole delegated run, across every dl process on the machine.
  *
  *   const d = createDispatcher(dispatchSettingsFromConfig(config));
- *   const lease = await d.acquire(model, { signal, onWaiting: (msg) => progress(msg) });
- *   try { run the agent with lease.model_used } finally { lease.release(); }
+ *   using lease = await d.acquire(model, { signal, onWaiting: (msg) => progress(msg) });
+ *   run the agent with lease.model_used (the slot is freed when the scope ends)
  *
  * Order of a full pool: the origin is tried at once; then each fallback of its guarded
  * chain waits up to the failover grace for its own slot (the origin is tried again, for
@@ -44,7 +44,8 @@ export function dispatchSettingsFromConfig(c: Config): DispatchSettings {
   };
 }
 
-export type DispatchLease = {
+/** A held pool slot for one delegated run. Disposable: `using lease = await d.acquire(…)`. */
+export type DispatchLease = Disposable & {
   /** The model to call: the requested one, or the fallback that had room. */
   model_used: string;
   /** Set only when the run failed over: the model that was asked for. */
@@ -54,7 +55,7 @@ export type DispatchLease = {
   /** Time spent waiting for the slot. */
   waited_ms: number;
   readonly released: boolean;
-  /** Frees the slot. Idempotent: call it in a finally. */
+  /** Frees the slot. Idempotent; disposing the lease calls it. */
   release(): void;
 };
 
@@ -216,27 +217,10 @@ function wrap(model: string, requested: string, bucket: string, lease: SlotLease
       return lease.released;
     },
     release: () => lease.release(),
+    [Symbol.dispose]: () => lease.release(),
   };
   if (model !== requested) out.failed_over_from = requested;
   return out;
-}
-
-/**
- * Runs `fn` holding a slot for `model` (or the fallback that had room) and releases it
- * however `fn` ends. The lease tells `fn` which model to call.
- */
-export async function withDispatch<T>(
-  d: Dispatcher,
-  model: string,
-  opts: AcquireDispatchOptions,
-  fn: (lease: DispatchLease) => Promise<T>,
-): Promise<T> {
-  const lease = await d.acquire(model, opts);
-  try {
-    return await fn(lease);
-  } finally {
-    lease.release();
-  }
 }
 
 export function createDispatcher(settings: DispatchSettings): Dispatcher {

@@ -9,6 +9,7 @@ import type { Endpoint, ModelRequest, ModelResponse } from "../backends/types.ts
 import type { Config } from "../config.ts";
 import { DlError } from "../errors.ts";
 import { checkWorkdir, workdirGuard } from "../sys/workdir-guard.ts";
+import type { DispatchLease } from "./pools.ts";
 
 /**
  * One delegation from request to result, shared by every entry point (the MCP tools and
@@ -31,8 +32,6 @@ export type PreparedDelegation = {
   workdir: string;
   model: string;
 };
-
-export type DispatchLease = { model_used: string; failed_over_from?: string; release(): void };
 
 /** Takes a slot for `model` (possibly on a failover model); the lease is held for the run. */
 export type AcquireSlot = (
@@ -79,9 +78,9 @@ export async function prepareDelegation(
 
 export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext): Promise<DelegationResult> {
   const started = performance.now();
-  let lease: DispatchLease;
+  let taken: DispatchLease;
   try {
-    lease = await ctx.acquire(p.model, {
+    taken = await ctx.acquire(p.model, {
       signal: ctx.signal,
       failover: ctx.failover,
       task: p.agent.name,
@@ -90,36 +89,34 @@ export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext)
   } catch (e) {
     return slotFailure(p, e, started);
   }
+  // The slot is held for the whole run and freed however it ends.
+  using lease = taken;
   let lastResponse: ModelResponse | undefined;
   const doComplete = ctx.complete ?? ((req: ModelRequest) => httpComplete(req, ctx.completeOptions));
-  try {
-    const result: DelegationResult = await runAgent({
-      agent: p.agent,
-      task: p.input.task,
-      workdir: p.workdir,
-      model: lease.model_used,
-      max_turns: p.input.max_turns,
-      max_tokens: p.input.max_tokens,
-      complete: async (req) => {
-        lastResponse = await doComplete(req);
-        return lastResponse;
-      },
-      endpoint: ctx.endpointFor,
-      settings: ctx.settings,
-      signal: ctx.signal,
-      onProgress: ctx.onProgress,
-    });
-    if (lease.failed_over_from) {
-      result.failed_over_from = lease.failed_over_from;
-      result.model = lease.failed_over_from;
-      result.model_used = lastResponse?.model || lease.model_used;
-    }
-    const note = lastResponse && ctx.fallbackNote?.(lease.model_used, lastResponse.model, lastResponse.routing);
-    if (note) result.fallback_note = note;
-    return result;
-  } finally {
-    lease.release();
+  const result: DelegationResult = await runAgent({
+    agent: p.agent,
+    task: p.input.task,
+    workdir: p.workdir,
+    model: lease.model_used,
+    max_turns: p.input.max_turns,
+    max_tokens: p.input.max_tokens,
+    complete: async (req) => {
+      lastResponse = await doComplete(req);
+      return lastResponse;
+    },
+    endpoint: ctx.endpointFor,
+    settings: ctx.settings,
+    signal: ctx.signal,
+    onProgress: ctx.onProgress,
+  });
+  if (lease.failed_over_from) {
+    result.failed_over_from = lease.failed_over_from;
+    result.model = lease.failed_over_from;
+    result.model_used = lastResponse?.model || lease.model_used;
   }
+  const note = lastResponse && ctx.fallbackNote?.(lease.model_used, lastResponse.model, lastResponse.routing);
+  if (note) result.fallback_note = note;
+  return result;
 }
 
 function slotFailure(p: PreparedDelegation, e: unknown, started: number): DelegationResult {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { SlotPool } from "../sys/slots.ts";
 import { BUCKET_TABLE, bucketSize, modelBucketName, type PoolSizing } from "./buckets.ts";
 
-export type PoolHolder = { pid: number; model: string; since: string; requested?: string; task?: string };
+type PoolHolder = { pid: number; model: string; since: string; requested?: string; task?: string };
 
 export type PoolStatus = {
   bucket: string;

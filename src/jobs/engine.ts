@@ -124,11 +124,6 @@ export class JobEngine {
     return this.reaper.reap(dryRun);
   }
 
-  /** Number of children this server runs right now. */
-  get runningHere(): number {
-    return this.launcher.size;
-  }
-
   /** Our own rows are alive by definition; others' owners are checked by pid + start time. */
   private ownerAlive(r: JobRow): boolean {
     return r.server_id === this.serverId || ownerAlive(r, this.o.identities);

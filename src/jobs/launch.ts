@@ -1,7 +1,6 @@
 import { join } from "node:path";
 import { describeError } from "../errors.ts";
 import { log } from "../log.ts";
-import type { LaunchClaim } from "../store/jobs.ts";
 import { isTerminal, type JobRow, type QueueReason } from "../store/types.ts";
 import type { EngineContext } from "./engine-options.ts";
 import type { HeldLock } from "./engine-ports.ts";
@@ -15,7 +14,8 @@ export type LaunchOutcome = "started" | { reason: QueueReason; retryMs?: number 
 interface Active {
   abort: AbortController;
   done: Promise<void>;
-  locks: HeldLock[];
+  /** Released when the job ends. */
+  locks: DisposableStack;
 }
 
 const BACKOFF_S = [5, 10, 20, 40, 60];
@@ -40,11 +40,6 @@ export class Launcher {
     private readonly onEnded: () => void,
   ) {}
 
-  /** Number of children this server runs right now. */
-  get size(): number {
-    return this.active.size;
-  }
-
   /** The last failed write of job `id`'s state, if it is not yet superseded by its row. */
   persistError(id: string): string | undefined {
     return this.persistErrors.get(id);
@@ -67,68 +62,57 @@ export class Launcher {
 
   /** Takes the locks and the stagger claim, then runs the job in the background. */
   launch(row: JobRow, now: number, cap: number, projectCap: number = this.c.o.maxPerProject): LaunchOutcome {
-    const held: HeldLock[] = [];
-    const release = () => {
-      for (const h of held.splice(0)) h.release();
-    };
+    // Every way out of this method before the job starts (no slot, a throw, a lost
+    // stagger claim) gives back what was taken, or that checkout and slot would stay busy
+    // for every server until this one exits. A started job takes the locks over.
+    using held = new DisposableStack();
     let taken: LaunchOutcome;
     try {
       taken = this.takeSlots(row, cap, projectCap, held);
     } catch (e) {
-      // Whatever was taken before the throw goes back, or that checkout and slot stay
-      // busy for every server until this one exits.
-      release();
       return this.lockFailed(row, e);
     }
-    if (taken !== "started") {
-      release();
-      return taken;
-    }
+    if (taken !== "started") return taken;
     this.lockErrors.delete(row.id);
-    let claim: LaunchClaim;
-    try {
-      claim = this.c.store.claimLaunch(row.id, { started_at: now, last_activity_at: now }, now, this.c.o.staggerMs);
-    } catch (e) {
-      release();
-      throw e;
-    }
+    const claim = this.c.store.claimLaunch(row.id, { started_at: now, last_activity_at: now }, now, this.c.o.staggerMs);
     if (!claim.ok) {
-      release();
       return "waitMs" in claim
         ? { reason: "waiting_for_slot", retryMs: claim.waitMs }
         : { reason: "waiting_for_slot", retryMs: 0 };
     }
+    const locks = held.move();
     const abort = new AbortController();
     const started: JobRow = { ...row, status: "running", started_at: now, last_activity_at: now };
     const done = runJob(started, this.runnerContext(), abort.signal)
       .catch((e) => log.error(`${this.c.o.provider.name} job ${row.id}: ${describeError(e)}`))
       .finally(() => {
-        release();
+        locks.dispose();
         this.active.delete(row.id);
         this.forgetPersistError(row.id);
         this.onEnded();
       });
-    this.active.set(row.id, { abort, done, locks: held });
+    this.active.set(row.id, { abort, done, locks });
     return "started";
   }
 
-  /** Workspace, global and project slots in that order, pushed onto `held` as taken. */
+  /** Workspace, global and project slots in that order, added to `held` as taken. */
   private takeSlots(
     row: JobRow,
     cap: number,
     projectCap: number,
-    held: HeldLock[],
+    held: DisposableStack,
   ): "started" | { reason: QueueReason } {
     const l = this.c.o.locks;
+    const hold = (lock: HeldLock) => held.defer(() => lock.release());
     const ws = l.tryWorkspace(row.workspace_root, row.id);
     if (!ws) return { reason: "workspace_busy" };
-    held.push(ws);
+    hold(ws);
     const g = l.tryGlobal(cap, row.id);
     if (!g) return { reason: cap < this.c.o.maxConcurrent ? "adaptive_cap" : "global_cap" };
-    held.push(g);
+    hold(g);
     const pr = l.tryProject(row.project, projectCap, row.id);
     if (!pr) return { reason: projectCap < this.c.o.maxPerProject ? "adaptive_cap" : "waiting_for_slot" };
-    held.push(pr);
+    hold(pr);
     return "started";
   }
 

@@ -3,7 +3,7 @@ import { isTerminal } from "../store/types.ts";
 import { sanitizeJson, sanitizeLine, shortenResponse } from "./sanitize.ts";
 
 /** Runs shorter than this usually mean the CLI refused or crashed early. */
-export const VERY_SHORT_RUN_S = 45;
+const VERY_SHORT_RUN_S = 45;
 
 export interface PollView {
   id: string;

@@ -26,7 +26,7 @@ export function ownerAlive(row: Pick<JobRow, "owner_pid" | "owner_start">, ids: 
  * and same command line. A pid the OS reused for something else fails this check and is
  * never signalled.
  */
-export function childVerified(row: JobRow, ids: Identities): boolean {
+function childVerified(row: JobRow, ids: Identities): boolean {
   if (row.child_pid === null || row.child_pgid === null || row.child_start === null || row.child_cmd === null)
     return false;
   const now = ids.read(row.child_pid);

@@ -7,9 +7,9 @@
 
 export const TEXT_CAP = 256;
 export const PREVIEW_CAP = 110;
-export const JSON_STRING_CAP = 4000;
-export const RESPONSE_WORDS = 300;
-export const RESPONSE_CHARS = 4000;
+const JSON_STRING_CAP = 4000;
+const RESPONSE_WORDS = 300;
+const RESPONSE_CHARS = 4000;
 
 // C0/C1 controls and DEL; Unicode format characters (Cf: zero-width, bidi embeddings,
 // overrides and isolates, BOM, soft hyphen…); line and paragraph separators.

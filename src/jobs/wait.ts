@@ -7,7 +7,7 @@ import { WatchedStores } from "./watched-stores.ts";
 
 /** Exit codes of `dl wait`, as the reference documents them. */
 export const WAIT_EXIT = { allDone: 0, unsuccessful: 1, missing: 2, timeout: 3 } as const;
-export type WaitExit = (typeof WAIT_EXIT)[keyof typeof WAIT_EXIT];
+type WaitExit = (typeof WAIT_EXIT)[keyof typeof WAIT_EXIT];
 
 export interface WaitOptions {
   /** Job ids; empty = every job queued or running when the wait starts. */
@@ -41,7 +41,7 @@ export interface WaitOutcome {
 const SUCCESS = new Set(["done"]);
 
 /** The line printed when a job ends, sanitized: it goes to a terminal and to a model. */
-export function finishedLine(row: JobRow, status: string, json: boolean): string {
+function finishedLine(row: JobRow, status: string, json: boolean): string {
   const elapsed =
     row.started_at !== null && row.ended_at !== null ? Math.round((row.ended_at - row.started_at) / 100) / 10 : null;
   const preview = row.final_response ? sanitizeLine(row.final_response, PREVIEW_CAP) : "";

@@ -1,5 +1,6 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { ServerDeps } from "../deps.ts";
+import type { ServerDeps } from "../services.ts";
+import { noElicitationValidator } from "./no-elicitation.ts";
 import { registerCodexTools } from "./tools/codex-tools.ts";
 import { registerDelegateBatch } from "./tools/delegate-batch.ts";
 import { registerDelegateToLocalAgent } from "./tools/delegate-to-local-agent.ts";
@@ -16,6 +17,7 @@ export function createServer(deps: ServerDeps): McpServer {
     { name: "delegate-local", title: "dl — delegate to other backends", version: deps.version },
     {
       capabilities: { tools: {}, logging: {} },
+      jsonSchemaValidator: noElicitationValidator,
       instructions:
         "dl hands sub-agent work to other model backends and coding CLIs. delegate_to_local_agent / delegate_batch run agents on the configured gateway, delegate_to_provider on an endpoint you name; submit_codex / poll_codex / cancel_codex run Codex CLI jobs (start the returned `watch` command in the background: it is the only completion signal); list_local_agents shows agents, local_backend_status checks the gateway.",
     },

@@ -21,7 +21,7 @@ export function toolOk<T extends Record<string, unknown>>(structured: T, text?: 
  * parsing text. Only for tools without an output schema: the SDK client checks error
  * results against it too.
  */
-export function toolError(e: unknown, structured = false): CallToolResult {
+function toolError(e: unknown, structured = false): CallToolResult {
   if (!isDlError(e)) {
     log.error(`unexpected tool failure: ${describeError(e)}`);
     const text = `internal error (${describeError(e)}); the server is still running, try again or report it`;

@@ -7,7 +7,7 @@ import { MIGRATIONS } from "./migrations.ts";
 export const DB_FILE = "jobs.sqlite";
 
 /** How long a writer waits for another process's write lock before SQLITE_BUSY escapes. */
-export const BUSY_TIMEOUT_MS = 5000;
+const BUSY_TIMEOUT_MS = 5000;
 
 /**
  * A storage failure as a DlError. The message names the operation and a bounded
@@ -86,7 +86,7 @@ function enableWal(db: Database): void {
  * Applies pending migrations inside one IMMEDIATE transaction, so two servers starting
  * together cannot both migrate: the second waits, then sees the new user_version.
  */
-export function migrate(db: Database): void {
+function migrate(db: Database): void {
   db.transaction(() => {
     const row = db.query("PRAGMA user_version").get() as { user_version: number } | null;
     const current = row?.user_version ?? 0;

@@ -1,6 +1,6 @@
 /** Job statuses, spelled as the reference spells them. */
 export const ACTIVE_STATUSES = ["queued", "running"] as const;
-export const TERMINAL_STATUSES = [
+const TERMINAL_STATUSES = [
   "done",
   "failed",
   "timeout",
@@ -9,7 +9,7 @@ export const TERMINAL_STATUSES = [
   "lost",
   "killed_on_restart",
 ] as const;
-export type ActiveStatus = (typeof ACTIVE_STATUSES)[number];
+type ActiveStatus = (typeof ACTIVE_STATUSES)[number];
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
 export type JobStatus = ActiveStatus | TerminalStatus;
 
@@ -25,15 +25,7 @@ export type QueueReason =
   | "throttle_cooldown"
   | "auth_failed";
 
-export type FailureKind =
-  | "quota"
-  | "throttle"
-  | "auth"
-  | "infra"
-  | "other"
-  | "timeout"
-  | "workdir_forbidden"
-  | (string & {});
+type FailureKind = "quota" | "throttle" | "auth" | "infra" | "other" | "timeout" | "workdir_forbidden" | (string & {});
 
 /** One row of the `jobs` table, as stored (JSON columns still strings). */
 export interface JobRow {

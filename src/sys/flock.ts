@@ -86,7 +86,8 @@ export function flockFd(fd: number, op: number): number {
   }
 }
 
-export interface LockHandle {
+/** A held lock. Disposable: `using h = await lock(path)` unlocks when the scope ends. */
+export interface LockHandle extends Disposable {
   readonly path: string;
   /** The locked fd: write through it (slot records) while the lock is held. */
   readonly fd: number;
@@ -127,22 +128,24 @@ function openLockFile(path: string, create: boolean): number {
 
 function handle(path: string, fd: number): LockHandle {
   let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    flockFd(fd, LOCK_UN);
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed: nothing left to release
+    }
+  };
   return {
     path,
     fd,
     get released() {
       return released;
     },
-    release() {
-      if (released) return;
-      released = true;
-      flockFd(fd, LOCK_UN);
-      try {
-        closeSync(fd);
-      } catch {
-        // already closed: nothing left to release
-      }
-    },
+    release,
+    [Symbol.dispose]: release,
   };
 }
 
@@ -199,18 +202,4 @@ export async function lock(path: string, opts: LockWaitOptions = {}): Promise<Lo
 /** A pause that ends early when the signal aborts (the caller's loop then throws "cancelled"). */
 export function abortablePause(ms: number, signal?: AbortSignal): Promise<void> {
   return sleep(ms, undefined, signal ? { signal } : {}).catch(() => undefined);
-}
-
-/** Runs fn while holding the lock; always releases. */
-export async function withLock<T>(
-  path: string,
-  fn: (h: LockHandle) => T | Promise<T>,
-  opts: LockWaitOptions = {},
-): Promise<T> {
-  const h = await lock(path, opts);
-  try {
-    return await fn(h);
-  } finally {
-    h.release();
-  }
 }

@@ -52,7 +52,7 @@ export interface GroupChild {
   stopCapture(): void;
 }
 
-export const DEFAULT_OUTPUT_CAP = 1024 * 1024;
+const DEFAULT_OUTPUT_CAP = 1024 * 1024;
 
 class CaptureSink {
   private chunks: Uint8Array[] = [];

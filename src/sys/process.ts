@@ -13,18 +13,12 @@ export {
   groupAlive,
   killAllGroupsNow,
   killGroup,
-  type TerminateAllResult,
-  type TerminateResult,
   terminateAllGroups,
   terminateGroup,
 } from "./process-group.ts";
 export { type RunOptions, type RunResult, runGroup } from "./process-run.ts";
 export {
-  type Captured,
-  DEFAULT_OUTPUT_CAP,
-  type ExitInfo,
   type GroupChild,
-  type SpawnGroupOptions,
   type StreamName,
   spawnGroup,
 } from "./process-spawn.ts";

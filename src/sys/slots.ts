@@ -31,13 +31,14 @@ export interface SlotHolder {
   [key: string]: string | number | boolean;
 }
 
-export interface SlotRecord extends SlotHolder {
+interface SlotRecord extends SlotHolder {
   pid: number;
   /** ISO time the slot was taken. */
   since: string;
 }
 
-export interface SlotLease {
+/** A held slot. Disposable: `using lease = await pool.acquire(…)` frees it when the scope ends. */
+export interface SlotLease extends Disposable {
   index: number;
   path: string;
   record: SlotRecord;
@@ -140,6 +141,15 @@ export class SlotPool {
     } catch {
       // The record is only for display; the lock alone makes the slot ours.
     }
+    const release = () => {
+      if (h.released) return;
+      try {
+        writeRecord(h.fd, null);
+      } catch {
+        // display only
+      }
+      h.release();
+    };
     return {
       index,
       path: h.path,
@@ -147,15 +157,8 @@ export class SlotPool {
       get released() {
         return h.released;
       },
-      release() {
-        if (h.released) return;
-        try {
-          writeRecord(h.fd, null);
-        } catch {
-          // display only
-        }
-        h.release();
-      },
+      release,
+      [Symbol.dispose]: release,
     };
   }
 
@@ -169,38 +172,35 @@ export class SlotPool {
     const started = performance.now();
     const deadline = opts.timeoutMs === undefined ? Infinity : started + opts.timeoutMs;
     const maxPoll = opts.maxPollMs ?? 50;
-    const waiter = this.registerWaiter();
+    // Counted as waiting until this method returns or throws.
+    using _waiting = this.registerWaiter();
     let step = 2;
-    try {
-      for (;;) {
-        if (opts.signal?.aborted) {
-          throw new DlError("cancelled", "cancelled while waiting for a slot", { dir: this.dir });
-        }
-        const left = deadline - performance.now();
-        if (left <= 0) {
-          throw new DlError("busy", `all ${this.size} slots stayed busy for ${opts.timeoutMs} ms`, {
-            dir: this.dir,
-            size: this.size,
-            waitedMs: Math.round(performance.now() - started),
-          });
-        }
-        await abortablePause(Math.min(left, step * (0.5 + Math.random())), opts.signal);
-        step = Math.min(step * 1.5, maxPoll);
-        const lease = this.tryAcquire(opts.holder);
-        if (lease) return lease;
+    for (;;) {
+      if (opts.signal?.aborted) {
+        throw new DlError("cancelled", "cancelled while waiting for a slot", { dir: this.dir });
       }
-    } finally {
-      waiter?.();
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        throw new DlError("busy", `all ${this.size} slots stayed busy for ${opts.timeoutMs} ms`, {
+          dir: this.dir,
+          size: this.size,
+          waitedMs: Math.round(performance.now() - started),
+        });
+      }
+      await abortablePause(Math.min(left, step * (0.5 + Math.random())), opts.signal);
+      step = Math.min(step * 1.5, maxPoll);
+      const lease = this.tryAcquire(opts.holder);
+      if (lease) return lease;
     }
   }
 
   /**
    * Marks this caller as waiting: a locked file that is created under a temp name and
    * renamed into view only once locked, so a counter never mistakes it for stale.
-   * Returns the cleanup, or null if the marker could not be made (waiting still works,
-   * it is just not counted).
+   * Disposing the result removes the marker; null if the marker could not be made
+   * (waiting still works, it is just not counted).
    */
-  private registerWaiter(): (() => void) | null {
+  private registerWaiter(): Disposable | null {
     for (let attempt = 0; attempt < 5; attempt++) {
       const name = `${process.pid}-${Math.random().toString(36).slice(2, 10)}.lock`;
       const tmp = join(this.waitDir, `${TMP_PREFIX}${name}`);
@@ -209,13 +209,15 @@ export class SlotPool {
         const h = tryLock(tmp);
         if (!h) continue; // a counter was probing this very file: take another name
         renameSync(tmp, final);
-        return () => {
-          try {
-            unlinkSync(final);
-          } catch {
-            // a counter may already have removed it
-          }
-          h.release();
+        return {
+          [Symbol.dispose]() {
+            try {
+              unlinkSync(final);
+            } catch {
+              // a counter may already have removed it
+            }
+            h.release();
+          },
         };
       } catch {
         return null;
@@ -249,12 +251,12 @@ export class SlotPool {
         continue;
       }
       // Nobody holds it: its waiter died (or, for a temp file, may be about to lock it).
+      using _probe = h;
       try {
         if (!isTmp || Date.now() - statSync(path).mtimeMs > STALE_TMP_MS) unlinkSync(path);
       } catch {
         // removed by someone else
       }
-      h.release();
     }
     return count;
   }
@@ -267,7 +269,7 @@ export class SlotPool {
     const out: SlotState[] = [];
     for (let index = 0; index < this.size; index++) {
       const path = this.slotPath(index);
-      const h = tryLock(path);
+      using h = tryLock(path);
       if (h) {
         try {
           // A record left by a killed holder: clear it while we hold the lock.
@@ -275,7 +277,6 @@ export class SlotPool {
         } catch {
           // display only
         }
-        h.release();
         out.push({ index, held: false, record: null });
         continue;
       }

@@ -5,7 +5,7 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { parseFailoverChains } from "../../src/dispatch/failover.ts";
-import { createDispatcher, type Dispatcher, type DispatchLease, withDispatch } from "../../src/dispatch/pools.ts";
+import { createDispatcher, type Dispatcher, type DispatchLease } from "../../src/dispatch/pools.ts";
 import { poolStatus } from "../../src/dispatch/status.ts";
 import { isDlError } from "../../src/errors.ts";
 import { startWorker, stopWorkers, testSettings, until, writeSettings } from "./util.ts";
@@ -161,19 +161,21 @@ test("status lists every table bucket and per-model buckets once used", async ()
   l.release();
 });
 
-test("withDispatch releases the slot however the run ends", async () => {
+test("a lease held with `using` releases the slot however the run ends", async () => {
   const settings = testSettings({ sizing, queueGraceS: 0 });
   const d = createDispatcher(settings);
   const inUse = () => poolStatus(settings).find((s) => s.bucket === "local-")!.in_use;
-  const out = await withDispatch(d, "local-a", {}, async (l) => {
+  const run = async (fn: (model: string) => Promise<string>) => {
+    using l = await d.acquire("local-a");
+    return await fn(l.model_used);
+  };
+  const out = await run(async (model) => {
     expect(inUse()).toBe(1);
-    return l.model_used;
+    return model;
   });
   expect(out).toBe("local-a");
   expect(inUse()).toBe(0);
-  await expect(withDispatch(d, "local-a", {}, async () => Promise.reject(new Error("run failed")))).rejects.toThrow(
-    "run failed",
-  );
+  await expect(run(async () => Promise.reject(new Error("run failed")))).rejects.toThrow("run failed");
   expect(inUse()).toBe(0);
 });
 

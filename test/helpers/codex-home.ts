@@ -7,7 +7,7 @@ import { type FakeResponses, type SeenRequest, type Step, startFakeResponses } f
 export const CODEX_BIN = join(import.meta.dir, "../../node_modules/.bin/codex");
 
 /** The variable the fake provider's env_key names; the value is not a secret. */
-export const FAKE_TOKEN_VAR = "DL_FAKE_RESPONSES_TOKEN";
+const FAKE_TOKEN_VAR = "DL_FAKE_RESPONSES_TOKEN";
 
 /**
  * A CODEX_HOME whose config.toml points the CLI at a fake Responses server through a

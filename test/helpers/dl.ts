@@ -4,7 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 /** The compiled binary every end-to-end test drives (`npm test` builds it first). */
-export const DL_BIN = resolve(import.meta.dir, "..", "..", "dist", "dl");
+const DL_BIN = resolve(import.meta.dir, "..", "..", "dist", "dl");
 
 export function requireBinary(): string {
   if (!existsSync(DL_BIN))

@@ -5,7 +5,7 @@ import { type EngineOptions, JobEngine } from "../../src/jobs/engine.ts";
 import { flockJobLocks, selfOwner, sysIdentities } from "../../src/jobs/sys-adapters.ts";
 import { testProvider } from "../fixture/jobs-provider.ts";
 
-export const TOOL_ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" };
+const TOOL_ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" };
 
 export function tempRoot(prefix = "dl-jobs-"): { dir: string; cleanup: () => void } {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
@@ -44,7 +44,7 @@ export function makeRepo(parent: string, name: string, worktrees = 0): { repo: s
   return { repo, trees };
 }
 
-export function engineOptions(stateDir: string, home: string, over: Partial<EngineOptions> = {}): EngineOptions {
+function engineOptions(stateDir: string, home: string, over: Partial<EngineOptions> = {}): EngineOptions {
   return {
     provider: testProvider,
     stateDir,

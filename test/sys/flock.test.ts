@@ -13,7 +13,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDlError } from "../../src/errors.ts";
-import { EBADF, EWOULDBLOCK, flockFd, lock, tryLock, withLock } from "../../src/sys/flock.ts";
+import { EBADF, EWOULDBLOCK, flockFd, lock, tryLock } from "../../src/sys/flock.ts";
 import { isAlive } from "../../src/sys/identity.ts";
 import { startFixture, stopAll, until } from "./util.ts";
 
@@ -36,6 +36,22 @@ describe("tryLock / release", () => {
     const b = tryLock(p);
     expect(b).not.toBeNull();
     b!.release();
+  });
+
+  test("a lock held with `using` is released when its scope ends, even by a throw", () => {
+    const p = fresh();
+    const hold = (fail: boolean) => {
+      using h = tryLock(p);
+      expect(h).not.toBeNull();
+      expect(tryLock(p)).toBeNull();
+      if (fail) throw new Error("boom");
+      return h;
+    };
+    expect(hold(false)?.released).toBe(true);
+    expect(() => hold(true)).toThrow("boom");
+    const again = tryLock(p);
+    expect(again).not.toBeNull();
+    again!.release();
   });
 
   test("a symlinked lock file is refused with a lock error and its target is untouched", () => {
@@ -97,7 +113,7 @@ describe("lock (waiting)", () => {
     a.release();
   });
 
-  test("gets the lock once the holder releases; withLock always releases", async () => {
+  test("gets the lock once the holder releases; `using` always releases", async () => {
     const p = fresh();
     const a = tryLock(p)!;
     const waiting = lock(p, { timeoutMs: 5000 });
@@ -105,8 +121,12 @@ describe("lock (waiting)", () => {
     const b = await waiting;
     expect(b.released).toBe(false);
     b.release();
-    await expect(withLock(p, () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
-    expect(await withLock(p, () => (tryLock(p) === null ? "held inside" : "free inside"))).toBe("held inside");
+    const withLock = async <T>(fn: () => Promise<T> | T): Promise<T> => {
+      using _h = await lock(p);
+      return await fn();
+    };
+    await expect(withLock(() => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+    expect(await withLock(() => (tryLock(p) === null ? "held inside" : "free inside"))).toBe("held inside");
     const c = tryLock(p);
     expect(c).not.toBeNull();
     c!.release();

@@ -29,6 +29,18 @@ const readEvents = (file: string): Ev[] =>
     : [];
 
 describe("SlotPool in one process", () => {
+  test("a lease held with `using` frees its slot and clears its record when the scope ends", () => {
+    const pool = new SlotPool({ dir: freshDir(), size: 1 });
+    let path = "";
+    {
+      using lease = pool.tryAcquire({ label: "scoped" });
+      path = lease!.path;
+      expect(pool.free()).toBe(0);
+    }
+    expect(readFileSync(path, "utf8")).toBe("");
+    expect(pool.free()).toBe(1);
+  });
+
   test("a lease writes its record through the lock; release clears it; a full pool says null", () => {
     const pool = new SlotPool({ dir: freshDir(), size: 2 });
     const a = pool.tryAcquire({ label: "glm-5", model: "glm-5.1" })!;

@@ -58,7 +58,7 @@ export function writeFileTool(settings: WriteFileSettings = WRITE_FILE_DEFAULTS)
  * or the new one, never half of one. Renaming also replaces a symlink rather than writing
  * through it. An existing file keeps its permission bits (an executable script stays one).
  */
-export async function atomicWrite(abs: string, content: string): Promise<void> {
+async function atomicWrite(abs: string, content: string): Promise<void> {
   const dir = dirname(abs);
   await mkdir(dir, { recursive: true });
   let mode: number | undefined;

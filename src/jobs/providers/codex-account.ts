@@ -5,7 +5,7 @@ import { log } from "../../log.ts";
 import type { QueueReason } from "../../store/types.ts";
 import { type SharedState, SharedStateFile } from "./codex-shared-state.ts";
 
-export { type SharedState, UNREADABLE_COOLDOWN_MS } from "./codex-shared-state.ts";
+export type { SharedState } from "./codex-shared-state.ts";
 
 /**
  * The state of the ChatGPT account every Codex job bills against, shared by every server
@@ -44,7 +44,7 @@ export interface AccountView {
   auth_hint?: string;
 }
 
-export const DEFAULT_BACKOFF_S = [5, 10, 20, 40, 60] as const;
+const DEFAULT_BACKOFF_S = [5, 10, 20, 40, 60] as const;
 
 export class CodexAccount {
   readonly file: string;

@@ -13,7 +13,7 @@
  * not break the parse.
  */
 
-export interface CodexUsage {
+interface CodexUsage {
   input_tokens: number;
   cached_input_tokens: number;
   output_tokens: number;

@@ -35,10 +35,10 @@ export const CODEX_ALIASES: Readonly<Record<string, CodexModel>> = {
   "5.5": "gpt-5.5",
 };
 
-export const CODEX_DEFAULT_MODEL: CodexModel = "gpt-6.1-terra";
-export const CODEX_DEFAULT_EFFORT = "low";
+const CODEX_DEFAULT_MODEL: CodexModel = "gpt-6.1-terra";
+const CODEX_DEFAULT_EFFORT = "low";
 /** Reasoning efforts the CLI's model catalogue offers (not every model takes the top ones). */
-export const CODEX_EFFORTS = ["minimal", "low", "medium", "high", "xhigh", "max", "ultra"] as const;
+const CODEX_EFFORTS = ["minimal", "low", "medium", "high", "xhigh", "max", "ultra"] as const;
 export type CodexEffort = (typeof CODEX_EFFORTS)[number];
 
 function allowedList(): string {

@@ -16,7 +16,7 @@ import { DlError } from "../../errors.ts";
  * this login writes there, not only dl's jobs).
  */
 
-export interface RateWindow {
+interface RateWindow {
   used_percent: number;
   window_minutes: number | null;
   /** Unix seconds. */
@@ -108,7 +108,7 @@ export async function readLatestRateLimits(codexHome: string, maxFiles = 40): Pr
   return null;
 }
 
-export function windowName(w: RateWindow): string {
+function windowName(w: RateWindow): string {
   const m = w.window_minutes;
   if (m === 10080) return "weekly";
   if (m !== null && m % 60 === 0) return `${m / 60}h`;

@@ -33,7 +33,7 @@ const EMPTY: SharedState = {
  * "all clear" could launch every queued job into a throttled or logged-out account. It
  * holds admission this long instead, and is rewritten sane.
  */
-export const UNREADABLE_COOLDOWN_MS = 30_000;
+const UNREADABLE_COOLDOWN_MS = 30_000;
 /** Pauses (ms) before retrying an update whose lock another server holds; then it is dropped. */
 const LOCK_RETRY_MS = [2, 5, 10, 25, 50, 100, 250, 500, 1000] as const;
 
@@ -139,11 +139,8 @@ export class SharedStateFile {
       return;
     }
     if (h) {
-      try {
-        this.apply(fn, at);
-      } finally {
-        h.release();
-      }
+      using _held = h;
+      this.apply(fn, at);
       return;
     }
     if (attempt === 0) {
@@ -173,10 +170,10 @@ export class SharedStateFile {
 
   /** Atomic rewrite. With `ifKey`, only if the file is still that version (under the lock). */
   private write(s: SharedState, ifKey?: string): void {
-    let h: LockHandle | null = null;
     try {
+      // Held (when taken) until this block ends.
+      using h = ifKey === undefined ? null : tryLock(this.lockFile);
       if (ifKey !== undefined) {
-        h = tryLock(this.lockFile);
         if (!h) return;
         const st = statSync(this.file);
         if (`${st.ino}:${st.mtimeMs}:${st.size}` !== ifKey) return;
@@ -187,8 +184,6 @@ export class SharedStateFile {
       if (ifKey === undefined) this.cache = null;
     } catch (e) {
       log.warn(`codex: could not update the shared account state: ${describeError(e)}`);
-    } finally {
-      h?.release();
     }
   }
 }

@@ -10,14 +10,14 @@ import { resolveCodexEffort, resolveCodexModel } from "./codex-models.ts";
  */
 
 const CODEX_SANDBOXES = ["read-only", "workspace-write", "danger-full-access"] as const;
-export type CodexSandbox = (typeof CODEX_SANDBOXES)[number];
+type CodexSandbox = (typeof CODEX_SANDBOXES)[number];
 
-export const DEFAULT_TIMEOUT_S = 1800;
-export const MAX_TIMEOUT_S = 24 * 3600;
+const DEFAULT_TIMEOUT_S = 1800;
+const MAX_TIMEOUT_S = 24 * 3600;
 /** The prompt travels as one argv string; Linux refuses a single argument over 128 KiB. */
-export const MAX_TASK_BYTES = 120_000;
+const MAX_TASK_BYTES = 120_000;
 
-export interface CodexParams {
+interface CodexParams {
   sandbox: CodexSandbox;
   /** The alias the caller used, when any (the row stores the resolved model). */
   alias: string | null;
@@ -120,7 +120,7 @@ export function validateCodexTask(raw: unknown, rules: TaskRules): ValidatedTask
   };
 }
 
-export function codexParams(job: JobRow): CodexParams {
+function codexParams(job: JobRow): CodexParams {
   let p: Partial<CodexParams> = {};
   try {
     p = job.params ? (JSON.parse(job.params) as Partial<CodexParams>) : {};
@@ -135,7 +135,7 @@ export function codexParams(job: JobRow): CodexParams {
 
 /** Where a job's private files go (inside the engine's per-job dir). */
 export const lastMessageFile = (jobDir: string) => join(jobDir, "last-message.txt");
-export const sqliteHome = (jobDir: string) => join(jobDir, "sqlite");
+const sqliteHome = (jobDir: string) => join(jobDir, "sqlite");
 
 /** A TOML basic string: `-c key=value` parses the value as TOML. */
 const toml = (s: string) => JSON.stringify(s);

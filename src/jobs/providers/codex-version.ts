@@ -3,7 +3,7 @@ import { DlError, describeError } from "../../errors.ts";
 import { runGroup } from "../../sys/process.ts";
 
 /** gpt-6.1-terra (the default since 2026-10-26) needs this CLI or newer. */
-export const CODEX_MIN_VERSION = "0.164.0";
+const CODEX_MIN_VERSION = "0.164.0";
 
 export type CodexVersionStatus =
   | { ok: true; version: string; path: string }

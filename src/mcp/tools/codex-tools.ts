@@ -1,7 +1,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import type { ServerDeps } from "../../deps.ts";
 import { codexTaskInput } from "../../jobs/providers/codex-task.ts";
+import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import { CODEX_CLOUD_WARNING } from "./codex-schemas.ts";
 import delegateToCodexText from "./delegate-to-codex.txt" with { type: "text" };

@@ -1,7 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { ServerDeps } from "../../deps.ts";
 import { delegationContext } from "../../dispatch/delegation-context.ts";
 import { renderResult } from "../../dispatch/render-result.ts";
 import {
@@ -11,6 +10,7 @@ import {
   runPrepared,
 } from "../../dispatch/run-delegation.ts";
 import { DlError } from "../../errors.ts";
+import type { ServerDeps } from "../../services.ts";
 import { progressReporter, type ToolExtra } from "../progress.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import description from "./delegate-batch.txt" with { type: "text" };

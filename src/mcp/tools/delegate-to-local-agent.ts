@@ -1,8 +1,8 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { ServerDeps } from "../../deps.ts";
 import { delegationContext } from "../../dispatch/delegation-context.ts";
 import { renderResult } from "../../dispatch/render-result.ts";
 import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
+import type { ServerDeps } from "../../services.ts";
 import { progressReporter } from "../progress.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import description from "./delegate-to-local-agent.txt" with { type: "text" };

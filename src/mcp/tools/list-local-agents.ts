@@ -1,7 +1,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { listAgents } from "../../agent/frontmatter.ts";
-import type { ServerDeps } from "../../deps.ts";
+import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import description from "./list-local-agents.txt" with { type: "text" };
 

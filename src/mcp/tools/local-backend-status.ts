@@ -2,7 +2,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { probeModels } from "../../backends/models-list.ts";
 import { backendProbeTargets } from "../../backends/probe-targets.ts";
-import type { ServerDeps } from "../../deps.ts";
+import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import description from "./local-backend-status.txt" with { type: "text" };
 
@@ -16,7 +16,7 @@ const Probe = z.object({
   error: z.string().optional(),
 });
 
-export const BACKEND_PROBE_TIMEOUT_MS = 3000;
+const BACKEND_PROBE_TIMEOUT_MS = 3000;
 
 export function registerLocalBackendStatus(server: McpServer, deps: ServerDeps): void {
   server.registerTool(

@@ -32,7 +32,7 @@ export type ServerDeps = {
 };
 
 /** The exact command a user can paste to watch jobs: this binary's own `wait`. */
-export function waitCommandFor(execPath: string): string {
+function waitCommandFor(execPath: string): string {
   const compiled = !/(^|\/)bun(\.exe)?$/.test(execPath);
   if (!compiled) return "dl wait";
   return /^[\w./-]+$/.test(execPath) ? `${execPath} wait` : `'${execPath.replace(/'/g, "'\\''")}' wait`;
