@@ -12,6 +12,8 @@ import {
 } from "../../dispatch/run-delegation.ts";
 import { DlError } from "../../errors.ts";
 import { progressReporter, type ToolExtra } from "../progress.ts";
+import { TEXT_ANSWER_PREVIEW_CHARS } from "../result-limits.ts";
+import { boundResult } from "../result-spill.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import description from "./delegate-batch.txt" with { type: "text" };
 import { type DelegationArgs, delegationInput, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
@@ -51,7 +53,8 @@ async function runBatch(tasks: DelegationArgs[], deps: ServerDeps, extra: ToolEx
   }
   const started = performance.now();
   const prepared = await prepareAll(tasks, deps);
-  const results = await runAll(prepared, deps, extra);
+  const cacheDir = deps.config.paths.cacheDir;
+  const results = await Promise.all((await runAll(prepared, deps, extra)).map((r) => boundResult(r, cacheDir)));
   const succeeded = results.filter((r) => r.success).length;
   const structured = {
     results,
@@ -59,9 +62,11 @@ async function runBatch(tasks: DelegationArgs[], deps: ServerDeps, extra: ToolEx
     failed: results.length - succeeded,
     elapsed_s: Math.round((performance.now() - started) / 100) / 10,
   };
+  // The text part shares one preview budget across the tasks, so it stays short.
+  const previewChars = Math.max(500, Math.floor(TEXT_ANSWER_PREVIEW_CHARS / results.length));
   const text = [
     `${succeeded}/${results.length} tasks succeeded in ${structured.elapsed_s} s`,
-    ...results.map((r, i) => `\n### task ${i}\n${renderResult(r)}`),
+    ...results.map((r, i) => `\n### task ${i}\n${renderResult(r, previewChars)}`),
   ].join("\n");
   return toolOk(structured, text);
 }
