@@ -3,18 +3,24 @@ import { CODEX_SANDBOXES } from "../../jobs/providers/codex-task.ts";
 
 /** One Codex task as the MCP tools accept it; the service checks models and workdirs again. */
 export const codexTaskFields = {
-  task: z.string().min(1).describe("what Codex should do; it edits files and runs commands in workdir on its own"),
+  task: z
+    .string()
+    .min(1)
+    .max(200_000)
+    .describe("what Codex should do; it edits files and runs commands in workdir on its own"),
   workdir: z
     .string()
     .min(1)
+    .max(4096)
     .describe("absolute path of a git worktree for this job (one job per worktree; not $HOME or /)"),
   model: z
     .string()
+    .max(200)
     .optional()
     .describe(
       "gpt-6.1-terra (default), gpt-6.1-sol, gpt-6-astra, gpt-6-sol, gpt-6-luna, gpt-5.6-sol/terra/luna, gpt-5.5, gpt-5.4, gpt-5.4-mini, or an alias: sol, astra, luna, terra, 6-sol, 6.1-sol, 6.1-terra, 5.6-*, 5.5",
     ),
-  effort: z.string().optional().describe("reasoning effort, default low"),
+  effort: z.string().max(32).optional().describe("reasoning effort, default low"),
   sandbox: z
     .enum(CODEX_SANDBOXES)
     .optional()

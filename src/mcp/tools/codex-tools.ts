@@ -2,6 +2,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import type { ServerDeps } from "../../deps.ts";
 import { guarded, toolOk } from "../tool-result.ts";
+import { boundedTotal } from "./call-size.ts";
 import { CODEX_CLOUD_WARNING, codexTask, codexTaskFields } from "./codex-schemas.ts";
 import delegateToCodexText from "./delegate-to-codex.txt" with { type: "text" };
 import pollCodexText from "./poll-codex.txt" with { type: "text" };
@@ -34,7 +35,7 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
     {
       title: "Submit Codex CLI jobs",
       description: `${submitCodexText.trim()} ${CODEX_CLOUD_WARNING}`,
-      inputSchema: { tasks: z.array(codexTask).min(1).max(256).describe("tasks to queue") },
+      inputSchema: { tasks: boundedTotal(z.array(codexTask).min(1).max(256)).describe("tasks to queue") },
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     ({ tasks }) =>

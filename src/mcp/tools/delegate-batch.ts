@@ -15,6 +15,7 @@ import { progressReporter, type ToolExtra } from "../progress.ts";
 import { TEXT_ANSWER_PREVIEW_CHARS } from "../result-limits.ts";
 import { boundResult } from "../result-spill.ts";
 import { guarded, toolOk } from "../tool-result.ts";
+import { boundedTotal } from "./call-size.ts";
 import description from "./delegate-batch.txt" with { type: "text" };
 import { type DelegationArgs, delegationInput, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
 
@@ -26,10 +27,11 @@ export function registerDelegateBatch(server: McpServer, deps: ServerDeps): void
       title: "Delegate several agent tasks in parallel",
       description: description.trim().replaceAll("{max}", String(max)),
       inputSchema: {
-        tasks: z
-          .array(delegationInput)
-          .min(1)
-          .describe(`1 to ${max} tasks, each like delegate_to_local_agent's arguments`),
+        // The configured cap is checked when the call runs (with a message that names the
+        // setting); the schema holds the hard maximum and the size bound.
+        tasks: boundedTotal(z.array(delegationInput).min(1).max(64)).describe(
+          `1 to ${max} tasks, each like delegate_to_local_agent's arguments`,
+        ),
       },
       outputSchema: {
         results: z.array(delegationResultSchema),
