@@ -8,7 +8,7 @@
  * run_bash, because a shell could also write. An agent that needs to search gets Bash.
  * dl's own names are accepted too. No `tools:` line grants every tool.
  */
-export type DlToolName = "read_file" | "write_file" | "run_bash";
+type DlToolName = "read_file" | "write_file" | "run_bash";
 
 const GRANTS = new Map<string, DlToolName>([
   ["read", "read_file"],

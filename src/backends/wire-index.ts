@@ -4,7 +4,7 @@
  * 4-billion-slot sparse array for 80 s of CPU, during which no deadline could fire.
  * Real servers count from 0 up, one per block; no reply has anywhere near this many.
  */
-export const MAX_WIRE_INDEX = 1023;
+const MAX_WIRE_INDEX = 1023;
 
 /** A stream the readers cannot use; client.ts turns it into a protocol error (not retried). */
 export class WireShapeError extends Error {

@@ -82,7 +82,7 @@ export class CappedStdioTransport implements Transport {
  * The id of a request too large to parse, from its first and last bytes: clients put it
  * first (`{"jsonrpc":"2.0","id":7,…`) or last (the SDK: `…,"jsonrpc":"2.0","id":7}`).
  */
-export function requestIdOf(head: string, tail: string): RequestId | null {
+function requestIdOf(head: string, tail: string): RequestId | null {
   const value = String.raw`(-?\d{1,15}|"(?:[^"\\]|\\.){0,200}")`;
   const atStart = new RegExp(String.raw`^\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*${value}`).exec(head);
   const atEnd = new RegExp(String.raw`,\s*"id"\s*:\s*${value}\s*\}\s*$`).exec(tail);

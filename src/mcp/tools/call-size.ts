@@ -6,7 +6,7 @@ import { MAX_MESSAGE_BYTES } from "../result-limits.ts";
  * whose strings total at most this many characters always fits in one message, with
  * room for the JSON around them. Schemas check it, so a valid call is never oversize.
  */
-export const CALL_MAX_CHARS = Math.floor((MAX_MESSAGE_BYTES * 0.75) / 6);
+const CALL_MAX_CHARS = Math.floor((MAX_MESSAGE_BYTES * 0.75) / 6);
 
 /** Characters in every string inside `v` (task lists are plain objects of strings). */
 function stringChars(v: unknown): number {
