@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { DelegationResult } from "../dispatch/run-delegation.ts";
 import { describeError } from "../errors.ts";
@@ -36,11 +36,25 @@ export async function boundResult(r: DelegationResult, cacheDir: string): Promis
   return out;
 }
 
+/** Kept answers older than this are removed when a new one is written, so the folder cannot grow for ever. */
+const KEEP_ANSWERS_MS = 7 * 24 * 3600 * 1000;
+
 async function spill(text: string, dir: string): Promise<string> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await chmod(dir, 0o700);
+  await pruneOld(dir, Date.now() - KEEP_ANSWERS_MS);
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const file = join(dir, `answer-${stamp}-${randomBytes(4).toString("hex")}.md`);
   await writeFile(file, text, { flag: "wx", mode: 0o600 });
   return file;
+}
+
+async function pruneOld(dir: string, before: number): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith("answer-")) continue;
+    const file = join(dir, name);
+    const st = await stat(file).catch(() => undefined);
+    if (st && st.mtimeMs < before) await rm(file, { force: true }).catch(() => {});
+  }
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, statSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { connectDl, type DlSession, tempDir } from "../helpers/dl.ts";
 
@@ -11,6 +11,8 @@ import { connectDl, type DlSession, tempDir } from "../helpers/dl.ts";
  */
 let fake: FakeModel;
 let session: DlSession;
+/** The folder the first test's answer was kept in. */
+let resultsDir = "";
 const BIG = 10 * 1024 * 1024;
 
 type Bounded = {
@@ -37,7 +39,7 @@ afterAll(async () => {
 });
 
 function bigAnswer(tag: string): string {
-  return `${tag}:` + "0123456789abcdef".repeat(BIG / 16) + `:end-${tag}`;
+  return `${tag}:${"0123456789abcdef".repeat(BIG / 16)}:end-${tag}`;
 }
 
 describe("bounded tool results through dist/dl serve", () => {
@@ -59,6 +61,7 @@ describe("bounded tool results through dist/dl serve", () => {
     expect(r.final_response_length).toBe(answer.length);
     expect(r.final_response).toBe(answer.slice(0, 100_000));
     const file = r.final_response_path!;
+    resultsDir = dirname(file);
     expect(readFileSync(file, "utf8")).toBe(answer);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(statSync(dirname(file)).mode & 0o777).toBe(0o700);
@@ -69,7 +72,13 @@ describe("bounded tool results through dist/dl serve", () => {
     expect(JSON.stringify(res).length).toBeLessThan(200_000);
   }, 60_000);
 
-  test("delegate_batch: every task's answer is capped and the reply stays small", async () => {
+  test("delegate_batch: every task's answer is capped, the reply stays small, week-old kept answers are pruned", async () => {
+    const stale = join(resultsDir, "answer-stale.md");
+    const recent = join(resultsDir, "answer-recent.md");
+    writeFileSync(stale, "old");
+    writeFileSync(recent, "new");
+    const eightDaysAgo = (Date.now() - 8 * 24 * 3600 * 1000) / 1000;
+    utimesSync(stale, eightDaysAgo, eightDaysAgo);
     fake.script("glm-big-a", reply.text(bigAnswer("a"), { chunkSize: 1024 * 1024 }));
     fake.script("glm-small-b", reply.text("short answer"));
     const res = await session.client.callTool(
@@ -91,5 +100,7 @@ describe("bounded tool results through dist/dl serve", () => {
     expect(b!.final_response).toBe("short answer");
     expect(b!.truncated).toBeUndefined();
     expect(JSON.stringify(res).length).toBeLessThan(200_000);
+    expect(existsSync(stale)).toBe(false);
+    expect(existsSync(recent)).toBe(true);
   }, 60_000);
 });
