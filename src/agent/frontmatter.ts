@@ -1,5 +1,6 @@
 import { readdir, readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
+import { toolGrants } from "./tool-grants.ts";
 
 /**
  * Agent .md files: optional YAML frontmatter between `---` lines, then the prompt body.
@@ -28,6 +29,10 @@ export type AgentListing = {
   file: string;
   description: string;
   model: string;
+  /** dl tools its `tools:` line grants; absent when it has none (all tools). */
+  tools?: string[];
+  /** Tool names dl could not honour exactly. */
+  warnings?: string[];
   error?: string;
 };
 
@@ -149,6 +154,9 @@ export async function listAgents(dir: string): Promise<AgentListing[]> {
         model: parsed.meta.model ?? "",
       };
       if (parsed.error) listing.error = parsed.error;
+      const grants = toolGrants(parsed.meta.tools);
+      if (grants.allowed) listing.tools = [...grants.allowed];
+      if (grants.warnings.length) listing.warnings = grants.warnings;
       return listing;
     }),
   );

@@ -21,7 +21,8 @@ import { type AgentEnd, decideReply, type NudgeState } from "./reply-decision.ts
 import type { AgentResult } from "./result.ts";
 import type { AgentSettings } from "./settings.ts";
 import { type BashCounters, runToolCalls } from "./tool-calls.ts";
-import { buildTools } from "./tools/index.ts";
+import { toolGrants } from "./tool-grants.ts";
+import { buildTools, grantTools } from "./tools/index.ts";
 import type { AgentTool, ToolContext } from "./tools/types.ts";
 
 export type RunAgentOptions = {
@@ -211,8 +212,9 @@ function startConversation(
 ): Conversation {
   const s = opts.settings;
   const { model, maxTurns } = budget;
-  const tools = buildTools({ read: s.read, write: s.write, bash: s.bash });
-  const specs = [...tools.values()].map((t) => t.spec);
+  const all = buildTools({ read: s.read, write: s.write, bash: s.bash });
+  const { offered, callable: tools } = grantTools(all, toolGrants(opts.agent.meta.tools).allowed, opts.agent.name);
+  const specs = offered.map((t) => t.spec);
   return {
     opts,
     budget,

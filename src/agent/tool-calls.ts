@@ -46,7 +46,7 @@ async function runTool(tools: Map<string, AgentTool>, use: ToolUseBlock, ctx: To
   const tool = tools.get(use.name);
   if (!tool) {
     return {
-      content: `unknown tool ${JSON.stringify(use.name)}; available: ${[...tools.keys()].join(", ")}`,
+      content: `unknown tool ${JSON.stringify(use.name)}; available: ${offeredNames(tools)}`,
       is_error: true,
     };
   }
@@ -58,4 +58,13 @@ async function runTool(tools: Map<string, AgentTool>, use: ToolUseBlock, ctx: To
   } catch (e) {
     return { content: `${use.name} failed: ${describeError(e)}`, is_error: true };
   }
+}
+
+function offeredNames(tools: Map<string, AgentTool>): string {
+  return (
+    [...tools.values()]
+      .filter((t) => !t.refused)
+      .map((t) => t.spec.name)
+      .join(", ") || "none"
+  );
 }

@@ -6,7 +6,8 @@
 import { MessageCache, StringMemo, ToolsCache, withCacheControl } from "./encode-cache.ts";
 import { parseToolInput } from "./tool-input.ts";
 import type { ContentBlock, Message, ModelRequest, StopReason, ToolSpec, Usage } from "./types.ts";
-import { emptyUsage } from "./types.ts";
+import { emptyUsage, tokenCount } from "./types.ts";
+import { wireIndex } from "./wire-index.ts";
 
 type Json = Record<string, unknown>;
 const EPHEMERAL = { type: "ephemeral" } as const;
@@ -174,18 +175,14 @@ function markLastMessage(messages: Json[]): void {
   }
 }
 
-function num(v: unknown): number {
-  return typeof v === "number" && Number.isFinite(v) ? v : 0;
-}
-
 /** Anthropic usage → ours; fields present in `u` overwrite `into` (message_delta repeats some). */
 function mergeAnthropicUsage(into: Usage, u: unknown): void {
   if (!u || typeof u !== "object") return;
   const x = u as Json;
-  if ("input_tokens" in x) into.input_tokens = num(x.input_tokens);
-  if ("output_tokens" in x) into.output_tokens = num(x.output_tokens);
-  if ("cache_read_input_tokens" in x) into.cache_read_tokens = num(x.cache_read_input_tokens);
-  if ("cache_creation_input_tokens" in x) into.cache_write_tokens = num(x.cache_creation_input_tokens);
+  if ("input_tokens" in x) into.input_tokens = tokenCount(x.input_tokens);
+  if ("output_tokens" in x) into.output_tokens = tokenCount(x.output_tokens);
+  if ("cache_read_input_tokens" in x) into.cache_read_tokens = tokenCount(x.cache_read_input_tokens);
+  if ("cache_creation_input_tokens" in x) into.cache_write_tokens = tokenCount(x.cache_creation_input_tokens);
 }
 
 function blockFrom(raw: Json): ContentBlock | undefined {
@@ -241,7 +238,8 @@ type Building = {
 
 /** Accumulates an Anthropic Messages SSE stream into a reply. */
 export class AnthropicStream {
-  private blocks: Building[] = [];
+  /** By the stream's block index: a Map, so a hostile index never sizes an array. */
+  private blocks = new Map<number, Building>();
   private usage = emptyUsage();
   private stop: StopReason = "";
   model = "";
@@ -254,7 +252,7 @@ export class AnthropicStream {
     const ev = JSON.parse(data) as Json;
     switch (ev.type) {
       case "content_block_delta": {
-        const b = this.blocks[num(ev.index)];
+        const b = this.blocks.get(wireIndex(ev.index ?? 0, "content block"));
         const d = ev.delta as Json;
         if (!b || !d) return;
         if (d.type === "text_delta") b.text += d.text as string;
@@ -272,7 +270,7 @@ export class AnthropicStream {
         // Some proxies put the whole input in the start event and send no deltas.
         if (kind === "tool_use" && cb.input && typeof cb.input === "object" && Object.keys(cb.input).length > 0)
           b.input = cb.input as Json;
-        this.blocks[num(ev.index)] = b;
+        this.blocks.set(wireIndex(ev.index ?? 0, "content block"), b);
         return;
       }
       case "message_start": {
@@ -302,8 +300,8 @@ export class AnthropicStream {
 
   result(): ParsedReply {
     const content: ContentBlock[] = [];
-    for (const b of this.blocks) {
-      if (!b) continue;
+    for (const i of [...this.blocks.keys()].sort((x, y) => x - y)) {
+      const b = this.blocks.get(i)!;
       if (b.kind === "text") content.push({ type: "text", text: b.text });
       else if (b.kind === "thinking")
         content.push(

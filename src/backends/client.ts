@@ -8,6 +8,7 @@ import { isDlError } from "../errors.ts";
 import { AnthropicStream, anthropicPayload, type ParsedReply, parseAnthropicJson } from "./anthropic.ts";
 import {
   BodyTooLargeError,
+  decompressionError,
   ERROR_BODY_MAX_BYTES,
   httpError,
   JSON_BODY_MAX_BYTES,
@@ -31,6 +32,7 @@ import {
 } from "./retry.ts";
 import { readSse, SseLimitError } from "./sse.ts";
 import type { ModelRequest, ModelResponse } from "./types.ts";
+import { WireShapeError } from "./wire-index.ts";
 
 type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
 
@@ -170,6 +172,7 @@ async function readStream(req: ModelRequest, body: ReadableStream<Uint8Array>): 
       } catch (e) {
         if (e instanceof SyntaxError)
           throw protocolError(req.endpoint, req.model, `an SSE event is not JSON: ${data.slice(0, 80)}`);
+        if (e instanceof WireShapeError) throw protocolError(req.endpoint, req.model, e.message);
         throw e;
       }
     });
@@ -177,6 +180,8 @@ async function readStream(req: ModelRequest, body: ReadableStream<Uint8Array>): 
     if (isDlError(e)) throw e;
     if (e instanceof SseLimitError) throw protocolError(req.endpoint, req.model, e.message);
     if (req.signal.aborted) throw cancelledError();
+    const undecodable = decompressionError(req.endpoint, req.model, e);
+    if (undecodable) throw undecodable;
     // A read that fails after some events is a cut stream whatever the socket error.
     throw streamCutError(req.endpoint, req.model, describeRead(e));
   }

@@ -161,8 +161,28 @@ export function protocolError(ep: Endpoint, model: string, detail: string, retry
 
 const RESET_CODES = new Set(["ECONNRESET", "EPIPE", "ETIMEDOUT", "ConnectionClosed", "UND_ERR_SOCKET"]);
 
+/** fetch's codes for a compressed body it could not inflate (gzip, deflate, brotli, zstd). */
+const DECOMPRESS_CODE = /zlib|brotli|zstd|decompress/i;
+
+/**
+ * A reply whose Content-Encoding does not match its bytes: the backend was reached and
+ * answered, so "could not reach" would send the user looking in the wrong place.
+ */
+export function decompressionError(ep: Endpoint, model: string, e: unknown): DlError | undefined {
+  const code = String((e as { code?: unknown })?.code ?? "");
+  if (!DECOMPRESS_CODE.test(code)) return undefined;
+  const host = safeHost(ep.url);
+  return new DlError(
+    "backend",
+    `${ep.format} backend at ${host} answered for model ${model}, but its compressed body could not be decompressed (${code.slice(0, 40)}): the Content-Encoding header does not match the bytes. Next: check the proxy in front of the backend (it may compress twice or cut the body), or retry.`,
+    { host, retryable: false } satisfies BackendErrorData,
+  );
+}
+
 /** Network failure from fetch or from reading the body. Resets are retried; refusals are not. */
 export function networkError(ep: Endpoint, model: string, e: unknown): DlError {
+  const undecodable = decompressionError(ep, model, e);
+  if (undecodable) return undecodable;
   const host = safeHost(ep.url);
   const code = String((e as { code?: unknown })?.code ?? "");
   if (RESET_CODES.has(code)) {

@@ -10,7 +10,8 @@ import type { ParsedReply } from "./anthropic.ts";
 import { MessageCache, StringMemo, ToolsCache } from "./encode-cache.ts";
 import { parseToolInput } from "./tool-input.ts";
 import type { ContentBlock, Message, ModelRequest, StopReason, Usage } from "./types.ts";
-import { emptyUsage } from "./types.ts";
+import { emptyUsage, tokenCount } from "./types.ts";
+import { wireIndex } from "./wire-index.ts";
 
 type Json = Record<string, unknown>;
 
@@ -100,10 +101,6 @@ const encodedTools = new ToolsCache((tools) =>
   ),
 );
 
-function num(v: unknown): number {
-  return typeof v === "number" && Number.isFinite(v) ? v : 0;
-}
-
 /**
  * prompt_tokens includes cached tokens in OpenAI's accounting; ours (like Anthropic's)
  * counts them apart, so cached tokens are subtracted from input. DeepSeek reports
@@ -114,12 +111,12 @@ function openaiUsage(u: unknown): Usage {
   if (!u || typeof u !== "object") return usage;
   const x = u as Json;
   const details = (x.prompt_tokens_details ?? {}) as Json;
-  const cached = num(details.cached_tokens) || num(x.prompt_cache_hit_tokens);
-  usage.input_tokens = Math.max(0, num(x.prompt_tokens) - cached);
-  usage.output_tokens = num(x.completion_tokens);
+  const cached = tokenCount(details.cached_tokens) || tokenCount(x.prompt_cache_hit_tokens);
+  usage.input_tokens = tokenCount(tokenCount(x.prompt_tokens) - cached);
+  usage.output_tokens = tokenCount(x.completion_tokens);
   usage.cache_read_tokens = cached;
   // Anthropic-backed OpenAI proxies (LiteLLM) pass cache writes through under this name.
-  usage.cache_write_tokens = num(x.cache_creation_input_tokens);
+  usage.cache_write_tokens = tokenCount(x.cache_creation_input_tokens);
   return usage;
 }
 
@@ -175,7 +172,8 @@ type Call = { id: string; name: string; args: string };
 export class OpenaiStream {
   private text = "";
   private reasoning = "";
-  private calls: Call[] = [];
+  /** By the wire's tool-call index: a Map, so a hostile index never sizes an array. */
+  private calls = new Map<number, Call>();
   private finish: unknown = undefined;
   private usage: Usage = emptyUsage();
   model = "";
@@ -216,11 +214,12 @@ export class OpenaiStream {
   };
 
   private addCall(tc: Json): void {
-    const i = typeof tc.index === "number" ? tc.index : this.calls.length;
-    let c = this.calls[i];
+    // Servers that omit the index send one call per delta: each starts a new call.
+    const i = tc.index === undefined ? this.calls.size : wireIndex(tc.index, "tool call");
+    let c = this.calls.get(i);
     if (!c) {
       c = { id: "", name: "", args: "" };
-      this.calls[i] = c;
+      this.calls.set(i, c);
     }
     if (typeof tc.id === "string" && tc.id) c.id = tc.id;
     const fn = tc.function as Json | undefined;
@@ -235,8 +234,8 @@ export class OpenaiStream {
     if (this.reasoning) content.push({ type: "thinking", thinking: this.reasoning });
     if (this.text) content.push({ type: "text", text: this.text });
     let n = 0;
-    for (const c of this.calls) {
-      if (!c) continue;
+    for (const i of [...this.calls.keys()].sort((x, y) => x - y)) {
+      const c = this.calls.get(i)!;
       n++;
       content.push({ type: "tool_use", id: c.id || `call_${n}`, name: c.name, input: parseToolInput(c.args, c.name) });
     }

@@ -81,11 +81,22 @@ export const emptyUsage = (): Usage => ({
   cache_write_tokens: 0,
 });
 
+/**
+ * A token count from the wire as a safe non-negative integer. Backends have sent 10.5,
+ * -3, 1e19 and strings; any of them reaching a result breaks its output schema and loses
+ * the answer, so they are floored, clamped, and anything not a number counts as 0.
+ */
+export function tokenCount(v: unknown): number {
+  if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) return 0;
+  return Math.min(Math.floor(v), Number.MAX_SAFE_INTEGER);
+}
+
+/** Sums stay safe integers too: many turns of clamped figures must not overflow. */
 export function addUsage(a: Usage, b: Usage): Usage {
   return {
-    input_tokens: a.input_tokens + b.input_tokens,
-    output_tokens: a.output_tokens + b.output_tokens,
-    cache_read_tokens: a.cache_read_tokens + b.cache_read_tokens,
-    cache_write_tokens: a.cache_write_tokens + b.cache_write_tokens,
+    input_tokens: tokenCount(a.input_tokens + b.input_tokens),
+    output_tokens: tokenCount(a.output_tokens + b.output_tokens),
+    cache_read_tokens: tokenCount(a.cache_read_tokens + b.cache_read_tokens),
+    cache_write_tokens: tokenCount(a.cache_write_tokens + b.cache_write_tokens),
   };
 }

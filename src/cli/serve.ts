@@ -1,11 +1,12 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { defineCommand } from "citty";
 import { describeError } from "../errors.ts";
 import { log } from "../log.ts";
+import { MAX_MESSAGE_BYTES } from "../mcp/result-limits.ts";
 import { createServer } from "../mcp/server.ts";
+import { CappedStdioTransport } from "../mcp/stdio-transport.ts";
 import { defaultDeps } from "../services.ts";
 import { DB_FILE } from "../store/db.ts";
 import { hardenProcess } from "../sys/hardening.ts";
@@ -43,7 +44,8 @@ export const serveCommand = defineCommand({
     const config = configOrExit();
     const deps = defaultDeps(config, VERSION);
     const server = createServer(deps);
-    const transport = new StdioServerTransport();
+    // Not the SDK's StdioServerTransport: one oversize message made it stop reading.
+    const transport = new CappedStdioTransport(MAX_MESSAGE_BYTES);
 
     let closing = false;
     const shutdown = async (why: string) => {

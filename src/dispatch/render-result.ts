@@ -1,10 +1,19 @@
 import type { DelegationResult } from "./run-delegation.ts";
 
+/** A result whose answer the MCP edge may have cut (see mcp/result-spill.ts). */
+export type RenderableResult = DelegationResult & {
+  truncated?: boolean;
+  final_response_length?: number;
+  final_response_path?: string;
+};
+
 /**
  * The text twin of a structured result, for clients that only show text: the facts an
- * orchestrator should check first, then the agent's answer.
+ * orchestrator should check first, then the agent's answer. With `previewChars` (MCP)
+ * only the start of the answer is shown, with where the rest is: the text part is a
+ * short rendering, not a second copy of the structured result. `dl run` shows it all.
  */
-export function renderResult(r: DelegationResult): string {
+export function renderResult(r: RenderableResult, previewChars?: number): string {
   const facts = [
     r.success ? "success" : "FAILED",
     `model ${r.model_used}${r.failed_over_from ? ` (failed over from ${r.failed_over_from})` : ""}`,
@@ -19,6 +28,18 @@ export function renderResult(r: DelegationResult): string {
   if (r.fallback_note) lines.push(`note: ${r.fallback_note}`);
   if (r.nudges) lines.push(`nudged ${r.nudges}x${r.resumed_after_nudge ? ", resumed" : ""}`);
   if (r.error) lines.push(`error: ${r.error}`);
-  lines.push("", r.final_response || "(no final response)");
+  lines.push("", answerText(r, previewChars));
   return lines.join("\n");
+}
+
+function answerText(r: RenderableResult, previewChars: number | undefined): string {
+  const answer = r.final_response || "(no final response)";
+  const total = r.final_response_length ?? answer.length;
+  if (previewChars === undefined || total <= previewChars) return answer;
+  let rest = "the structured result's final_response has it all";
+  if (r.truncated) {
+    rest = `the structured result's final_response has the first ${answer.length}; `;
+    rest += r.final_response_path ? `the whole answer is in ${r.final_response_path}` : "the rest could not be kept";
+  }
+  return `${answer.slice(0, previewChars)}\n\n[answer cut: ${previewChars} of ${total} characters shown here; ${rest}]`;
 }

@@ -1,17 +1,24 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describeError, isDlError } from "../errors.ts";
 import { log } from "../log.ts";
+import { TEXT_MAX_CHARS } from "./result-limits.ts";
 
 /**
  * The edge where results and DlErrors become MCP tool results. A structured result goes
- * out twice: as `structuredContent` for clients that read the output schema, and as JSON
- * text for those that only show text.
+ * out as `structuredContent` for clients that read the output schema, with a text part
+ * for those that only show text: the caller's rendering, or the JSON when small. Either
+ * way the text is cut at TEXT_MAX_CHARS, so it never doubles a large reply.
  */
 export function toolOk<T extends Record<string, unknown>>(structured: T, text?: string): CallToolResult {
   return {
-    content: [{ type: "text", text: text ?? JSON.stringify(structured, null, 2) }],
+    content: [{ type: "text", text: capText(text ?? JSON.stringify(structured, null, 2)) }],
     structuredContent: structured,
   };
+}
+
+function capText(text: string): string {
+  if (text.length <= TEXT_MAX_CHARS) return text;
+  return `${text.slice(0, TEXT_MAX_CHARS)}\n\n[text cut at ${TEXT_MAX_CHARS} of ${text.length} characters; the structured result has the full fields]`;
 }
 
 /**

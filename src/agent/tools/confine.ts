@@ -24,13 +24,13 @@ export async function confinePath(workdirReal: string, given: string, allowEscap
   return real;
 }
 
-function inside(root: string, p: string): boolean {
+export function inside(root: string, p: string): boolean {
   if (p === root) return true;
   const rel = relative(root, p);
   return rel !== "" && !rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel);
 }
 
-function escapeError(given: string): DlError {
+export function escapeError(given: string): DlError {
   return new DlError(
     "path_escape",
     `path ${JSON.stringify(given.slice(0, 200))} is outside the working directory (directly, through '..' or through a symlink); use a path inside the working directory`,

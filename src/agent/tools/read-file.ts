@@ -1,8 +1,9 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
+import { closeSync, constants, readFile as readFileCb, readSync } from "node:fs";
+import { promisify } from "node:util";
 import { z } from "zod";
 import { describeError, isDlError } from "../../errors.ts";
 import { confinePath, displayPath } from "./confine.ts";
+import { type Confinement, openConfined } from "./open-confined.ts";
 import { type AgentTool, defineTool, fail, ok, optionalInt, pathArg } from "./types.ts";
 
 export type ReadFileSettings = {
@@ -50,11 +51,10 @@ export function readFileTool(settings: ReadFileSettings = READ_FILE_DEFAULTS): A
       const shown = displayPath(ctx.workdir, abs);
       let buf: Buffer;
       try {
-        const quick = readSmallFileSync(abs, Math.min(SYNC_READ_MAX, settings.maxFileBytes));
-        if (quick) buf = quick;
-        else buf = await readLarge(abs, shown, settings);
+        buf = await readConfined(abs, shown, { workdir: ctx.workdir, allowEscape: ctx.allowEscape }, settings);
       } catch (e) {
         if (e instanceof Refusal) return fail(e.message);
+        if (isDlError(e, "path_escape")) return fail(`read_file: ${e.message}`);
         const code = (e as NodeJS.ErrnoException).code;
         if (code === "ENOENT") return fail(`read_file: ${shown} does not exist`);
         return fail(`read_file: cannot read ${shown} (${isDlError(e) ? e.message : describeError(e)})`);
@@ -73,50 +73,55 @@ export function readFileTool(settings: ReadFileSettings = READ_FILE_DEFAULTS): A
 class Refusal extends Error {}
 
 /**
- * The whole file when it is a regular file of at most `max` bytes, else undefined (the
- * caller then takes the async path). O_NONBLOCK makes opening a FIFO return at once
- * instead of waiting for a writer; fstat on the same descriptor then sends it on.
+ * The file's bytes through one descriptor, proved to be the confined file (see
+ * open-confined.ts), so what is checked is what is read. O_NONBLOCK makes opening a FIFO
+ * return at once instead of waiting for a writer; fstat then refuses it. Small files
+ * are read with synchronous calls (open, fstat, read, close: ~7 µs against ~55 µs
+ * async); larger ones asynchronously, so a big read never stalls the event loop.
  */
-function readSmallFileSync(abs: string, max: number): Buffer | undefined {
-  const fd = openSync(abs, constants.O_RDONLY | constants.O_NONBLOCK);
+async function readConfined(abs: string, shown: string, where: Confinement, s: ReadFileSettings): Promise<Buffer> {
+  const { fd, st } = openConfined(abs, constants.O_RDONLY | constants.O_NONBLOCK, where);
   try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > max) return undefined;
-    // Read to EOF, not to st.size: a file can change size, and /proc files report 0.
-    let buf = Buffer.allocUnsafe(st.size + 1);
-    let n = 0;
-    for (;;) {
-      if (n === buf.length) {
-        if (n > max) return undefined; // it grew past the cap: let the async path decide
-        const bigger = Buffer.allocUnsafe(buf.length * 2);
-        buf.copy(bigger, 0, 0, n);
-        buf = bigger;
-      }
-      const got = readSync(fd, buf, n, buf.length - n, n);
-      if (got === 0) return buf.subarray(0, n);
-      n += got;
+    if (st.isDirectory()) throw new Refusal(`read_file: ${shown} is a directory; list it with run_bash (ls ${shown})`);
+    // A FIFO would block forever and a device (/dev/zero) never ends: regular files only.
+    if (!st.isFile())
+      throw new Refusal(
+        `read_file: ${shown} is not a regular file (a pipe, socket or device); read_file reads files only`,
+      );
+    if (st.size > s.maxFileBytes) {
+      throw new Refusal(
+        `read_file: ${shown} is ${mb(st.size)}, over the ${mb(s.maxFileBytes)} limit; inspect it with run_bash (head, tail, grep -n, sed -n 'A,Bp')`,
+      );
     }
+    const quick =
+      st.size <= SYNC_READ_MAX ? readSmallSync(fd, st.size, Math.min(SYNC_READ_MAX, s.maxFileBytes)) : undefined;
+    const buf = quick ?? (await readFd(fd));
+    if (buf.byteLength > s.maxFileBytes)
+      throw new Refusal(`read_file: ${shown} grew past the ${mb(s.maxFileBytes)} limit while being read`);
+    return buf;
   } finally {
     closeSync(fd);
   }
 }
 
-/** The path for big or special files: stat, refuse directories and oversize, read async. */
-async function readLarge(abs: string, shown: string, settings: ReadFileSettings): Promise<Buffer> {
-  const st = await stat(abs);
-  if (st.isDirectory()) throw new Refusal(`read_file: ${shown} is a directory; list it with run_bash (ls ${shown})`);
-  // A FIFO would block forever and a device (/dev/zero) never ends: regular files only.
-  if (!st.isFile())
-    throw new Refusal(
-      `read_file: ${shown} is not a regular file (a pipe, socket or device); read_file reads files only`,
-    );
-  if (st.size > settings.maxFileBytes) {
-    throw new Refusal(
-      `read_file: ${shown} is ${mb(st.size)}, over the ${mb(settings.maxFileBytes)} limit; inspect it with run_bash (head, tail, grep -n, sed -n 'A,Bp')`,
-    );
+/** Reads to EOF, not to the size fstat gave: a file can change size, and /proc files report 0. */
+function readSmallSync(fd: number, size: number, max: number): Buffer | undefined {
+  let buf = Buffer.allocUnsafe(size + 1);
+  let n = 0;
+  for (;;) {
+    if (n === buf.length) {
+      if (n > max) return undefined; // it grew past the cap: let the async path decide
+      const bigger = Buffer.allocUnsafe(buf.length * 2);
+      buf.copy(bigger, 0, 0, n);
+      buf = bigger;
+    }
+    const got = readSync(fd, buf, n, buf.length - n, n);
+    if (got === 0) return buf.subarray(0, n);
+    n += got;
   }
-  return await readFile(abs);
 }
+
+const readFd = promisify(readFileCb) as (fd: number) => Promise<Buffer>;
 
 function mb(n: number): string {
   return `${(n / (1024 * 1024)).toFixed(1)} MB`;

@@ -20,6 +20,8 @@ export type ToolOutcome = {
 
 export type AgentTool = {
   spec: ToolSpec;
+  /** Set on the stand-in for a tool the agent's `tools:` line does not grant. */
+  refused?: boolean;
   run(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome>;
 };
 

@@ -1,9 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import { closeSync, constants, fchmodSync, openSync, writeFileSync } from "node:fs";
+import { lstat, mkdir, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
-import { describeError } from "../../errors.ts";
+import { describeError, isDlError } from "../../errors.ts";
 import { confinePath, displayPath } from "./confine.ts";
+import { FD_PATHS, fdPath, openDirBelow } from "./dir-walk.ts";
+import { type Confinement, openConfined, proveSameFile } from "./open-confined.ts";
 import { type AgentTool, defineTool, fail, ok, pathArg } from "./types.ts";
 
 export type WriteFileSettings = {
@@ -41,10 +44,11 @@ export function writeFileTool(settings: WriteFileSettings = WRITE_FILE_DEFAULTS)
       }
       const shown = displayPath(ctx.workdir, abs);
       try {
-        await atomicWrite(abs, content);
+        await atomicWrite(abs, content, { workdir: ctx.workdir, allowEscape: ctx.allowEscape });
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         if (code === "EISDIR") return fail(`write_file: ${shown} is a directory`);
+        if (isDlError(e, "path_escape")) return fail(`write_file: ${e.message}`);
         return fail(`write_file: cannot write ${shown} (${describeError(e)})`);
       }
       const lines = content === "" ? 0 : content.split("\n").length - (content.endsWith("\n") ? 1 : 0);
@@ -57,25 +61,51 @@ export function writeFileTool(settings: WriteFileSettings = WRITE_FILE_DEFAULTS)
  * Temp file in the same directory, then rename: a reader (or a crash) sees the old file
  * or the new one, never half of one. Renaming also replaces a symlink rather than writing
  * through it. An existing file keeps its permission bits (an executable script stays one).
+ *
+ * Against a directory swapped for a symlink while this runs: on Linux the directory is
+ * opened component by component without following links and the temp file is created and
+ * renamed through that descriptor (dir-walk.ts), so nothing can land outside. Elsewhere
+ * the temp file is created with O_EXCL|O_NOFOLLOW and proved to sit inside the workdir
+ * before a byte is written (open-confined.ts), and the renamed file is proved again.
  */
-async function atomicWrite(abs: string, content: string): Promise<void> {
-  const dir = dirname(abs);
-  await mkdir(dir, { recursive: true });
+export async function atomicWrite(abs: string, content: string, where: Confinement): Promise<void> {
+  const walk = FD_PATHS && !where.allowEscape;
+  const dirFd = walk ? openDirBelow(where.workdir, dirname(abs)) : undefined;
+  try {
+    if (dirFd === undefined) await mkdir(dirname(abs), { recursive: true });
+    const dir = dirFd === undefined ? dirname(abs) : fdPath(dirFd);
+    await replaceFile(join(dir, basename(abs)), content, walk ? undefined : { ...where, abs });
+  } finally {
+    if (dirFd !== undefined) closeSync(dirFd);
+  }
+}
+
+/** Writes `target` by temp file and rename; with `prove`, checks each step stayed inside. */
+async function replaceFile(target: string, content: string, prove?: Confinement & { abs: string }): Promise<void> {
   let mode: number | undefined;
   try {
-    const st = await stat(abs);
+    const st = await lstat(target);
     if (st.isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
-    mode = st.mode & 0o7777;
+    if (st.isFile()) mode = st.mode & 0o7777;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
   }
-  const tmp = join(dir, `.${basename(abs)}.dl-${randomBytes(6).toString("hex")}.tmp`);
+  const tmp = join(dirname(target), `.${basename(target)}.dl-${randomBytes(6).toString("hex")}.tmp`);
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+  const { fd, st } = prove
+    ? openConfined(tmp, flags, prove, mode ?? 0o666)
+    : { fd: openSync(tmp, flags, mode ?? 0o666), st: undefined };
   try {
-    await writeFile(tmp, content, { flag: "wx" });
-    if (mode !== undefined) await chmod(tmp, mode);
-    await rename(tmp, abs);
+    try {
+      writeFileSync(fd, content);
+      if (mode !== undefined) fchmodSync(fd, mode);
+    } finally {
+      closeSync(fd);
+    }
+    await rename(tmp, target);
   } catch (e) {
     await rm(tmp, { force: true }).catch(() => {});
     throw e;
   }
+  if (prove && st) proveSameFile(prove.abs, st, prove.workdir);
 }

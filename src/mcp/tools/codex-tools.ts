@@ -3,6 +3,7 @@ import { z } from "zod";
 import { codexTaskInput } from "../../jobs/providers/codex-task.ts";
 import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
+import { boundedTotal } from "./call-size.ts";
 import { CODEX_CLOUD_WARNING } from "./codex-schemas.ts";
 import delegateToCodexText from "./delegate-to-codex.txt" with { type: "text" };
 import pollCodexText from "./poll-codex.txt" with { type: "text" };
@@ -38,7 +39,7 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
     {
       title: "Submit Codex CLI jobs",
       description: `${submitCodexText.trim()} ${CODEX_CLOUD_WARNING}`,
-      inputSchema: { tasks: z.array(codexTaskInput).min(1).max(256).describe("tasks to queue") },
+      inputSchema: { tasks: boundedTotal(z.array(codexTaskInput).min(1).max(256)).describe("tasks to queue") },
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     ({ tasks }) =>

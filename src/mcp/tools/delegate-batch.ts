@@ -12,7 +12,10 @@ import {
 import { DlError } from "../../errors.ts";
 import type { ServerDeps } from "../../services.ts";
 import { progressReporter, type ToolExtra } from "../progress.ts";
+import { TEXT_ANSWER_PREVIEW_CHARS } from "../result-limits.ts";
+import { boundResult } from "../result-spill.ts";
 import { guarded, toolOk } from "../tool-result.ts";
+import { boundedTotal } from "./call-size.ts";
 import description from "./delegate-batch.txt" with { type: "text" };
 import { type DelegationArgs, delegationInput, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
 
@@ -24,10 +27,11 @@ export function registerDelegateBatch(server: McpServer, deps: ServerDeps): void
       title: "Delegate several agent tasks in parallel",
       description: description.trim().replaceAll("{max}", String(max)),
       inputSchema: {
-        tasks: z
-          .array(delegationInput)
-          .min(1)
-          .describe(`1 to ${max} tasks, each like delegate_to_local_agent's arguments`),
+        // The configured cap is checked when the call runs (with a message that names the
+        // setting); the schema holds the hard maximum and the size bound.
+        tasks: boundedTotal(z.array(delegationInput).min(1).max(64)).describe(
+          `1 to ${max} tasks, each like delegate_to_local_agent's arguments`,
+        ),
       },
       outputSchema: {
         results: z.array(delegationResultSchema),
@@ -51,7 +55,8 @@ async function runBatch(tasks: DelegationArgs[], deps: ServerDeps, extra: ToolEx
   }
   const started = performance.now();
   const prepared = await prepareAll(tasks, deps);
-  const results = await runAll(prepared, deps, extra);
+  const cacheDir = deps.config.paths.cacheDir;
+  const results = await Promise.all((await runAll(prepared, deps, extra)).map((r) => boundResult(r, cacheDir)));
   const succeeded = results.filter((r) => r.success).length;
   const structured = {
     results,
@@ -59,9 +64,11 @@ async function runBatch(tasks: DelegationArgs[], deps: ServerDeps, extra: ToolEx
     failed: results.length - succeeded,
     elapsed_s: Math.round((performance.now() - started) / 100) / 10,
   };
+  // The text part shares one preview budget across the tasks, so it stays short.
+  const previewChars = Math.max(500, Math.floor(TEXT_ANSWER_PREVIEW_CHARS / results.length));
   const text = [
     `${succeeded}/${results.length} tasks succeeded in ${structured.elapsed_s} s`,
-    ...results.map((r, i) => `\n### task ${i}\n${renderResult(r)}`),
+    ...results.map((r, i) => `\n### task ${i}\n${renderResult(r, previewChars)}`),
   ].join("\n");
   return toolOk(structured, text);
 }

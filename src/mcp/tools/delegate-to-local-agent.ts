@@ -4,6 +4,8 @@ import { renderResult } from "../../dispatch/render-result.ts";
 import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
 import type { ServerDeps } from "../../services.ts";
 import { progressReporter } from "../progress.ts";
+import { TEXT_ANSWER_PREVIEW_CHARS } from "../result-limits.ts";
+import { boundResult } from "../result-spill.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import description from "./delegate-to-local-agent.txt" with { type: "text" };
 import { delegationFields, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
@@ -30,7 +32,8 @@ export function registerDelegateToLocalAgent(server: McpServer, deps: ServerDeps
           prepared,
           delegationContext(deps, { signal: extra.signal, onProgress: progress }),
         );
-        return toolOk(result, renderResult(result));
+        const bounded = await boundResult(result, deps.config.paths.cacheDir);
+        return toolOk(bounded, renderResult(bounded, TEXT_ANSWER_PREVIEW_CHARS));
       }),
   );
 }

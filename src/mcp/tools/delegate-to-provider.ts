@@ -7,6 +7,8 @@ import { renderResult } from "../../dispatch/render-result.ts";
 import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
 import type { ServerDeps } from "../../services.ts";
 import { progressReporter } from "../progress.ts";
+import { TEXT_ANSWER_PREVIEW_CHARS } from "../result-limits.ts";
+import { boundResult } from "../result-spill.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import description from "./delegate-to-provider.txt" with { type: "text" };
 import { delegationFields, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
@@ -47,7 +49,8 @@ export function registerDelegateToProvider(server: McpServer, deps: ServerDeps):
             failover: false,
           }),
         );
-        return toolOk(result, renderResult(result));
+        const bounded = await boundResult(result, deps.config.paths.cacheDir);
+        return toolOk(bounded, renderResult(bounded, TEXT_ANSWER_PREVIEW_CHARS));
       }),
   );
 }

@@ -10,6 +10,8 @@ const AgentEntry = z.object({
   file: z.string(),
   description: z.string(),
   model: z.string(),
+  tools: z.array(z.string()).optional(),
+  warnings: z.array(z.string()).optional(),
   error: z.string().optional(),
 });
 

@@ -1,0 +1,60 @@
+import { randomBytes } from "node:crypto";
+import { chmod, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { DelegationResult } from "../dispatch/run-delegation.ts";
+import { describeError } from "../errors.ts";
+import { log } from "../log.ts";
+import { ANSWER_MAX_CHARS, ERROR_MAX_CHARS } from "./result-limits.ts";
+
+/** What a delegation result carries once its answer may have been cut. */
+export type BoundedResult = DelegationResult & {
+  truncated?: boolean;
+  /** Characters in the whole answer, when `truncated`. */
+  final_response_length?: number;
+  /** A private file (0600) holding the whole answer, when `truncated` and it could be written. */
+  final_response_path?: string;
+};
+
+/**
+ * The result with its answer cut to ANSWER_MAX_CHARS. The whole answer is written under
+ * `<cacheDir>/results/` (0700 folder, 0600 file: answers can quote private code), and the
+ * result names that file, so nothing the agent produced is lost to the cap.
+ */
+export async function boundResult(r: DelegationResult, cacheDir: string): Promise<BoundedResult> {
+  const out: BoundedResult = { ...r };
+  if (out.error && out.error.length > ERROR_MAX_CHARS) out.error = `${out.error.slice(0, ERROR_MAX_CHARS)} …`;
+  const full = r.final_response;
+  if (full.length <= ANSWER_MAX_CHARS) return out;
+  out.final_response = full.slice(0, ANSWER_MAX_CHARS);
+  out.truncated = true;
+  out.final_response_length = full.length;
+  try {
+    out.final_response_path = await spill(full, join(cacheDir, "results"));
+  } catch (e) {
+    log.warn(`could not keep the full answer on disk: ${describeError(e)}`);
+  }
+  return out;
+}
+
+/** Kept answers older than this are removed when a new one is written, so the folder cannot grow for ever. */
+const KEEP_ANSWERS_MS = 7 * 24 * 3600 * 1000;
+
+async function spill(text: string, dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+  await pruneOld(dir, Date.now() - KEEP_ANSWERS_MS);
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const file = join(dir, `answer-${stamp}-${randomBytes(4).toString("hex")}.md`);
+  await writeFile(file, text, { flag: "wx", mode: 0o600 });
+  return file;
+}
+
+async function pruneOld(dir: string, before: number): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith("answer-")) continue;
+    const file = join(dir, name);
+    const st = await stat(file).catch(() => undefined);
+    if (st && st.mtimeMs < before) await rm(file, { force: true }).catch(() => {});
+  }
+}

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { type FakeModel, startFakeModel } from "../fixture/fake-model.ts";
+import { connectDl, type DlSession, tempDir } from "../helpers/dl.ts";
+import { lineReader } from "../helpers/lines.ts";
+
+/**
+ * Issue 10 item 11: read_file and write_file against a process that keeps swapping a
+ * directory of the workdir for a symlink to a folder outside it. Through dist/dl serve
+ * with run_bash off (where file confinement is all there is): no read returns the outside
+ * file and no write lands outside, however the race falls.
+ */
+const SWAPPER = resolve(import.meta.dir, "..", "fixture", "symlink-swapper.ts");
+const CALLS = 150;
+let fake: FakeModel;
+let session: DlSession;
+
+beforeAll(async () => {
+  fake = await startFakeModel();
+  const agentsDir = tempDir("agents");
+  await Bun.write(`${agentsDir}/helper.md`, "---\nname: helper\n---\nHelp.\n");
+  session = await connectDl({
+    DELEGATE_LOCAL_URL: fake.url,
+    DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
+    DELEGATE_LOCAL_MODEL: "local-test-model",
+    DELEGATE_RUN_BASH: "0",
+  });
+});
+afterAll(async () => {
+  await session?.close();
+  await fake?.stop();
+});
+
+describe("file tools against a racing symlink swap", () => {
+  test("no read or write escapes the workdir", async () => {
+    const root = realpathSync(tempDir("race"));
+    const work = join(root, "work");
+    const outside = join(root, "outside");
+    mkdirSync(join(work, "d"), { recursive: true });
+    mkdirSync(outside);
+    writeFileSync(join(work, "d", "file.txt"), "inside-content\n");
+    writeFileSync(join(outside, "file.txt"), "SECRET-OUTSIDE\n");
+    const stop = join(root, "stop");
+    const swapper = Bun.spawn([process.execPath, SWAPPER, work, outside, stop, "2000000"], { stdout: "pipe" });
+    const line = lineReader(swapper.stdout);
+    expect(await line()).toBe("started");
+
+    const tools = [];
+    for (let i = 0; i < CALLS; i++) {
+      tools.push({ name: "read_file", input: { path: "d/file.txt" } });
+      tools.push({ name: "write_file", input: { path: `d/w${i}.txt`, content: "PLANTED\n" } });
+    }
+    fake.script("glm-race", { tools }, { tools }, { text: "done" });
+    const res = await session.client.callTool(
+      {
+        name: "delegate_to_local_agent",
+        arguments: { agent_name: "helper", task: "t", workdir: work, model: "glm-race" },
+      },
+      undefined,
+      { timeout: 60_000 },
+    );
+    writeFileSync(stop, "");
+    expect(await swapper.exited).toBe(0);
+    expect(res.isError).toBeFalsy();
+
+    const seen = fake.requests.slice(1).map((q) => JSON.stringify(q.body));
+    expect(seen.length).toBe(2);
+    const leaked = seen.filter((body) => body.includes("SECRET-OUTSIDE")).length;
+    expect(leaked).toBe(0);
+    // The race was real work, not refusals only: some reads went through.
+    expect(seen.join("").split("inside-content").length - 1).toBeGreaterThan(0);
+    expect(readdirSync(outside)).toEqual(["file.txt"]);
+  }, 90_000);
+});
