@@ -89,9 +89,14 @@ export function resolveDshModel(requested: string, models: Map<string, DshModel>
   return found;
 }
 
-export function enabledList(models: Map<string, DshModel>): string {
-  const names = [...models.values()].filter((m) => m.enabled && !isXiaomi(m.alias) && !isXiaomi(m.model));
-  return names.length ? names.map((m) => m.alias).join(", ") : "(none)";
+/** Aliases a task may name: enabled, and not a MiMo/Xiaomi model (refused whatever the flag). */
+export function enabledAliases(models: Map<string, DshModel>): string[] {
+  return [...models.values()].filter((m) => m.enabled && !isXiaomi(m.alias) && !isXiaomi(m.model)).map((m) => m.alias);
+}
+
+function enabledList(models: Map<string, DshModel>): string {
+  const names = enabledAliases(models);
+  return names.length ? names.join(", ") : "(none)";
 }
 
 function xiaomiRefusal(name: string): DlError {
