@@ -291,9 +291,12 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
     expect(r.isError).toBe(true);
     expect(r.text).toContain("no-such-dsh-herdr.sh");
     expect(r.text).toContain("DELEGATE_DSH_LAUNCHER");
-    expect((await s.client.listTools()).tools.map((t) => t.name)).toEqual(
-      expect.arrayContaining(["submit_dsh", "poll_dsh", "cancel_dsh"]),
-    );
+    const tools = (await s.client.listTools()).tools;
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["submit_dsh", "poll_dsh", "cancel_dsh"]));
+    const submit = tools.find((t) => t.name === "submit_dsh")!;
+    expect(submit.description).toContain("never send PHI or real personal data");
+    expect(submit.description).toContain("MiMo/Xiaomi models are always refused");
+    expect(JSON.stringify(submit.inputSchema)).toContain('"required":["task","model"]');
   });
 
   test("dl status shows the launcher, the models file with its problems, and dsh jobs", async () => {
