@@ -8,6 +8,8 @@ import { createDispatcher, type Dispatcher, dispatchSettingsFromConfig } from ".
 import type { AcquireSlot } from "./dispatch/run-delegation.ts";
 import type { CodexService } from "./jobs/providers/codex.ts";
 import { codexOptionsFromConfig } from "./jobs/providers/codex-options.ts";
+import type { DshService } from "./jobs/providers/dsh.ts";
+import { dshOptionsFromConfig } from "./jobs/providers/dsh-options.ts";
 
 /**
  * The long-lived services one dl process builds from its Config (gateway routing, pools,
@@ -27,6 +29,8 @@ export type ServerDeps = {
   fallbackNote: (requested: string, answered: string, routing: Record<string, string>) => string | undefined;
   /** The Codex job service, started on first use (and by `dl serve` at start-up). */
   codex: () => Promise<CodexService>;
+  /** The dsh launcher job service, started on first use (and by `dl serve` when it has jobs). */
+  dsh: () => Promise<DshService>;
   /** Stops job services this process started: their running jobs end, recorded. */
   stopJobs: () => Promise<void>;
 };
@@ -48,6 +52,11 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
     (codex ??= import("./jobs/providers/codex.ts").then(({ CodexService }) =>
       CodexService.start(codexOptionsFromConfig(config, waitCommandFor(process.execPath))),
     ));
+  let dsh: Promise<DshService> | undefined;
+  const startDsh = () =>
+    (dsh ??= import("./jobs/providers/dsh.ts").then(({ DshService }) =>
+      DshService.start(dshOptionsFromConfig(config, waitCommandFor(process.execPath), process.cwd())),
+    ));
   return {
     config,
     version,
@@ -59,10 +68,11 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
     acquire: (model, o) => dispatcher.acquire(model, o),
     fallbackNote: (requested, answered, routing) => whoAnswered(requested, { model: answered, routing }).fallback_note,
     codex: startCodex,
+    dsh: startDsh,
     stopJobs: async () => {
-      if (!codex) return;
-      const svc = await codex.catch(() => undefined);
-      await svc?.stop();
+      const started = [codex, dsh].filter((s) => s !== undefined);
+      const services = await Promise.all(started.map((s) => s.catch(() => undefined)));
+      await Promise.all(services.map((svc) => svc?.stop()));
     },
   };
 }

@@ -90,11 +90,14 @@ export const serveCommand = defineCommand({
 
     await server.connect(transport);
     log.debug(`dl serve ${VERSION} ready on stdio`);
-    // Once answering is possible: if Codex jobs were ever recorded here, start the job
+    // Once answering is possible: if Codex (or dsh) jobs were ever recorded here, start the job
     // service now so jobs of servers that died are reaped at start, not on first use.
     // A failure here fails the job tools closed.
     if (existsSync(join(config.paths.codexStateDir, DB_FILE))) {
       deps.codex().catch((e: unknown) => log.warn(`codex jobs unavailable: ${describeError(e)}`));
+    }
+    if (existsSync(join(config.paths.dshStateDir, DB_FILE))) {
+      deps.dsh().catch((e: unknown) => log.warn(`dsh jobs unavailable: ${describeError(e)}`));
     }
   },
 });

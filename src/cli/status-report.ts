@@ -7,6 +7,8 @@ import { type PoolStatus, poolStatus } from "../dispatch/status.ts";
 import { type JobsSummary, jobsSummary } from "../jobs/maintenance.ts";
 import { codexOptionsFromConfig } from "../jobs/providers/codex-options.ts";
 import { type CodexStatusReport, codexStatus } from "../jobs/providers/codex-status.ts";
+import { dshOptionsFromConfig } from "../jobs/providers/dsh-options.ts";
+import { type DshStatusReport, dshStatus } from "../jobs/providers/dsh-status.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { writableProblem } from "../sys/writable.ts";
@@ -25,6 +27,7 @@ export type StatusReport = {
   pools: PoolStatus[];
   jobs: JobsSummary[];
   codex: CodexStatusReport | { error: string };
+  dsh: DshStatusReport | { error: string };
 };
 
 const PROBE_TIMEOUT_MS = 3000;
@@ -82,7 +85,32 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
     pools,
     jobs,
     codex,
+    dsh: dshReport(config),
   };
+}
+
+/** Like Codex, a missing launcher or models file is information, not ill health. */
+function dshReport(config: Config): StatusReport["dsh"] {
+  try {
+    return dshStatus(dshOptionsFromConfig(config, "dl wait", process.cwd()));
+  } catch (e) {
+    return { error: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+function renderDsh(d: StatusReport["dsh"]): string[] {
+  if ("error" in d) return ["", "dsh:", `  unavailable: ${d.error}`];
+  const m = d.models_file;
+  const c = d.caps;
+  return [
+    "",
+    "dsh:",
+    `  launcher: ${d.launcher.ok ? d.launcher.path : d.launcher.message}`,
+    `  models file: ${m.path}${m.exists ? "" : " (missing)"}`,
+    `  enabled models: ${m.enabled.length ? m.enabled.join(", ") : "(none)"}`,
+    ...m.problems.map((p) => `  problem: ${p}`),
+    `  caps: ${c.max_concurrent} global / ${c.max_per_project} per project, queue ${c.max_queue}, stagger ${c.stagger_s} s`,
+  ];
 }
 
 /** The effective configuration with every secret replaced and child env shown by name only. */
@@ -153,6 +181,7 @@ export function renderStatus(r: StatusReport): string {
       lines.push(`  quota ${w.name}: ${w.used_percent}% used${w.resets_at ? `, resets ${w.resets_at}` : ""}`);
     for (const w of c.quota.warnings) lines.push(`  warning: ${w}`);
   }
+  lines.push(...renderDsh(r.dsh));
   if (r.failed_checks.length) {
     lines.push("", "failed checks:");
     for (const f of r.failed_checks) lines.push(`  - ${f}`);

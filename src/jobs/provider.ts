@@ -46,6 +46,11 @@ export interface ParsedResult {
   usage?: Record<string, unknown> | null;
   sessionId?: string | null;
   warnings?: string[];
+  /**
+   * The run exited 0 but its own result says it failed (a launcher that reports through a
+   * file, not its exit code). Set, the job ends `failed` with this class.
+   */
+  failure?: FailureClass | null;
 }
 
 /** Why a non-zero run failed. `throttle` may be retried; the others never are. */

@@ -51,6 +51,15 @@ export function sanitizeMultiline(s: string, cap = JSON_STRING_CAP): string {
   return cut(clean, cap);
 }
 
+/**
+ * A preformatted block (a diff stat) for JSON: same cleaning, but spaces and line breaks
+ * stay where they are, since the alignment carries the meaning.
+ */
+export function sanitizeBlock(s: string, cap = JSON_STRING_CAP): string {
+  const head = s.length > cap * 8 ? s.slice(0, cap * 8) : s;
+  return cut(head.replace(/\r\n?/g, "\n").replace(ANSI, " ").replace(UNSAFE_KEEP_NL, " ").trimEnd(), cap);
+}
+
 /** Every string in a JSON value (keys too), at any depth, as a safe capped line. */
 export function sanitizeJson(v: unknown, cap = JSON_STRING_CAP, depth = 0): unknown {
   if (typeof v === "string") return sanitizeLine(v, cap);

@@ -1,0 +1,134 @@
+import { writeFileSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import { z } from "zod";
+import { DlError } from "../../errors.ts";
+import type { JobRow } from "../../store/types.ts";
+import type { LaunchSpec, ValidatedTask } from "../provider.ts";
+import { type DshModel, loadDshModels, resolveDshModel } from "./dsh-models.ts";
+
+/**
+ * One dsh task: what a caller may ask for, and the launcher command that runs it.
+ */
+
+export const DSH_DEFAULT_TIMEOUT_S = 2400;
+const MAX_TIMEOUT_S = 24 * 3600;
+/** The task travels in a file, not argv, so the only limit is what a model should be handed. */
+const MAX_TASK_BYTES = 1_000_000;
+
+const TIMEOUT_RULE = `timeout_s must be a whole number of seconds from 1 to ${MAX_TIMEOUT_S}`;
+
+/**
+ * One dsh task as callers may send it: the single definition of its shape, used by the
+ * MCP tools (which publish its JSON Schema) and by the engine's submit. The model is
+ * checked against the allowlist file afterwards (validateDshTask), since that file can
+ * change while the server runs.
+ */
+export const dshTaskInput = z
+  .object({
+    task: z
+      .string({ error: "task must be a string: the instructions for the dsh run" })
+      .refine((s) => s.trim() !== "", "task must be a non-empty string: the instructions for the dsh run")
+      .refine(
+        (s) => Buffer.byteLength(s) <= MAX_TASK_BYTES,
+        `task is over ${MAX_TASK_BYTES} bytes; put the details in a file inside the workdir and point the task at it`,
+      )
+      .describe("what the harness should do in workdir; code only, never PHI or personal data"),
+    model: z
+      .string({ error: "model is required: an enabled alias from DELEGATE_DSH_MODELS_FILE" })
+      .min(1, "model is required: an enabled alias from DELEGATE_DSH_MODELS_FILE")
+      .max(200, "model is at most 200 characters")
+      .describe("an enabled alias (or its real model name) from the dsh models file; MiMo/Xiaomi models are refused"),
+    workdir: z
+      .string({ error: "workdir must be a path to a checkout or worktree (one job per worktree)" })
+      .min(1, "workdir must be a path to a checkout or worktree (one job per worktree)")
+      .optional()
+      .describe(
+        "the git worktree this job works in (default '.', the directory the server was started in); one job per worktree",
+      ),
+    timeout_s: z
+      .number({ error: TIMEOUT_RULE })
+      .int(TIMEOUT_RULE)
+      .min(1, TIMEOUT_RULE)
+      .max(MAX_TIMEOUT_S, TIMEOUT_RULE)
+      .optional()
+      .describe(
+        `wall-clock limit from start; the launcher's process group is killed after it (default ${DSH_DEFAULT_TIMEOUT_S})`,
+      ),
+  })
+  .strict();
+
+const ALLOWED_FIELDS = Object.keys(dshTaskInput.shape).join(", ");
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === "unrecognized_keys") {
+    const keys = issue.keys.slice(0, 5).map((k) => JSON.stringify(k.slice(0, 32)));
+    return `unknown task field(s) ${keys.join(", ")}; allowed: ${ALLOWED_FIELDS}`;
+  }
+  if (issue.path.length === 0) return `each task must be an object {${ALLOWED_FIELDS}}`;
+  return issue.message;
+}
+
+export interface DshTaskRules {
+  /** DELEGATE_DSH_MODELS_FILE (resolved). */
+  modelsFile: string;
+  /** What a relative workdir is relative to: the directory the server was started in. */
+  baseDir: string;
+}
+
+/** The alias the caller used, kept for display; the row stores the real model. */
+interface DshParams {
+  alias: string;
+}
+
+/**
+ * Parses one task, then checks its model against the allowlist file (read afresh, so an
+ * edit takes effect without a restart). Throws DlError bad_input / bad_config.
+ */
+export function validateDshTask(raw: unknown, rules: DshTaskRules): ValidatedTask {
+  const parsed = dshTaskInput.safeParse(raw);
+  if (!parsed.success) throw new DlError("bad_input", describeIssue(parsed.error.issues[0]!));
+  const t = parsed.data;
+  const m: DshModel = resolveDshModel(t.model, loadDshModels(rules.modelsFile), rules.modelsFile);
+  const workdir = t.workdir ?? ".";
+  const params: DshParams = { alias: m.alias };
+  return {
+    task: t.task,
+    workdir: isAbsolute(workdir) ? workdir : resolve(rules.baseDir, workdir),
+    model: m.model,
+    effort: null,
+    timeoutS: t.timeout_s ?? DSH_DEFAULT_TIMEOUT_S,
+    params: { ...params },
+    warnings: t.model === m.alias && m.alias !== m.model ? [`model alias ${m.alias} → ${m.model}`] : [],
+  };
+}
+
+/** Where a job's files go, inside the engine's private per-job dir. */
+export const dshTaskFile = (jobDir: string) => join(jobDir, "task.md");
+export const dshOutDir = (jobDir: string) => join(jobDir, "out");
+export const dshResultFile = (jobDir: string) => join(dshOutDir(jobDir), "result.json");
+
+/**
+ * `<launcher> --cwd <workdir> --model <model> --task-file <file> --out-dir <dir>`. The
+ * task goes into a file only this user can read: argv is visible to every local user.
+ */
+export function buildDshLaunch(
+  job: JobRow,
+  jobDir: string,
+  o: { launcher: string; childEnv: Readonly<Record<string, string>> },
+): LaunchSpec {
+  if (!job.model) throw new Error("the job has no model");
+  const taskFile = dshTaskFile(jobDir);
+  writeFileSync(taskFile, job.task, { mode: 0o600 });
+  const argv = [
+    o.launcher,
+    "--cwd",
+    job.workdir,
+    "--model",
+    job.model,
+    "--task-file",
+    taskFile,
+    "--out-dir",
+    dshOutDir(jobDir),
+  ];
+  return { argv, env: { ...o.childEnv }, cwd: job.workdir };
+}
