@@ -1,7 +1,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import type { ServerDeps } from "../../deps.ts";
 import { dshTaskInput } from "../../jobs/providers/dsh-task.ts";
+import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import cancelDshText from "./cancel-dsh.txt" with { type: "text" };
 import pollDshText from "./poll-dsh.txt" with { type: "text" };
