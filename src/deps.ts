@@ -8,6 +8,9 @@ import { createDispatcher, type Dispatcher, dispatchSettingsFromConfig } from ".
 import type { AcquireSlot } from "./dispatch/run-delegation.ts";
 import type { CodexService } from "./jobs/providers/codex.ts";
 import { codexOptionsFromConfig } from "./jobs/providers/codex-options.ts";
+import type { GeminiService } from "./jobs/providers/gemini.ts";
+import { requireGeminiAllowed } from "./jobs/providers/gemini-gate.ts";
+import { geminiOptionsFromConfig } from "./jobs/providers/gemini-options.ts";
 
 /**
  * The long-lived services one dl process builds from its Config (gateway routing, pools,
@@ -27,6 +30,11 @@ export type ServerDeps = {
   fallbackNote: (requested: string, answered: string, routing: Record<string, string>) => string | undefined;
   /** The Codex job service, started on first use (and by `dl serve` at start-up). */
   codex: () => Promise<CodexService>;
+  /**
+   * The Gemini job service, started on first use; refuses (DlError) unless
+   * DELEGATE_GEMINI_ALLOW_DANGER=1, before anything is opened.
+   */
+  gemini: () => Promise<GeminiService>;
   /** Stops job services this process started: their running jobs end, recorded. */
   stopJobs: () => Promise<void>;
 };
@@ -48,6 +56,14 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
     (codex ??= import("./jobs/providers/codex.ts").then(({ CodexService }) =>
       CodexService.start(codexOptionsFromConfig(config, waitCommandFor(process.execPath))),
     ));
+  let gemini: Promise<GeminiService> | undefined;
+  const startGemini = async () => {
+    requireGeminiAllowed(config.gemini.allowDanger);
+    gemini ??= import("./jobs/providers/gemini.ts").then(({ GeminiService }) =>
+      GeminiService.start(geminiOptionsFromConfig(config, waitCommandFor(process.execPath))),
+    );
+    return gemini;
+  };
   return {
     config,
     version,
@@ -59,10 +75,10 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
     acquire: (model, o) => dispatcher.acquire(model, o),
     fallbackNote: (requested, answered, routing) => whoAnswered(requested, { model: answered, routing }).fallback_note,
     codex: startCodex,
+    gemini: startGemini,
     stopJobs: async () => {
-      if (!codex) return;
-      const svc = await codex.catch(() => undefined);
-      await svc?.stop();
+      const started = [codex, gemini].filter((s) => s !== undefined);
+      await Promise.all(started.map(async (s) => (await s.catch(() => undefined))?.stop()));
     },
   };
 }

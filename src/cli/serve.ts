@@ -94,5 +94,8 @@ export const serveCommand = defineCommand({
     if (existsSync(join(config.paths.codexStateDir, DB_FILE))) {
       deps.codex().catch((e: unknown) => log.warn(`codex jobs unavailable: ${describeError(e)}`));
     }
+    if (config.gemini.allowDanger && existsSync(join(config.paths.geminiStateDir, DB_FILE))) {
+      deps.gemini().catch((e: unknown) => log.warn(`gemini jobs unavailable: ${describeError(e)}`));
+    }
   },
 });

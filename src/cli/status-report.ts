@@ -7,6 +7,8 @@ import { type PoolStatus, poolStatus } from "../dispatch/status.ts";
 import { type JobsSummary, jobsSummary } from "../jobs/maintenance.ts";
 import { codexOptionsFromConfig } from "../jobs/providers/codex-options.ts";
 import { type CodexStatusReport, codexStatus } from "../jobs/providers/codex-status.ts";
+import { geminiOptionsFromConfig } from "../jobs/providers/gemini-options.ts";
+import { type GeminiStatusReport, geminiStatus } from "../jobs/providers/gemini-status.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { writableProblem } from "../sys/writable.ts";
@@ -25,6 +27,7 @@ export type StatusReport = {
   pools: PoolStatus[];
   jobs: JobsSummary[];
   codex: CodexStatusReport | { error: string };
+  gemini: GeminiStatusReport;
 };
 
 const PROBE_TIMEOUT_MS = 3000;
@@ -71,6 +74,8 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
     codex = { error: e instanceof Error ? e.message : String(e) };
   }
   for (const j of jobs) if (j.error) failed_checks.push(`jobs ${j.provider}: ${j.error}`);
+  const gemini = await geminiStatus(geminiOptionsFromConfig(config, "dl wait"));
+  failed_checks.push(...jailChecks(config, gemini.jail));
 
   return {
     version,
@@ -82,7 +87,19 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
     pools,
     jobs,
     codex,
+    gemini,
   };
+}
+
+/** A jail that cannot start is ill health only where the user asked for one. */
+function jailChecks(config: Config, jail: GeminiStatusReport["jail"]): string[] {
+  if (jail.ok) return [];
+  const why = `${jail.detail}${jail.fix ? `; fix: ${jail.fix}` : ""}`;
+  const users = [
+    ...(config.gemini.allowDanger ? ["Gemini jobs (DELEGATE_GEMINI_ALLOW_DANGER=1)"] : []),
+    ...(config.agent.runBashSandbox ? ["run_bash (DELEGATE_RUN_BASH_SANDBOX=1)"] : []),
+  ];
+  return users.map((u) => `jail for ${u} cannot start: ${why}`);
 }
 
 /** The effective configuration with every secret replaced and child env shown by name only. */
@@ -153,9 +170,21 @@ export function renderStatus(r: StatusReport): string {
       lines.push(`  quota ${w.name}: ${w.used_percent}% used${w.resets_at ? `, resets ${w.resets_at}` : ""}`);
     for (const w of c.quota.warnings) lines.push(`  warning: ${w}`);
   }
+  lines.push(...renderGemini(r.gemini));
   if (r.failed_checks.length) {
     lines.push("", "failed checks:");
     for (const f of r.failed_checks) lines.push(`  - ${f}`);
   }
   return lines.join("\n");
+}
+
+function renderGemini(g: GeminiStatusReport): string[] {
+  return [
+    "",
+    "gemini (agy):",
+    `  tools: ${g.allowed ? "allowed (DELEGATE_GEMINI_ALLOW_DANGER=1)" : "off (set DELEGATE_GEMINI_ALLOW_DANGER=1 to allow)"}`,
+    `  cli: ${g.cli.ok ? g.cli.path : g.cli.message}`,
+    `  jail: ${g.jail.ok ? "ok" : "UNAVAILABLE"} — ${g.jail.detail}${g.jail.fix ? `; fix: ${g.jail.fix}` : ""}`,
+    `  caps: ${g.caps.max_concurrent} running, ${g.caps.max_queue} queued, one job per workdir`,
+  ];
 }

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { describeError } from "../errors.ts";
+import { describeError, isDlError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { JobPatch, JobRow } from "../store/types.ts";
 import { type RunResult, runGroup } from "../sys/process.ts";
@@ -69,7 +69,9 @@ async function prepareLaunch(
     mkdirSync(jobDir, { recursive: true, mode: 0o700 });
     return await ctx.provider.launch(row, { jobDir });
   } catch (e) {
-    await rw.fail("infra", `could not prepare the run: ${describeError(e)}`);
+    // A refusal the provider explains itself (jail unavailable, unsafe git config).
+    const kind = isDlError(e) && typeof e.data.failure_kind === "string" ? e.data.failure_kind : null;
+    await rw.fail(kind ?? "infra", kind ? describeError(e) : `could not prepare the run: ${describeError(e)}`);
     return null;
   }
 }
@@ -166,27 +168,38 @@ async function recordEnd(
     return rw.finish({ exit_code: out.exitCode, ended_at: ended }, why);
   }
   if (o.signal.aborted) return rw.finish(stoppedPatch(o.signal.reason as JobStopCause, ended, out.exitCode));
+  const parsed = parseRun(row, out, ctx);
   const outcome = chooseOutcome({
     timedOut: result.timedOut,
     exitCode: out.exitCode,
+    outputFailure: parsed.failure,
     classify: () => ctx.provider.classify(out, row),
     retryCount: row.retry_count,
     maxRetries: ctx.maxRetries,
   });
   await rw.finish({
-    ...resultFields(row, out, ctx, run.lastActivity),
+    ...resultFields(row, out, parsed, ctx, run.lastActivity),
     ...outcomePatch(outcome, ended, ctx.retryDelayMs),
   });
 }
 
-/** What the provider read out of the run, plus the warnings gathered since submit. */
-function resultFields(row: JobRow, out: RunOutput, ctx: RunnerContext, lastActivity: number): JobPatch {
-  let parsed: ParsedResult;
+/** What the provider read out of the run; a parser that throws leaves a warning, not a crash. */
+function parseRun(row: JobRow, out: RunOutput, ctx: RunnerContext): ParsedResult {
   try {
-    parsed = ctx.provider.parse(out, row);
+    return ctx.provider.parse(out, row);
   } catch (e) {
-    parsed = { finalResponse: null, warnings: [`could not read the result: ${describeError(e)}`] };
+    return { finalResponse: null, warnings: [`could not read the result: ${describeError(e)}`] };
   }
+}
+
+/** What the provider read out of the run, plus the warnings gathered since submit. */
+function resultFields(
+  row: JobRow,
+  out: RunOutput,
+  parsed: ParsedResult,
+  ctx: RunnerContext,
+  lastActivity: number,
+): JobPatch {
   const warnings = [...(row.warnings ? (JSON.parse(row.warnings) as string[]) : []), ...(parsed.warnings ?? [])];
   if (out.outputTruncated) warnings.push(`output over ${ctx.outputCap} bytes was cut`);
   return {

@@ -4,6 +4,7 @@ import { registerCodexTools } from "./tools/codex-tools.ts";
 import { registerDelegateBatch } from "./tools/delegate-batch.ts";
 import { registerDelegateToLocalAgent } from "./tools/delegate-to-local-agent.ts";
 import { registerDelegateToProvider } from "./tools/delegate-to-provider.ts";
+import { registerGeminiTools } from "./tools/gemini-tools.ts";
 import { registerListLocalAgents } from "./tools/list-local-agents.ts";
 import { registerLocalBackendStatus } from "./tools/local-backend-status.ts";
 
@@ -17,13 +18,14 @@ export function createServer(deps: ServerDeps): McpServer {
     {
       capabilities: { tools: {}, logging: {} },
       instructions:
-        "dl hands sub-agent work to other model backends and coding CLIs. delegate_to_local_agent / delegate_batch run agents on the configured gateway, delegate_to_provider on an endpoint you name; submit_codex / poll_codex / cancel_codex run Codex CLI jobs (start the returned `watch` command in the background: it is the only completion signal); list_local_agents shows agents, local_backend_status checks the gateway.",
+        "dl hands sub-agent work to other model backends and coding CLIs. delegate_to_local_agent / delegate_batch run agents on the configured gateway, delegate_to_provider on an endpoint you name; submit_codex / poll_codex / cancel_codex run Codex CLI jobs (start the returned `watch` command in the background: it is the only completion signal); submit_gemini / poll_gemini / cancel_gemini do the same for Gemini through the jailed Antigravity CLI (only with DELEGATE_GEMINI_ALLOW_DANGER=1); list_local_agents shows agents, local_backend_status checks the gateway.",
     },
   );
   registerDelegateToLocalAgent(server, deps);
   registerDelegateBatch(server, deps);
   registerDelegateToProvider(server, deps);
   registerCodexTools(server, deps);
+  registerGeminiTools(server, deps);
   registerListLocalAgents(server, deps);
   registerLocalBackendStatus(server, deps);
   return server;
