@@ -316,3 +316,30 @@ describe("Gemini tools without their gate or their binary", () => {
     expect((await s.client.listTools()).tools.map((t) => t.name)).toContain("poll_gemini");
   });
 });
+
+describe("dl status: the jail and Gemini jobs", () => {
+  type Report = {
+    failed_checks: string[];
+    gemini: { allowed: boolean; cli: { ok: boolean }; jail: { ok: boolean; kind: string; fix: string | null } };
+    jobs: { provider: string; running: number; queued: number }[];
+  };
+  test.skipIf(skipBwrap)("shows the jail working, agy found and the gemini job store", async () => {
+    const r = await runDl(["status", "--json"], serveEnv());
+    const report = JSON.parse(r.stdout) as Report;
+    expect(report.gemini).toMatchObject({ allowed: true, cli: { ok: true }, jail: { ok: true, kind: "bwrap" } });
+    expect(report.jobs.map((j) => j.provider)).toContain("gemini");
+    expect(report.failed_checks.filter((c) => c.includes("jail"))).toEqual([]);
+    const text = await runDl(["status"], serveEnv());
+    expect(text.stdout).toContain("gemini (agy):");
+    expect(text.stdout).toMatch(/jail: ok/);
+  });
+
+  test("a jail that cannot start is a failed check naming the fix, when Gemini is allowed", async () => {
+    const r = await runDl(["status", "--json"], serveEnv({ PATH: join(root, "no-bin-here") }));
+    const report = JSON.parse(r.stdout) as Report;
+    expect(r.code).toBe(1);
+    expect(report.gemini.jail).toMatchObject({ ok: false, kind: "bwrap" });
+    const check = report.failed_checks.find((c) => c.startsWith("jail for Gemini jobs"));
+    expect(check).toContain("install bubblewrap");
+  });
+});
