@@ -8,7 +8,7 @@ import type { RunOutput } from "../../../src/jobs/provider.ts";
 import { buildGeminiLaunch, type GeminiJailInputs } from "../../../src/jobs/providers/gemini-launch.ts";
 import { geminiProvider } from "../../../src/jobs/providers/gemini-provider.ts";
 import { agyArgv, validateGeminiTask } from "../../../src/jobs/providers/gemini-task.ts";
-import type { JailProbe } from "../../../src/sandbox/index.ts";
+import type { GitGuardResult, JailProbe } from "../../../src/sandbox/index.ts";
 import type { JobRow } from "../../../src/store/types.ts";
 import { testProvider, testTask } from "../../fixture/jobs-provider.ts";
 import { makeRepo, startEngine, tempRoot, until } from "../helpers.ts";
@@ -108,14 +108,13 @@ describe("the jailed launch refuses before anything runs", () => {
   });
 
   test("unsafe git config: jail_git_config with the hint", async () => {
-    const gitGuard = async () =>
-      ({
-        ok: false,
-        failure_kind: "jail_git_config",
-        hint: "git branch --unset-upstream",
-        message: "the workdir's git config points at a local path outside the jail",
-        offending: [],
-      }) as const;
+    const gitGuard = async (): Promise<GitGuardResult> => ({
+      ok: false,
+      failure_kind: "jail_git_config",
+      hint: "git branch --unset-upstream",
+      message: "the workdir's git config points at a local path outside the jail",
+      offending: [],
+    });
     const e = await refusal(buildGeminiLaunch(row(), "/usr/bin/agy", inputs({ gitGuard })));
     expect(e.data).toMatchObject({ failure_kind: "jail_git_config", hint: "git branch --unset-upstream" });
     expect(e.message).toContain("git branch --unset-upstream");
