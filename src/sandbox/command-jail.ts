@@ -11,7 +11,7 @@ import type { JailProbe } from "./probe.ts";
  * cannot start, wrap throws and the command does not run.
  */
 
-export interface JailedCommand {
+interface JailedCommand {
   argv: string[];
   env: Record<string, string>;
   /** Removes the run's private temporary dir (macOS); call once the command has ended. */

@@ -9,7 +9,7 @@ import { DlError } from "../../errors.ts";
 
 export type AgyBinStatus = { ok: true; path: string } | { ok: false; message: string };
 
-export const AGY_INSTALL =
+const AGY_INSTALL =
   "install the Antigravity CLI (macOS: brew install --cask antigravity-cli) and run `agy` once to sign in, or set DELEGATE_AGY_BIN to its path";
 
 function executable(p: string): boolean {

@@ -4,7 +4,7 @@ import { DlError } from "../../errors.ts";
  * The Gemini tools' gate: `agy -p` cannot ask before it acts and runs with
  * --dangerously-skip-permissions, so nothing Gemini runs unless the user said so.
  */
-export const GEMINI_GATE_REFUSAL =
+const GEMINI_GATE_REFUSAL =
   "the Gemini tools are off: `agy -p` cannot ask for permission and runs with --dangerously-skip-permissions (inside a jail, but it still edits the workdir freely and uploads what it reads to Google). The user must set DELEGATE_GEMINI_ALLOW_DANGER=1 in the MCP server's environment to allow them; nothing was run";
 
 export function requireGeminiAllowed(allowDanger: boolean): void {

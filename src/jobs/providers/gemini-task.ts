@@ -7,16 +7,16 @@ import type { ValidatedTask } from "../provider.ts";
  * One Gemini task: what a caller may ask for, and the `agy` command line that runs it.
  */
 
-export const GEMINI_EFFORTS = ["low", "medium", "high"] as const;
-export type GeminiEffort = (typeof GEMINI_EFFORTS)[number];
+const GEMINI_EFFORTS = ["low", "medium", "high"] as const;
+type GeminiEffort = (typeof GEMINI_EFFORTS)[number];
 
-export const GEMINI_DEFAULT_TIMEOUT_S = 1800;
-export const GEMINI_MAX_TIMEOUT_S = 24 * 3600;
+const GEMINI_DEFAULT_TIMEOUT_S = 1800;
+const GEMINI_MAX_TIMEOUT_S = 24 * 3600;
 /** The prompt travels as one argv string; Linux refuses a single argument over 128 KiB. */
-export const GEMINI_MAX_TASK_BYTES = 120_000;
+const GEMINI_MAX_TASK_BYTES = 120_000;
 
 /** Only these models are exposed: the `claude-*` and `gpt-oss` ones `agy models` lists are not. */
-export const geminiModel = (effort: GeminiEffort) => `gemini-3.8-flash-${effort}`;
+const geminiModel = (effort: GeminiEffort) => `gemini-3.8-flash-${effort}`;
 
 const TIMEOUT_RULE = `timeout_s must be a whole number of seconds from 1 to ${GEMINI_MAX_TIMEOUT_S}`;
 const EFFORT_RULE = `effort must be one of ${GEMINI_EFFORTS.join(", ")} (default low): it picks gemini-3.8-flash-<effort>`;
@@ -86,7 +86,7 @@ export function validateGeminiTask(raw: unknown, defaultTimeoutS = GEMINI_DEFAUL
 }
 
 /** The effort a row was submitted with; an unknown value (a newer dl's row) runs as low. */
-export function rowEffort(job: JobRow): GeminiEffort {
+function rowEffort(job: JobRow): GeminiEffort {
   return (GEMINI_EFFORTS as readonly string[]).includes(job.effort ?? "") ? (job.effort as GeminiEffort) : "low";
 }
 

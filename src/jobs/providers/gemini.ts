@@ -26,7 +26,7 @@ export interface GeminiServiceOptions extends GeminiProviderOptions {
 }
 
 /** What delegate_to_gemini returns: the reference's fields, plus why a job failed. */
-export interface GeminiResult {
+interface GeminiResult {
   id: string;
   status: string;
   response: string | null;
@@ -39,7 +39,7 @@ export interface GeminiResult {
   warnings: unknown[];
 }
 
-export function geminiResult(v: PollView): GeminiResult {
+function geminiResult(v: PollView): GeminiResult {
   return {
     id: v.id,
     status: v.status,
