@@ -1,11 +1,14 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { parseConfig } from "../../../src/config.ts";
+import { agentSettingsFromConfig } from "../../../src/dispatch/agent-settings.ts";
 import { DlError, isDlError } from "../../../src/errors.ts";
 import { chooseOutcome } from "../../../src/jobs/job-outcome.ts";
 import type { PollView } from "../../../src/jobs/poll.ts";
 import type { RunOutput } from "../../../src/jobs/provider.ts";
 import { buildGeminiLaunch, type GeminiJailInputs } from "../../../src/jobs/providers/gemini-launch.ts";
+import { geminiOptionsFromConfig } from "../../../src/jobs/providers/gemini-options.ts";
 import { geminiProvider } from "../../../src/jobs/providers/gemini-provider.ts";
 import { agyArgv, validateGeminiTask } from "../../../src/jobs/providers/gemini-task.ts";
 import type { GitGuardResult, JailProbe } from "../../../src/sandbox/index.ts";
@@ -186,4 +189,36 @@ test("the engine records a launch refusal with its failure_kind and message, and
   } finally {
     await engine.stop();
   }
+});
+
+test("the Gemini and run_bash jail settings come from the one Config", () => {
+  const env = { HOME: home, PATH: "/usr/bin:/bin" };
+  const off = parseConfig(env, { home, cwd: home });
+  expect(off.agent.runBashSandbox).toBe(false);
+  expect(agentSettingsFromConfig(off).bash.jail).toBeNull();
+  const d = geminiOptionsFromConfig(off, "dl wait");
+  expect(d).toMatchObject({ bin: "agy", allowDanger: false, maxConcurrent: 4, maxQueue: 32 });
+  expect(d.stateDir).toBe(join(home, ".gemini-jobs"));
+  expect(d.stateDirs).toContain(join(home, ".codex-jobs"));
+
+  const on = parseConfig(
+    {
+      ...env,
+      DELEGATE_RUN_BASH_SANDBOX: "1",
+      DELEGATE_AGY_BIN: "/opt/agy/agy",
+      DELEGATE_GEMINI_ALLOW_DANGER: "1",
+      DELEGATE_GEMINI_MAX_CONCURRENT: "2",
+      DELEGATE_GEMINI_MAX_QUEUE: "5",
+      DELEGATE_GEMINI_STATE_DIR: join(root.dir, "gm-state"),
+    },
+    { home, cwd: home },
+  );
+  expect(agentSettingsFromConfig(on).bash.jail).not.toBeNull();
+  expect(geminiOptionsFromConfig(on, "dl wait")).toMatchObject({
+    bin: "/opt/agy/agy",
+    allowDanger: true,
+    maxConcurrent: 2,
+    maxQueue: 5,
+    stateDir: join(root.dir, "gm-state"),
+  });
 });
