@@ -10,6 +10,9 @@ import type { CodexService } from "./jobs/providers/codex.ts";
 import { codexOptionsFromConfig } from "./jobs/providers/codex-options.ts";
 import type { DshService } from "./jobs/providers/dsh.ts";
 import { dshOptionsFromConfig } from "./jobs/providers/dsh-options.ts";
+import type { GeminiService } from "./jobs/providers/gemini.ts";
+import { requireGeminiAllowed } from "./jobs/providers/gemini-gate.ts";
+import { geminiOptionsFromConfig } from "./jobs/providers/gemini-options.ts";
 
 /**
  * The long-lived services one dl process builds from its Config (gateway routing, pools,
@@ -31,6 +34,11 @@ export type ServerDeps = {
   codex: () => Promise<CodexService>;
   /** The dsh launcher job service, started on first use (and by `dl serve` when it has jobs). */
   dsh: () => Promise<DshService>;
+  /**
+   * The Gemini job service, started on first use; refuses (DlError) unless
+   * DELEGATE_GEMINI_ALLOW_DANGER=1, before anything is opened.
+   */
+  gemini: () => Promise<GeminiService>;
   /** Stops job services this process started: their running jobs end, recorded. */
   stopJobs: () => Promise<void>;
 };
@@ -57,6 +65,14 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
     (dsh ??= import("./jobs/providers/dsh.ts").then(({ DshService }) =>
       DshService.start(dshOptionsFromConfig(config, waitCommandFor(process.execPath), process.cwd())),
     ));
+  let gemini: Promise<GeminiService> | undefined;
+  const startGemini = async () => {
+    requireGeminiAllowed(config.gemini.allowDanger);
+    gemini ??= import("./jobs/providers/gemini.ts").then(({ GeminiService }) =>
+      GeminiService.start(geminiOptionsFromConfig(config, waitCommandFor(process.execPath))),
+    );
+    return gemini;
+  };
   return {
     config,
     version,
@@ -69,8 +85,9 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
     fallbackNote: (requested, answered, routing) => whoAnswered(requested, { model: answered, routing }).fallback_note,
     codex: startCodex,
     dsh: startDsh,
+    gemini: startGemini,
     stopJobs: async () => {
-      const started = [codex, dsh].filter((s) => s !== undefined);
+      const started = [codex, dsh, gemini].filter((s) => s !== undefined);
       const services = await Promise.all(started.map((s) => s.catch(() => undefined)));
       await Promise.all(services.map((svc) => svc?.stop()));
     },

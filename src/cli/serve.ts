@@ -2,12 +2,13 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { defineCommand } from "citty";
+import type { Config } from "../config.ts";
 import { describeError } from "../errors.ts";
 import { log } from "../log.ts";
 import { MAX_MESSAGE_BYTES } from "../mcp/result-limits.ts";
 import { createServer } from "../mcp/server.ts";
 import { CappedStdioTransport } from "../mcp/stdio-transport.ts";
-import { defaultDeps } from "../services.ts";
+import { defaultDeps, type ServerDeps } from "../services.ts";
 import { DB_FILE } from "../store/db.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { killAllGroupsNow, terminateAllGroups } from "../sys/process.ts";
@@ -90,14 +91,20 @@ export const serveCommand = defineCommand({
 
     await server.connect(transport);
     log.debug(`dl serve ${VERSION} ready on stdio`);
-    // Once answering is possible: if Codex (or dsh) jobs were ever recorded here, start the job
-    // service now so jobs of servers that died are reaped at start, not on first use.
-    // A failure here fails the job tools closed.
-    if (existsSync(join(config.paths.codexStateDir, DB_FILE))) {
-      deps.codex().catch((e: unknown) => log.warn(`codex jobs unavailable: ${describeError(e)}`));
-    }
-    if (existsSync(join(config.paths.dshStateDir, DB_FILE))) {
-      deps.dsh().catch((e: unknown) => log.warn(`dsh jobs unavailable: ${describeError(e)}`));
-    }
+    startRecordedJobServices(config, deps);
   },
 });
+
+/**
+ * Once answering is possible: a provider whose jobs were ever recorded here gets its job
+ * service now, so jobs of servers that died are reaped at start, not on first use. A
+ * failure here fails that provider's tools closed. Gemini only behind its gate.
+ */
+function startRecordedJobServices(config: Config, deps: ServerDeps): void {
+  const recorded = (dir: string) => existsSync(join(dir, DB_FILE));
+  const start = (name: string, svc: () => Promise<unknown>) =>
+    svc().catch((e: unknown) => log.warn(`${name} jobs unavailable: ${describeError(e)}`));
+  if (recorded(config.paths.codexStateDir)) start("codex", deps.codex);
+  if (recorded(config.paths.dshStateDir)) start("dsh", deps.dsh);
+  if (config.gemini.allowDanger && recorded(config.paths.geminiStateDir)) start("gemini", deps.gemini);
+}

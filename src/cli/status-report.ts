@@ -9,6 +9,8 @@ import { codexOptionsFromConfig } from "../jobs/providers/codex-options.ts";
 import { type CodexStatusReport, codexStatus } from "../jobs/providers/codex-status.ts";
 import { dshOptionsFromConfig } from "../jobs/providers/dsh-options.ts";
 import { type DshStatusReport, dshStatus } from "../jobs/providers/dsh-status.ts";
+import { geminiOptionsFromConfig } from "../jobs/providers/gemini-options.ts";
+import { type GeminiStatusReport, geminiStatus } from "../jobs/providers/gemini-status.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { writableProblem } from "../sys/writable.ts";
@@ -28,6 +30,7 @@ export type StatusReport = {
   jobs: JobsSummary[];
   codex: CodexStatusReport | { error: string };
   dsh: DshStatusReport | { error: string };
+  gemini: GeminiStatusReport;
 };
 
 const PROBE_TIMEOUT_MS = 3000;
@@ -74,6 +77,8 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
     codex = { error: e instanceof Error ? e.message : String(e) };
   }
   for (const j of jobs) if (j.error) failed_checks.push(`jobs ${j.provider}: ${j.error}`);
+  const gemini = await geminiStatus(geminiOptionsFromConfig(config, "dl wait"));
+  failed_checks.push(...jailChecks(config, gemini.jail));
 
   return {
     version,
@@ -86,6 +91,7 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
     jobs,
     codex,
     dsh: dshReport(config),
+    gemini,
   };
 }
 
@@ -111,6 +117,17 @@ function renderDsh(d: StatusReport["dsh"]): string[] {
     ...m.problems.map((p) => `  problem: ${p}`),
     `  caps: ${c.max_concurrent} global / ${c.max_per_project} per project, queue ${c.max_queue}, stagger ${c.stagger_s} s`,
   ];
+}
+
+/** A jail that cannot start is ill health only where the user asked for one. */
+function jailChecks(config: Config, jail: GeminiStatusReport["jail"]): string[] {
+  if (jail.ok) return [];
+  const why = `${jail.detail}${jail.fix ? `; fix: ${jail.fix}` : ""}`;
+  const users = [
+    ...(config.gemini.allowDanger ? ["Gemini jobs (DELEGATE_GEMINI_ALLOW_DANGER=1)"] : []),
+    ...(config.agent.runBashSandbox ? ["run_bash (DELEGATE_RUN_BASH_SANDBOX=1)"] : []),
+  ];
+  return users.map((u) => `jail for ${u} cannot start: ${why}`);
 }
 
 /** The effective configuration with every secret replaced and child env shown by name only. */
@@ -182,9 +199,21 @@ export function renderStatus(r: StatusReport): string {
     for (const w of c.quota.warnings) lines.push(`  warning: ${w}`);
   }
   lines.push(...renderDsh(r.dsh));
+  lines.push(...renderGemini(r.gemini));
   if (r.failed_checks.length) {
     lines.push("", "failed checks:");
     for (const f of r.failed_checks) lines.push(`  - ${f}`);
   }
   return lines.join("\n");
+}
+
+function renderGemini(g: GeminiStatusReport): string[] {
+  return [
+    "",
+    "gemini (agy):",
+    `  tools: ${g.allowed ? "allowed (DELEGATE_GEMINI_ALLOW_DANGER=1)" : "off (set DELEGATE_GEMINI_ALLOW_DANGER=1 to allow)"}`,
+    `  cli: ${g.cli.ok ? g.cli.path : g.cli.message}`,
+    `  jail: ${g.jail.ok ? "ok" : "UNAVAILABLE"} — ${g.jail.detail}${g.jail.fix ? `; fix: ${g.jail.fix}` : ""}`,
+    `  caps: ${g.caps.max_concurrent} running, ${g.caps.max_queue} queued, one job per workdir`,
+  ];
 }

@@ -1,5 +1,7 @@
 import { type AgentSettings, agentSettings } from "../agent/settings.ts";
 import type { Config } from "../config.ts";
+import { commandJail } from "../sandbox/command-jail.ts";
+import { protectedDirs } from "../sys/paths.ts";
 
 /** The agent loop's settings, taken from the one Config. */
 export function agentSettingsFromConfig(c: Config): AgentSettings {
@@ -22,6 +24,14 @@ export function agentSettingsFromConfig(c: Config): AgentSettings {
       timeoutMs: c.agent.runBashTimeoutS * 1000,
       maxConcurrent: c.agent.maxBashConcurrent,
       passthrough: [...c.agent.envPassthrough],
+      jail: c.agent.runBashSandbox
+        ? commandJail({
+            platform: process.platform,
+            home: c.paths.home,
+            stateDirs: protectedDirs(c.paths),
+            path: c.childEnv.PATH ?? "",
+          })
+        : null,
     },
   });
 }

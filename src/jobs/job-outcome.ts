@@ -13,8 +13,11 @@ export interface RunFacts {
   /** The watchdog fired before the child exited. */
   timedOut: boolean;
   exitCode: number | null;
-  /** What the provider's parse found wrong in a run that exited 0 (null: nothing). */
-  resultFailure?: FailureClass | null;
+  /**
+   * The provider found that a run which exited 0 produced no result (agy printing no
+   * JSON, or a JSON error): it fails with this class like a non-zero exit would.
+   */
+  outputFailure?: FailureClass | null;
   /** The provider's reading of a non-zero exit (only asked for when it matters). */
   classify: () => FailureClass;
   /** Throttled runs already replayed for this job. */
@@ -29,11 +32,10 @@ export type JobOutcome =
 
 export function chooseOutcome(f: RunFacts): JobOutcome {
   if (f.timedOut) return { status: "timeout", failureKind: "timeout" };
-  if (f.exitCode === 0)
-    return f.resultFailure ? { status: "failed", failureKind: f.resultFailure } : { status: "done", failureKind: null };
+  if (f.exitCode === 0 && !f.outputFailure) return { status: "done", failureKind: null };
   let kind: FailureClass;
   try {
-    kind = f.classify();
+    kind = f.exitCode === 0 && f.outputFailure ? f.outputFailure : f.classify();
   } catch {
     kind = "other";
   }

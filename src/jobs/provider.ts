@@ -66,7 +66,11 @@ export interface Provider {
    * fix) to refuse it; submit then starts nothing.
    */
   validate(raw: unknown): ValidatedTask;
-  /** argv/env/cwd for a job about to start. `jobDir` exists and is private to the job. */
+  /**
+   * argv/env/cwd for a job about to start. `jobDir` exists and is private to the job. A
+   * throw ends the job `failed` without running anything: failure_kind `infra`, or the
+   * `failure_kind` a DlError names in its data (its message is then the whole answer).
+   */
   launch(job: JobRow, ctx: { jobDir: string }): LaunchSpec | Promise<LaunchSpec>;
   /** Reads the final response, usage and session id out of a finished run. */
   parse(out: RunOutput, job: JobRow): ParsedResult;

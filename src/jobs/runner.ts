@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { describeError } from "../errors.ts";
+import { describeError, isDlError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { JobPatch, JobRow } from "../store/types.ts";
 import { type RunResult, runGroup } from "../sys/process.ts";
@@ -69,7 +69,9 @@ async function prepareLaunch(
     mkdirSync(jobDir, { recursive: true, mode: 0o700 });
     return await ctx.provider.launch(row, { jobDir });
   } catch (e) {
-    await rw.fail("infra", `could not prepare the run: ${describeError(e)}`);
+    // A refusal the provider explains itself (jail unavailable, unsafe git config).
+    const kind = isDlError(e) && typeof e.data.failure_kind === "string" ? e.data.failure_kind : null;
+    await rw.fail(kind ?? "infra", kind ? describeError(e) : `could not prepare the run: ${describeError(e)}`);
     return null;
   }
 }
@@ -170,7 +172,7 @@ async function recordEnd(
   const outcome = chooseOutcome({
     timedOut: result.timedOut,
     exitCode: out.exitCode,
-    resultFailure: parsed.failure,
+    outputFailure: parsed.failure,
     classify: () => ctx.provider.classify(out, row),
     retryCount: row.retry_count,
     maxRetries: ctx.maxRetries,
@@ -181,7 +183,7 @@ async function recordEnd(
   });
 }
 
-/** The provider's reading of the run; a parser that throws leaves a warning, not a crash. */
+/** What the provider read out of the run; a parser that throws leaves a warning, not a crash. */
 function parseRun(row: JobRow, out: RunOutput, ctx: RunnerContext): ParsedResult {
   try {
     return ctx.provider.parse(out, row);

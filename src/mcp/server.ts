@@ -6,6 +6,7 @@ import { registerDelegateBatch } from "./tools/delegate-batch.ts";
 import { registerDelegateToLocalAgent } from "./tools/delegate-to-local-agent.ts";
 import { registerDelegateToProvider } from "./tools/delegate-to-provider.ts";
 import { registerDshTools } from "./tools/dsh-tools.ts";
+import { registerGeminiTools } from "./tools/gemini-tools.ts";
 import { registerListLocalAgents } from "./tools/list-local-agents.ts";
 import { registerLocalBackendStatus } from "./tools/local-backend-status.ts";
 
@@ -20,7 +21,7 @@ export function createServer(deps: ServerDeps): McpServer {
       capabilities: { tools: {}, logging: {} },
       jsonSchemaValidator: noElicitationValidator,
       instructions:
-        "dl hands sub-agent work to other model backends and coding CLIs. delegate_to_local_agent / delegate_batch run agents on the configured gateway, delegate_to_provider on an endpoint you name; submit_codex / poll_codex / cancel_codex run Codex CLI jobs and submit_dsh / poll_dsh / cancel_dsh DeepSeek-harness launcher jobs (start the returned `watch` command in the background: it is the only completion signal); list_local_agents shows agents, local_backend_status checks the gateway.",
+        "dl hands sub-agent work to other model backends and coding CLIs. delegate_to_local_agent / delegate_batch run agents on the configured gateway, delegate_to_provider on an endpoint you name; submit_codex / poll_codex / cancel_codex run Codex CLI jobs and submit_dsh / poll_dsh / cancel_dsh DeepSeek-harness launcher jobs (start the returned `watch` command in the background: it is the only completion signal); submit_gemini / poll_gemini / cancel_gemini do the same for Gemini through the jailed Antigravity CLI (only with DELEGATE_GEMINI_ALLOW_DANGER=1); list_local_agents shows agents, local_backend_status checks the gateway.",
     },
   );
   registerDelegateToLocalAgent(server, deps);
@@ -28,6 +29,7 @@ export function createServer(deps: ServerDeps): McpServer {
   registerDelegateToProvider(server, deps);
   registerCodexTools(server, deps);
   registerDshTools(server, deps);
+  registerGeminiTools(server, deps);
   registerListLocalAgents(server, deps);
   registerLocalBackendStatus(server, deps);
   return server;

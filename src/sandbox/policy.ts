@@ -29,6 +29,11 @@ export interface JailPolicyInput {
   extraReadPaths?: readonly string[];
   /** More writable paths (same rule). */
   extraWritePaths?: readonly string[];
+  /**
+   * Give agy its state under ~/.gemini (and, on macOS, the keychain). Default true; false
+   * for commands that are not agy (an agent's run_bash), which see no part of HOME at all.
+   */
+  agyState?: boolean;
 }
 
 export interface JailPolicy {
@@ -152,15 +157,16 @@ export function buildJailPolicy(input: JailPolicyInput): JailPolicy {
   const gitCommonDir = input.gitCommonDir ? checkPath("gitCommonDir", input.gitCommonDir) : null;
   const tmpDir = input.tmpDir ? checkPath("tmpDir", input.tmpDir) : null;
   const darwin = input.platform === "darwin";
+  const agy = input.agyState !== false;
   const readOnly = [
-    ...AGY_READ_ONLY.map((p) => join(gemini, p)),
+    ...(agy ? AGY_READ_ONLY.map((p) => join(gemini, p)) : []),
     // agy's Google session lives in the login keychain (reference).
-    ...(darwin ? [join(home, "Library/Keychains")] : []),
+    ...(agy && darwin ? [join(home, "Library/Keychains")] : []),
     ...(input.extraReadPaths ?? []).map((p) => checkPath("extra read path", p)),
   ];
   const writable = [
     workdir,
-    ...AGY_WRITABLE.map((p) => join(gemini, "antigravity-cli", p)),
+    ...(agy ? AGY_WRITABLE.map((p) => join(gemini, "antigravity-cli", p)) : []),
     ...(tmpDir ? [tmpDir] : []),
     ...(input.extraWritePaths ?? []).map((p) => checkPath("extra write path", p)),
   ];

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { constants } from "node:os";
 import { z } from "zod";
 import { describeError, isDlError } from "../../errors.ts";
+import type { CommandJail } from "../../sandbox/command-jail.ts";
 import { runGroup, type StreamName } from "../../sys/process.ts";
 import { type Semaphore, sharedSemaphore } from "../semaphore.ts";
 import { bashEnv } from "./env.ts";
@@ -24,6 +25,11 @@ export type RunBashSettings = {
   limiter?: Semaphore;
   /** Between SIGTERM and SIGKILL when the timeout or an abort stops a command. */
   graceMs: number;
+  /**
+   * DELEGATE_RUN_BASH_SANDBOX: every command runs inside this jail, and a jail that
+   * cannot start fails the command (never a run outside it). Null: no jail.
+   */
+  jail?: CommandJail | null;
 };
 
 export const RUN_BASH_DEFAULTS: Omit<RunBashSettings, "baseEnv"> = {
@@ -89,6 +95,17 @@ const runBashInput = z.object({
     .describe("The command line, run with bash -c"),
 });
 
+/** The command as it runs: inside the jail when one is configured, else as given. */
+async function commandFor(
+  argv: string[],
+  env: Record<string, string>,
+  workdir: string,
+  jail: CommandJail | null | undefined,
+): Promise<{ argv: string[]; env: Record<string, string>; dispose: () => void }> {
+  if (!jail) return { argv, env, dispose: () => {} };
+  return jail.wrap(argv, env, workdir);
+}
+
 export function runBashTool(settings: RunBashSettings): AgentTool {
   const shell = pickShell();
   const env = bashEnv(settings.baseEnv, settings.passthrough);
@@ -106,11 +123,14 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
         return fail(`run_bash: ${describeError(e)}`);
       }
       const tails = { stdout: new TailKeeper(settings.stdoutCap), stderr: new TailKeeper(settings.stderrCap) };
+      let dispose = () => {};
       try {
+        const cmd = await commandFor([shell, "-c", command], env, ctx.workdir, settings.jail);
+        dispose = cmd.dispose;
         const r = await runGroup({
-          argv: [shell, "-c", command],
+          argv: cmd.argv,
           cwd: ctx.workdir,
-          env,
+          env: cmd.env,
           stdoutCap: settings.stdoutCap,
           stderrCap: settings.stderrCap,
           onOutput: (stream, chunk) => tails[stream].push(chunk),
@@ -134,6 +154,7 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
         const why = isDlError(e) ? e.message : describeError(e);
         return fail(`run_bash: the command could not be run (${why})`);
       } finally {
+        dispose();
         release();
       }
     },

@@ -1,6 +1,5 @@
-import { DlError } from "../../errors.ts";
 import { log } from "../../log.ts";
-import { isTerminal } from "../../store/types.ts";
+import { awaitJob } from "../await-job.ts";
 import { type CancelResult, type EngineOptions, JobEngine, type SubmitResult } from "../engine.ts";
 import type { PollView } from "../poll.ts";
 import { flockJobLocks, selfOwner, sysIdentities } from "../sys-adapters.ts";
@@ -162,26 +161,7 @@ export class CodexService {
     opts: { signal?: AbortSignal; pollMs?: number; allowOverQuota?: boolean } = {},
   ): Promise<PollView> {
     const r = await this.submit([task], { allowOverQuota: opts.allowOverQuota });
-    const id = r.jobs[0]!.id;
-    const pollMs = opts.pollMs ?? 200;
-    for (;;) {
-      const row = this.engine.row(id);
-      if (!row) throw new DlError("internal", `job ${id} vanished from the store`);
-      if (isTerminal(row.status)) return this.engine.poll([id])[0] as PollView;
-      if (opts.signal?.aborted) {
-        await this.engine.cancel(id);
-        throw new DlError("cancelled", `delegate_to_codex was cancelled; job ${id} was stopped`, { id });
-      }
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(done, pollMs);
-        function done() {
-          clearTimeout(t);
-          opts.signal?.removeEventListener("abort", done);
-          resolve();
-        }
-        opts.signal?.addEventListener("abort", done, { once: true });
-      });
-    }
+    return awaitJob(this.engine, r.jobs[0]!.id, { tool: "delegate_to_codex", ...opts });
   }
 
   accountView(): AccountView {

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { dshTaskInput } from "../../jobs/providers/dsh-task.ts";
 import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
+import { boundedTotal } from "./call-size.ts";
 import cancelDshText from "./cancel-dsh.txt" with { type: "text" };
 import pollDshText from "./poll-dsh.txt" with { type: "text" };
 import submitDshText from "./submit-dsh.txt" with { type: "text" };
@@ -24,7 +25,7 @@ export function registerDshTools(server: McpServer, deps: ServerDeps): void {
     {
       title: "Submit dsh launcher jobs",
       description: `${submitDshText.trim()} ${DSH_PRIVACY}`,
-      inputSchema: { tasks: z.array(dshTaskInput).min(1).max(256).describe("tasks to queue") },
+      inputSchema: { tasks: boundedTotal(z.array(dshTaskInput).min(1).max(256)).describe("tasks to queue") },
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     ({ tasks }) =>

@@ -159,11 +159,11 @@ test("classify: cannot run or refused arguments is infra, the rest is the run's"
 
 test("the engine ends a run that exited 0 but whose result failed as failed", () => {
   const base = { timedOut: false, classify: () => "other" as const, retryCount: 0, maxRetries: 0 };
-  expect(chooseOutcome({ ...base, exitCode: 0, resultFailure: "infra" })).toEqual({
+  expect(chooseOutcome({ ...base, exitCode: 0, outputFailure: "infra" })).toEqual({
     status: "failed",
     failureKind: "infra",
   });
-  expect(chooseOutcome({ ...base, exitCode: 0, resultFailure: null })).toEqual({ status: "done", failureKind: null });
+  expect(chooseOutcome({ ...base, exitCode: 0, outputFailure: null })).toEqual({ status: "done", failureKind: null });
 });
 
 describe("dsh status", () => {

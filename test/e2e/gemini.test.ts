@@ -1,0 +1,345 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { JobStore } from "../../src/store/jobs.ts";
+import { identity } from "../../src/sys/identity.ts";
+import { connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
+import { pidAlive } from "../helpers/proc.ts";
+import { until } from "../helpers/until.ts";
+import { makeRepo } from "../jobs/helpers.ts";
+import { skipBwrap } from "../sandbox/jail-env.ts";
+
+/**
+ * Gemini jobs through the product: the compiled `dl serve`, the SDK's Client, the fake
+ * agy inside the real bubblewrap jail, and `dl wait` as the completion signal.
+ */
+
+type JobView = {
+  id: string;
+  status: string;
+  workdir: string;
+  final_response?: string | null;
+  failure_kind?: string | null;
+  session_id?: string | null;
+  exit_code?: number | null;
+};
+type Structured = { isError?: boolean; text: string; data: Record<string, unknown> };
+
+const FAKE_AGY = new URL("../fixture/fake-agy.sh", import.meta.url).pathname;
+const HOME = process.env.HOME!;
+let root: string;
+let stateDir: string;
+let session: DlSession;
+const extra: DlSession[] = [];
+
+function serveEnv(over: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  return {
+    DELEGATE_AGY_BIN: FAKE_AGY,
+    DELEGATE_GEMINI_STATE_DIR: stateDir,
+    DELEGATE_GEMINI_ALLOW_DANGER: "1",
+    DELEGATE_GEMINI_MAX_CONCURRENT: "2",
+    ...over,
+  };
+}
+
+async function call(s: DlSession, name: string, args: Record<string, unknown>): Promise<Structured> {
+  const res = (await s.client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as {
+    isError?: boolean;
+    content: { text: string }[];
+    structuredContent?: Record<string, unknown>;
+  };
+  return { isError: res.isError, text: res.content[0]?.text ?? "", data: res.structuredContent ?? {} };
+}
+
+async function pollOne(s: DlSession, id: string): Promise<JobView> {
+  return ((await call(s, "poll_gemini", { ids: [id] })).data.jobs as JobView[])[0]!;
+}
+
+async function startServer(over: Record<string, string | undefined> = {}): Promise<DlSession> {
+  const s = await connectDl(serveEnv(over));
+  extra.push(s);
+  return s;
+}
+
+beforeAll(async () => {
+  root = tempDir("gemini-e2e");
+  stateDir = join(root, "gemini-jobs");
+  // A secret the jailed agy must never read, and another project beside the workdirs.
+  mkdirSync(join(HOME, ".ssh"), { recursive: true });
+  writeFileSync(join(HOME, ".ssh/id_rsa"), "E2E-SSH-PRIVATE-KEY", { mode: 0o600 });
+  // agy's configuration exists where agy is set up: the jail shows it read-only.
+  mkdirSync(join(HOME, ".gemini"), { recursive: true });
+  writeFileSync(join(HOME, ".gemini/settings.json"), '{"e2e":true}');
+  mkdirSync(join(root, "neighbour"), { recursive: true });
+  writeFileSync(join(root, "neighbour/secret.txt"), "NEIGHBOUR-SECRET");
+  session = await connectDl(serveEnv());
+});
+afterAll(async () => {
+  await session?.close();
+  await Promise.all(extra.map((s) => s.close().catch(() => undefined)));
+});
+
+describe.skipIf(skipBwrap)("Gemini jobs through dist/dl serve, fake agy in the real bwrap jail", () => {
+  test("submit_gemini of 3 tasks: all done, the watch command exits 0, the escaping fake reads nothing", async () => {
+    const repos = [0, 1, 2].map((i) => makeRepo(root, `three-${i}`, 0).repo);
+    const tasks = [
+      { task: `ESCAPE read=${join(root, "neighbour/secret.txt")}`, workdir: repos[0]! },
+      { task: "SLEEP=0.3 say hello", workdir: repos[1]!, effort: "medium" },
+      { task: "SLEEP=0.3 say hi", workdir: repos[2]!, effort: "high" },
+    ];
+    const sub = await call(session, "submit_gemini", { tasks });
+    expect(sub.isError).toBeFalsy();
+    const ids = (sub.data.jobs as { id: string }[]).map((j) => j.id);
+    expect(ids.every((id) => id.startsWith("gm-"))).toBe(true);
+    expect(sub.data.watch).toBe(`${requireBinary()} wait ${ids.join(" ")}`);
+    expect(String(sub.data.watch_hint)).toContain("background");
+
+    const [bin, verb, ...rest] = String(sub.data.watch).split(" ");
+    const watcher = Bun.spawn([bin!, verb!, ...rest], {
+      env: testEnv({ DELEGATE_GEMINI_STATE_DIR: stateDir }),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [out, code] = await Promise.all([new Response(watcher.stdout).text(), watcher.exited]);
+    expect(code).toBe(0);
+    expect(out.trim().split("\n")).toHaveLength(3);
+
+    const views = (await call(session, "poll_gemini", { ids })).data.jobs as (JobView & { model: string })[];
+    expect(views.map((v) => v.status)).toEqual(["done", "done", "done"]);
+    expect(views.map((v) => v.model)).toEqual([
+      "gemini-3.8-flash-low",
+      "gemini-3.8-flash-medium",
+      "gemini-3.8-flash-high",
+    ]);
+    const report = views[0]!.final_response ?? "";
+    expect(report).toContain(`read ${HOME}/.ssh/id_rsa: blocked`);
+    expect(report).toContain(`read ${join(root, "neighbour/secret.txt")}: blocked`);
+    expect(report).toContain(`write ${HOME}/.gemini/settings.json: blocked`);
+    expect(report).not.toContain("LEAKED");
+    expect(report).not.toContain("E2E-SSH-PRIVATE-KEY");
+    expect(report).toContain(`agy-wrote.txt: written`);
+    expect(readFileSync(join(HOME, ".gemini/settings.json"), "utf8")).toBe('{"e2e":true}');
+    expect(readFileSync(join(repos[0]!, "agy-wrote.txt"), "utf8")).toBe("written by fake agy\n");
+  });
+
+  test("delegate_to_gemini blocks and returns the reference's fields", async () => {
+    const repo = makeRepo(root, "solo", 0).repo;
+    const r = await call(session, "delegate_to_gemini", { task: "hello there", workdir: repo });
+    expect(r.isError).toBeFalsy();
+    expect(r.data).toMatchObject({ status: "done", response: "done: hello there", exit_code: 0 });
+    expect(String(r.data.conversation_id)).toStartWith("fake-");
+    expect(r.data.usage).toMatchObject({ input_tokens: 120, output_tokens: 30, total_tokens: 150 });
+    expect(typeof r.data.duration_s).toBe("number");
+  });
+
+  test("bad effort is refused with the allowed list; no JSON and an auth error fail with what to do", async () => {
+    const repo = makeRepo(root, "bad", 0).repo;
+    const effort = await call(session, "submit_gemini", { tasks: [{ task: "x", workdir: repo, effort: "max" }] });
+    expect(effort.isError).toBe(true);
+    expect(effort.text).toContain("low, medium, high");
+    const model = await call(session, "delegate_to_gemini", { task: "x", workdir: repo, model: "claude-x" });
+    expect(model.isError).toBe(true);
+
+    const notJson = await call(session, "delegate_to_gemini", { task: "NOT_JSON", workdir: repo });
+    expect(notJson.data).toMatchObject({ status: "failed", failure_kind: "other", exit_code: 0 });
+    expect(String(notJson.data.response)).toContain("no JSON object");
+    expect(String(notJson.data.response)).toContain("done: NOT_JSON"); // the sanitized excerpt
+    const auth = await call(session, "delegate_to_gemini", { task: "FAIL_AUTH", workdir: repo });
+    expect(auth.data).toMatchObject({ status: "auth_failed", failure_kind: "auth", exit_code: 1 });
+    expect(String(auth.data.response)).toContain("agy session not readable in the jail");
+  });
+
+  test("a git upstream pointing at a local path outside the jail fails jail_git_config with the hint", async () => {
+    const repo = makeRepo(root, "upstream", 0).repo;
+    const other = makeRepo(root, "elsewhere", 0).repo;
+    const git = (...a: string[]) => Bun.spawnSync(["git", ...a], { cwd: repo, env: testEnv() });
+    git("remote", "add", "origin", other);
+    git("config", "branch.main.remote", "origin");
+    const r = await call(session, "delegate_to_gemini", { task: "ESCAPE", workdir: repo });
+    expect(r.data).toMatchObject({ status: "failed", failure_kind: "jail_git_config", exit_code: null });
+    expect(String(r.data.response)).toContain("git branch --unset-upstream");
+  });
+
+  test("timeout ends a hanging agy; cancel_gemini kills a running one", async () => {
+    const repo = makeRepo(root, "hang", 0).repo;
+    const t = await call(session, "delegate_to_gemini", { task: "HANG", workdir: repo, timeout_s: 1 });
+    expect(t.data).toMatchObject({ status: "timeout", failure_kind: "timeout" });
+
+    const sub = await call(session, "submit_gemini", { tasks: [{ task: "HANG", workdir: repo }] });
+    const id = (sub.data.jobs as { id: string }[])[0]!.id;
+    await until(async () => (await pollOne(session, id)).status === "running", "the job to run", 30_000);
+    const c = await call(session, "cancel_gemini", { id });
+    expect(c.data).toMatchObject({ status: "cancelled" });
+    expect((await pollOne(session, id)).status).toBe("cancelled");
+    expect((await call(session, "cancel_gemini", { id })).data.changed).toBe(false);
+  });
+
+  test("caps hold across 2 servers on one state dir: never more than 2 running, all done", async () => {
+    const shared = join(root, "caps-state");
+    const [a, b] = await Promise.all([
+      startServer({ DELEGATE_GEMINI_STATE_DIR: shared }),
+      startServer({ DELEGATE_GEMINI_STATE_DIR: shared }),
+    ]);
+    const repos = [0, 1, 2, 3, 4, 5].map((i) => makeRepo(root, `caps-${i}`, 0).repo);
+    const task = (i: number) => ({ task: `SLEEP=0.6 job ${i}`, workdir: repos[i]! });
+    const [sa, sb] = await Promise.all([
+      call(a, "submit_gemini", { tasks: [task(0), task(1), task(2)] }),
+      call(b, "submit_gemini", { tasks: [task(3), task(4), task(5)] }),
+    ]);
+    const ids = [...(sa.data.jobs as { id: string }[]), ...(sb.data.jobs as { id: string }[])].map((j) => j.id);
+    let peak = 0;
+    const views = await until(
+      async () => {
+        const vs = (await call(a, "poll_gemini", { ids })).data.jobs as JobView[];
+        peak = Math.max(peak, vs.filter((v) => v.status === "running").length);
+        return vs.every((v) => v.status !== "queued" && v.status !== "running") ? vs : null;
+      },
+      "all 6 jobs to end",
+      60_000,
+    );
+    console.log(`gemini caps: 6 jobs, 2 servers, peak running ${peak} (cap 2)`);
+    expect(views.map((v) => v.status)).toEqual(Array(6).fill("done"));
+    expect(peak).toBeLessThanOrEqual(2);
+    expect(peak).toBe(2);
+  });
+
+  test("a server killed mid-job: the jail dies with it, the job ends lost, dl wait reports it", async () => {
+    const dir = join(root, "dead-state");
+    const a = await startServer({ DELEGATE_GEMINI_STATE_DIR: dir });
+    const repo = makeRepo(root, "dead", 0).repo;
+    const sub = await call(a, "submit_gemini", { tasks: [{ task: "HANG", workdir: repo }] });
+    const id = (sub.data.jobs as { id: string }[])[0]!.id;
+    await until(async () => (await pollOne(a, id)).status === "running", "the job to run", 30_000);
+    const store = JobStore.open(dir);
+    try {
+      const child = await until(() => store.get(id)?.child_pid, "the child to be recorded");
+      process.kill(a.transport.pid!, "SIGKILL");
+      await until(() => !pidAlive(child), "bwrap --die-with-parent to end the jail", 10_000);
+      const b = await startServer({ DELEGATE_GEMINI_STATE_DIR: dir });
+      await until(() => store.get(id)?.status === "lost", "the dead server's job to be reaped at start");
+      expect((await pollOne(b, id)).status).toBe("lost");
+      const w = await runDl(["wait", id], { DELEGATE_GEMINI_STATE_DIR: dir });
+      expect(w.code).toBe(1);
+      expect(w.stdout).toContain(id);
+    } finally {
+      store.close();
+    }
+  });
+
+  test("a dead server's verified child still running is killed_on_restart", async () => {
+    const dir = join(root, "orphan-state");
+    const store = JobStore.open(dir);
+    const dead = Bun.spawn(["true"]);
+    await dead.exited;
+    // setsid: the orphan leads its own group, as a job's child does.
+    const orphan = Bun.spawn(["setsid", "sleep", "300"], { stdout: "ignore", stderr: "ignore" });
+    // Recorded once setsid has exec'd sleep, as the runner records a spawned child.
+    const ident = await until(() => {
+      const id = identity(orphan.pid);
+      return id?.command === "sleep 300" ? id : null;
+    }, "the orphan's identity");
+    store.insertMany([
+      {
+        id: "gm-orphan0001",
+        provider: "gemini",
+        project: root,
+        workdir: root,
+        workspace_root: root,
+        task: "t",
+        created_at: Date.now(),
+        status: "running",
+        owner_pid: dead.pid,
+        owner_start: "1@gone",
+        server_id: "srv-dead",
+      },
+    ]);
+    store.update(
+      "gm-orphan0001",
+      { child_pid: orphan.pid, child_pgid: orphan.pid, child_start: ident.startTime, child_cmd: ident.command },
+      ["running"],
+    );
+    try {
+      await startServer({ DELEGATE_GEMINI_STATE_DIR: dir });
+      await until(() => store.get("gm-orphan0001")?.status !== "running", "the orphan's row to be reaped at start");
+      expect(store.get("gm-orphan0001")?.status).toBe("killed_on_restart");
+      expect(await orphan.exited).not.toBe(0); // killed, not left to sleep
+    } finally {
+      store.close();
+      orphan.kill();
+    }
+  });
+});
+
+describe("Gemini tools without their gate or their binary", () => {
+  test("without DELEGATE_GEMINI_ALLOW_DANGER=1 every Gemini tool refuses, saying why", async () => {
+    const s = await startServer({
+      DELEGATE_GEMINI_ALLOW_DANGER: undefined,
+      DELEGATE_GEMINI_STATE_DIR: join(root, "off"),
+    });
+    const repo = makeRepo(root, "gate", 0).repo;
+    const calls: [string, Record<string, unknown>][] = [
+      ["delegate_to_gemini", { task: "x", workdir: repo }],
+      ["submit_gemini", { tasks: [{ task: "x", workdir: repo }] }],
+      ["poll_gemini", { ids: ["gm-x"] }],
+      ["cancel_gemini", { id: "gm-x" }],
+    ];
+    for (const [name, args] of calls) {
+      const r = await call(s, name, args);
+      expect(r.isError).toBe(true);
+      expect(r.text).toContain("DELEGATE_GEMINI_ALLOW_DANGER=1");
+      expect(r.text).toContain("--dangerously-skip-permissions");
+      expect(r.data.failure_kind).toBe("gemini_not_allowed");
+    }
+    const tools = (await s.client.listTools()).tools.filter((t) => t.name.endsWith("_gemini"));
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      "cancel_gemini",
+      "delegate_to_gemini",
+      "poll_gemini",
+      "submit_gemini",
+    ]);
+    for (const t of tools.filter((t) => t.name !== "poll_gemini" && t.name !== "cancel_gemini"))
+      expect(t.description).toContain("Never put PHI");
+  });
+
+  test("a missing agy: the server stays up and the tools say what to install", async () => {
+    const s = await startServer({
+      DELEGATE_AGY_BIN: join(root, "no-such-agy"),
+      DELEGATE_GEMINI_STATE_DIR: join(root, "missing"),
+    });
+    const repo = makeRepo(root, "missing-bin", 0).repo;
+    const r = await call(s, "submit_gemini", { tasks: [{ task: "x", workdir: repo }] });
+    expect(r.isError).toBe(true);
+    expect(r.text).toContain("agy binary not found");
+    expect(r.text).toContain("antigravity-cli");
+    const d = await call(s, "delegate_to_gemini", { task: "x", workdir: repo });
+    expect(d.text).toContain("agy binary not found");
+    expect((await s.client.listTools()).tools.map((t) => t.name)).toContain("poll_gemini");
+  });
+});
+
+describe("dl status: the jail and Gemini jobs", () => {
+  type Report = {
+    failed_checks: string[];
+    gemini: { allowed: boolean; cli: { ok: boolean }; jail: { ok: boolean; kind: string; fix: string | null } };
+    jobs: { provider: string; running: number; queued: number }[];
+  };
+  test.skipIf(skipBwrap)("shows the jail working, agy found and the gemini job store", async () => {
+    const r = await runDl(["status", "--json"], serveEnv());
+    const report = JSON.parse(r.stdout) as Report;
+    expect(report.gemini).toMatchObject({ allowed: true, cli: { ok: true }, jail: { ok: true, kind: "bwrap" } });
+    expect(report.jobs.map((j) => j.provider)).toContain("gemini");
+    expect(report.failed_checks.filter((c) => c.includes("jail"))).toEqual([]);
+    const text = await runDl(["status"], serveEnv());
+    expect(text.stdout).toContain("gemini (agy):");
+    expect(text.stdout).toMatch(/jail: ok/);
+  });
+
+  test("a jail that cannot start is a failed check naming the fix, when Gemini is allowed", async () => {
+    const r = await runDl(["status", "--json"], serveEnv({ PATH: join(root, "no-bin-here") }));
+    const report = JSON.parse(r.stdout) as Report;
+    expect(r.code).toBe(1);
+    expect(report.gemini.jail).toMatchObject({ ok: false, kind: "bwrap" });
+    const check = report.failed_checks.find((c) => c.startsWith("jail for Gemini jobs"));
+    expect(check).toContain("install bubblewrap");
+  });
+});

@@ -1,0 +1,59 @@
+import { describe, expect, test } from "bun:test";
+import { realpathSync } from "node:fs";
+import { Semaphore } from "../../src/agent/semaphore.ts";
+import { RUN_BASH_DEFAULTS, runBashTool } from "../../src/agent/tools/run-bash.ts";
+import { commandJail } from "../../src/sandbox/command-jail.ts";
+import type { JailProbe } from "../../src/sandbox/probe.ts";
+import { tempDir } from "../helpers/dl.ts";
+import { requireLinuxProbe, skipBwrap } from "./jail-env.ts";
+
+/** run_bash inside the command jail: no fallback when the jail cannot start. */
+
+const BROKEN: JailProbe = {
+  kind: "bwrap",
+  ok: false,
+  detail: "bwrap not found on PATH",
+  fix: "install bubblewrap: apt-get install bubblewrap",
+  bin: null,
+};
+
+function bash(probe: () => Promise<JailProbe>, platform: NodeJS.Platform = "linux") {
+  const jail = commandJail({ platform, home: process.env.HOME!, stateDirs: [], path: "/usr/bin:/bin", probe });
+  return runBashTool({
+    ...RUN_BASH_DEFAULTS,
+    baseEnv: { PATH: "/usr/bin:/bin", HOME: process.env.HOME },
+    limiter: new Semaphore(2),
+    graceMs: 200,
+    jail,
+  });
+}
+
+const ctx = () => ({
+  workdir: realpathSync(tempDir("cmd-jail")),
+  allowEscape: false,
+  signal: new AbortController().signal,
+});
+
+describe("run_bash in the command jail", () => {
+  test("a jail that cannot start is an error naming the fix, and the command never runs", async () => {
+    const c = ctx();
+    const r = await bash(async () => BROKEN).run({ command: "echo ran > ran.txt" }, c);
+    expect(r.is_error).toBe(true);
+    expect(r.content).toContain("the jail cannot start");
+    expect(r.content).toContain("apt-get install bubblewrap");
+    expect(await Bun.file(`${c.workdir}/ran.txt`).exists()).toBe(false);
+  });
+
+  test("a platform without a jail is refused the same way", async () => {
+    const r = await bash(async () => BROKEN, "win32").run({ command: "true" }, ctx());
+    expect(r.is_error).toBe(true);
+    expect(r.content).toContain("DELEGATE_RUN_BASH_SANDBOX");
+  });
+
+  test.skipIf(skipBwrap)("inside the real jail: HOME is empty, the workdir is the cwd", async () => {
+    const c = ctx();
+    const r = await bash(async () => requireLinuxProbe()).run({ command: 'pwd; ls -A "$HOME" | wc -l' }, c);
+    expect(r.bash?.exitCode).toBe(0);
+    expect(r.content).toContain(`${c.workdir}\n0`);
+  });
+});
