@@ -1,6 +1,7 @@
 import { describeError } from "../errors.ts";
 import type { JobStore } from "../store/jobs.ts";
 import type { JobRow } from "../store/types.ts";
+import { sameSessionLeader } from "../sys/identity.ts";
 import { terminateGroup } from "../sys/process.ts";
 import type { Identities } from "./engine-ports.ts";
 
@@ -22,15 +23,17 @@ export function ownerAlive(row: Pick<JobRow, "owner_pid" | "owner_start">, ids: 
 }
 
 /**
- * The recorded child is still the very process we started: same pid, same start time
- * and same command line. A pid the OS reused for something else fails this check and is
- * never signalled.
+ * The recorded child is still the very process we started: same pid and start time, and
+ * still the leader of the group and session dl created for it (exec keeps both, so the
+ * npm Codex wrapper that became `node …` after the row recorded `/usr/bin/env node …`
+ * still matches). A pid the OS reused for something else has another start time and
+ * leads no such group: it fails this check and is never signalled.
  */
 export function childVerified(row: JobRow, ids: Identities): boolean {
-  if (row.child_pid === null || row.child_pgid === null || row.child_start === null || row.child_cmd === null)
-    return false;
-  const now = ids.read(row.child_pid);
-  return now !== null && now.startTime === row.child_start && now.command === row.child_cmd;
+  if (row.child_pid === null || row.child_pgid === null || row.child_start === null) return false;
+  // dl starts every child with setsid: a row naming another group was not written by us.
+  if (row.child_pgid !== row.child_pid) return false;
+  return sameSessionLeader({ pid: row.child_pid, startTime: row.child_start }, ids.read(row.child_pid));
 }
 
 export interface ReapOptions {
