@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { envBool, envEnum, envInt, envList, envNumber, envOptionalString, envString, envUrl } from "./config-fields.ts";
 import { DlError } from "./errors.ts";
-import { inheritedEnv, passthroughProblem } from "./sys/child-env.ts";
+import { codexPassthroughProblem, inheritedEnv, namedEnv, passthroughProblem } from "./sys/child-env.ts";
 import { resolveStatePaths, type StatePaths } from "./sys/paths.ts";
 
 /**
@@ -24,6 +24,12 @@ const rawBifrost = Object.fromEntries(Object.keys(BifrostSchema.shape).map((k) =
 
 const passthroughList = envList(/^\S+$/, "environment variable names").check((ctx) => {
   const problem = passthroughProblem(ctx.value);
+  if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: problem });
+});
+
+/** Exact names for the Codex child only; credentials allowed (its provider key). */
+const codexPassthroughList = envList(/^\S+$/, "environment variable names").check((ctx) => {
+  const problem = codexPassthroughProblem(ctx.value);
   if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: problem });
 });
 
@@ -71,6 +77,7 @@ const FieldsSchema = z.object({
   DELEGATE_CODEX_ALLOW_DANGER: envBool(false),
   DELEGATE_CODEX_QUOTA_WARN: envNumber(85, 0, 100),
   DELEGATE_CODEX_QUOTA_REFUSE_PCT: envNumber(undefined, 0, 100),
+  DELEGATE_CODEX_ENV_PASSTHROUGH: codexPassthroughList,
   CODEX_HOME: envOptionalString(),
   // Gemini through Antigravity `agy`
   DELEGATE_AGY_BIN: envString("agy"),
@@ -261,6 +268,8 @@ function providerSections(e: Env) {
       allowDanger: e.DELEGATE_CODEX_ALLOW_DANGER,
       quotaWarnPct: e.DELEGATE_CODEX_QUOTA_WARN,
       quotaRefusePct: e.DELEGATE_CODEX_QUOTA_REFUSE_PCT,
+      /** Names only (status shows them); the values live in Config.codexChildEnv. */
+      envPassthrough: e.DELEGATE_CODEX_ENV_PASSTHROUGH,
     },
     gemini: {
       bin: e.DELEGATE_AGY_BIN,
@@ -288,6 +297,7 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
     failoverChains: e.DELEGATE_FAILOVER_CHAINS,
   };
   const paths = statePaths(env, e, facts);
+  const children = childEnv(env, e, facts.home, paths);
   return {
     gateway: gatewaySection(e),
     backend: backendSection(e),
@@ -298,7 +308,12 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
     jobs: { retentionDays: e.DELEGATE_JOB_RETENTION_DAYS },
     logLevel: e.DELEGATE_LOG_LEVEL,
     paths,
-    childEnv: childEnv(env, e, facts.home, paths),
+    childEnv: children,
+    /**
+     * What the Codex CLI gets: the common child env plus DELEGATE_CODEX_ENV_PASSTHROUGH
+     * (its provider key, say). Nothing else receives these; status shows only the names.
+     */
+    codexChildEnv: { ...children, ...namedEnv(env, e.DELEGATE_CODEX_ENV_PASSTHROUGH) },
   };
 }
 

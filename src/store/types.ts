@@ -30,6 +30,7 @@ export type FailureKind =
   | "throttle"
   | "auth"
   | "infra"
+  | "config"
   | "other"
   | "timeout"
   | "workdir_forbidden"
