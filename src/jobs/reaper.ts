@@ -1,14 +1,18 @@
 import { describeError } from "../errors.ts";
 import type { JobStore } from "../store/jobs.ts";
-import type { JobRow } from "../store/types.ts";
+import type { JobPatch, JobRow, JobStatus } from "../store/types.ts";
 import { sameSessionLeader } from "../sys/identity.ts";
 import { terminateGroup } from "../sys/process.ts";
 import type { Identities } from "./engine-ports.ts";
+import { jobDirOf, readOutcome } from "./outcome-file.ts";
 
 export interface ReapAction {
   id: string;
-  /** What the row became (or would become, on a dry run). */
-  status: "killed_on_restart" | "lost";
+  /**
+   * What the row became (or would become, on a dry run): killed_on_restart or lost, or
+   * the end its server kept in the job's outcome file but could not write to the store.
+   */
+  status: JobStatus;
   /** The orphan child whose identity matched and that was (or would be) killed. */
   killed_pid: number | null;
   reason: string;
@@ -61,6 +65,12 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
       alive.set(key, live);
     }
     if (live) continue;
+    const kept =
+      row.status === "running" ? readOutcome(jobDirOf(store.stateDir, row.id), row.id, row.started_at) : null;
+    if (kept) {
+      actions.push(recordKept(store, row, kept, opts));
+      continue;
+    }
     const verified = row.status === "running" && childVerified(row, opts.identities);
     const action: ReapAction = verified
       ? {
@@ -92,4 +102,35 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
     ]);
   }
   return actions;
+}
+
+/**
+ * The job had ended, and its server kept the end in the job's outcome file, but the store
+ * could not be written before that server died: record that end now, not `lost`. The
+ * child ran to its end (the file is written after its group is gone), so nothing is killed.
+ */
+function recordKept(store: JobStore, row: JobRow, kept: JobPatch, opts: ReapOptions): ReapAction {
+  const note = "owner server died before the store could record the job's end; recorded from its outcome file";
+  const action: ReapAction = { id: row.id, status: kept.status ?? "lost", killed_pid: null, reason: note };
+  if (opts.dryRun) return action;
+  try {
+    store.update(row.id, { ...kept, persist_error: note }, ["running"]);
+  } catch (e) {
+    // A record the store refuses (a value too big) still ends the row, as failed.
+    const why = `${note}, but the store refused it (${describeError(e)})`;
+    store.update(
+      row.id,
+      {
+        status: "failed",
+        failure_kind: "infra",
+        exit_code: kept.exit_code ?? null,
+        ended_at: kept.ended_at ?? opts.now(),
+        persist_error: why.slice(0, 500),
+      },
+      ["running"],
+    );
+    action.status = "failed";
+    action.reason = why;
+  }
+  return action;
 }
