@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { redactUrl } from "./backends/url.ts";
 import { envBool, envEnum, envInt, envList, envNumber, envOptionalString, envString, envUrl } from "./config-fields.ts";
 import { DlError } from "./errors.ts";
 import { codexPassthroughProblem, inheritedEnv, namedEnv, passthroughProblem } from "./sys/child-env.ts";
@@ -334,10 +335,8 @@ function configError(name: string, value: string | undefined, expected: string):
 }
 
 function clip(s: string): string {
-  // A URL's userinfo is a credential: never echo it, even in a rejection.
-  const flat = s
-    .replace(/\/\/[^/?#@\s]*@/g, "//<redacted>@")
-    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, " ");
+  // A URL's userinfo or a key in its query is a credential: never echo it, even in a rejection.
+  const flat = redactUrl(s).replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, " ");
   return flat.length > 80 ? `${flat.slice(0, 77)}...` : flat;
 }
 
