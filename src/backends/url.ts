@@ -21,7 +21,7 @@ export function checkHttpUrl(raw: string): HttpUrlCheck {
   return { ok: true, url };
 }
 
-export const REDACTED_PART = "<redacted>";
+const REDACTED_PART = "<redacted>";
 
 /** Query or fragment parameter names that carry credentials (matched anywhere in the name). */
 const SECRET_PARAM = /key|token|secret|passw|pwd|signature|credential|auth|session|cookie|jwt|bearer/i;
