@@ -85,4 +85,41 @@ describe("a job that ends while its store cannot be written", () => {
     expect(wait.code).toBe(0);
     expect(wait.stdout).toContain(`${id} DONE`);
   }, 120_000);
+
+  test("while the server lives: once the store can be written again, the kept end is recorded without a restart", async () => {
+    const live = await connectDl({
+      CODEX_HOME: makeCodexHome(join(root, "codex-home"), fake.baseUrl, BEARER_VAR),
+      DELEGATE_CODEX_BIN: CODEX_BIN,
+      DELEGATE_CODEX_STATE_DIR: stateDir,
+      DELEGATE_CODEX_STAGGER_S: "0",
+      DELEGATE_ENV_PASSTHROUGH: BEARER_VAR,
+      [BEARER_VAR]: "not-a-secret",
+    });
+    try {
+      const repo = makeRepo(root, "outage-live", 0).repo;
+      const sub = (await live.client.callTool({
+        name: "submit_codex",
+        arguments: { tasks: [{ task: "[slow:1500:live] finish while the store is locked", workdir: repo }] },
+      })) as { structuredContent?: { jobs: { id: string }[] } };
+      const id = sub.structuredContent!.jobs[0]!.id;
+      const store = JobStore.open(stateDir);
+      await until(() => store.get(id)?.child_start, "the Codex child to be recorded", 60_000);
+      const blocker = new Database(join(stateDir, "jobs.sqlite"));
+      blocker.exec("BEGIN IMMEDIATE");
+      // The server tries the end, then its failed/infra fallback, and gives up on both.
+      await until(
+        () => live.stderr().includes("its end is kept and will be recorded"),
+        "the server to give up",
+        120_000,
+      );
+      expect(store.get(id)?.status).toBe("running");
+      blocker.exec("ROLLBACK");
+      blocker.close();
+      await until(() => store.get(id)?.status === "done", "the kept end to be recorded by the live server", 60_000);
+      expect(store.get(id)).toMatchObject({ status: "done", exit_code: 0 });
+      store.close();
+    } finally {
+      await live.close();
+    }
+  }, 240_000);
 });
