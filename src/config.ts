@@ -1,7 +1,8 @@
 import { z } from "zod";
+import { redactUrl } from "./backends/url.ts";
 import { envBool, envEnum, envInt, envList, envNumber, envOptionalString, envString, envUrl } from "./config-fields.ts";
 import { DlError } from "./errors.ts";
-import { inheritedEnv, passthroughProblem } from "./sys/child-env.ts";
+import { codexPassthroughProblem, inheritedEnv, namedEnv, passthroughProblem } from "./sys/child-env.ts";
 import { resolveStatePaths, type StatePaths } from "./sys/paths.ts";
 
 /**
@@ -24,6 +25,12 @@ const rawBifrost = Object.fromEntries(Object.keys(BifrostSchema.shape).map((k) =
 
 const passthroughList = envList(/^\S+$/, "environment variable names").check((ctx) => {
   const problem = passthroughProblem(ctx.value);
+  if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: problem });
+});
+
+/** Exact names for the Codex child only; credentials allowed (its provider key). */
+const codexPassthroughList = envList(/^\S+$/, "environment variable names").check((ctx) => {
+  const problem = codexPassthroughProblem(ctx.value);
   if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: problem });
 });
 
@@ -72,6 +79,7 @@ const FieldsSchema = z.object({
   DELEGATE_CODEX_ALLOW_DANGER: envBool(false),
   DELEGATE_CODEX_QUOTA_WARN: envNumber(85, 0, 100),
   DELEGATE_CODEX_QUOTA_REFUSE_PCT: envNumber(undefined, 0, 100),
+  DELEGATE_CODEX_ENV_PASSTHROUGH: codexPassthroughList,
   CODEX_HOME: envOptionalString(),
   // Gemini through Antigravity `agy`
   DELEGATE_AGY_BIN: envString("agy"),
@@ -263,6 +271,8 @@ function providerSections(e: Env) {
       allowDanger: e.DELEGATE_CODEX_ALLOW_DANGER,
       quotaWarnPct: e.DELEGATE_CODEX_QUOTA_WARN,
       quotaRefusePct: e.DELEGATE_CODEX_QUOTA_REFUSE_PCT,
+      /** Names only (status shows them); the values live in Config.codexChildEnv. */
+      envPassthrough: e.DELEGATE_CODEX_ENV_PASSTHROUGH,
     },
     gemini: {
       bin: e.DELEGATE_AGY_BIN,
@@ -290,6 +300,7 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
     failoverChains: e.DELEGATE_FAILOVER_CHAINS,
   };
   const paths = statePaths(env, e, facts);
+  const children = childEnv(env, e, facts.home, paths);
   return {
     gateway: gatewaySection(e),
     backend: backendSection(e),
@@ -300,7 +311,12 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
     jobs: { retentionDays: e.DELEGATE_JOB_RETENTION_DAYS },
     logLevel: e.DELEGATE_LOG_LEVEL,
     paths,
-    childEnv: childEnv(env, e, facts.home, paths),
+    childEnv: children,
+    /**
+     * What the Codex CLI gets: the common child env plus DELEGATE_CODEX_ENV_PASSTHROUGH
+     * (its provider key, say). Nothing else receives these; status shows only the names.
+     */
+    codexChildEnv: { ...children, ...namedEnv(env, e.DELEGATE_CODEX_ENV_PASSTHROUGH) },
   };
 }
 
@@ -321,10 +337,8 @@ function configError(name: string, value: string | undefined, expected: string):
 }
 
 function clip(s: string): string {
-  // A URL's userinfo is a credential: never echo it, even in a rejection.
-  const flat = s
-    .replace(/\/\/[^/?#@\s]*@/g, "//<redacted>@")
-    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, " ");
+  // A URL's userinfo or a key in its query is a credential: never echo it, even in a rejection.
+  const flat = redactUrl(s).replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, " ");
   return flat.length > 80 ? `${flat.slice(0, 77)}...` : flat;
 }
 

@@ -153,4 +153,23 @@ describe("config", () => {
     expect(errorOf({ ...base(), DELEGATE_ENV_PASSTHROUGH: "GITHUB_TOKEN" })).toContain("GITHUB_TOKEN is refused");
     expect(errorOf({ ...base(), DELEGATE_ENV_PASSTHROUGH: "A-B" })).toContain("environment variable names");
   });
+
+  test("DELEGATE_CODEX_ENV_PASSTHROUGH: exact names, credentials allowed, given to the Codex child only", () => {
+    const c = parseConfig({
+      ...base(),
+      DELEGATE_CODEX_ENV_PASSTHROUGH: "AZURE_OPENAI_API_KEY,UNSET_ONE",
+      AZURE_OPENAI_API_KEY: "az-secret",
+    });
+    expect(c.codexChildEnv.AZURE_OPENAI_API_KEY).toBe("az-secret");
+    expect(c.codexChildEnv.PATH).toBe(process.env.PATH!);
+    expect("UNSET_ONE" in c.codexChildEnv).toBe(false);
+    expect(c.childEnv.AZURE_OPENAI_API_KEY).toBeUndefined();
+    expect(c.codex.envPassthrough).toEqual(["AZURE_OPENAI_API_KEY", "UNSET_ONE"]);
+    expect(errorOf({ ...base(), DELEGATE_CODEX_ENV_PASSTHROUGH: "AZURE_*" })).toContain(
+      "exact environment variable names",
+    );
+    expect(errorOf({ ...base(), DELEGATE_CODEX_ENV_PASSTHROUGH: "DELEGATE_LOCAL_KEY" })).toContain(
+      "never reaches a child",
+    );
+  });
 });

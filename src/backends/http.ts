@@ -6,6 +6,7 @@
 import { DlError } from "../errors.ts";
 import { safeHost } from "./route.ts";
 import type { Endpoint } from "./types.ts";
+import { redactUrl } from "./url.ts";
 
 const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504, 529]);
 
@@ -51,7 +52,8 @@ export function sanitizeExcerpt(text: string, secrets: readonly string[], max = 
   // Redact before cutting, so a secret straddling the cut cannot leave half of itself.
   let t = text.length > 64 * 1024 ? text.slice(0, 64 * 1024) : text;
   for (const s of secrets) if (s.length >= 4) t = t.split(s).join("[redacted]");
-  t = t
+  // A body that echoes a URL (ours or another) shows it with the one URL redaction.
+  t = redactUrl(t)
     .replace(/Bearer\s+[^\s"',]+/gi, "Bearer [redacted]")
     .replace(/\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}/g, "$1-[redacted]")
     .replace(/\s+/g, " ")

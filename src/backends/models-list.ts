@@ -1,4 +1,5 @@
 import { describeError } from "../errors.ts";
+import { redactUrl } from "./url.ts";
 
 /**
  * Asks an OpenAI-, Anthropic- or LiteLLM-style gateway which models it serves
@@ -27,15 +28,12 @@ function modelsUrl(endpointUrl: string): string {
   return u.toString();
 }
 
-/** The URL as it may be shown: no credentials, no query string. */
+/** The URL as it may be shown: the one redaction (userinfo, credential parameters), no fragment. */
 function displayUrl(url: string): string {
   try {
     const u = new URL(url);
-    u.username = "";
-    u.password = "";
-    u.search = "";
     u.hash = "";
-    return u.toString();
+    return redactUrl(u.toString());
   } catch {
     return "(invalid URL)";
   }

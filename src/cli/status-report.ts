@@ -1,5 +1,6 @@
 import { type ModelsProbe, probeModels } from "../backends/models-list.ts";
 import { backendProbeTargets } from "../backends/probe-targets.ts";
+import { redactUrl } from "../backends/url.ts";
 import type { Config } from "../config.ts";
 import { REDACTED } from "../config.ts";
 import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
@@ -134,7 +135,15 @@ function jailChecks(config: Config, jail: GeminiStatusReport["jail"]): string[] 
 function redactedConfig(c: Config): Record<string, unknown> {
   const hide = (v: string) => (v ? REDACTED : "");
   return {
-    gateway: { ...c.gateway, vkLocal: hide(c.gateway.vkLocal), vkCode: hide(c.gateway.vkCode) },
+    gateway: {
+      ...c.gateway,
+      // A key in a URL's query string or userinfo is as secret as DELEGATE_LOCAL_KEY.
+      localUrl: redactUrl(c.gateway.localUrl),
+      bifrostUrl: c.gateway.bifrostUrl === undefined ? undefined : redactUrl(c.gateway.bifrostUrl),
+      bifrostLocalUrl: c.gateway.bifrostLocalUrl === undefined ? undefined : redactUrl(c.gateway.bifrostLocalUrl),
+      vkLocal: hide(c.gateway.vkLocal),
+      vkCode: hide(c.gateway.vkCode),
+    },
     backend: { ...c.backend, key: hide(c.backend.key) },
     agent: c.agent,
     pools: c.pools,

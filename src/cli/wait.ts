@@ -1,13 +1,14 @@
 import { defineCommand } from "citty";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
-import { waitForJobs } from "../jobs/wait.ts";
+import { describeUnusable, waitForJobs } from "../jobs/wait.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
 
 export const waitCommand = defineCommand({
   meta: {
     name: "wait",
-    description: "Wait for jobs to end, one line each (exit 0 done, 1 failed, 2 unknown id, 3 timeout)",
+    description:
+      "Wait for jobs to end, one line each (exit 0 done, 1 failed, 2 unknown id or unreadable job store, 3 timeout)",
   },
   args: {
     ids: {
@@ -51,6 +52,7 @@ export const waitCommand = defineCommand({
     });
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    if (r.unusable.length) process.stderr.write(`dl wait: ${describeUnusable(r.unusable)}\n`);
     if (r.code === 3 && r.pending.length) {
       process.stderr.write(
         `dl wait: stopped waiting with ${r.pending.length} job(s) not ended: ${r.pending.slice(0, 20).join(" ")}\n`,

@@ -93,7 +93,8 @@ export function parseFailoverChains(
     throw bad("it is not valid JSON");
   }
   if (!value || typeof value !== "object" || Array.isArray(value)) throw bad("the JSON is not an object");
-  const merged: Record<string, readonly string[]> = { ...defaults };
+  // No prototype: a model named "__proto__" in the JSON is a key like any other.
+  const merged: Record<string, readonly string[]> = Object.assign(Object.create(null), defaults);
   for (const [model, list] of Object.entries(value as Record<string, unknown>)) {
     if (model.trim() === "") throw bad("a model name is empty");
     if (!Array.isArray(list) || !list.every((x) => typeof x === "string" && x.trim() !== "")) {

@@ -81,7 +81,8 @@ export function pollView(
     usage: sanitizeJson(parseJson(row.usage)),
     owner: { pid: row.owner_pid, sid: row.server_id, alive: ownerAlive },
     warnings: Array.isArray(warnings) ? (sanitizeJson(warnings) as unknown[]) : [],
-    persist_error: persistError ?? row.persist_error,
+    // Once the row shows the end (a late write landed), the row is the record.
+    persist_error: terminal ? row.persist_error : (persistError ?? row.persist_error),
     very_short_run: terminal && runMs !== null && runMs < VERY_SHORT_RUN_S * 1000,
     empty_response: terminal && row.status === "done" && !(row.final_response ?? "").trim(),
   };

@@ -53,8 +53,12 @@ export interface ParsedResult {
   failure?: FailureClass | null;
 }
 
-/** Why a non-zero run failed. `throttle` may be retried; the others never are. */
-export type FailureClass = "quota" | "throttle" | "auth" | "infra" | "other";
+/**
+ * Why a non-zero run failed. `throttle` may be retried; the others never are. `config`
+ * is the user's setup (a variable the CLI needs is not given to it): only this job fails,
+ * nothing is paused, since no retry or login would fix it.
+ */
+export type FailureClass = "quota" | "throttle" | "auth" | "infra" | "config" | "other";
 
 export interface Provider {
   /** "codex", "gemini", "dsh", "test". */

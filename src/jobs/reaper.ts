@@ -1,13 +1,18 @@
 import { describeError } from "../errors.ts";
 import type { JobStore } from "../store/jobs.ts";
-import type { JobRow } from "../store/types.ts";
+import type { JobPatch, JobRow, JobStatus } from "../store/types.ts";
+import { sameSessionLeader } from "../sys/identity.ts";
 import { terminateGroup } from "../sys/process.ts";
 import type { Identities } from "./engine-ports.ts";
+import { jobDirOf, readOutcome } from "./outcome-file.ts";
 
 export interface ReapAction {
   id: string;
-  /** What the row became (or would become, on a dry run). */
-  status: "killed_on_restart" | "lost";
+  /**
+   * What the row became (or would become, on a dry run): killed_on_restart or lost, or
+   * the end its server kept in the job's outcome file but could not write to the store.
+   */
+  status: JobStatus;
   /** The orphan child whose identity matched and that was (or would be) killed. */
   killed_pid: number | null;
   reason: string;
@@ -22,15 +27,17 @@ export function ownerAlive(row: Pick<JobRow, "owner_pid" | "owner_start">, ids: 
 }
 
 /**
- * The recorded child is still the very process we started: same pid, same start time
- * and same command line. A pid the OS reused for something else fails this check and is
- * never signalled.
+ * The recorded child is still the very process we started: same pid and start time, and
+ * still the leader of the group and session dl created for it (exec keeps both, so the
+ * npm Codex wrapper that became `node …` after the row recorded `/usr/bin/env node …`
+ * still matches). A pid the OS reused for something else has another start time and
+ * leads no such group: it fails this check and is never signalled.
  */
 function childVerified(row: JobRow, ids: Identities): boolean {
-  if (row.child_pid === null || row.child_pgid === null || row.child_start === null || row.child_cmd === null)
-    return false;
-  const now = ids.read(row.child_pid);
-  return now !== null && now.startTime === row.child_start && now.command === row.child_cmd;
+  if (row.child_pid === null || row.child_pgid === null || row.child_start === null) return false;
+  // dl starts every child with setsid: a row naming another group was not written by us.
+  if (row.child_pgid !== row.child_pid) return false;
+  return sameSessionLeader({ pid: row.child_pid, startTime: row.child_start }, ids.read(row.child_pid));
 }
 
 export interface ReapOptions {
@@ -58,6 +65,12 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
       alive.set(key, live);
     }
     if (live) continue;
+    const kept =
+      row.status === "running" ? readOutcome(jobDirOf(store.stateDir, row.id), row.id, row.started_at) : null;
+    if (kept) {
+      actions.push(recordKept(store, row, kept, opts));
+      continue;
+    }
     const verified = row.status === "running" && childVerified(row, opts.identities);
     const action: ReapAction = verified
       ? {
@@ -89,4 +102,35 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
     ]);
   }
   return actions;
+}
+
+/**
+ * The job had ended, and its server kept the end in the job's outcome file, but the store
+ * could not be written before that server died: record that end now, not `lost`. The
+ * child ran to its end (the file is written after its group is gone), so nothing is killed.
+ */
+function recordKept(store: JobStore, row: JobRow, kept: JobPatch, opts: ReapOptions): ReapAction {
+  const note = "owner server died before the store could record the job's end; recorded from its outcome file";
+  const action: ReapAction = { id: row.id, status: kept.status ?? "lost", killed_pid: null, reason: note };
+  if (opts.dryRun) return action;
+  try {
+    store.update(row.id, { ...kept, persist_error: note }, ["running"]);
+  } catch (e) {
+    // A record the store refuses (a value too big) still ends the row, as failed.
+    const why = `${note}, but the store refused it (${describeError(e)})`;
+    store.update(
+      row.id,
+      {
+        status: "failed",
+        failure_kind: "infra",
+        exit_code: kept.exit_code ?? null,
+        ended_at: kept.ended_at ?? opts.now(),
+        persist_error: why.slice(0, 500),
+      },
+      ["running"],
+    );
+    action.status = "failed";
+    action.reason = why;
+  }
+  return action;
 }

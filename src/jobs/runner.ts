@@ -6,6 +6,7 @@ import type { JobPatch, JobRow } from "../store/types.ts";
 import { type RunResult, runGroup } from "../sys/process.ts";
 import type { Identities } from "./engine-ports.ts";
 import { chooseOutcome, type JobStopCause, outcomePatch, stoppedPatch } from "./job-outcome.ts";
+import { reserveOutcome } from "./outcome-file.ts";
 import type { LaunchSpec, ParsedResult, Provider, RunOutput } from "./provider.ts";
 import { JobRowWriter, type RowWriterOptions, type WriteResult } from "./row-writer.ts";
 
@@ -44,8 +45,8 @@ interface SupervisedRun {
  * the JobStopCause when the engine stops it.
  */
 export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSignal): Promise<void> {
-  const rw = new JobRowWriter(row.id, ctx);
   const jobDir = join(ctx.jobsDir, row.id);
+  const rw = new JobRowWriter(row.id, ctx, { jobDir, startedAt: row.started_at });
   const spec = await prepareLaunch(row, ctx, jobDir, rw);
   if (!spec) return;
   if (signal.aborted) return rw.finish(stoppedPatch(signal.reason as JobStopCause, ctx.now()));
@@ -67,6 +68,7 @@ async function prepareLaunch(
 ): Promise<LaunchSpec | null> {
   try {
     mkdirSync(jobDir, { recursive: true, mode: 0o700 });
+    reserveOutcome(jobDir);
     return await ctx.provider.launch(row, { jobDir });
   } catch (e) {
     // A refusal the provider explains itself (jail unavailable, unsafe git config).

@@ -1,9 +1,9 @@
 import { isTerminal, type JobRow } from "../store/types.ts";
-import type { JobStateDir } from "../sys/paths.ts";
+import { JOB_STATE_DIRS, type JobStateDir } from "../sys/paths.ts";
 import type { Identities } from "./engine-ports.ts";
 import { ownerAlive } from "./reaper.ts";
 import { PREVIEW_CAP, sanitizeJson, sanitizeLine } from "./sanitize.ts";
-import { WatchedStores } from "./watched-stores.ts";
+import { type UnusableStore, WatchedStores } from "./watched-stores.ts";
 
 /** Exit codes of `dl wait`, as the reference documents them. */
 export const WAIT_EXIT = { allDone: 0, unsuccessful: 1, missing: 2, timeout: 3 } as const;
@@ -36,6 +36,8 @@ export interface WaitOutcome {
   /** Ids still not ended (timeout) or never seen (missing). */
   pending: string[];
   missing: string[];
+  /** Stores that could not be read when the wait ended (their jobs could not be seen). */
+  unusable: UnusableStore[];
 }
 
 const SUCCESS = new Set(["done"]);
@@ -78,6 +80,33 @@ function missingLine(id: string, json: boolean): string {
   return json
     ? JSON.stringify({ id: safe, status: "missing" })
     : `${safe} MISSING (no such job appeared within 30 s; check the id and the state dir overrides)`;
+}
+
+/** What is wrong with each unusable store, naming the variable that moves it. */
+export function describeUnusable(stores: readonly UnusableStore[]): string {
+  return stores
+    .map((u) => {
+      const env = JOB_STATE_DIRS.find((d) => d.provider === u.provider)?.env;
+      return `the ${u.provider} job store cannot be used: ${u.reason}${env ? ` (see ${env})` : ""}`;
+    })
+    .join("; ");
+}
+
+/** An id in no readable store while some store cannot be read: it may be there, unseen. */
+function unreadableLine(id: string, stores: readonly UnusableStore[], json: boolean): string {
+  const safe = sanitizeLine(id, 64);
+  if (json) {
+    return JSON.stringify(
+      sanitizeJson({
+        id: safe,
+        status: "unreadable",
+        stores: stores.map((u) => ({ provider: u.provider, error: u.reason })),
+      }),
+    );
+  }
+  return sanitizeLine(
+    `${safe} UNREADABLE (${describeUnusable(stores)}; dl wait cannot see this job: fix the store and wait again)`,
+  );
 }
 
 /** A job whose wait is over: its row and final status, or an id whose row was pruned. */
@@ -153,11 +182,13 @@ export async function waitForJobs(o: WaitOptions): Promise<WaitOutcome> {
   const held: string[] = [];
   let unsuccessful = false;
   const emit = (line: string) => (o.all ? held.push(line) : o.write(line));
+  let unreadable = false;
   const finish = (code: WaitExit, missing: string[] = []): WaitOutcome => {
     for (const line of held) o.write(line);
     for (const id of missing) o.write(missingLine(id, o.json));
+    const unusable = stores.unusable();
     stores.close();
-    return { code, pending, missing };
+    return { code, pending, missing, unusable };
   };
 
   let lastFull = 0;
@@ -176,8 +207,19 @@ export async function waitForJobs(o: WaitOptions): Promise<WaitOutcome> {
       pending = verdict.still;
       if (checkOwners) lastOwners = t;
       lastFull = t;
+      // An unreadable store may hold the ids no store showed: say so now, not "missing" in 30 s.
+      const broken = stores.unusable();
+      const unseen = broken.length ? pending.filter((id) => !seen.has(id)) : [];
+      for (const id of unseen) emit(unreadableLine(id, broken, o.json));
+      if (unseen.length) {
+        unreadable = true;
+        pending = pending.filter((id) => seen.has(id));
+      }
     }
-    if (pending.length === 0) return finish(unsuccessful ? WAIT_EXIT.unsuccessful : WAIT_EXIT.allDone);
+    if (pending.length === 0) {
+      if (unreadable) return finish(WAIT_EXIT.missing);
+      return finish(unsuccessful ? WAIT_EXIT.unsuccessful : WAIT_EXIT.allDone);
+    }
     const step = nextStep({
       t,
       start,

@@ -12,7 +12,7 @@ import type { JailPolicy } from "./policy.ts";
 
 export const JAIL_GIT_HINT = "git branch --unset-upstream";
 
-export interface GitConfigEntry {
+interface GitConfigEntry {
   key: string;
   value: string;
 }

@@ -18,7 +18,7 @@ export {
   JAIL_GIT_HINT,
 } from "./git-guard.ts";
 export type { JailPlatform, JailPolicy, JailPolicyInput } from "./policy.ts";
-export type { JailKind, JailProbe } from "./probe.ts";
+export type { JailProbe } from "./probe.ts";
 
 export interface WrappedCommand {
   argv: string[];

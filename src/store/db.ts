@@ -9,20 +9,51 @@ export const DB_FILE = "jobs.sqlite";
 /** How long a writer waits for another process's write lock before SQLITE_BUSY escapes. */
 const BUSY_TIMEOUT_MS = 5000;
 
+/** What a storage error code means, in words a user can act on; undefined when it needs none. */
+const CAUSES: Readonly<Record<string, string>> = {
+  ENOTDIR: "a part of the state directory's path is a file, not a directory",
+  EEXIST: "a file stands where the state directory should be",
+  EACCES: "permission denied on the state directory or its files",
+  EPERM: "permission denied on the state directory or its files",
+  EROFS: "the state directory is on a read-only file system",
+  ENOSPC: "the disk holding the state directory is full",
+  EISDIR: "a directory stands where the job database file should be",
+  SQLITE_FULL: "the disk holding the state directory is full",
+  SQLITE_READONLY: "the job database cannot be written (read-only file or file system)",
+  SQLITE_PERM: "permission denied on the job database",
+  SQLITE_CANTOPEN:
+    "the job database file cannot be opened (missing directory, permissions or a directory in its place)",
+  SQLITE_NOTADB: "the job database file is not an SQLite database (corrupt or overwritten)",
+  SQLITE_CORRUPT: "the job database file is corrupt",
+};
+
+/** The explanation of a storage cause code (SQLite's extended codes map to their base). */
+export function explainStorageCause(code: string): string | undefined {
+  const base = code.startsWith("SQLITE_") ? code.replace(/^(SQLITE_[A-Z]+?)(_[A-Z_]+)?$/, "$1") : code;
+  return Object.hasOwn(CAUSES, code) ? CAUSES[code] : Object.hasOwn(CAUSES, base) ? CAUSES[base] : undefined;
+}
+
+/** The cause code of a storage failure (a DlError from here, or the raw error). */
+export function storageCause(e: unknown): string {
+  const fromData = e instanceof DlError ? e.data.cause : undefined;
+  if (typeof fromData === "string") return fromData;
+  const code = (e as { code?: unknown })?.code;
+  return typeof code === "string" ? code.slice(0, 40) : describeError(e);
+}
+
 /**
  * A storage failure as a DlError. The message names the operation and a bounded
- * description of the cause (class + SQLite/errno code), never the path: paths can hold
- * user names and end up in model-visible results.
+ * description of the cause (class + SQLite/errno code, explained when it is a known one),
+ * never the path: paths can hold user names and end up in model-visible results.
  */
 export function storageError(op: string, e: unknown): DlError {
   if (e instanceof DlError) return e;
-  const code = (e as { code?: unknown })?.code;
-  const cause = typeof code === "string" ? code.slice(0, 40) : describeError(e);
-  return new DlError(
-    "storage",
-    `job storage failed to ${op} (${cause}); check that the provider state directory exists, is writable and is not full. Nothing was started.`,
-    { cause },
-  );
+  const cause = storageCause(e);
+  const explained = explainStorageCause(cause);
+  const what = explained
+    ? `job storage failed to ${op}: ${explained} (${cause}); fix that or point the provider's state dir variable (e.g. DELEGATE_CODEX_STATE_DIR) elsewhere.`
+    : `job storage failed to ${op} (${cause}); check that the provider state directory exists, is writable and is not full.`;
+  return new DlError("storage", `${what} Nothing was started.`, { cause });
 }
 
 /**

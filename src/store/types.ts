@@ -25,7 +25,16 @@ export type QueueReason =
   | "throttle_cooldown"
   | "auth_failed";
 
-type FailureKind = "quota" | "throttle" | "auth" | "infra" | "other" | "timeout" | "workdir_forbidden" | (string & {});
+type FailureKind =
+  | "quota"
+  | "throttle"
+  | "auth"
+  | "infra"
+  | "config"
+  | "other"
+  | "timeout"
+  | "workdir_forbidden"
+  | (string & {});
 
 /** One row of the `jobs` table, as stored (JSON columns still strings). */
 export interface JobRow {

@@ -52,3 +52,31 @@ export function inheritedEnv(
   }
   return out;
 }
+
+const EXACT_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Why a DELEGATE_CODEX_ENV_PASSTHROUGH entry is refused, or undefined. These names reach
+ * only the Codex CLI, which needs its provider key (`env_key` in its config.toml, e.g.
+ * AZURE_OPENAI_API_KEY): credentials are allowed, prefixes are not (a key must be named
+ * on purpose), and dl's own backend key never leaves.
+ */
+export function codexPassthroughProblem(entries: readonly string[]): string | undefined {
+  if (entries.some((e) => !EXACT_NAME.test(e))) return "a comma-separated list of exact environment variable names";
+  const never = entries.find((e) => NEVER.has(e));
+  if (never !== undefined) return `names other than ${never} (dl's own backend key never reaches a child)`;
+  return undefined;
+}
+
+/** The named variables that are set in `env` (exact names, no policy: the caller checked them). */
+export function namedEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  names: readonly string[],
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    const value = Object.hasOwn(env, name) ? env[name] : undefined;
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}

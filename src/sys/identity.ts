@@ -3,7 +3,11 @@ import { readFileSync } from "node:fs";
 /**
  * Who a pid is. A pid alone is not an identity: pids are reused, so before we signal a
  * process recorded earlier (an orphaned job child, a dead server's worker) we check that
- * the pid still has the same start time and command line.
+ * the pid still has the same start time, and either the same command line or (for a
+ * child dl started as a session leader) the same process group and session. The command
+ * line changes when the child execs (npm's `#!/usr/bin/env node` wrapper reads
+ * `/usr/bin/env node …` right after spawn and `node …` a moment later); the start time,
+ * group and session never do.
  */
 export interface ProcessIdentity {
   pid: number;
@@ -15,6 +19,13 @@ export interface ProcessIdentity {
   startTime: string;
   /** argv joined with single spaces ("[comm]" for processes without one, e.g. kernel threads). */
   command: string;
+  /** Process group id (stable across exec). */
+  pgid: number;
+  /**
+   * Session id (stable across exec); null when the OS cannot tell it. macOS `ps` has no
+   * session id column, so there it is the pid for a session leader and null otherwise.
+   */
+  sid: number | null;
 }
 
 const isLinux = process.platform === "linux";
@@ -100,7 +111,7 @@ function linuxIdentity(pid: number): ProcessIdentity | null {
     // A zombie is dead: it only waits for its parent to reap it.
     if (!stat || stat.state === "Z" || stat.state === "X") return null;
     const command = argv.length > 0 ? argv.join(" ") : `[${stat.comm}]`;
-    return { pid, startTime: `${stat.starttime}@${bootId()}`, command };
+    return { pid, startTime: `${stat.starttime}@${bootId()}`, command, pgid: stat.pgrp, sid: stat.session };
   } catch {
     return null; // gone (ENOENT/ESRCH) or hidden from us
   }
@@ -114,7 +125,7 @@ export function psIdentity(pid: number): ProcessIdentity | null {
   let out: string;
   try {
     const r = Bun.spawnSync({
-      cmd: ["ps", "-ww", "-o", "stat=,lstart=,command=", "-p", String(pid)],
+      cmd: ["ps", "-ww", "-o", "stat=,pgid=,lstart=,command=", "-p", String(pid)],
       // Fixed locale and zone: the same process must print the same lstart for every reader.
       env: { PATH: "/bin:/usr/bin", LC_ALL: "C", TZ: "UTC" },
       stdin: "ignore",
@@ -126,11 +137,19 @@ export function psIdentity(pid: number): ProcessIdentity | null {
   } catch {
     return null;
   }
-  const m = /^\s*(\S+)\s+(.*)$/s.exec(out);
-  if (!m || m[1]?.startsWith("Z")) return null;
-  const rest = LSTART.exec(m[2] ?? "");
+  const m = /^\s*(\S+)\s+(\d+)\s+(.*)$/s.exec(out);
+  const stat = m?.[1] ?? "Z";
+  if (stat.startsWith("Z")) return null;
+  const rest = LSTART.exec(m?.[3] ?? "");
   if (!rest?.[1]) return null;
-  return { pid, startTime: rest[1].replace(/\s+/g, " "), command: (rest[2] ?? "").trim() };
+  return {
+    pid,
+    startTime: rest[1].replace(/\s+/g, " "),
+    command: (rest[2] ?? "").trim(),
+    pgid: Number(m?.[2]),
+    // "s" in STAT marks a session leader (BSD and procps alike): its sid is its pid.
+    sid: stat.includes("s") ? pid : null,
+  };
 }
 
 /** The identity of a live pid, or null if it does not exist, is a zombie, or cannot be read. */
@@ -142,7 +161,7 @@ export function identity(pid: number): ProcessIdentity | null {
 let selfCache: ProcessIdentity | null = null;
 /** This process, as another process would see it (cached: it cannot change). */
 export function selfIdentity(): ProcessIdentity {
-  selfCache ??= identity(process.pid) ?? { pid: process.pid, startTime: "", command: "" };
+  selfCache ??= identity(process.pid) ?? { pid: process.pid, startTime: "", command: "", pgid: 0, sid: null };
   return selfCache;
 }
 
@@ -177,4 +196,24 @@ export function sameProcess(expected: ProcessIdentity, actual: ProcessIdentity |
 /** Re-reads the pid and compares: the check to make right before signalling a recorded process. */
 export function stillRunning(expected: ProcessIdentity): boolean {
   return sameProcess(expected, identity(expected.pid));
+}
+
+/**
+ * The process is still the session leader dl started: same pid, same start time, and it
+ * still leads its own group and session (pgid = sid = pid, which setsid gave it and exec
+ * cannot change). Unlike sameProcess this holds across the child's exec, so an npm
+ * `#!/usr/bin/env node` wrapper recorded before it became `node …` is still recognised.
+ */
+export function sameSessionLeader(
+  expected: Pick<ProcessIdentity, "pid" | "startTime">,
+  actual: ProcessIdentity | null,
+): boolean {
+  return (
+    actual !== null &&
+    expected.startTime !== "" &&
+    expected.pid === actual.pid &&
+    expected.startTime === actual.startTime &&
+    actual.pgid === actual.pid &&
+    actual.sid === actual.pid
+  );
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /**
  * Is `pid` a live process? Tests use this as their own oracle (independent of
@@ -30,4 +30,32 @@ export function pidAlive(pid: number): boolean {
 export function killPid(pid: number, signal: NodeJS.Signals = "SIGKILL", wholeGroup = false): void {
   if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) throw new Error(`refusing to signal pid ${pid}`);
   process.kill(wholeGroup ? -pid : pid, signal);
+}
+
+/**
+ * Live (non-zombie) pids whose process group or session is `leader`: everything a job
+ * child started, as the kernel sees it. The test's own oracle, independent of src/sys.
+ */
+export function groupMembers(leader: number): number[] {
+  if (process.platform !== "linux") {
+    const r = Bun.spawnSync(["ps", "-ax", "-o", "pid=,pgid=,stat="], { env: { PATH: "/bin:/usr/bin" } });
+    return r.stdout
+      .toString()
+      .split("\n")
+      .map((l) => l.trim().split(/\s+/))
+      .filter(([, pgid, stat]) => Number(pgid) === leader && !stat?.startsWith("Z"))
+      .map(([pid]) => Number(pid));
+  }
+  const out: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if ((Number(f[2]) === leader || Number(f[3]) === leader) && f[0] !== "Z" && f[0] !== "X") out.push(Number(name));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return out;
 }

@@ -1,12 +1,15 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { DlError } from "../../src/errors.ts";
+import { OUTCOME_RESERVE, readOutcome, reserveOutcome, saveOutcome } from "../../src/jobs/outcome-file.ts";
+import { reapDeadOwners } from "../../src/jobs/reaper.ts";
 import { type RunnerContext, runJob } from "../../src/jobs/runner.ts";
 import { selfOwner, sysIdentities } from "../../src/jobs/sys-adapters.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import type { JobPatch, JobRow } from "../../src/store/types.ts";
 import { testProvider, testTask } from "../fixture/jobs-provider.ts";
-import { makeRepo, pidAlive, tempRoot } from "./helpers.ts";
+import { makeRepo, pidAlive, tempRoot, until } from "./helpers.ts";
 
 const root = tempRoot("dl-runner-store-");
 afterAll(root.cleanup);
@@ -67,6 +70,7 @@ function ctx(s: ReturnType<typeof faultyStore>, errors: string[]): RunnerContext
     retryDelayMs: () => 10,
     onPersistError: (_id, msg) => errors.push(msg),
     persistRetryMs: [5, 10, 20],
+    lateRetryMs: [10, 20],
   };
 }
 
@@ -107,5 +111,56 @@ describe("the runner when the store fails", () => {
     const pid = s.calls.find((p) => p.child_pid)?.child_pid;
     expect(pid).toBeGreaterThan(1);
     expect(pidAlive(pid!)).toBe(false);
+  });
+
+  test("a store that fails through the whole end: the end is kept in the job dir and recorded once the store can be written", async () => {
+    const row = runningRow({ mode: "ok" });
+    let broken = true;
+    const s = faultyStore((p) => broken && p.status !== undefined);
+    const errors: string[] = [];
+    await runJob(row, ctx(s, errors), new AbortController().signal);
+    // Every attempt failed: the row still says running, the job dir holds the real end.
+    expect(store.get(row.id)?.status).toBe("running");
+    expect(readOutcome(join(stateDir, "jobs", row.id), row.id, row.started_at)).toMatchObject({
+      status: "done",
+      exit_code: 0,
+    });
+    // An earlier attempt's record never applies to this one.
+    expect(readOutcome(join(stateDir, "jobs", row.id), row.id, row.started_at! - 1)).toBeNull();
+    broken = false;
+    await until(() => store.get(row.id)?.status === "done", "the kept end to be recorded");
+    expect(store.get(row.id)).toMatchObject({ status: "done", exit_code: 0, persist_error: null });
+  });
+
+  test("a dead server's kept end is recorded by the next reap, not called lost", async () => {
+    const row = runningRow({ mode: "ok" });
+    const s = faultyStore((p) => p.status !== undefined);
+    await runJob(row, { ...ctx(s, []), lateRetryMs: [60_000] }, new AbortController().signal);
+    const dead = Bun.spawn(["true"]);
+    await dead.exited;
+    store.update(row.id, { owner_pid: dead.pid, owner_start: "1@gone", server_id: "srv-dead" });
+    const actions = await reapDeadOwners(store, { identities: sysIdentities, now: Date.now });
+    expect(actions).toEqual([expect.objectContaining({ id: row.id, status: "done", killed_pid: null })]);
+    expect(store.get(row.id)).toMatchObject({ status: "done", exit_code: 0 });
+    expect(store.get(row.id)?.final_response).toContain(`finished ${row.id}`);
+  });
+
+  test("an end too big for the reserved space is cut to fit it when nothing else can be written", () => {
+    const dir = join(stateDir, "jobs", "tj-fit");
+    mkdirSync(dir, { recursive: true });
+    reserveOutcome(dir);
+    const rec = {
+      id: "tj-fit",
+      started_at: 1,
+      patch: { status: "done" as const, final_response: "x".repeat(100_000) },
+    };
+    // Stand-in for a full disk: no new file can be written beside the reserved one (a
+    // directory where the bigger record's temporary file would go; root ignores modes).
+    mkdirSync(join(dir, "outcome.json.tmp"));
+    expect(saveOutcome(dir, rec)).toBe(true);
+    const kept = readOutcome(dir, "tj-fit", 1)!;
+    expect(kept.status).toBe("done");
+    expect(kept.final_response!.length).toBeLessThan(OUTCOME_RESERVE);
+    expect(kept.final_response).toContain("[cut:");
   });
 });

@@ -8,11 +8,13 @@ import {
   parseProcStat,
   psIdentity,
   sameProcess,
+  sameSessionLeader,
   selfIdentity,
   stillRunning,
 } from "../../src/sys/identity.ts";
 import { spawnGroup, terminateGroup } from "../../src/sys/process.ts";
 import { killPid } from "../helpers/proc.ts";
+import { until } from "../helpers/until.ts";
 
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 const dir = mkdtempSync(join(tmpdir(), "dl-identity-"));
@@ -133,4 +135,33 @@ describe("identity", () => {
       expect(psIdentity(c.pid)).toBeNull();
     },
   );
+
+  test("a child that execs keeps its session-leader identity though its command changes", async () => {
+    const gate = join(dir, "exec-gate");
+    // sh waits for the gate, then execs into sleep: same pid, new command line.
+    const c = spawnGroup({
+      argv: ["sh", "-c", `while [ ! -e '${gate}' ]; do sleep 0.01; done; exec sleep 30`],
+      cwd: dir,
+      env,
+    });
+    try {
+      const before = identity(c.pid)!;
+      expect(before).toMatchObject({ pgid: c.pid, sid: c.pid });
+      await Bun.write(gate, "");
+      const after = await until(() => {
+        const now = identity(c.pid);
+        return now?.command === "sleep 30" ? now : null;
+      }, "the child to exec into sleep");
+      expect(sameProcess(before, after)).toBe(false);
+      expect(sameSessionLeader(before, after)).toBe(true);
+      expect(sameSessionLeader({ ...before, startTime: "1@x" }, after)).toBe(false);
+      // The ps reader (macOS path) sees the same group and session leadership.
+      expect(psIdentity(c.pid)).toMatchObject({ pgid: c.pid, sid: c.pid });
+    } finally {
+      await terminateGroup(c.pgid, 1000);
+    }
+    // A process that is not a session leader never passes, even with the right start time.
+    const me = selfIdentity();
+    if (me.sid !== me.pid) expect(sameSessionLeader(me, identity(process.pid))).toBe(false);
+  });
 });

@@ -13,6 +13,7 @@ import type { FailureClass } from "../provider.ts";
  *   auth.json holds an API key        "ChatGPT login is required, but an API key is currently being used. Logging out."
  *   auth.json unreadable (stderr only) "failed to deserialize CLI auth from file: invalid credential JSON …"
  *   no network to chatgpt.com         "Reconnecting... waiting for network (Connection failed: …)" (repeats)
+ *   env_key variable not set          "Missing environment variable: `SOMETHING_KEY`."
  *
  * Order matters: a usage-limit text also says "try again", and a 429 is a usage limit
  * when it says so; quota is checked first because it must never be retried.
@@ -26,9 +27,29 @@ export interface Classified {
   message: string;
 }
 
+const MISSING_VARIABLE = /missing environment variable:?\s*`?([A-Za-z_][A-Za-z0-9_]*)`?/i;
+
+/**
+ * The variable Codex said it lacks (its provider's `env_key`), or null. That is a setup
+ * error of this machine, not a login problem: pausing the account for it would hold every
+ * queued job until auth.json changes, which no fix of the variable ever does.
+ */
+export function missingVariable(text: string): string | null {
+  return MISSING_VARIABLE.exec(text)?.[1] ?? null;
+}
+
+/** What the caller reads when the Codex child lacks its provider's variable. */
+export function missingVariableMessage(name: string): string {
+  return (
+    `configuration error: Codex needs the environment variable ${name} (the env_key of its model provider in ` +
+    `CODEX_HOME/config.toml), and it did not reach the Codex child. Set ${name} in dl's environment and add it ` +
+    `to DELEGATE_CODEX_ENV_PASSTHROUGH (exact names; given only to Codex), then restart dl and submit again.`
+  );
+}
+
 const QUOTA = /usage[ _]limit|usage_limit_reached|hit your usage limit|insufficient_quota|purchase more credits/i;
 const AUTH =
-  /\b401\b|unauthori[sz]ed|not logged in|login is required|CLI auth|credential|log ?in again|sign in again|codex login|refresh[ _]token|token[ _](?:has )?expired|token_expired|invalid_api_key|missing environment variable|forced_login_method|auth\.json/i;
+  /\b401\b|unauthori[sz]ed|not logged in|login is required|CLI auth|credential|log ?in again|sign in again|codex login|refresh[ _]token|token[ _](?:has )?expired|token_expired|invalid_api_key|forced_login_method|auth\.json/i;
 const THROTTLE = /\b429\b|rate[ _-]?limit|too many requests|slow down/i;
 const INFRA =
   /\b50[0-4]\b|\b529\b|high demand|overloaded|service unavailable|internal server error|bad gateway|stream disconnected|connection (?:refused|reset|closed)|error sending request|timed? ?out|dns|network|econn|broken pipe/i;
@@ -81,6 +102,8 @@ export function classifyCodexFailure(run: FailedRun): Classified {
     run.errors[run.errors.length - 1] ??
     lastLine(run.stderr) ??
     (run.signal ? `killed by ${run.signal}` : `exit ${run.exitCode}`);
+  const variable = missingVariable(text);
+  if (variable) return { kind: "config", hintMs: null, message: missingVariableMessage(variable) };
   if (QUOTA.test(text)) return { kind: "quota", hintMs: null, message };
   if (AUTH.test(text)) return { kind: "auth", hintMs: null, message };
   if (THROTTLE.test(text)) return { kind: "throttle", hintMs: retryHintMs(text), message };

@@ -66,7 +66,7 @@ export function parseCodexEvents(stdout: string): CodexEvents {
         const item = obj(e.item);
         if (!item) break;
         const kind = typeof item.type === "string" ? item.type : "unknown";
-        ev.items[kind] = (ev.items[kind] ?? 0) + 1;
+        ev.items[kind] = (Object.hasOwn(ev.items, kind) ? (ev.items[kind] ?? 0) : 0) + 1;
         if (kind === "agent_message" && typeof item.text === "string") ev.finalMessage = item.text;
         break;
       }

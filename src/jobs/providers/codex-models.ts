@@ -65,7 +65,9 @@ export function resolveCodexModel(name: unknown, fallback: string = CODEX_DEFAUL
   const raw = (typeof name === "string" && name.trim() !== "" ? name : fallback).trim();
   const key = raw.toLowerCase();
   if ((CODEX_MODELS as readonly string[]).includes(key)) return { model: key as CodexModel, alias: null };
-  const aliased = CODEX_ALIASES[key];
+  // Own keys only: "__proto__" or "constructor" must read as an unknown model, not as
+  // Object.prototype (which reached the store and failed there as a TypeError).
+  const aliased = Object.hasOwn(CODEX_ALIASES, key) ? CODEX_ALIASES[key] : undefined;
   if (aliased) return { model: aliased, alias: key };
   const shown = JSON.stringify(raw.slice(0, 64));
   if (key === "gpt-5.6" || key.endsWith("-codex")) {

@@ -16,7 +16,8 @@ export function codexOptionsFromConfig(c: Config, waitCommand: string): CodexSer
     codexHome: c.paths.codexHome,
     quotaWarnPct: c.codex.quotaWarnPct,
     quotaRefusePct: c.codex.quotaRefusePct ?? null,
-    childEnv: c.childEnv,
+    // Only the Codex child gets DELEGATE_CODEX_ENV_PASSTHROUGH; git probes do not.
+    childEnv: c.codexChildEnv,
     guards: { ...workdirGuard(c.paths), toolEnv: c.childEnv },
     engine: { waitCommand },
   };

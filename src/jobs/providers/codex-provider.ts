@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import type { JobRow } from "../../store/types.ts";
 import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../provider.ts";
 import type { CodexAccount } from "./codex-account.ts";
-import { classifyCodexFailure } from "./codex-classify.ts";
+import { classifyCodexFailure, missingVariable, missingVariableMessage } from "./codex-classify.ts";
 import { parseCodexEvents } from "./codex-events.ts";
 import type { CodexQuota } from "./codex-quota.ts";
 import { buildCodexLaunch, lastMessageFile, validateCodexTask } from "./codex-task.ts";
@@ -64,8 +64,12 @@ export function codexProvider(o: CodexProviderOptions): Provider {
         // Not written: the run failed before a final message.
       }
       let finalResponse = last && last.trim() !== "" ? last : ev.finalMessage;
-      if (out.exitCode !== 0 && !finalResponse && ev.errors.length)
-        finalResponse = `codex failed: ${ev.errors[ev.errors.length - 1]}`;
+      if (out.exitCode !== 0 && !finalResponse && ev.errors.length) {
+        const variable = missingVariable(ev.errors.join("\n"));
+        finalResponse = variable
+          ? missingVariableMessage(variable)
+          : `codex failed: ${ev.errors[ev.errors.length - 1]}`;
+      }
       const usage = ev.usage ? { ...ev.usage, turns: ev.turnsCompleted, items: ev.items } : null;
       return { finalResponse, usage, sessionId: ev.sessionId };
     },

@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "no
 import { join } from "node:path";
 import { describeError } from "../../errors.ts";
 import { log } from "../../log.ts";
+import { storageError } from "../../store/db.ts";
 import { type LockHandle, tryLock } from "../../sys/flock.ts";
 
 /**
@@ -67,7 +68,12 @@ export class SharedStateFile {
     stateDir: string,
     private readonly now: () => number,
   ) {
-    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    try {
+      mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    } catch (e) {
+      // A state dir under a file (ENOTDIR), on a read-only disk …: say which, not "internal error".
+      throw storageError("create the state directory", e);
+    }
     this.file = join(stateDir, "shared.json");
     this.lockFile = join(stateDir, "shared.lock");
   }

@@ -144,7 +144,7 @@ export interface LaunchInputs {
   /** Resolved path of the codex binary. */
   bin: string;
   codexHome: string;
-  /** The allowlisted child environment (config.childEnv). */
+  /** The Codex child environment (config.codexChildEnv: the allowlist plus DELEGATE_CODEX_ENV_PASSTHROUGH). */
   childEnv: Readonly<Record<string, string>>;
   allowDanger: boolean;
 }

@@ -33,7 +33,7 @@ export interface CodexServiceOptions {
   codexHome: string;
   quotaWarnPct: number;
   quotaRefusePct?: number | null;
-  /** The allowlisted child environment (config.childEnv). */
+  /** The Codex child environment (config.codexChildEnv: the allowlist plus DELEGATE_CODEX_ENV_PASSTHROUGH). */
   childEnv: Readonly<Record<string, string>>;
   guards: WorkspaceGuards;
   defaultTimeoutS?: number;

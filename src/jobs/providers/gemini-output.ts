@@ -9,7 +9,7 @@ import { sanitizeLine, sanitizeMultiline, TEXT_CAP } from "../sanitize.ts";
  * that differs is one new fixture and a change here, nowhere else.
  */
 
-export interface GeminiUsage {
+interface GeminiUsage {
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
@@ -17,7 +17,7 @@ export interface GeminiUsage {
   thoughts_tokens?: number;
 }
 
-export type AgyFailureKind = "auth" | "bad_output" | "cli_error";
+type AgyFailureKind = "auth" | "bad_output" | "cli_error";
 
 export type AgyOutcome =
   | { status: "done"; response: string; conversation_id: string | null; usage: GeminiUsage | null; exit_code: 0 }

@@ -304,6 +304,11 @@ describe("events and classification (texts of codex-cli 0.171.0)", () => {
     ).toBe("auth");
     expect(cls("Reconnecting... waiting for network (Connection failed: error sending request)").kind).toBe("infra");
     expect(cls("the model refused").kind).toBe("other");
+    // A provider variable that never reached Codex is the user's setup, not a login.
+    const missing = cls("Missing environment variable: `AZURE_OPENAI_API_KEY`.");
+    expect(missing.kind).toBe("config");
+    expect(missing.message).toContain("AZURE_OPENAI_API_KEY");
+    expect(missing.message).toContain("DELEGATE_CODEX_ENV_PASSTHROUGH");
     expect(classifyCodexFailure({ exitCode: null, signal: "SIGKILL", errors: [], stderr: "" })).toMatchObject({
       kind: "infra",
       message: "killed by SIGKILL",

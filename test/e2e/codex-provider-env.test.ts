@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
+import { CODEX_BIN, makeCodexHome, markerRouter } from "../helpers/codex-home.ts";
+import { connectDl, type DlSession, runDl, tempDir } from "../helpers/dl.ts";
+import { makeRepo } from "../jobs/helpers.ts";
+
+/**
+ * A Codex custom provider (Azure, a proxy) whose config.toml says `env_key =
+ * "SOMETHING_KEY"`: the real CLI from npm, through dist/dl serve, against the fake
+ * Responses server. DELEGATE_CODEX_ENV_PASSTHROUGH hands the key to the Codex child
+ * only; without it the job fails as a configuration error naming the variable, and the
+ * account is not paused.
+ */
+const KEY_VAR = "SOMETHING_KEY";
+const KEY_VALUE = "sk-azure-not-a-real-key-4711";
+let fake: FakeResponses;
+let root: string;
+const sessions: DlSession[] = [];
+
+type JobView = { id: string; status: string; failure_kind?: string | null; final_response?: string | null };
+type Account = { state: string };
+
+function serveEnv(tag: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    CODEX_HOME: makeCodexHome(join(root, `codex-home-${tag}`), fake.baseUrl, KEY_VAR),
+    DELEGATE_CODEX_BIN: CODEX_BIN,
+    DELEGATE_CODEX_STATE_DIR: join(root, `state-${tag}`),
+    DELEGATE_CODEX_STAGGER_S: "0",
+    [KEY_VAR]: KEY_VALUE,
+    ...extra,
+  };
+}
+
+async function call<T>(s: DlSession, name: string, args: Record<string, unknown>): Promise<T> {
+  const res = (await s.client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as {
+    structuredContent?: unknown;
+  };
+  return res.structuredContent as T;
+}
+
+async function serve(env: Record<string, string>): Promise<DlSession> {
+  const s = await connectDl(env);
+  sessions.push(s);
+  return s;
+}
+
+beforeAll(() => {
+  fake = startFakeResponses(markerRouter());
+  root = tempDir("codex-provider-env");
+});
+afterAll(async () => {
+  for (const s of sessions) await s.close().catch(() => {});
+  await fake?.stop();
+});
+
+describe("DELEGATE_CODEX_ENV_PASSTHROUGH with the real Codex CLI", () => {
+  test("the provider key named there reaches Codex (and only Codex): the job is done", async () => {
+    const env = serveEnv("pass", { DELEGATE_CODEX_ENV_PASSTHROUGH: KEY_VAR });
+    const s = await serve(env);
+    const repo = makeRepo(root, "pass", 0).repo;
+    const r = await call<JobView>(s, "delegate_to_codex", { task: "[slow:10:pass] hello", workdir: repo });
+    expect(r.status).toBe("done");
+    const seen = fake.requests.find((q) => q.prompt.includes("[slow:10:pass]"));
+    expect(seen?.authorization).toBe(`Bearer ${KEY_VALUE}`);
+    // dl status shows the name it passes, never the value.
+    const st = await runDl(["status", "--json"], env);
+    expect(st.stdout).toContain(KEY_VAR);
+    expect(st.stdout).not.toContain(KEY_VALUE);
+    expect(st.stderr).not.toContain(KEY_VALUE);
+  }, 120_000);
+
+  test("the agent passthrough still refuses a credential-looking name", async () => {
+    const r = await runDl(["status", "--json"], serveEnv("agent", { DELEGATE_ENV_PASSTHROUGH: KEY_VAR }));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("DELEGATE_ENV_PASSTHROUGH");
+    expect(r.stderr).not.toContain(KEY_VALUE);
+  });
+
+  test("without it the job fails as a configuration error naming the variable; the account is not paused", async () => {
+    const s = await serve(serveEnv("missing"));
+    const repo = makeRepo(root, "missing", 1);
+    const first = await call<JobView>(s, "delegate_to_codex", { task: "[slow:10:m1] hello", workdir: repo.repo });
+    expect(first).toMatchObject({ status: "failed", failure_kind: "config" });
+    expect(first.final_response).toContain(KEY_VAR);
+    expect(first.final_response).toContain("DELEGATE_CODEX_ENV_PASSTHROUGH");
+    // A queued job after it still starts (an auth pause would hold it as auth_failed).
+    const sub = await call<{ jobs: { id: string }[]; account: Account }>(s, "submit_codex", {
+      tasks: [{ task: "[slow:10:m2] again", workdir: repo.trees[1] }],
+    });
+    expect(sub.account.state).toBe("ok");
+    const id = sub.jobs[0]!.id;
+    const wait = await runDl(["wait", id], { DELEGATE_CODEX_STATE_DIR: join(root, "state-missing") });
+    expect(wait.stdout).toContain(id);
+    const polled = await call<{ jobs: JobView[]; account: Account }>(s, "poll_codex", { ids: [id] });
+    expect(polled.jobs[0]).toMatchObject({ status: "failed", failure_kind: "config" });
+    expect(polled.account.state).toBe("ok");
+  }, 120_000);
+});

@@ -1,0 +1,125 @@
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { JobStore } from "../../src/store/jobs.ts";
+import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
+import { CODEX_BIN, makeCodexHome, markerRouter } from "../helpers/codex-home.ts";
+import { connectDl, type DlSession, runDl, tempDir } from "../helpers/dl.ts";
+import { killPid, pidAlive } from "../helpers/proc.ts";
+import { until } from "../helpers/until.ts";
+import { makeRepo } from "../jobs/helpers.ts";
+
+/**
+ * A job store that cannot be written at the moment a Codex job ends (here another
+ * process holds its write lock past dl's busy timeout; a full disk fails the same
+ * writes). The end must not be lost: dl keeps it in the job's dir, and once the store
+ * can be written again `dl reap` records the real end instead of calling the job lost.
+ */
+const BEARER_VAR = "DL_FAKE_BEARER";
+let fake: FakeResponses;
+let root: string;
+let stateDir: string;
+let session: DlSession | undefined;
+
+beforeAll(() => {
+  fake = startFakeResponses(markerRouter());
+  root = tempDir("store-outage");
+  stateDir = join(root, "codex-jobs");
+});
+afterAll(async () => {
+  await session?.close().catch(() => {});
+  await fake?.stop();
+});
+
+function outcomeStatus(id: string): string | null {
+  try {
+    const text = readFileSync(join(stateDir, "jobs", id, "outcome.json"), "utf8").trim();
+    return text ? (JSON.parse(text) as { patch: { status: string } }).patch.status : null;
+  } catch {
+    return null;
+  }
+}
+
+describe("a job that ends while its store cannot be written", () => {
+  test("its end is kept; after the server dies and the store is writable again, dl reap records it done", async () => {
+    session = await connectDl({
+      CODEX_HOME: makeCodexHome(join(root, "codex-home"), fake.baseUrl, BEARER_VAR),
+      DELEGATE_CODEX_BIN: CODEX_BIN,
+      DELEGATE_CODEX_STATE_DIR: stateDir,
+      DELEGATE_CODEX_STAGGER_S: "0",
+      DELEGATE_ENV_PASSTHROUGH: BEARER_VAR,
+      [BEARER_VAR]: "not-a-secret",
+    });
+    const repo = makeRepo(root, "outage", 0).repo;
+    const sub = (await session.client.callTool({
+      name: "submit_codex",
+      arguments: { tasks: [{ task: "[slow:1500:outage] finish while the store is locked", workdir: repo }] },
+    })) as { structuredContent?: { jobs: { id: string }[] } };
+    const id = sub.structuredContent!.jobs[0]!.id;
+    const store = JobStore.open(stateDir);
+    await until(() => store.get(id)?.child_start, "the Codex child to be recorded", 60_000);
+
+    // Another process takes the write lock and keeps it: every write of dl's fails now.
+    const blocker = new Database(join(stateDir, "jobs.sqlite"));
+    blocker.exec("BEGIN IMMEDIATE");
+    await until(() => outcomeStatus(id) === "done", "the job's end to be kept in its dir", 60_000);
+    const serverPid = session.transport.pid!;
+    killPid(serverPid, "SIGKILL");
+    await until(() => !pidAlive(serverPid), "the server to die");
+    blocker.exec("ROLLBACK");
+    blocker.close();
+    expect(store.get(id)?.status).toBe("running"); // the store never heard of the end
+
+    const reap = await runDl(["reap", "--json"], { DELEGATE_CODEX_STATE_DIR: stateDir });
+    expect(reap.code).toBe(0);
+    const codex = (
+      JSON.parse(reap.stdout) as { providers: { provider: string; reaped: { id: string; status: string }[] }[] }
+    ).providers.find((p) => p.provider === "codex");
+    expect(codex?.reaped).toContainEqual(expect.objectContaining({ id, status: "done" }));
+    const row = store.get(id)!;
+    expect(row).toMatchObject({ status: "done", exit_code: 0 });
+    expect(row.final_response).toContain("done:");
+    store.close();
+    const wait = await runDl(["wait", id], { DELEGATE_CODEX_STATE_DIR: stateDir });
+    expect(wait.code).toBe(0);
+    expect(wait.stdout).toContain(`${id} DONE`);
+  }, 120_000);
+
+  test("while the server lives: once the store can be written again, the kept end is recorded without a restart", async () => {
+    const live = await connectDl({
+      CODEX_HOME: makeCodexHome(join(root, "codex-home"), fake.baseUrl, BEARER_VAR),
+      DELEGATE_CODEX_BIN: CODEX_BIN,
+      DELEGATE_CODEX_STATE_DIR: stateDir,
+      DELEGATE_CODEX_STAGGER_S: "0",
+      DELEGATE_ENV_PASSTHROUGH: BEARER_VAR,
+      [BEARER_VAR]: "not-a-secret",
+    });
+    try {
+      const repo = makeRepo(root, "outage-live", 0).repo;
+      const sub = (await live.client.callTool({
+        name: "submit_codex",
+        arguments: { tasks: [{ task: "[slow:1500:live] finish while the store is locked", workdir: repo }] },
+      })) as { structuredContent?: { jobs: { id: string }[] } };
+      const id = sub.structuredContent!.jobs[0]!.id;
+      const store = JobStore.open(stateDir);
+      await until(() => store.get(id)?.child_start, "the Codex child to be recorded", 60_000);
+      const blocker = new Database(join(stateDir, "jobs.sqlite"));
+      blocker.exec("BEGIN IMMEDIATE");
+      // The server tries the end, then its failed/infra fallback, and gives up on both.
+      await until(
+        () => live.stderr().includes("its end is kept and will be recorded"),
+        "the server to give up",
+        120_000,
+      );
+      expect(store.get(id)?.status).toBe("running");
+      blocker.exec("ROLLBACK");
+      blocker.close();
+      await until(() => store.get(id)?.status === "done", "the kept end to be recorded by the live server", 60_000);
+      expect(store.get(id)).toMatchObject({ status: "done", exit_code: 0 });
+      store.close();
+    } finally {
+      await live.close();
+    }
+  }, 240_000);
+});
