@@ -61,14 +61,12 @@ const median = (xs: number[]): number => {
 // ---------------------------------------------------------------- workdir and files
 const workdir = realpathSync(mkdtempSync(join(tmpdir(), "dl-bench-loop-")));
 const fileName = (i: number) => `src/part-${String(i).padStart(2, "0")}.ts`;
-{
-  mkdirSync(join(workdir, "src"));
-  for (let i = 1; i <= TOOL_TURNS; i++) {
-    const lines: string[] = [];
-    for (let l = 1; l <= LINES_PER_FILE; l++)
-      lines.push(`export const v${String(i * 1000 + l).padStart(6, "0")} = "lorem ipsum dolor";`);
-    writeFileSync(join(workdir, fileName(i)), `${lines.join("\n")}\n`);
-  }
+mkdirSync(join(workdir, "src"));
+for (let i = 1; i <= TOOL_TURNS; i++) {
+  const lines: string[] = [];
+  for (let l = 1; l <= LINES_PER_FILE; l++)
+    lines.push(`export const v${String(i * 1000 + l).padStart(6, "0")} = "lorem ipsum dolor";`);
+  writeFileSync(join(workdir, fileName(i)), `${lines.join("\n")}\n`);
 }
 
 // ---------------------------------------------------------------- scripted replies

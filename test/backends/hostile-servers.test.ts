@@ -11,7 +11,9 @@ import { fakeClock, KEY, request } from "./util.ts";
  * each once, without retrying and without leaking.
  */
 const servers: { stop: (force?: boolean) => void }[] = [];
-afterAll(() => servers.forEach((s) => s.stop(true)));
+afterAll(() => {
+  for (const s of servers) s.stop(true);
+});
 
 function serve(fetch: (req: Request) => Response | Promise<Response>) {
   const s = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, fetch });
