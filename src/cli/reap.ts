@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { pruneIdlePools } from "../dispatch/prune.ts";
 import { reapAll } from "../jobs/maintenance.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { jobStateDirs } from "../sys/paths.ts";
@@ -21,9 +22,11 @@ export const reapCommand = defineCommand({
       retentionMs: config.jobs.retentionDays * 86_400_000,
       dryRun,
     });
+    const prunedPools = dryRun ? [] : pruneIdlePools(config.paths.slotsDir);
     if (args.json) {
-      process.stdout.write(`${JSON.stringify({ dry_run: dryRun, providers: reports })}\n`);
+      process.stdout.write(`${JSON.stringify({ dry_run: dryRun, providers: reports, pruned_pools: prunedPools })}\n`);
     } else {
+      if (prunedPools.length) process.stdout.write(`pools: removed ${prunedPools.length} idle pool folder(s)\n`);
       if (reports.length === 0) process.stdout.write("no job stores yet: nothing to reap\n");
       for (const r of reports) {
         if (r.error) {

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { defineCommand } from "citty";
 import type { Config } from "../config.ts";
+import { pruneIdlePools } from "../dispatch/prune.ts";
 import { describeError } from "../errors.ts";
 import { log } from "../log.ts";
 import { MAX_MESSAGE_BYTES } from "../mcp/result-limits.ts";
@@ -92,6 +93,8 @@ export const serveCommand = defineCommand({
     await server.connect(transport);
     log.debug(`dl serve ${VERSION} ready on stdio`);
     startRecordedJobServices(config, deps);
+    // Pool folders of models nobody used for an hour (each model name makes one) go away.
+    pruneIdlePools(config.paths.slotsDir);
   },
 });
 

@@ -27,7 +27,7 @@ export type PoolStatus = {
 export type PoolStatusOptions = { slotsDir: string; sizing: PoolSizing };
 
 /** Bucket folders on disk that a pool could have made (skips stray files and foreign names). */
-function bucketsOnDisk(slotsDir: string): string[] {
+export function bucketsOnDisk(slotsDir: string): string[] {
   let names: string[];
   try {
     names = readdirSync(slotsDir);

@@ -1,5 +1,5 @@
 import { dlopen, FFIType, type Pointer, read } from "bun:ffi";
-import { closeSync, constants, fstatSync, openSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, statSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DlError } from "../errors.ts";
 
@@ -152,13 +152,34 @@ function handle(path: string, fd: number): LockHandle {
 export interface TryLockOptions {
   /** Create the file if missing (default). With false, a missing file is DlError "not_found". */
   create?: boolean;
+  /**
+   * After locking, check that the path still names the locked file. A folder pruned
+   * between our open and our flock would otherwise leave us holding a deleted file while
+   * someone else locks its replacement; then this returns null and the caller retries.
+   */
+  stillLinked?: boolean;
+}
+
+function sameFile(fd: number, path: string): boolean {
+  try {
+    const held = fstatSync(fd);
+    const now = statSync(path);
+    return held.nlink > 0 && held.ino === now.ino && held.dev === now.dev;
+  } catch {
+    return false;
+  }
 }
 
 /** Takes the lock if it is free right now; null if another holder has it. */
 export function tryLock(path: string, opts: TryLockOptions = {}): LockHandle | null {
   const fd = openLockFile(path, opts.create !== false);
   const errno = flockFd(fd, LOCK_EX | LOCK_NB);
-  if (errno === 0) return handle(path, fd);
+  if (errno === 0) {
+    const h = handle(path, fd);
+    if (!opts.stillLinked || sameFile(fd, path)) return h;
+    h.release();
+    return null;
+  }
   closeSync(fd);
   if (errno === EWOULDBLOCK) return null;
   throw new DlError("lock", `flock failed on ${path} (errno ${errno}); the file system may not support locks`, {

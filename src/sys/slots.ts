@@ -4,11 +4,12 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   statSync,
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { DlError, isDlError } from "../errors.ts";
 import { abortablePause, type LockHandle, tryLock } from "./flock.ts";
 
@@ -108,14 +109,30 @@ export class SlotPool {
     this.dir = opts.dir;
     this.size = opts.size;
     this.waitDir = join(opts.dir, WAITING);
+    this.ensureDir();
+  }
+
+  private ensureDir(): void {
     try {
       mkdirSync(this.waitDir, { recursive: true, mode: 0o700 });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? "unknown";
-      throw new DlError("storage", `cannot create slot folder ${opts.dir} (${code}): check that it is writable`, {
-        dir: opts.dir,
+      throw new DlError("storage", `cannot create slot folder ${this.dir} (${code}): check that it is writable`, {
+        dir: this.dir,
         errno: code,
       });
+    }
+  }
+
+  /** Slot i's lock, or null if busy. A folder pruned while idle (pruneIdlePool) is made again. */
+  private lockSlot(index: number): LockHandle | null {
+    const path = this.slotPath(index);
+    try {
+      return tryLock(path, { stillLinked: true });
+    } catch (e) {
+      if (!isDlError(e, "lock") || e.data.errno !== "ENOENT") throw e;
+      this.ensureDir();
+      return tryLock(path, { stillLinked: true });
     }
   }
 
@@ -128,7 +145,7 @@ export class SlotPool {
     const start = Math.floor(Math.random() * this.size);
     for (let k = 0; k < this.size; k++) {
       const index = (start + k) % this.size;
-      const h = tryLock(this.slotPath(index));
+      const h = this.lockSlot(index);
       if (h) return this.lease(index, h, holder);
     }
     return null;
@@ -295,4 +312,39 @@ export class SlotPool {
   free(): number {
     return this.holders().filter((s) => !s.held).length;
   }
+}
+
+const SLOT_FILE = /^slot-\d+\.lock$/;
+
+/**
+ * Removes a pool folder nobody uses: every slot lock is taken (so no holder exists and
+ * none can appear in it), no waiter holds its marker, and no slot file changed for
+ * `idleMs`. The folder is renamed away first, then deleted, while the locks are still
+ * held: a process that opened a slot file before the rename finds its lock busy or its
+ * file unlinked (tryLock's stillLinked) and retries in a fresh folder. True if removed.
+ */
+export function pruneIdlePool(dir: string, idleMs: number, now = Date.now()): boolean {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => SLOT_FILE.test(n));
+  } catch {
+    return false;
+  }
+  using held = new DisposableStack();
+  for (const name of names) {
+    const path = join(dir, name);
+    const h = tryLock(path, { create: false });
+    if (!h) return false;
+    held.use(h);
+    if (now - statSync(path).mtimeMs < idleMs) return false;
+  }
+  if (new SlotPool({ dir, size: 1 }).waiting() > 0) return false;
+  const trash = join(dirname(dir), `.pruned-${basename(dir)}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+  try {
+    renameSync(dir, trash);
+  } catch {
+    return false;
+  }
+  rmSync(trash, { recursive: true, force: true });
+  return true;
 }
