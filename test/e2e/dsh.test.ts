@@ -375,7 +375,8 @@ describe("dsh caps across servers", () => {
     const p = makeRepo(root, "proj-p", 2).trees.slice(1);
     const q = makeRepo(root, "proj-q", 2).trees.slice(1);
     const trees = [p[0]!, p[1]!, q[0]!, q[1]!];
-    const sub = await call<Submitted>(s, "submit_dsh", { tasks: trees.map((t) => task(t, { ms: 250, events: log })) });
+    // Long enough that a job of the other project starts while the first still runs, even on a loaded machine.
+    const sub = await call<Submitted>(s, "submit_dsh", { tasks: trees.map((t) => task(t, { ms: 1500, events: log })) });
     const ids = sub.data.jobs.map((j) => j.id);
     const project = new Map(ids.map((id, i) => [id, i < 2 ? "p" : "q"]));
     await pollUntilEnded(s, ids);
