@@ -1,6 +1,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { ServerDeps } from "../services.ts";
 import { noElicitationValidator } from "./no-elicitation.ts";
+import { registerAgentJobTools } from "./tools/agent-job-tools.ts";
 import { registerCodexTools } from "./tools/codex-tools.ts";
 import { registerDelegateBatch } from "./tools/delegate-batch.ts";
 import { registerDelegateToLocalAgent } from "./tools/delegate-to-local-agent.ts";
@@ -21,7 +22,7 @@ export function createServer(deps: ServerDeps): McpServer {
       capabilities: { tools: {}, logging: {} },
       jsonSchemaValidator: noElicitationValidator,
       instructions:
-        "dl hands sub-agent work to other model backends and coding CLIs. delegate_to_local_agent / delegate_batch run agents on the configured gateway, delegate_to_provider on an endpoint you name; submit_codex / poll_codex / cancel_codex run Codex CLI jobs and submit_dsh / poll_dsh / cancel_dsh DeepSeek-harness launcher jobs (start the returned `watch` command in the background: it is the only completion signal); submit_gemini / poll_gemini / cancel_gemini do the same for Gemini through the jailed Antigravity CLI (only with DELEGATE_GEMINI_ALLOW_DANGER=1); list_local_agents shows agents, local_backend_status checks the gateway.",
+        "dl hands sub-agent work to other model backends and coding CLIs. delegate_to_local_agent / delegate_batch run agents on the configured gateway, delegate_to_provider on an endpoint you name; submit_codex / poll_codex / cancel_codex run Codex CLI jobs and submit_dsh / poll_dsh / cancel_dsh DeepSeek-harness launcher jobs (start the returned `watch` command in the background: it is the only completion signal); submit_gemini / poll_gemini / cancel_gemini do the same for Gemini through the jailed Antigravity CLI (only with DELEGATE_GEMINI_ALLOW_DANGER=1); submit_agent / poll_agent / cancel_agent run the same agents as background jobs (ids at once, `watch` to wait on) when a run would block too long; list_local_agents shows agents, local_backend_status checks the gateway.",
     },
   );
   registerDelegateToLocalAgent(server, deps);
@@ -29,6 +30,7 @@ export function createServer(deps: ServerDeps): McpServer {
   registerDelegateToProvider(server, deps);
   registerCodexTools(server, deps);
   registerDshTools(server, deps);
+  registerAgentJobTools(server, deps);
   registerGeminiTools(server, deps);
   registerListLocalAgents(server, deps);
   registerLocalBackendStatus(server, deps);
