@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { JobStore } from "../../src/store/jobs.ts";
 import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
@@ -242,6 +243,16 @@ describe("submit_agent / poll_agent / cancel_agent through dist/dl serve", () =>
     const wait = await runDl(["wait", id], { DELEGATE_AGENT_STATE_DIR: stateDir });
     expect(wait.stdout).toContain(id);
     expect(existsSync(join(stateDir, "jobs", id, "task.md"))).toBe(true);
+    // What a local user could read in argv: the task file and flags, no task text, no key.
+    const store = JobStore.open(stateDir);
+    try {
+      const cmd = store.get(id)!.child_cmd ?? "";
+      expect(cmd).toContain("--task-file");
+      expect(cmd).not.toContain("Run the check");
+      expect(cmd).not.toContain(KEY);
+    } finally {
+      store.close();
+    }
   }, 60_000);
 });
 
