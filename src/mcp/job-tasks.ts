@@ -1,6 +1,6 @@
 import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/interfaces.js";
 import type { CallToolResult, Result, Task } from "@modelcontextprotocol/sdk/types.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { CancelResult } from "../jobs/engine.ts";
 import type { ServerDeps } from "../services.ts";
 import { isTerminal, type JobRow } from "../store/types.ts";
@@ -34,7 +34,7 @@ function servicesByPrefix(deps: ServerDeps): [string, () => Promise<JobService>]
 const POLL_INTERVAL_MS = 1000;
 const MAX_IDS = 256;
 
-const notFound = (taskId: string) => new McpError(-32602, `Task not found: ${taskId.slice(0, 200)}`);
+const notFound = (taskId: string) => new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId.slice(0, 200)}`);
 
 /** The task's status from its jobs: working until all end; completed only if every one is done. */
 function taskStatus(rows: readonly JobRow[]): { status: Task["status"]; statusMessage: string } {
@@ -109,7 +109,10 @@ export class JobTaskStore implements TaskStore {
 
   /** Jobs are created by the submit tools themselves; the SDK never needs this path. */
   async createTask(_o: CreateTaskOptions): Promise<Task> {
-    throw new McpError(-32601, "tasks are created by calling a submit tool (submit_agent, submit_codex, …) as a task");
+    throw new McpError(
+      ErrorCode.MethodNotFound,
+      "tasks are created by calling a submit tool (submit_agent, submit_codex, …) as a task",
+    );
   }
 
   /** A job's result is its row; nothing else is stored. */

@@ -1,6 +1,6 @@
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolRequest, CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { JobTaskStore } from "./job-tasks.ts";
 
 /**
@@ -54,7 +54,7 @@ export function upgradeSubmitTools(server: McpServer, names: readonly string[], 
         // A refused submit queued nothing: there is no task, only the refusal.
         if (r.isError || ids.length === 0) {
           const text = r.content.find((c) => c.type === "text");
-          throw new McpError(-32602, text && "text" in text ? text.text : "the submit was refused");
+          throw new McpError(ErrorCode.InvalidParams, text && "text" in text ? text.text : "the submit was refused");
         }
         return { task: await store.taskFor(ids) };
       },
