@@ -95,6 +95,11 @@ const FieldsSchema = z.object({
   DELEGATE_DSH_MAX_QUEUE: envInt(16, 0, 10_000),
   DELEGATE_DSH_STAGGER_S: envNumber(5, 0, 600),
   DELEGATE_DSH_MODELS_FILE: envOptionalString(),
+  // Background agent jobs (submit_agent): each one a child `dl run`
+  DELEGATE_AGENT_STATE_DIR: envOptionalString(),
+  DELEGATE_AGENT_MAX_CONCURRENT: envInt(4, 1, 256),
+  DELEGATE_AGENT_MAX_PER_PROJECT: envInt(4, 1, 256),
+  DELEGATE_AGENT_MAX_QUEUE: envInt(32, 0, 10_000),
   // Watcher and housekeeping
   DELEGATE_WAIT_INTERVAL: envNumber(5, 0.05, 3600),
   DELEGATE_JOB_RETENTION_DAYS: envNumber(7, 0, 3650),
@@ -111,6 +116,7 @@ function perProjectWithinGlobal(e: Fields, ctx: RefineCtx): void {
   const pairs = [
     ["DELEGATE_CODEX_MAX_PER_PROJECT", "DELEGATE_CODEX_MAX_CONCURRENT"],
     ["DELEGATE_DSH_MAX_PER_PROJECT", "DELEGATE_DSH_MAX_CONCURRENT"],
+    ["DELEGATE_AGENT_MAX_PER_PROJECT", "DELEGATE_AGENT_MAX_CONCURRENT"],
   ] as const;
   for (const [perProject, global] of pairs) {
     if (e[perProject] > e[global]) {
@@ -191,6 +197,7 @@ function statePaths(env: Record<string, string | undefined>, e: Env, facts: EnvF
         codexStateDir: e.DELEGATE_CODEX_STATE_DIR,
         geminiStateDir: e.DELEGATE_GEMINI_STATE_DIR,
         dshStateDir: e.DELEGATE_DSH_STATE_DIR,
+        agentStateDir: e.DELEGATE_AGENT_STATE_DIR,
         dshModelsFile: e.DELEGATE_DSH_MODELS_FILE,
       },
       isolation: env.DELEGATE_TEST_ISOLATION !== undefined,
@@ -258,6 +265,19 @@ function agentSection(e: Env) {
   };
 }
 
+/**
+ * What a nested `dl run` (a submit_agent job) needs to build the same Config as this
+ * process: the child policy plus dl's own settings (DELEGATE_*, gateway keys included)
+ * and the XDG bases the state paths follow. Passed in the environment, never in argv.
+ */
+function dlChildEnv(env: Record<string, string | undefined>, base: Record<string, string>) {
+  const out = { ...base };
+  for (const [k, v] of Object.entries(env)) {
+    if (v !== undefined && (k.startsWith("DELEGATE_") || k === "XDG_CACHE_HOME" || k === "XDG_CONFIG_HOME")) out[k] = v;
+  }
+  return out;
+}
+
 /** The CLI job providers: Codex, Gemini through `agy`, the DeepSeek-harness launcher. */
 function providerSections(e: Env) {
   return {
@@ -286,6 +306,11 @@ function providerSections(e: Env) {
       maxPerProject: e.DELEGATE_DSH_MAX_PER_PROJECT,
       maxQueue: e.DELEGATE_DSH_MAX_QUEUE,
       staggerS: e.DELEGATE_DSH_STAGGER_S,
+    },
+    agentJobs: {
+      maxConcurrent: e.DELEGATE_AGENT_MAX_CONCURRENT,
+      maxPerProject: e.DELEGATE_AGENT_MAX_PER_PROJECT,
+      maxQueue: e.DELEGATE_AGENT_MAX_QUEUE,
     },
   };
 }
@@ -317,6 +342,7 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
      * (its provider key, say). Nothing else receives these; status shows only the names.
      */
     codexChildEnv: { ...children, ...namedEnv(env, e.DELEGATE_CODEX_ENV_PASSTHROUGH) },
+    dlChildEnv: dlChildEnv(env, children),
   };
 }
 

@@ -6,6 +6,8 @@ import { agentSettingsFromConfig } from "./dispatch/agent-settings.ts";
 import { whoAnswered } from "./dispatch/answered.ts";
 import { createDispatcher, type Dispatcher, dispatchSettingsFromConfig } from "./dispatch/pools.ts";
 import type { AcquireSlot } from "./dispatch/run-delegation.ts";
+import type { AgentService } from "./jobs/providers/agent.ts";
+import { agentOptionsFromConfig } from "./jobs/providers/agent-options.ts";
 import type { CodexService } from "./jobs/providers/codex.ts";
 import { codexOptionsFromConfig } from "./jobs/providers/codex-options.ts";
 import type { DshService } from "./jobs/providers/dsh.ts";
@@ -13,6 +15,7 @@ import { dshOptionsFromConfig } from "./jobs/providers/dsh-options.ts";
 import type { GeminiService } from "./jobs/providers/gemini.ts";
 import { requireGeminiAllowed } from "./jobs/providers/gemini-gate.ts";
 import { geminiOptionsFromConfig } from "./jobs/providers/gemini-options.ts";
+import { isCompiledDl } from "./sys/self-command.ts";
 
 /**
  * The long-lived services one dl process builds from its Config (gateway routing, pools,
@@ -39,14 +42,15 @@ export type ServerDeps = {
    * DELEGATE_GEMINI_ALLOW_DANGER=1, before anything is opened.
    */
   gemini: () => Promise<GeminiService>;
+  /** The background agent job service (each job a child `dl run`), started on first use. */
+  agent: () => Promise<AgentService>;
   /** Stops job services this process started: their running jobs end, recorded. */
   stopJobs: () => Promise<void>;
 };
 
 /** The exact command a user can paste to watch jobs: this binary's own `wait`. */
 function waitCommandFor(execPath: string): string {
-  const compiled = !/(^|\/)bun(\.exe)?$/.test(execPath);
-  if (!compiled) return "dl wait";
+  if (!isCompiledDl(execPath)) return "dl wait";
   return /^[\w./-]+$/.test(execPath) ? `${execPath} wait` : `'${execPath.replace(/'/g, "'\\''")}' wait`;
 }
 
@@ -73,6 +77,11 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
     );
     return gemini;
   };
+  let agent: Promise<AgentService> | undefined;
+  const startAgent = () =>
+    (agent ??= import("./jobs/providers/agent.ts").then(({ AgentService }) =>
+      AgentService.start(agentOptionsFromConfig(config, waitCommandFor(process.execPath), process.cwd())),
+    ));
   return {
     config,
     version,
@@ -86,8 +95,9 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
     codex: startCodex,
     dsh: startDsh,
     gemini: startGemini,
+    agent: startAgent,
     stopJobs: async () => {
-      const started = [codex, dsh, gemini].filter((s) => s !== undefined);
+      const started = [codex, dsh, gemini, agent].filter((s) => s !== undefined);
       const services = await Promise.all(started.map((s) => s.catch(() => undefined)));
       await Promise.all(services.map((svc) => svc?.stop()));
     },

@@ -101,6 +101,30 @@ describe("config", () => {
     expect(c.childEnv.DELEGATE_LOCAL_KEY).toBeUndefined();
   });
 
+  test("a nested dl run (agent jobs) gets dl's own settings and the gateway key, nothing else beyond the allowlist", () => {
+    const c = parseConfig({
+      ...base(),
+      DELEGATE_LOCAL_KEY: "sk-secret",
+      DELEGATE_LOCAL_URL: "http://127.0.0.1:9/v1",
+      OPENAI_API_KEY: "sk-other",
+      XDG_CONFIG_HOME: "/tmp/xdg-config",
+    });
+    expect(c.dlChildEnv.DELEGATE_LOCAL_KEY).toBe("sk-secret");
+    expect(c.dlChildEnv.DELEGATE_LOCAL_URL).toBe("http://127.0.0.1:9/v1");
+    expect(c.dlChildEnv.XDG_CONFIG_HOME).toBe("/tmp/xdg-config");
+    expect(c.dlChildEnv.OPENAI_API_KEY).toBeUndefined();
+    expect(c.dlChildEnv.PATH).toBe(c.childEnv.PATH);
+    // The agent's own commands still never see the key.
+    expect(c.childEnv.DELEGATE_LOCAL_KEY).toBeUndefined();
+  });
+
+  test("agent job caps: defaults, and a per-project cap above the global one is refused", () => {
+    const c = parseConfig(base());
+    expect(c.agentJobs).toEqual({ maxConcurrent: 4, maxPerProject: 4, maxQueue: 32 });
+    const msg = errorOf({ ...base(), DELEGATE_AGENT_MAX_CONCURRENT: "2", DELEGATE_AGENT_MAX_PER_PROJECT: "3" });
+    expect(msg).toContain("DELEGATE_AGENT_MAX_PER_PROJECT");
+  });
+
   test("test isolation refuses state outside its root", () => {
     const msg = errorOf({ ...base(), DELEGATE_CODEX_STATE_DIR: "/var/tmp/elsewhere-codex-jobs" });
     expect(msg).toContain("DELEGATE_CODEX_STATE_DIR resolves outside DELEGATE_TEST_ISOLATION_ROOT");

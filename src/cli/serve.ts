@@ -109,5 +109,6 @@ function startRecordedJobServices(config: Config, deps: ServerDeps): void {
     svc().catch((e: unknown) => log.warn(`${name} jobs unavailable: ${describeError(e)}`));
   if (recorded(config.paths.codexStateDir)) start("codex", deps.codex);
   if (recorded(config.paths.dshStateDir)) start("dsh", deps.dsh);
+  if (recorded(config.paths.agentStateDir)) start("agent", deps.agent);
   if (config.gemini.allowDanger && recorded(config.paths.geminiStateDir)) start("gemini", deps.gemini);
 }

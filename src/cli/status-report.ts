@@ -49,6 +49,7 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
     ["codex jobs", p.codexStateDir],
     ["gemini jobs", p.geminiStateDir],
     ["dsh jobs", p.dshStateDir],
+    ["agent jobs", p.agentStateDir],
   ];
   const state_dirs = dirs.map(([name, path]) => {
     const problem = writableProblem(path);

@@ -4,7 +4,7 @@ import { BUCKET_TABLE } from "./buckets.ts";
 import { bucketsOnDisk } from "./status.ts";
 
 /** A pool folder untouched this long, with no holder and no waiter, is removed. */
-export const POOL_IDLE_MS = 60 * 60_000;
+const POOL_IDLE_MS = 60 * 60_000;
 
 /**
  * Every distinct model name gets its own pool folder, and nothing else ever removed

@@ -12,6 +12,7 @@ export const JOB_STATE_DIRS = [
   { provider: "codex", field: "codexStateDir", homeDir: ".codex-jobs", env: "DELEGATE_CODEX_STATE_DIR" },
   { provider: "gemini", field: "geminiStateDir", homeDir: ".gemini-jobs", env: "DELEGATE_GEMINI_STATE_DIR" },
   { provider: "dsh", field: "dshStateDir", homeDir: ".dsh-jobs", env: "DELEGATE_DSH_STATE_DIR" },
+  { provider: "agent", field: "agentStateDir", homeDir: ".agent-jobs", env: "DELEGATE_AGENT_STATE_DIR" },
 ] as const;
 
 type JobStateField = (typeof JOB_STATE_DIRS)[number]["field"];
