@@ -40,7 +40,12 @@ export class JobEngine {
       );
     }
     // Fails closed: an unwritable state dir throws DlError "storage" and no engine exists.
-    this.c = { o, store: JobStore.open(o.stateDir), serverId: this.serverId, now: o.now ?? Date.now };
+    this.c = {
+      o,
+      store: JobStore.open(o.stateDir, { provider: o.provider.name }),
+      serverId: this.serverId,
+      now: o.now ?? Date.now,
+    };
     this.reaper = new LiveReaper(this.c);
     // A job's end frees slots: admission looks again at once.
     this.launcher = new Launcher(this.c, () => this.loop.schedule(0));

@@ -30,7 +30,7 @@ export async function reapAll(
     if (!existsSync(join(s.stateDir, DB_FILE))) continue;
     let store: JobStore | undefined;
     try {
-      store = JobStore.open(s.stateDir);
+      store = JobStore.open(s.stateDir, { provider: s.provider });
       const reaped = await reapDeadOwners(store, { identities: o.identities, now, dryRun: o.dryRun });
       const pruned = store.pruneFinished(now() - o.retentionMs, o.dryRun);
       out.push({ provider: s.provider, reaped, pruned });
@@ -66,7 +66,7 @@ export function jobsSummary(sources: readonly JobStateDir[], identities: Identit
     }
     let store: JobStore | undefined;
     try {
-      store = JobStore.open(s.stateDir);
+      store = JobStore.open(s.stateDir, { provider: s.provider });
       const rows = store.listActive();
       const per = new Map<string, { project: string; running: number; queued: number }>();
       let orphaned = 0;

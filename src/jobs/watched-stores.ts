@@ -54,13 +54,13 @@ export class WatchedStores {
       return code === "ENOENT" ? null : code;
     }
     try {
-      this.stores.set(s.stateDir, JobStore.open(s.stateDir));
+      this.stores.set(s.stateDir, JobStore.open(s.stateDir, { provider: s.provider }));
       return null;
     } catch (e) {
       // A store this user may read but not write is still worth watching.
       let ro: JobStore | undefined;
       try {
-        ro = JobStore.open(s.stateDir, { readonly: true });
+        ro = JobStore.open(s.stateDir, { readonly: true, provider: s.provider });
         ro.getMeta("opened"); // a read proves it is a database: opening alone reads nothing
         this.stores.set(s.stateDir, ro);
         return null;

@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { DlError, describeError } from "../errors.ts";
+import { JOB_STATE_DIRS } from "../sys/paths.ts";
 import { MIGRATIONS } from "./migrations.ts";
 
 export const DB_FILE = "jobs.sqlite";
@@ -46,12 +47,13 @@ export function storageCause(e: unknown): string {
  * description of the cause (class + SQLite/errno code, explained when it is a known one),
  * never the path: paths can hold user names and end up in model-visible results.
  */
-export function storageError(op: string, e: unknown): DlError {
+export function storageError(op: string, e: unknown, provider?: string): DlError {
   if (e instanceof DlError) return e;
   const cause = storageCause(e);
   const explained = explainStorageCause(cause);
+  const variable = JOB_STATE_DIRS.find((d) => d.provider === provider)?.env ?? "the provider's state dir variable";
   const what = explained
-    ? `job storage failed to ${op}: ${explained} (${cause}); fix that or point the provider's state dir variable (e.g. DELEGATE_CODEX_STATE_DIR) elsewhere.`
+    ? `job storage failed to ${op}: ${explained} (${cause}); fix that or point ${variable} elsewhere.`
     : `job storage failed to ${op} (${cause}); check that the provider state directory exists, is writable and is not full.`;
   return new DlError("storage", `${what} Nothing was started.`, { cause });
 }
@@ -64,7 +66,7 @@ export function storageError(op: string, e: unknown): DlError {
  * Throws DlError "storage" when the file cannot be created or written: the caller must
  * run nothing (fail closed).
  */
-export function openDatabase(stateDir: string, opts: { readonly?: boolean } = {}): Database {
+export function openDatabase(stateDir: string, opts: { readonly?: boolean; provider?: string } = {}): Database {
   const file = join(stateDir, DB_FILE);
   let db: Database | undefined;
   try {
@@ -86,7 +88,7 @@ export function openDatabase(stateDir: string, opts: { readonly?: boolean } = {}
     return db;
   } catch (e) {
     db?.close(false);
-    throw storageError("open the job database", e);
+    throw storageError("open the job database", e, opts.provider);
   }
 }
 

@@ -77,7 +77,8 @@ export class JobStore {
     readonly stateDir: string,
   ) {}
 
-  static open(stateDir: string, opts: { readonly?: boolean } = {}): JobStore {
+  /** `provider` names the state dir variable in a storage error ("codex" → DELEGATE_CODEX_STATE_DIR). */
+  static open(stateDir: string, opts: { readonly?: boolean; provider?: string } = {}): JobStore {
     return new JobStore(openDatabase(stateDir, opts), stateDir);
   }
 

@@ -27,8 +27,8 @@ function serveEnv(stateDir: string): Record<string, string> {
   };
 }
 
-async function serve(stateDir: string): Promise<DlSession> {
-  const s = await connectDl(serveEnv(stateDir));
+async function serve(stateDir: string, extra: Record<string, string> = {}): Promise<DlSession> {
+  const s = await connectDl({ ...serveEnv(stateDir), ...extra });
   sessions.push(s);
   return s;
 }
@@ -74,8 +74,24 @@ describe("errors that say what is wrong", () => {
       const text = await errorText(s, name, args);
       expect(text).not.toContain("internal error");
       expect(text).toContain("a part of the state directory's path is a file, not a directory");
+      expect(text).toContain("point DELEGATE_CODEX_STATE_DIR elsewhere");
       expect(text).not.toContain(file); // storage errors name no path
     }
+  }, 60_000);
+
+  test("the same for the dsh and agent job tools, each naming its own state dir variable", async () => {
+    const file = join(root, "b-file");
+    writeFileSync(file, "x");
+    const s = await serve(join(root, "state-other"), {
+      DELEGATE_DSH_STATE_DIR: join(file, "dsh"),
+      DELEGATE_AGENT_STATE_DIR: join(file, "agent"),
+    });
+    const repo = makeRepo(root, "under-file-2", 0).repo;
+    const dsh = await errorText(s, "submit_dsh", { tasks: [{ task: "x", model: "m", workdir: repo }] });
+    expect(dsh).toContain("point DELEGATE_DSH_STATE_DIR elsewhere");
+    const agent = await errorText(s, "poll_agent", { ids: ["ag-0123456789"] });
+    expect(agent).toContain("point DELEGATE_AGENT_STATE_DIR elsewhere");
+    for (const text of [dsh, agent]) expect(text).not.toContain(file);
   }, 60_000);
 
   test("dl wait on an unusable store says so at once (exit 2), not MISSING after 30 s", async () => {

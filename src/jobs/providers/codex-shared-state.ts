@@ -72,7 +72,7 @@ export class SharedStateFile {
       mkdirSync(stateDir, { recursive: true, mode: 0o700 });
     } catch (e) {
       // A state dir under a file (ENOTDIR), on a read-only disk …: say which, not "internal error".
-      throw storageError("create the state directory", e);
+      throw storageError("create the state directory", e, "codex");
     }
     this.file = join(stateDir, "shared.json");
     this.lockFile = join(stateDir, "shared.lock");
