@@ -3,6 +3,7 @@ import { z } from "zod";
 import { DlError } from "../../errors.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { LaunchSpec, ValidatedTask } from "../provider.ts";
+import { parseTask, taskText, timeoutSeconds } from "../task-input.ts";
 import { resolveCodexEffort, resolveCodexModel } from "./codex-models.ts";
 
 /**
@@ -29,8 +30,6 @@ export interface TaskRules {
   defaultTimeoutS?: number;
 }
 
-const TIMEOUT_RULE = `timeout_s must be a whole number of seconds from 1 to ${MAX_TIMEOUT_S}`;
-
 /**
  * One Codex task as callers may send it: the single definition of its shape, used by the
  * MCP tools (which publish its JSON Schema) and by the engine's submit (which every
@@ -39,14 +38,11 @@ const TIMEOUT_RULE = `timeout_s must be a whole number of seconds from 1 to ${MA
  */
 export const codexTaskInput = z
   .object({
-    task: z
-      .string({ error: "task must be a string: the instructions for Codex" })
-      .refine((s) => s.trim() !== "", "task must be a non-empty string: the instructions for Codex")
-      .refine(
-        (s) => Buffer.byteLength(s) <= MAX_TASK_BYTES,
-        `task is over ${MAX_TASK_BYTES} bytes; put the details in a file inside the workdir and point the task at it`,
-      )
-      .describe("what Codex should do; it edits files and runs commands in workdir on its own"),
+    task: taskText(
+      "Codex",
+      MAX_TASK_BYTES,
+      "what Codex should do; it edits files and runs commands in workdir on its own",
+    ),
     workdir: z
       .string({ error: "workdir must be the absolute path of a checkout or worktree (one job per worktree)" })
       .min(1, "workdir must be the absolute path of a checkout or worktree (one job per worktree)")
@@ -66,14 +62,7 @@ export const codexTaskInput = z
       .describe(
         "workspace-write (default), read-only, or danger-full-access (only with DELEGATE_CODEX_ALLOW_DANGER=1)",
       ),
-    // Whole seconds: the row stores an integer and a fraction would only look precise.
-    timeout_s: z
-      .number({ error: TIMEOUT_RULE })
-      .int(TIMEOUT_RULE)
-      .min(1, TIMEOUT_RULE)
-      .max(MAX_TIMEOUT_S, TIMEOUT_RULE)
-      .optional()
-      .describe(`wall-clock limit from start; the process group is killed after it (default ${DEFAULT_TIMEOUT_S})`),
+    timeout_s: timeoutSeconds(MAX_TIMEOUT_S, DEFAULT_TIMEOUT_S, "the process group is killed"),
     allow_over_quota: z
       .boolean({ error: "allow_over_quota must be true or false" })
       .optional()
@@ -81,23 +70,9 @@ export const codexTaskInput = z
   })
   .strict();
 
-const ALLOWED_FIELDS = Object.keys(codexTaskInput.shape).join(", ");
-
-/** The first problem zod found, said the way a caller can fix it. */
-function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === "unrecognized_keys") {
-    const keys = issue.keys.slice(0, 5).map((k) => JSON.stringify(k.slice(0, 32)));
-    return `unknown task field(s) ${keys.join(", ")}; allowed: ${ALLOWED_FIELDS}`;
-  }
-  if (issue.path.length === 0) return `each task must be an object {${ALLOWED_FIELDS}}`;
-  return issue.message;
-}
-
 /** Parses one task with codexTaskInput, then applies the configured rules. Throws DlError bad_input. */
 export function validateCodexTask(raw: unknown, rules: TaskRules): ValidatedTask & { allowOverQuota: boolean } {
-  const parsed = codexTaskInput.safeParse(raw);
-  if (!parsed.success) throw new DlError("bad_input", describeIssue(parsed.error.issues[0]!));
-  const t = parsed.data;
+  const t = parseTask(codexTaskInput, raw);
   const { model, alias } = resolveCodexModel(t.model, rules.defaultModel);
   const effort = resolveCodexEffort(t.effort);
   const sandbox: CodexSandbox = t.sandbox ?? "workspace-write";

@@ -1,9 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
-import { DlError } from "../../errors.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { LaunchSpec, ValidatedTask } from "../provider.ts";
+import { parseTask, taskText, timeoutSeconds } from "../task-input.ts";
 import { type DshModel, loadDshModels, resolveDshModel } from "./dsh-models.ts";
 
 /**
@@ -15,8 +15,6 @@ const MAX_TIMEOUT_S = 24 * 3600;
 /** The task travels in a file, not argv, so the only limit is what a model should be handed. */
 const MAX_TASK_BYTES = 1_000_000;
 
-const TIMEOUT_RULE = `timeout_s must be a whole number of seconds from 1 to ${MAX_TIMEOUT_S}`;
-
 /**
  * One dsh task as callers may send it: the single definition of its shape, used by the
  * MCP tools (which publish its JSON Schema) and by the engine's submit. The model is
@@ -25,14 +23,11 @@ const TIMEOUT_RULE = `timeout_s must be a whole number of seconds from 1 to ${MA
  */
 export const dshTaskInput = z
   .object({
-    task: z
-      .string({ error: "task must be a string: the instructions for the dsh run" })
-      .refine((s) => s.trim() !== "", "task must be a non-empty string: the instructions for the dsh run")
-      .refine(
-        (s) => Buffer.byteLength(s) <= MAX_TASK_BYTES,
-        `task is over ${MAX_TASK_BYTES} bytes; put the details in a file inside the workdir and point the task at it`,
-      )
-      .describe("what the harness should do in workdir; code only, never PHI or personal data"),
+    task: taskText(
+      "the dsh run",
+      MAX_TASK_BYTES,
+      "what the harness should do in workdir; code only, never PHI or personal data",
+    ),
     model: z
       .string({ error: "model is required: an enabled alias from DELEGATE_DSH_MODELS_FILE" })
       .min(1, "model is required: an enabled alias from DELEGATE_DSH_MODELS_FILE")
@@ -45,28 +40,9 @@ export const dshTaskInput = z
       .describe(
         "the git worktree this job works in (default '.', the directory the server was started in); one job per worktree",
       ),
-    timeout_s: z
-      .number({ error: TIMEOUT_RULE })
-      .int(TIMEOUT_RULE)
-      .min(1, TIMEOUT_RULE)
-      .max(MAX_TIMEOUT_S, TIMEOUT_RULE)
-      .optional()
-      .describe(
-        `wall-clock limit from start; the launcher's process group is killed after it (default ${DSH_DEFAULT_TIMEOUT_S})`,
-      ),
+    timeout_s: timeoutSeconds(MAX_TIMEOUT_S, DSH_DEFAULT_TIMEOUT_S, "the launcher's process group is killed"),
   })
   .strict();
-
-const ALLOWED_FIELDS = Object.keys(dshTaskInput.shape).join(", ");
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === "unrecognized_keys") {
-    const keys = issue.keys.slice(0, 5).map((k) => JSON.stringify(k.slice(0, 32)));
-    return `unknown task field(s) ${keys.join(", ")}; allowed: ${ALLOWED_FIELDS}`;
-  }
-  if (issue.path.length === 0) return `each task must be an object {${ALLOWED_FIELDS}}`;
-  return issue.message;
-}
 
 export interface DshTaskRules {
   /** DELEGATE_DSH_MODELS_FILE (resolved). */
@@ -85,9 +61,7 @@ interface DshParams {
  * edit takes effect without a restart). Throws DlError bad_input / bad_config.
  */
 export function validateDshTask(raw: unknown, rules: DshTaskRules): ValidatedTask {
-  const parsed = dshTaskInput.safeParse(raw);
-  if (!parsed.success) throw new DlError("bad_input", describeIssue(parsed.error.issues[0]!));
-  const t = parsed.data;
+  const t = parseTask(dshTaskInput, raw);
   const m: DshModel = resolveDshModel(t.model, loadDshModels(rules.modelsFile), rules.modelsFile);
   const workdir = t.workdir ?? ".";
   const params: DshParams = { alias: m.alias };

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { DlError } from "../../errors.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { ValidatedTask } from "../provider.ts";
+import { parseTask, taskText, timeoutSeconds } from "../task-input.ts";
 
 /**
  * One Gemini task: what a caller may ask for, and the `agy` command line that runs it.
@@ -18,7 +18,6 @@ const GEMINI_MAX_TASK_BYTES = 120_000;
 /** Only these models are exposed: the `claude-*` and `gpt-oss` ones `agy models` lists are not. */
 const geminiModel = (effort: GeminiEffort) => `gemini-3.8-flash-${effort}`;
 
-const TIMEOUT_RULE = `timeout_s must be a whole number of seconds from 1 to ${GEMINI_MAX_TIMEOUT_S}`;
 const EFFORT_RULE = `effort must be one of ${GEMINI_EFFORTS.join(", ")} (default low): it picks gemini-3.8-flash-<effort>`;
 const WORKDIR_RULE = "workdir must be the absolute path of a checkout or worktree (one job per workdir)";
 
@@ -28,14 +27,11 @@ const WORKDIR_RULE = "workdir must be the absolute path of a checkout or worktre
  */
 export const geminiTaskInput = z
   .object({
-    task: z
-      .string({ error: "task must be a string: the instructions for Gemini" })
-      .refine((s) => s.trim() !== "", "task must be a non-empty string: the instructions for Gemini")
-      .refine(
-        (s) => Buffer.byteLength(s) <= GEMINI_MAX_TASK_BYTES,
-        `task is over ${GEMINI_MAX_TASK_BYTES} bytes; put the details in a file inside the workdir and point the task at it`,
-      )
-      .describe("what Gemini should do; agy edits files and runs commands in workdir without asking"),
+    task: taskText(
+      "Gemini",
+      GEMINI_MAX_TASK_BYTES,
+      "what Gemini should do; agy edits files and runs commands in workdir without asking",
+    ),
     workdir: z
       .string({ error: WORKDIR_RULE })
       .min(1, WORKDIR_RULE)
@@ -44,35 +40,13 @@ export const geminiTaskInput = z
       .enum(GEMINI_EFFORTS, { error: EFFORT_RULE })
       .optional()
       .describe("low (default), medium or high: the model is gemini-3.8-flash-<effort>"),
-    // Whole seconds: the row stores an integer and a fraction would only look precise.
-    timeout_s: z
-      .number({ error: TIMEOUT_RULE })
-      .int(TIMEOUT_RULE)
-      .min(1, TIMEOUT_RULE)
-      .max(GEMINI_MAX_TIMEOUT_S, TIMEOUT_RULE)
-      .optional()
-      .describe(
-        `wall-clock limit from start; the jail and agy are killed after it (default ${GEMINI_DEFAULT_TIMEOUT_S})`,
-      ),
+    timeout_s: timeoutSeconds(GEMINI_MAX_TIMEOUT_S, GEMINI_DEFAULT_TIMEOUT_S, "the jail and agy are killed"),
   })
   .strict();
 
-const ALLOWED_FIELDS = Object.keys(geminiTaskInput.shape).join(", ");
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === "unrecognized_keys") {
-    const keys = issue.keys.slice(0, 5).map((k) => JSON.stringify(k.slice(0, 32)));
-    return `unknown task field(s) ${keys.join(", ")}; allowed: ${ALLOWED_FIELDS}`;
-  }
-  if (issue.path.length === 0) return `each task must be an object {${ALLOWED_FIELDS}}`;
-  return issue.message;
-}
-
 /** Parses one task with geminiTaskInput and fills the defaults. Throws DlError bad_input. */
 export function validateGeminiTask(raw: unknown, defaultTimeoutS = GEMINI_DEFAULT_TIMEOUT_S): ValidatedTask {
-  const parsed = geminiTaskInput.safeParse(raw);
-  if (!parsed.success) throw new DlError("bad_input", describeIssue(parsed.error.issues[0]!));
-  const t = parsed.data;
+  const t = parseTask(geminiTaskInput, raw);
   const effort: GeminiEffort = t.effort ?? "low";
   return {
     task: t.task,
