@@ -13,7 +13,8 @@ import { DB_FILE } from "../store/db.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { killAllGroupsNow, terminateAllGroups } from "../sys/process.ts";
 import { VERSION } from "../version.ts";
-import { configOrExit } from "./config-or-exit.ts";
+import type { DlCommand } from "./command.ts";
+import { configOrExit, EXIT } from "./config-or-exit.ts";
 
 /** What run_bash commands and jobs get between SIGTERM and SIGKILL when the server stops. */
 const STOP_GRACE_MS = 2_000;
@@ -34,15 +35,29 @@ async function bounded(p: Promise<unknown>, ms: number): Promise<void> {
   }
 }
 
-export const serveCommand = defineCommand({
+const def = defineCommand({
   meta: {
     name: "serve",
-    description: "Run the MCP server on stdio (for claude mcp add)",
+    description: "Run the MCP server on stdio (for claude mcp add); --check tests start-up in a terminal",
   },
-  async run() {
+  args: {
+    check: {
+      type: "boolean",
+      default: false,
+      description: "Run the start-up checks, print what would stop the server, and exit (0 ok, 1 a problem)",
+    },
+  },
+  async run({ args }) {
     // First, before anything reads a secret: no same-user process may read our environ.
     hardenProcess();
     const config = configOrExit();
+    if (args.check) {
+      const { serveChecks, renderChecks } = await import("./serve-check.ts");
+      const lines = await serveChecks(config);
+      process.stdout.write(renderChecks(lines));
+      process.exitCode = lines.some((l) => l.level === "fail") ? EXIT.failure : EXIT.ok;
+      return;
+    }
     const deps = defaultDeps(config, VERSION);
     const server = createServer(deps);
     // Not the SDK's StdioServerTransport: one oversize message made it stop reading.
@@ -94,6 +109,12 @@ export const serveCommand = defineCommand({
     startRecordedJobServices(config, deps);
   },
 });
+
+export const serveCommand: DlCommand = {
+  def,
+  ownSignals: true,
+  examples: ["claude mcp add dl --scope user -- /absolute/path/to/dl serve", "dl serve --check"],
+};
 
 /**
  * Once answering is possible: a provider whose jobs were ever recorded here gets its job

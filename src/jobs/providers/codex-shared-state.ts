@@ -59,6 +59,7 @@ function parseState(text: string): SharedState | null {
 
 export class SharedStateFile {
   readonly file: string;
+  private readonly dir: string;
   private readonly lockFile: string;
   /** The parsed state of one version of the file (ino, mtime, size): admission reads it every pass. */
   private cache: { key: string; state: SharedState } | null = null;
@@ -67,7 +68,8 @@ export class SharedStateFile {
     stateDir: string,
     private readonly now: () => number,
   ) {
-    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    // Created on the first update, not here: `dl status` reads this state and must create nothing.
+    this.dir = stateDir;
     this.file = join(stateDir, "shared.json");
     this.lockFile = join(stateDir, "shared.lock");
   }
@@ -130,6 +132,7 @@ export class SharedStateFile {
   update(fn: (s: SharedState, now: number) => void, at = this.now(), attempt = 0): void {
     let h: LockHandle | null;
     try {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       h = tryLock(this.lockFile);
     } catch (e) {
       // No server can take this lock (unopenable file, no flock): writing without it is
