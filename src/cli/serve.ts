@@ -5,6 +5,7 @@ import { defineCommand } from "citty";
 import type { Config } from "../config.ts";
 import { describeError } from "../errors.ts";
 import { log } from "../log.ts";
+import { forwardLogsTo } from "../mcp/log-forward.ts";
 import { MAX_MESSAGE_BYTES } from "../mcp/result-limits.ts";
 import { createServer } from "../mcp/server.ts";
 import { CappedStdioTransport } from "../mcp/stdio-transport.ts";
@@ -105,6 +106,7 @@ const def = defineCommand({
     process.stdin.on("close", () => void shutdown("stdin closed"));
 
     await server.connect(transport);
+    forwardLogsTo(server);
     log.debug(`dl serve ${VERSION} ready on stdio`);
     startRecordedJobServices(config, deps);
   },
