@@ -16,15 +16,17 @@ function flagTable(args: ArgsDef): Map<string, Flag> {
   for (const [name, def] of Object.entries(args)) {
     if (def.type === "positional") continue;
     const kebab = name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    const camel = kebab.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
     const aliases = def.type === "boolean" || def.type === "string" || def.type === "enum" ? def.alias : undefined;
-    const spellings = new Set([name, kebab, ...(Array.isArray(aliases) ? aliases : aliases ? [aliases] : [])]);
+    const spellings = new Set([name, kebab, camel, ...(Array.isArray(aliases) ? aliases : aliases ? [aliases] : [])]);
     for (const s of spellings) table.set(s.length === 1 ? `-${s}` : `--${s}`, { name: kebab, def });
   }
   return table;
 }
 
 function unknownFlag(typed: string, table: Map<string, Flag>): string {
-  const longs = [...table.keys()].filter((k) => k.startsWith("--"));
+  // Suggest the spelling the help shows, not an alias.
+  const longs = [...new Set([...table.values()].map((f) => `--${f.name}`))];
   const guess = closest(typed, longs);
   return `unknown flag ${typed}${guess ? `; did you mean ${guess}?` : ""}`;
 }

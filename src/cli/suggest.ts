@@ -10,7 +10,7 @@ export function closest(typed: string, candidates: readonly string[]): string | 
     if (!best || d < best.d) best = { name, d };
   }
   if (!best) return undefined;
-  const allowed = Math.max(1, Math.min(3, Math.floor(Math.max(typed.length, best.name.length) / 3)));
+  const allowed = Math.max(1, Math.min(3, Math.ceil(Math.max(typed.length, best.name.length) / 3)));
   const prefix = best.name.startsWith(typed) || typed.startsWith(best.name);
   return best.d <= allowed || (prefix && typed.length >= 3) ? best.name : undefined;
 }
