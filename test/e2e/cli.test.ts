@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
+import { SlotPool } from "../../src/sys/slots.ts";
 import { requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
 import { until } from "../helpers/until.ts";
 
@@ -312,11 +313,20 @@ describe("dl status --watch", () => {
     return stateDir;
   }
 
-  test("without a terminal it prints one snapshot with pools, jobs and the Codex account", async () => {
-    const r = await runDl(["status", "--watch"], { DELEGATE_CODEX_STATE_DIR: runningJob() });
+  test("without a terminal it prints one snapshot with pools and holders, jobs and the Codex account", async () => {
+    // This test process holds a slot of the local- pool, as a delegation would.
+    const cache = tempDir("watch-cache");
+    using _slot = new SlotPool({ dir: join(cache, "slots", "local-"), size: 2 }).tryAcquire({
+      label: "local-qwen-3-6-35b",
+      model: "local-qwen-3-6-35b",
+      task: "helper",
+    });
+    const r = await runDl(["status", "--watch"], { DELEGATE_CODEX_STATE_DIR: runningJob(), DELEGATE_CACHE_DIR: cache });
     expect(r.code).toBe(0);
     expect(r.stdout.match(/dl status --watch —/g)).toHaveLength(1);
-    expect(r.stdout).toContain("pools (machine-wide):");
+    expect(r.stdout).toMatch(/local- +1\/2 in use/);
+    expect(r.stdout).toContain(`pid ${process.pid} local-qwen-3-6-35b since`);
+    expect(r.stdout).toContain("(helper)");
     expect(r.stdout).toMatch(/cx-watchme0001 +queued \d+s/);
     expect(r.stdout).toContain("account: ok");
   });
