@@ -268,8 +268,17 @@ describe("Ctrl-C", () => {
 
 describe("dl serve --check", () => {
   test("prints each start-up check and exits 0 when the server would start", async () => {
-    const r = await runDl(["serve", "--check"], { DELEGATE_LOCAL_URL: "http://127.0.0.1:9/v1/messages" });
+    const home = tempDir("check-home");
+    const r = await runDl(["serve", "--check"], {
+      DELEGATE_LOCAL_URL: "http://127.0.0.1:9/v1/messages",
+      HOME: home,
+      XDG_CACHE_HOME: undefined,
+      XDG_CONFIG_HOME: undefined,
+      CODEX_HOME: undefined,
+    });
     expect(r.code).toBe(0);
+    // Checking creates nothing, not even the state dirs it checks.
+    expect(tree(home)).toEqual([]);
     expect(r.stdout).toMatch(/^ok +configuration parsed/m);
     expect(r.stdout).toMatch(/^ok +the server starts and answers initialize and tools\/list \(\d+ tools\)/m);
     expect(r.stdout).toMatch(/^WARN gateway litellm/m);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { SlotPool } from "../../src/sys/slots.ts";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
 import { until } from "../helpers/until.ts";
@@ -151,4 +152,26 @@ describe("dl run speaks to a person", () => {
       await reading;
     },
   );
+
+  test.skipIf(process.platform !== "linux")("says at once that it waits for a slot when the pool is full", async () => {
+    const cache = tempDir("surface-cache");
+    const pool = new SlotPool({ dir: join(cache, "slots", "local-"), size: 2 });
+    using _a = pool.tryAcquire({ label: "other window" });
+    using _b = pool.tryAcquire({ label: "other window" });
+    const p = Bun.spawn([requireBinary(), "run", "helper", "x", "--workdir", tempDir("surface-run")], {
+      env: testEnv({ ...env(), DELEGATE_CACHE_DIR: cache }),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    let err = "";
+    const reading = (async () => {
+      for await (const c of p.stderr) err += new TextDecoder().decode(c);
+    })();
+    await until(() => err.includes("waiting for a slot"), "dl run to say it waits for a slot");
+    expect(err).toContain("all 2 slots of pool local- are busy");
+    expect(fake.requests).toHaveLength(0);
+    p.kill("SIGINT");
+    expect(await p.exited).toBe(130);
+    await reading;
+  });
 });
