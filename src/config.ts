@@ -396,3 +396,17 @@ export function loadConfig(): Config {
 
 /** Names of secret-bearing settings, for redaction in status output. */
 export const REDACTED = "<redacted>";
+
+/**
+ * Whether people-facing output may be coloured, from the conventions every terminal tool
+ * honours: NO_COLOR (any value) turns colour off, FORCE_COLOR turns it on (unless "0" or
+ * "false"); otherwise colour follows whether the stream is a terminal. Read here because
+ * this module is dl's only reader of the environment.
+ */
+export function colourPreference(): "never" | "always" | "auto" {
+  if (process.env.NO_COLOR) return "never";
+  const force = process.env.FORCE_COLOR;
+  if (force !== undefined) return force === "0" || force === "false" ? "never" : "always";
+  if (process.env.TERM === "dumb") return "never";
+  return "auto";
+}

@@ -1,5 +1,5 @@
 // The basic reporter: the fancy one pulls ~4 MB of box-drawing and colour code into every start.
-import { type ConsolaInstance, createConsola, LogLevels } from "consola/basic";
+import { type ConsolaInstance, type ConsolaReporter, createConsola, LogLevels } from "consola/basic";
 
 /**
  * The only logger. It writes to stderr because stdout of `dl serve` carries MCP frames
@@ -26,4 +26,12 @@ export function logFor(tag: string): ConsolaInstance {
 
 export function setLogLevel(level: LogLevelName): void {
   for (const l of [log, ...tagged]) l.level = LogLevels[level];
+}
+
+/**
+ * Another place every log line goes (dl serve forwards them to the MCP client). Tagged
+ * loggers copy their reporters when made, so the existing ones get it too.
+ */
+export function addLogReporter(reporter: ConsolaReporter): void {
+  for (const l of [log, ...tagged]) l.addReporter(reporter);
 }

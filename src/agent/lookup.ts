@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { DlError } from "../errors.ts";
+import { type Surface, wordsFor } from "../surface.ts";
 import { type AgentMeta, parseAgentFile } from "./frontmatter.ts";
 
 type AgentSource = "project-agent" | "project-skill" | "global";
@@ -22,6 +23,8 @@ export type LookupOptions = {
   workdir?: string;
   /** DELEGATE_LOCAL_AGENTS_DIR (default ~/.claude/agents, resolved by config). */
   agentsDir: string;
+  /** Who reads a "not found": a model (tool names) or a person (commands). */
+  surface?: Surface;
 };
 
 /** The places searched for `name`, most specific first. */
@@ -67,7 +70,7 @@ export async function lookupAgent(name: string, opts: LookupOptions): Promise<Ag
   throw new DlError(
     "not_found",
     `agent '${name}' not found; looked in: ${places.map((p) => p.file).join(", ")}. ` +
-      `Create one of these files, or call list_local_agents to see the available agents.`,
+      wordsFor(opts.surface).agentHelp,
     { looked_in: places.map((p) => p.file) },
   );
 }

@@ -12,6 +12,7 @@ import {
   type Usage,
 } from "../backends/types.ts";
 import { describeError, isDlError } from "../errors.ts";
+import { type Surface, wordsFor } from "../surface.ts";
 import { countdownNote, ToolResultPruner } from "./history.ts";
 import type { Agent } from "./lookup.ts";
 import { resolveMaxTokens, resolveMaxTurns, resolveModel } from "./policy.ts";
@@ -39,6 +40,8 @@ export type RunAgentOptions = {
   endpoint: Endpoint | ((model: string) => Endpoint);
   settings: AgentSettings;
   signal?: AbortSignal;
+  /** Who reads the errors (a model through MCP, or a person through `dl run`). */
+  surface?: Surface;
   /** After each turn: for MCP progress notifications and `dl run` stderr lines. */
   onProgress?: (turn: number, maxTurns: number, message: string) => void;
 };
@@ -242,7 +245,12 @@ function startConversation(
 async function converse(conv: Conversation): Promise<AgentEnd> {
   const { budget, counters: c, history } = conv;
   const { maxTurns } = budget;
-  const policy = { maxTurns, maxNudges: conv.opts.settings.maxNudges, maxTokens: budget.maxTokens };
+  const policy = {
+    maxTurns,
+    maxNudges: conv.opts.settings.maxNudges,
+    maxTokens: budget.maxTokens,
+    surface: conv.opts.surface,
+  };
   for (let turn = 1; turn <= maxTurns; turn++) {
     if (conv.signal.aborted) return stopped(conv);
     const resp = await callModel(conv, turn);
@@ -286,12 +294,14 @@ async function callModel(conv: Conversation, turn: number): Promise<ModelRespons
     resp = await conv.opts.complete({ ...conv.request, messages: conv.history });
   } catch (e) {
     if (conv.signal.aborted) return stopped(conv);
-    const why = isDlError(e) ? e.message : describeError(e);
+    // Backend messages end with their own full stop; the advice follows as a sentence.
+    const why = (isDlError(e) ? e.message : describeError(e)).replace(/[.\s]+$/, "");
+    const check = wordsFor(conv.opts.surface).checkBackend;
     return {
       final: "",
       stop: "error",
       incomplete: true,
-      error: `model call ${turn} to ${conv.budget.model} failed: ${why}. Check that the backend is up and serves this model (local_backend_status), or try another model.`,
+      error: `model call ${turn} to ${conv.budget.model} failed: ${why}. To see whether the backend is up and serves this model, ${check}; or try another model.`,
     };
   }
   const c = conv.counters;

@@ -1,4 +1,5 @@
 import type { StopReason } from "../backends/types.ts";
+import { type Surface, wordsFor } from "../surface.ts";
 import { countdownNote, NUDGE_TEXT } from "./history.ts";
 import { announcesWork } from "./policy.ts";
 
@@ -32,7 +33,13 @@ export type NudgeState = {
   beforeNudge: string;
 };
 
-export type ReplyPolicy = { maxTurns: number; maxNudges: number; maxTokens: number };
+export type ReplyPolicy = {
+  maxTurns: number;
+  maxNudges: number;
+  maxTokens: number;
+  /** Who reads the error: names the knobs as a tool parameter or as a flag. */
+  surface?: Surface;
+};
 
 export type ReplyDecision =
   | { kind: "run_tools" }
@@ -54,7 +61,7 @@ export function decideReply(reply: ReplyFacts, state: NudgeState, policy: ReplyP
         stop: "max_turns",
         hitLimit: true,
         incomplete: true,
-        error: `the agent used all ${policy.maxTurns} turns and still wanted to call tools; check what it changed, then re-run the rest as a new task or raise max_turns (hard cap 40)`,
+        error: `the agent used all ${policy.maxTurns} turns and still wanted to call tools; check what it changed, then re-run the rest as a new task or raise ${wordsFor(policy.surface).maxTurns} (hard cap 40)`,
       },
     };
   }
@@ -65,7 +72,7 @@ export function decideReply(reply: ReplyFacts, state: NudgeState, policy: ReplyP
         final: reply.text,
         stop: "max_tokens",
         incomplete: true,
-        error: `the reply was cut at max_tokens=${policy.maxTokens}; pass a larger max_tokens or ask for smaller steps`,
+        error: `the reply was cut at max_tokens=${policy.maxTokens}; pass a larger ${wordsFor(policy.surface).maxTokens} or ask for smaller steps`,
       },
     };
   }

@@ -200,7 +200,7 @@ export function networkError(ep: Endpoint, model: string, e: unknown): DlError {
   const what = code || (e instanceof Error ? e.name : "error");
   return new DlError(
     "backend",
-    `could not reach the ${ep.format} backend at ${host} for model ${model} (${what.slice(0, 40)}). Next: check that the server is running and the base URL (DELEGATE_LOCAL_URL or provider_url) is right.`,
+    `could not reach the ${ep.format} backend at ${host} for model ${model} (${what.slice(0, 40)}). Next: check that the server is running and that its URL is right.`,
     { host, retryable: false } satisfies BackendErrorData,
   );
 }

@@ -1,54 +1,100 @@
-import { type CommandDef, defineCommand, runCommand, showUsage } from "citty";
+import { runCommand } from "citty";
 import { type DlErrorCode, isDlError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { argsOf, type DlCommand } from "./command.ts";
 import { EXIT } from "./config-or-exit.ts";
+import { colourFor, commandHelp, mainHelp } from "./help.ts";
+import { installInterruptExit, interruptedExitCode } from "./interrupt.ts";
+import { argsProblem } from "./strict-args.ts";
+import { closest } from "./suggest.ts";
 
 /**
- * Only commands that work are listed. Each loads on demand, so `dl --version` or
- * `dl wait` never pays for evaluating the MCP SDK.
+ * The one place command lines are checked and dispatched. Each command loads on demand,
+ * so `dl --version` or `dl wait` never pays for evaluating the MCP SDK.
  */
-const subCommands: Record<string, () => Promise<CommandDef>> = {
-  serve: () => import("./serve.ts").then((m) => m.serveCommand as CommandDef),
-  status: () => import("./status.ts").then((m) => m.statusCommand as CommandDef),
-  run: () => import("./run.ts").then((m) => m.runCommand as CommandDef),
-  wait: () => import("./wait.ts").then((m) => m.waitCommand as CommandDef),
-  reap: () => import("./reap.ts").then((m) => m.reapCommand as CommandDef),
+const COMMANDS: Record<string, () => Promise<DlCommand>> = {
+  serve: () => import("./serve.ts").then((m) => m.serveCommand),
+  status: () => import("./status.ts").then((m) => m.statusCommand),
+  run: () => import("./run.ts").then((m) => m.runCommand),
+  wait: () => import("./wait.ts").then((m) => m.waitCommand),
+  reap: () => import("./reap.ts").then((m) => m.reapCommand),
 };
-
-const mainCommand = defineCommand({
-  meta: {
-    name: "dl",
-    version: VERSION,
-    description: "Delegate Claude Code sub-agent work to other model backends and coding CLIs",
-  },
-  subCommands,
-});
+const NAMES = Object.keys(COMMANDS);
 
 /** Errors that mean "what you asked for cannot be done as asked": exit 2, like a bad flag. */
 const USAGE_ERRORS = new Set<DlErrorCode>(["bad_input", "bad_config", "not_found", "workdir_forbidden", "path_escape"]);
 
+/** One line on stderr and exit 2: what was wrong and where to look. */
+function usageError(where: string, problem: string, helpFor?: string): void {
+  process.stderr.write(`${where}: ${problem} (run dl help${helpFor ? ` ${helpFor}` : ""})\n`);
+  process.exitCode = EXIT.usage;
+}
+
+function unknownCommand(name: string): void {
+  const guess = closest(name, [...NAMES, "help"]);
+  usageError("dl", `unknown command ${JSON.stringify(name.slice(0, 60))}${guess ? `; did you mean ${guess}?` : ""}`);
+}
+
+async function showHelp(topic: string | undefined): Promise<void> {
+  const colour = colourFor(process.stdout);
+  if (topic === undefined) {
+    const all = await Promise.all(NAMES.map(async (name) => ({ name, cmd: await COMMANDS[name]!() })));
+    process.stdout.write(mainHelp(VERSION, all, colour));
+    return;
+  }
+  const load = COMMANDS[topic];
+  if (!load) return unknownCommand(topic);
+  process.stdout.write(commandHelp(topic, await load(), colour));
+}
+
+/** `dl`, `dl -V`, `dl help [cmd]`: answered without running a command. Returns true when handled. */
+async function topLevel(argv: string[]): Promise<boolean> {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === "-h" || first === "--help") {
+    await showHelp(undefined);
+    return true;
+  }
+  if (first === "-V" || first === "-v" || first === "--version") {
+    if (rest.length) usageError("dl", `unexpected argument ${JSON.stringify(rest[0]!.slice(0, 60))} after ${first}`);
+    else process.stdout.write(`${VERSION}\n`);
+    return true;
+  }
+  if (first === "help") {
+    if (rest.length > 1) usageError("dl help", `unexpected argument ${JSON.stringify(rest[1]!.slice(0, 60))}`);
+    else await showHelp(rest[0]);
+    return true;
+  }
+  if (first.startsWith("-")) {
+    const guess = closest(first, ["--help", "--version"]);
+    usageError("dl", `unknown flag ${first}${guess ? `; did you mean ${guess}?` : ""}; flags go after the command`);
+    return true;
+  }
+  return false;
+}
+
 export async function runCli(argv: string[]): Promise<void> {
-  const first = argv[0];
-  if (argv.length === 1 && (first === "--version" || first === "-v")) {
-    process.stdout.write(`${VERSION}\n`);
+  if (await topLevel(argv)) return;
+  const name = argv[0]!;
+  const load = COMMANDS[name];
+  if (!load) return unknownCommand(name);
+  const cmd = await load();
+  const rest = argv.slice(1);
+  const end = rest.indexOf("--");
+  const flags = end === -1 ? rest : rest.slice(0, end);
+  if (flags.includes("--help") || flags.includes("-h")) {
+    process.stdout.write(commandHelp(name, cmd, colourFor(process.stdout)));
     return;
   }
-  const load = first && !first.startsWith("-") ? subCommands[first] : undefined;
-  if (argv.includes("--help") || argv.includes("-h") || argv.length === 0) {
-    if (load) await showUsage(await load(), mainCommand as CommandDef);
-    else await showUsage(mainCommand as CommandDef);
-    return;
-  }
-  if (first && !first.startsWith("-") && !load) {
-    process.stderr.write(`dl: unknown command "${first}"; run dl --help for the list\n`);
-    process.exitCode = EXIT.usage;
-    return;
-  }
+  const problem = argsProblem(rest, argsOf(cmd), cmd.variadic === true);
+  if (problem) return usageError(`dl ${name}`, problem, name);
+  if (!cmd.ownSignals) installInterruptExit();
   try {
-    await runCommand(mainCommand as CommandDef, { rawArgs: argv });
+    await runCommand(cmd.def, { rawArgs: rest });
   } catch (e) {
     const msg = isDlError(e) ? e.message : e instanceof Error ? e.message : String(e);
-    process.stderr.write(`dl: ${msg}\n`);
-    process.exitCode = isDlError(e) && !USAGE_ERRORS.has(e.code) ? EXIT.failure : EXIT.usage;
+    process.stderr.write(`dl ${name}: ${msg}\n`);
+    process.exitCode = isDlError(e) && USAGE_ERRORS.has(e.code) ? EXIT.usage : EXIT.failure;
   }
+  const interrupted = interruptedExitCode();
+  if (interrupted !== null) process.exitCode = interrupted;
 }

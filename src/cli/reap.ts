@@ -3,9 +3,10 @@ import { pruneIdlePools } from "../dispatch/prune.ts";
 import { reapAll } from "../jobs/maintenance.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { jobStateDirs } from "../sys/paths.ts";
+import type { DlCommand } from "./command.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
 
-export const reapCommand = defineCommand({
+const def = defineCommand({
   meta: {
     name: "reap",
     description: "End jobs of dead servers (verified orphans killed) and prune old finished jobs",
@@ -44,3 +45,8 @@ export const reapCommand = defineCommand({
     process.exitCode = reports.some((r) => r.error) ? EXIT.failure : EXIT.ok;
   },
 });
+
+export const reapCommand: DlCommand = {
+  def,
+  examples: ["dl reap --dry-run", "dl reap --json"],
+};

@@ -1,5 +1,6 @@
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { defineCommand } from "citty";
+import { bucketFor } from "../dispatch/buckets.ts";
 import { delegationContext } from "../dispatch/delegation-context.ts";
 import { renderResult } from "../dispatch/render-result.ts";
 import { prepareDelegation, runPrepared } from "../dispatch/run-delegation.ts";
@@ -8,24 +9,15 @@ import { defaultDeps } from "../services.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { terminateAllGroups } from "../sys/process.ts";
 import { VERSION } from "../version.ts";
+import type { DlCommand } from "./command.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { interruptScope } from "./interrupt.ts";
 
-function parseTurns(raw: string | undefined): number | undefined {
+function parseBound(flag: string, raw: string | undefined, max: number): number | undefined {
   if (raw === undefined || raw === "") return undefined;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 40)
-    throw new DlError("bad_input", `--max-turns ${JSON.stringify(raw)} is invalid: expected an integer from 1 to 40`);
-  return n;
-}
-
-function parseMaxTokens(raw: string | undefined): number | undefined {
-  if (raw === undefined || raw === "") return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 1_000_000)
-    throw new DlError(
-      "bad_input",
-      `--max-tokens ${JSON.stringify(raw)} is invalid: expected an integer from 1 to 1000000`,
-    );
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw new DlError("bad_input", `${flag} ${JSON.stringify(raw)} is invalid: expected an integer from 1 to ${max}`);
   return n;
 }
 
@@ -54,7 +46,9 @@ function writeProgress(file: string, p: { turn: number; max_turns: number; messa
   }
 }
 
-export const runCommand = defineCommand({
+const say = (line: string) => process.stderr.write(`dl run: ${line}\n`);
+
+const def = defineCommand({
   meta: { name: "run", description: "Run one agent delegation from the shell (exit 0 only on success)" },
   args: {
     agent: {
@@ -63,18 +57,28 @@ export const runCommand = defineCommand({
       required: true,
     },
     task: { type: "positional", description: "what the agent should do", required: true },
-    workdir: { type: "string", description: "directory the agent works in (default: the current directory)" },
+    workdir: {
+      type: "string",
+      valueHint: "DIR",
+      description: "directory the agent works in (default: the current directory)",
+    },
     model: {
       type: "string",
+      valueHint: "MODEL",
       description: "model alias (default DELEGATE_LOCAL_MODEL, or the coding model for coding agents)",
     },
-    "max-turns": { type: "string", description: "turn budget, 1-40 (default auto)" },
-    "max-tokens": { type: "string", description: "output budget per turn (default 65536, 150000 for reasoning tiers)" },
+    "max-turns": { type: "string", valueHint: "N", description: "turn budget, 1-40 (default auto)" },
+    "max-tokens": { type: "string", valueHint: "N", description: "output tokens per reply (default per model)" },
     "task-file": {
       type: "string",
+      valueHint: "FILE",
       description: "read the task from this file; the task argument must then be '-' (keeps it out of argv)",
     },
-    "progress-file": { type: "string", description: "keep the latest progress line (JSON) in this file" },
+    "progress-file": {
+      type: "string",
+      valueHint: "FILE",
+      description: "keep the latest progress line (JSON) in this file",
+    },
     json: { type: "boolean", description: "print the result as one JSON object", default: false },
   },
   async run({ args }) {
@@ -88,31 +92,43 @@ export const runCommand = defineCommand({
         task: readTask(args.task, args["task-file"]),
         workdir: args.workdir,
         model: args.model,
-        max_turns: parseTurns(args["max-turns"]),
-        max_tokens: parseMaxTokens(args["max-tokens"]),
+        max_turns: parseBound("--max-turns", args["max-turns"], 40),
+        max_tokens: parseBound("--max-tokens", args["max-tokens"], 1_000_000),
       },
       config,
       deps.settings,
+      "cli",
     );
-    const abort = new AbortController();
-    const onSignal = () => abort.abort();
-    process.once("SIGINT", onSignal);
-    process.once("SIGTERM", onSignal);
+    // Say at once what is happening: a full pool or a slow first reply is otherwise silence.
+    say(
+      `${prepared.agent.name} on ${prepared.model} in ${prepared.workdir}; taking a slot of pool ${bucketFor(prepared.model)}`,
+    );
+    using interrupt = interruptScope();
     const result = await runPrepared(
       prepared,
       delegationContext(deps, {
-        signal: abort.signal,
+        signal: interrupt.signal,
+        surface: "cli",
         onProgress: (turn, max, message) => {
-          process.stderr.write(`dl run: ${message}\n`);
+          say(message);
           if (args["progress-file"]) writeProgress(args["progress-file"], { turn, max_turns: max, message });
+        },
+        onModelCall: (call, model) => {
+          if (call === 1) say(`turn 1 started: waiting for ${model}'s first reply`);
         },
       }),
     );
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
     // Anything an agent command left running in the background ends with the run.
     await terminateAllGroups(2_000, 1_000);
     process.stdout.write(args.json ? `${JSON.stringify(result)}\n` : `${renderResult(result)}\n`);
     process.exitCode = result.success ? EXIT.ok : EXIT.failure;
   },
 });
+
+export const runCommand: DlCommand = {
+  def,
+  examples: [
+    'dl run coder "add a --verbose flag to the CLI and its test" --workdir ~/src/app',
+    'dl run reviewer "review the last commit" --model deepseek-v4-flash --max-turns 10 --json',
+  ],
+};

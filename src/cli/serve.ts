@@ -6,6 +6,7 @@ import type { Config } from "../config.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
 import { describeError } from "../errors.ts";
 import { log } from "../log.ts";
+import { forwardLogsTo } from "../mcp/log-forward.ts";
 import { MAX_MESSAGE_BYTES } from "../mcp/result-limits.ts";
 import { createServer } from "../mcp/server.ts";
 import { CappedStdioTransport } from "../mcp/stdio-transport.ts";
@@ -14,7 +15,8 @@ import { DB_FILE } from "../store/db.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { killAllGroupsNow, terminateAllGroups } from "../sys/process.ts";
 import { VERSION } from "../version.ts";
-import { configOrExit } from "./config-or-exit.ts";
+import type { DlCommand } from "./command.ts";
+import { configOrExit, EXIT } from "./config-or-exit.ts";
 
 /** What run_bash commands and jobs get between SIGTERM and SIGKILL when the server stops. */
 const STOP_GRACE_MS = 2_000;
@@ -35,15 +37,29 @@ async function bounded(p: Promise<unknown>, ms: number): Promise<void> {
   }
 }
 
-export const serveCommand = defineCommand({
+const def = defineCommand({
   meta: {
     name: "serve",
-    description: "Run the MCP server on stdio (for claude mcp add)",
+    description: "Run the MCP server on stdio (for claude mcp add); --check tests start-up in a terminal",
   },
-  async run() {
+  args: {
+    check: {
+      type: "boolean",
+      default: false,
+      description: "Run the start-up checks, print what would stop the server, and exit (0 ok, 1 a problem)",
+    },
+  },
+  async run({ args }) {
     // First, before anything reads a secret: no same-user process may read our environ.
     hardenProcess();
     const config = configOrExit();
+    if (args.check) {
+      const { serveChecks, renderChecks } = await import("./serve-check.ts");
+      const lines = await serveChecks(config);
+      process.stdout.write(renderChecks(lines));
+      process.exitCode = lines.some((l) => l.level === "fail") ? EXIT.failure : EXIT.ok;
+      return;
+    }
     const deps = defaultDeps(config, VERSION);
     const server = createServer(deps);
     // Not the SDK's StdioServerTransport: one oversize message made it stop reading.
@@ -91,12 +107,19 @@ export const serveCommand = defineCommand({
     process.stdin.on("close", () => void shutdown("stdin closed"));
 
     await server.connect(transport);
+    forwardLogsTo(server);
     log.debug(`dl serve ${VERSION} ready on stdio`);
     startRecordedJobServices(config, deps);
     // Pool folders of models nobody used for an hour (each model name makes one) go away.
     pruneIdlePools(config.paths.slotsDir);
   },
 });
+
+export const serveCommand: DlCommand = {
+  def,
+  ownSignals: true,
+  examples: ["claude mcp add dl --scope user -- /absolute/path/to/dl serve", "dl serve --check"],
+};
 
 /**
  * Once answering is possible: a provider whose jobs were ever recorded here gets its job

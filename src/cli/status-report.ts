@@ -14,11 +14,15 @@ import { geminiOptionsFromConfig } from "../jobs/providers/gemini-options.ts";
 import { type GeminiStatusReport, geminiStatus } from "../jobs/providers/gemini-status.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { jobStateDirs } from "../sys/paths.ts";
-import { writableProblem } from "../sys/writable.ts";
+import { dirState } from "../sys/writable.ts";
+import { checkModels, type ModelCheck } from "./status-models.ts";
 
 /**
  * Everything `dl status` reports, gathered once and rendered as text or JSON. Each check
- * says whether it passed; the command's exit code is derived from them.
+ * says whether it passed; the command's exit code is derived from them. Gathering creates
+ * nothing: a state dir that does not exist yet is reported as such (dl creates it on first
+ * use), and only stores that already exist are opened. Keys are snake_case throughout, as
+ * in the MCP results.
  */
 export type StatusReport = {
   version: string;
@@ -26,7 +30,8 @@ export type StatusReport = {
   failed_checks: string[];
   config: Record<string, unknown>;
   backends: (ModelsProbe & { lane: string })[];
-  state_dirs: { name: string; path: string; writable: boolean; error?: string }[];
+  models: ModelCheck[];
+  state_dirs: { name: string; path: string; exists: boolean; writable: boolean; error?: string }[];
   pools: PoolStatus[];
   jobs: JobsSummary[];
   codex: CodexStatusReport | { error: string };
@@ -36,13 +41,7 @@ export type StatusReport = {
 
 const PROBE_TIMEOUT_MS = 3000;
 
-export async function gatherStatus(config: Config, version: string): Promise<StatusReport> {
-  const backends = await Promise.all(
-    backendProbeTargets(config).map(async (t) => ({
-      lane: t.lane,
-      ...(await probeModels({ endpointUrl: t.url, apiKey: t.apiKey, headers: t.headers, timeoutMs: PROBE_TIMEOUT_MS })),
-    })),
-  );
+function stateDirs(config: Config): StatusReport["state_dirs"] {
   const p = config.paths;
   const dirs: [string, string][] = [
     ["cache (pool slots)", p.cacheDir],
@@ -51,50 +50,31 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
     ["dsh jobs", p.dshStateDir],
     ["agent jobs", p.agentStateDir],
   ];
-  const state_dirs = dirs.map(([name, path]) => {
-    const problem = writableProblem(path);
-    return problem ? { name, path, writable: false, error: problem } : { name, path, writable: true };
+  return dirs.map(([name, path]) => {
+    const s = dirState(path);
+    return s.problem
+      ? { name, path, exists: s.exists, writable: false, error: s.problem }
+      : { name, path, exists: s.exists, writable: true };
   });
+}
 
-  const failed_checks: string[] = [];
-  for (const b of backends)
-    if (!b.reachable || b.error) failed_checks.push(`backend ${b.lane}: ${b.error ?? "unreachable"}`);
-  for (const d of state_dirs)
-    if (!d.writable) failed_checks.push(`state dir ${d.name} (${d.path}) not writable: ${d.error}`);
-
-  let pools: PoolStatus[] = [];
+function pools(config: Config, failed: string[]): PoolStatus[] {
   try {
     const d = dispatchSettingsFromConfig(config);
-    pools = poolStatus({ slotsDir: d.slotsDir, sizing: d.sizing });
+    return poolStatus({ slotsDir: d.slotsDir, sizing: d.sizing });
   } catch (e) {
-    failed_checks.push(`pools: ${e instanceof Error ? e.message : String(e)}`);
+    failed.push(`pools: ${e instanceof Error ? e.message : String(e)}`);
+    return [];
   }
+}
 
-  const jobs = jobsSummary(jobStateDirs(config.paths), sysIdentities);
-  // A missing Codex CLI is information, not ill health: dl works without it.
-  let codex: StatusReport["codex"];
+/** A missing Codex CLI is information, not ill health: dl works without it. */
+async function codexReport(config: Config): Promise<StatusReport["codex"]> {
   try {
-    codex = await codexStatus(codexOptionsFromConfig(config, "dl wait"));
+    return await codexStatus(codexOptionsFromConfig(config, "dl wait"));
   } catch (e) {
-    codex = { error: e instanceof Error ? e.message : String(e) };
+    return { error: e instanceof Error ? e.message : String(e) };
   }
-  for (const j of jobs) if (j.error) failed_checks.push(`jobs ${j.provider}: ${j.error}`);
-  const gemini = await geminiStatus(geminiOptionsFromConfig(config, "dl wait"));
-  failed_checks.push(...jailChecks(config, gemini.jail));
-
-  return {
-    version,
-    healthy: failed_checks.length === 0,
-    failed_checks,
-    config: redactedConfig(config),
-    backends,
-    state_dirs,
-    pools,
-    jobs,
-    codex,
-    dsh: dshReport(config),
-    gemini,
-  };
 }
 
 /** Like Codex, a missing launcher or models file is information, not ill health. */
@@ -106,19 +86,40 @@ function dshReport(config: Config): StatusReport["dsh"] {
   }
 }
 
-function renderDsh(d: StatusReport["dsh"]): string[] {
-  if ("error" in d) return ["", "dsh:", `  unavailable: ${d.error}`];
-  const m = d.models_file;
-  const c = d.caps;
-  return [
-    "",
-    "dsh:",
-    `  launcher: ${d.launcher.ok ? d.launcher.path : d.launcher.message}`,
-    `  models file: ${m.path}${m.exists ? "" : " (missing)"}`,
-    `  enabled models: ${m.enabled.length ? m.enabled.join(", ") : "(none)"}`,
-    ...m.problems.map((p) => `  problem: ${p}`),
-    `  caps: ${c.max_concurrent} global / ${c.max_per_project} per project, queue ${c.max_queue}, stagger ${c.stagger_s} s`,
-  ];
+export async function gatherStatus(config: Config, version: string): Promise<StatusReport> {
+  const backends = await Promise.all(
+    backendProbeTargets(config).map(async (t) => ({
+      lane: t.lane,
+      ...(await probeModels({ endpointUrl: t.url, apiKey: t.apiKey, headers: t.headers, timeoutMs: PROBE_TIMEOUT_MS })),
+    })),
+  );
+  const state_dirs = stateDirs(config);
+  const failed_checks: string[] = [];
+  for (const b of backends)
+    if (!b.reachable || b.error) failed_checks.push(`backend ${b.lane}: ${b.error ?? "unreachable"}`);
+  const models = checkModels(config, backends);
+  failed_checks.push(...models.failed);
+  for (const d of state_dirs) if (!d.writable) failed_checks.push(`state dir ${d.name} (${d.path}): ${d.error}`);
+  const poolList = pools(config, failed_checks);
+  const jobs = jobsSummary(jobStateDirs(config.paths), sysIdentities);
+  for (const j of jobs) if (j.error) failed_checks.push(`jobs ${j.provider}: ${j.error}`);
+  const codex = await codexReport(config);
+  const gemini = await geminiStatus(geminiOptionsFromConfig(config, "dl wait"));
+  failed_checks.push(...jailChecks(config, gemini.jail));
+  return {
+    version,
+    healthy: failed_checks.length === 0,
+    failed_checks,
+    config: snakeKeys(redactedConfig(config)) as Record<string, unknown>,
+    backends,
+    models: models.checks,
+    state_dirs,
+    pools: poolList,
+    jobs,
+    codex,
+    dsh: dshReport(config),
+    gemini,
+  };
 }
 
 /** A jail that cannot start is ill health only where the user asked for one. */
@@ -158,72 +159,18 @@ function redactedConfig(c: Config): Record<string, unknown> {
   };
 }
 
-export function renderStatus(r: StatusReport): string {
-  const lines: string[] = [];
-  lines.push(`dl ${r.version} — ${r.healthy ? "healthy" : "UNHEALTHY"}`);
-  const cfg = r.config as { gateway: { kind: string }; backend: { model: string; codingModel: string } };
-  lines.push(
-    `gateway: ${cfg.gateway.kind}   default model: ${cfg.backend.model}   coding model: ${cfg.backend.codingModel}`,
+/**
+ * Config field names as JSON keys: `codingModel` → `coding_model`. Only the camelCase
+ * humps change, so data keys (pool buckets like `glm-coding-plan`, variable names) keep
+ * their spelling.
+ */
+export function snakeKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(snakeKeys);
+  if (!v || typeof v !== "object") return v;
+  return Object.fromEntries(
+    Object.entries(v).map(([k, x]) => [
+      k.replace(/([a-z0-9])([A-Z])/g, (_, a, b) => `${a}_${b.toLowerCase()}`),
+      snakeKeys(x),
+    ]),
   );
-  lines.push("", "backends:");
-  for (const b of r.backends) {
-    const state = b.reachable && !b.error ? "ok" : "FAIL";
-    lines.push(`  ${b.lane.padEnd(14)} ${state.padEnd(5)} ${b.url}  (${b.latency_ms} ms)`);
-    if (b.error) lines.push(`    ${b.error}`);
-    if (b.models.length) lines.push(`    models: ${b.models.join(", ")}`);
-  }
-  lines.push("", "state dirs:");
-  for (const d of r.state_dirs) {
-    lines.push(`  ${d.name.padEnd(20)} ${d.writable ? "ok   " : "FAIL "} ${d.path}${d.error ? `  (${d.error})` : ""}`);
-  }
-  lines.push("", "pools (machine-wide):");
-  for (const p of r.pools) {
-    const wait = p.waiting ? `, ${p.waiting} waiting` : "";
-    lines.push(`  ${p.bucket.padEnd(20)} ${String(p.in_use).padStart(2)}/${p.size} in use${wait}`);
-    for (const h of p.holders)
-      lines.push(`    pid ${h.pid} ${h.model} since ${h.since}${h.task ? ` (${h.task})` : ""}`);
-  }
-  lines.push("", "jobs:");
-  for (const j of r.jobs) {
-    const orphans = j.orphaned ? `, ${j.orphaned} orphaned (run dl reap)` : "";
-    lines.push(
-      `  ${j.provider.padEnd(8)} ${j.running} running, ${j.queued} queued${orphans}${j.error ? `  (${j.error})` : ""}`,
-    );
-    for (const p of j.projects) lines.push(`    ${p.project}: ${p.running} running, ${p.queued} queued`);
-  }
-  lines.push("", "codex:");
-  if ("error" in r.codex) {
-    lines.push(`  unavailable: ${r.codex.error}`);
-  } else {
-    const c = r.codex;
-    lines.push(`  cli: ${c.cli.ok ? `${c.cli.version} (${c.cli.path})` : c.cli.message}`);
-    const a = c.account;
-    const cool = a.state === "cooldown" ? ` until ${a.cooldown_until} (${a.cooldown_reason ?? "throttled"})` : "";
-    lines.push(
-      `  account: ${a.state}${cool}; caps ${a.effective_caps.global} global / ${a.effective_caps.per_project} per project${a.adaptive_cap ? ` (halved until ${a.adaptive_until})` : ""}`,
-    );
-    if (a.auth_hint) lines.push(`  ${a.auth_hint}`);
-    if (!c.quota.windows.length) lines.push("  quota: no rate-limit reading in the session files yet");
-    for (const w of c.quota.windows)
-      lines.push(`  quota ${w.name}: ${w.used_percent}% used${w.resets_at ? `, resets ${w.resets_at}` : ""}`);
-    for (const w of c.quota.warnings) lines.push(`  warning: ${w}`);
-  }
-  lines.push(...renderDsh(r.dsh));
-  lines.push(...renderGemini(r.gemini));
-  if (r.failed_checks.length) {
-    lines.push("", "failed checks:");
-    for (const f of r.failed_checks) lines.push(`  - ${f}`);
-  }
-  return lines.join("\n");
-}
-
-function renderGemini(g: GeminiStatusReport): string[] {
-  return [
-    "",
-    "gemini (agy):",
-    `  tools: ${g.allowed ? "allowed (DELEGATE_GEMINI_ALLOW_DANGER=1)" : "off (set DELEGATE_GEMINI_ALLOW_DANGER=1 to allow)"}`,
-    `  cli: ${g.cli.ok ? g.cli.path : g.cli.message}`,
-    `  jail: ${g.jail.ok ? "ok" : "UNAVAILABLE"} — ${g.jail.detail}${g.jail.fix ? `; fix: ${g.jail.fix}` : ""}`,
-    `  caps: ${g.caps.max_concurrent} running, ${g.caps.max_queue} queued, one job per workdir`,
-  ];
 }

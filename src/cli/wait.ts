@@ -2,9 +2,11 @@ import { defineCommand } from "citty";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { describeUnusable, waitForJobs } from "../jobs/wait.ts";
 import { jobStateDirs } from "../sys/paths.ts";
+import type { DlCommand } from "./command.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { interruptScope } from "./interrupt.ts";
 
-export const waitCommand = defineCommand({
+const def = defineCommand({
   meta: {
     name: "wait",
     description:
@@ -17,7 +19,7 @@ export const waitCommand = defineCommand({
       description: "Job ids (cx-…, gm-…, dsh-…); none = every job queued or running now",
     },
     all: { type: "boolean", default: false, description: "Print nothing until every job has ended" },
-    timeout: { type: "string", description: "Give up after this many seconds (exit 3)" },
+    timeout: { type: "string", valueHint: "SECONDS", description: "Give up after this many seconds (exit 3)" },
     json: { type: "boolean", default: false, description: "One JSON object per line" },
   },
   async run({ args }) {
@@ -35,10 +37,7 @@ export const waitCommand = defineCommand({
       timeoutMs = s * 1000;
     }
     const ids = (args._ as string[]).filter((x) => x.length > 0);
-    const abort = new AbortController();
-    const onSignal = () => abort.abort();
-    process.once("SIGINT", onSignal);
-    process.once("SIGTERM", onSignal);
+    using interrupt = interruptScope();
     const r = await waitForJobs({
       ids,
       all: args.all,
@@ -47,11 +46,9 @@ export const waitCommand = defineCommand({
       intervalMs: config.watcher.intervalS * 1000,
       sources: jobStateDirs(config.paths),
       identities: sysIdentities,
-      signal: abort.signal,
+      signal: interrupt.signal,
       write: (line) => process.stdout.write(`${line}\n`),
     });
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
     if (r.unusable.length) process.stderr.write(`dl wait: ${describeUnusable(r.unusable)}\n`);
     if (r.code === 3 && r.pending.length) {
       process.stderr.write(
@@ -61,3 +58,9 @@ export const waitCommand = defineCommand({
     process.exitCode = r.code;
   },
 });
+
+export const waitCommand: DlCommand = {
+  def,
+  variadic: true,
+  examples: ["dl wait cx-3f9a2b1c4d gm-0a1b2c3d4e", "dl wait --all --timeout 3600", "dl wait --json"],
+};

@@ -1,6 +1,7 @@
 import type { AgentSettings } from "../agent/settings.ts";
 import type { Endpoint } from "../backends/types.ts";
 import type { Config } from "../config.ts";
+import type { Surface } from "../surface.ts";
 import type { AcquireSlot, DelegationContext } from "./run-delegation.ts";
 
 /** The long-lived services a delegation draws on (built once per process from Config). */
@@ -24,6 +25,8 @@ export function delegationContext(
     onProgress?: (turn: number, maxTurns: number, message: string) => void;
     endpointFor?: (model: string) => Endpoint;
     failover?: boolean;
+    surface?: Surface;
+    onModelCall?: (call: number, model: string) => void;
   },
 ): DelegationContext {
   return {
@@ -34,6 +37,8 @@ export function delegationContext(
     failover: o.failover ?? true,
     signal: o.signal,
     onProgress: o.onProgress,
+    surface: o.surface,
+    onModelCall: o.onModelCall,
     completeOptions: { turnTimeoutMs: deps.config.backend.httpTimeoutS * 1000 },
     fallbackNote: deps.fallbackNote,
   };

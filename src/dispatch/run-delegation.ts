@@ -8,6 +8,7 @@ import { type CompleteOptions, complete as httpComplete } from "../backends/clie
 import type { Endpoint, ModelRequest, ModelResponse } from "../backends/types.ts";
 import type { Config } from "../config.ts";
 import { DlError } from "../errors.ts";
+import type { Surface } from "../surface.ts";
 import { checkWorkdir, workdirGuard } from "../sys/workdir-guard.ts";
 import type { DispatchLease } from "./pools.ts";
 
@@ -51,6 +52,10 @@ export type DelegationContext = {
   failover: boolean;
   signal: AbortSignal;
   onProgress?: (turn: number, maxTurns: number, message: string) => void;
+  /** Before each model request (1-based), with the model asked: `dl run` says the first turn started. */
+  onModelCall?: (call: number, model: string) => void;
+  /** Who reads the errors; MCP tools by default. */
+  surface?: Surface;
   /** Injected in tests; production uses the HTTP client. */
   complete?: (req: ModelRequest) => Promise<ModelResponse>;
   completeOptions?: CompleteOptions;
@@ -62,11 +67,12 @@ export async function prepareDelegation(
   input: DelegationInput,
   config: Config,
   settings: AgentSettings,
+  surface: Surface = "mcp",
 ): Promise<PreparedDelegation> {
   if (!input.task.trim()) throw new DlError("bad_input", "task is empty; say what the agent should do");
   // No workdir: the directory `dl run` was started in (MCP clients always pass one).
   const workdir = checkWorkdir(resolve(input.workdir?.trim() || process.cwd()), workdirGuard(config.paths));
-  const agent = await lookupAgent(input.agent_name, { workdir, agentsDir: config.paths.agentsDir });
+  const agent = await lookupAgent(input.agent_name, { workdir, agentsDir: config.paths.agentsDir, surface });
   const model = resolveModel({
     explicit: input.model?.trim() || undefined,
     agentName: agent.name,
@@ -92,6 +98,7 @@ export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext)
   // The slot is held for the whole run and freed however it ends.
   using lease = taken;
   let lastResponse: ModelResponse | undefined;
+  let calls = 0;
   const doComplete = ctx.complete ?? ((req: ModelRequest) => httpComplete(req, ctx.completeOptions));
   const result: DelegationResult = await runAgent({
     agent: p.agent,
@@ -101,6 +108,7 @@ export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext)
     max_turns: p.input.max_turns,
     max_tokens: p.input.max_tokens,
     complete: async (req) => {
+      ctx.onModelCall?.(++calls, req.model);
       lastResponse = await doComplete(req);
       return lastResponse;
     },
@@ -108,6 +116,7 @@ export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext)
     settings: ctx.settings,
     signal: ctx.signal,
     onProgress: ctx.onProgress,
+    surface: ctx.surface,
   });
   if (lease.failed_over_from) {
     result.failed_over_from = lease.failed_over_from;

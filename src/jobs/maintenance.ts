@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describeError } from "../errors.ts";
 import { DB_FILE } from "../store/db.ts";
 import { JobStore } from "../store/jobs.ts";
+import type { JobRow } from "../store/types.ts";
 import type { JobStateDir } from "../sys/paths.ts";
 import type { Identities } from "./engine-ports.ts";
 import { ownerAlive, type ReapAction, reapDeadOwners } from "./reaper.ts";
@@ -43,6 +44,17 @@ export async function reapAll(
   return out;
 }
 
+export type ActiveJob = {
+  id: string;
+  status: string;
+  queue_reason: string | null;
+  workdir: string;
+  model: string | null;
+  created_at: number;
+  started_at: number | null;
+  owner_alive: boolean;
+};
+
 export interface JobsSummary {
   provider: string;
   running: number;
@@ -51,9 +63,28 @@ export interface JobsSummary {
   projects: { project: string; running: number; queued: number }[];
   /** Active rows whose owning server is gone (dl reap ends them). */
   orphaned: number;
+  /** Each queued or running job, oldest first: what `dl status --watch` lists. */
+  active: ActiveJob[];
   /** Launch stagger record and any shared cooldown a provider keeps in meta. */
   last_launch_ms: number | null;
   error?: string;
+}
+
+function emptySummary(provider: string): JobsSummary {
+  return { provider, running: 0, queued: 0, projects: [], orphaned: 0, active: [], last_launch_ms: null };
+}
+
+function activeJob(r: JobRow, alive: boolean): ActiveJob {
+  return {
+    id: r.id,
+    status: r.status,
+    queue_reason: r.status === "queued" ? r.queue_reason : null,
+    workdir: r.workdir,
+    model: r.model,
+    created_at: r.created_at,
+    started_at: r.started_at,
+    owner_alive: alive,
+  };
 }
 
 /** The jobs section of `dl status`. Read-only apart from opening existing stores. */
@@ -61,7 +92,7 @@ export function jobsSummary(sources: readonly JobStateDir[], identities: Identit
   const out: JobsSummary[] = [];
   for (const s of sources) {
     if (!existsSync(join(s.stateDir, DB_FILE))) {
-      out.push({ provider: s.provider, running: 0, queued: 0, projects: [], orphaned: 0, last_launch_ms: null });
+      out.push(emptySummary(s.provider));
       continue;
     }
     let store: JobStore | undefined;
@@ -70,12 +101,15 @@ export function jobsSummary(sources: readonly JobStateDir[], identities: Identit
       const rows = store.listActive();
       const per = new Map<string, { project: string; running: number; queued: number }>();
       let orphaned = 0;
+      const active: ActiveJob[] = [];
       for (const r of rows) {
         const p = per.get(r.project) ?? { project: r.project, running: 0, queued: 0 };
         if (r.status === "running") p.running++;
         else p.queued++;
         per.set(r.project, p);
-        if (!ownerAlive(r, identities)) orphaned++;
+        const alive = ownerAlive(r, identities);
+        if (!alive) orphaned++;
+        active.push(activeJob(r, alive));
       }
       const last = store.getMeta("last_launch_ms");
       out.push({
@@ -84,18 +118,11 @@ export function jobsSummary(sources: readonly JobStateDir[], identities: Identit
         queued: rows.filter((r) => r.status === "queued").length,
         projects: [...per.values()],
         orphaned,
+        active,
         last_launch_ms: last === undefined ? null : Number(last),
       });
     } catch (e) {
-      out.push({
-        provider: s.provider,
-        running: 0,
-        queued: 0,
-        projects: [],
-        orphaned: 0,
-        last_launch_ms: null,
-        error: describeError(e),
-      });
+      out.push({ ...emptySummary(s.provider), error: describeError(e) });
     } finally {
       store?.close();
     }

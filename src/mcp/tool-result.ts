@@ -25,8 +25,8 @@ function capText(text: string): string {
  * An error the model can act on: what failed and what to try, never a stack or a secret.
  * With `structured`, a DlError that names a `failure_kind` also goes out as
  * `structuredContent` ({error, code, failure_kind}) so a client can branch on it without
- * parsing text. Only for tools without an output schema: the SDK client checks error
- * results against it too.
+ * parsing text. The SDK client checks error results against a tool's output schema
+ * too, so a tool that asks for this must publish a schema that allows that shape.
  */
 function toolError(e: unknown, structured = false): CallToolResult {
   if (!isDlError(e)) {

@@ -2,7 +2,6 @@ import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "no
 import { join } from "node:path";
 import { describeError } from "../../errors.ts";
 import { log } from "../../log.ts";
-import { storageError } from "../../store/db.ts";
 import { type LockHandle, tryLock } from "../../sys/flock.ts";
 
 /**
@@ -60,6 +59,7 @@ function parseState(text: string): SharedState | null {
 
 export class SharedStateFile {
   readonly file: string;
+  private readonly dir: string;
   private readonly lockFile: string;
   /** The parsed state of one version of the file (ino, mtime, size): admission reads it every pass. */
   private cache: { key: string; state: SharedState } | null = null;
@@ -68,12 +68,8 @@ export class SharedStateFile {
     stateDir: string,
     private readonly now: () => number,
   ) {
-    try {
-      mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    } catch (e) {
-      // A state dir under a file (ENOTDIR), on a read-only disk …: say which, not "internal error".
-      throw storageError("create the state directory", e, "codex");
-    }
+    // Created on the first update, not here: `dl status` reads this state and must create nothing.
+    this.dir = stateDir;
     this.file = join(stateDir, "shared.json");
     this.lockFile = join(stateDir, "shared.lock");
   }
@@ -136,6 +132,7 @@ export class SharedStateFile {
   update(fn: (s: SharedState, now: number) => void, at = this.now(), attempt = 0): void {
     let h: LockHandle | null;
     try {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       h = tryLock(this.lockFile);
     } catch (e) {
       // No server can take this lock (unopenable file, no flock): writing without it is

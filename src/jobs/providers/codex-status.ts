@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import type { CodexServiceOptions } from "./codex.ts";
 import { type AccountView, CodexAccount } from "./codex-account.ts";
 import { CodexQuota, type QuotaVerdict } from "./codex-quota.ts";
@@ -18,7 +19,10 @@ export type CodexStatusReport = {
 export async function codexStatus(o: CodexServiceOptions): Promise<CodexStatusReport> {
   const account = new CodexAccount({ stateDir: o.stateDir, codexHome: o.codexHome });
   const quota = new CodexQuota({ codexHome: o.codexHome, warnPct: o.quotaWarnPct, refusePct: o.quotaRefusePct });
-  const [cli] = await Promise.all([probeCodexVersion(o.bin, o.childEnv, o.stateDir), quota.refresh(true)]);
+  const [cli] = await Promise.all([
+    probeCodexVersion(o.bin, o.childEnv, existsSync(o.stateDir) ? o.stateDir : "/"),
+    quota.refresh(true),
+  ]);
   return {
     cli,
     account: account.view(o.maxConcurrent, o.maxPerProject),

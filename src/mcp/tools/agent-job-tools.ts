@@ -5,6 +5,7 @@ import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import { boundedTotal } from "./call-size.ts";
 import cancelAgentText from "./cancel-agent.txt" with { type: "text" };
+import { cancelOutput, pollOutput, submitOutput } from "./job-schemas.ts";
 import pollAgentText from "./poll-agent.txt" with { type: "text" };
 import submitAgentText from "./submit-agent.txt" with { type: "text" };
 
@@ -36,6 +37,7 @@ export function registerAgentJobTools(server: McpServer, deps: ServerDeps): void
       title: "Submit background agent jobs",
       description: submitAgentText.trim(),
       inputSchema: submitAgentInput,
+      outputSchema: submitOutput,
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     ({ tasks }) => guarded(() => submitAgentJobs(deps, tasks), STRUCTURED_ERRORS),
@@ -47,6 +49,7 @@ export function registerAgentJobTools(server: McpServer, deps: ServerDeps): void
       title: "Poll agent jobs",
       description: pollAgentText.trim(),
       inputSchema: { ids: z.array(z.string().min(1).max(64)).min(1).max(256).describe("job ids (ag-…)") },
+      outputSchema: pollOutput,
       annotations: { readOnlyHint: true },
     },
     ({ ids }) =>
@@ -62,6 +65,7 @@ export function registerAgentJobTools(server: McpServer, deps: ServerDeps): void
       title: "Cancel an agent job",
       description: cancelAgentText.trim(),
       inputSchema: { id: z.string().min(1).max(64).describe("job id (ag-…)") },
+      outputSchema: cancelOutput,
       annotations: { destructiveHint: true },
     },
     ({ id }) =>

@@ -6,10 +6,11 @@ import { guarded, toolOk } from "../tool-result.ts";
 import { boundedTotal } from "./call-size.ts";
 import { CODEX_CLOUD_WARNING } from "./codex-schemas.ts";
 import delegateToCodexText from "./delegate-to-codex.txt" with { type: "text" };
+import { cancelOutput, codexJobOutput, pollOutput, submitOutput } from "./job-schemas.ts";
 import pollCodexText from "./poll-codex.txt" with { type: "text" };
 import submitCodexText from "./submit-codex.txt" with { type: "text" };
 
-/** These tools publish no output schema, so a refusal can carry its failure_kind as structured content. */
+/** A refusal carries its failure_kind as structured content; job-schemas.ts allows that shape. */
 const STRUCTURED_ERRORS = { structuredErrors: true };
 
 /**
@@ -24,6 +25,7 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
       title: "Run a Codex CLI task and wait",
       description: `${delegateToCodexText.trim()} ${CODEX_CLOUD_WARNING}`,
       inputSchema: codexTaskInput,
+      outputSchema: codexJobOutput,
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     ({ allow_over_quota, ...task }, extra) =>
@@ -40,6 +42,7 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
       title: "Submit Codex CLI jobs",
       description: `${submitCodexText.trim()} ${CODEX_CLOUD_WARNING}`,
       inputSchema: { tasks: boundedTotal(z.array(codexTaskInput).min(1).max(256)).describe("tasks to queue") },
+      outputSchema: submitOutput,
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     ({ tasks }) =>
@@ -61,6 +64,7 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
       title: "Poll Codex jobs",
       description: pollCodexText.trim(),
       inputSchema: { ids: z.array(z.string().min(1).max(64)).min(1).max(256).describe("job ids (cx-…)") },
+      outputSchema: pollOutput,
       annotations: { readOnlyHint: true },
     },
     ({ ids }) =>
@@ -77,6 +81,7 @@ export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
       description:
         "Dequeues a queued job or kills the process group of a running one; it ends cancelled with its slots released. A finished job is left as it is.",
       inputSchema: { id: z.string().min(1).max(64).describe("job id (cx-…)") },
+      outputSchema: cancelOutput,
       annotations: { destructiveHint: true },
     },
     ({ id }) =>

@@ -95,7 +95,7 @@ async function runAll(prepared: PreparedDelegation[], deps: ServerDeps, extra: T
   const total = prepared.length;
   const done = new Array<boolean>(total).fill(false);
   const finished = () => done.filter(Boolean).length;
-  return await Promise.all(
+  const results = await Promise.all(
     prepared.map(async (p, i) => {
       const r = await runPrepared(
         p,
@@ -109,4 +109,6 @@ async function runAll(prepared: PreparedDelegation[], deps: ServerDeps, extra: T
       return r;
     }),
   );
+  await progress.settle();
+  return results;
 }

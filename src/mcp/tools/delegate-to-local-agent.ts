@@ -33,6 +33,7 @@ export function registerDelegateToLocalAgent(server: McpServer, deps: ServerDeps
           delegationContext(deps, { signal: extra.signal, onProgress: progress }),
         );
         const bounded = await boundResult(result, deps.config.paths.cacheDir);
+        await progress.settle();
         return toolOk(bounded, renderResult(bounded, TEXT_ANSWER_PREVIEW_CHARS));
       }),
   );

@@ -50,6 +50,7 @@ export function registerDelegateToProvider(server: McpServer, deps: ServerDeps):
           }),
         );
         const bounded = await boundResult(result, deps.config.paths.cacheDir);
+        await progress.settle();
         return toolOk(bounded, renderResult(bounded, TEXT_ANSWER_PREVIEW_CHARS));
       }),
   );

@@ -5,13 +5,14 @@ import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import { boundedTotal } from "./call-size.ts";
 import cancelDshText from "./cancel-dsh.txt" with { type: "text" };
+import { cancelOutput, pollOutput, submitOutput } from "./job-schemas.ts";
 import pollDshText from "./poll-dsh.txt" with { type: "text" };
 import submitDshText from "./submit-dsh.txt" with { type: "text" };
 
 const DSH_PRIVACY =
   "Cloud models take code only: never send PHI or real personal data, in the task or in any file under workdir.";
 
-/** These tools publish no output schema, so a refusal can carry its failure_kind as structured content. */
+/** A refusal carries its failure_kind as structured content; job-schemas.ts allows that shape. */
 const STRUCTURED_ERRORS = { structuredErrors: true };
 
 /**
@@ -26,6 +27,7 @@ export function registerDshTools(server: McpServer, deps: ServerDeps): void {
       title: "Submit dsh launcher jobs",
       description: `${submitDshText.trim()} ${DSH_PRIVACY}`,
       inputSchema: { tasks: boundedTotal(z.array(dshTaskInput).min(1).max(256)).describe("tasks to queue") },
+      outputSchema: submitOutput,
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     ({ tasks }) =>
@@ -47,6 +49,7 @@ export function registerDshTools(server: McpServer, deps: ServerDeps): void {
       title: "Poll dsh jobs",
       description: pollDshText.trim(),
       inputSchema: { ids: z.array(z.string().min(1).max(64)).min(1).max(256).describe("job ids (dsh-…)") },
+      outputSchema: pollOutput,
       annotations: { readOnlyHint: true },
     },
     ({ ids }) =>
@@ -62,6 +65,7 @@ export function registerDshTools(server: McpServer, deps: ServerDeps): void {
       title: "Cancel a dsh job",
       description: cancelDshText.trim(),
       inputSchema: { id: z.string().min(1).max(64).describe("job id (dsh-…)") },
+      outputSchema: cancelOutput,
       annotations: { destructiveHint: true },
     },
     ({ id }) =>

@@ -7,10 +7,11 @@ import { boundedTotal } from "./call-size.ts";
 import cancelGeminiText from "./cancel-gemini.txt" with { type: "text" };
 import delegateToGeminiText from "./delegate-to-gemini.txt" with { type: "text" };
 import warningText from "./gemini-warning.txt" with { type: "text" };
+import { cancelOutput, geminiJobOutput, pollOutput, submitOutput } from "./job-schemas.ts";
 import pollGeminiText from "./poll-gemini.txt" with { type: "text" };
 import submitGeminiText from "./submit-gemini.txt" with { type: "text" };
 
-/** No output schema: a refusal carries its failure_kind as structured content. */
+/** A refusal carries its failure_kind as structured content; job-schemas.ts allows that shape. */
 const STRUCTURED_ERRORS = { structuredErrors: true };
 const WARNING = warningText.trim();
 const ids = z.array(z.string().min(1).max(64)).min(1).max(256).describe("job ids (gm-…)");
@@ -26,6 +27,7 @@ export function registerGeminiTools(server: McpServer, deps: ServerDeps): void {
       title: "Run a Gemini (agy) task and wait",
       description: `${delegateToGeminiText.trim()} ${WARNING}`,
       inputSchema: geminiTaskInput,
+      outputSchema: geminiJobOutput,
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     (task, extra) =>
@@ -41,6 +43,7 @@ export function registerGeminiTools(server: McpServer, deps: ServerDeps): void {
       title: "Submit Gemini (agy) jobs",
       description: `${submitGeminiText.trim()} ${WARNING}`,
       inputSchema: { tasks: boundedTotal(z.array(geminiTaskInput).min(1).max(256)).describe("tasks to queue") },
+      outputSchema: submitOutput,
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     ({ tasks }) =>
@@ -62,6 +65,7 @@ export function registerGeminiTools(server: McpServer, deps: ServerDeps): void {
       title: "Poll Gemini jobs",
       description: `${pollGeminiText.trim()} Refused unless DELEGATE_GEMINI_ALLOW_DANGER=1.`,
       inputSchema: { ids },
+      outputSchema: pollOutput,
       annotations: { readOnlyHint: true },
     },
     ({ ids }) =>
@@ -77,6 +81,7 @@ export function registerGeminiTools(server: McpServer, deps: ServerDeps): void {
       title: "Cancel a Gemini job",
       description: `${cancelGeminiText.trim()} Refused unless DELEGATE_GEMINI_ALLOW_DANGER=1.`,
       inputSchema: { id: z.string().min(1).max(64).describe("job id (gm-…)") },
+      outputSchema: cancelOutput,
       annotations: { destructiveHint: true },
     },
     ({ id }) =>

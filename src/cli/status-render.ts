@@ -1,0 +1,129 @@
+import type { ActiveJob, JobsSummary } from "../jobs/maintenance.ts";
+import type { GeminiStatusReport } from "../jobs/providers/gemini-status.ts";
+import type { StatusReport } from "./status-report.ts";
+
+/** `dl status` as text: one section per concern, failed checks last. */
+export function renderStatus(r: StatusReport): string {
+  const cfg = r.config as { gateway: { kind: string }; backend: { model: string; coding_model: string } };
+  const lines = [
+    `dl ${r.version} — ${r.healthy ? "healthy" : "UNHEALTHY"}`,
+    `gateway: ${cfg.gateway.kind}   default model: ${cfg.backend.model}   coding model: ${cfg.backend.coding_model}`,
+    ...renderBackends(r),
+    "",
+    "state dirs:",
+    ...r.state_dirs.map((d) => {
+      const state = d.writable ? "ok   " : "FAIL ";
+      const note = d.error ? `  (${d.error})` : d.exists ? "" : "  (not created yet: dl creates it on first use)";
+      return `  ${d.name.padEnd(20)} ${state} ${d.path}${note}`;
+    }),
+    ...renderPools(r),
+    "",
+    "jobs:",
+    ...r.jobs.flatMap((j) => renderJobs(j, Date.now(), false)),
+    ...renderCodex(r.codex),
+    ...renderDsh(r.dsh),
+    ...renderGemini(r.gemini),
+  ];
+  if (r.failed_checks.length) lines.push("", "failed checks:", ...r.failed_checks.map((f) => `  - ${f}`));
+  return lines.join("\n");
+}
+
+function renderBackends(r: StatusReport): string[] {
+  const lines = ["", "backends:"];
+  for (const b of r.backends) {
+    const state = b.reachable && !b.error ? "ok" : "FAIL";
+    lines.push(`  ${b.lane.padEnd(14)} ${state.padEnd(5)} ${b.url}  (${b.latency_ms} ms)`);
+    if (b.error) lines.push(`    ${b.error}`);
+    if (b.models.length) lines.push(`    models: ${b.models.join(", ")}`);
+  }
+  for (const m of r.models) {
+    const state = m.served === null ? "not checked (gateway unreachable)" : m.served ? "served" : "NOT SERVED";
+    lines.push(`  ${m.role} model ${m.model} (${m.variable}): ${state}`);
+  }
+  return lines;
+}
+
+export function renderPools(r: Pick<StatusReport, "pools">, busyOnly = false): string[] {
+  const lines = ["", "pools (machine-wide):"];
+  const shown = busyOnly ? r.pools.filter((p) => p.in_use || p.waiting) : r.pools;
+  if (!shown.length) lines.push("  (every pool idle)");
+  for (const p of shown) {
+    const wait = p.waiting ? `, ${p.waiting} waiting` : "";
+    lines.push(`  ${p.bucket.padEnd(20)} ${String(p.in_use).padStart(2)}/${p.size} in use${wait}`);
+    for (const h of p.holders)
+      lines.push(`    pid ${h.pid} ${h.model} since ${h.since}${h.task ? ` (${h.task})` : ""}`);
+  }
+  return lines;
+}
+
+const age = (ms: number) => {
+  const s = Math.max(0, Math.round(ms / 1000));
+  return s < 60
+    ? `${s}s`
+    : s < 3600
+      ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`
+      : `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
+};
+
+function jobLine(j: ActiveJob, now: number): string {
+  const running = j.status === "running" && j.started_at !== null;
+  const since = running ? `running ${age(now - j.started_at!)}` : `queued ${age(now - j.created_at)}`;
+  const why = j.queue_reason ? ` (${j.queue_reason})` : "";
+  const dead = j.owner_alive ? "" : " [server gone: dl reap]";
+  return `    ${j.id.padEnd(16)} ${since}${why}  ${j.model ?? "default model"}  ${j.workdir}${dead}`;
+}
+
+/** One provider's jobs: counts, per project, and with `each` every active job. */
+export function renderJobs(j: JobsSummary, now: number, each: boolean): string[] {
+  const orphans = j.orphaned ? `, ${j.orphaned} orphaned (run dl reap)` : "";
+  const lines = [
+    `  ${j.provider.padEnd(8)} ${j.running} running, ${j.queued} queued${orphans}${j.error ? `  (${j.error})` : ""}`,
+  ];
+  if (each) lines.push(...j.active.map((a) => jobLine(a, now)));
+  else for (const p of j.projects) lines.push(`    ${p.project}: ${p.running} running, ${p.queued} queued`);
+  return lines;
+}
+
+export function renderCodex(codex: StatusReport["codex"], brief = false): string[] {
+  if ("error" in codex) return ["", "codex:", `  unavailable: ${codex.error}`];
+  const c = codex;
+  const a = c.account;
+  const cool = a.state === "cooldown" ? ` until ${a.cooldown_until} (${a.cooldown_reason ?? "throttled"})` : "";
+  const lines = ["", "codex:"];
+  if (!brief) lines.push(`  cli: ${c.cli.ok ? `${c.cli.version} (${c.cli.path})` : c.cli.message}`);
+  lines.push(
+    `  account: ${a.state}${cool}; caps ${a.effective_caps.global} global / ${a.effective_caps.per_project} per project${a.adaptive_cap ? ` (halved until ${a.adaptive_until})` : ""}`,
+  );
+  if (a.auth_hint) lines.push(`  ${a.auth_hint}`);
+  if (!c.quota.windows.length) lines.push("  quota: no rate-limit reading in the session files yet");
+  for (const w of c.quota.windows)
+    lines.push(`  quota ${w.name}: ${w.used_percent}% used${w.resets_at ? `, resets ${w.resets_at}` : ""}`);
+  for (const w of c.quota.warnings) lines.push(`  warning: ${w}`);
+  return lines;
+}
+
+function renderDsh(d: StatusReport["dsh"]): string[] {
+  if ("error" in d) return ["", "dsh:", `  unavailable: ${d.error}`];
+  const m = d.models_file;
+  const c = d.caps;
+  return [
+    "",
+    "dsh:",
+    `  launcher: ${d.launcher.ok ? d.launcher.path : d.launcher.message}`,
+    `  models file: ${m.path}${m.exists ? "" : " (missing)"}`,
+    `  enabled models: ${m.enabled.length ? m.enabled.join(", ") : "(none)"}`,
+    ...m.problems.map((p) => `  problem: ${p}`),
+    `  caps: ${c.max_concurrent} global / ${c.max_per_project} per project, queue ${c.max_queue}, stagger ${c.stagger_s} s`,
+  ];
+}
+
+function renderGemini(g: GeminiStatusReport): string[] {
+  return [
+    "",
+    "gemini (agy):",
+    `  tools: ${g.allowed ? "allowed (DELEGATE_GEMINI_ALLOW_DANGER=1)" : "off (set DELEGATE_GEMINI_ALLOW_DANGER=1 to allow)"}`,
+    `  cli: ${g.cli.ok ? g.cli.path : g.cli.message}`,
+    `  jail: ${g.jail.ok ? "ok" : "UNAVAILABLE"} — ${g.jail.detail}${g.jail.fix ? `; fix: ${g.jail.fix}` : ""}`,
+    `  caps: ${g.caps.max_concurrent} running, ${g.caps.max_queue} queued, one job per workdir`,
+  ];
+}

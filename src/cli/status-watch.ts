@@ -1,0 +1,76 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Config } from "../config.ts";
+import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
+import { poolStatus } from "../dispatch/status.ts";
+import { jobsSummary } from "../jobs/maintenance.ts";
+import { CodexAccount } from "../jobs/providers/codex-account.ts";
+import { codexOptionsFromConfig } from "../jobs/providers/codex-options.ts";
+import { CodexQuota } from "../jobs/providers/codex-quota.ts";
+import { sysIdentities } from "../jobs/sys-adapters.ts";
+import { jobStateDirs } from "../sys/paths.ts";
+import { renderCodex, renderJobs, renderPools } from "./status-render.ts";
+
+/**
+ * `dl status --watch`: what is running where, for someone with several windows open.
+ * Every pool with its holders and waiters, every queued or running job of every provider
+ * with its age and queue reason, and the Codex account and quota. Each frame is read
+ * fresh from the shared state (locks, job stores, account file) and, like `dl status`,
+ * creates nothing; the gateway is not asked (that is `dl status`).
+ */
+type Sources = { config: Config; account: CodexAccount; quota: CodexQuota; caps: [number, number] };
+
+function sources(config: Config): Sources {
+  const o = codexOptionsFromConfig(config, "dl wait");
+  return {
+    config,
+    account: new CodexAccount({ stateDir: o.stateDir, codexHome: o.codexHome }),
+    quota: new CodexQuota({ codexHome: o.codexHome, warnPct: o.quotaWarnPct, refusePct: o.quotaRefusePct }),
+    caps: [o.maxConcurrent, o.maxPerProject],
+  };
+}
+
+async function frame(s: Sources, now: Date): Promise<string> {
+  const d = dispatchSettingsFromConfig(s.config);
+  const pools = poolStatus({ slotsDir: d.slotsDir, sizing: d.sizing });
+  const jobs = jobsSummary(jobStateDirs(s.config.paths), sysIdentities);
+  await s.quota.refresh(true);
+  const codex = renderCodex(
+    {
+      cli: { ok: true, version: "", path: "" },
+      account: s.account.view(...s.caps),
+      quota: s.quota.verdict(),
+      caps: { max_concurrent: s.caps[0], max_per_project: s.caps[1], max_queue: 0, stagger_s: 0 },
+    },
+    true,
+  );
+  const t = now.toTimeString().slice(0, 8);
+  return [
+    `dl status --watch — ${t} (refreshed every second; Ctrl-C to stop)`,
+    ...renderPools({ pools }),
+    "",
+    "jobs (queued and running):",
+    ...jobs.flatMap((j) => renderJobs(j, now.getTime(), true)),
+    ...codex,
+  ].join("\n");
+}
+
+/** One snapshot, for a pipe or a file. */
+export async function watchSnapshot(config: Config): Promise<string> {
+  return `${await frame(sources(config), new Date())}\n`;
+}
+
+/** Redraws the whole screen every second until `signal` (Ctrl-C) fires. */
+export async function watchLive(config: Config, signal: AbortSignal, out: NodeJS.WriteStream): Promise<void> {
+  const s = sources(config);
+  // Alternate screen and hidden cursor: the terminal is given back as it was.
+  out.write("\u001b[?1049h\u001b[?25l");
+  try {
+    while (!signal.aborted) {
+      const text = await frame(s, new Date());
+      out.write(`\u001b[H\u001b[2J${text.replaceAll("\n", "\r\n")}\r\n`);
+      await sleep(1000, undefined, { signal }).catch(() => undefined);
+    }
+  } finally {
+    out.write("\u001b[?25h\u001b[?1049l");
+  }
+}

@@ -1,0 +1,39 @@
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import type { ConsolaReporter } from "consola/basic";
+import { addLogReporter } from "../log.ts";
+
+/** consola's message types → MCP's syslog levels. */
+const LEVELS: Record<string, LoggingLevel> = {
+  fatal: "critical",
+  error: "error",
+  warn: "warning",
+  log: "info",
+  info: "info",
+  success: "info",
+  ready: "info",
+  start: "info",
+  box: "info",
+  debug: "debug",
+  trace: "debug",
+  verbose: "debug",
+};
+
+/**
+ * dl's own log lines (warnings such as an unreadable account file or a job service that
+ * could not start) also go to the MCP client as `notifications/message`, which is what
+ * the `logging` capability promises. The SDK drops those below the level the client set
+ * with `logging/setLevel`; stderr keeps getting every line as before.
+ */
+export function forwardLogsTo(server: McpServer): void {
+  const reporter: ConsolaReporter = {
+    log(entry) {
+      if (!server.isConnected()) return;
+      const data = entry.args.map((a) => (typeof a === "string" ? a : String(a))).join(" ");
+      const level = LEVELS[entry.type] ?? "info";
+      // A client that cannot take the message must not turn one log line into another.
+      server.server.sendLoggingMessage({ level, logger: entry.tag || "dl", data }).catch(() => undefined);
+    },
+  };
+  addLogReporter(reporter);
+}

@@ -1,0 +1,61 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
+
+/**
+ * The host set-ups the README shows are real files under examples/, and the one host
+ * installed here (the Codex CLI, from npm) reads its example as meant: dl's command, its
+ * environment, the long tool timeout.
+ */
+const ROOT = resolve(import.meta.dir, "..", "..");
+const CODEX = join(ROOT, "node_modules", ".bin", "codex");
+const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+
+describe("host examples", () => {
+  test("the README links every host example, and each JSON example starts `dl serve`", () => {
+    for (const f of [
+      "examples/hosts/claude-code-register.sh",
+      "examples/hosts/claude-code.mcp.json",
+      "examples/hosts/codex-config.toml",
+      "examples/hosts/gemini-settings.json",
+      "examples/litellm.yaml",
+      "examples/bifrost.json",
+    ])
+      expect(readme).toContain(`(${f})`);
+    for (const f of ["claude-code.mcp.json", "gemini-settings.json"]) {
+      const cfg = JSON.parse(readFileSync(join(ROOT, "examples/hosts", f), "utf8")) as {
+        mcpServers: Record<string, { command: string; args: string[] }>;
+      };
+      const [server] = Object.values(cfg.mcpServers);
+      expect(server?.command).toEndWith("/dist/dl");
+      expect(server?.args).toEqual(["serve"]);
+    }
+    expect(readme).toContain("Troubleshooting");
+    expect(readme).toContain("dl serve --check");
+  });
+
+  test("the Codex CLI reads the config.toml example: dl serve, its env, a 2 h tool timeout", async () => {
+    const home = tempDir("codex-host");
+    const toml = readFileSync(join(ROOT, "examples/hosts/codex-config.toml"), "utf8");
+    expect(toml).toContain('default_tools_approval_mode = "approve"');
+    writeFileSync(join(home, "config.toml"), toml.replace("/absolute/path/to/dist/dl", requireBinary()));
+    const p = Bun.spawn([CODEX, "mcp", "get", "dl", "--json"], {
+      env: testEnv({ CODEX_HOME: home }),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+    expect(code).toBe(0);
+    const got = JSON.parse(out) as {
+      enabled: boolean;
+      transport: { command: string; args: string[]; env: Record<string, string> };
+      tool_timeout_sec: number;
+    };
+    expect(got.enabled).toBe(true);
+    expect(got.transport.command).toBe(requireBinary());
+    expect(got.transport.args).toEqual(["serve"]);
+    expect(got.transport.env.DELEGATE_LOCAL_URL).toBe("http://localhost:4000/v1/messages");
+    expect(got.tool_timeout_sec).toBe(7200);
+  });
+});
