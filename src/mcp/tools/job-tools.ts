@@ -1,0 +1,87 @@
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import type { CancelResult, SubmitResult } from "../../jobs/engine.ts";
+import { guarded, toolOk } from "../tool-result.ts";
+import { boundedTotal } from "./call-size.ts";
+import { cancelOutput, pollOutput, submitOutput } from "./job-schemas.ts";
+
+/** What the three job tools of one provider need from its service. */
+interface JobToolService {
+  submit(tasks: readonly unknown[]): Promise<SubmitResult>;
+  poll(ids: readonly string[]): object;
+  cancel(id: string): Promise<CancelResult>;
+}
+
+export interface JobToolSpec {
+  /** "codex", "gemini", "dsh", "agent": the tools are submit_<kind>, poll_<kind> and cancel_<kind>. */
+  kind: string;
+  /** For people, in titles and the submit line: "Codex", "Gemini (agy)", "dsh", "agent". */
+  label: string;
+  /** Job id prefix ("cx-"), shown in the id fields' descriptions. */
+  idPrefix: string;
+  /** The provider's one task schema; submit bounds the list and its total size. */
+  task: z.ZodType;
+  maxTasks: number;
+  descriptions: { submit: string; poll: string; cancel: string };
+  /** The service, started on first use; throws (DlError) to refuse, e.g. behind a gate. */
+  service: () => Promise<JobToolService>;
+  /** Poll and cancel refusals carry structured content too (a gate that refuses every tool). */
+  structuredPollErrors?: boolean;
+}
+
+/** A refusal carries its failure_kind as structured content; job-schemas.ts allows that shape. */
+const STRUCTURED_ERRORS = { structuredErrors: true };
+
+/** What a submit answers: the ids, the watch command and any warnings, then the whole result. */
+function submittedResult(label: string, r: SubmitResult): CallToolResult {
+  const text = [
+    `queued ${r.jobs.length} ${label} job(s): ${r.jobs.map((j) => j.id).join(" ")}`,
+    r.watch_hint,
+    ...r.jobs.flatMap((j) => j.warnings.map((w) => `warning (${j.id}): ${w}`)),
+  ].join("\n");
+  return toolOk({ ...r }, `${text}\n\n${JSON.stringify(r, null, 2)}`);
+}
+
+/**
+ * submit_<kind>, poll_<kind> and cancel_<kind>, the same for every job provider: they
+ * share one service per server, started on first use (it reaps jobs of dead servers on
+ * start); if its state cannot be written every tool fails closed with that error.
+ */
+export function registerJobTools(server: McpServer, s: JobToolSpec): void {
+  const pollErrors = s.structuredPollErrors ? STRUCTURED_ERRORS : {};
+  server.registerTool(
+    `submit_${s.kind}`,
+    {
+      title: `Submit ${s.label} jobs`,
+      description: s.descriptions.submit,
+      inputSchema: { tasks: boundedTotal(z.array(s.task).min(1).max(s.maxTasks)).describe("tasks to queue") },
+      outputSchema: submitOutput,
+      annotations: { openWorldHint: true, destructiveHint: true },
+    },
+    ({ tasks }) =>
+      guarded(async () => submittedResult(s.label, await (await s.service()).submit(tasks)), STRUCTURED_ERRORS),
+  );
+  server.registerTool(
+    `poll_${s.kind}`,
+    {
+      title: `Poll ${s.label} jobs`,
+      description: s.descriptions.poll,
+      inputSchema: { ids: z.array(z.string().min(1).max(64)).min(1).max(256).describe(`job ids (${s.idPrefix}…)`) },
+      outputSchema: pollOutput,
+      annotations: { readOnlyHint: true },
+    },
+    ({ ids }) => guarded(async () => toolOk({ ...(await s.service()).poll(ids) }), pollErrors),
+  );
+  server.registerTool(
+    `cancel_${s.kind}`,
+    {
+      title: `Cancel a ${s.label} job`,
+      description: s.descriptions.cancel,
+      inputSchema: { id: z.string().min(1).max(64).describe(`job id (${s.idPrefix}…)`) },
+      outputSchema: cancelOutput,
+      annotations: { destructiveHint: true },
+    },
+    ({ id }) => guarded(async () => toolOk({ ...(await (await s.service()).cancel(id)) }), pollErrors),
+  );
+}
