@@ -29,4 +29,6 @@ export type ProcessOwner = Pick<ProcessIdentity, "pid" | "startTime">;
 export interface Identities {
   /** The identity of a live pid, or null if there is no such process. */
   read(pid: number): ProcessIdentity | null;
+  /** Whether any process is still in process group `pgid` (absent: never assumed). */
+  groupAlive?(pgid: number): boolean;
 }

@@ -33,12 +33,23 @@ export function ownerAlive(row: Pick<JobRow, "owner_pid" | "owner_start">, ids: 
  * still matches). A pid the OS reused for something else has another start time and
  * leads no such group: it fails this check and is never signalled.
  */
-function childVerified(row: JobRow, ids: Identities): boolean {
-  if (row.child_pid === null || row.child_pgid === null || row.child_start === null) return false;
+function childVerified(row: JobRow, ids: Identities): "leader" | "survivors" | null {
+  if (row.child_pid === null || row.child_pgid === null || row.child_start === null) return null;
   // dl starts every child with setsid: a row naming another group was not written by us.
-  if (row.child_pgid !== row.child_pid) return false;
-  return sameSessionLeader({ pid: row.child_pid, startTime: row.child_start }, ids.read(row.child_pid));
+  if (row.child_pgid !== row.child_pid) return null;
+  const now = ids.read(row.child_pid);
+  if (now) return sameSessionLeader({ pid: row.child_pid, startTime: row.child_start }, now) ? "leader" : null;
+  // The leader is gone. The OS gives no process a pid that is still the number of a
+  // process group with members, so members of group child_pgid can only be the rest of
+  // the group dl created (a jail's inner process, a CLI's helpers): they are ours to stop.
+  return ids.groupAlive?.(row.child_pgid) ? "survivors" : null;
 }
+
+const KILLED_REASON = {
+  leader: "owner server died; its child was still running and has been killed",
+  survivors:
+    "owner server died; its child had exited but processes of its group were still running and have been killed",
+} as const;
 
 export interface ReapOptions {
   identities: Identities;
@@ -71,14 +82,9 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
       actions.push(recordKept(store, row, kept, opts));
       continue;
     }
-    const verified = row.status === "running" && childVerified(row, opts.identities);
+    const verified = row.status === "running" ? childVerified(row, opts.identities) : null;
     const action: ReapAction = verified
-      ? {
-          id: row.id,
-          status: "killed_on_restart",
-          killed_pid: row.child_pid,
-          reason: "owner server died; its child was still running and has been killed",
-        }
+      ? { id: row.id, status: "killed_on_restart", killed_pid: row.child_pid, reason: KILLED_REASON[verified] }
       : {
           id: row.id,
           status: "lost",

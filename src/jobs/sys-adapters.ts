@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { identity, selfIdentity } from "../sys/identity.ts";
+import { groupAlive } from "../sys/process.ts";
 import { SlotPool } from "../sys/slots.ts";
 import type { Identities, JobLocks, ProcessOwner } from "./engine-ports.ts";
 
@@ -34,6 +35,7 @@ export function flockJobLocks(stateDir: string): JobLocks {
 
 export const sysIdentities: Identities = {
   read: identity,
+  groupAlive,
 };
 
 export function selfOwner(): ProcessOwner {

@@ -108,7 +108,11 @@ function envArgs(env: Readonly<Record<string, string>>): string[] {
 export function bwrapPrefix(policy: JailPolicy, env: Readonly<Record<string, string>>, fs: FsView = hostFs): string[] {
   return [
     "--die-with-parent",
-    "--new-session",
+    // No --new-session: the jail stays in the session and process group dl made for the
+    // job (setsid, no controlling terminal, so TIOCSTI has no terminal to reach), and a
+    // group kill reaches everything in it. With its own session, bwrap's inner process
+    // outlived a SIGKILLed server (its death signal does not survive bwrap's credential
+    // switch) where no group kill could find it.
     "--unshare-all",
     "--share-net",
     // Root in the container still gets nothing it could use to undo the mounts.

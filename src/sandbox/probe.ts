@@ -38,7 +38,7 @@ const ENABLE_USERNS =
   "enable unprivileged user namespaces: sysctl -w kernel.unprivileged_userns_clone=1 (Debian), or on Ubuntu 23.10+ sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile allowing bwrap); in a container, allow user namespaces (e.g. docker --security-opt seccomp=unconfined)";
 
 /** The same isolation flags the real jail uses, around `true`. */
-const BWRAP_TRIAL = ["--die-with-parent", "--new-session", "--unshare-all", "--share-net", "--cap-drop", "ALL"];
+const BWRAP_TRIAL = ["--die-with-parent", "--unshare-all", "--share-net", "--cap-drop", "ALL"];
 
 /** bwrap's own error line, made safe to show: controls out, one line, capped. */
 function oneLine(s: string): string {

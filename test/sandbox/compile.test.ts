@@ -35,7 +35,7 @@ describe("bwrap", () => {
 
   test("the whole argument list, in mount order", () => {
     expect(bwrapPrefix(policy, { PATH: "/usr/bin", HOME: "/home/u" }, fakeFs)).toEqual([
-      ...["--die-with-parent", "--new-session", "--unshare-all", "--share-net", "--cap-drop", "ALL"],
+      ...["--die-with-parent", "--unshare-all", "--share-net", "--cap-drop", "ALL"],
       // system: merged-/usr links recreated, /etc pieces bound, missing ones left out
       ...["--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib64", "/lib64"],
       ...["--ro-bind", "/etc/ssl", "/etc/ssl", "--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"],
