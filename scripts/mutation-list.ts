@@ -347,8 +347,8 @@ export const MUTATIONS: Mutation[] = [
     guard: "a slot pool never hands out more slots than its size",
     why: "the backend pools (models, the local lane) would be oversubscribed",
     file: "src/sys/slots.ts",
-    search: "for (let k = 0; k < this.size; k++) {",
-    replace: "for (let k = 0; k < this.size + 1; k++) {",
+    search: "const index = (start + k) % this.size;",
+    replace: "const index = start + k;",
     tests: ["test/sys/slots.test.ts"],
   },
   // ── output sanitization ──────────────────────────────────────────────────────────────
