@@ -42,14 +42,23 @@ export class CappedStdioTransport implements Transport {
   private readonly onStdinError = (e: Error): void => this.onerror?.(e);
 
   private deliver(line: string): void {
-    let message: JSONRPCMessage;
+    let value: unknown;
     try {
-      message = JSONRPCMessageSchema.parse(JSON.parse(line));
+      value = JSON.parse(line);
     } catch (e) {
       this.onerror?.(e instanceof Error ? e : new Error(String(e)));
+      // A request nobody can read still gets an answer, or its sender waits for ever.
+      void this.write({ jsonrpc: "2.0", id: null, error: { code: -32700, message: PARSE_ERROR } });
       return;
     }
-    this.onmessage?.(message);
+    const parsed = JSONRPCMessageSchema.safeParse(value);
+    if (parsed.success) {
+      this.onmessage?.(parsed.data);
+      return;
+    }
+    this.onerror?.(new Error(`invalid JSON-RPC message: ${parsed.error.message.slice(0, 200)}`));
+    const answer = invalidRequestAnswer(value);
+    if (answer) void this.write(answer);
   }
 
   private refuse(bytes: number, id: RequestId | null): void {
@@ -76,6 +85,27 @@ export class CappedStdioTransport implements Transport {
       else this.stdout.once("drain", resolve);
     });
   }
+}
+
+const PARSE_ERROR = "parse error: the line is not valid JSON; send one JSON-RPC 2.0 message (a JSON object) per line";
+
+/**
+ * The answer to valid JSON that is not a valid JSON-RPC message, or undefined when none
+ * may be sent: a notification or a client's reply is never answered. A request whose
+ * `params` is not an object (e.g. null) used to be dropped without a word, and its caller
+ * waited for ever (found by test/reliability/fuzz.test.ts).
+ */
+function invalidRequestAnswer(value: unknown): unknown {
+  const obj =
+    value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  if (obj && ("result" in obj || "error" in obj) && !("method" in obj)) return undefined;
+  const id = obj && (typeof obj.id === "string" || typeof obj.id === "number") ? obj.id : null;
+  if (obj && id === null && typeof obj.method === "string") return undefined; // a notification
+  const method = obj && typeof obj.method === "string" ? ` ${JSON.stringify(obj.method.slice(0, 80))}` : "";
+  const message = !obj
+    ? 'invalid request: a message must be a JSON object (batches are not supported), e.g. {"jsonrpc":"2.0","id":1,"method":"ping"}'
+    : `invalid request${method}: expected jsonrpc "2.0", a string method, an id that is a string or a number, and params (when given) an object`;
+  return { jsonrpc: "2.0", id, error: { code: -32600, message } };
 }
 
 /**

@@ -53,4 +53,9 @@ describe("admission plan", () => {
     const rows = [row("/a", "running", "/a/main"), row("/a", "queued", "/a/main"), row("/a", "queued", "/a/main")];
     expect(plan(rows, { global: 8, project: 6 })).toEqual(["workspace_busy", "workspace_busy"]);
   });
+
+  test("the global cap holds across projects and checkouts: the rest read global_cap", () => {
+    const rows = [row("/a", "running"), row("/b", "queued"), row("/c", "queued"), row("/d", "queued")];
+    expect(plan(rows, { global: 2, project: 2 })).toEqual([null, "global_cap", "global_cap"]);
+  });
 });

@@ -75,3 +75,56 @@ describe("a lock call that throws", () => {
     }
   });
 });
+
+describe("the flock slots are the caps, whatever the rows say", () => {
+  /**
+   * Another server holding slots shows in no row of this store's plan: only the flock
+   * pools know. A job must stay queued while its global or project slots are all held.
+   */
+  test("all global slots or all project slots held elsewhere: the job stays queued until one is freed", async () => {
+    const stateDir = join(root.dir, "state-held");
+    const { trees } = makeRepo(root.dir, "held", 0);
+    const e = await startEngine(stateDir, home, {
+      tickMs: 20,
+      guards: { home, protectedDirs: [stateDir], toolEnv: { PATH: "/usr/bin:/bin" } },
+    });
+    const other = flockJobLocks(stateDir);
+    const ended = (id: string) =>
+      until(() => (["queued", "running"].includes(e.row(id)!.status) ? null : e.row(id)), `job ${id} to end`, 5000);
+    const waitsFor = (id: string, reason: string) =>
+      until(() => e.row(id)!.queue_reason === reason || e.row(id)!.status !== "queued", `job ${id} to wait`, 5000);
+    try {
+      const first = (await e.submit([testTask(trees[0]!, { mode: "ok" })])).jobs[0]!.id;
+      expect(await ended(first)).toMatchObject({ status: "done" });
+      const project = e.row(first)!.project;
+
+      const globals = [0, 1, 2, 3].map(() => other.tryGlobal(4, "elsewhere"));
+      expect(globals.every(Boolean)).toBe(true);
+      const g = (await e.submit([testTask(trees[0]!, { mode: "ok" })])).jobs[0]!.id;
+      await waitsFor(g, "global_cap");
+      expect(e.row(g)).toMatchObject({ status: "queued", queue_reason: "global_cap" });
+      globals[0]!.release();
+      expect(await ended(g)).toMatchObject({ status: "done" });
+      for (const l of globals.slice(1)) l!.release();
+
+      const projects = [0, 1].map(() => other.tryProject(project, 2, "elsewhere"));
+      expect(projects.every(Boolean)).toBe(true);
+      const p = (await e.submit([testTask(trees[0]!, { mode: "ok" })])).jobs[0]!.id;
+      await waitsFor(p, "waiting_for_slot");
+      expect(e.row(p)).toMatchObject({ status: "queued", queue_reason: "waiting_for_slot" });
+      projects[0]!.release();
+      expect(await ended(p)).toMatchObject({ status: "done" });
+      projects[1]!.release();
+
+      const ws = other.tryWorkspace(trees[0]!, "elsewhere");
+      expect(ws).not.toBeNull();
+      const w = (await e.submit([testTask(trees[0]!, { mode: "ok" })])).jobs[0]!.id;
+      await waitsFor(w, "workspace_busy");
+      expect(e.row(w)).toMatchObject({ status: "queued", queue_reason: "workspace_busy" });
+      ws!.release();
+      expect(await ended(w)).toMatchObject({ status: "done" });
+    } finally {
+      await e.stop();
+    }
+  });
+});

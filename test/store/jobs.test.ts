@@ -100,6 +100,20 @@ describe("JobStore", () => {
     s.close();
   });
 
+  test("a database written by a newer dl is refused (storage), not read or migrated backwards", () => {
+    const dir = tempDir();
+    const a = JobStore.open(dir);
+    a.db.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`);
+    a.close();
+    try {
+      JobStore.open(dir).close();
+      throw new Error("opened");
+    } catch (e) {
+      expect(isDlError(e, "storage")).toBe(true);
+      expect((e as Error).message).toContain("newer dl");
+    }
+  });
+
   test("an unwritable state dir fails closed with a storage error that names no path", () => {
     if (process.getuid?.() === 0) {
       // root ignores directory permissions; use a path under a regular file instead.

@@ -206,3 +206,24 @@ describe("SlotPool across processes", () => {
     console.log(`slot handed over ${ms.toFixed(1)} ms after SIGKILL of its holder`);
   });
 });
+
+describe("a pool never hands out more than its size", () => {
+  test("size 3: three leases, then null until one is released", () => {
+    const dir = mkdtempSync(join(tmpdir(), "dl-slots-size-"));
+    try {
+      const pool = new SlotPool({ dir, size: 3 });
+      const leases = [0, 1, 2].map(() => pool.tryAcquire({ label: "t" }));
+      expect(leases.every(Boolean)).toBe(true);
+      expect(new Set(leases.map((l) => l!.index))).toEqual(new Set([0, 1, 2]));
+      for (let i = 0; i < 20; i++) expect(pool.tryAcquire({ label: "over" })).toBeNull();
+      const freed = leases[1]!.index;
+      leases[1]!.release();
+      const again = pool.tryAcquire({ label: "again" });
+      expect(again?.index).toBe(freed);
+      again!.release();
+      for (const l of leases) l!.release();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

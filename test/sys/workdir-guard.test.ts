@@ -89,3 +89,24 @@ describe("the one workdir guard", () => {
     expect(dirs.find((d) => d.provider === "gemini")?.stateDir).toBe(join(home, ".gemini-jobs"));
   });
 });
+
+describe("the workdir guard without any state dir in the way", () => {
+  test("$HOME itself (and / ) is refused for what it is, even when no state dir lies inside it", () => {
+    const root = tempDir("workdir-home");
+    const home = join(root, "home");
+    mkdirSync(home, { recursive: true });
+    const g = { home, protectedDirs: [join(root, "state-elsewhere")] };
+    for (const dir of [home, `${home}/`, "/"]) {
+      let msg = "";
+      try {
+        checkWorkdir(dir, g);
+      } catch (e) {
+        if (!isDlError(e, "workdir_forbidden")) throw e;
+        msg = e.message;
+      }
+      expect(msg, dir).toContain("read/write access to all of it");
+    }
+    mkdirSync(join(home, "project"));
+    expect(checkWorkdir(join(home, "project"), g)).toBe(join(home, "project"));
+  });
+});
