@@ -223,13 +223,24 @@ export const MUTATIONS: Mutation[] = [
   // ── identity before a kill ───────────────────────────────────────────────────────────
   {
     id: "reap-child-identity",
-    guard: "the reaper signals a recorded child only if start time and command still match",
+    guard:
+      "the reaper signals a live recorded child only if it is the same process (start time) still leading the group and session dl made",
     why: "a reused pid (someone else's process) would be killed",
     file: "src/jobs/reaper.ts",
-    search: "return now !== null && now.startTime === row.child_start && now.command === row.child_cmd;",
-    replace: "return now !== null;",
+    search:
+      'if (now) return sameSessionLeader({ pid: row.child_pid, startTime: row.child_start }, now) ? "leader" : null;',
+    replace: 'if (now) return "leader";',
     tests: ["test/jobs/reaper-identity.test.ts"],
     ci: true,
+  },
+  {
+    id: "reap-survivors-only-live-group",
+    guard: "a gone leader's group is killed only while it still has members",
+    why: "a group number nobody holds any more could be signalled after the OS hands it out again",
+    file: "src/jobs/reaper.ts",
+    search: 'return ids.groupAlive?.(row.child_pgid) ? "survivors" : null;',
+    replace: 'return "survivors";',
+    tests: ["test/jobs/reap-survivors.test.ts"],
   },
   {
     id: "reap-owner-start",
@@ -242,12 +253,12 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     id: "identity-start-time",
-    guard: "sameProcess compares start times",
+    guard: "sameSessionLeader compares start times",
     why: "pid reuse would pass the check before a signal",
     file: "src/sys/identity.ts",
-    search: "expected.startTime === actual.startTime &&",
-    replace: "",
-    tests: ["test/sys/identity.test.ts"],
+    search: "expected.startTime === actual.startTime &&\n    actual.pgid === actual.pid &&",
+    replace: "actual.pgid === actual.pid &&",
+    tests: ["test/sys/identity.test.ts", "test/jobs/reaper-identity.test.ts"],
   },
   {
     id: "identity-command",
@@ -273,7 +284,7 @@ export const MUTATIONS: Mutation[] = [
     guard: "a job store that cannot be opened is a storage error, and the engine does not start",
     why: "a raw SQLite error would not say what to fix, and callers key fail-closed handling on the kind",
     file: "src/store/db.ts",
-    search: 'throw storageError("open the job database", e);',
+    search: 'throw storageError("open the job database", e, opts.provider);',
     replace: "throw e;",
     tests: ["test/store/jobs.test.ts", "test/jobs/engine.test.ts"],
   },

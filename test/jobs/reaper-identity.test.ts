@@ -37,7 +37,7 @@ describe("reaper identity checks", () => {
   test("an owner pid now worn by another process (other start time) is dead: its row is reaped", async () => {
     const s = storeWithRunningRow(`${root.dir}/a`);
     try {
-      const ids = table([{ pid: 4242, startTime: "555@boot", command: "bash" }]);
+      const ids = table([{ pid: 4242, startTime: "555@boot", command: "bash", pgid: 4242, sid: 4242 }]);
       const actions = await reapDeadOwners(s, { identities: ids, now: () => 2, dryRun: true });
       expect(actions.map((a) => a.id)).toEqual(["j1"]);
     } finally {
@@ -48,26 +48,30 @@ describe("reaper identity checks", () => {
   test("the same owner (same pid and start time) is alive: nothing is reaped", async () => {
     const s = storeWithRunningRow(`${root.dir}/b`);
     try {
-      const ids = table([{ pid: 4242, startTime: "100@boot", command: "dl serve" }]);
+      const ids = table([{ pid: 4242, startTime: "100@boot", command: "dl serve", pgid: 4242, sid: 4242 }]);
       expect(await reapDeadOwners(s, { identities: ids, now: () => 2, dryRun: true })).toEqual([]);
     } finally {
       s.close();
     }
   });
 
-  test("a child pid reused by another command is never signalled: the row becomes lost", async () => {
+  test("a child pid worn by another process (other start time, or no longer its own group's and session's leader) is never signalled: lost", async () => {
     const s = storeWithRunningRow(`${root.dir}/c`);
     try {
+      const pid = 999_999_991;
       for (const child of [
-        { pid: 999_999_991, startTime: "200@boot", command: "vim notes.txt" },
-        { pid: 999_999_991, startTime: "777@boot", command: "codex exec" },
+        { pid, startTime: "777@boot", command: "codex exec", pgid: pid, sid: pid },
+        { pid, startTime: "200@boot", command: "codex exec", pgid: 1234, sid: pid },
+        { pid, startTime: "200@boot", command: "codex exec", pgid: pid, sid: 1234 },
       ]) {
         const actions = await reapDeadOwners(s, { identities: table([child]), now: () => 2, dryRun: true });
         expect(actions).toMatchObject([{ id: "j1", status: "lost", killed_pid: null }]);
       }
-      const same = table([{ pid: 999_999_991, startTime: "200@boot", command: "codex exec" }]);
+      // The command line may differ (npm's `/usr/bin/env node …` became `node …`): pid,
+      // start time and leadership of the group and session dl made are what count.
+      const same = table([{ pid, startTime: "200@boot", command: "node codex.js exec", pgid: pid, sid: pid }]);
       const actions = await reapDeadOwners(s, { identities: same, now: () => 2, dryRun: true });
-      expect(actions).toMatchObject([{ id: "j1", status: "killed_on_restart", killed_pid: 999_999_991 }]);
+      expect(actions).toMatchObject([{ id: "j1", status: "killed_on_restart", killed_pid: pid }]);
     } finally {
       s.close();
     }
