@@ -16,7 +16,7 @@ const def = defineCommand({
     ids: {
       type: "positional",
       required: false,
-      description: "Job ids (cx-…, gm-…, dsh-…); none = every job queued or running now",
+      description: "Job ids (cx-…, gm-…, dsh-…, ag-…); none = every job queued or running now",
     },
     all: { type: "boolean", default: false, description: "Print nothing until every job has ended" },
     timeout: { type: "string", valueHint: "SECONDS", description: "Give up after this many seconds (exit 3)" },
