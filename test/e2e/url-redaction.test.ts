@@ -31,8 +31,8 @@ describe("URLs with credentials in them are shown redacted", () => {
       const json = await runDl(["status", "--json"], env);
       expect(json.code).toBe(0);
       expect(json.stdout + json.stderr).not.toContain(QUERY_KEY);
-      const report = JSON.parse(json.stdout) as { config: { gateway: { localUrl: string } } };
-      expect(report.config.gateway.localUrl).toBe(
+      const report = JSON.parse(json.stdout) as { config: { gateway: { local_url: string } } };
+      expect(report.config.gateway.local_url).toBe(
         `http://127.0.0.1:${gw.port}/v1/messages?api-version=2024-10&key=<redacted>`,
       );
       const text = await runDl(["status"], env);
@@ -61,9 +61,11 @@ describe("URLs with credentials in them are shown redacted", () => {
       };
       const ok = await runDl(["status", "--json"], bifrost);
       expect(ok.stdout + ok.stderr).not.toContain(TOKEN);
-      const report = JSON.parse(ok.stdout) as { config: { gateway: { bifrostUrl: string; bifrostLocalUrl: string } } };
-      expect(report.config.gateway.bifrostUrl).toContain("access_token=<redacted>");
-      expect(report.config.gateway.bifrostLocalUrl).toContain("sig=<redacted>&region=eu");
+      const report = JSON.parse(ok.stdout) as {
+        config: { gateway: { bifrost_url: string; bifrost_local_url: string } };
+      };
+      expect(report.config.gateway.bifrost_url).toContain("access_token=<redacted>");
+      expect(report.config.gateway.bifrost_local_url).toContain("sig=<redacted>&region=eu");
 
       const refused = await runDl(["status"], { ...bifrost, DELEGATE_BIFROST_URL: `ftp://h/?api_key=${TOKEN}` });
       expect(refused.code).toBe(2);
