@@ -15,18 +15,19 @@ export const fdPath = (fd: number, name?: string): string =>
 
 /**
  * Opens `dirAbs` (inside `workdir`, a realpath) one component at a time from the workdir,
- * never following a symlink (O_NOFOLLOW on each), creating missing components. Returns
- * the descriptor; the caller closes it. A component that is a symlink or not a directory
- * is the path-escape error. Only where FD_PATHS holds.
+ * never following a symlink (O_NOFOLLOW on each), creating missing components unless
+ * `create` is false (a missing one is then ENOENT). Returns the descriptor; the caller
+ * closes it. A component that is a symlink or not a directory is the path-escape error.
+ * Only where FD_PATHS holds.
  */
-export function openDirBelow(workdir: string, dirAbs: string): number {
+export function openDirBelow(workdir: string, dirAbs: string, create = true): number {
   const rel = relative(workdir, dirAbs);
   let fd = openSync(workdir, constants.O_RDONLY | constants.O_DIRECTORY);
   try {
     for (const part of rel === "" ? [] : rel.split(sep)) {
       const path = fdPath(fd, part);
       try {
-        mkdirSync(path);
+        if (create) mkdirSync(path);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
       }
