@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import type { JobRow } from "../../store/types.ts";
-import { type CancelResult, type EngineOptions, JobEngine, type SubmitResult } from "../engine.ts";
+import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../engine.ts";
+import { jsonColumn, pollWith, startMachineEngine } from "../machine-engine.ts";
 import type { PollView } from "../poll.ts";
 import { sanitizeJson, sanitizeLine } from "../sanitize.ts";
-import { flockJobLocks, selfOwner, sysIdentities } from "../sys-adapters.ts";
 import type { WorkspaceGuards } from "../workspace.ts";
 import { type AgentProgress, readAgentProgress } from "./agent-progress.ts";
 import { agentProvider } from "./agent-provider.ts";
@@ -46,16 +46,6 @@ export type AgentPollView = Omit<PollView, "usage" | "effort" | "session_id"> & 
   progress?: AgentProgress;
 };
 
-function jsonObject(s: string | null): Record<string, unknown> {
-  if (!s) return {};
-  try {
-    const v = JSON.parse(s) as unknown;
-    return v && typeof v === "object" ? (v as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
 const num = (v: unknown): number | null => (typeof v === "number" ? v : null);
 const str = (v: unknown, max = 200): string | null => (typeof v === "string" ? sanitizeLine(v, max) : null);
 
@@ -67,22 +57,21 @@ export class AgentService {
 
   /** Opens the shared state (fails closed with DlError "storage" when it cannot be written) and reaps dead servers' jobs. */
   static async start(o: AgentServiceOptions): Promise<AgentService> {
-    const { engine } = await JobEngine.start({
-      provider: agentProvider({ baseDir: o.baseDir, self: o.self, env: o.env }),
-      stateDir: o.stateDir,
-      maxConcurrent: o.maxConcurrent,
-      maxPerProject: o.maxPerProject,
-      maxQueue: o.maxQueue,
-      // The model pool paces requests; launching a local process needs no stagger.
-      staggerMs: 0,
-      guards: o.guards,
-      locks: flockJobLocks(o.stateDir),
-      identities: sysIdentities,
-      self: selfOwner(),
-      // An agent run is not replayed: its changes would be made twice.
-      maxRetries: 0,
-      ...o.engine,
-    });
+    const engine = await startMachineEngine(
+      {
+        provider: agentProvider({ baseDir: o.baseDir, self: o.self, env: o.env }),
+        stateDir: o.stateDir,
+        maxConcurrent: o.maxConcurrent,
+        maxPerProject: o.maxPerProject,
+        maxQueue: o.maxQueue,
+        // The model pool paces requests; launching a local process needs no stagger.
+        staggerMs: 0,
+        guards: o.guards,
+        // An agent run is not replayed: its changes would be made twice.
+        maxRetries: 0,
+      },
+      o.engine,
+    );
     return new AgentService(engine, o);
   }
 
@@ -93,7 +82,7 @@ export class AgentService {
 
   poll(ids: readonly string[]): { jobs: (AgentPollView | ReturnType<JobEngine["poll"]>[number])[] } {
     return {
-      jobs: this.engine.poll(ids).map((v) => ("provider" in v ? this.view(v, this.engine.row(v.id)) : v)),
+      jobs: pollWith(this.engine, ids, (v, row) => this.view(v, row)),
     };
   }
 
@@ -107,8 +96,8 @@ export class AgentService {
 
   private view(v: PollView, row: JobRow | undefined): AgentPollView {
     const { usage: _u, effort: _e, session_id: _s, ...rest } = v;
-    const r = jsonObject(row?.usage ?? null);
-    const params = jsonObject(row?.params ?? null);
+    const r = jsonColumn(row?.usage);
+    const params = jsonColumn(row?.params);
     const view: AgentPollView = {
       ...rest,
       agent_name: str(params.agent_name, 128),

@@ -1,8 +1,8 @@
 import { log } from "../../log.ts";
 import { awaitJob } from "../await-job.ts";
-import { type CancelResult, type EngineOptions, JobEngine, type SubmitResult } from "../engine.ts";
+import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../engine.ts";
+import { startMachineEngine } from "../machine-engine.ts";
 import type { PollView } from "../poll.ts";
-import { flockJobLocks, selfOwner, sysIdentities } from "../sys-adapters.ts";
 import type { WorkspaceGuards } from "../workspace.ts";
 import { type AccountOptions, type AccountView, CodexAccount } from "./codex-account.ts";
 import { codexProvider } from "./codex-provider.ts";
@@ -110,24 +110,23 @@ export class CodexService {
         return s?.ok ? s.path : null;
       },
     });
-    const { engine } = await JobEngine.start({
-      provider,
-      stateDir: o.stateDir,
-      maxConcurrent: o.maxConcurrent,
-      maxPerProject: o.maxPerProject,
-      maxQueue: o.maxQueue,
-      staggerMs: Math.round(o.staggerS * 1000),
-      guards: o.guards,
-      locks: flockJobLocks(o.stateDir),
-      identities: sysIdentities,
-      self: selfOwner(),
-      maxRetries: 3,
-      gate: () => account.gate(),
-      effectiveCap: () => account.effectiveCap(o.maxConcurrent),
-      effectiveProjectCap: () => account.effectiveCap(o.maxPerProject),
-      retryDelayMs: (n) => account.retryDelayMs(n),
-      ...o.engine,
-    });
+    const engine = await startMachineEngine(
+      {
+        provider,
+        stateDir: o.stateDir,
+        maxConcurrent: o.maxConcurrent,
+        maxPerProject: o.maxPerProject,
+        maxQueue: o.maxQueue,
+        staggerMs: Math.round(o.staggerS * 1000),
+        guards: o.guards,
+        maxRetries: 3,
+        gate: () => account.gate(),
+        effectiveCap: () => account.effectiveCap(o.maxConcurrent),
+        effectiveProjectCap: () => account.effectiveCap(o.maxPerProject),
+        retryDelayMs: (n) => account.retryDelayMs(n),
+      },
+      o.engine,
+    );
     return new CodexService(engine, account, quota, version, o);
   }
 

@@ -2,10 +2,10 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { log } from "../../log.ts";
 import type { JobRow } from "../../store/types.ts";
-import { type CancelResult, type EngineOptions, JobEngine, type SubmitResult } from "../engine.ts";
+import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../engine.ts";
+import { jsonColumn, pollWith, startMachineEngine } from "../machine-engine.ts";
 import type { PollView } from "../poll.ts";
 import { sanitizeBlock, sanitizeJson } from "../sanitize.ts";
-import { flockJobLocks, selfOwner, sysIdentities } from "../sys-adapters.ts";
 import type { WorkspaceGuards } from "../workspace.ts";
 import { findDshLauncher, requireDshLauncher } from "./dsh-launcher.ts";
 import { dshProvider } from "./dsh-provider.ts";
@@ -47,16 +47,6 @@ export type DshPollView = Omit<PollView, "usage" | "effort" | "session_id"> & {
   orphan_killed?: true;
 };
 
-function usageOf(row: JobRow | undefined): Record<string, unknown> {
-  if (!row?.usage) return {};
-  try {
-    const u = JSON.parse(row.usage) as unknown;
-    return u && typeof u === "object" ? (u as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
 export class DshService {
   private constructor(
     readonly engine: JobEngine,
@@ -77,21 +67,20 @@ export class DshService {
       modelsFile: o.modelsFile,
       baseDir: o.baseDir,
     });
-    const { engine } = await JobEngine.start({
-      provider,
-      stateDir: o.stateDir,
-      maxConcurrent: o.maxConcurrent,
-      maxPerProject: o.maxPerProject,
-      maxQueue: o.maxQueue,
-      staggerMs: Math.round(o.staggerS * 1000),
-      guards: o.guards,
-      locks: flockJobLocks(o.stateDir),
-      identities: sysIdentities,
-      self: selfOwner(),
-      // A dsh run is not replayed: its change would be made twice.
-      maxRetries: 0,
-      ...o.engine,
-    });
+    const engine = await startMachineEngine(
+      {
+        provider,
+        stateDir: o.stateDir,
+        maxConcurrent: o.maxConcurrent,
+        maxPerProject: o.maxPerProject,
+        maxQueue: o.maxQueue,
+        staggerMs: Math.round(o.staggerS * 1000),
+        guards: o.guards,
+        // A dsh run is not replayed: its change would be made twice.
+        maxRetries: 0,
+      },
+      o.engine,
+    );
     return new DshService(engine, o);
   }
 
@@ -104,7 +93,7 @@ export class DshService {
   /** poll_dsh: per-job snapshots (other servers' jobs read-only) with the run's out_dir and diff stat. */
   poll(ids: readonly string[]): { jobs: (DshPollView | ReturnType<JobEngine["poll"]>[number])[] } {
     return {
-      jobs: this.engine.poll(ids).map((v) => ("provider" in v ? this.view(v, this.engine.row(v.id)) : v)),
+      jobs: pollWith(this.engine, ids, (v, row) => this.view(v, row)),
     };
   }
 
@@ -118,7 +107,7 @@ export class DshService {
 
   private view(v: PollView, row: JobRow | undefined): DshPollView {
     const { usage: _u, effort: _e, session_id: _s, ...rest } = v;
-    const u = usageOf(row);
+    const u = jsonColumn(row?.usage);
     const outDir = dshOutDir(join(this.o.stateDir, "jobs", v.id));
     // dsh's status list has no killed_on_restart: to its caller that job is lost either way.
     const orphan = rest.status === "killed_on_restart";

@@ -1,7 +1,7 @@
 import { awaitJob } from "../await-job.ts";
-import { type CancelResult, type EngineOptions, JobEngine, type SubmitResult } from "../engine.ts";
+import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../engine.ts";
+import { startMachineEngine } from "../machine-engine.ts";
 import type { PollView } from "../poll.ts";
-import { flockJobLocks, selfOwner, sysIdentities } from "../sys-adapters.ts";
 import type { WorkspaceGuards } from "../workspace.ts";
 import { requireAgyBin } from "./gemini-bin.ts";
 import { requireGeminiAllowed } from "./gemini-gate.ts";
@@ -66,22 +66,21 @@ export class GeminiService {
    * say what to install when they are used.
    */
   static async start(o: GeminiServiceOptions): Promise<GeminiService> {
-    const { engine } = await JobEngine.start({
-      provider: geminiProvider(o),
-      stateDir: o.stateDir,
-      maxConcurrent: o.maxConcurrent,
-      // No per-project cap in the reference: one job per workdir and the global cap.
-      maxPerProject: o.maxConcurrent,
-      maxQueue: o.maxQueue,
-      staggerMs: 0,
-      guards: o.guards,
-      locks: flockJobLocks(o.stateDir),
-      identities: sysIdentities,
-      self: selfOwner(),
-      // A replayed prompt would redo whatever agy already changed: never retried.
-      maxRetries: 0,
-      ...o.engine,
-    });
+    const engine = await startMachineEngine(
+      {
+        provider: geminiProvider(o),
+        stateDir: o.stateDir,
+        maxConcurrent: o.maxConcurrent,
+        // No per-project cap in the reference: one job per workdir and the global cap.
+        maxPerProject: o.maxConcurrent,
+        maxQueue: o.maxQueue,
+        staggerMs: 0,
+        guards: o.guards,
+        // A replayed prompt would redo whatever agy already changed: never retried.
+        maxRetries: 0,
+      },
+      o.engine,
+    );
     return new GeminiService(engine, o);
   }
 
