@@ -104,3 +104,14 @@ export function shortenResponse(s: string): ShortResponse {
   }
   return { text, truncated, length };
 }
+
+/** Characters of a child's own output kept in a failed job's response. */
+const EXCERPT_CHARS = 1200;
+
+/** The end of what a child printed (its last words explain a failure), cleaned. */
+export function outputExcerpt(out: { stdout: string; stderr: string }): string {
+  const both = [out.stderr.trim(), out.stdout.trim()].filter(Boolean).join("\n");
+  if (!both) return "(no output)";
+  const tail = both.length > EXCERPT_CHARS ? `…${both.slice(-EXCERPT_CHARS)}` : both;
+  return sanitizeMultiline(tail, EXCERPT_CHARS + 2);
+}

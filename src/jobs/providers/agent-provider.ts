@@ -1,8 +1,8 @@
 import { z } from "zod";
 import type { JobRow } from "../../store/types.ts";
 import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../provider.ts";
+import { outputExcerpt } from "../sanitize.ts";
 import { type AgentTaskRules, buildAgentLaunch, validateAgentTask } from "./agent-task.ts";
-import { outputExcerpt } from "./dsh-provider.ts";
 
 export interface AgentProviderOptions extends AgentTaskRules {
   /** argv prefix that starts this dl again (the compiled binary, or bun + entry script). */

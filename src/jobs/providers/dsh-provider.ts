@@ -1,6 +1,6 @@
 import type { JobRow } from "../../store/types.ts";
 import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../provider.ts";
-import { sanitizeMultiline } from "../sanitize.ts";
+import { outputExcerpt } from "../sanitize.ts";
 import { requireDshLauncher } from "./dsh-launcher.ts";
 import { type DshResult, readDshResult } from "./dsh-result.ts";
 import { buildDshLaunch, type DshTaskRules, dshResultFile, validateDshTask } from "./dsh-task.ts";
@@ -10,17 +10,6 @@ export interface DshProviderOptions extends DshTaskRules {
   launcher: string;
   /** The allowlisted child environment (config.childEnv). */
   childEnv: Readonly<Record<string, string>>;
-}
-
-/** Characters of the launcher's own output kept in a failed job's response. */
-const EXCERPT_CHARS = 1200;
-
-/** The end of what the launcher printed (its last words explain a failure), cleaned. */
-export function outputExcerpt(out: Pick<RunOutput, "stdout" | "stderr">): string {
-  const both = [out.stderr.trim(), out.stdout.trim()].filter(Boolean).join("\n");
-  if (!both) return "(no output)";
-  const tail = both.length > EXCERPT_CHARS ? `…${both.slice(-EXCERPT_CHARS)}` : both;
-  return sanitizeMultiline(tail, EXCERPT_CHARS + 2);
 }
 
 /** What poll_dsh lifts out of a result into its own fields. */

@@ -5,7 +5,7 @@ import { isDlError } from "../../../src/errors.ts";
 import { chooseOutcome } from "../../../src/jobs/job-outcome.ts";
 import type { RunOutput } from "../../../src/jobs/provider.ts";
 import { findDshLauncher } from "../../../src/jobs/providers/dsh-launcher.ts";
-import { dshProvider, outputExcerpt, parseDshRun } from "../../../src/jobs/providers/dsh-provider.ts";
+import { dshProvider, parseDshRun } from "../../../src/jobs/providers/dsh-provider.ts";
 import { dshStatus } from "../../../src/jobs/providers/dsh-status.ts";
 import {
   buildDshLaunch,
@@ -13,6 +13,7 @@ import {
   dshTaskFile,
   validateDshTask,
 } from "../../../src/jobs/providers/dsh-task.ts";
+import { outputExcerpt } from "../../../src/jobs/sanitize.ts";
 import type { JobRow } from "../../../src/store/types.ts";
 import { tempDir } from "../../helpers/dl.ts";
 
