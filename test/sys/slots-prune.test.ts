@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { pruneIdlePools } from "../../src/dispatch/prune.ts";
 import { pruneIdlePool, SlotPool } from "../../src/sys/slots.ts";
 import { tempDir } from "../helpers/dl.ts";
+import { until } from "../helpers/until.ts";
 
 const HOUR = 3_600_000;
 const age = (dir: string, ms: number) => {
@@ -26,7 +27,7 @@ test("an idle pool folder is removed; a held, a waited-for or a recently used on
   // A waiter (another dispatch queued for this pool) keeps it too.
   const blockers = [pool.tryAcquire({ label: "a" })!, pool.tryAcquire({ label: "b" })!];
   const waiting = pool.acquire({ holder: { label: "w" }, timeoutMs: 5_000 });
-  while (pool.waiting() === 0) await Bun.sleep(1);
+  await until(() => pool.waiting() > 0, "the waiter to be counted");
   for (const b of blockers) b.release();
   (await waiting).release();
   age(idle, 2 * HOUR);
