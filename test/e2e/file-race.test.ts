@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type FakeModel, startFakeModel } from "../fixture/fake-model.ts";
-import { connectDl, type DlSession, tempDir } from "../helpers/dl.ts";
+import { connectWithHelperAgent, type DlSession, tempDir } from "../helpers/dl.ts";
 import { lineReader } from "../helpers/lines.ts";
 
 /**
@@ -18,11 +18,7 @@ let session: DlSession;
 
 beforeAll(async () => {
   fake = await startFakeModel();
-  const agentsDir = tempDir("agents");
-  await Bun.write(`${agentsDir}/helper.md`, "---\nname: helper\n---\nHelp.\n");
-  session = await connectDl({
-    DELEGATE_LOCAL_URL: fake.url,
-    DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
+  session = await connectWithHelperAgent(fake.url, {
     DELEGATE_LOCAL_MODEL: "local-test-model",
     DELEGATE_RUN_BASH: "0",
   });

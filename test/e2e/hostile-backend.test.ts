@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
-import { connectDl, type DlSession, tempDir } from "../helpers/dl.ts";
+import { connectWithHelperAgent, type DlSession, tempDir } from "../helpers/dl.ts";
 
 /**
  * Issue 10 items 9, 10 and 14 (gzip): backends that send hostile indices, nonsense usage
@@ -18,11 +18,7 @@ let session: DlSession;
 
 beforeAll(async () => {
   fake = await startFakeModel();
-  const agentsDir = tempDir("agents");
-  await Bun.write(`${agentsDir}/helper.md`, "---\nname: helper\n---\nHelp.\n");
-  session = await connectDl({
-    DELEGATE_LOCAL_URL: fake.url,
-    DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
+  session = await connectWithHelperAgent(fake.url, {
     DELEGATE_LOCAL_MODEL: "local-test-model",
   });
 });

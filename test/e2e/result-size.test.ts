@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
-import { connectDl, type DlSession, tempDir } from "../helpers/dl.ts";
+import { connectWithHelperAgent, type DlSession, tempDir } from "../helpers/dl.ts";
 
 /**
  * Issue 10 item 8: a huge model answer must not make a huge MCP reply. Through dist/dl
@@ -25,11 +25,7 @@ type Bounded = {
 
 beforeAll(async () => {
   fake = await startFakeModel();
-  const agentsDir = tempDir("agents");
-  await Bun.write(`${agentsDir}/helper.md`, "---\nname: helper\n---\nHelp.\n");
-  session = await connectDl({
-    DELEGATE_LOCAL_URL: fake.url,
-    DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
+  session = await connectWithHelperAgent(fake.url, {
     DELEGATE_LOCAL_MODEL: "local-test-model",
   });
 });

@@ -50,6 +50,19 @@ export async function connectDl(env: Record<string, string | undefined> = {}): P
   return { client, transport, stderr: () => err, close: () => client.close() };
 }
 
+/**
+ * `dl serve` against a model endpoint, with one global agent "helper" (no frontmatter
+ * limits) in its own agents dir: the set-up of most delegation tests.
+ */
+export async function connectWithHelperAgent(
+  url: string,
+  env: Record<string, string | undefined> = {},
+): Promise<DlSession> {
+  const agentsDir = tempDir("agents");
+  await Bun.write(`${agentsDir}/helper.md`, "---\nname: helper\n---\nHelp.\n");
+  return connectDl({ DELEGATE_LOCAL_URL: url, DELEGATE_LOCAL_AGENTS_DIR: agentsDir, ...env });
+}
+
 /** Run the binary to completion and collect its output. */
 export async function runDl(args: string[], env: Record<string, string | undefined> = {}, stdin?: string) {
   const proc = Bun.spawn([requireBinary(), ...args], {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type FakeModel, type FakeReply, reply, startFakeModel } from "../fixture/fake-model.ts";
-import { connectDl, type DlSession, tempDir } from "../helpers/dl.ts";
+import { connectWithHelperAgent, type DlSession, tempDir } from "../helpers/dl.ts";
 
 /**
  * Hostile backends through dist/dl serve, with a pool of ONE slot for the model: for each
@@ -14,11 +14,7 @@ const MODEL = "local-test-model";
 
 beforeAll(async () => {
   fake = await startFakeModel();
-  const agentsDir = tempDir("agents");
-  await Bun.write(`${agentsDir}/helper.md`, "---\nname: helper\n---\nHelp.\n");
-  s = await connectDl({
-    DELEGATE_LOCAL_URL: fake.url,
-    DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
+  s = await connectWithHelperAgent(fake.url, {
     DELEGATE_LOCAL_MODEL: MODEL,
     DELEGATE_HTTP_TIMEOUT: "2",
     DELEGATE_CONCURRENCY_DEFAULT: "1",
