@@ -234,6 +234,15 @@ export const MUTATIONS: Mutation[] = [
     ci: true,
   },
   {
+    id: "prune-only-unguarded-pool",
+    guard: "an idle pool folder is removed only while nobody holds its guard (every lease and every lookup does)",
+    why: "a folder removed under a holder lets a second process take the same slot in a fresh folder",
+    file: "src/sys/slots.ts",
+    search: "  using guard = taken;\n  if (!guard) return false;",
+    replace: "  using guard = taken;",
+    tests: ["test/sys/slots-prune.test.ts"],
+  },
+  {
     id: "reap-survivors-only-live-group",
     guard: "a gone leader's group is killed only while it still has members",
     why: "a group number nobody holds any more could be signalled after the OS hands it out again",

@@ -16,6 +16,7 @@ import { DlError } from "../errors.ts";
  * we spawn never inherits (and never keeps alive) a lock we hold.
  */
 
+const LOCK_SH = 1;
 const LOCK_EX = 2;
 const LOCK_NB = 4;
 const LOCK_UN = 8;
@@ -158,6 +159,8 @@ export interface TryLockOptions {
    * someone else locks its replacement; then this returns null and the caller retries.
    */
   stillLinked?: boolean;
+  /** A shared lock (many holders, excluded only by an exclusive one) instead of an exclusive one. */
+  shared?: boolean;
 }
 
 function sameFile(fd: number, path: string): boolean {
@@ -173,7 +176,7 @@ function sameFile(fd: number, path: string): boolean {
 /** Takes the lock if it is free right now; null if another holder has it. */
 export function tryLock(path: string, opts: TryLockOptions = {}): LockHandle | null {
   const fd = openLockFile(path, opts.create !== false);
-  const errno = flockFd(fd, LOCK_EX | LOCK_NB);
+  const errno = flockFd(fd, (opts.shared ? LOCK_SH : LOCK_EX) | LOCK_NB);
   if (errno === 0) {
     const h = handle(path, fd);
     if (!opts.stillLinked || sameFile(fd, path)) return h;

@@ -65,6 +65,8 @@ export interface AcquireOptions {
 }
 
 const WAITING = "waiting";
+/** Held shared by every lease and by whoever is taking one; exclusive only by a prune. */
+const POOL_GUARD = ".pool.lock";
 /** A waiter's file is created under this prefix, locked, then renamed into view. */
 const TMP_PREFIX = ".tmp-";
 /** An unlocked temp file older than this was left by a crash between create and rename. */
@@ -124,15 +126,20 @@ export class SlotPool {
     }
   }
 
-  /** Slot i's lock, or null if busy. A folder pruned while idle (pruneIdlePool) is made again. */
-  private lockSlot(index: number): LockHandle | null {
-    const path = this.slotPath(index);
+  /** A lock on `path` in this folder, or null if busy. A folder pruned while idle (pruneIdlePool) is made again. */
+  private lockIn(path: string, shared = false): LockHandle | null {
     try {
-      return tryLock(path, { stillLinked: true });
+      return tryLock(path, { stillLinked: true, shared });
     } catch (e) {
       if (!isDlError(e, "lock") || e.data.errno !== "ENOENT") throw e;
       this.ensureDir();
-      return tryLock(path, { stillLinked: true });
+      try {
+        return tryLock(path, { stillLinked: true, shared });
+      } catch (again) {
+        // Pruned again in between: busy for now, the caller tries again.
+        if (isDlError(again, "lock") && again.data.errno === "ENOENT") return null;
+        throw again;
+      }
     }
   }
 
@@ -140,18 +147,26 @@ export class SlotPool {
     return join(this.dir, `slot-${index}.lock`);
   }
 
-  /** Takes any free slot now (starting at a random index to spread holders), or null. */
+  /**
+   * Takes any free slot now (starting at a random index to spread holders), or null. The
+   * folder's guard is held shared from before the slot is looked up until the lease ends,
+   * so pruneIdlePool (which needs it exclusive) never removes a folder in use, nor one a
+   * slot file is being created in.
+   */
   tryAcquire(holder: SlotHolder): SlotLease | null {
+    const guard = this.lockIn(join(this.dir, POOL_GUARD), true);
+    if (!guard) return null; // a prune is removing this folder right now: try again
     const start = Math.floor(Math.random() * this.size);
     for (let k = 0; k < this.size; k++) {
       const index = (start + k) % this.size;
-      const h = this.lockSlot(index);
-      if (h) return this.lease(index, h, holder);
+      const h = this.lockIn(this.slotPath(index));
+      if (h) return this.lease(index, h, holder, guard);
     }
+    guard.release();
     return null;
   }
 
-  private lease(index: number, h: LockHandle, holder: SlotHolder): SlotLease {
+  private lease(index: number, h: LockHandle, holder: SlotHolder, guard: LockHandle): SlotLease {
     const record: SlotRecord = { ...holder, pid: process.pid, since: new Date().toISOString() };
     try {
       writeRecord(h.fd, record);
@@ -166,6 +181,7 @@ export class SlotPool {
         // display only
       }
       h.release();
+      guard.release();
     };
     return {
       index,
@@ -317,11 +333,12 @@ export class SlotPool {
 const SLOT_FILE = /^slot-\d+\.lock$/;
 
 /**
- * Removes a pool folder nobody uses: every slot lock is taken (so no holder exists and
- * none can appear in it), no waiter holds its marker, and no slot file changed for
- * `idleMs`. The folder is renamed away first, then deleted, while the locks are still
- * held: a process that opened a slot file before the rename finds its lock busy or its
- * file unlinked (tryLock's stillLinked) and retries in a fresh folder. True if removed.
+ * Removes a pool folder nobody uses: its guard is free to take exclusive (so no process
+ * holds a slot or is between looking one up and taking it), no waiter holds its marker,
+ * and no slot file changed for `idleMs`. The folder is renamed away, then deleted, while
+ * the guard is held: a process that opened the guard or a slot file before the rename
+ * finds it busy or unlinked (stillLinked) and starts again in a fresh folder. True if
+ * removed.
  */
 export function pruneIdlePool(dir: string, idleMs: number, now = Date.now()): boolean {
   let names: string[];
@@ -330,13 +347,20 @@ export function pruneIdlePool(dir: string, idleMs: number, now = Date.now()): bo
   } catch {
     return false;
   }
-  using held = new DisposableStack();
+  let taken: LockHandle | null;
+  try {
+    taken = tryLock(join(dir, POOL_GUARD), { stillLinked: true });
+  } catch {
+    return false; // the folder went away meanwhile
+  }
+  using guard = taken;
+  if (!guard) return false;
   for (const name of names) {
-    const path = join(dir, name);
-    const h = tryLock(path, { create: false });
-    if (!h) return false;
-    held.use(h);
-    if (now - statSync(path).mtimeMs < idleMs) return false;
+    try {
+      if (now - statSync(join(dir, name)).mtimeMs < idleMs) return false;
+    } catch {
+      // removed meanwhile: nothing to wait for
+    }
   }
   if (new SlotPool({ dir, size: 1 }).waiting() > 0) return false;
   const trash = join(dirname(dir), `.pruned-${basename(dir)}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
