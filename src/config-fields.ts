@@ -2,66 +2,147 @@ import { z } from "zod";
 import { checkHttpUrl } from "./backends/url.ts";
 
 /**
- * zod building blocks for environment variables. Every field turns "" into "unset"
- * (`claude mcp add --env X=` leaves empty strings behind) and, when it rejects a value,
- * leaves a message that completes "expected …" so the one-line start-up error can say
- * what is allowed.
+ * zod building blocks for environment variables. Each rule rejects with a message that
+ * completes "expected …", so the one-line start-up error can say what is allowed.
+ *
+ * Every start of every command reads the configuration, and zod schemas cost time and
+ * memory to build: when each of the ~65 variables had five schemas of its own, building
+ * them took about 15 ms and 10 MB of `dl serve`'s start (bench/startup), although a user
+ * sets a handful. So a field is a rule and a default; `envObject` builds the one schema
+ * of an environment from the rules of the variables it sets, and variables with the same
+ * rule share one schema.
  */
-const unsetIfBlank = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
+export type EnvField<T, D = T> = { readonly rule: () => z.ZodType<T, string>; readonly def: D };
 
-/** `inner` parses the trimmed text of a set variable; unset (or blank) becomes `def`. */
-function field<T extends z.ZodType<unknown, string>, D>(inner: T, def: D) {
-  return z.preprocess(unsetIfBlank, z.string().trim().pipe(inner).optional()).transform((v) => v ?? def);
+type FieldValues<F> = { -readonly [K in keyof F]: F[K] extends EnvField<infer T, infer D> ? T | D : never };
+
+/** A variable's text as the rules read it: trimmed; blank counts as unset (`claude mcp add --env X=` leaves empty strings behind). */
+export function envText(value: unknown): unknown {
+  if (typeof value !== "string") return value;
+  const text = value.trim();
+  return text === "" ? undefined : text;
 }
 
-export function envString(def: string) {
-  return field(z.string(), def);
+/** The environment with `envText` applied to every value, unset ones left out. */
+export function tidyEnv(env: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(env)) {
+    const text = envText(value);
+    if (text !== undefined) out[name] = text;
+  }
+  return out;
 }
 
-export function envOptionalString() {
-  return field(z.string(), undefined);
+/** The values of unset variables. */
+export function envDefaults<F extends Record<string, EnvField<unknown, unknown>>>(fields: F): FieldValues<F> {
+  return Object.fromEntries(Object.entries(fields).map(([name, f]) => [name, f.def])) as FieldValues<F>;
 }
 
-export function envInt<D extends number | undefined>(def: D, min: number, max: number) {
-  const error = `an integer from ${min} to ${max}`;
-  const digits = z.string().regex(/^[+-]?\d+$/, { error });
-  return field(digits.pipe(z.coerce.number<string>().int({ error }).min(min, { error }).max(max, { error })), def);
+/**
+ * The schema of one tidied environment: the rule of each variable it sets, and the
+ * default of every other one. Unknown variables are dropped.
+ */
+export function envObject<F extends Record<string, EnvField<unknown, unknown>>>(
+  fields: F,
+  env: Record<string, unknown>,
+) {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [name, f] of Object.entries(fields)) if (env[name] !== undefined) shape[name] = f.rule();
+  const defaults = envDefaults(fields);
+  return z.object(shape).transform((set) => ({ ...defaults, ...set }) as FieldValues<F>);
 }
 
-export function envNumber<D extends number | undefined>(def: D, min: number, max: number) {
-  const error = `a number from ${min} to ${max}`;
-  return field(z.coerce.number<string>({ error }).min(min, { error }).max(max, { error }), def);
+const shared = new Map<string, z.ZodType>();
+/** One schema per rule, built when a variable that follows it is first set. */
+function sharedRule<T>(key: string, make: () => z.ZodType<T, string>): () => z.ZodType<T, string> {
+  return () => {
+    let rule = shared.get(key) as z.ZodType<T, string> | undefined;
+    if (!rule) {
+      rule = make();
+      shared.set(key, rule);
+    }
+    return rule;
+  };
 }
 
-export function envBool(def: boolean) {
-  const words = { truthy: ["1", "true", "yes", "on"], falsy: ["0", "false", "no", "off"] };
-  return field(z.stringbool({ ...words, case: "insensitive", error: "1 or 0 (also true/false, yes/no, on/off)" }), def);
+const text = sharedRule("string", () => z.string());
+
+export function envString(def: string): EnvField<string> {
+  return { rule: text, def };
 }
 
-export function envEnum<const T extends readonly [string, ...string[]]>(values: T, def: T[number]) {
-  return field(
+export function envOptionalString(): EnvField<string, undefined> {
+  return { rule: text, def: undefined };
+}
+
+export function envInt<D extends number | undefined>(def: D, min: number, max: number): EnvField<number, D> {
+  const rule = sharedRule(`int ${min} ${max}`, () => {
+    const error = `an integer from ${min} to ${max}`;
+    const digits = z.string().regex(/^[+-]?\d+$/, { error });
+    return digits.pipe(z.coerce.number<string>().check(z.int({ error }), z.gte(min, { error }), z.lte(max, { error })));
+  });
+  return { rule, def };
+}
+
+export function envNumber<D extends number | undefined>(def: D, min: number, max: number): EnvField<number, D> {
+  const rule = sharedRule(`number ${min} ${max}`, () => {
+    const error = `a number from ${min} to ${max}`;
+    return z.coerce.number<string>({ error }).check(z.gte(min, { error }), z.lte(max, { error }));
+  });
+  return { rule, def };
+}
+
+const boolRule = sharedRule("bool", () =>
+  z.stringbool({
+    truthy: ["1", "true", "yes", "on"],
+    falsy: ["0", "false", "no", "off"],
+    case: "insensitive",
+    error: "1 or 0 (also true/false, yes/no, on/off)",
+  }),
+);
+
+export function envBool(def: boolean): EnvField<boolean> {
+  return { rule: boolRule, def };
+}
+
+export function envEnum<const T extends readonly [string, ...string[]]>(
+  values: T,
+  def: T[number],
+): EnvField<T[number]> {
+  const rule = () =>
     z
       .string()
       .toLowerCase()
-      .pipe(z.enum(values, { error: `one of ${values.join(", ")}` })),
-    def,
-  );
+      .pipe(z.enum(values, { error: `one of ${values.join(", ")}` })) as z.ZodType<T[number], string>;
+  return { rule, def };
 }
 
-/** A comma- or whitespace-separated list of entries matching `pattern`. */
-export function envList(pattern: RegExp, what: string) {
-  const error = `a comma-separated list of ${what}`;
-  const items = z
-    .string()
-    .transform((s) => s.split(/[\s,]+/).filter(Boolean))
-    .pipe(z.array(z.string().regex(pattern, { error })));
-  return field(items, [] as string[]);
+/**
+ * A comma- or whitespace-separated list of entries matching `pattern`; `problem` (when
+ * given) judges the whole list and says what is wrong with it.
+ */
+export function envList(
+  pattern: RegExp,
+  what: string,
+  problem: (items: string[]) => string | undefined = () => undefined,
+): EnvField<string[]> {
+  const rule = () => {
+    const error = `a comma-separated list of ${what}`;
+    return z
+      .string()
+      .transform((s) => s.split(/[\s,]+/).filter(Boolean))
+      .pipe(z.array(z.string().regex(pattern, { error })))
+      .check((ctx) => {
+        const message = problem(ctx.value);
+        if (message) ctx.issues.push({ code: "custom", input: ctx.value, message });
+      });
+  };
+  return { rule, def: [] };
 }
 
 /** An http(s) URL with a host and no credentials (backends/url.ts owns the rule). */
-export function envUrl<D extends string | undefined>(def: D) {
-  return field(z.string(), def).check((ctx) => {
-    if (ctx.value === undefined) return;
+const urlRule = sharedRule("url", () =>
+  z.string().check((ctx) => {
     const c = checkHttpUrl(ctx.value);
     if (!c.ok) {
       ctx.issues.push({
@@ -70,5 +151,9 @@ export function envUrl<D extends string | undefined>(def: D) {
         message: `an http(s) URL with a host and no credentials (${c.problem})`,
       });
     }
-  });
+  }),
+);
+
+export function envUrl<D extends string | undefined>(def: D): EnvField<string, D> {
+  return { rule: urlRule, def };
 }

@@ -1,40 +1,48 @@
-import { z } from "zod";
+import type { z } from "zod";
 import { redactUrl } from "./backends/url.ts";
-import { envBool, envEnum, envInt, envList, envNumber, envOptionalString, envString, envUrl } from "./config-fields.ts";
+import {
+  envBool,
+  envDefaults,
+  envEnum,
+  envInt,
+  envList,
+  envNumber,
+  envObject,
+  envOptionalString,
+  envString,
+  envText,
+  envUrl,
+  tidyEnv,
+} from "./config-fields.ts";
 import { DlError } from "./errors.ts";
 import { codexPassthroughProblem, inheritedEnv, namedEnv, passthroughProblem } from "./sys/child-env.ts";
 import { resolveStatePaths, type StatePaths } from "./sys/paths.ts";
 
 /**
- * Every DELEGATE_* variable dl understands, parsed by one schema. This module is the only
+ * Every DELEGATE_* variable dl understands, parsed by one schema (built for the variables
+ * an environment sets, see config-fields.ts). This module is the only
  * reader of process.env: everything else receives the frozen Config.
  */
 
 /** Read only when DELEGATE_GATEWAY=bifrost: a LiteLLM user's stray Bifrost settings stop nothing. */
-const BifrostSchema = z.object({
+const BIFROST_FIELDS = {
   DELEGATE_BIFROST_URL: envUrl(undefined),
   DELEGATE_BIFROST_LOCAL_URL: envUrl(undefined),
   DELEGATE_BIFROST_API: envEnum(["litellm", "openai"], "litellm"),
   DELEGATE_BIFROST_VK_LOCAL: envString(""),
   DELEGATE_BIFROST_VK_CODE: envString(""),
-});
-/** The main schema keeps their raw text so the refinement below can parse them on demand. */
-const rawBifrost = Object.fromEntries(Object.keys(BifrostSchema.shape).map((k) => [k, z.string().optional()])) as {
-  [K in keyof typeof BifrostSchema.shape]: z.ZodOptional<z.ZodString>;
+};
+/** The main fields keep their raw text so the refinement below can parse them on demand. */
+const rawBifrost = Object.fromEntries(Object.keys(BIFROST_FIELDS).map((k) => [k, envOptionalString()])) as {
+  [K in keyof typeof BIFROST_FIELDS]: ReturnType<typeof envOptionalString>;
 };
 
-const passthroughList = envList(/^\S+$/, "environment variable names").check((ctx) => {
-  const problem = passthroughProblem(ctx.value);
-  if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: problem });
-});
+const passthroughList = envList(/^\S+$/, "environment variable names", passthroughProblem);
 
 /** Exact names for the Codex child only; credentials allowed (its provider key). */
-const codexPassthroughList = envList(/^\S+$/, "environment variable names").check((ctx) => {
-  const problem = codexPassthroughProblem(ctx.value);
-  if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: problem });
-});
+const codexPassthroughList = envList(/^\S+$/, "environment variable names", codexPassthroughProblem);
 
-const FieldsSchema = z.object({
+const FIELDS = {
   // Gateway and backend
   DELEGATE_GATEWAY: envEnum(["litellm", "bifrost"], "litellm"),
   DELEGATE_LOCAL_URL: envUrl("http://localhost:4000/v1/messages"),
@@ -106,9 +114,9 @@ const FieldsSchema = z.object({
   DELEGATE_LOG_LEVEL: envEnum(["silent", "error", "warn", "info", "debug"], "info"),
   // Test safety net: presence (even empty) turns it on, so it is read separately.
   DELEGATE_TEST_ISOLATION_ROOT: envOptionalString(),
-});
+};
 
-type Fields = z.output<typeof FieldsSchema>;
+type Fields = z.output<ReturnType<typeof envObject<typeof FIELDS>>>;
 type RefineCtx = z.core.$RefinementCtx<Fields>;
 
 /** A per-project cap above the global cap could never be reached: refuse it by name. */
@@ -132,7 +140,7 @@ function perProjectWithinGlobal(e: Fields, ctx: RefineCtx): void {
 /** The Bifrost variables are checked only when Bifrost is the gateway. */
 function bifrostWhenChosen(e: Fields, ctx: RefineCtx): void {
   if (e.DELEGATE_GATEWAY !== "bifrost") return;
-  const parsed = BifrostSchema.safeParse(e);
+  const parsed = envObject(BIFROST_FIELDS, e).safeParse(e);
   for (const issue of parsed.error?.issues ?? []) {
     ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
   }
@@ -145,15 +153,20 @@ function bifrostWhenChosen(e: Fields, ctx: RefineCtx): void {
   }
 }
 
-const EnvSchema = FieldsSchema.superRefine((e, ctx) => {
-  perProjectWithinGlobal(e, ctx);
-  bifrostWhenChosen(e, ctx);
-}).transform((e) => ({
-  ...e,
-  bifrost: e.DELEGATE_GATEWAY === "bifrost" ? BifrostSchema.parse(e) : BifrostSchema.parse({}),
-}));
+/** The one schema of an environment (config-fields.ts: built from the variables it sets). */
+function envSchema(env: Record<string, unknown>) {
+  return envObject(FIELDS, env)
+    .superRefine((e, ctx) => {
+      perProjectWithinGlobal(e, ctx);
+      bifrostWhenChosen(e, ctx);
+    })
+    .transform((e) => ({
+      ...e,
+      bifrost: e.DELEGATE_GATEWAY === "bifrost" ? envObject(BIFROST_FIELDS, e).parse(e) : envDefaults(BIFROST_FIELDS),
+    }));
+}
 
-type Env = z.output<typeof EnvSchema>;
+type Env = z.output<ReturnType<typeof envSchema>>;
 
 /** Variables whose values are secrets: an error names them but never shows the value. */
 const SECRET_VARS = new Set(["DELEGATE_LOCAL_KEY", "DELEGATE_BIFROST_VK_LOCAL", "DELEGATE_BIFROST_VK_CODE"]);
@@ -162,7 +175,8 @@ const BUCKET_VAR = /^DELEGATE_CONCURRENCY_([A-Z0-9_]+)$/;
 const BucketSize = envInt(undefined, 1, 1024);
 
 function parseEnv(env: Record<string, string | undefined>): Env {
-  const parsed = EnvSchema.safeParse(env);
+  const tidy = tidyEnv(env);
+  const parsed = envSchema(tidy).safeParse(tidy);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const name = String(issue.path[0] ?? "environment");
@@ -175,9 +189,11 @@ function bucketOverrides(env: Record<string, string | undefined>): Record<string
   for (const [name, value] of Object.entries(env)) {
     const m = BUCKET_VAR.exec(name);
     if (!m || name === "DELEGATE_CONCURRENCY_DEFAULT") continue;
-    const parsed = BucketSize.safeParse(value);
+    const text = envText(value);
+    if (text === undefined) continue;
+    const parsed = BucketSize.rule().safeParse(text);
     if (!parsed.success) throw configError(name, value, parsed.error.issues[0]!.message);
-    if (parsed.data !== undefined) sizes[m[1]!] = parsed.data;
+    sizes[m[1]!] = parsed.data;
   }
   return sizes;
 }
