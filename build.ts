@@ -6,6 +6,7 @@
  */
 import { mkdirSync } from "node:fs";
 import pkg from "./package.json" with { type: "json" };
+import { LAZY_SDK_SCHEMAS } from "./scripts/lazy-sdk-schemas.ts";
 
 const HOST_TARGETS: Record<string, Bun.Build.CompileTarget> = {
   "linux-x64": "bun-linux-x64",
@@ -53,7 +54,7 @@ mkdirSync("dist", { recursive: true });
 const started = performance.now();
 const result = await Bun.build({
   entrypoints: ["./src/main.ts"],
-  plugins: [UNUSED_SDK_PATHS],
+  plugins: [UNUSED_SDK_PATHS, LAZY_SDK_SCHEMAS],
   minify: true,
   sourcemap: "none",
   bytecode: true,
