@@ -1,16 +1,32 @@
-// The basic reporter: the fancy one pulls ~4 MB of box-drawing and colour code into every start.
-import { type ConsolaInstance, type ConsolaReporter, createConsola, LogLevels } from "consola/basic";
+import { writeSync } from "node:fs";
+import { formatWithOptions } from "node:util";
+// consola's core, with a reporter of our own: consola/basic builds a default logger on
+// import that touches process.stdout and process.stderr, and Node's stream objects cost
+// `dl serve` about 4 MB it otherwise never needs (its MCP stdio uses Bun's own; bench/startup).
+import { type ConsolaInstance, type ConsolaReporter, createConsola, LogLevels } from "consola/core";
+
+/**
+ * One line per entry on stderr, `[type] [tag] message`, as consola's basic reporter
+ * prints it without colour or date. Written straight to fd 2, synchronously, like
+ * Node's stderr on a pipe or a file.
+ */
+const stderrReporter: ConsolaReporter = {
+  log(entry) {
+    const message = formatWithOptions({ colors: false, compact: true }, ...entry.args);
+    const line = [entry.type && `[${entry.type}]`, entry.tag && `[${entry.tag}]`, message].filter(Boolean).join(" ");
+    try {
+      writeSync(2, `${line}\n`);
+    } catch {
+      // stderr closed or full of nowhere: a log line is never worth failing for.
+    }
+  },
+};
 
 /**
  * The only logger. It writes to stderr because stdout of `dl serve` carries MCP frames
  * and stdout of other commands carries data.
  */
-export const log = createConsola({
-  stdout: process.stderr,
-  stderr: process.stderr,
-  level: LogLevels.info,
-  formatOptions: { date: false, colors: false, compact: true },
-});
+export const log = createConsola({ level: LogLevels.info, reporters: [stderrReporter] });
 
 export type LogLevelName = "silent" | "error" | "warn" | "info" | "debug";
 

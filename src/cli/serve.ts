@@ -103,8 +103,7 @@ const def = defineCommand({
     // A closed terminal sends SIGHUP; unhandled, it would kill us with no cleanup at all.
     process.on("SIGHUP", () => void shutdown("SIGHUP"));
     // The client owns our stdin: when it goes away, so do we.
-    process.stdin.on("end", () => void shutdown("stdin closed"));
-    process.stdin.on("close", () => void shutdown("stdin closed"));
+    transport.onend = () => void shutdown("stdin closed");
 
     await server.connect(transport);
     forwardLogsTo(server);

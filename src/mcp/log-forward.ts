@@ -1,6 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
-import type { ConsolaReporter } from "consola/basic";
+import type { ConsolaReporter } from "consola/core";
 import { addLogReporter } from "../log.ts";
 
 /** consola's message types → MCP's syslog levels. */

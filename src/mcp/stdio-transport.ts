@@ -2,24 +2,34 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { LineReader } from "./line-reader.ts";
 
+/** Where the transport writes: Bun's own sink for stdout, or a test's. */
+export type LineSink = { write(text: string): unknown; flush(): unknown };
+
 /**
  * The MCP stdio transport of `dl serve`: newline-delimited JSON-RPC on stdin/stdout,
  * like the SDK's StdioServerTransport, except that one message over `maxMessageBytes`
  * is answered with a JSON-RPC error (code -32600, the request's id when it can be read)
- * and the server keeps serving. The transport never pauses or closes stdin on bad input,
- * so stdin closing always reaches `dl serve`'s shutdown.
+ * and the server keeps serving. The transport never stops reading on bad input, so the
+ * end of stdin always reaches `onend` (dl serve's shutdown).
+ *
+ * It reads and writes through Bun's stdin stream and stdout sink, not Node's
+ * process.stdin/stdout: those stream objects cost about 6 MB of a server that idles in
+ * 50 (bench/startup). The sink queues what the client is slow to read, in order.
  */
 export class CappedStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** stdin reached its end or failed: the client has gone. */
+  onend?: () => void;
   private readonly reader: LineReader;
   private started = false;
+  private closed = false;
 
   constructor(
     private readonly maxMessageBytes: number,
-    private readonly stdin: NodeJS.ReadableStream = process.stdin,
-    private readonly stdout: NodeJS.WritableStream = process.stdout,
+    private readonly input: ReadableStream<Uint8Array> = Bun.stdin.stream(),
+    private readonly output: LineSink = Bun.stdout.writer(),
   ) {
     this.reader = new LineReader(maxMessageBytes);
   }
@@ -27,19 +37,32 @@ export class CappedStdioTransport implements Transport {
   async start(): Promise<void> {
     if (this.started) throw new Error("CappedStdioTransport already started");
     this.started = true;
-    this.stdin.on("data", this.onData);
-    this.stdin.on("error", this.onStdinError);
+    void this.pump();
   }
 
-  private readonly onData = (chunk: Buffer | string): void => {
-    const buf = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+  /** Reads stdin to its end, whatever it carries; then `onend`. */
+  private async pump(): Promise<void> {
+    const stream = this.input.getReader();
+    try {
+      for (;;) {
+        const { value, done } = await stream.read();
+        if (done || this.closed) break;
+        this.onData(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+      }
+    } catch (e) {
+      this.onerror?.(e instanceof Error ? e : new Error(String(e)));
+    } finally {
+      stream.releaseLock();
+      if (!this.closed) this.onend?.();
+    }
+  }
+
+  private readonly onData = (buf: Buffer): void => {
     for (const ev of this.reader.push(buf)) {
       if (ev.kind === "oversize") this.refuse(ev.bytes, requestIdOf(ev.head, ev.tail));
       else if (ev.text.trim() !== "") this.deliver(ev.text);
     }
   };
-
-  private readonly onStdinError = (e: Error): void => this.onerror?.(e);
 
   private deliver(line: string): void {
     let value: unknown;
@@ -70,8 +93,8 @@ export class CappedStdioTransport implements Transport {
   }
 
   async close(): Promise<void> {
-    this.stdin.off("data", this.onData);
-    this.stdin.off("error", this.onStdinError);
+    if (this.closed) return;
+    this.closed = true;
     this.onclose?.();
   }
 
@@ -79,11 +102,14 @@ export class CappedStdioTransport implements Transport {
     return this.write(message);
   }
 
-  private write(message: unknown): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve();
-      else this.stdout.once("drain", resolve);
-    });
+  /** Resolves once the line is handed to stdout; a client that has gone is reported, not thrown. */
+  private async write(message: unknown): Promise<void> {
+    try {
+      this.output.write(`${JSON.stringify(message)}\n`);
+      await this.output.flush();
+    } catch (e) {
+      this.onerror?.(e instanceof Error ? e : new Error(String(e)));
+    }
   }
 }
 
