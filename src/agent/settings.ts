@@ -1,8 +1,13 @@
 import type { ResendReasoningMode } from "../backends/route.ts";
 import { DEFAULT_MAX_TOKENS_CAPS, DEFAULT_MAX_TURNS, DEFAULT_REASONING_ALIASES } from "./policy.ts";
-import { READ_FILE_DEFAULTS, type ReadFileSettings } from "./tools/read-file.ts";
-import { RUN_BASH_DEFAULTS, type RunBashSettings } from "./tools/run-bash.ts";
-import { WRITE_FILE_DEFAULTS, type WriteFileSettings } from "./tools/write-file.ts";
+import {
+  READ_FILE_DEFAULTS,
+  type ReadFileSettings,
+  RUN_BASH_DEFAULTS,
+  type RunBashSettings,
+  WRITE_FILE_DEFAULTS,
+  type WriteFileSettings,
+} from "./tools/settings.ts";
 
 /**
  * Everything the loop needs from configuration. config.ts fills it from DELEGATE_*

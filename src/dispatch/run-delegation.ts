@@ -1,6 +1,5 @@
 import { resolve } from "node:path";
 import { type Agent, lookupAgent } from "../agent/lookup.ts";
-import { runAgent } from "../agent/loop.ts";
 import { resolveModel } from "../agent/policy.ts";
 import type { AgentResult } from "../agent/result.ts";
 import type { AgentSettings } from "../agent/settings.ts";
@@ -100,6 +99,8 @@ export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext)
   let lastResponse: ModelResponse | undefined;
   let calls = 0;
   const doComplete = ctx.complete ?? ((req: ModelRequest) => httpComplete(req, ctx.completeOptions));
+  // Loaded on the first run: a server answering initialize or tools/list never pays for the loop.
+  const { runAgent } = await import("../agent/loop.ts");
   const result: DelegationResult = await runAgent({
     agent: p.agent,
     task: p.input.task,

@@ -11,7 +11,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { READ_FILE_DEFAULTS, readFileTool } from "../../src/agent/tools/read-file.ts";
+import { readFileTool } from "../../src/agent/tools/read-file.ts";
+import { READ_FILE_DEFAULTS } from "../../src/agent/tools/settings.ts";
 import type { ToolContext } from "../../src/agent/tools/types.ts";
 import { writeFileTool } from "../../src/agent/tools/write-file.ts";
 import { tempDir } from "../helpers/dl.ts";

@@ -4,7 +4,7 @@ import { parseAgentFile } from "../../src/agent/frontmatter.ts";
 import type { Agent } from "../../src/agent/lookup.ts";
 import { buildSystemPrompt, CONTEXT_SCOPE_HINT } from "../../src/agent/prompt.ts";
 import { buildTools } from "../../src/agent/tools/index.ts";
-import { RUN_BASH_DEFAULTS } from "../../src/agent/tools/run-bash.ts";
+import { RUN_BASH_DEFAULTS } from "../../src/agent/tools/settings.ts";
 import type { ToolSpec } from "../../src/backends/types.ts";
 
 const agent: Agent = {

@@ -5,7 +5,8 @@
 import { expect, test } from "bun:test";
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { page, READ_FILE_DEFAULTS, type ReadFileSettings, readFileTool } from "../../src/agent/tools/read-file.ts";
+import { page, readFileTool } from "../../src/agent/tools/read-file.ts";
+import { READ_FILE_DEFAULTS, type ReadFileSettings } from "../../src/agent/tools/settings.ts";
 import { tempDir } from "../helpers/dl.ts";
 
 function referencePage(

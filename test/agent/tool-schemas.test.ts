@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildTools } from "../../src/agent/tools/index.ts";
-import { RUN_BASH_DEFAULTS } from "../../src/agent/tools/run-bash.ts";
+import { RUN_BASH_DEFAULTS } from "../../src/agent/tools/settings.ts";
 import { tempDir } from "../helpers/dl.ts";
 
 /** Each agent tool has one zod schema: the JSON Schema the model sees and the argument parser. */

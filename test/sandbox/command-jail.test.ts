@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { realpathSync } from "node:fs";
 import { Semaphore } from "../../src/agent/semaphore.ts";
-import { RUN_BASH_DEFAULTS, runBashTool } from "../../src/agent/tools/run-bash.ts";
+import { runBashTool } from "../../src/agent/tools/run-bash.ts";
+import { RUN_BASH_DEFAULTS } from "../../src/agent/tools/settings.ts";
 import { commandJail } from "../../src/sandbox/command-jail.ts";
 import type { JailProbe } from "../../src/sandbox/probe.ts";
 import { tempDir } from "../helpers/dl.ts";

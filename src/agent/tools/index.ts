@@ -1,7 +1,14 @@
-import { READ_FILE_DEFAULTS, type ReadFileSettings, readFileTool } from "./read-file.ts";
-import { type RunBashSettings, runBashTool } from "./run-bash.ts";
+import { readFileTool } from "./read-file.ts";
+import { runBashTool } from "./run-bash.ts";
+import {
+  READ_FILE_DEFAULTS,
+  type ReadFileSettings,
+  type RunBashSettings,
+  WRITE_FILE_DEFAULTS,
+  type WriteFileSettings,
+} from "./settings.ts";
 import { type AgentTool, fail } from "./types.ts";
-import { WRITE_FILE_DEFAULTS, type WriteFileSettings, writeFileTool } from "./write-file.ts";
+import { writeFileTool } from "./write-file.ts";
 
 export type ToolSettings = {
   read: ReadFileSettings;

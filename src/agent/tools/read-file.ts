@@ -4,22 +4,8 @@ import { z } from "zod";
 import { describeError, isDlError } from "../../errors.ts";
 import { confinePath, displayPath } from "./confine.ts";
 import { type Confinement, openConfined } from "./open-confined.ts";
+import { READ_FILE_DEFAULTS, type ReadFileSettings } from "./settings.ts";
 import { type AgentTool, defineTool, fail, ok, optionalInt, pathArg } from "./types.ts";
-
-export type ReadFileSettings = {
-  /** Text returned per call (~50 KB); the model pages with offset/limit beyond it. */
-  maxBytesPerCall: number;
-  /** Files larger than this are refused outright (reading them would only burn memory). */
-  maxFileBytes: number;
-  /** A single line longer than this is cut, so one minified line cannot eat the page. */
-  maxLineChars: number;
-};
-
-export const READ_FILE_DEFAULTS: ReadFileSettings = {
-  maxBytesPerCall: 50_000,
-  maxFileBytes: 20 * 1024 * 1024,
-  maxLineChars: 2_000,
-};
 
 const BINARY_SNIFF = 8_000;
 /**

@@ -4,43 +4,10 @@ import { z } from "zod";
 import { describeError, isDlError } from "../../errors.ts";
 import type { CommandJail } from "../../sandbox/command-jail.ts";
 import { runGroup, type StreamName } from "../../sys/process.ts";
-import { type Semaphore, sharedSemaphore } from "../semaphore.ts";
+import { sharedSemaphore } from "../semaphore.ts";
 import { bashEnv } from "./env.ts";
+import type { RunBashSettings } from "./settings.ts";
 import { type AgentTool, defineTool, fail, type ToolOutcome } from "./types.ts";
-
-export type RunBashSettings = {
-  /** DELEGATE_RUN_BASH=0 removes the tool (the loop leaves it out). */
-  enabled: boolean;
-  /** DELEGATE_RUN_BASH_TIMEOUT, in ms; the whole process group dies when it passes. */
-  timeoutMs: number;
-  stdoutCap: number;
-  stderrCap: number;
-  /** The environment to filter (config passes a snapshot; tools never read process.env). */
-  baseEnv: Readonly<Record<string, string | undefined>>;
-  /** DELEGATE_ENV_PASSTHROUGH names. */
-  passthrough: readonly string[];
-  /** Commands running at once in this process, across all agent runs. */
-  maxConcurrent: number;
-  /** Tests inject their own; otherwise one process-wide semaphore per cap value. */
-  limiter?: Semaphore;
-  /** Between SIGTERM and SIGKILL when the timeout or an abort stops a command. */
-  graceMs: number;
-  /**
-   * DELEGATE_RUN_BASH_SANDBOX: every command runs inside this jail, and a jail that
-   * cannot start fails the command (never a run outside it). Null: no jail.
-   */
-  jail?: CommandJail | null;
-};
-
-export const RUN_BASH_DEFAULTS: Omit<RunBashSettings, "baseEnv"> = {
-  enabled: true,
-  timeoutMs: 120_000,
-  stdoutCap: 12 * 1024,
-  stderrCap: 4 * 1024,
-  passthrough: [],
-  maxConcurrent: 8,
-  graceMs: 2_000,
-};
 
 function pickShell(): string {
   for (const s of ["/bin/bash", "/usr/bin/bash"]) if (existsSync(s)) return s;

@@ -7,14 +7,8 @@ import { describeError, isDlError } from "../../errors.ts";
 import { confinePath, displayPath } from "./confine.ts";
 import { FD_PATHS, fdPath, openDirBelow } from "./dir-walk.ts";
 import { type Confinement, openConfined, proveSameFile } from "./open-confined.ts";
+import { WRITE_FILE_DEFAULTS, type WriteFileSettings } from "./settings.ts";
 import { type AgentTool, defineTool, fail, ok, pathArg } from "./types.ts";
-
-export type WriteFileSettings = {
-  /** Largest content accepted in one call, in bytes (UTF-8). */
-  maxBytes: number;
-};
-
-export const WRITE_FILE_DEFAULTS: WriteFileSettings = { maxBytes: 5 * 1024 * 1024 };
 
 const writeFileInput = z.object({
   path: pathArg(),

@@ -1,0 +1,64 @@
+import type { CommandJail } from "../../sandbox/command-jail.ts";
+import type { Semaphore } from "../semaphore.ts";
+
+/**
+ * What the agent tools can be told, and their defaults. Apart from the tools so that
+ * settings (built at every start) never load the tools' code and schemas, which only a
+ * run needs.
+ */
+
+export type ReadFileSettings = {
+  /** Text returned per call (~50 KB); the model pages with offset/limit beyond it. */
+  maxBytesPerCall: number;
+  /** Files larger than this are refused outright (reading them would only burn memory). */
+  maxFileBytes: number;
+  /** A single line longer than this is cut, so one minified line cannot eat the page. */
+  maxLineChars: number;
+};
+
+export const READ_FILE_DEFAULTS: ReadFileSettings = {
+  maxBytesPerCall: 50_000,
+  maxFileBytes: 20 * 1024 * 1024,
+  maxLineChars: 2_000,
+};
+
+export type WriteFileSettings = {
+  /** Largest content accepted in one call, in bytes (UTF-8). */
+  maxBytes: number;
+};
+
+export const WRITE_FILE_DEFAULTS: WriteFileSettings = { maxBytes: 5 * 1024 * 1024 };
+
+export type RunBashSettings = {
+  /** DELEGATE_RUN_BASH=0 removes the tool (the loop leaves it out). */
+  enabled: boolean;
+  /** DELEGATE_RUN_BASH_TIMEOUT, in ms; the whole process group dies when it passes. */
+  timeoutMs: number;
+  stdoutCap: number;
+  stderrCap: number;
+  /** The environment to filter (config passes a snapshot; tools never read process.env). */
+  baseEnv: Readonly<Record<string, string | undefined>>;
+  /** DELEGATE_ENV_PASSTHROUGH names. */
+  passthrough: readonly string[];
+  /** Commands running at once in this process, across all agent runs. */
+  maxConcurrent: number;
+  /** Tests inject their own; otherwise one process-wide semaphore per cap value. */
+  limiter?: Semaphore;
+  /** Between SIGTERM and SIGKILL when the timeout or an abort stops a command. */
+  graceMs: number;
+  /**
+   * DELEGATE_RUN_BASH_SANDBOX: every command runs inside this jail, and a jail that
+   * cannot start fails the command (never a run outside it). Null: no jail.
+   */
+  jail?: CommandJail | null;
+};
+
+export const RUN_BASH_DEFAULTS: Omit<RunBashSettings, "baseEnv"> = {
+  enabled: true,
+  timeoutMs: 120_000,
+  stdoutCap: 12 * 1024,
+  stderrCap: 4 * 1024,
+  passthrough: [],
+  maxConcurrent: 8,
+  graceMs: 2_000,
+};
