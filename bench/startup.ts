@@ -1,7 +1,8 @@
 /**
  * bench/startup — how fast `dl serve` answers `initialize` and how much memory it holds
- * after `tools/list`, beside a minimal Node.js MCP server on the same SDK, measured in
- * the same run (this machine is noisy: compare the ratio, not the absolute figures).
+ * after `tools/list`, beside two minimal one-tool MCP servers on the same SDK measured in
+ * the same run: run by Node.js, and compiled by Bun like dl (the floor for a Bun binary
+ * on this SDK). This machine is noisy: compare the ratios, not the absolute figures.
  *
  *   npm run build && bun bench/startup.ts [runs=20]
  */
@@ -94,12 +95,28 @@ async function measure(name: string, cmd: string[]) {
   };
 }
 
-const nodeCmd = ["node", join(root, "bench", "fixture", "node-mcp-server.mjs")];
+const baselineSource = join(root, "bench", "fixture", "node-mcp-server.mjs");
+const nodeCmd = ["node", baselineSource];
+/** The same one-tool server, compiled as build.ts compiles dl (minified, bytecode), without dl's start-up work. */
+async function compiledBaseline(): Promise<string> {
+  const outfile = join(home, "bun-mcp-server");
+  const built = await Bun.build({
+    entrypoints: [baselineSource],
+    minify: true,
+    bytecode: true,
+    format: "esm",
+    compile: { outfile },
+  });
+  if (!built.success) throw new Error(`compiling the baseline failed: ${built.logs.join("; ")}`);
+  return outfile;
+}
+const bunCmd = [await compiledBaseline()];
 const dlRes = await measure("dl serve (compiled)", [dl, "serve"]);
+const bunRes = await measure("bun-compiled, same SDK", bunCmd);
 const nodeRes = await measure("node + same SDK (baseline)", nodeCmd);
 
 console.log(`bench/startup: ${RUNS} runs each, spawn → initialize answered; RSS after tools/list`);
-for (const r of [dlRes, nodeRes]) {
+for (const r of [dlRes, bunRes, nodeRes]) {
   console.log(
     `  ${r.name.padEnd(28)} initialize median ${r.initMedian.toFixed(1).padStart(6)} ms  p90 ${r.initP90.toFixed(1).padStart(6)} ms   RSS median ${r.rssMedian.toFixed(1).padStart(5)} MB`,
   );
@@ -109,6 +126,8 @@ const verdict = (value: number, aim: number, unit: string) =>
 console.log(
   `  aims for dl serve: initialize ${verdict(dlRes.initMedian, AIM_INIT_MS, "ms")}, RSS ${verdict(dlRes.rssMedian, AIM_RSS_MB, "MB")}`,
 );
-console.log(
-  `  ratio dl/baseline: initialize ${(dlRes.initMedian / nodeRes.initMedian).toFixed(2)}x, RSS ${(dlRes.rssMedian / nodeRes.rssMedian).toFixed(2)}x`,
-);
+for (const base of [bunRes, nodeRes]) {
+  console.log(
+    `  ratio dl / ${base.name}: initialize ${(dlRes.initMedian / base.initMedian).toFixed(2)}x, RSS ${(dlRes.rssMedian / base.rssMedian).toFixed(2)}x`,
+  );
+}
