@@ -1,5 +1,5 @@
 /**
- * A build step: the MCP SDK's types.js builds about 190 zod schemas when it is imported,
+ * A build step: the MCP SDK's types.js builds about 160 zod schemas when it is imported,
  * one for every message of the protocol, and a server answering `initialize` uses a few
  * dozen of them. Building them all took about a quarter of `dl serve`'s start and 10 MB
  * of its memory (bench/startup). This rewrites each top-level `const …Schema = <expr>;`
