@@ -6,7 +6,11 @@ import { until } from "../helpers/until.ts";
 /** A stdin the test writes to, and a stdout sink that keeps what the transport wrote. */
 function pipes() {
   let push!: ReadableStreamDefaultController<Uint8Array>;
-  const input = new ReadableStream<Uint8Array>({ start: (c) => void (push = c) });
+  const input = new ReadableStream<Uint8Array>({
+    start(c) {
+      push = c;
+    },
+  });
   const written: string[] = [];
   const output = { write: (text: string) => written.push(text), flush: () => Promise.resolve() };
   const send = (text: string) => push.enqueue(new TextEncoder().encode(text));
@@ -56,7 +60,9 @@ test("a stdin that fails ends the session too, and a transport closed first does
   const errors: string[] = [];
   let ended = false;
   t.onerror = (e) => errors.push(e.message);
-  t.onend = () => void (ended = true);
+  t.onend = () => {
+    ended = true;
+  };
   await t.start();
   failing.fail(new Error("EIO"));
   await until(() => ended, "onend after stdin fails");
@@ -66,7 +72,9 @@ test("a stdin that fails ends the session too, and a transport closed first does
   const c = new CappedStdioTransport(100, closing.input, closing.output);
   let closedEnd = false;
   let closed = 0;
-  c.onend = () => void (closedEnd = true);
+  c.onend = () => {
+    closedEnd = true;
+  };
   c.onclose = () => closed++;
   await c.start();
   await c.close();
