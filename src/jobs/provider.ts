@@ -71,6 +71,11 @@ export interface Provider {
    */
   validate(raw: unknown): ValidatedTask;
   /**
+   * Checks that need the disk, once the task and its workdir have passed (the agent
+   * provider looks its agent up). Throws DlError to refuse; submit then starts nothing.
+   */
+  admit?(task: ValidatedTask, workdir: string): Promise<void>;
+  /**
    * argv/env/cwd for a job about to start. `jobDir` exists and is private to the job. A
    * throw ends the job `failed` without running anything: failure_kind `infra`, or the
    * `failure_kind` a DlError names in its data (its message is then the whole answer).

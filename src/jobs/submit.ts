@@ -35,6 +35,7 @@ export async function prepareJobs(
           "workdir must be the absolute path of a checkout or worktree (one job per worktree)",
         );
       const workdir = checkWorkdir(t.workdir, o.guards);
+      await p.admit?.(t, workdir);
       const ws = await resolveWorkspace(workdir, o.guards.toolEnv);
       const id = `${p.idPrefix}${randomBytes(5).toString("hex")}`;
       rows.push({

@@ -199,6 +199,20 @@ describe("submit_agent / poll_agent / cancel_agent through dist/dl serve", () =>
     const flag = await call(s, "submit_agent", { tasks: [agentTask(repo, { agent_name: "--json" })] });
     expect(flag.isError).toBe(true);
     expect(flag.text).toContain("nothing was started");
+    // An agent no place has is refused at submit, as delegate_to_local_agent refuses it,
+    // not queued to fail in its child.
+    const missing = await call(s, "submit_agent", {
+      tasks: [agentTask(repo), agentTask(repo, { agent_name: "nope" })],
+    });
+    expect(missing.isError).toBe(true);
+    expect(missing.text).toContain("task 2: agent 'nope' not found");
+    expect(missing.text).toContain("nothing was started");
+    const store = JobStore.open(stateDir, { readonly: true });
+    try {
+      expect(store.listRecent(10)).toEqual([]);
+    } finally {
+      store.close();
+    }
   }, 60_000);
 
   test("cancel of a queued and of a running job", async () => {

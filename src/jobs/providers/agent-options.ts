@@ -9,6 +9,7 @@ export function agentOptionsFromConfig(c: Config, waitCommand: string, baseDir: 
     baseDir,
     self: selfArgv(),
     env: c.dlChildEnv,
+    agentsDir: c.paths.agentsDir,
     maxConcurrent: c.agentJobs.maxConcurrent,
     maxPerProject: c.agentJobs.maxPerProject,
     maxQueue: c.agentJobs.maxQueue,

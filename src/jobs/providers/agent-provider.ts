@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lookupAgent } from "../../agent/lookup.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../provider.ts";
 import { outputExcerpt } from "../sanitize.ts";
@@ -9,6 +10,8 @@ export interface AgentProviderOptions extends AgentTaskRules {
   self: readonly string[];
   /** The child environment: the allowlist plus dl's own settings (config.dlChildEnv). */
   env: Readonly<Record<string, string>>;
+  /** DELEGATE_LOCAL_AGENTS_DIR (resolved): where the lookup ends. */
+  agentsDir: string;
 }
 
 /**
@@ -75,6 +78,11 @@ export function agentProvider(o: AgentProviderOptions): Provider {
     idPrefix: "ag-",
     validate(raw: unknown): ValidatedTask {
       return validateAgentTask(raw, o);
+    },
+    // An agent that cannot be found or read is refused now, as delegate_to_local_agent
+    // refuses it, not queued to fail in its child minutes later.
+    async admit(task: ValidatedTask, workdir: string) {
+      await lookupAgent(String(task.params.agent_name), { workdir, agentsDir: o.agentsDir, surface: "mcp" });
     },
     launch(job: JobRow, ctx: { jobDir: string }) {
       return buildAgentLaunch(job, ctx.jobDir, o);

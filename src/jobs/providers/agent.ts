@@ -21,6 +21,8 @@ export interface AgentServiceOptions {
   self: readonly string[];
   /** The child environment (config.dlChildEnv): allowlist plus dl's own settings. */
   env: Readonly<Record<string, string>>;
+  /** DELEGATE_LOCAL_AGENTS_DIR (resolved): submit refuses an agent none of the three places has. */
+  agentsDir: string;
   maxConcurrent: number;
   maxPerProject: number;
   maxQueue: number;
@@ -59,7 +61,7 @@ export class AgentService {
   static async start(o: AgentServiceOptions): Promise<AgentService> {
     const engine = await startMachineEngine(
       {
-        provider: agentProvider({ baseDir: o.baseDir, self: o.self, env: o.env }),
+        provider: agentProvider({ baseDir: o.baseDir, self: o.self, env: o.env, agentsDir: o.agentsDir }),
         stateDir: o.stateDir,
         maxConcurrent: o.maxConcurrent,
         maxPerProject: o.maxPerProject,
