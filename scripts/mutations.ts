@@ -1,7 +1,7 @@
 /**
  * Guard-removal mutation check: `npm run mutations [-- --sample | --only id,id | --list]`.
  *
- * Copies the tree (src, test, build files; node_modules symlinked) to a temp folder, then
+ * Copies the tree (src, test, scripts, build files; node_modules symlinked) to a temp folder, then
  * for each mutation of scripts/mutation-list.ts: applies its one text replacement, builds
  * dist/dl when its tests drive the binary, runs only its test files, and restores the
  * file. A mutation is caught when those tests fail. Before any mutation, the same test
@@ -18,7 +18,7 @@ import { join, resolve } from "node:path";
 import { MUTATIONS, type Mutation } from "./mutation-list.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
-const COPY = ["src", "test", "examples", "build.ts", "package.json", "bunfig.toml", "tsconfig.json"];
+const COPY = ["src", "test", "examples", "scripts", "build.ts", "package.json", "bunfig.toml", "tsconfig.json"];
 /** One mutation's tests must finish within this (a hang counts as caught, but is reported). */
 const PER_MUTATION_MS = 240_000;
 
