@@ -7,6 +7,7 @@
 import { mkdirSync } from "node:fs";
 import pkg from "./package.json" with { type: "json" };
 import { LAZY_SDK_SCHEMAS } from "./scripts/lazy-sdk-schemas.ts";
+import { toolCatalogue } from "./scripts/tool-catalogue.ts";
 
 const HOST_TARGETS: Record<string, Bun.Build.CompileTarget> = {
   "linux-x64": "bun-linux-x64",
@@ -52,6 +53,8 @@ const UNUSED_SDK_PATHS: Bun.BunPlugin = {
 
 mkdirSync("dist", { recursive: true });
 const started = performance.now();
+// What tools/list answers, made now so the binary never converts its tool schemas at run time.
+const catalogue = await toolCatalogue(pkg.version);
 const result = await Bun.build({
   entrypoints: ["./src/main.ts"],
   plugins: [UNUSED_SDK_PATHS, LAZY_SDK_SCHEMAS],
@@ -59,7 +62,7 @@ const result = await Bun.build({
   sourcemap: "none",
   bytecode: true,
   format: "esm",
-  define: { DL_VERSION: JSON.stringify(pkg.version) },
+  define: { DL_VERSION: JSON.stringify(pkg.version), DL_TOOL_CATALOGUE: JSON.stringify(catalogue) },
   compile: {
     target,
     outfile: "./dist/dl",

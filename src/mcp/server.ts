@@ -3,6 +3,7 @@ import type { ServerDeps } from "../services.ts";
 import { JobTaskStore } from "./job-tasks.ts";
 import { noElicitationValidator } from "./no-elicitation.ts";
 import { upgradeSubmitTools } from "./task-tools.ts";
+import { answerToolsListFromCatalogue } from "./tool-catalogue.ts";
 import { registerAgentJobTools } from "./tools/agent-job-tools.ts";
 import { registerCodexTools } from "./tools/codex-tools.ts";
 import { registerDelegateBatch } from "./tools/delegate-batch.ts";
@@ -46,5 +47,6 @@ export function createServer(deps: ServerDeps): McpServer {
   registerListLocalAgents(server, deps);
   registerLocalBackendStatus(server, deps);
   upgradeSubmitTools(server, TASK_TOOLS, tasks);
+  answerToolsListFromCatalogue(server, deps.config);
   return server;
 }
