@@ -1,3 +1,5 @@
+import { join } from "node:path";
+
 /**
  * A build step: the MCP SDK's types.js builds about 160 zod schemas when it is imported,
  * one for every message of the protocol, and a server answering `initialize` uses a few
@@ -11,28 +13,8 @@
  * shipping a binary whose protocol types changed behind its back.
  */
 
-/** The stand-in, prepended to the rewritten module. A Proxy, so `instanceof`, methods and properties all reach the real schema. */
-const LAZY_HELPER = `
-function __dlLazySchema(make) {
-  let real;
-  const get = () => (real ??= make());
-  return new Proxy({}, {
-    get: (_t, key) => Reflect.get(get(), key),
-    set: (_t, key, value) => Reflect.set(get(), key, value),
-    has: (_t, key) => Reflect.has(get(), key),
-    ownKeys: () => Reflect.ownKeys(get()),
-    getOwnPropertyDescriptor: (_t, key) => {
-      const d = Reflect.getOwnPropertyDescriptor(get(), key);
-      return d && { ...d, configurable: true };
-    },
-    defineProperty: (_t, key, d) => Reflect.defineProperty(get(), key, d),
-    deleteProperty: (_t, key) => Reflect.deleteProperty(get(), key),
-    getPrototypeOf: () => Reflect.getPrototypeOf(get()),
-    setPrototypeOf: () => false,
-    preventExtensions: () => false,
-  });
-}
-`;
+/** The stand-in (src/lazy-schema.ts, the same one dl's own tool schemas use), imported by the rewritten module. */
+const LAZY_IMPORT = `import { lazySchema as __dlLazySchema } from ${JSON.stringify(join(import.meta.dir, "..", "src", "lazy-schema.ts"))};`;
 
 /** A top-level statement starts at column 0 with a letter, `(` or a comment; `]`, `}` or `)` there closes the one before. */
 const STATEMENT_START = /^[A-Za-z_(/]/;
@@ -58,7 +40,7 @@ export function lazySchemas(source: string): LazyRewrite {
   });
   if (schemas < 100)
     throw new Error(`lazy-sdk-schemas: found ${schemas} schemas in the SDK's types.js, expected over 100`);
-  return { code: `${LAZY_HELPER}\n${out.join("\n")}`, schemas };
+  return { code: `${LAZY_IMPORT}\n${out.join("\n")}`, schemas };
 }
 
 /** The Bun plugin: applies `lazySchemas` to @modelcontextprotocol/sdk's types.js. */

@@ -1,35 +1,38 @@
 import { z } from "zod";
+import { lazySchema } from "../lazy-schema.ts";
 
 /**
  * The one result shape every entry point returns (delegate_to_local_agent, each item of
  * delegate_batch, delegate_to_provider, `dl run --json`). The bash counters are measured
  * by dl, not reported by the model, so an orchestrator can check claims like "tests pass".
  */
-export const agentResultSchema = z.object({
-  success: z.boolean().describe("true only if the agent finished on its own, without error"),
-  final_response: z.string().describe("the agent's last text reply"),
-  agent_source: z.enum(["project-agent", "project-skill", "global"]),
-  model: z.string().describe("the model requested"),
-  model_used: z.string().describe("the model the backend says answered"),
-  turns: z.number().int(),
-  stop_reason: z.string(),
-  hit_turn_limit: z.boolean(),
-  incomplete: z
-    .boolean()
-    .describe("the agent stopped before finishing (turn limit, output cut, announced work not done)"),
-  nudges: z.number().int(),
-  resumed_after_nudge: z.boolean(),
-  bash_calls: z.number().int(),
-  bash_failures: z.number().int(),
-  last_bash_exit: z.number().int().nullable(),
-  usage: z.object({
-    input_tokens: z.number().int(),
-    output_tokens: z.number().int(),
-    cache_read_tokens: z.number().int(),
-    cache_write_tokens: z.number().int(),
+export const agentResultSchema = lazySchema(() =>
+  z.object({
+    success: z.boolean().describe("true only if the agent finished on its own, without error"),
+    final_response: z.string().describe("the agent's last text reply"),
+    agent_source: z.enum(["project-agent", "project-skill", "global"]),
+    model: z.string().describe("the model requested"),
+    model_used: z.string().describe("the model the backend says answered"),
+    turns: z.number().int(),
+    stop_reason: z.string(),
+    hit_turn_limit: z.boolean(),
+    incomplete: z
+      .boolean()
+      .describe("the agent stopped before finishing (turn limit, output cut, announced work not done)"),
+    nudges: z.number().int(),
+    resumed_after_nudge: z.boolean(),
+    bash_calls: z.number().int(),
+    bash_failures: z.number().int(),
+    last_bash_exit: z.number().int().nullable(),
+    usage: z.object({
+      input_tokens: z.number().int(),
+      output_tokens: z.number().int(),
+      cache_read_tokens: z.number().int(),
+      cache_write_tokens: z.number().int(),
+    }),
+    elapsed_s: z.number(),
+    error: z.string().optional().describe("what failed and what to try"),
   }),
-  elapsed_s: z.number(),
-  error: z.string().optional().describe("what failed and what to try"),
-});
+);
 
 export type AgentResult = z.infer<typeof agentResultSchema>;

@@ -1,7 +1,8 @@
 import { z } from "zod";
+import { builtOnce, lazySchema } from "../lazy-schema.ts";
 
-/** The fields every delegation takes, shared by the single, batch and provider tools. */
-export const delegationFields = {
+/** The fields every delegation takes, shared by the single, batch and provider tools (built on first use). */
+export const delegationFields = builtOnce(() => ({
   agent_name: z
     .string()
     .min(1)
@@ -28,7 +29,7 @@ export const delegationFields = {
     .max(1_000_000)
     .optional()
     .describe("output budget per turn; default 65536 (150000 for reasoning tiers)"),
-};
+}));
 
-export const delegationInput = z.object(delegationFields).strict();
+export const delegationInput = lazySchema(() => z.object(delegationFields()).strict());
 export type DelegationArgs = z.infer<typeof delegationInput>;

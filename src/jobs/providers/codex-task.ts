@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { z } from "zod";
 import { DlError } from "../../errors.ts";
+import { lazySchema } from "../../lazy-schema.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { LaunchSpec, ValidatedTask } from "../provider.ts";
 import { parseTask, taskText, timeoutSeconds } from "../task-input.ts";
@@ -36,39 +37,41 @@ export interface TaskRules {
  * caller goes through). What depends on the configuration (model names, the danger
  * sandbox, the default timeout) is checked by validateCodexTask afterwards.
  */
-export const codexTaskInput = z
-  .object({
-    task: taskText(
-      "Codex",
-      MAX_TASK_BYTES,
-      "what Codex should do; it edits files and runs commands in workdir on its own",
-    ),
-    workdir: z
-      .string({ error: "workdir must be the absolute path of a checkout or worktree (one job per worktree)" })
-      .min(1, "workdir must be the absolute path of a checkout or worktree (one job per worktree)")
-      .describe("absolute path of a git worktree for this job (one job per worktree; not $HOME or /)"),
-    model: z
-      .string({ error: "model must be a string" })
-      .optional()
-      .describe(
-        "gpt-6.1-terra (default), gpt-6.1-sol, gpt-6-astra, gpt-6-sol, gpt-6-luna, gpt-5.6-sol/terra/luna, gpt-5.5, gpt-5.4, gpt-5.4-mini, or an alias: sol, astra, luna, terra, 6-sol, 6.1-sol, 6.1-terra, 5.6-*, 5.5",
+export const codexTaskInput = lazySchema(() =>
+  z
+    .object({
+      task: taskText(
+        "Codex",
+        MAX_TASK_BYTES,
+        "what Codex should do; it edits files and runs commands in workdir on its own",
       ),
-    effort: z.string({ error: "effort must be a string" }).optional().describe("reasoning effort, default low"),
-    sandbox: z
-      .enum(CODEX_SANDBOXES, {
-        error: `sandbox must be one of ${CODEX_SANDBOXES.join(", ")} (default workspace-write)`,
-      })
-      .optional()
-      .describe(
-        "workspace-write (default), read-only, or danger-full-access (only with DELEGATE_CODEX_ALLOW_DANGER=1)",
-      ),
-    timeout_s: timeoutSeconds(MAX_TIMEOUT_S, DEFAULT_TIMEOUT_S, "the process group is killed"),
-    allow_over_quota: z
-      .boolean({ error: "allow_over_quota must be true or false" })
-      .optional()
-      .describe("run even above DELEGATE_CODEX_QUOTA_REFUSE_PCT"),
-  })
-  .strict();
+      workdir: z
+        .string({ error: "workdir must be the absolute path of a checkout or worktree (one job per worktree)" })
+        .min(1, "workdir must be the absolute path of a checkout or worktree (one job per worktree)")
+        .describe("absolute path of a git worktree for this job (one job per worktree; not $HOME or /)"),
+      model: z
+        .string({ error: "model must be a string" })
+        .optional()
+        .describe(
+          "gpt-6.1-terra (default), gpt-6.1-sol, gpt-6-astra, gpt-6-sol, gpt-6-luna, gpt-5.6-sol/terra/luna, gpt-5.5, gpt-5.4, gpt-5.4-mini, or an alias: sol, astra, luna, terra, 6-sol, 6.1-sol, 6.1-terra, 5.6-*, 5.5",
+        ),
+      effort: z.string({ error: "effort must be a string" }).optional().describe("reasoning effort, default low"),
+      sandbox: z
+        .enum(CODEX_SANDBOXES, {
+          error: `sandbox must be one of ${CODEX_SANDBOXES.join(", ")} (default workspace-write)`,
+        })
+        .optional()
+        .describe(
+          "workspace-write (default), read-only, or danger-full-access (only with DELEGATE_CODEX_ALLOW_DANGER=1)",
+        ),
+      timeout_s: timeoutSeconds(MAX_TIMEOUT_S, DEFAULT_TIMEOUT_S, "the process group is killed"),
+      allow_over_quota: z
+        .boolean({ error: "allow_over_quota must be true or false" })
+        .optional()
+        .describe("run even above DELEGATE_CODEX_QUOTA_REFUSE_PCT"),
+    })
+    .strict(),
+);
 
 /** Parses one task with codexTaskInput, then applies the configured rules. Throws DlError bad_input. */
 export function validateCodexTask(raw: unknown, rules: TaskRules): ValidatedTask & { allowOverQuota: boolean } {

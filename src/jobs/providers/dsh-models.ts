@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { DlError } from "../../errors.ts";
+import { builtOnce, lazySchema } from "../../lazy-schema.ts";
 
 /**
  * The dsh models allowlist (DELEGATE_DSH_MODELS_FILE), the same shape as the launcher's
@@ -14,12 +15,14 @@ import { DlError } from "../../errors.ts";
  * Token Plan's terms forbid automation, and a file someone copied from a manual setup
  * must not turn that into a breach.
  */
-const entrySchema = z.strictObject({
-  model: z.string().min(1).max(200),
-  enabled: z.boolean(),
-  description: z.string().max(2000).optional(),
-});
-const fileSchema = z.object({ models: z.record(z.string().min(1).max(200), entrySchema) });
+const entrySchema = builtOnce(() =>
+  z.strictObject({
+    model: z.string().min(1).max(200),
+    enabled: z.boolean(),
+    description: z.string().max(2000).optional(),
+  }),
+);
+const fileSchema = lazySchema(() => z.object({ models: z.record(z.string().min(1).max(200), entrySchema()) }));
 
 export interface DshModel {
   alias: string;

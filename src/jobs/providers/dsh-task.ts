@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
+import { lazySchema } from "../../lazy-schema.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { LaunchSpec, ValidatedTask } from "../provider.ts";
 import { parseTask, taskText, timeoutSeconds } from "../task-input.ts";
@@ -21,28 +22,30 @@ const MAX_TASK_BYTES = 1_000_000;
  * checked against the allowlist file afterwards (validateDshTask), since that file can
  * change while the server runs.
  */
-export const dshTaskInput = z
-  .object({
-    task: taskText(
-      "the dsh run",
-      MAX_TASK_BYTES,
-      "what the harness should do in workdir; code only, never PHI or personal data",
-    ),
-    model: z
-      .string({ error: "model is required: an enabled alias from DELEGATE_DSH_MODELS_FILE" })
-      .min(1, "model is required: an enabled alias from DELEGATE_DSH_MODELS_FILE")
-      .max(200, "model is at most 200 characters")
-      .describe("an enabled alias (or its real model name) from the dsh models file; MiMo/Xiaomi models are refused"),
-    workdir: z
-      .string({ error: "workdir must be a path to a checkout or worktree (one job per worktree)" })
-      .min(1, "workdir must be a path to a checkout or worktree (one job per worktree)")
-      .optional()
-      .describe(
-        "the git worktree this job works in (default '.', the directory the server was started in); one job per worktree",
+export const dshTaskInput = lazySchema(() =>
+  z
+    .object({
+      task: taskText(
+        "the dsh run",
+        MAX_TASK_BYTES,
+        "what the harness should do in workdir; code only, never PHI or personal data",
       ),
-    timeout_s: timeoutSeconds(MAX_TIMEOUT_S, DSH_DEFAULT_TIMEOUT_S, "the launcher's process group is killed"),
-  })
-  .strict();
+      model: z
+        .string({ error: "model is required: an enabled alias from DELEGATE_DSH_MODELS_FILE" })
+        .min(1, "model is required: an enabled alias from DELEGATE_DSH_MODELS_FILE")
+        .max(200, "model is at most 200 characters")
+        .describe("an enabled alias (or its real model name) from the dsh models file; MiMo/Xiaomi models are refused"),
+      workdir: z
+        .string({ error: "workdir must be a path to a checkout or worktree (one job per worktree)" })
+        .min(1, "workdir must be a path to a checkout or worktree (one job per worktree)")
+        .optional()
+        .describe(
+          "the git worktree this job works in (default '.', the directory the server was started in); one job per worktree",
+        ),
+      timeout_s: timeoutSeconds(MAX_TIMEOUT_S, DSH_DEFAULT_TIMEOUT_S, "the launcher's process group is killed"),
+    })
+    .strict(),
+);
 
 export interface DshTaskRules {
   /** DELEGATE_DSH_MODELS_FILE (resolved). */

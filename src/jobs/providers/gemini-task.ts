@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../../lazy-schema.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { ValidatedTask } from "../provider.ts";
 import { parseTask, taskText, timeoutSeconds } from "../task-input.ts";
@@ -25,24 +26,26 @@ const WORKDIR_RULE = "workdir must be the absolute path of a checkout or worktre
  * One Gemini task as callers may send it: the single definition of its shape, used by the
  * MCP tools (which publish its JSON Schema) and by the engine's submit.
  */
-export const geminiTaskInput = z
-  .object({
-    task: taskText(
-      "Gemini",
-      GEMINI_MAX_TASK_BYTES,
-      "what Gemini should do; agy edits files and runs commands in workdir without asking",
-    ),
-    workdir: z
-      .string({ error: WORKDIR_RULE })
-      .min(1, WORKDIR_RULE)
-      .describe("absolute path of a git checkout or worktree for this job (one job per workdir; not $HOME or /)"),
-    effort: z
-      .enum(GEMINI_EFFORTS, { error: EFFORT_RULE })
-      .optional()
-      .describe("low (default), medium or high: the model is gemini-3.8-flash-<effort>"),
-    timeout_s: timeoutSeconds(GEMINI_MAX_TIMEOUT_S, GEMINI_DEFAULT_TIMEOUT_S, "the jail and agy are killed"),
-  })
-  .strict();
+export const geminiTaskInput = lazySchema(() =>
+  z
+    .object({
+      task: taskText(
+        "Gemini",
+        GEMINI_MAX_TASK_BYTES,
+        "what Gemini should do; agy edits files and runs commands in workdir without asking",
+      ),
+      workdir: z
+        .string({ error: WORKDIR_RULE })
+        .min(1, WORKDIR_RULE)
+        .describe("absolute path of a git checkout or worktree for this job (one job per workdir; not $HOME or /)"),
+      effort: z
+        .enum(GEMINI_EFFORTS, { error: EFFORT_RULE })
+        .optional()
+        .describe("low (default), medium or high: the model is gemini-3.8-flash-<effort>"),
+      timeout_s: timeoutSeconds(GEMINI_MAX_TIMEOUT_S, GEMINI_DEFAULT_TIMEOUT_S, "the jail and agy are killed"),
+    })
+    .strict(),
+);
 
 /** Parses one task with geminiTaskInput and fills the defaults. Throws DlError bad_input. */
 export function validateGeminiTask(raw: unknown, defaultTimeoutS = GEMINI_DEFAULT_TIMEOUT_S): ValidatedTask {

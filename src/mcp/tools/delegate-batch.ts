@@ -10,6 +10,7 @@ import {
   runPrepared,
 } from "../../dispatch/run-delegation.ts";
 import { DlError } from "../../errors.ts";
+import { built, lazyObject } from "../../lazy-schema.ts";
 import type { ServerDeps } from "../../services.ts";
 import { progressReporter, type ToolExtra } from "../progress.ts";
 import { TEXT_ANSWER_PREVIEW_CHARS } from "../result-limits.ts";
@@ -26,19 +27,19 @@ export function registerDelegateBatch(server: McpServer, deps: ServerDeps): void
     {
       title: "Delegate several agent tasks in parallel",
       description: description.trim().replaceAll("{max}", String(max)),
-      inputSchema: {
+      inputSchema: lazyObject(() => ({
         // The configured cap is checked when the call runs (with a message that names the
         // setting); the schema holds the hard maximum and the size bound.
-        tasks: boundedTotal(z.array(delegationInput).min(1).max(64)).describe(
+        tasks: boundedTotal(z.array(built(delegationInput)).min(1).max(64)).describe(
           `1 to ${max} tasks, each like delegate_to_local_agent's arguments`,
         ),
-      },
-      outputSchema: {
-        results: z.array(delegationResultSchema),
+      })),
+      outputSchema: lazyObject(() => ({
+        results: z.array(built(delegationResultSchema)),
         succeeded: z.number().int(),
         failed: z.number().int(),
         elapsed_s: z.number(),
-      },
+      })),
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     ({ tasks }, extra) => guarded(() => runBatch(tasks, deps, extra)),

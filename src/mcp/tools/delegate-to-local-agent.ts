@@ -2,6 +2,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { delegationContext } from "../../dispatch/delegation-context.ts";
 import { renderResult } from "../../dispatch/render-result.ts";
 import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
+import { lazyObject } from "../../lazy-schema.ts";
 import type { ServerDeps } from "../../services.ts";
 import { progressReporter } from "../progress.ts";
 import { TEXT_ANSWER_PREVIEW_CHARS } from "../result-limits.ts";
@@ -16,8 +17,8 @@ export function registerDelegateToLocalAgent(server: McpServer, deps: ServerDeps
     {
       title: "Delegate to an agent on another model",
       description: description.trim(),
-      inputSchema: delegationFields,
-      outputSchema: delegationResultSchema.shape,
+      inputSchema: lazyObject(delegationFields),
+      outputSchema: lazyObject(() => delegationResultSchema.shape),
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     (args, extra) =>

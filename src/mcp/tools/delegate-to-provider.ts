@@ -5,6 +5,7 @@ import { guardProviderUrl } from "../../backends/ssrf.ts";
 import { delegationContext } from "../../dispatch/delegation-context.ts";
 import { renderResult } from "../../dispatch/render-result.ts";
 import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
+import { lazyObject } from "../../lazy-schema.ts";
 import type { ServerDeps } from "../../services.ts";
 import { progressReporter } from "../progress.ts";
 import { TEXT_ANSWER_PREVIEW_CHARS } from "../result-limits.ts";
@@ -19,14 +20,14 @@ export function registerDelegateToProvider(server: McpServer, deps: ServerDeps):
     {
       title: "Delegate to an agent on any endpoint",
       description: description.trim(),
-      inputSchema: {
+      inputSchema: lazyObject(() => ({
         provider_url: z.string().min(1).max(2048).describe("http(s) base or endpoint URL of the provider"),
         api_key: z.string().max(4096).describe("the provider's key (never echoed)"),
         format: z.enum(["anthropic", "openai"]).optional().describe("force the wire format; default by model prefix"),
-        ...delegationFields,
+        ...delegationFields(),
         model: z.string().min(1).max(200).describe("the provider's model name"),
-      },
-      outputSchema: delegationResultSchema.shape,
+      })),
+      outputSchema: lazyObject(() => delegationResultSchema.shape),
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     (args, extra) =>

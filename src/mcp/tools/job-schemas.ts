@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { builtOnce, lazySchema } from "../../lazy-schema.ts";
 
 /**
  * Output schemas of the job tools (Codex, Gemini, dsh, background agents). A refusal of these tools is an
@@ -8,106 +9,118 @@ import { z } from "zod";
  * success fills the tool's fields, an error only the three error fields. Nested objects
  * stay open (`loose`) so a new field never breaks an older client.
  */
-const errorFields = {
+const errorFields = builtOnce(() => ({
   error: z.string().optional().describe("error results only: what failed and what to do next"),
   code: z.string().optional().describe("error results only: dl's error code"),
   failure_kind: z.string().nullable().optional().describe("why a job failed or a call was refused"),
-};
+}));
 
-const nullableString = z.string().nullable().optional();
-const nullableNumber = z.number().nullable().optional();
+const nullableString = builtOnce(() => z.string().nullable().optional());
+const nullableNumber = builtOnce(() => z.number().nullable().optional());
 
 /** One job as poll_* and delegate_to_codex show it (or `{id, status: "unknown", error}`). */
-const jobFields = {
+const jobFields = builtOnce(() => ({
   id: z.string().optional(),
   provider: z.string().optional(),
   status: z.string().optional().describe("queued, running, done, failed, timeout, cancelled, lost, unknown, …"),
-  queue_reason: nullableString,
+  queue_reason: nullableString(),
   workdir: z.string().optional(),
-  model: nullableString,
-  effort: nullableString,
-  elapsed_s: nullableNumber,
+  model: nullableString(),
+  effort: nullableString(),
+  elapsed_s: nullableNumber(),
   queued_s: z.number().optional(),
-  final_response: nullableString,
+  final_response: nullableString(),
   truncated: z.boolean().optional(),
   final_response_length: z.number().optional(),
   retry_count: z.number().optional(),
-  retry_in_s: nullableNumber,
-  last_activity_age_s: nullableNumber,
-  exit_code: nullableNumber,
-  session_id: nullableString,
+  retry_in_s: nullableNumber(),
+  last_activity_age_s: nullableNumber(),
+  exit_code: nullableNumber(),
+  session_id: nullableString(),
   usage: z.unknown().optional(),
   owner: z.object({}).loose().optional(),
   read_only: z.boolean().optional(),
   warnings: z.array(z.unknown()).optional(),
-  persist_error: nullableString,
+  persist_error: nullableString(),
   very_short_run: z.boolean().optional(),
   empty_response: z.boolean().optional(),
-};
+}));
 
-const jobView = z.object({ ...jobFields, failure_kind: errorFields.failure_kind, error: errorFields.error }).loose();
+const jobView = builtOnce(() =>
+  z.object({ ...jobFields(), failure_kind: errorFields().failure_kind, error: errorFields().error }).loose(),
+);
 
-const account = z
-  .object({
-    state: z.string(),
-    cooldown_until: z.string().nullable(),
-    effective_caps: z.object({ global: z.number(), per_project: z.number() }).loose(),
-  })
-  .loose()
-  .describe("the Codex account: ok, cooldown or auth_failed, and the caps in force");
+const account = builtOnce(() =>
+  z
+    .object({
+      state: z.string(),
+      cooldown_until: z.string().nullable(),
+      effective_caps: z.object({ global: z.number(), per_project: z.number() }).loose(),
+    })
+    .loose()
+    .describe("the Codex account: ok, cooldown or auth_failed, and the caps in force"),
+);
 
-const submitted = z
-  .object({
-    id: z.string(),
-    status: z.string(),
-    workdir: z.string(),
-    project: z.string(),
-    warnings: z.array(z.string()),
-  })
-  .loose();
+const submitted = builtOnce(() =>
+  z
+    .object({
+      id: z.string(),
+      status: z.string(),
+      workdir: z.string(),
+      project: z.string(),
+      warnings: z.array(z.string()),
+    })
+    .loose(),
+);
 
 /** submit_codex / submit_gemini / submit_dsh / submit_agent. */
-export const submitOutput = z
-  .object({
-    jobs: z.array(submitted).optional(),
-    watch: z.string().optional().describe("the dl wait command to start in the background now"),
-    watch_hint: z.string().optional(),
-    account: account.optional(),
-    ...errorFields,
-  })
-  .loose();
+export const submitOutput = lazySchema(() =>
+  z
+    .object({
+      jobs: z.array(submitted()).optional(),
+      watch: z.string().optional().describe("the dl wait command to start in the background now"),
+      watch_hint: z.string().optional(),
+      account: account().optional(),
+      ...errorFields(),
+    })
+    .loose(),
+);
 
 /** poll_codex / poll_gemini / poll_dsh / poll_agent. */
-export const pollOutput = z
-  .object({ jobs: z.array(jobView).optional(), account: account.optional(), ...errorFields })
-  .loose();
+export const pollOutput = lazySchema(() =>
+  z.object({ jobs: z.array(jobView()).optional(), account: account().optional(), ...errorFields() }).loose(),
+);
 
 /** cancel_codex / cancel_gemini / cancel_dsh / cancel_agent. */
-export const cancelOutput = z
-  .object({
-    id: z.string().optional(),
-    status: z.string().optional(),
-    changed: z.boolean().optional().describe("false when the job had already ended"),
-    note: z.string().optional(),
-    ...errorFields,
-  })
-  .loose();
+export const cancelOutput = lazySchema(() =>
+  z
+    .object({
+      id: z.string().optional(),
+      status: z.string().optional(),
+      changed: z.boolean().optional().describe("false when the job had already ended"),
+      note: z.string().optional(),
+      ...errorFields(),
+    })
+    .loose(),
+);
 
 /** delegate_to_codex: the job as poll_codex shows it once it has ended. */
-export const codexJobOutput = z.object({ ...jobFields, ...errorFields }).loose();
+export const codexJobOutput = lazySchema(() => z.object({ ...jobFields(), ...errorFields() }).loose());
 
 /** delegate_to_gemini: the reference's fields plus why a job failed. */
-export const geminiJobOutput = z
-  .object({
-    id: z.string().optional(),
-    status: z.string().optional(),
-    response: nullableString,
-    truncated: z.boolean().optional(),
-    conversation_id: nullableString,
-    usage: z.unknown().optional(),
-    duration_s: nullableNumber,
-    exit_code: nullableNumber,
-    warnings: z.array(z.unknown()).optional(),
-    ...errorFields,
-  })
-  .loose();
+export const geminiJobOutput = lazySchema(() =>
+  z
+    .object({
+      id: z.string().optional(),
+      status: z.string().optional(),
+      response: nullableString(),
+      truncated: z.boolean().optional(),
+      conversation_id: nullableString(),
+      usage: z.unknown().optional(),
+      duration_s: nullableNumber(),
+      exit_code: nullableNumber(),
+      warnings: z.array(z.unknown()).optional(),
+      ...errorFields(),
+    })
+    .loose(),
+);

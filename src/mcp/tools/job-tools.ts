@@ -2,6 +2,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { CancelResult, SubmitResult } from "../../jobs/engine.ts";
+import { built, lazyObject } from "../../lazy-schema.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import { boundedTotal } from "./call-size.ts";
 import { cancelOutput, pollOutput, submitOutput } from "./job-schemas.ts";
@@ -55,7 +56,9 @@ export function registerJobTools(server: McpServer, s: JobToolSpec): void {
     {
       title: `Submit ${s.label} jobs`,
       description: s.descriptions.submit,
-      inputSchema: { tasks: boundedTotal(z.array(s.task).min(1).max(s.maxTasks)).describe("tasks to queue") },
+      inputSchema: lazyObject(() => ({
+        tasks: boundedTotal(z.array(built(s.task)).min(1).max(s.maxTasks)).describe("tasks to queue"),
+      })),
       outputSchema: submitOutput,
       annotations: { openWorldHint: true, destructiveHint: true },
     },
@@ -67,7 +70,9 @@ export function registerJobTools(server: McpServer, s: JobToolSpec): void {
     {
       title: `Poll ${s.label} jobs`,
       description: s.descriptions.poll,
-      inputSchema: { ids: z.array(z.string().min(1).max(64)).min(1).max(256).describe(`job ids (${s.idPrefix}…)`) },
+      inputSchema: lazyObject(() => ({
+        ids: z.array(z.string().min(1).max(64)).min(1).max(256).describe(`job ids (${s.idPrefix}…)`),
+      })),
       outputSchema: pollOutput,
       annotations: { readOnlyHint: true },
     },
@@ -78,7 +83,7 @@ export function registerJobTools(server: McpServer, s: JobToolSpec): void {
     {
       title: `Cancel a ${s.label} job`,
       description: s.descriptions.cancel,
-      inputSchema: { id: z.string().min(1).max(64).describe(`job id (${s.idPrefix}…)`) },
+      inputSchema: lazyObject(() => ({ id: z.string().min(1).max(64).describe(`job id (${s.idPrefix}…)`) })),
       outputSchema: cancelOutput,
       annotations: { destructiveHint: true },
     },

@@ -2,19 +2,22 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { probeModels } from "../../backends/models-list.ts";
 import { backendProbeTargets } from "../../backends/probe-targets.ts";
+import { builtOnce, lazyObject } from "../../lazy-schema.ts";
 import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import description from "./local-backend-status.txt" with { type: "text" };
 
-const Probe = z.object({
-  lane: z.string(),
-  url: z.string(),
-  reachable: z.boolean(),
-  status: z.number().optional(),
-  models: z.array(z.string()),
-  latency_ms: z.number(),
-  error: z.string().optional(),
-});
+const Probe = builtOnce(() =>
+  z.object({
+    lane: z.string(),
+    url: z.string(),
+    reachable: z.boolean(),
+    status: z.number().optional(),
+    models: z.array(z.string()),
+    latency_ms: z.number(),
+    error: z.string().optional(),
+  }),
+);
 
 const BACKEND_PROBE_TIMEOUT_MS = 3000;
 
@@ -25,13 +28,13 @@ export function registerLocalBackendStatus(server: McpServer, deps: ServerDeps):
       title: "Backend status",
       description: description.trim(),
       inputSchema: {},
-      outputSchema: {
+      outputSchema: lazyObject(() => ({
         gateway: z.string(),
         default_model: z.string(),
         coding_model: z.string(),
         healthy: z.boolean(),
-        backends: z.array(Probe),
-      },
+        backends: z.array(Probe()),
+      })),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     () =>
