@@ -11,7 +11,7 @@ import { MAX_MESSAGE_BYTES } from "../mcp/result-limits.ts";
 import { createServer } from "../mcp/server.ts";
 import { CappedStdioTransport } from "../mcp/stdio-transport.ts";
 import { defaultDeps, type ServerDeps } from "../services.ts";
-import { DB_FILE } from "../store/db.ts";
+import { DB_FILE } from "../store/types.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { killAllGroupsNow, terminateAllGroups } from "../sys/process.ts";
 import { VERSION } from "../version.ts";

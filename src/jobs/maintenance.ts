@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describeError } from "../errors.ts";
-import { DB_FILE } from "../store/db.ts";
 import { JobStore } from "../store/jobs.ts";
 import type { JobRow } from "../store/types.ts";
+import { DB_FILE } from "../store/types.ts";
 import type { JobStateDir } from "../sys/paths.ts";
 import type { Identities } from "./engine-ports.ts";
 import { ownerAlive, type ReapAction, reapDeadOwners } from "./reaper.ts";

@@ -1,8 +1,9 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { DB_FILE, explainStorageCause, storageCause } from "../store/db.ts";
+import { explainStorageCause, storageCause } from "../store/db.ts";
 import { JobStore } from "../store/jobs.ts";
 import type { JobRow } from "../store/types.ts";
+import { DB_FILE } from "../store/types.ts";
 import type { JobStateDir } from "../sys/paths.ts";
 
 /** A store that exists (or should) but cannot be read: the wait cannot see its jobs. */

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { chmod, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { DelegationResult } from "../dispatch/run-delegation.ts";
@@ -44,7 +43,9 @@ async function spill(text: string, dir: string): Promise<string> {
   await chmod(dir, 0o700);
   await pruneOld(dir, Date.now() - KEEP_ANSWERS_MS);
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-  const file = join(dir, `answer-${stamp}-${randomBytes(4).toString("hex")}.md`);
+  // Web Crypto, not node:crypto: that module costs dl serve ~3.7 MB at start for this one call.
+  const tag = Buffer.from(crypto.getRandomValues(new Uint8Array(4))).toString("hex");
+  const file = join(dir, `answer-${stamp}-${tag}.md`);
   await writeFile(file, text, { flag: "wx", mode: 0o600 });
   return file;
 }

@@ -4,8 +4,7 @@ import { join } from "node:path";
 import { DlError, describeError } from "../errors.ts";
 import { JOB_STATE_DIRS } from "../sys/paths.ts";
 import { MIGRATIONS } from "./migrations.ts";
-
-export const DB_FILE = "jobs.sqlite";
+import { DB_FILE } from "./types.ts";
 
 /** How long a writer waits for another process's write lock before SQLITE_BUSY escapes. */
 const BUSY_TIMEOUT_MS = 5000;

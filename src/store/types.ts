@@ -1,3 +1,6 @@
+/** The job store's file in a state directory (here, apart from bun:sqlite, for callers that only look for it). */
+export const DB_FILE = "jobs.sqlite";
+
 /** Job statuses, spelled as the reference spells them. */
 export const ACTIVE_STATUSES = ["queued", "running"] as const;
 const TERMINAL_STATUSES = [

@@ -1,7 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { endpointFor } from "../../backends/route.ts";
-import { guardProviderUrl } from "../../backends/ssrf.ts";
 import { delegationContext } from "../../dispatch/delegation-context.ts";
 import { renderResult } from "../../dispatch/render-result.ts";
 import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
@@ -32,6 +31,8 @@ export function registerDelegateToProvider(server: McpServer, deps: ServerDeps):
     },
     (args, extra) =>
       guarded(async () => {
+        // The SSRF guard (node:net, node:dns, the address tables) loads with the first call.
+        const { guardProviderUrl } = await import("../../backends/ssrf.ts");
         const url = await guardProviderUrl(args.provider_url, { allowHosts: deps.config.backend.providerAllowHosts });
         const { provider_url: _url, api_key, format, ...rest } = args;
         const prepared = await prepareDelegation(
