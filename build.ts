@@ -62,6 +62,10 @@ const result = await Bun.build({
   sourcemap: "none",
   bytecode: true,
   format: "esm",
+  // Each lazily imported part (a command, the agent loop, a job service) is its own chunk
+  // inside the binary, read only when imported: dl serve maps and keeps less of it
+  // (bench/startup: ~1.5 MB less resident, and initialize a few ms sooner).
+  splitting: true,
   define: { DL_VERSION: JSON.stringify(pkg.version), DL_TOOL_CATALOGUE: JSON.stringify(catalogue) },
   compile: {
     target,

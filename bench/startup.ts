@@ -34,18 +34,26 @@ const init = (id: number) =>
 const initialized = `${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`;
 const listTools = `${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })}\n`;
 
-function rssMb(pid: number): number {
+type Memory = { rss: number; anon: number; file: number };
+
+/**
+ * Resident memory in MB. On Linux also its two parts: anonymous (this process's own
+ * heap and stacks) and file-backed (pages of the executable and libraries, shared by
+ * every process running them, and more or fewer depending on what the page cache holds).
+ */
+function memoryOf(pid: number): Memory {
   if (process.platform === "linux") {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) / 1024 : NaN;
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
+    return { rss: kb("VmRSS"), anon: kb("RssAnon"), file: kb("RssFile") };
   }
   const out = Bun.spawnSync(["ps", "-o", "rss=", "-p", String(pid)])
     .stdout.toString()
     .trim();
-  return Number(out) / 1024;
+  return { rss: Number(out) / 1024, anon: NaN, file: NaN };
 }
 
-async function oneRun(cmd: string[]): Promise<{ initMs: number; rssMb: number }> {
+async function oneRun(cmd: string[]): Promise<{ initMs: number; memory: Memory }> {
   const t0 = performance.now();
   const p = Bun.spawn(cmd, { env, stdin: "pipe", stdout: "pipe", stderr: "ignore", cwd: root });
   p.stdin.write(init(1));
@@ -65,10 +73,10 @@ async function oneRun(cmd: string[]): Promise<{ initMs: number; rssMb: number }>
     }
     if (buf.includes('"id":2')) break;
   }
-  const rss = rssMb(p.pid);
+  const memory = memoryOf(p.pid);
   p.stdin.end();
   await p.exited;
-  return { initMs, rssMb: rss };
+  return { initMs, memory };
 }
 
 const median = (xs: number[]) => {
@@ -80,18 +88,20 @@ const median = (xs: number[]) => {
 async function measure(name: string, cmd: string[]) {
   await oneRun(cmd); // warm the page cache once; not counted
   const init: number[] = [];
-  const rss: number[] = [];
+  const mem: Memory[] = [];
   // Interleaving is done by the caller; this runs one server's batch.
   for (let i = 0; i < RUNS; i++) {
     const r = await oneRun(cmd);
     init.push(r.initMs);
-    rss.push(r.rssMb);
+    mem.push(r.memory);
   }
   return {
     name,
     initMedian: median(init),
     initP90: [...init].sort((a, b) => a - b)[Math.floor(init.length * 0.9)]!,
-    rssMedian: median(rss),
+    rssMedian: median(mem.map((m) => m.rss)),
+    anonMedian: median(mem.map((m) => m.anon)),
+    fileMedian: median(mem.map((m) => m.file)),
   };
 }
 
@@ -115,10 +125,13 @@ const dlRes = await measure("dl serve (compiled)", [dl, "serve"]);
 const bunRes = await measure("bun-compiled, same SDK", bunCmd);
 const nodeRes = await measure("node + same SDK (baseline)", nodeCmd);
 
-console.log(`bench/startup: ${RUNS} runs each, spawn → initialize answered; RSS after tools/list`);
+console.log(
+  `bench/startup: ${RUNS} runs each, spawn → initialize answered; memory after tools/list (RSS = anonymous + file-backed)`,
+);
+const mb = (n: number) => n.toFixed(1).padStart(5);
 for (const r of [dlRes, bunRes, nodeRes]) {
   console.log(
-    `  ${r.name.padEnd(28)} initialize median ${r.initMedian.toFixed(1).padStart(6)} ms  p90 ${r.initP90.toFixed(1).padStart(6)} ms   RSS median ${r.rssMedian.toFixed(1).padStart(5)} MB`,
+    `  ${r.name.padEnd(28)} initialize median ${r.initMedian.toFixed(1).padStart(6)} ms  p90 ${r.initP90.toFixed(1).padStart(6)} ms   RSS median ${mb(r.rssMedian)} MB (anon ${mb(r.anonMedian)}, file ${mb(r.fileMedian)})`,
   );
 }
 const verdict = (value: number, aim: number, unit: string) =>
@@ -128,6 +141,6 @@ console.log(
 );
 for (const base of [bunRes, nodeRes]) {
   console.log(
-    `  ratio dl / ${base.name}: initialize ${(dlRes.initMedian / base.initMedian).toFixed(2)}x, RSS ${(dlRes.rssMedian / base.rssMedian).toFixed(2)}x`,
+    `  ratio dl / ${base.name}: initialize ${(dlRes.initMedian / base.initMedian).toFixed(2)}x, RSS ${(dlRes.rssMedian / base.rssMedian).toFixed(2)}x, anon ${(dlRes.anonMedian / base.anonMedian).toFixed(2)}x`,
   );
 }
