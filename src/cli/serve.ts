@@ -24,6 +24,12 @@ const STOP_GRACE_MS = 2_000;
 const STOP_STEPS_MS = 4_000;
 /** After this, the server exits whatever is still pending (SIGKILLing what it started). */
 const STOP_DEADLINE_MS = 9_000;
+/**
+ * A client may write its requests and close stdin at once (a script piping into dl
+ * serve): what it asked is answered first, for as long as this, before tool calls still
+ * running are stopped.
+ */
+const ANSWER_GRACE_MS = 2_000;
 
 /** Resolves when p settles or after ms, whichever comes first; never rejects. */
 async function bounded(p: Promise<unknown>, ms: number): Promise<void> {
@@ -77,6 +83,7 @@ const def = defineCommand({
         process.exit(1);
       }, STOP_DEADLINE_MS);
       try {
+        if (why === "stdin closed") await bounded(transport.answered(), ANSWER_GRACE_MS);
         // Jobs die with their server: stop them (recorded as such) before leaving.
         // Closing the server aborts running tool calls, whose commands get SIGTERM.
         const steps = (async () => {
@@ -103,7 +110,7 @@ const def = defineCommand({
     // A closed terminal sends SIGHUP; unhandled, it would kill us with no cleanup at all.
     process.on("SIGHUP", () => void shutdown("SIGHUP"));
     // The client owns our stdin: when it goes away, so do we.
-    transport.onend = () => void shutdown("stdin closed");
+    transport.onend = (why) => void shutdown(why);
 
     await server.connect(transport);
     forwardLogsTo(server);

@@ -2,15 +2,23 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { LineReader } from "./line-reader.ts";
 
-/** Where the transport writes: Bun's own sink for stdout, or a test's. */
-export type LineSink = { write(text: string): unknown; flush(): unknown };
+/** Where the transport writes: Bun's own sink for stdout (FileSink), or a test's. */
+export type LineSink = {
+  write(text: string): number | Promise<number>;
+  flush(): number | Promise<number>;
+};
+
+/** Why the session with the client is over. */
+export type EndReason = "stdin closed" | "stdout closed";
 
 /**
  * The MCP stdio transport of `dl serve`: newline-delimited JSON-RPC on stdin/stdout,
  * like the SDK's StdioServerTransport, except that one message over `maxMessageBytes`
  * is answered with a JSON-RPC error (code -32600, the request's id when it can be read)
  * and the server keeps serving. The transport never stops reading on bad input, so the
- * end of stdin always reaches `onend` (dl serve's shutdown).
+ * end of stdin always reaches `onend` (dl serve's shutdown), and so does a stdout the
+ * client has closed. It counts the requests not yet answered (`answered()`), so a client
+ * that writes its requests and closes stdin at once still gets its answers.
  *
  * It reads and writes through Bun's stdin stream and stdout sink, not Node's
  * process.stdin/stdout: those stream objects cost about 6 MB of a server that idles in
@@ -20,11 +28,15 @@ export class CappedStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
-  /** stdin reached its end or failed: the client has gone. */
-  onend?: () => void;
+  /** The client has gone: stdin reached its end (or failed), or stdout refused a write. Called once. */
+  onend?: (why: EndReason) => void;
   private readonly reader: LineReader;
   private started = false;
   private closed = false;
+  private ended = false;
+  /** Requests read and not yet answered, and who waits for there to be none. */
+  private readonly pending = new Set<RequestId>();
+  private idleWaiters: (() => void)[] = [];
 
   constructor(
     private readonly maxMessageBytes: number,
@@ -53,8 +65,27 @@ export class CappedStdioTransport implements Transport {
       this.onerror?.(e instanceof Error ? e : new Error(String(e)));
     } finally {
       stream.releaseLock();
-      if (!this.closed) this.onend?.();
+      this.end("stdin closed");
     }
+  }
+
+  private end(why: EndReason): void {
+    if (this.ended || this.closed) return;
+    this.ended = true;
+    this.onend?.(why);
+  }
+
+  /** Resolves when every request read so far has been answered (at once if none is open). */
+  answered(): Promise<void> {
+    if (this.pending.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private settle(id: RequestId): void {
+    if (!this.pending.delete(id) || this.pending.size > 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
   }
 
   private readonly onData = (buf: Buffer): void => {
@@ -76,7 +107,9 @@ export class CappedStdioTransport implements Transport {
     }
     const parsed = JSONRPCMessageSchema.safeParse(value);
     if (parsed.success) {
-      this.onmessage?.(parsed.data);
+      const m = parsed.data;
+      if ("method" in m && "id" in m) this.pending.add(m.id);
+      this.onmessage?.(m);
       return;
     }
     this.onerror?.(new Error(`invalid JSON-RPC message: ${parsed.error.message.slice(0, 200)}`));
@@ -98,17 +131,22 @@ export class CappedStdioTransport implements Transport {
     this.onclose?.();
   }
 
-  send(message: JSONRPCMessage): Promise<void> {
-    return this.write(message);
+  async send(message: JSONRPCMessage): Promise<void> {
+    await this.write(message);
+    if (("result" in message || "error" in message) && message.id !== undefined) this.settle(message.id);
   }
 
-  /** Resolves once the line is handed to stdout; a client that has gone is reported, not thrown. */
+  /**
+   * Resolves once the line is handed to stdout. A write stdout refuses (the client closed
+   * it: EPIPE) is reported and ends the session; it is never thrown, nor left unhandled.
+   */
   private async write(message: unknown): Promise<void> {
     try {
-      this.output.write(`${JSON.stringify(message)}\n`);
+      await this.output.write(`${JSON.stringify(message)}\n`);
       await this.output.flush();
     } catch (e) {
       this.onerror?.(e instanceof Error ? e : new Error(String(e)));
+      this.end("stdout closed");
     }
   }
 }

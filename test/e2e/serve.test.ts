@@ -124,6 +124,44 @@ describe("dl serve lifecycle", () => {
     expect(await p.exited).toBe(0);
   });
 
+  test("requests written just before stdin closes are all answered (a script piping into dl serve)", async () => {
+    const init = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } };
+    const lines = [
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: init },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+      { jsonrpc: "2.0", id: 3, method: "ping" },
+    ];
+    const p = spawnServe();
+    // Written and closed in one go, as `printf … | dl serve` does.
+    p.stdin.write(lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+    p.stdin.end();
+    const out = await new Response(p.stdout).text();
+    expect(await p.exited).toBe(0);
+    const ids = out
+      .trim()
+      .split("\n")
+      .map((l) => (JSON.parse(l) as { id?: number }).id);
+    expect(ids.filter((id) => id !== undefined)).toEqual([1, 2, 3]);
+  });
+
+  test("a client that closes stdout ends the server cleanly, with no unhandled error", async () => {
+    const p = spawnServe();
+    const ask = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })}\n`;
+    p.stdin.write(ask);
+    p.stdin.flush();
+    const reader = p.stdout.getReader();
+    await reader.read(); // serving; now the client stops reading and closes its end
+    await reader.cancel();
+    // Enough to overflow the pipe, so the next writes meet EPIPE.
+    for (let i = 0; i < 40; i++) p.stdin.write(ask);
+    p.stdin.flush();
+    expect(await p.exited).toBe(0);
+    const err = await new Response(p.stderr).text();
+    expect(err).not.toContain("EPIPE");
+    expect(err).not.toMatch(/unhandled|Unhandled/);
+  });
+
   for (const sig of ["SIGTERM", "SIGINT"] as const) {
     test(`exits 0 on ${sig}`, async () => {
       const p = spawnServe();

@@ -12,7 +12,7 @@ function pipes() {
     },
   });
   const written: string[] = [];
-  const output = { write: (text: string) => written.push(text), flush: () => Promise.resolve() };
+  const output = { write: (text: string) => written.push(text), flush: () => Promise.resolve(0) };
   const send = (text: string) => push.enqueue(new TextEncoder().encode(text));
   const answers = () =>
     written
@@ -84,4 +84,40 @@ test("a stdin that fails ends the session too, and a transport closed first does
   // The reader lets go of stdin once it has seen the end; by then onend would have run.
   await until(() => !closing.input.locked, "the reader let go of stdin");
   expect(closedEnd).toBe(false);
+});
+
+test("answered() waits for the requests read so far, and only for those", async () => {
+  const p = pipes();
+  const t = new CappedStdioTransport(1000, p.input, p.output);
+  const got: JSONRPCMessage[] = [];
+  t.onmessage = (m) => got.push(m);
+  await t.start();
+  await t.answered(); // nothing open: at once
+  p.send('{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+  await until(() => got.length === 2, "a request and a notification");
+  let idle = false;
+  const waiting = t.answered().then(() => {
+    idle = true;
+  });
+  await t.send({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "x" } });
+  expect(idle).toBe(false);
+  await t.send({ jsonrpc: "2.0", id: 1, result: {} });
+  await waiting;
+  expect(idle).toBe(true);
+});
+
+test("a stdout the client has closed ends the session once, and no write throws", async () => {
+  const input = new ReadableStream<Uint8Array>();
+  const refused = Object.assign(new Error("write EPIPE"), { code: "EPIPE" });
+  const output = { write: () => Promise.reject(refused), flush: () => 0 };
+  const t = new CappedStdioTransport(100, input, output);
+  const ends: string[] = [];
+  const errors: string[] = [];
+  t.onend = (why) => ends.push(why);
+  t.onerror = (e) => errors.push(e.message);
+  await t.start();
+  await t.send({ jsonrpc: "2.0", id: 1, result: {} });
+  await t.send({ jsonrpc: "2.0", id: 2, result: {} });
+  expect(ends).toEqual(["stdout closed"]);
+  expect(errors).toEqual(["write EPIPE", "write EPIPE"]);
 });
