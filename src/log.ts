@@ -1,23 +1,33 @@
-import { writeSync } from "node:fs";
-import { formatWithOptions } from "node:util";
 // consola's core, with a reporter of our own: consola/basic builds a default logger on
 // import that touches process.stdout and process.stderr, and Node's stream objects cost
 // `dl serve` about 4 MB it otherwise never needs (its MCP stdio uses Bun's own; bench/startup).
 import { type ConsolaInstance, type ConsolaReporter, createConsola, LogLevels } from "consola/core";
 
+/** An argument as consola's basic reporter shows it: text as is, an error by its stack (never its other fields). */
+function formatArg(arg: unknown): string {
+  if (typeof arg === "string") return arg;
+  if (arg instanceof Error) return arg.stack ?? arg.message;
+  return Bun.inspect(arg, { colors: false });
+}
+
+let stderr: ReturnType<typeof Bun.stderr.writer> | undefined;
+
 /**
  * One line per entry on stderr, `[type] [tag] message`, as consola's basic reporter
- * prints it without colour or date. Written straight to fd 2, synchronously, like
- * Node's stderr on a pipe or a file.
+ * prints it without colour or date. Through Bun's own sink for fd 2: written at once
+ * when the pipe has room, queued (never blocking the server) when a host is slow to read.
  */
 const stderrReporter: ConsolaReporter = {
   log(entry) {
-    const message = formatWithOptions({ colors: false, compact: true }, ...entry.args);
+    const message = entry.args.map(formatArg).join(" ");
     const line = [entry.type && `[${entry.type}]`, entry.tag && `[${entry.tag}]`, message].filter(Boolean).join(" ");
     try {
-      writeSync(2, `${line}\n`);
+      stderr ??= Bun.stderr.writer();
+      stderr.write(`${line}\n`);
+      // A stderr nobody reads any more must not turn a log line into a crash.
+      Promise.resolve(stderr.flush()).catch(() => undefined);
     } catch {
-      // stderr closed or full of nowhere: a log line is never worth failing for.
+      // stderr closed: a log line is never worth failing for.
     }
   },
 };
