@@ -65,14 +65,14 @@ function sharedRule<T>(key: string, make: () => z.ZodType<T, string>): () => z.Z
   };
 }
 
-const text = sharedRule("string", () => z.string());
+const stringRule = sharedRule("string", () => z.string());
 
 export function envString(def: string): EnvField<string> {
-  return { rule: text, def };
+  return { rule: stringRule, def };
 }
 
 export function envOptionalString(): EnvField<string, undefined> {
-  return { rule: text, def: undefined };
+  return { rule: stringRule, def: undefined };
 }
 
 export function envInt<D extends number | undefined>(def: D, min: number, max: number): EnvField<number, D> {

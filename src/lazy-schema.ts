@@ -15,11 +15,12 @@ import { globalRegistry, z } from "zod";
  *   once built, the stand-in is registered with the same metadata, so JSON Schema made
  *   from the stand-in keeps its description.
  *
- * A stand-in may be parsed, extended or given to the MCP SDK as a tool's schema, but not
- * nested inside another schema: zod's JSON Schema conversion keys its work by object
- * identity and would meet both the stand-in and the real schema. Nest `built(x)`, or
- * share nested pieces with `builtOnce`. (The build makes every tool's JSON Schema, so a
- * stand-in nested by mistake fails the build.)
+ * A stand-in may be parsed, extended or given to the MCP SDK as a tool's schema, but is
+ * not nested inside another schema: zod's JSON Schema conversion keys its work by object
+ * identity, and its wrappers (optional, nullable, …) look their inner schema up under the
+ * real object while the walk recorded the stand-in (the build then fails with "seen is
+ * undefined"). Nest `built(x)`, or share nested pieces with `builtOnce`;
+ * test/e2e/tool-catalogue.test.ts walks every tool's schemas for a nested stand-in.
  */
 export function lazySchema<T extends object>(make: () => T): T {
   let real: T | undefined;
@@ -53,6 +54,11 @@ export function lazySchema<T extends object>(make: () => T): T {
 }
 
 const realOf = new WeakMap<object, () => object>();
+
+/** Whether `value` is a `lazySchema` stand-in. */
+export function isStandIn(value: unknown): boolean {
+  return typeof value === "object" && value !== null && realOf.has(value);
+}
 
 /** The real schema behind a `lazySchema` stand-in (built now if need be), or `schema` itself. */
 export function built<T extends object>(schema: T): T {

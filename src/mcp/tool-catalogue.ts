@@ -11,7 +11,7 @@ import type { Config } from "../config.ts";
  */
 declare const DL_TOOL_CATALOGUE: ToolCatalogue | undefined;
 
-/** `result` is the JSON text of the answer, parsed on the first `tools/list`. */
+/** `result` is the JSON text of the answer. */
 export type ToolCatalogue = { key: string; result: string };
 
 /**
@@ -26,17 +26,38 @@ function builtCatalogue(): ToolCatalogue | undefined {
   return typeof DL_TOOL_CATALOGUE === "object" ? DL_TOOL_CATALOGUE : undefined;
 }
 
-/** Answers `tools/list` from the built catalogue when it was made for this configuration. */
+type RegisteredTexts = Record<string, { title?: string; description?: string; enabled: boolean }>;
+
+/**
+ * Whether the catalogue lists the tools this server registered, by name, title and
+ * description, in order: a second check besides the key, cheap because it builds no
+ * schema, so a tool text that came to depend on another setting is not served stale.
+ * The SDK keeps its tools in a private field; without it, the answer is "no".
+ */
+function listsRegisteredTools(server: McpServer, result: ListToolsResult): boolean {
+  const registered = (server as unknown as { _registeredTools?: RegisteredTexts })._registeredTools;
+  if (typeof registered !== "object") return false;
+  const names = Object.keys(registered).filter((name) => registered[name]!.enabled);
+  return (
+    names.length === result.tools.length &&
+    result.tools.every(
+      (t, i) =>
+        t.name === names[i] &&
+        t.title === registered[t.name]!.title &&
+        t.description === registered[t.name]!.description,
+    )
+  );
+}
+
+/** Answers `tools/list` from the built catalogue when it was made for this configuration and these tools. */
 export function answerToolsListFromCatalogue(
   server: McpServer,
   config: Config,
   catalogue: ToolCatalogue | undefined = builtCatalogue(),
 ): boolean {
   if (!catalogue || catalogue.key !== catalogueKey(config)) return false;
-  let result: ListToolsResult | undefined;
-  server.server.setRequestHandler(ListToolsRequestSchema, () => {
-    result ??= JSON.parse(catalogue.result) as ListToolsResult;
-    return result;
-  });
+  const result = JSON.parse(catalogue.result) as ListToolsResult;
+  if (!listsRegisteredTools(server, result)) return false;
+  server.server.setRequestHandler(ListToolsRequestSchema, () => result);
   return true;
 }

@@ -3,6 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { parseConfig } from "../../src/config.ts";
+import { built, isStandIn } from "../../src/lazy-schema.ts";
 import { createServer } from "../../src/mcp/server.ts";
 import { answerToolsListFromCatalogue, catalogueKey } from "../../src/mcp/tool-catalogue.ts";
 import { defaultDeps } from "../../src/services.ts";
@@ -56,27 +57,54 @@ describe("tools/list from the catalogue built into dist/dl", () => {
     }, 30_000);
   }
 
-  test("a catalogue serves only the configuration it was made for", async () => {
+  test("a catalogue serves only the configuration and the tools it was made for", async () => {
     const config = parseConfig(testEnv());
     const other = parseConfig(testEnv({ DELEGATE_MAX_BATCH_SIZE: "9" }));
-    const catalogue = {
-      key: catalogueKey(config),
-      result: JSON.stringify({ tools: [{ name: "only", inputSchema: { type: "object" } }] }),
+    const serverWith = (description: string) => {
+      const s = new McpServer({ name: "t", version: "1" }, { capabilities: { tools: {} } });
+      s.registerTool("only", { title: "Only", description }, () => ({ content: [] }));
+      return s;
     };
-    expect(
-      answerToolsListFromCatalogue(
-        new McpServer({ name: "t", version: "1" }, { capabilities: { tools: {} } }),
-        other,
-        catalogue,
-      ),
-    ).toBe(false);
-    const server = new McpServer({ name: "t", version: "1" }, { capabilities: { tools: {} } });
+    // What the catalogue says beyond names and texts shows whether it answered.
+    const tool = {
+      name: "only",
+      title: "Only",
+      description: "one tool",
+      inputSchema: { type: "object" as const, marker: 1 },
+    };
+    const catalogue = { key: catalogueKey(config), result: JSON.stringify({ tools: [tool] }) };
+    expect(answerToolsListFromCatalogue(serverWith("one tool"), other, catalogue)).toBe(false);
+    expect(answerToolsListFromCatalogue(serverWith("a tool whose text changed"), config, catalogue)).toBe(false);
+    const server = serverWith("one tool");
     expect(answerToolsListFromCatalogue(server, config, catalogue)).toBe(true);
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: "dl-test", version: "1" });
     await client.connect(clientSide);
-    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["only"]);
+    expect((await client.listTools()).tools).toEqual([tool]);
     await client.close();
+  });
+
+  test("no tool nests a lazy stand-in inside another schema (zod's JSON Schema conversion needs the real one)", () => {
+    const server = createServer(defaultDeps(parseConfig(testEnv()), "test"));
+    const tools = (
+      server as unknown as { _registeredTools: Record<string, { inputSchema?: object; outputSchema?: object }> }
+    )._registeredTools;
+    const nested: string[] = [];
+    const seen = new Set<object>();
+    const walk = (value: unknown, path: string, top: boolean): void => {
+      if (typeof value !== "object" || value === null || seen.has(value)) return;
+      seen.add(value);
+      if (!top && isStandIn(value)) nested.push(path);
+      const def = (built(value) as { _zod?: { def?: object } })._zod?.def;
+      const children = def ?? (Array.isArray(value) || Object.getPrototypeOf(value) === Object.prototype ? value : {});
+      for (const [k, v] of Object.entries(children)) walk(v, `${path}.${k}`, false);
+    };
+    for (const [name, t] of Object.entries(tools)) {
+      walk(t.inputSchema, `${name}.input`, true);
+      walk(t.outputSchema, `${name}.output`, true);
+    }
+    expect(seen.size).toBeGreaterThan(200);
+    expect(nested).toEqual([]);
   });
 });
