@@ -1,6 +1,6 @@
 // consola's core, with a reporter of our own: consola/basic builds a default logger on
 // import that touches process.stdout and process.stderr, and Node's stream objects cost
-// `dl serve` about 4 MB it otherwise never needs (its MCP stdio uses Bun's own; bench/startup).
+// `dl serve` several MB it otherwise never needs (its MCP stdio uses Bun's own; bench/startup).
 import { type ConsolaInstance, type ConsolaReporter, createConsola, LogLevels } from "consola/core";
 
 /** An argument as consola's basic reporter shows it: text as is, an error by its stack (never its other fields). */
