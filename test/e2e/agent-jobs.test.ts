@@ -6,7 +6,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { JobStore } from "../../src/store/jobs.ts";
 import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
-import { connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
+import { callTool, connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
@@ -77,14 +77,7 @@ async function serve(stateDir: string, extra: Record<string, string> = {}): Prom
   return s;
 }
 
-async function call<T>(s: DlSession, name: string, args: Record<string, unknown>) {
-  const res = (await s.client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as {
-    isError?: boolean;
-    content: { type: string; text: string }[];
-    structuredContent?: unknown;
-  };
-  return { isError: res.isError, text: res.content[0]?.text ?? "", data: res.structuredContent as T };
-}
+const call = callTool;
 
 /** Whether the request already carries a tool result (the agent's second turn). */
 function afterTool(req: RecordedRequest): boolean {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
 import { CODEX_BIN, makeCodexHome, markerRouter } from "../helpers/codex-home.ts";
-import { connectDl, type DlSession, runDl, tempDir } from "../helpers/dl.ts";
+import { callTool, connectDl, type DlSession, runDl, tempDir } from "../helpers/dl.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
 /**
@@ -33,10 +33,7 @@ function serveEnv(tag: string, extra: Record<string, string> = {}): Record<strin
 }
 
 async function call<T>(s: DlSession, name: string, args: Record<string, unknown>): Promise<T> {
-  const res = (await s.client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as {
-    structuredContent?: unknown;
-  };
-  return res.structuredContent as T;
+  return (await callTool<T>(s, name, args)).data;
 }
 
 async function serve(env: Record<string, string>): Promise<DlSession> {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
-import { connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
+import { callTool, connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
@@ -67,14 +67,7 @@ async function serve(stateDir: string, extra: Record<string, string> = {}): Prom
   return s;
 }
 
-async function call<T>(s: DlSession, name: string, args: Record<string, unknown>) {
-  const res = (await s.client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as {
-    isError?: boolean;
-    content: { type: string; text: string }[];
-    structuredContent?: unknown;
-  };
-  return { isError: res.isError, text: res.content[0]?.text ?? "", data: res.structuredContent as T };
-}
+const call = callTool;
 
 /** The fake's directives, then the task text. */
 function task(workdir: string, d: { mode?: string; ms?: number; events?: string }, extra: object = {}) {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { identity } from "../../src/sys/identity.ts";
 import { groupAlive } from "../../src/sys/process.ts";
-import { connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
+import { callTool, connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 import { skipBwrap } from "../sandbox/jail-env.ts";
@@ -42,14 +42,8 @@ function serveEnv(over: Record<string, string | undefined> = {}): Record<string,
   };
 }
 
-async function call(s: DlSession, name: string, args: Record<string, unknown>): Promise<Structured> {
-  const res = (await s.client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as {
-    isError?: boolean;
-    content: { text: string }[];
-    structuredContent?: Record<string, unknown>;
-  };
-  return { isError: res.isError, text: res.content[0]?.text ?? "", data: res.structuredContent ?? {} };
-}
+const call = (s: DlSession, name: string, args: Record<string, unknown>): Promise<Structured> =>
+  callTool(s, name, args);
 
 async function pollOne(s: DlSession, id: string): Promise<JobView> {
   return ((await call(s, "poll_gemini", { ids: [id] })).data.jobs as JobView[])[0]!;

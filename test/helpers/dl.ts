@@ -50,6 +50,23 @@ export async function connectDl(env: Record<string, string | undefined> = {}): P
   return { client, transport, stderr: () => err, close: () => client.close() };
 }
 
+/** What a tool call answered: its error flag, first text block and structured content. */
+export type ToolAnswer<T> = { isError?: boolean; text: string; data: T };
+
+/** One tools/call on a session, with a timeout long enough for job tools on a loaded machine. */
+export async function callTool<T = Record<string, unknown>>(
+  s: DlSession,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<ToolAnswer<T>> {
+  const res = (await s.client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as {
+    isError?: boolean;
+    content: { type: string; text: string }[];
+    structuredContent?: unknown;
+  };
+  return { isError: res.isError, text: res.content[0]?.text ?? "", data: (res.structuredContent ?? {}) as T };
+}
+
 /**
  * `dl serve` against a model endpoint, with one global agent "helper" (no frontmatter
  * limits) in its own agents dir: the set-up of most delegation tests.

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type EngineOptions, JobEngine } from "../../src/jobs/engine.ts";
+import type { RunOutput } from "../../src/jobs/provider.ts";
 import { flockJobLocks, selfOwner, sysIdentities } from "../../src/jobs/sys-adapters.ts";
 import { testProvider } from "../fixture/jobs-provider.ts";
 
@@ -68,6 +69,20 @@ export async function startEngine(
   over: Partial<EngineOptions> = {},
 ): Promise<JobEngine> {
   return (await JobEngine.start(engineOptions(stateDir, home, over))).engine;
+}
+
+/** A finished run as a provider reads it: exit 0, empty output, unless `over` says otherwise. */
+export function runOutput(jobDir: string, over: Partial<RunOutput> = {}): RunOutput {
+  return {
+    exitCode: 0,
+    signal: null,
+    stdout: "",
+    stderr: "",
+    outputTruncated: false,
+    durationMs: 10,
+    jobDir,
+    ...over,
+  };
 }
 
 export { pidAlive } from "../helpers/proc.ts";

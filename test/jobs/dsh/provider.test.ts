@@ -3,7 +3,6 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isDlError } from "../../../src/errors.ts";
 import { chooseOutcome } from "../../../src/jobs/job-outcome.ts";
-import type { RunOutput } from "../../../src/jobs/provider.ts";
 import { findDshLauncher } from "../../../src/jobs/providers/dsh-launcher.ts";
 import { dshProvider, parseDshRun } from "../../../src/jobs/providers/dsh-provider.ts";
 import { dshStatus } from "../../../src/jobs/providers/dsh-status.ts";
@@ -16,6 +15,7 @@ import {
 import { outputExcerpt } from "../../../src/jobs/sanitize.ts";
 import type { JobRow } from "../../../src/store/types.ts";
 import { tempDir } from "../../helpers/dl.ts";
+import { runOutput } from "../helpers.ts";
 
 const EXAMPLE = join(import.meta.dir, "..", "..", "..", "examples", "dsh-models.json");
 const FAKE = join(import.meta.dir, "..", "..", "fixture", "fake-dsh.sh");
@@ -85,18 +85,7 @@ describe("buildDshLaunch", () => {
   });
 });
 
-function run(jobDir: string, o: Partial<RunOutput> = {}): RunOutput {
-  return {
-    exitCode: 0,
-    signal: null,
-    stdout: "",
-    stderr: "",
-    outputTruncated: false,
-    durationMs: 10,
-    jobDir,
-    ...o,
-  };
-}
+const run = runOutput;
 
 function withResult(result: object | string | null): string {
   const jobDir = tempDir("dsh-parse");

@@ -1,18 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import type { RunOutput } from "../../../src/jobs/provider.ts";
 import { parseAgentRun } from "../../../src/jobs/providers/agent-provider.ts";
+import { runOutput } from "../helpers.ts";
 
 /** Reading a child `dl run --json`: the result is the answer, and its absence says why. */
-const run = (over: Partial<RunOutput>): RunOutput => ({
-  exitCode: 0,
-  signal: null,
-  stdout: "",
-  stderr: "",
-  outputTruncated: false,
-  durationMs: 10,
-  jobDir: "/nonexistent",
-  ...over,
-});
+const run = (over: Parameters<typeof runOutput>[1]) => runOutput("/nonexistent", over);
 
 const result = {
   success: true,

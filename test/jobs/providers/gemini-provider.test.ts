@@ -6,7 +6,6 @@ import { agentSettingsFromConfig } from "../../../src/dispatch/agent-settings.ts
 import { DlError, isDlError } from "../../../src/errors.ts";
 import { chooseOutcome } from "../../../src/jobs/job-outcome.ts";
 import type { PollView } from "../../../src/jobs/poll.ts";
-import type { RunOutput } from "../../../src/jobs/provider.ts";
 import { buildGeminiLaunch, type GeminiJailInputs } from "../../../src/jobs/providers/gemini-launch.ts";
 import { geminiOptionsFromConfig } from "../../../src/jobs/providers/gemini-options.ts";
 import { geminiProvider } from "../../../src/jobs/providers/gemini-provider.ts";
@@ -14,7 +13,7 @@ import { agyArgv, validateGeminiTask } from "../../../src/jobs/providers/gemini-
 import type { GitGuardResult, JailProbe } from "../../../src/sandbox/index.ts";
 import type { JobRow } from "../../../src/store/types.ts";
 import { testProvider, testTask } from "../../fixture/jobs-provider.ts";
-import { makeRepo, startEngine, tempRoot, until } from "../helpers.ts";
+import { makeRepo, runOutput, startEngine, tempRoot, until } from "../helpers.ts";
 
 const root = tempRoot("dl-gemini-");
 afterAll(root.cleanup);
@@ -51,16 +50,7 @@ const row = (over: Partial<JobRow> = {}) =>
     ...over,
   }) as JobRow;
 
-const out = (over: Partial<RunOutput>): RunOutput => ({
-  exitCode: 0,
-  signal: null,
-  stdout: "",
-  stderr: "",
-  outputTruncated: false,
-  durationMs: 10,
-  jobDir: root.dir,
-  ...over,
-});
+const out = (over: Parameters<typeof runOutput>[1]) => runOutput(root.dir, over);
 
 async function refusal(p: Promise<unknown>): Promise<DlError> {
   const e = await p.then(
