@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
-import { CODEX_BIN, makeCodexHome, markerRouter } from "../helpers/codex-home.ts";
+import { codexServeEnv, markerRouter } from "../helpers/codex-home.ts";
 import { connectDl, type DlSession, runDl, tempDir } from "../helpers/dl.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
@@ -12,19 +12,12 @@ import { makeRepo } from "../jobs/helpers.ts";
  * - a state dir under a regular file ("internal error … try again");
  * - an unusable job store under `dl wait` ("MISSING … check the id", after 30 s).
  */
-const BEARER_VAR = "DL_FAKE_BEARER";
 let fake: FakeResponses;
 let root: string;
 const sessions: DlSession[] = [];
 
 function serveEnv(stateDir: string): Record<string, string> {
-  return {
-    CODEX_HOME: makeCodexHome(join(root, "codex-home"), fake.baseUrl, BEARER_VAR),
-    DELEGATE_CODEX_BIN: CODEX_BIN,
-    DELEGATE_CODEX_STATE_DIR: stateDir,
-    DELEGATE_ENV_PASSTHROUGH: BEARER_VAR,
-    [BEARER_VAR]: "not-a-secret",
-  };
+  return codexServeEnv(root, fake.baseUrl, stateDir);
 }
 
 async function serve(stateDir: string, extra: Record<string, string> = {}): Promise<DlSession> {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
-import { CODEX_BIN, makeCodexHome, markerRouter } from "../helpers/codex-home.ts";
+import { codexServeEnv, markerRouter } from "../helpers/codex-home.ts";
 import { connectDl, type DlSession, runDl, tempDir } from "../helpers/dl.ts";
 import { groupMembers, killPid, pidAlive } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
@@ -14,21 +14,13 @@ import { makeRepo } from "../jobs/helpers.ts";
  * shows a moment later (`node …`). After a SIGKILL of `dl serve`, both the next server
  * start and `dl reap` must still recognise the child and kill its whole group.
  */
-const BEARER_VAR = "DL_FAKE_BEARER";
 let fake: FakeResponses;
 let root: string;
 let stateDir: string;
 const sessions: DlSession[] = [];
 
 function serveEnv(): Record<string, string> {
-  return {
-    CODEX_HOME: makeCodexHome(join(root, "codex-home"), fake.baseUrl, BEARER_VAR),
-    DELEGATE_CODEX_BIN: CODEX_BIN,
-    DELEGATE_CODEX_STATE_DIR: stateDir,
-    DELEGATE_CODEX_STAGGER_S: "0",
-    DELEGATE_ENV_PASSTHROUGH: BEARER_VAR,
-    [BEARER_VAR]: "not-a-secret",
-  };
+  return { ...codexServeEnv(root, fake.baseUrl, stateDir), DELEGATE_CODEX_STAGGER_S: "0" };
 }
 
 beforeAll(() => {

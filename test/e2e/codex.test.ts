@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
-import { CODEX_BIN, makeCodexHome, markerRouter } from "../helpers/codex-home.ts";
+import { codexServeEnv, markerRouter } from "../helpers/codex-home.ts";
 import { connectDl, type DlSession, requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
@@ -22,7 +22,6 @@ type JobView = {
 };
 type Structured<T> = { structuredContent?: unknown } & T;
 
-const BEARER_VAR = "DL_FAKE_BEARER";
 let fake: FakeResponses;
 let session: DlSession;
 let root: string;
@@ -30,16 +29,10 @@ let stateDir: string;
 
 function serveEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
-    // Its variable name must not look like a credential, or passthrough refuses it.
-    CODEX_HOME: makeCodexHome(join(root, "codex-home"), fake.baseUrl, BEARER_VAR),
-    DELEGATE_CODEX_BIN: CODEX_BIN,
-    DELEGATE_CODEX_STATE_DIR: stateDir,
+    ...codexServeEnv(root, fake.baseUrl, stateDir),
     DELEGATE_CODEX_MAX_CONCURRENT: "2",
     DELEGATE_CODEX_MAX_PER_PROJECT: "1",
     DELEGATE_CODEX_STAGGER_S: "0.05",
-    // The fake provider's bearer travels like any variable a user lets through.
-    DELEGATE_ENV_PASSTHROUGH: BEARER_VAR,
-    [BEARER_VAR]: "not-a-secret",
     ...extra,
   };
 }

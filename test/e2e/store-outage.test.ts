@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
-import { CODEX_BIN, makeCodexHome, markerRouter } from "../helpers/codex-home.ts";
+import { codexServeEnv, markerRouter } from "../helpers/codex-home.ts";
 import { connectDl, type DlSession, runDl, tempDir } from "../helpers/dl.ts";
 import { killPid, pidAlive } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
@@ -16,7 +16,6 @@ import { makeRepo } from "../jobs/helpers.ts";
  * writes). The end must not be lost: dl keeps it in the job's dir, and once the store
  * can be written again `dl reap` records the real end instead of calling the job lost.
  */
-const BEARER_VAR = "DL_FAKE_BEARER";
 let fake: FakeResponses;
 let root: string;
 let stateDir: string;
@@ -43,14 +42,7 @@ function outcomeStatus(id: string): string | null {
 
 describe("a job that ends while its store cannot be written", () => {
   test("its end is kept; after the server dies and the store is writable again, dl reap records it done", async () => {
-    session = await connectDl({
-      CODEX_HOME: makeCodexHome(join(root, "codex-home"), fake.baseUrl, BEARER_VAR),
-      DELEGATE_CODEX_BIN: CODEX_BIN,
-      DELEGATE_CODEX_STATE_DIR: stateDir,
-      DELEGATE_CODEX_STAGGER_S: "0",
-      DELEGATE_ENV_PASSTHROUGH: BEARER_VAR,
-      [BEARER_VAR]: "not-a-secret",
-    });
+    session = await connectDl({ ...codexServeEnv(root, fake.baseUrl, stateDir), DELEGATE_CODEX_STAGGER_S: "0" });
     const repo = makeRepo(root, "outage", 0).repo;
     const sub = (await session.client.callTool({
       name: "submit_codex",
@@ -87,14 +79,7 @@ describe("a job that ends while its store cannot be written", () => {
   }, 120_000);
 
   test("while the server lives: once the store can be written again, the kept end is recorded without a restart", async () => {
-    const live = await connectDl({
-      CODEX_HOME: makeCodexHome(join(root, "codex-home"), fake.baseUrl, BEARER_VAR),
-      DELEGATE_CODEX_BIN: CODEX_BIN,
-      DELEGATE_CODEX_STATE_DIR: stateDir,
-      DELEGATE_CODEX_STAGGER_S: "0",
-      DELEGATE_ENV_PASSTHROUGH: BEARER_VAR,
-      [BEARER_VAR]: "not-a-secret",
-    });
+    const live = await connectDl({ ...codexServeEnv(root, fake.baseUrl, stateDir), DELEGATE_CODEX_STAGGER_S: "0" });
     try {
       const repo = makeRepo(root, "outage-live", 0).repo;
       const sub = (await live.client.callTool({

@@ -33,6 +33,24 @@ export function makeCodexHome(dir: string, baseUrl: string, envKey: string = FAK
   return dir;
 }
 
+/** The variable the e2e tests' fake provider reads its bearer from (not a credential-looking name). */
+const E2E_BEARER_VAR = "DL_FAKE_BEARER";
+
+/**
+ * What `dl serve` needs to run the real Codex CLI against a fake Responses server: a
+ * CODEX_HOME pointing at it (in `root`), the pinned CLI, a state dir, and the fake
+ * provider's bearer passed through like any variable a user lets through.
+ */
+export function codexServeEnv(root: string, baseUrl: string, stateDir: string): Record<string, string> {
+  return {
+    CODEX_HOME: makeCodexHome(join(root, "codex-home"), baseUrl, E2E_BEARER_VAR),
+    DELEGATE_CODEX_BIN: CODEX_BIN,
+    DELEGATE_CODEX_STATE_DIR: stateDir,
+    DELEGATE_ENV_PASSTHROUGH: E2E_BEARER_VAR,
+    [E2E_BEARER_VAR]: "not-a-secret",
+  };
+}
+
 /** What a job's child sees: a plain PATH (node for the npm wrapper), HOME, the token. */
 export function codexChildEnv(home: string): Record<string, string> {
   return {
