@@ -1,8 +1,8 @@
 import { defineCommand } from "citty";
 import { pruneIdlePools } from "../dispatch/prune.ts";
 import { reapAll } from "../jobs/maintenance.ts";
+import { forgetVanishedStores, knownJobStores } from "../jobs/store-registry.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
-import { jobStateDirs } from "../sys/paths.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
 
@@ -18,12 +18,13 @@ const def = defineCommand({
   async run({ args }) {
     const config = configOrExit();
     const dryRun = args["dry-run"];
-    const reports = await reapAll(jobStateDirs(config.paths), {
+    const reports = await reapAll(knownJobStores(config.paths), {
       identities: sysIdentities,
       retentionMs: config.jobs.retentionDays * 86_400_000,
       dryRun,
     });
     const prunedPools = dryRun ? [] : pruneIdlePools(config.paths.slotsDir);
+    forgetVanishedStores(config.paths.storesRegistryDir, config.paths.isolationRoot, dryRun);
     if (args.json) {
       process.stdout.write(`${JSON.stringify({ dry_run: dryRun, providers: reports, pruned_pools: prunedPools })}\n`);
     } else {

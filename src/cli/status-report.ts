@@ -12,8 +12,8 @@ import { dshOptionsFromConfig } from "../jobs/providers/dsh-options.ts";
 import { type DshStatusReport, dshStatus } from "../jobs/providers/dsh-status.ts";
 import { geminiOptionsFromConfig } from "../jobs/providers/gemini-options.ts";
 import { type GeminiStatusReport, geminiStatus } from "../jobs/providers/gemini-status.ts";
+import { knownJobStores } from "../jobs/store-registry.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
-import { jobStateDirs } from "../sys/paths.ts";
 import { dirState } from "../sys/writable.ts";
 import { checkModels, type ModelCheck } from "./status-models.ts";
 
@@ -101,7 +101,7 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
   failed_checks.push(...models.failed);
   for (const d of state_dirs) if (!d.writable) failed_checks.push(`state dir ${d.name} (${d.path}): ${d.error}`);
   const poolList = pools(config, failed_checks);
-  const jobs = jobsSummary(jobStateDirs(config.paths), sysIdentities);
+  const jobs = jobsSummary(knownJobStores(config.paths), sysIdentities);
   for (const j of jobs) if (j.error) failed_checks.push(`jobs ${j.provider}: ${j.error}`);
   const codex = await codexReport(config);
   const gemini = await geminiStatus(geminiOptionsFromConfig(config, "dl wait"));

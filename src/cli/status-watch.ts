@@ -6,8 +6,8 @@ import { jobsSummary } from "../jobs/maintenance.ts";
 import { CodexAccount } from "../jobs/providers/codex-account.ts";
 import { codexOptionsFromConfig } from "../jobs/providers/codex-options.ts";
 import { CodexQuota } from "../jobs/providers/codex-quota.ts";
+import { knownJobStores } from "../jobs/store-registry.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
-import { jobStateDirs } from "../sys/paths.ts";
 import { renderCodex, renderJobs, renderPools } from "./status-render.ts";
 
 /**
@@ -32,7 +32,7 @@ function sources(config: Config): Sources {
 async function frame(s: Sources, now: Date): Promise<string> {
   const d = dispatchSettingsFromConfig(s.config);
   const pools = poolStatus({ slotsDir: d.slotsDir, sizing: d.sizing });
-  const jobs = jobsSummary(jobStateDirs(s.config.paths), sysIdentities);
+  const jobs = jobsSummary(knownJobStores(s.config.paths), sysIdentities);
   await s.quota.refresh(true);
   const codex = renderCodex(
     {

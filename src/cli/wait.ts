@@ -1,7 +1,8 @@
 import { defineCommand } from "citty";
+import { jobIdProblem } from "../jobs/job-id.ts";
+import { knownJobStores } from "../jobs/store-registry.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { describeUnusable, waitForJobs } from "../jobs/wait.ts";
-import { jobStateDirs } from "../sys/paths.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
 import { interruptScope } from "./interrupt.ts";
@@ -37,6 +38,13 @@ const def = defineCommand({
       timeoutMs = s * 1000;
     }
     const ids = (args._ as string[]).filter((x) => x.length > 0);
+    // A typo would otherwise look like a job not recorded yet for 30 s (or a running one).
+    const bad = ids.map(jobIdProblem).find((p) => p !== null);
+    if (bad) {
+      process.stderr.write(`dl wait: ${bad}\n`);
+      process.exitCode = EXIT.usage;
+      return;
+    }
     using interrupt = interruptScope();
     const r = await waitForJobs({
       ids,
@@ -44,7 +52,7 @@ const def = defineCommand({
       json: args.json,
       timeoutMs,
       intervalMs: config.watcher.intervalS * 1000,
-      sources: jobStateDirs(config.paths),
+      sources: knownJobStores(config.paths),
       identities: sysIdentities,
       signal: interrupt.signal,
       write: (line) => process.stdout.write(`${line}\n`),

@@ -5,14 +5,32 @@ import { DlError } from "../errors.ts";
 /**
  * Every job provider's state dir: the provider name `dl wait` prints, the StatePaths field
  * (also the override's name in PathInputs), the default under $HOME and the variable that
- * overrides it. The defaults are the reference's, so the predecessor's users find their
+ * overrides it, and the prefix of its job ids. The defaults are the reference's, so the predecessor's users find their
  * jobs where they expect. A new provider is one line here.
  */
 export const JOB_STATE_DIRS = [
-  { provider: "codex", field: "codexStateDir", homeDir: ".codex-jobs", env: "DELEGATE_CODEX_STATE_DIR" },
-  { provider: "gemini", field: "geminiStateDir", homeDir: ".gemini-jobs", env: "DELEGATE_GEMINI_STATE_DIR" },
-  { provider: "dsh", field: "dshStateDir", homeDir: ".dsh-jobs", env: "DELEGATE_DSH_STATE_DIR" },
-  { provider: "agent", field: "agentStateDir", homeDir: ".agent-jobs", env: "DELEGATE_AGENT_STATE_DIR" },
+  {
+    provider: "codex",
+    field: "codexStateDir",
+    homeDir: ".codex-jobs",
+    env: "DELEGATE_CODEX_STATE_DIR",
+    idPrefix: "cx-",
+  },
+  {
+    provider: "gemini",
+    field: "geminiStateDir",
+    homeDir: ".gemini-jobs",
+    env: "DELEGATE_GEMINI_STATE_DIR",
+    idPrefix: "gm-",
+  },
+  { provider: "dsh", field: "dshStateDir", homeDir: ".dsh-jobs", env: "DELEGATE_DSH_STATE_DIR", idPrefix: "dsh-" },
+  {
+    provider: "agent",
+    field: "agentStateDir",
+    homeDir: ".agent-jobs",
+    env: "DELEGATE_AGENT_STATE_DIR",
+    idPrefix: "ag-",
+  },
 ] as const;
 
 type JobStateField = (typeof JOB_STATE_DIRS)[number]["field"];
@@ -49,6 +67,12 @@ export type StatePaths = {
   agentsDir: string;
   cacheDir: string;
   slotsDir: string;
+  /**
+   * Where every `dl serve` records the stores it serves, so a shell without the host's
+   * DELEGATE_*_STATE_DIR finds them. Always the default cache place (DELEGATE_CACHE_DIR
+   * does not move it): a reader cannot know another process's override.
+   */
+  storesRegistryDir: string;
   codexHome: string;
   dshModelsFile: string;
   /** Canonical isolation root when the test safety net is on, else null. */
@@ -109,6 +133,7 @@ export function resolveStatePaths(input: PathInputs): StatePaths {
     agentsDir: canon(o.agentsDir ?? join(home, ".claude", "agents")),
     cacheDir,
     slotsDir: join(cacheDir, "slots"),
+    storesRegistryDir: canon(join(cacheBase, "claude-delegate-local", "stores")),
     ...stateDirs,
     codexHome: canon(input.codexHome ?? join(home, ".codex")),
     dshModelsFile: canon(o.dshModelsFile ?? join(configBase, "neola-lab", "dsh-models.json")),
@@ -128,6 +153,7 @@ export function resolveStatePaths(input: PathInputs): StatePaths {
     // Everything dl may write must sit under the root; refuse to start otherwise.
     const writable: [string, string][] = [
       ["cache dir", paths.cacheDir],
+      ["stores registry", paths.storesRegistryDir],
       ...JOB_STATE_DIRS.map((d): [string, string] => [d.env, paths[d.field]]),
       ["CODEX_HOME", paths.codexHome],
     ];
