@@ -5,7 +5,7 @@ import { planAdmission } from "./admission.ts";
 import type { EngineContext } from "./engine-options.ts";
 import type { Launcher } from "./launch.ts";
 import type { LiveReaper } from "./live-reap.ts";
-import { ownerAlive } from "./reaper.ts";
+import { ownerAlive } from "./liveness.ts";
 
 /** Reasons a dead server's running rows can cause: they count toward these caps until reaped. */
 const CAP_REASONS: ReadonlySet<QueueReason> = new Set([

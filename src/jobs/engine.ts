@@ -7,9 +7,10 @@ import { type CancelResult, cancelJob, cancelOwnQueued } from "./cancel.ts";
 import type { EngineContext, EngineOptions } from "./engine-options.ts";
 import { Launcher } from "./launch.ts";
 import { LiveReaper, logReaped } from "./live-reap.ts";
+import { ownerAlive } from "./liveness.ts";
 import { type PollView, pollView, unknownView } from "./poll.ts";
 import type { Provider } from "./provider.ts";
-import { ownerAlive, type ReapAction } from "./reaper.ts";
+import type { ReapAction } from "./reaper.ts";
 import { prepareJobs, queueBound, type SubmitResult, watchFor } from "./submit.ts";
 
 export type { CancelResult } from "./cancel.ts";
