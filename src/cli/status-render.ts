@@ -1,6 +1,7 @@
 import type { PoolStatus } from "../dispatch/status.ts";
 import type { ActiveJob, JobsSummary } from "../jobs/maintenance.ts";
 import type { GeminiStatusReport } from "../jobs/providers/gemini-status.ts";
+import { humanAge as age } from "./job-format.ts";
 import type { StatusReport } from "./status-report.ts";
 
 /** `dl status` as text: one section per concern, failed checks last. */
@@ -71,15 +72,6 @@ function waitLine(j: ActiveJob, pools: readonly PoolStatus[], now: number): stri
   const holders = pool?.holders.map((h) => holderText(h, now)) ?? [];
   return `      behind ${holders.length ? holders.join("; ") : "a holder that has not written its record yet"}`;
 }
-
-const age = (ms: number) => {
-  const s = Math.max(0, Math.round(ms / 1000));
-  return s < 60
-    ? `${s}s`
-    : s < 3600
-      ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`
-      : `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
-};
 
 function jobLine(j: ActiveJob, now: number, defaultModel: string): string {
   const from = j.status === "running" && j.started_at !== null ? j.started_at : j.created_at;

@@ -2,6 +2,8 @@ import { describeError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { JobRow, QueueReason } from "../store/types.ts";
 import { planAdmission } from "./admission.ts";
+import { cancelJob } from "./cancel.ts";
+import { serveCancelRequests } from "./cancel-requests.ts";
 import type { EngineContext } from "./engine-options.ts";
 import type { Launcher } from "./launch.ts";
 import type { LiveReaper } from "./live-reap.ts";
@@ -66,6 +68,7 @@ export class AdmissionLoop {
       // run): end them first, so the slots they freed are used by live servers' jobs.
       if (this.reaper.due()) await this.reaper.reapDead();
       if (this.halted) return;
+      serveCancelRequests(this.c, (id) => cancelJob(this.c, this.launcher, id));
       next = Math.min(next, this.admit());
       next = Math.min(next, this.reaper.wakeInMs());
     } catch (e) {

@@ -65,7 +65,7 @@ export type ActiveJob = {
 };
 
 /** The agent an agent job's params name (null for other kinds, or unreadable params). */
-function agentOf(params: string | null): string | null {
+export function agentOf(params: string | null): string | null {
   try {
     const v = JSON.parse(params ?? "null") as { agent_name?: unknown } | null;
     return typeof v?.agent_name === "string" ? v.agent_name : null;

@@ -1,0 +1,61 @@
+import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import type { RunOutput } from "./provider.ts";
+import { redactSecrets } from "./redact.ts";
+import { sanitizeBlock } from "./sanitize.ts";
+
+/**
+ * The end of what a CLI job's child printed (Codex's JSON events, a launcher's log), kept
+ * in its job folder for `dl logs`: bounded, sanitized, keys redacted, 0600. The child may
+ * write in that folder, so the file is opened without following a link it planted.
+ */
+const OUTPUT_FILE = "output.log";
+const STDOUT_TAIL = 16_384;
+const STDERR_TAIL = 8_192;
+
+const tail = (s: string, n: number) => (s.length > n ? `…${s.slice(-n)}` : s);
+
+export function keepOutputTail(jobDir: string, out: Pick<RunOutput, "stdout" | "stderr" | "exitCode">): void {
+  const text = [
+    `--- stdout (last ${STDOUT_TAIL / 1024} KB) ---`,
+    sanitizeBlock(redactSecrets(tail(out.stdout, STDOUT_TAIL)), STDOUT_TAIL + 2),
+    `--- stderr (last ${STDERR_TAIL / 1024} KB) ---`,
+    sanitizeBlock(redactSecrets(tail(out.stderr, STDERR_TAIL)), STDERR_TAIL + 2),
+    `--- exit ${out.exitCode ?? "-"} ---`,
+    "",
+  ].join("\n");
+  let fd: number | undefined;
+  try {
+    fd = openSync(
+      join(jobDir, OUTPUT_FILE),
+      constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      0o600,
+    );
+    if (!fstatSync(fd).isFile()) return;
+    writeSync(fd, text);
+  } catch {
+    // The tail is a convenience: a job never fails for want of it.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** The kept tail, or null (no file, not a regular file). */
+export function readOutputTail(jobDir: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(join(jobDir, OUTPUT_FILE), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return null;
+    const cap = STDOUT_TAIL + STDERR_TAIL + 4096;
+    const buf = Buffer.alloc(Math.min(st.size, cap));
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return buf.subarray(0, n).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
