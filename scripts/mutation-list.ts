@@ -226,7 +226,7 @@ export const MUTATIONS: Mutation[] = [
     guard:
       "the reaper signals a live recorded child only if it is the same process (start time) still leading the group and session dl made",
     why: "a reused pid (someone else's process) would be killed",
-    file: "src/jobs/reaper.ts",
+    file: "src/jobs/liveness.ts",
     search:
       'if (now) return sameSessionLeader({ pid: row.child_pid, startTime: row.child_start }, now) ? "leader" : null;',
     replace: 'if (now) return "leader";',
@@ -246,7 +246,7 @@ export const MUTATIONS: Mutation[] = [
     id: "reap-survivors-only-live-group",
     guard: "a gone leader's group is killed only while it still has members",
     why: "a group number nobody holds any more could be signalled after the OS hands it out again",
-    file: "src/jobs/reaper.ts",
+    file: "src/jobs/liveness.ts",
     search: 'return ids.groupAlive?.(row.child_pgid) ? "survivors" : null;',
     replace: 'return "survivors";',
     tests: ["test/jobs/reap-survivors.test.ts"],
@@ -255,7 +255,7 @@ export const MUTATIONS: Mutation[] = [
     id: "reap-owner-start",
     guard: "an owner is alive only if its pid still has the recorded start time",
     why: "a reused owner pid would keep dead rows (and their caps) forever",
-    file: "src/jobs/reaper.ts",
+    file: "src/jobs/liveness.ts",
     search: "return row.owner_start === null || now.startTime === row.owner_start;",
     replace: "return true;",
     tests: ["test/jobs/reaper-identity.test.ts"],
@@ -658,6 +658,16 @@ export const MUTATIONS: Mutation[] = [
     search: "serveCancelRequests(this.c, (id) => cancelJob(this.c, this.launcher, id));",
     replace: "",
     tests: ["test/e2e/shell-jobs.test.ts"],
+    build: true,
+  },
+  {
+    id: "shell-transcript-redacted",
+    guard: "a transcript's paths and commands are redacted before they are written",
+    why: "a key the model pasted into a command would sit in a file dl logs prints",
+    file: "src/agent/transcript.ts",
+    search: "const flat = redactSecrets(s, this.secrets).replace(",
+    replace: "const flat = s.replace(",
+    tests: ["test/e2e/transcripts.test.ts"],
     build: true,
   },
 ];

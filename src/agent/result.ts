@@ -32,6 +32,8 @@ export const agentResultSchema = lazySchema(() =>
     }),
     elapsed_s: z.number(),
     error: z.string().optional().describe("what failed and what to try"),
+    steps: z.number().int().optional().describe("model turns plus tool calls recorded in the transcript"),
+    logs: z.string().optional().describe("the shell command that prints every step (dl logs <id>)"),
   }),
 );
 

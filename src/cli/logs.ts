@@ -25,7 +25,7 @@ function printLines(lines: readonly TranscriptLine[], o: Out): void {
 
 /** A delegation has no job row: its transcript is the whole record. */
 function delegationLogs(config: Config, id: string, o: Out): void {
-  const file = findDelegationTranscript(knownJobStores(config.paths), id);
+  const file = findDelegationTranscript(knownJobStores(config.paths, true), id);
   const t = file ? readTranscript(file) : null;
   if (!t) {
     process.stderr.write(`dl logs: no transcript for delegation ${id} (pruned by dl reap, or from another machine)\n`);

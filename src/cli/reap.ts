@@ -3,6 +3,7 @@ import { pruneIdlePools } from "../dispatch/prune.ts";
 import { reapAll } from "../jobs/maintenance.ts";
 import { forgetVanishedStores, knownJobStores } from "../jobs/store-registry.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
+import { pruneDelegationTranscripts } from "../jobs/transcript-prune.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
 
@@ -25,10 +26,16 @@ const def = defineCommand({
     });
     const prunedPools = dryRun ? [] : pruneIdlePools(config.paths.slotsDir);
     forgetVanishedStores(config.paths.storesRegistryDir, config.paths.isolationRoot, dryRun);
+    const before = Date.now() - config.jobs.retentionDays * 86_400_000;
+    const transcripts = pruneDelegationTranscripts(knownJobStores(config.paths, true), before, dryRun);
     if (args.json) {
-      process.stdout.write(`${JSON.stringify({ dry_run: dryRun, providers: reports, pruned_pools: prunedPools })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ dry_run: dryRun, providers: reports, pruned_pools: prunedPools, pruned_transcripts: transcripts })}\n`,
+      );
     } else {
       if (prunedPools.length) process.stdout.write(`pools: removed ${prunedPools.length} idle pool folder(s)\n`);
+      if (transcripts)
+        process.stdout.write(`delegations: ${dryRun ? "would prune" : "pruned"} ${transcripts} old transcript(s)\n`);
       if (reports.length === 0) process.stdout.write("no job stores yet: nothing to reap\n");
       for (const r of reports) {
         if (r.error) {

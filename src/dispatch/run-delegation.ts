@@ -9,6 +9,7 @@ import type { Config } from "../config.ts";
 import { DlError } from "../errors.ts";
 import type { Surface } from "../surface.ts";
 import { checkWorkdir, workdirGuard } from "../sys/workdir-guard.ts";
+import { openTranscript, type TranscriptTarget } from "./delegation-transcript.ts";
 import type { DispatchLease } from "./pools.ts";
 
 /**
@@ -58,6 +59,8 @@ export type DelegationContext = {
   /** Injected in tests; production uses the HTTP client. */
   complete?: (req: ModelRequest) => Promise<ModelResponse>;
   completeOptions?: CompleteOptions;
+  /** Where the steps are recorded; none given, no transcript is kept. */
+  transcript?: TranscriptTarget;
   /** "answered_by: X (requested Y)" when the backend reports another model. */
   fallbackNote?: (requested: string, answered: string, routing: Record<string, string>) => string | undefined;
 };
@@ -101,6 +104,7 @@ export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext)
   const doComplete = ctx.complete ?? ((req: ModelRequest) => httpComplete(req, ctx.completeOptions));
   // Loaded on the first run: a server answering initialize or tools/list never pays for the loop.
   const { runAgent } = await import("../agent/loop.ts");
+  const kept = ctx.transcript ? openTranscript(ctx.config, ctx.transcript) : null;
   const result: DelegationResult = await runAgent({
     agent: p.agent,
     task: p.input.task,
@@ -118,7 +122,13 @@ export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext)
     signal: ctx.signal,
     onProgress: ctx.onProgress,
     surface: ctx.surface,
+    transcript: kept?.sink,
   });
+  if (kept) {
+    kept.close();
+    result.steps = kept.sink.steps;
+    if (kept.logId) result.logs = `dl logs ${kept.logId}`;
+  }
   if (lease.failed_over_from) {
     result.failed_over_from = lease.failed_over_from;
     result.model = lease.failed_over_from;

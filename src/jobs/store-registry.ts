@@ -128,11 +128,16 @@ export function forgetVanishedStores(registryDir: string, isolationRoot: string 
 /**
  * The stores a shell command reads: its own settings' first (their provider's variable is
  * the one an error names), then every store a server recorded, each path once.
+ * `withoutDatabase` keeps recorded state dirs that hold no job yet (a delegation's
+ * transcript lives there before any job does).
  */
-export function knownJobStores(paths: StatePaths): JobStateDir[] {
+export function knownJobStores(paths: StatePaths, withoutDatabase = false): JobStateDir[] {
   const own = jobStateDirs(paths);
   const seen = new Set(own.map((s) => s.stateDir));
-  const extra = registeredStores(paths.storesRegistryDir, paths.isolationRoot).filter((s) => {
+  const recorded = withoutDatabase
+    ? readEntries(paths.storesRegistryDir, paths.isolationRoot).map((e) => e.entry)
+    : registeredStores(paths.storesRegistryDir, paths.isolationRoot);
+  const extra = recorded.filter((s) => {
     if (seen.has(s.stateDir)) return false;
     seen.add(s.stateDir);
     return true;

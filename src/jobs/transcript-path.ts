@@ -4,7 +4,8 @@ import type { JobStateDir } from "../sys/paths.ts";
 import { jobDirOf } from "./outcome-file.ts";
 
 /** A job's transcript (agent jobs: the child `dl run` writes it in the job's folder). */
-export const jobTranscriptFile = (stateDir: string, id: string) => join(jobDirOf(stateDir, id), "transcript.jsonl");
+export const TRANSCRIPT_FILE = "transcript.jsonl";
+export const jobTranscriptFile = (stateDir: string, id: string) => join(jobDirOf(stateDir, id), TRANSCRIPT_FILE);
 
 /** Synchronous delegations keep theirs beside the agent jobs, so dl reap prunes both. */
 export const delegationsDir = (agentStateDir: string) => join(agentStateDir, "delegations");

@@ -102,7 +102,7 @@ describe("runAgent", () => {
     expect(third).toContain("exit code: 4");
     expect(s.requests[0]!.system).toContain(`Working directory (absolute): ${o.workdir}`);
     expect(s.requests[0]!.tools.map((t) => t.name)).toEqual(["read_file", "write_file", "run_bash"]);
-    expect(progress[1]).toBe("2/25 turn 2/25: read_file, run_bash (exit 4)");
+    expect(progress[1]).toBe("2/25 turn 2/25: read_file out/a.txt, run_bash exit 4 (exit 4)");
   });
 
   test("a tool-less 'I'll…' turn is nudged, and the resume is reported", async () => {

@@ -44,6 +44,9 @@ export type AgentPollView = Omit<PollView, "usage" | "effort" | "session_id"> & 
   usage: unknown;
   model_used: string | null;
   failed_over_from: string | null;
+  /** Model turns plus tool calls the child recorded, and the command that prints them. */
+  steps: number | null;
+  logs: string;
   /** While running: turn n of max and the last action, from the child's progress file. */
   progress?: AgentProgress;
 };
@@ -111,6 +114,8 @@ export class AgentService {
       usage: sanitizeJson(r.usage ?? null),
       model_used: str(r.model_used),
       failed_over_from: str(r.failed_over_from),
+      steps: num(r.steps),
+      logs: `dl logs ${v.id}`,
     };
     if (v.status === "running") {
       const p = readAgentProgress(agentProgressFile(join(this.o.stateDir, "jobs", v.id)), Date.now());
