@@ -670,4 +670,14 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/e2e/transcripts.test.ts"],
     build: true,
   },
+  {
+    id: "shell-cost-never-guessed-zero",
+    guard: "a model with no price and no flat-rate mark costs unknown, not $0",
+    why: "dl usage would report a paid model as free",
+    file: "src/jobs/usage-cost.ts",
+    search: 'if (!p) return { state: "unknown", usd: null };',
+    replace: 'if (!p) return { state: "priced", usd: 0 };',
+    tests: ["test/e2e/usage.test.ts"],
+    build: true,
+  },
 ];

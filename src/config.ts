@@ -111,6 +111,10 @@ const FIELDS = {
   // Watcher and housekeeping
   DELEGATE_WAIT_INTERVAL: envNumber(5, 0.05, 3600),
   DELEGATE_JOB_RETENTION_DAYS: envNumber(7, 0, 3650),
+  // Usage ledger: prices in LiteLLM's model_prices_and_context_window.json shape, and the
+  // models the user pays nothing per token for (local, flat-rate plans; `prefix*` allowed).
+  DELEGATE_PRICES_FILE: envOptionalString(),
+  DELEGATE_FLAT_RATE_MODELS: envList(/^[^\s,]+$/, "model names (a trailing * matches a prefix)"),
   DELEGATE_LOG_LEVEL: envEnum(["silent", "error", "warn", "info", "debug"], "info"),
   // Test safety net: presence (even empty) turns it on, so it is read separately.
   DELEGATE_TEST_ISOLATION_ROOT: envOptionalString(),
@@ -350,6 +354,7 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
     ...providerSections(e),
     watcher: { intervalS: e.DELEGATE_WAIT_INTERVAL },
     jobs: { retentionDays: e.DELEGATE_JOB_RETENTION_DAYS },
+    usage: { pricesFile: e.DELEGATE_PRICES_FILE, flatRateModels: e.DELEGATE_FLAT_RATE_MODELS },
     logLevel: e.DELEGATE_LOG_LEVEL,
     paths,
     childEnv: children,

@@ -34,6 +34,13 @@ export const agentResultSchema = lazySchema(() =>
     error: z.string().optional().describe("what failed and what to try"),
     steps: z.number().int().optional().describe("model turns plus tool calls recorded in the transcript"),
     logs: z.string().optional().describe("the shell command that prints every step (dl logs <id>)"),
+    cost: z
+      .object({
+        state: z.enum(["priced", "included", "unknown", "partial"]),
+        usd: z.number().nullable(),
+      })
+      .optional()
+      .describe("priced from DELEGATE_PRICES_FILE, included (flat-rate/local), or unknown: never a guessed zero"),
   }),
 );
 

@@ -22,6 +22,7 @@ const COMMANDS: Record<string, () => Promise<DlCommand>> = {
   show: () => import("./show.ts").then((m) => m.showCommand),
   logs: () => import("./logs.ts").then((m) => m.logsCommand),
   cancel: () => import("./cancel.ts").then((m) => m.cancelCommand),
+  usage: () => import("./usage.ts").then((m) => m.usageCommand),
 };
 const NAMES = Object.keys(COMMANDS);
 

@@ -122,7 +122,10 @@ const def = defineCommand({
           if (call === 1) say(`turn 1 started: waiting for ${model}'s first reply`);
         },
         // A job's child records into its job folder; the job's id is what dl logs takes.
-        ...(args["transcript-file"] ? { transcript: { file: args["transcript-file"], logId: null } } : {}),
+        // Its engine records the job's usage from its row; a run from a shell is its own entry.
+        ...(args["transcript-file"]
+          ? { transcript: { file: args["transcript-file"], logId: null }, kind: null }
+          : { kind: "dl_run" }),
       }),
     );
     // Anything an agent command left running in the background ends with the run.

@@ -30,6 +30,8 @@ export function delegationContext(
     onModelCall?: (call: number, model: string) => void;
     /** Default: a new delegation transcript (dg-…); `dl run` in a job passes the job's file. */
     transcript?: TranscriptTarget;
+    /** The usage ledger's kind (the entry point); null records nothing (a job's child). */
+    kind?: string | null;
   },
 ): DelegationContext {
   return {
@@ -45,5 +47,6 @@ export function delegationContext(
     completeOptions: { turnTimeoutMs: deps.config.backend.httpTimeoutS * 1000 },
     fallbackNote: deps.fallbackNote,
     transcript: o.transcript ?? newDelegationTranscript(deps.config),
+    ...(o.kind === null ? {} : { usageKind: o.kind ?? "delegation" }),
   };
 }

@@ -10,6 +10,7 @@ import { DlError } from "../errors.ts";
 import type { Surface } from "../surface.ts";
 import { checkWorkdir, workdirGuard } from "../sys/workdir-guard.ts";
 import { openTranscript, type TranscriptTarget } from "./delegation-transcript.ts";
+import { delegationCost, recordDelegation } from "./delegation-usage.ts";
 import type { DispatchLease } from "./pools.ts";
 
 /**
@@ -59,6 +60,8 @@ export type DelegationContext = {
   /** Injected in tests; production uses the HTTP client. */
   complete?: (req: ModelRequest) => Promise<ModelResponse>;
   completeOptions?: CompleteOptions;
+  /** The ledger's kind for this delegation; absent, nothing is recorded (a job's child: its engine records the job). */
+  usageKind?: string;
   /** Where the steps are recorded; none given, no transcript is kept. */
   transcript?: TranscriptTarget;
   /** "answered_by: X (requested Y)" when the backend reports another model. */
@@ -128,6 +131,11 @@ export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext)
     kept.close();
     result.steps = kept.sink.steps;
     if (kept.logId) result.logs = `dl logs ${kept.logId}`;
+  }
+  result.cost = delegationCost(ctx.config, result);
+  if (ctx.usageKind) {
+    const o = { kind: ctx.usageKind, id: kept?.logId ?? null, elapsedMs: performance.now() - started };
+    await recordDelegation(ctx.config, p, result, o);
   }
   if (lease.failed_over_from) {
     result.failed_over_from = lease.failed_over_from;

@@ -12,6 +12,7 @@ import { type PollView, pollView, unknownView } from "./poll.ts";
 import type { Provider } from "./provider.ts";
 import type { ReapAction } from "./reaper.ts";
 import { prepareJobs, queueBound, type SubmitResult, watchFor } from "./submit.ts";
+import { recordJobEnd } from "./usage-ledger.ts";
 
 export type { CancelResult } from "./cancel.ts";
 export type { EngineOptions } from "./engine-options.ts";
@@ -49,7 +50,11 @@ export class JobEngine {
     };
     this.reaper = new LiveReaper(this.c);
     // A job's end frees slots: admission looks again at once.
-    this.launcher = new Launcher(this.c, () => this.loop.schedule(0));
+    // A job's end also goes into the usage ledger, before anything else can prune its row.
+    this.launcher = new Launcher(this.c, (id) => {
+      recordJobEnd(this.c.store, id);
+      this.loop.schedule(0);
+    });
     this.loop = new AdmissionLoop(this.c, this.launcher, this.reaper);
   }
 

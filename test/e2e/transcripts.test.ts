@@ -103,6 +103,11 @@ describe("transcripts", () => {
     const logs = await runDl(["logs", id]);
     expectThreeSteps(logs.stdout);
     expect(statSync(join(stateDir, "jobs", id, "transcript.jsonl")).mode & 0o777).toBe(0o600);
+    // The job's usage is in the ledger once, as the job (its child does not count it again).
+    const usage = JSON.parse((await runDl(["usage", "--json", "--by", "kind"])).stdout);
+    const kinds = new Map(usage.groups.map((g: { key: string; runs: number }) => [g.key, g]));
+    expect(kinds.get("agent")).toMatchObject({ runs: 1, cache_read: 280, cost: { state: "unknown", usd: null } });
+    expect(kinds.has("dl_run")).toBe(false);
   }, 90_000);
 
   test("delegate_batch: each task has its own transcript", async () => {

@@ -103,6 +103,7 @@ async function runAll(prepared: PreparedDelegation[], deps: ServerDeps, extra: T
         delegationContext(deps, {
           signal: extra.signal,
           onProgress: (_turn, _max, message) => progress(finished(), total, `task ${i}: ${message}`),
+          kind: "delegate_batch",
         }),
       );
       done[i] = true;

@@ -31,7 +31,7 @@ export function registerDelegateToLocalAgent(server: McpServer, deps: ServerDeps
         const progress = progressReporter(extra);
         const result = await runPrepared(
           prepared,
-          delegationContext(deps, { signal: extra.signal, onProgress: progress }),
+          delegationContext(deps, { signal: extra.signal, onProgress: progress, kind: "delegate_to_local_agent" }),
         );
         const bounded = await boundResult(result, deps.config.paths.cacheDir);
         await progress.settle();

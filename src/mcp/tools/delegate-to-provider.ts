@@ -49,6 +49,7 @@ export function registerDelegateToProvider(server: McpServer, deps: ServerDeps):
             endpointFor: (model) =>
               endpointFor({ baseUrl: url.toString(), apiKey: api_key, model, ...(format ? { format } : {}) }),
             failover: false,
+            kind: "delegate_to_provider",
           }),
         );
         const bounded = await boundResult(result, deps.config.paths.cacheDir);
