@@ -23,6 +23,7 @@ const COMMANDS: Record<string, () => Promise<DlCommand>> = {
   logs: () => import("./logs.ts").then((m) => m.logsCommand),
   cancel: () => import("./cancel.ts").then((m) => m.cancelCommand),
   usage: () => import("./usage.ts").then((m) => m.usageCommand),
+  init: () => import("./init.ts").then((m) => m.initCommand),
 };
 const NAMES = Object.keys(COMMANDS);
 
