@@ -129,7 +129,7 @@ const def = defineCommand({
 export const serveCommand: DlCommand = {
   def,
   ownSignals: true,
-  examples: ["claude mcp add dl --scope user -- /absolute/path/to/dl serve", "dl serve --check"],
+  examples: ["claude mcp add delegate-local --scope user -- /absolute/path/to/dl serve", "dl serve --check"],
 };
 
 /**
