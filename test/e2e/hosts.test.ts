@@ -39,7 +39,9 @@ describe("host examples", () => {
       expect(Object.keys(cfg.mcpServers)).toEqual(["delegate-local"]);
       expect(JSON.stringify(cfg)).not.toContain("DELEGATE_LOCAL_CODING_MODEL");
     }
-    expect(readFileSync(join(ROOT, "examples/hosts/codex-config.toml"), "utf8")).toContain("[mcp_servers.delegate-local]");
+    expect(readFileSync(join(ROOT, "examples/hosts/codex-config.toml"), "utf8")).toContain(
+      "[mcp_servers.delegate-local]",
+    );
     const register = readFileSync(join(ROOT, "examples/hosts/claude-code-register.sh"), "utf8");
     expect(register).not.toMatch(/^\s*--env DELEGATE_LOCAL_CODING_MODEL/m);
     const gemini = JSON.parse(readFileSync(join(ROOT, "examples/hosts/gemini-settings.json"), "utf8"));

@@ -22,7 +22,9 @@ let project: string;
 let fake: FakeModel;
 let session: DlSession;
 const dirs: Record<string, string> = {};
+// Its own user cache: the stores registry there lists this file's servers only, not the suite's.
 const env = () => ({
+  XDG_CACHE_HOME: join(root, "cache"),
   DELEGATE_CODEX_STATE_DIR: dirs.codex,
   DELEGATE_GEMINI_STATE_DIR: dirs.gemini,
   DELEGATE_DSH_STATE_DIR: dirs.dsh,
@@ -203,6 +205,7 @@ describe("dl jobs / show / logs / cancel", () => {
     const orphanDir = join(root, "orphan-agent-state");
     const agentsDir = join(root, "agents");
     const doomed = await connectDl({
+      XDG_CACHE_HOME: join(root, "cache"),
       DELEGATE_AGENT_STATE_DIR: orphanDir,
       DELEGATE_LOCAL_URL: fake.anthropicUrl,
       DELEGATE_LOCAL_KEY: KEY,

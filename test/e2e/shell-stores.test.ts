@@ -16,6 +16,8 @@ let fake: FakeModel;
 let root: string;
 let session: DlSession;
 let stateDir: string;
+/** What the user's shell and the host share: HOME and the XDG dirs (this file's own cache), never the state dirs. */
+const user = () => ({ XDG_CACHE_HOME: join(root, "cache") });
 
 beforeAll(async () => {
   requireBinary();
@@ -25,6 +27,7 @@ beforeAll(async () => {
   await Bun.write(join(agentsDir, "helper.md"), "---\nname: helper\ndescription: helper\n---\nHelp.\n");
   stateDir = join(root, "moved-agent-state");
   session = await connectDl({
+    ...user(),
     DELEGATE_LOCAL_URL: fake.anthropicUrl,
     DELEGATE_LOCAL_KEY: KEY,
     DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
@@ -49,12 +52,12 @@ describe("the watch command finds its stores", () => {
     const [cmd, ...args] = sub.data.watch.split(" ");
     expect(cmd).toBe(requireBinary());
     // The clean env: the suite's HOME and XDG dirs, no DELEGATE_*_STATE_DIR at all.
-    const wait = await runDl([...args, "--timeout", "50"]);
+    const wait = await runDl([...args, "--timeout", "50"], user());
     expect(wait.stderr).toBe("");
     expect(wait.code).toBe(0);
     expect(wait.stdout).toContain(`${id} DONE`);
     const jobs = await until(async () => {
-      const r = await runDl(["status", "--json"]);
+      const r = await runDl(["status", "--json"], user());
       return r.stdout.includes(id) || r.stdout.includes('"agent"') ? r : null;
     }, "dl status to answer");
     expect(JSON.parse(jobs.stdout).jobs.length).toBeGreaterThan(4); // the defaults and the moved ones
@@ -62,7 +65,7 @@ describe("the watch command finds its stores", () => {
 
   test("a malformed id is refused at once with the id shapes (exit 2)", async () => {
     const t0 = performance.now();
-    const r = await runDl(["wait", "--timeout", "20", "cx-nope"]);
+    const r = await runDl(["wait", "--timeout", "20", "cx-nope"], user());
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("is not a job id");
     for (const prefix of ["cx-", "gm-", "dsh-", "ag-"]) expect(r.stderr).toContain(prefix);
@@ -70,14 +73,14 @@ describe("the watch command finds its stores", () => {
   });
 
   test("a hostile registry entry (FIFO, link to /dev/zero, relative path) is skipped, never blocks", async () => {
-    const dir = join(process.env.XDG_CACHE_HOME!, "claude-delegate-local", "stores");
+    const dir = join(root, "cache", "claude-delegate-local", "stores");
     expect(readdirSync(dir).length).toBeGreaterThan(0); // the server above recorded its stores
     Bun.spawnSync(["mkfifo", join(dir, "fifo.json")]);
     symlinkSync("/dev/zero", join(dir, "zero.json"));
     writeFileSync(join(dir, "relative.json"), JSON.stringify({ provider: "codex", state_dir: "rel/dir" }));
-    const r = await runDl(["wait", "--timeout", "1", "cx-0123456789"]);
+    const r = await runDl(["wait", "--timeout", "1", "cx-0123456789"], user());
     expect(r.code).toBe(3); // a well-formed id not seen yet: the timeout, not a hang
-    const st = await runDl(["status", "--json"]);
+    const st = await runDl(["status", "--json"], user());
     expect(JSON.parse(st.stdout).jobs.some((j: { provider: string }) => j.provider === "agent")).toBe(true);
   }, 30_000);
 });

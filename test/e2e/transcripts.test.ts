@@ -17,6 +17,8 @@ let fake: FakeModel;
 let root: string;
 let stateDir: string;
 let session: DlSession;
+/** This file's own user cache: its stores registry lists this file's server only. */
+const shell = (extra: Record<string, string> = {}) => ({ XDG_CACHE_HOME: join(root, "cache"), ...extra });
 
 beforeAll(async () => {
   requireBinary();
@@ -26,6 +28,7 @@ beforeAll(async () => {
   const agentsDir = join(root, "agents");
   await Bun.write(join(agentsDir, "helper.md"), "---\nname: helper\ndescription: helper\n---\nHelp.\n");
   session = await connectDl({
+    ...shell(),
     DELEGATE_LOCAL_URL: fake.anthropicUrl,
     DELEGATE_LOCAL_KEY: KEY,
     DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
@@ -72,7 +75,7 @@ describe("transcripts", () => {
     // Progress names the path or command, not only the tool.
     expect(seen.join("\n")).toContain("read_file README");
     expect(seen.join("\n")).toContain("run_bash echo <redacted>; exit 4 (exit 4)");
-    const logs = await runDl(r.logs.split(" ").slice(1), {});
+    const logs = await runDl(r.logs.split(" ").slice(1), shell());
     expect(logs.code).toBe(0);
     expectThreeSteps(logs.stdout);
     const dir = join(stateDir, "delegations");
@@ -100,11 +103,11 @@ describe("transcripts", () => {
     );
     expect(job.steps).toBe(7);
     expect(job.logs).toBe(`dl logs ${id}`);
-    const logs = await runDl(["logs", id]);
+    const logs = await runDl(["logs", id], shell());
     expectThreeSteps(logs.stdout);
     expect(statSync(join(stateDir, "jobs", id, "transcript.jsonl")).mode & 0o777).toBe(0o600);
     // The job's usage is in the ledger once, as the job (its child does not count it again).
-    const usage = JSON.parse((await runDl(["usage", "--json", "--by", "kind"])).stdout);
+    const usage = JSON.parse((await runDl(["usage", "--json", "--by", "kind"], shell())).stdout);
     const kinds = new Map(usage.groups.map((g: { key: string; runs: number }) => [g.key, g]));
     expect(kinds.get("agent")).toMatchObject({ runs: 1, cache_read: 280, cost: { state: "unknown", usd: null } });
     expect(kinds.has("dl_run")).toBe(false);
@@ -122,7 +125,7 @@ describe("transcripts", () => {
     const logs = res.data.results.map((x) => x.logs);
     expect(new Set(logs).size).toBe(2);
     for (const l of logs) {
-      const r = await runDl(l.split(" ").slice(1));
+      const r = await runDl(l.split(" ").slice(1), shell());
       expect(r.stdout).toContain("stop end_turn");
     }
   }, 60_000);
@@ -132,11 +135,31 @@ describe("transcripts", () => {
     const [oldest, ...rest] = readdirSync(dir).map((n) => join(dir, n));
     const longAgo = Date.now() / 1000 - 400 * 86_400;
     utimesSync(oldest!, longAgo, longAgo);
-    const dry = await runDl(["reap", "--dry-run", "--json"], { DELEGATE_AGENT_STATE_DIR: stateDir });
+    const dry = await runDl(["reap", "--dry-run", "--json"], shell({ DELEGATE_AGENT_STATE_DIR: stateDir }));
     expect(JSON.parse(dry.stdout).pruned_transcripts).toBe(1);
     expect(existsSync(oldest!)).toBe(true);
-    await runDl(["reap"], { DELEGATE_AGENT_STATE_DIR: stateDir });
+    await runDl(["reap"], shell({ DELEGATE_AGENT_STATE_DIR: stateDir }));
     expect(existsSync(oldest!)).toBe(false);
     for (const f of rest) expect(existsSync(f)).toBe(true);
   });
+
+  test("dl logs --follow prints steps as a running job records them and returns when it ends", async () => {
+    fake.script(
+      reply.tool("run_bash", { command: "echo one" }, { delayMs: 300 }),
+      reply.tool("read_file", { path: "README" }, { delayMs: 300 }),
+      reply.text("done", { delayMs: 300 }),
+    );
+    const repo = makeRepo(root, "follow").repo;
+    const sub = await callTool<{ jobs: { id: string }[] }>(session, "submit_agent", {
+      tasks: [{ agent_name: "helper", task: "follow me", workdir: repo }],
+    });
+    const id = sub.data.jobs[0]!.id;
+    const follow = await runDl(["logs", id, "--follow"], shell({ DELEGATE_AGENT_STATE_DIR: stateDir }));
+    expect(follow.code).toBe(0);
+    expect(follow.stdout).toMatch(/run_bash {2}echo one {2}exit 0/);
+    expect(follow.stdout).toMatch(/read_file {2}README {2}exit 0/);
+    expect(follow.stdout).toContain("end: 5 step(s)");
+    const row = await callTool<{ jobs: { status: string }[] }>(session, "poll_agent", { ids: [id] });
+    expect(row.data.jobs[0]!.status).toBe("done");
+  }, 60_000);
 });

@@ -36,6 +36,8 @@ beforeAll(async () => {
   const agentsDir = join(root, "agents");
   await Bun.write(join(agentsDir, "helper.md"), "---\nname: helper\ndescription: helper\n---\nHelp.\n");
   env = {
+    // Its own user cache: the stores registry there lists this file's server only.
+    XDG_CACHE_HOME: join(root, "cache"),
     DELEGATE_AGENT_STATE_DIR: join(root, "agent-state"),
     DELEGATE_PRICES_FILE: prices,
     DELEGATE_FLAT_RATE_MODELS: "local-*",
