@@ -66,15 +66,11 @@ const age = (ms: number) => {
 };
 
 function jobLine(j: ActiveJob, now: number): string {
-  const running = j.status === "running" && j.started_at !== null;
-  // A dead server's job shows how it reads now (killed_on_restart or lost), not its age.
-  const since = !j.owner_alive
-    ? j.status
-    : running
-      ? `running ${age(now - j.started_at!)}`
-      : `queued ${age(now - j.created_at)}`;
+  // A dead server's job has the status it reads as (killed_on_restart, lost): it ran if it started.
+  const running = j.started_at !== null && j.status !== "queued";
+  const since = running ? `running ${age(now - j.started_at!)}` : `queued ${age(now - j.created_at)}`;
   const why = j.queue_reason ? ` (${j.queue_reason})` : "";
-  const dead = j.owner_alive ? "" : " [server gone: dl reap]";
+  const dead = j.owner_alive ? "" : ` [server gone: ${j.status} once dl reap records it]`;
   return `    ${j.id.padEnd(16)} ${since}${why}  ${j.model ?? "default model"}  ${j.workdir}${dead}`;
 }
 

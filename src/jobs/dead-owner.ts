@@ -3,8 +3,10 @@ import type { JobRow } from "../store/types.ts";
 /**
  * Providers whose running child cannot outlive its server as a run: Gemini's agy always
  * runs in the jail, and on Linux bwrap's --die-with-parent takes the jail down when the
- * server dies (what is left of its group is killed by the next reap). A running job of a
- * dead server there was killed with it, which the reference names `killed_on_restart`,
+ * server dies (what is left of its group is killed by the next reap). On macOS
+ * (sandbox-exec has no such flag) a jailed agy still running is killed by the next reap,
+ * and one already gone was cut off before its end could be recorded. Either way the run
+ * was interrupted and cannot be resumed, which the reference names `killed_on_restart`,
  * like a child `dl reap` kills. For other providers a child that is gone may have ended
  * on its own, before or after its server: its fate is unknown, so the row is `lost`.
  */
