@@ -66,6 +66,7 @@ describe("delegate-wait (a link to dist/dl)", () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("dl wait");
     expect(help.stdout).toContain("--timeout");
+    expect(help.stdout).toContain("ln -s dl delegate-wait");
     const bad = await run([join(links, "delegate-wait"), "--timout", "5"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("dl wait:");
