@@ -609,4 +609,35 @@ export const MUTATIONS: Mutation[] = [
     replace: "isWithin(dir, d)",
     tests: ["test/sys/workdir-guard.test.ts"],
   },
+  // ── dsh launcher passthrough ─────────────────────────────────────────────────────────
+  {
+    id: "dsh-passthrough-launcher-only",
+    guard: "DELEGATE_DSH_ENV_PASSTHROUGH reaches the dsh launcher and no other child",
+    why: "the launcher's provider key would reach every agent command, git probe and Codex job",
+    file: "src/config.ts",
+    search: "const children = childEnv(env, e, facts.home, paths);",
+    replace:
+      "const children = { ...childEnv(env, e, facts.home, paths), ...namedEnv(env, e.DELEGATE_DSH_ENV_PASSTHROUGH) };",
+    tests: ["test/config.test.ts"],
+  },
+  {
+    id: "cli-passthrough-never-local-key",
+    guard: "a CLI passthrough (Codex, dsh) refuses DELEGATE_LOCAL_KEY",
+    why: "dl's own gateway key would be handed to a third-party CLI",
+    file: "src/sys/child-env.ts",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal source text to find
+    search: "if (never !== undefined) return `names other than ${never} (dl's own backend key never reaches a child)`;",
+    replace: "",
+    tests: ["test/config.test.ts"],
+  },
+  {
+    id: "dsh-output-without-keys",
+    guard: "a dsh run's answer has the values of DELEGATE_DSH_ENV_PASSTHROUGH cut out",
+    why: "a launcher that prints its key (an auth error, an env dump) would hand it to the model and the job store",
+    file: "src/jobs/providers/dsh-provider.ts",
+    search: "return withoutSecrets(parseDshRun(out), o.secretValues ?? []);",
+    replace: "return parseDshRun(out);",
+    tests: ["test/e2e/dsh-passthrough.test.ts"],
+    build: true,
+  },
 ];

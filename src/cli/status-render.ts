@@ -66,16 +66,24 @@ const age = (ms: number) => {
 };
 
 function jobLine(j: ActiveJob, now: number): string {
-  const running = j.status === "running" && j.started_at !== null;
+  // A dead server's job has the status it reads as (killed_on_restart, lost): it ran if it started.
+  const running = j.started_at !== null && j.status !== "queued";
   const since = running ? `running ${age(now - j.started_at!)}` : `queued ${age(now - j.created_at)}`;
   const why = j.queue_reason ? ` (${j.queue_reason})` : "";
-  const dead = j.owner_alive ? "" : " [server gone: dl reap]";
+  const dead = j.owner_alive ? "" : ` [server gone: ${j.status} once dl reap records it]`;
   return `    ${j.id.padEnd(16)} ${since}${why}  ${j.model ?? "default model"}  ${j.workdir}${dead}`;
+}
+
+/** "1 killed_on_restart, 2 lost": how a dead server's jobs read until a reap records them. */
+function orphanStatuses(active: readonly ActiveJob[]): string {
+  const counts = new Map<string, number>();
+  for (const a of active) if (!a.owner_alive) counts.set(a.status, (counts.get(a.status) ?? 0) + 1);
+  return [...counts].map(([status, n]) => `${n} ${status}`).join(", ");
 }
 
 /** One provider's jobs: counts, per project, and with `each` every active job. */
 export function renderJobs(j: JobsSummary, now: number, each: boolean): string[] {
-  const orphans = j.orphaned ? `, ${j.orphaned} orphaned (run dl reap)` : "";
+  const orphans = j.orphaned ? `, ${j.orphaned} orphaned: ${orphanStatuses(j.active)} (run dl reap)` : "";
   const lines = [
     `  ${j.provider.padEnd(8)} ${j.running} running, ${j.queued} queued${orphans}${j.error ? `  (${j.error})` : ""}`,
   ];

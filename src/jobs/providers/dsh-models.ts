@@ -10,7 +10,8 @@ import { builtOnce, lazySchema } from "../../lazy-schema.ts";
  *   { "models": { "<alias>": { "model": "<name the launcher passes on>", "enabled": true,
  *                              "description": "…" } } }
  *
- * A task names an alias (or the real model name of an entry). Only enabled entries run.
+ * A task names an alias (or the real model name of an entry); the launcher is given the
+ * alias and resolves it itself. Only enabled entries run.
  * Xiaomi's MiMo models are refused for automated dispatch whatever the file says: the
  * Token Plan's terms forbid automation, and a file someone copied from a manual setup
  * must not turn that into a breach.

@@ -69,7 +69,7 @@ async function runBatch(tasks: DelegationArgs[], deps: ServerDeps, extra: ToolEx
   const previewChars = Math.max(500, Math.floor(TEXT_ANSWER_PREVIEW_CHARS / results.length));
   const text = [
     `${succeeded}/${results.length} tasks succeeded in ${structured.elapsed_s} s`,
-    ...results.map((r, i) => `\n### task ${i}\n${renderResult(r, previewChars)}`),
+    ...results.map((r, i) => `\n### task ${i + 1}\n${renderResult(r, previewChars)}`),
   ].join("\n");
   return toolOk(structured, text);
 }
@@ -83,8 +83,9 @@ async function prepareAll(tasks: DelegationArgs[], deps: ServerDeps): Promise<Pr
         await prepareDelegation({ ...t, max_turns: normalizeTurns(t.max_turns) }, deps.config, deps.settings),
       );
     } catch (e) {
+      // Numbered from 1, as the submit_* tools number their tasks.
       const why = e instanceof DlError ? e.message : String(e);
-      throw new DlError("bad_input", `task ${i} (${t.agent_name}) is invalid, so no task was started: ${why}`);
+      throw new DlError("bad_input", `task ${i + 1} (${t.agent_name}) is invalid, so no task was started: ${why}`);
     }
   }
   return prepared;
@@ -102,11 +103,11 @@ async function runAll(prepared: PreparedDelegation[], deps: ServerDeps, extra: T
         p,
         delegationContext(deps, {
           signal: extra.signal,
-          onProgress: (_turn, _max, message) => progress(finished(), total, `task ${i}: ${message}`),
+          onProgress: (_turn, _max, message) => progress(finished(), total, `task ${i + 1}: ${message}`),
         }),
       );
       done[i] = true;
-      progress(finished(), total, `task ${i} finished (${r.success ? "success" : "failed"})`);
+      progress(finished(), total, `task ${i + 1} finished (${r.success ? "success" : "failed"})`);
       return r;
     }),
   );
