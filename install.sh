@@ -143,7 +143,8 @@ target="$prefix/dl"
 
 # A running dl serve keeps the file it started from: the new binary is written beside it
 # and renamed over the name, which replaces the name and never the old file's contents.
-new="$prefix/.dl.new.$$"
+# mktemp creates the file itself, so nothing planted under that name can redirect the copy.
+new=$(mktemp "$prefix/.dl.new.XXXXXX") || die "cannot write into $prefix"
 cp "$bin" "$new" || die "cannot write into $prefix"
 chmod 755 "$new"
 if ! version=$("$new" --version 2>&1); then
