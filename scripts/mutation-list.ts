@@ -646,4 +646,13 @@ export const MUTATIONS: Mutation[] = [
     replace: "true || die",
     tests: ["test/release/install.test.ts"],
   },
+  {
+    id: "install-musl-detect",
+    guard: "install.sh picks the -musl build where ldd names musl",
+    why: "on Alpine the glibc build would be installed, and it cannot start there",
+    file: "install.sh",
+    search: "if ldd --version 2>&1 | grep -qi musl; then",
+    replace: "if false; then",
+    tests: ["test/release/install.test.ts"],
+  },
 ];

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { tempDir } from "../helpers/dl.ts";
-import { freshHome, HOST, hostRelease, install, run } from "./helpers.ts";
+import { freshHome, HOST, hostRelease, install, run, SYSTEM_PATH } from "./helpers.ts";
 
 let release: { dir: string; archive: string };
 beforeAll(async () => {
@@ -104,6 +104,51 @@ describe("install.sh", () => {
       expectOneLine(r.stderr, `no dl build for ${os} ${arch}`);
       expectNothingInstalled(home, env.TMPDIR!);
     }
+  });
+
+  test("picks the musl build where ldd names musl, and on --libc musl", async () => {
+    const fakes = tempDir("fake-ldd");
+    // musl's ldd prints its banner on stderr and exits 1 for --version.
+    writeFileSync(join(fakes, "ldd"), "#!/bin/sh\necho 'musl libc (x86_64)' >&2\necho 'Version 1.2.5' >&2\nexit 1\n");
+    chmodSync(join(fakes, "ldd"), 0o755);
+    for (const [args, path] of [
+      [[], `${fakes}:${SYSTEM_PATH}`],
+      [["--libc", "musl"], SYSTEM_PATH],
+    ] as const) {
+      const { home, env } = freshHome("home");
+      // The host-only release has no musl archive, so picking it shows as a refusal naming it.
+      const r = await install(["--from", release.dir, ...args], { ...env, PATH: path });
+      expect(r.code).toBe(1);
+      expectOneLine(r.stderr, `has no entry for ${HOST}-musl`);
+      expectNothingInstalled(home, env.TMPDIR!);
+    }
+  });
+
+  test("--url installs from a base URL and refuses a tampered download", async () => {
+    const archive = readFileSync(join(release.dir, release.archive));
+    const tampered = Buffer.from(archive);
+    tampered[tampered.length - 100]! ^= 0x01;
+    using server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch(req) {
+        const [, which = "", name = ""] = new URL(req.url).pathname.split("/");
+        if (name === "SHA256SUMS") return new Response(readFileSync(join(release.dir, name)));
+        if (name !== release.archive) return new Response("not found", { status: 404 });
+        return new Response(which === "bad" ? tampered : archive);
+      },
+    });
+    const bad = freshHome("home");
+    const refused = await install(["--url", `http://127.0.0.1:${server.port}/bad`], bad.env);
+    expect(refused.code).toBe(1);
+    expectOneLine(refused.stderr, `checksum mismatch for ${release.archive}`);
+    expectNothingInstalled(bad.home, bad.env.TMPDIR!);
+    const { home, env } = freshHome("home");
+    const r = await install(["--url", `http://127.0.0.1:${server.port}/good/`], env);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const v = await run([join(home, ".local", "bin", "dl"), "--version", "--json"], env);
+    expect(JSON.parse(v.stdout)).toMatchObject({ target: HOST });
   });
 
   test("upgrades dl while the old binary runs dl serve, which keeps answering", async () => {
