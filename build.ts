@@ -7,7 +7,7 @@
  * tsconfig or package.json at run time, because dl's behaviour must depend only on its
  * own code and DELEGATE_* variables.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, realpathSync } from "node:fs";
 import { dirname } from "node:path";
 import pkg from "./package.json" with { type: "json" };
 import { LAZY_SDK_SCHEMAS } from "./scripts/lazy-sdk-schemas.ts";
@@ -37,9 +37,14 @@ export function hostTarget(): TargetName {
  * outside a git checkout (a source tarball) says "unknown".
  */
 export function gitCommit(): string {
-  const head = Bun.spawnSync(["git", "rev-parse", "--short=12", "HEAD"], { cwd: import.meta.dir, stderr: "ignore" });
+  const git = (...args: string[]) => Bun.spawnSync(["git", ...args], { cwd: import.meta.dir, stderr: "ignore" });
+  // A copy of the tree inside some other repository must not take that repository's commit.
+  const top = git("rev-parse", "--show-toplevel");
+  if (top.exitCode !== 0 || realpathSync(top.stdout.toString().trim()) !== realpathSync(import.meta.dir))
+    return "unknown";
+  const head = git("rev-parse", "--short=12", "HEAD");
   if (head.exitCode !== 0) return "unknown";
-  const clean = Bun.spawnSync(["git", "diff", "--quiet", "HEAD", "--"], { cwd: import.meta.dir, stderr: "ignore" });
+  const clean = git("diff", "--quiet", "HEAD", "--");
   return `${head.stdout.toString().trim()}${clean.exitCode === 0 ? "" : "-dirty"}`;
 }
 
