@@ -8,7 +8,7 @@
  * own code and DELEGATE_* variables.
  */
 import { mkdirSync, realpathSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import pkg from "./package.json" with { type: "json" };
 import { LAZY_SDK_SCHEMAS } from "./scripts/lazy-sdk-schemas.ts";
 import { toolCatalogue } from "./scripts/tool-catalogue.ts";
@@ -102,7 +102,7 @@ export async function buildDl(target: TargetName, outfile: string, info: BuildIn
   mkdirSync(dirname(outfile), { recursive: true });
   const sdk = await mcpSdkBuildSteps();
   const result = await Bun.build({
-    entrypoints: ["./src/main.ts"],
+    entrypoints: [join(import.meta.dir, "src", "main.ts")],
     plugins: sdk.plugins,
     minify: true,
     sourcemap: "none",
@@ -135,7 +135,7 @@ if (import.meta.main) {
   try {
     const target = hostTarget();
     const info = buildInfo();
-    await buildDl(target, "./dist/dl", info);
+    await buildDl(target, join(import.meta.dir, "dist", "dl"), info);
     const ms = Math.round(performance.now() - started);
     console.error(`built dist/dl ${info.version} (${info.commit}) for ${target} in ${ms} ms`);
   } catch (e) {

@@ -140,6 +140,7 @@ prefix=${prefix:-${HOME:?HOME is not set; give --prefix DIR}/.local/bin}
 mkdir -p "$prefix" || die "cannot create $prefix"
 prefix=$(cd "$prefix" && pwd -P)
 target="$prefix/dl"
+[ ! -d "$target" ] || die "$target is a folder; move it away or choose another --prefix"
 
 # A running dl serve keeps the file it started from: the new binary is written beside it
 # and renamed over the name, which replaces the name and never the old file's contents.

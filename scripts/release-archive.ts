@@ -38,7 +38,7 @@ your PATH, then register it:
 
   sha256sum -c --ignore-missing SHA256SUMS     (macOS: shasum -a 256 -c --ignore-missing SHA256SUMS)
   tar -xzf ${archiveName(info.version, target)}
-  mv dl-${info.version}-${target}/dl ~/.local/bin/dl
+  mkdir -p ~/.local/bin && mv dl-${info.version}-${target}/dl ~/.local/bin/dl
   claude mcp add delegate-local --scope user --env DELEGATE_LOCAL_URL=http://localhost:4000/v1/messages -- ~/.local/bin/dl serve
 
 Check it: dl --version, then dl status.
