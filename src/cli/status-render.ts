@@ -1,12 +1,13 @@
 import type { ActiveJob, JobsSummary } from "../jobs/maintenance.ts";
 import type { GeminiStatusReport } from "../jobs/providers/gemini-status.ts";
+import { versionLine } from "../version.ts";
 import type { StatusReport } from "./status-report.ts";
 
 /** `dl status` as text: one section per concern, failed checks last. */
 export function renderStatus(r: StatusReport): string {
   const cfg = r.config as { gateway: { kind: string }; backend: { model: string; coding_model: string } };
   const lines = [
-    `dl ${r.version} — ${r.healthy ? "healthy" : "UNHEALTHY"}`,
+    `${versionLine(r)} — ${r.healthy ? "healthy" : "UNHEALTHY"}`,
     `gateway: ${cfg.gateway.kind}   default model: ${cfg.backend.model}   coding model: ${cfg.backend.coding_model}`,
     ...renderBackends(r),
     "",

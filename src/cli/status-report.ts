@@ -15,6 +15,7 @@ import { type GeminiStatusReport, geminiStatus } from "../jobs/providers/gemini-
 import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { dirState } from "../sys/writable.ts";
+import type { BuildInfo } from "../version.ts";
 import { checkModels, type ModelCheck } from "./status-models.ts";
 
 /**
@@ -26,6 +27,8 @@ import { checkModels, type ModelCheck } from "./status-models.ts";
  */
 export type StatusReport = {
   version: string;
+  commit: string;
+  target: string;
   healthy: boolean;
   failed_checks: string[];
   config: Record<string, unknown>;
@@ -86,7 +89,7 @@ function dshReport(config: Config): StatusReport["dsh"] {
   }
 }
 
-export async function gatherStatus(config: Config, version: string): Promise<StatusReport> {
+export async function gatherStatus(config: Config, build: BuildInfo): Promise<StatusReport> {
   const backends = await Promise.all(
     backendProbeTargets(config).map(async (t) => ({
       lane: t.lane,
@@ -107,7 +110,7 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
   const gemini = await geminiStatus(geminiOptionsFromConfig(config, "dl wait"));
   failed_checks.push(...jailChecks(config, gemini.jail));
   return {
-    version,
+    ...build,
     healthy: failed_checks.length === 0,
     failed_checks,
     config: snakeKeys(redactedConfig(config)) as Record<string, unknown>,

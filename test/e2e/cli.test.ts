@@ -124,7 +124,7 @@ describe("help and version", () => {
     }
     const v = await runDl(["-V"]);
     expect(v.code).toBe(0);
-    expect(v.stdout).toMatch(/^\d+\.\d+\.\d+/);
+    expect(v.stdout).toMatch(/^dl \d+\.\d+\.\d+\S* \(commit \S+, [a-z0-9-]+\)\n$/);
     const unknown = await runDl(["help", "stauts"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("did you mean status?");

@@ -200,11 +200,30 @@ describe("configuration errors", () => {
 });
 
 describe("CLI surface", () => {
-  test("--version prints the package version", async () => {
+  test("--version prints the package version, the git commit and the build target; --json the same as JSON", async () => {
     const pkg = (await Bun.file(join(import.meta.dir, "..", "..", "package.json")).json()) as { version: string };
+    const host = `${process.platform}-${process.arch}`;
     const r = await runDl(["--version"]);
     expect(r.code).toBe(0);
-    expect(r.stdout.trim()).toBe(pkg.version);
+    expect(r.stdout).toMatch(
+      new RegExp(`^dl ${pkg.version.replaceAll(".", "\\.")} \\(commit ([0-9a-f]{12}(-dirty)?|unknown), ${host}\\)\n$`),
+    );
+    const j = await runDl(["--version", "--json"]);
+    expect(j.code).toBe(0);
+    const info = JSON.parse(j.stdout) as { version: string; commit: string; target: string };
+    expect(info).toEqual({
+      version: pkg.version,
+      // "unknown" when built outside a git checkout (a source tarball, the mutation runner's copy).
+      commit: expect.stringMatching(/^([0-9a-f]{12}(-dirty)?|unknown)$/),
+      target: host,
+    });
+    expect(r.stdout).toContain(info.commit);
+    const status = JSON.parse((await runDl(["status", "--json"])).stdout) as Record<string, unknown>;
+    expect({ version: status.version, commit: status.commit, target: status.target }).toEqual(info);
+    expect((await runDl(["status"])).stdout.split("\n")[0]).toStartWith(r.stdout.trim());
+    const bad = await runDl(["--version", "--yaml"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unexpected argument "--yaml"');
   });
 
   test("--help lists the working commands; an unknown command exits 2", async () => {
