@@ -96,7 +96,11 @@ export class ConversationStore {
   private trim(maxCount: number, keep: string): void {
     const all = this.idle().filter((c) => c.id !== keep);
     const over = all.length + 1 - maxCount;
-    if (over > 0) this.remove(all.sort((a, b) => a.mtime - b.mtime).slice(0, over));
+    if (over > 0)
+      this.remove(
+        all.sort((a, b) => a.mtime - b.mtime),
+        over,
+      );
   }
 
   private idle(): { id: string; mtime: number }[] {
@@ -119,10 +123,11 @@ export class ConversationStore {
     return out;
   }
 
-  /** Deletes each conversation whose lock is free right now; a running one stays. */
-  private remove(list: { id: string }[]): number {
+  /** Deletes, in order, up to `most` conversations whose lock is free right now; a running one stays. */
+  private remove(list: { id: string }[], most = Number.POSITIVE_INFINITY): number {
     let removed = 0;
     for (const { id } of list) {
+      if (removed >= most) break;
       const held = this.hold(id);
       if (!held) continue;
       try {
