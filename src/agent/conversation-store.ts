@@ -110,15 +110,14 @@ export class ConversationStore {
     } catch {
       return [];
     }
+    // A lock file alone is left by a follow-up of an id that never existed: it goes too.
+    const ids = new Set(names.map((n) => n.replace(/\.(json|lock)$/, "")).filter((id) => CONVERSATION_ID.test(id)));
     const out: { id: string; mtime: number }[] = [];
-    for (const n of names) {
-      const id = n.endsWith(".json") ? n.slice(0, -5) : "";
-      if (!CONVERSATION_ID.test(id)) continue;
-      try {
-        out.push({ id, mtime: statSync(join(this.dir, n)).mtimeMs });
-      } catch {
-        // removed meanwhile
-      }
+    for (const id of ids) {
+      const st =
+        statSync(join(this.dir, `${id}.json`), { throwIfNoEntry: false }) ??
+        statSync(join(this.dir, `${id}.lock`), { throwIfNoEntry: false });
+      if (st) out.push({ id, mtime: st.mtimeMs });
     }
     return out;
   }

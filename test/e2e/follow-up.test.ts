@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, statSync, utimesSync, writeFileSync } from "node
 import { join } from "node:path";
 import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { callTool, connectDl, type DlSession, runDl, tempDir } from "../helpers/dl.ts";
+import { until } from "../helpers/until.ts";
 
 /**
  * Issue 24 item 4 through the compiled binary: a finished delegation continued with
@@ -154,6 +155,32 @@ describe("follow-ups through dist/dl serve", () => {
     });
     expect(r.isError).toBe(true);
     expect(r.text).toContain("continue_from must be a conversation_id");
+  });
+});
+
+describe("follow-ups as background agent jobs (submit_agent)", () => {
+  test("submit_agent with continue_from runs the follow-up in a child dl run; poll_agent shows the conversation_id", async () => {
+    const { id, dir } = await firstRun();
+    fake.reset();
+    fake.script(reply.text("background follow-up done"));
+    const sub = await callTool<{ jobs: { id: string }[] }>(session, "submit_agent", {
+      tasks: [{ agent_name: "helper", task: "one more, in the background", workdir: dir, continue_from: id }],
+    });
+    expect(sub.isError).toBeFalsy();
+    const job = sub.data.jobs[0]!.id;
+    type View = { status: string; conversation_id: string | null; final_response: string | null };
+    const done = await until(
+      async () => {
+        const v = (await callTool<{ jobs: View[] }>(session, "poll_agent", { ids: [job] })).data.jobs[0]!;
+        return ["queued", "running"].includes(v.status) ? null : v;
+      },
+      `agent job ${job} to end`,
+      60_000,
+    );
+    expect(done.status).toBe("done");
+    expect(done.conversation_id).toBe(id);
+    expect(done.final_response).toBe("background follow-up done");
+    expect(JSON.stringify(fake.requests[0]!.body.messages)).toContain("read a.txt: it says alpha");
   });
 });
 
