@@ -1,6 +1,6 @@
 import { closeSync, constants, type Dirent, fstatSync } from "node:fs";
 import { join, relative } from "node:path";
-import ignore, { type Ignore } from "ignore";
+import type { Ignore } from "ignore";
 import { type Confinement, openConfined } from "./open-confined.ts";
 import { readCapped } from "./read-capped.ts";
 
@@ -8,6 +8,16 @@ import { readCapped } from "./read-capped.ts";
 const GITIGNORE_MAX_BYTES = 256 * 1024;
 
 type Layer = { base: string; rules: Ignore };
+
+let makeIgnore: typeof import("ignore") | undefined;
+
+/**
+ * Loads the matcher on the first walk, not with the agent's tools: a run that never
+ * searches or lists never pays for parsing it.
+ */
+export async function loadGitIgnoreMatcher(): Promise<void> {
+  makeIgnore ??= (await import("ignore")).default;
+}
 type DirRef = { fd: number; abs: string };
 
 /**
@@ -69,13 +79,15 @@ export class GitIgnores {
 
 /** The rules of one ignore file, or null when it is missing, not a file, too large or outside. */
 function readRules(abs: string, where: Confinement): Ignore | null {
+  const make = makeIgnore;
+  if (!make) throw new Error("loadGitIgnoreMatcher() was not awaited before the walk");
   let opened: { fd: number } | undefined;
   try {
     opened = openConfined(abs, constants.O_RDONLY | constants.O_NONBLOCK, where);
     const st = fstatSync(opened.fd);
     if (!st.isFile()) return null;
     const buf = readCapped(opened.fd, GITIGNORE_MAX_BYTES, st.size);
-    return buf ? ignore({ ignorecase: false }).add(buf.toString("utf8")) : null;
+    return buf ? make({ ignorecase: false }).add(buf.toString("utf8")) : null;
   } catch {
     return null;
   } finally {

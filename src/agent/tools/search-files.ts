@@ -1,5 +1,5 @@
 import { closeSync, fstatSync } from "node:fs";
-import { RE2JS } from "re2js";
+import type { RE2JS } from "re2js";
 import { z } from "zod";
 import { describeError, isDlError } from "../../errors.ts";
 import { looksBinary, readCapped } from "./read-capped.ts";
@@ -42,7 +42,9 @@ export function searchFilesTool(s: SearchSettings = SEARCH_DEFAULTS): AgentTool 
     async run({ pattern, path, glob, max_results }, ctx) {
       let re: RE2JS;
       try {
-        re = RE2JS.compile(pattern, RE2JS.MULTILINE);
+        // Loaded on the first search: ~250 KB of code a run without one never parses.
+        const { RE2JS: engine } = await import("re2js");
+        re = engine.compile(pattern, engine.MULTILINE);
       } catch (e) {
         return fail(
           `search_files: pattern is not a valid RE2 regular expression (${(e as Error).message}); lookaround and backreferences are not supported`,

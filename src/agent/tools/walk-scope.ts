@@ -2,6 +2,7 @@ import { relative } from "node:path";
 import { z } from "zod";
 import { describeError } from "../../errors.ts";
 import { confinePath, displayPath } from "./confine.ts";
+import { loadGitIgnoreMatcher } from "./gitignore.ts";
 import { toSlash } from "./tree-walk.ts";
 import type { ToolContext } from "./types.ts";
 
@@ -39,6 +40,7 @@ export async function walkScope(
     return `${tool}: ${describeError(e)}`;
   }
   const shown = displayPath(ctx.workdir, abs);
+  await loadGitIgnoreMatcher();
   const pattern = glob?.trim();
   if (!pattern) return { abs, shown, matches: () => true };
   const g = new Bun.Glob(pattern);
