@@ -32,6 +32,10 @@ export const agentResultSchema = lazySchema(() =>
     }),
     elapsed_s: z.number(),
     error: z.string().optional().describe("what failed and what to try"),
+    conversation_id: z
+      .string()
+      .optional()
+      .describe("pass as continue_from with a new task to continue this conversation (same agent, model, workdir)"),
   }),
 );
 

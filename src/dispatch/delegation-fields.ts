@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CONVERSATION_ID } from "../agent/conversation-id.ts";
 import { builtOnce, lazySchema } from "../lazy-schema.ts";
 
 /** The fields every delegation takes, shared by the single, batch and provider tools (built on first use). */
@@ -29,6 +30,15 @@ export const delegationFields = builtOnce(() => ({
     .max(1_000_000)
     .optional()
     .describe("output budget per turn; default 65536 (150000 for reasoning tiers)"),
+  continue_from: z
+    .string()
+    .regex(CONVERSATION_ID, {
+      error: "continue_from must be a conversation_id from an earlier result (cv- and 20 hex digits)",
+    })
+    .optional()
+    .describe(
+      "an earlier result's conversation_id: continue that finished delegation with this task (same agent, model, workdir)",
+    ),
 }));
 
 export const delegationInput = lazySchema(() => z.object(delegationFields()).strict());

@@ -25,6 +25,8 @@ interface AgentParams {
   agent_name: string;
   max_turns: number | null;
   max_tokens: number | null;
+  /** A follow-up: the conversation the child `dl run` continues. */
+  continue_from: string | null;
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {
@@ -49,6 +51,7 @@ export function validateAgentTask(raw: unknown, rules: AgentTaskRules): Validate
     // 0 means auto, as in delegate_to_local_agent.
     max_turns: t.max_turns ? t.max_turns : null,
     max_tokens: t.max_tokens ?? null,
+    continue_from: t.continue_from ?? null,
   };
   return {
     task: t.task,
@@ -68,7 +71,12 @@ export const agentProgressFile = (jobDir: string) => join(jobDir, "progress.json
 function paramsOf(job: JobRow): AgentParams {
   const p = JSON.parse(job.params ?? "{}") as Partial<AgentParams>;
   if (typeof p.agent_name !== "string") throw new Error("the job has no agent_name");
-  return { agent_name: p.agent_name, max_turns: p.max_turns ?? null, max_tokens: p.max_tokens ?? null };
+  return {
+    agent_name: p.agent_name,
+    max_turns: p.max_turns ?? null,
+    max_tokens: p.max_tokens ?? null,
+    continue_from: p.continue_from ?? null,
+  };
 }
 
 /**
@@ -89,6 +97,7 @@ export function buildAgentLaunch(
   if (job.model) argv.push("--model", job.model);
   if (p.max_turns) argv.push("--max-turns", String(p.max_turns));
   if (p.max_tokens) argv.push("--max-tokens", String(p.max_tokens));
+  if (p.continue_from) argv.push("--continue-from", p.continue_from);
   argv.push("--progress-file", agentProgressFile(jobDir), "--json");
   return { argv, env: { ...o.env }, cwd: job.workdir };
 }
