@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { builtOnce, lazySchema } from "../lazy-schema.ts";
+import { once } from "../once.ts";
 
 /** The fields every delegation takes, shared by the single, batch and provider tools (built on first use). */
-export const delegationFields = builtOnce(() => ({
+export const delegationFields = once(() => ({
   agent_name: z
     .string()
     .min(1)
@@ -31,5 +31,5 @@ export const delegationFields = builtOnce(() => ({
     .describe("output budget per turn; default 65536 (150000 for reasoning tiers)"),
 }));
 
-export const delegationInput = lazySchema(() => z.object(delegationFields()).strict());
-export type DelegationArgs = z.infer<typeof delegationInput>;
+export const delegationInput = once(() => z.object(delegationFields()).strict());
+export type DelegationArgs = z.infer<ReturnType<typeof delegationInput>>;
