@@ -13,6 +13,8 @@ import { type DshStatusReport, dshStatus } from "../jobs/providers/dsh-status.ts
 import { geminiOptionsFromConfig } from "../jobs/providers/gemini-options.ts";
 import { type GeminiStatusReport, geminiStatus } from "../jobs/providers/gemini-status.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
+import { type BackendVerdict, backendVerdicts } from "../mcp/tool-availability.ts";
+import type { Backend } from "../mcp/tool-table.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { dirState } from "../sys/writable.ts";
 import { checkModels, type ModelCheck } from "./status-models.ts";
@@ -37,6 +39,8 @@ export type StatusReport = {
   codex: CodexStatusReport | { error: string };
   dsh: DshStatusReport | { error: string };
   gemini: GeminiStatusReport;
+  /** Which backends' tools `dl serve` lists in tools/list, and why the others are not. */
+  mcp_tools: Record<Backend, BackendVerdict>;
 };
 
 const PROBE_TIMEOUT_MS = 3000;
@@ -119,6 +123,7 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
     codex,
     dsh: dshReport(config),
     gemini,
+    mcp_tools: backendVerdicts(config),
   };
 }
 

@@ -12,7 +12,7 @@ const failed = (text: string): CallToolResult => ({ isError: true, content: [{ t
 /** The text of a refusal the model can act on: which field, what is wrong. */
 function invalidArguments(name: string, issues: readonly { path: PropertyKey[]; message: string }[]): string {
   const listed = issues
-    .slice(0, 5)
+    .slice(0, 20)
     .map((i) => `${i.path.length ? i.path.map(String).join(".") : "(arguments)"}: ${i.message}`)
     .join("; ");
   return `invalid arguments for ${name}: ${listed}; tools/list gives its input schema`;
