@@ -6,6 +6,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
 import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { callTool, connectDl, type DlSession, requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
+import { MODERN_META } from "../helpers/modern.ts";
 import { connectTaskDl, type TaskDl } from "../helpers/task-session.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
@@ -172,6 +173,21 @@ describe("MCP tasks through dist/dl serve (2026-07-28)", () => {
     const [job] = (result.structuredContent as { jobs: JobView[] }).jobs;
     expect(job!.id).toBe(execution.handle!.taskId);
     expect(["done", "lost", "failed"]).toContain(job!.status);
+  }, 60_000);
+
+  test("tasks/get from a request that does not declare the extension is refused with -32021", async () => {
+    scriptBashThenAnswer(10);
+    const s = await taskDl(join(root, "state-undeclared"));
+    const repo = makeRepo(root, "undeclared", 0).repo;
+    const execution = await s.session.callTool("submit_agent", { tasks: [agentTask(repo)] });
+    const taskId = execution.handle!.taskId;
+    for (const method of ["tasks/get", "tasks/cancel", "tasks/update"]) {
+      const params = { taskId, _meta: MODERN_META, ...(method === "tasks/update" ? { inputResponses: {} } : {}) };
+      const answer = (await s.io.raw({ method, params })) as { kind: string; error?: { code: number } };
+      expect(answer.kind).toBe("error");
+      expect(answer.error?.code).toBe(-32021);
+    }
+    await settle(execution as never);
   }, 60_000);
 
   test("a client that declares no tasks extension gets a blocking answer", async () => {
