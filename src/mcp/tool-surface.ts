@@ -31,8 +31,11 @@ export class ToolSurface {
   private readonly listed = new Map<string, ListedTool>();
   private readonly unlisted = new Map<string, Backend>();
   private readonly cacheFile: string | null;
+  private readonly keep: boolean;
 
-  constructor(deps: ServerDeps, tools: ToolDef[] = dlTools(deps)) {
+  /** `keep: false` never writes the list to disk (dl serve --check creates nothing). */
+  constructor(deps: ServerDeps, o: { tools?: ToolDef[]; keep?: boolean } = {}) {
+    const tools = o.tools ?? dlTools(deps);
     this.verdicts = backendVerdicts(deps.config);
     for (const def of tools) {
       if (!this.verdicts[def.backend].listed) {
@@ -43,6 +46,7 @@ export class ToolSurface {
     }
     const { config, version } = deps;
     // Everything besides the code that changes what the list says: which tools, the batch cap.
+    this.keep = o.keep ?? true;
     this.cacheFile = listCacheFile(config.paths.cacheDir, version, [
       ...this.names(),
       String(config.agent.maxBatchSize),
@@ -68,7 +72,7 @@ export class ToolSurface {
     const cached = this.cacheFile && readCachedList(this.cacheFile, this.names());
     if (cached) return cached;
     const tools = this.made();
-    if (this.cacheFile) writeCachedList(this.cacheFile, tools);
+    if (this.cacheFile && this.keep) writeCachedList(this.cacheFile, tools);
     return tools;
   });
 
