@@ -1,4 +1,5 @@
 import type { CallToolResult, ServerContext } from "@modelcontextprotocol/server";
+import { describeError } from "../errors.ts";
 import type { JobTaskStore } from "./job-tasks.ts";
 import { progressReporter } from "./progress.ts";
 import { declaresTasks } from "./task-methods.ts";
@@ -42,7 +43,13 @@ async function startTask(
   if (plan.kind === "background") {
     const found = surface.tool(plan.submit);
     if (!found) return tool.def.handler(args as never, call);
-    const parsed = found.input().safeParse({ tasks: plan.tasks(args as never) });
+    let tasks: unknown[];
+    try {
+      tasks = plan.tasks(args as never);
+    } catch (e) {
+      return failed(describeError(e));
+    }
+    const parsed = found.input().safeParse({ tasks });
     if (!parsed.success) return failed(invalidArguments(tool.def.name, parsed.error.issues));
     submit = found;
     submitArgs = parsed.data;

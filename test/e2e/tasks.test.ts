@@ -114,6 +114,23 @@ describe("MCP tasks through dist/dl serve (2026-07-28)", () => {
     expect(job!.final_response).toContain("exited 3");
   }, 60_000);
 
+  test("delegate_batch as a task is one background job per task; over DELEGATE_MAX_BATCH_SIZE it is refused", async () => {
+    scriptBashThenAnswer(10);
+    const s = await taskDl(join(root, "state-batch"));
+    const repos = [0, 1].map((i) => makeRepo(root, `batch-${i}`, 0).repo);
+    const execution = await s.session.callTool("delegate_batch", { tasks: repos.map(agentTask) });
+    expect(execution.kind).toBe("task");
+    expect(execution.handle!.taskId.split(",")).toHaveLength(2);
+    const result = await settle(execution as never);
+    expect((result.structuredContent as { jobs: JobView[] }).jobs.map((j) => j.status)).toEqual(["done", "done"]);
+    const five = Array.from({ length: 5 }, () => agentTask(repos[0]!));
+    const refused = await s.session.callTool("delegate_batch", { tasks: five });
+    expect(refused.kind).toBe("immediate");
+    const answer = await settle(refused as never);
+    expect(answer.isError).toBe(true);
+    expect(answer.content[0]!.text).toContain("DELEGATE_MAX_BATCH_SIZE");
+  }, 60_000);
+
   test("a failing delegation is a completed task with isError", async () => {
     fake.always(() => reply.status(401, { body: '{"error":{"message":"bad key"}}' }));
     const s = await taskDl(join(root, "state-fail"));

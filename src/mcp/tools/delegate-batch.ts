@@ -42,19 +42,24 @@ export function delegateBatchTool(deps: ServerDeps): ToolDef {
     annotations: { openWorldHint: true, destructiveHint: true },
     backend: "agent",
     // As a task, each of the tasks is one background agent job.
-    task: { kind: "background", submit: "submit_agent", tasks: (args) => args.tasks },
+    task: { kind: "background", submit: "submit_agent", tasks: (args) => withinCap(args.tasks, max) },
     handler: ({ tasks }, call) => guarded(() => runBatch(tasks, deps, call)),
   });
 }
 
-async function runBatch(tasks: DelegationArgs[], deps: ServerDeps, call: ToolCall): Promise<CallToolResult> {
-  const max = deps.config.agent.maxBatchSize;
+/** The tasks, if there are at most DELEGATE_MAX_BATCH_SIZE of them (as a call or as a task). */
+function withinCap<T>(tasks: T[], max: number): T[] {
   if (tasks.length > max) {
     throw new DlError(
       "bad_input",
       `delegate_batch takes at most ${max} tasks (DELEGATE_MAX_BATCH_SIZE), got ${tasks.length}; split them into several calls`,
     );
   }
+  return tasks;
+}
+
+async function runBatch(all: DelegationArgs[], deps: ServerDeps, call: ToolCall): Promise<CallToolResult> {
+  const tasks = withinCap(all, deps.config.agent.maxBatchSize);
   const started = performance.now();
   const prepared = await prepareAll(tasks, deps);
   const cacheDir = deps.config.paths.cacheDir;
