@@ -45,8 +45,8 @@ export class ToolSurface {
       this.listed.set(def.name, { def, input: once(def.input), output: once(def.output) });
     }
     const { config, version } = deps;
-    // Everything besides the code that changes what the list says: which tools, the batch cap.
     this.keep = o.keep ?? true;
+    // Everything besides the code that changes what the list says: which tools, the batch cap.
     this.cacheFile = listCacheFile(config.paths.cacheDir, version, [
       ...this.names(),
       String(config.agent.maxBatchSize),
