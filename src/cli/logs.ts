@@ -47,7 +47,7 @@ async function jobLogs(config: Config, id: string, follow: boolean, o: Out): Pro
       printLines(t.lines, o);
       from = t.next;
     }
-    if (!follow || isTerminal(job.row.status) || job.verdict.state === "orphaned") break;
+    if (!follow || isTerminal(job.row.status) || job.verdict.orphaned) break;
     await Bun.sleep(FOLLOW_MS);
     job = findJob(knownJobStores(config.paths), id, sysIdentities).job ?? job;
   }

@@ -1,4 +1,6 @@
 import { defineCommand } from "citty";
+import { ConversationStore } from "../agent/conversation-store.ts";
+import type { Config } from "../config.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
 import { reapAll } from "../jobs/maintenance.ts";
 import { forgetVanishedStores, knownJobStores } from "../jobs/store-registry.ts";
@@ -25,17 +27,18 @@ const def = defineCommand({
       dryRun,
     });
     const prunedPools = dryRun ? [] : pruneIdlePools(config.paths.slotsDir);
-    forgetVanishedStores(config.paths.storesRegistryDir, config.paths.isolationRoot, dryRun);
-    const before = Date.now() - config.jobs.retentionDays * 86_400_000;
-    const transcripts = pruneDelegationTranscripts(knownJobStores(config.paths, true), before, dryRun);
+    const kept = housekeeping(config, dryRun);
     if (args.json) {
-      process.stdout.write(
-        `${JSON.stringify({ dry_run: dryRun, providers: reports, pruned_pools: prunedPools, pruned_transcripts: transcripts })}\n`,
-      );
+      const out = { dry_run: dryRun, providers: reports, pruned_pools: prunedPools };
+      process.stdout.write(`${JSON.stringify({ ...out, ...kept })}\n`);
     } else {
       if (prunedPools.length) process.stdout.write(`pools: removed ${prunedPools.length} idle pool folder(s)\n`);
-      if (transcripts)
-        process.stdout.write(`delegations: ${dryRun ? "would prune" : "pruned"} ${transcripts} old transcript(s)\n`);
+      if (kept.pruned_conversations)
+        process.stdout.write(`conversations: removed ${kept.pruned_conversations} older than the job retention\n`);
+      if (kept.pruned_transcripts)
+        process.stdout.write(
+          `delegations: ${dryRun ? "would prune" : "pruned"} ${kept.pruned_transcripts} old transcript(s)\n`,
+        );
       if (reports.length === 0) process.stdout.write("no job stores yet: nothing to reap\n");
       for (const r of reports) {
         if (r.error) {
@@ -58,3 +61,17 @@ export const reapCommand: DlCommand = {
   def,
   examples: ["dl reap --dry-run", "dl reap --json"],
 };
+
+/**
+ * What goes after as long as finished jobs do: kept conversations (follow-ups), delegation
+ * transcripts, and the registry entries of stores whose folder is gone.
+ */
+function housekeeping(config: Config, dryRun: boolean): { pruned_conversations: number; pruned_transcripts: number } {
+  const retentionMs = config.jobs.retentionDays * 86_400_000;
+  forgetVanishedStores(config.paths.storesRegistryDir, config.paths.isolationRoot, dryRun);
+  const stores = knownJobStores(config.paths, true);
+  return {
+    pruned_conversations: dryRun ? 0 : ConversationStore.in(config.paths.agentStateDir).prune(retentionMs),
+    pruned_transcripts: pruneDelegationTranscripts(stores, Date.now() - retentionMs, dryRun),
+  };
+}

@@ -14,7 +14,7 @@ function showJson(j: FoundJob, now: number): Record<string, unknown> {
   const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
   return {
     ...jobJson(j, now),
-    poll: pollView(r, now, j.live.owner),
+    poll: pollView(r, now, j.live),
     timings: { created_at: iso(r.created_at), started_at: iso(r.started_at), ended_at: iso(r.ended_at) },
     outcome: { status: r.status, exit_code: r.exit_code, failure_kind: r.failure_kind },
     files: jobFiles(j.store.stateDir, r.id),

@@ -1,6 +1,7 @@
 import type { PoolStatus } from "../dispatch/status.ts";
 import type { ActiveJob, JobsSummary } from "../jobs/maintenance.ts";
 import type { GeminiStatusReport } from "../jobs/providers/gemini-status.ts";
+import { versionLine } from "../version.ts";
 import { humanAge as age } from "./job-format.ts";
 import type { StatusReport } from "./status-report.ts";
 
@@ -8,7 +9,7 @@ import type { StatusReport } from "./status-report.ts";
 export function renderStatus(r: StatusReport): string {
   const cfg = r.config as { gateway: { kind: string }; backend: { model: string; coding_model: string } };
   const lines = [
-    `dl ${r.version} — ${r.healthy ? "healthy" : "UNHEALTHY"}`,
+    `${versionLine(r)} — ${r.healthy ? "healthy" : "UNHEALTHY"}`,
     `gateway: ${cfg.gateway.kind}   default model: ${cfg.backend.model}   coding model: ${cfg.backend.coding_model}`,
     ...renderBackends(r),
     "",
@@ -25,6 +26,7 @@ export function renderStatus(r: StatusReport): string {
     ...renderCodex(r.codex),
     ...renderDsh(r.dsh),
     ...renderGemini(r.gemini),
+    ...renderMcpTools(r),
   ];
   if (r.failed_checks.length) lines.push("", "failed checks:", ...r.failed_checks.map((f) => `  - ${f}`));
   return lines.join("\n");
@@ -81,6 +83,13 @@ function jobLine(j: ActiveJob, now: number, defaultModel: string): string {
   return `    ${j.id.padEnd(16)} ${j.state} ${age(now - from)}${why}  ${who}  ${j.workdir}`;
 }
 
+/** "1 killed_on_restart, 2 lost": how a dead server's jobs read until a reap records them. */
+function orphanStatuses(active: readonly ActiveJob[]): string {
+  const counts = new Map<string, number>();
+  for (const a of active) if (a.orphaned) counts.set(a.state, (counts.get(a.state) ?? 0) + 1);
+  return [...counts].map(([state, n]) => `${n} ${state}`).join(", ");
+}
+
 /**
  * One provider's jobs: counts, per project, and with `each` every active job (a waiting
  * one with the holders it waits behind, from `pools`).
@@ -91,7 +100,7 @@ export function renderJobs(
   each: boolean,
   ctx: { defaultModel: string; pools?: readonly PoolStatus[] } = { defaultModel: "" },
 ): string[] {
-  const orphans = j.orphaned ? `, ${j.orphaned} orphaned (run dl reap)` : "";
+  const orphans = j.orphaned ? `, ${j.orphaned} orphaned: ${orphanStatuses(j.active)} (run dl reap)` : "";
   const lines = [
     `  ${j.provider.padEnd(8)} ${j.running} running, ${j.queued} queued${orphans}${j.error ? `  (${j.error})` : ""}`,
   ];
@@ -145,5 +154,16 @@ function renderGemini(g: GeminiStatusReport): string[] {
     `  cli: ${g.cli.ok ? g.cli.path : g.cli.message}`,
     `  jail: ${g.jail.ok ? "ok" : "UNAVAILABLE"} — ${g.jail.detail}${g.jail.fix ? `; fix: ${g.jail.fix}` : ""}`,
     `  caps: ${g.caps.max_concurrent} running, ${g.caps.max_queue} queued, one job per workdir`,
+  ];
+}
+
+/** Which backends' tools tools/list names (DELEGATE_TOOLS overrides what this machine has). */
+function renderMcpTools(r: StatusReport): string[] {
+  return [
+    "",
+    "MCP tools (dl serve):",
+    ...Object.entries(r.mcp_tools).map(
+      ([backend, v]) => `  ${backend.padEnd(8)} ${v.listed ? "listed    " : "not listed"}  ${v.why}`,
+    ),
   ];
 }

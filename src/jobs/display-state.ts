@@ -1,15 +1,17 @@
 import type { JobRow, TerminalStatus } from "../store/types.ts";
 import { isTerminal } from "../store/types.ts";
+import { deadOwnerStatus } from "./dead-owner.ts";
 import type { Liveness } from "./liveness.ts";
 
 /**
  * How a job reads in every command: dl wait, status, jobs, show and reap. The row says
  * what its server last recorded; liveness says whether that server (and its child) is
- * still there. `waiting` is a running job whose child waits for a model pool slot;
- * `orphaned` is an active row whose server died: it stays so until `dl reap` (or the next
- * server on its store) ends it, and `reap` says how.
+ * still there. `waiting` is a running job whose child waits for a model pool slot. An
+ * active row whose server died is `orphaned`: it reads as what `dl reap` (or the next
+ * server on its store) will record — `killed_on_restart` when a verified child is left to
+ * stop or its jail died with its server, else `lost` — and `reason` says what reap does.
  */
-export type DisplayState = "queued" | "running" | "waiting" | "orphaned" | TerminalStatus;
+export type DisplayState = "queued" | "running" | "waiting" | TerminalStatus;
 
 type ReapPlan = { becomes: "killed_on_restart" | "lost"; kills: "leader" | "survivors" | null };
 
@@ -19,13 +21,15 @@ export interface JobVerdict {
   reason: string;
   /** What `dl reap` does with this row now; null when it leaves the row alone. */
   reap: ReapPlan | null;
+  /** The row is still queued or running but its server is gone (reap has not ended it yet). */
+  orphaned: boolean;
 }
 
 /** An orphan's story: why it is orphaned, what reap will do, and what reap did. */
 export type OrphanStory = { plan: ReapPlan; why: string; act: string; done: string };
 
 /** What reap does with an orphan: the same words for dl status, jobs, wait and reap --dry-run. */
-export function orphanPlan(row: Pick<JobRow, "status" | "child_pid">, live: Liveness): OrphanStory {
+export function orphanPlan(row: Pick<JobRow, "provider" | "status" | "child_pid">, live: Liveness): OrphanStory {
   if (row.status === "queued")
     return {
       plan: { becomes: "lost", kills: null },
@@ -47,6 +51,14 @@ export function orphanPlan(row: Pick<JobRow, "status" | "child_pid">, live: Live
       act: "stop them and record killed_on_restart",
       done: "they were stopped, recorded killed_on_restart",
     };
+  // Nothing left to kill: how the run reads depends on whether it could have ended on its own.
+  if (deadOwnerStatus(row) === "killed_on_restart")
+    return {
+      plan: { becomes: "killed_on_restart", kills: null },
+      why: "its server died and its jailed run died with it; what it changed in the workdir stays (review it before resubmitting)",
+      act: "record killed_on_restart",
+      done: "recorded killed_on_restart",
+    };
   return {
     plan: { becomes: "lost", kills: null },
     why: "its server died and no verified child of it is left",
@@ -57,16 +69,17 @@ export function orphanPlan(row: Pick<JobRow, "status" | "child_pid">, live: Live
 
 /** The one decision. `slotWait` describes what a running job's child waits for, if anything. */
 export function judgeJob(
-  row: Pick<JobRow, "status" | "queue_reason" | "failure_kind" | "child_pid">,
+  row: Pick<JobRow, "provider" | "status" | "queue_reason" | "failure_kind" | "child_pid">,
   live: Liveness,
   slotWait?: string | null,
 ): JobVerdict {
-  if (isTerminal(row.status)) return { state: row.status, reason: row.failure_kind ?? "", reap: null };
+  const settled = { reap: null, orphaned: false };
+  if (isTerminal(row.status)) return { state: row.status, reason: row.failure_kind ?? "", ...settled };
   if (!live.owner) {
     const o = orphanPlan(row, live);
-    return { state: "orphaned", reason: `${o.why}; dl reap will ${o.act}`, reap: o.plan };
+    return { state: o.plan.becomes, reason: `${o.why}; dl reap will ${o.act}`, reap: o.plan, orphaned: true };
   }
-  if (row.status === "queued") return { state: "queued", reason: row.queue_reason ?? "", reap: null };
-  if (slotWait) return { state: "waiting", reason: slotWait, reap: null };
-  return { state: "running", reason: "", reap: null };
+  if (row.status === "queued") return { state: "queued", reason: row.queue_reason ?? "", ...settled };
+  if (slotWait) return { state: "waiting", reason: slotWait, ...settled };
+  return { state: "running", reason: "", ...settled };
 }

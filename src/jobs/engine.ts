@@ -7,7 +7,7 @@ import { type CancelResult, cancelJob, cancelOwnQueued } from "./cancel.ts";
 import type { EngineContext, EngineOptions } from "./engine-options.ts";
 import { Launcher } from "./launch.ts";
 import { LiveReaper, logReaped } from "./live-reap.ts";
-import { ownerAlive } from "./liveness.ts";
+import { jobLiveness, type Liveness } from "./liveness.ts";
 import { type PollView, pollView, unknownView } from "./poll.ts";
 import type { Provider } from "./provider.ts";
 import type { ReapAction } from "./reaper.ts";
@@ -96,7 +96,7 @@ export class JobEngine {
     return ids.map((id) => {
       const r = rows.get(id);
       if (!r) return unknownView(id);
-      return pollView(r, now, this.ownerAlive(r), this.serverId, this.launcher.persistError(id));
+      return pollView(r, now, this.liveness(r), this.serverId, this.launcher.persistError(id));
     });
   }
 
@@ -108,7 +108,7 @@ export class JobEngine {
   /** Recent jobs of every server, newest first (for status). */
   list(limit = 50): PollView[] {
     const now = this.c.now();
-    return this.c.store.listRecent(limit).map((r) => pollView(r, now, this.ownerAlive(r), this.serverId));
+    return this.c.store.listRecent(limit).map((r) => pollView(r, now, this.liveness(r), this.serverId));
   }
 
   /**
@@ -136,7 +136,7 @@ export class JobEngine {
   }
 
   /** Our own rows are alive by definition; others' owners are checked by pid + start time. */
-  private ownerAlive(r: JobRow): boolean {
-    return r.server_id === this.serverId || ownerAlive(r, this.o.identities);
+  private liveness(r: JobRow): Liveness {
+    return jobLiveness(r, this.o.identities, this.serverId);
   }
 }

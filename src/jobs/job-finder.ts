@@ -79,7 +79,7 @@ export function listJobs(
   const per = f.status || f.project ? 10_000 : f.limit;
   const r = eachStore(chosen, (st, s) => st.listRecent(per).map((row) => withVerdict(s, row, identities)));
   const jobs = r.found
-    .filter((j) => !f.status || j.verdict.state === f.status)
+    .filter((j) => !f.status || j.verdict.state === f.status || (f.status === "orphaned" && j.verdict.orphaned))
     .filter((j) => !f.project || j.row.project === f.project || j.row.project.startsWith(`${f.project}/`))
     .sort((a, b) => b.row.created_at - a.row.created_at)
     .slice(0, f.limit);

@@ -58,6 +58,8 @@ export type ActiveJob = {
   /** How the job reads (display-state.ts): the same word in every command. */
   state: DisplayState;
   reason: string;
+  /** Its server is gone; `state` is what dl reap will record. */
+  orphaned: boolean;
   /** The agent of an agent job. */
   agent: string | null;
   /** A running job whose child waits for a model pool slot: which one. */
@@ -103,7 +105,8 @@ function activeJob(s: JobStateDir, r: JobRow, identities: Identities, slotWaitOf
   const agent = agentOf(r.params);
   return {
     id: r.id,
-    status: r.status,
+    // A dead server's row has the status it reads as until a reap records it.
+    status: verdict.orphaned ? verdict.state : r.status,
     queue_reason: r.status === "queued" ? r.queue_reason : null,
     workdir: r.workdir,
     model: r.model,
@@ -112,6 +115,7 @@ function activeJob(s: JobStateDir, r: JobRow, identities: Identities, slotWaitOf
     owner_alive: live.owner,
     state: verdict.state,
     reason: verdict.reason,
+    orphaned: verdict.orphaned,
     agent,
     slot_wait,
   };
@@ -142,7 +146,7 @@ export function jobsSummary(
         else p.queued++;
         per.set(r.project, p);
         const job = activeJob(s, r, identities, slotWaitOf);
-        if (job.state === "orphaned") orphaned++;
+        if (job.orphaned) orphaned++;
         active.push(job);
       }
       const last = store.getMeta("last_launch_ms");

@@ -1,5 +1,7 @@
 import type { JobRow } from "../store/types.ts";
 import { isTerminal } from "../store/types.ts";
+import { judgeJob } from "./display-state.ts";
+import type { Liveness } from "./liveness.ts";
 import { sanitizeJson, sanitizeLine, shortenResponse } from "./sanitize.ts";
 
 /** Runs shorter than this usually mean the CLI refused or crashed early. */
@@ -52,7 +54,8 @@ function parseJson(s: string | null): unknown {
 export function pollView(
   row: JobRow,
   now: number,
-  ownerAlive: boolean,
+  /** The owner's liveness (and, for an orphan, its child's: jobLiveness); a boolean means no child was looked at. */
+  liveness: boolean | Liveness,
   selfServerId?: string,
   persistError?: string,
 ): PollView {
@@ -61,11 +64,17 @@ export function pollView(
   const runMs = row.started_at !== null ? end - row.started_at : null;
   const resp = row.final_response !== null ? shortenResponse(row.final_response) : null;
   const warnings = parseJson(row.warnings);
+  // A dead server's row reads as it will be recorded (dl wait says the same), not as the
+  // queued or running it still says until a reap ends it.
+  const live: Liveness = typeof liveness === "boolean" ? { owner: liveness, child: null } : liveness;
+  const ownerAlive = live.owner;
+  // How it reads in every command (display-state.ts); a poll never says "waiting".
+  const status = terminal || ownerAlive ? row.status : judgeJob(row, live).state;
   const view: PollView = {
     id: row.id,
     provider: row.provider,
-    status: row.status,
-    queue_reason: row.status === "queued" ? row.queue_reason : null,
+    status,
+    queue_reason: status === "queued" ? row.queue_reason : null,
     workdir: sanitizeLine(row.workdir, 4000),
     model: row.model,
     effort: row.effort,

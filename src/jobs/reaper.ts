@@ -30,7 +30,9 @@ export interface ReapOptions {
 
 /**
  * Ends every active row whose owner died: a verified orphan child is killed (its whole
- * group) → `killed_on_restart`; anything else → `lost`. Nothing unverified is signalled.
+ * group) → `killed_on_restart`; anything else reads as deadOwnerStatus says (`lost`, or
+ * `killed_on_restart` for a jailed run that died with its server). Nothing unverified is
+ * signalled.
  */
 export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promise<ReapAction[]> {
   const actions: ReapAction[] = [];

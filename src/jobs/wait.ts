@@ -118,8 +118,8 @@ export type EndedJob = { id: string; row: JobRow; status: string; reason?: strin
 /**
  * One pass's verdict on the pending ids, given the rows just read. `seen` holds every id
  * that ever had a row (this pass's included); `liveness` is set on passes that check
- * owners: a queued/running job of a dead owner ends the wait at once as `orphaned`, the
- * way every other command reads it (the row stays active until dl reap ends it).
+ * owners: a queued/running job of a dead owner ends the wait at once, read as every other
+ * command reads it (display-state.ts: what dl reap will record, and why).
  */
 export function judgePending(
   pending: readonly string[],
@@ -143,7 +143,7 @@ export function judgePending(
       continue;
     }
     const verdict = liveness ? judgeJob(row, liveness(row)) : null;
-    if (verdict?.state === "orphaned") ended.push({ id, row, status: verdict.state, reason: verdict.reason });
+    if (verdict?.orphaned) ended.push({ id, row, status: verdict.state, reason: verdict.reason });
     else still.push(id);
   }
   return { ended, still };

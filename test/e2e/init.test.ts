@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
 import { makeRepo } from "../jobs/helpers.ts";
@@ -73,7 +73,6 @@ describe("dl init", () => {
           name: "delegate_to_local_agent",
           arguments: { agent_name: "reviewer", task: "review", workdir: makeRepo(home, "proj").repo },
         },
-        undefined,
         { timeout: 60_000 },
       )) as unknown as { structuredContent: { success: boolean; final_response: string; model_used: string } };
       expect(res.structuredContent).toMatchObject({

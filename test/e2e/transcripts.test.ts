@@ -66,8 +66,7 @@ describe("transcripts", () => {
     const seen: string[] = [];
     const res = (await session.client.callTool(
       { name: "delegate_to_local_agent", arguments: { agent_name: "helper", task: "three steps", workdir: repo } },
-      undefined,
-      { timeout: 120_000, onprogress: (p) => void seen.push(p.message ?? "") },
+      { timeout: 120_000, onprogress: (p: { message?: string }) => void seen.push(p.message ?? "") },
     )) as unknown as { structuredContent: { steps: number; logs: string; success: boolean } };
     const r = res.structuredContent;
     expect(r.steps).toBe(7); // four turns, three tool calls
