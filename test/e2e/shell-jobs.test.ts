@@ -201,7 +201,7 @@ describe("dl jobs / show / logs / cancel", () => {
     await until(async () => fake.inFlight() === 0, "the cancelled agent's request to close", 30_000);
   }, 60_000);
 
-  test("an orphaned job reads the same in dl wait, jobs, show, status and reap --dry-run; reap does what they said", async () => {
+  test("an orphaned job reads the same in dl wait, jobs, show, poll, status and reap --dry-run; reap does what they said", async () => {
     const orphanDir = join(root, "orphan-agent-state");
     const agentsDir = join(root, "agents");
     const doomed = await connectDl({
@@ -225,18 +225,29 @@ describe("dl jobs / show / logs / cancel", () => {
     const clean = (args: string[]) => dl(args, root);
     const wait = await clean(["wait", id]);
     expect(wait.code).toBe(1);
-    expect(wait.out).toContain(`${id} ORPHANED`);
+    expect(wait.out).toContain(`${id} KILLED_ON_RESTART`);
     expect(wait.out).toContain(story);
     const listed = JSON.parse((await clean(["jobs", "--json", "--status", "orphaned"])).out).jobs;
     expect(listed).toEqual([
-      expect.objectContaining({ id, state: "orphaned", reason: expect.stringContaining(story) }),
+      expect.objectContaining({
+        id,
+        state: "killed_on_restart",
+        status: "running",
+        reason: expect.stringContaining(story),
+      }),
     ]);
     const shown = JSON.parse((await clean(["show", id, "--json"])).out);
-    expect(shown).toMatchObject({ state: "orphaned", reason: expect.stringContaining(story) });
+    expect(shown).toMatchObject({ state: "killed_on_restart", reason: expect.stringContaining(story) });
+    expect(shown.poll.status).toBe("killed_on_restart"); // the MCP poll view reads the same
     const status = JSON.parse((await clean(["status", "--json"])).out);
     const active = status.jobs.flatMap((j: { active: { id: string }[] }) => j.active);
     expect(active).toContainEqual(
-      expect.objectContaining({ id, state: "orphaned", reason: expect.stringContaining(story) }),
+      expect.objectContaining({
+        id,
+        state: "killed_on_restart",
+        orphaned: true,
+        reason: expect.stringContaining(story),
+      }),
     );
     const dry = await clean(["reap", "--dry-run"]);
     expect(dry.out).toContain(`${id} → killed_on_restart`);

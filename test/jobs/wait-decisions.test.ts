@@ -20,7 +20,7 @@ describe("dl wait decisions", () => {
     expect(v.still).toEqual(["b"]);
   });
 
-  test("a dead owner makes a live row orphaned, only on passes that check owners", () => {
+  test("a dead owner ends a live row as what reap will record, only on passes that check owners", () => {
     const read = { rows: rowsOf(row("a", "queued")), complete: true };
     const dead = () => ({ owner: false, child: null });
     expect(judgePending(["a"], read, new Set(["a"]), null).still).toEqual(["a"]);
@@ -28,7 +28,7 @@ describe("dl wait decisions", () => {
       {
         id: "a",
         row: read.rows.get("a")!,
-        status: "orphaned",
+        status: "lost",
         reason: "its server died before the job started; dl reap will record it lost",
       },
     ]);

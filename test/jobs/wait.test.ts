@@ -91,7 +91,7 @@ describe("dl wait (engine level)", () => {
     await engine.cancel(slow);
   });
 
-  test("a job whose owner is dead is ORPHANED at once (exit 1), saying what reap will do", async () => {
+  test("a job whose owner is dead ends at once as what reap will record (exit 1), saying why", async () => {
     const dead = Bun.spawn(["true"]);
     await dead.exited;
     const s = JobStore.open(stateDir);
@@ -115,7 +115,7 @@ describe("dl wait (engine level)", () => {
     const t0 = Date.now();
     const r = await waitForJobs(opts);
     expect(r.code).toBe(1);
-    expect(lines[0]!.line).toStartWith("tj-orphanrow ORPHANED");
+    expect(lines[0]!.line).toStartWith("tj-orphanrow LOST");
     expect(lines[0]!.line).toContain("dl reap will record it lost");
     expect(Date.now() - t0).toBeLessThan(1500);
   });
