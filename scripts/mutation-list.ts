@@ -945,4 +945,14 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/e2e/init.test.ts"],
     build: true,
   },
+  {
+    id: "shell-output-tail-secrets",
+    guard: "a CLI job's kept output tail has the provider's secret values cut out",
+    why: "a launcher that prints its key would leave it in output.log for dl logs to print",
+    file: "src/jobs/runner.ts",
+    search: "keepOutputTail(o.jobDir, out, ctx.provider.secretValues);",
+    replace: "keepOutputTail(o.jobDir, out);",
+    tests: ["test/e2e/dsh-passthrough.test.ts"],
+    build: true,
+  },
 ];

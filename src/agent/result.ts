@@ -36,15 +36,10 @@ export const agentResultSchema = once(() =>
       .string()
       .optional()
       .describe("pass as continue_from with a new task to continue this conversation (same agent, model, workdir)"),
-    steps: z.number().int().optional().describe("model turns plus tool calls recorded in the transcript"),
-    logs: z.string().optional().describe("the shell command that prints every step (dl logs <id>)"),
-    cost: z
-      .object({
-        state: z.enum(["priced", "included", "unknown", "partial"]),
-        usd: z.number().nullable(),
-      })
-      .optional()
-      .describe("priced from DELEGATE_PRICES_FILE, included (flat-rate/local), or unknown: never a guessed zero"),
+    // Kept short: every word here is paid for in every host's tool list.
+    steps: z.number().int().optional(),
+    logs: z.string().optional().describe("prints each step"),
+    cost: z.object({ state: z.string(), usd: z.number().nullable() }).optional(),
   }),
 );
 

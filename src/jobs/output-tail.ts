@@ -15,12 +15,18 @@ const STDERR_TAIL = 8_192;
 
 const tail = (s: string, n: number) => (s.length > n ? `…${s.slice(-n)}` : s);
 
-export function keepOutputTail(jobDir: string, out: Pick<RunOutput, "stdout" | "stderr" | "exitCode">): void {
+export function keepOutputTail(
+  jobDir: string,
+  out: Pick<RunOutput, "stdout" | "stderr" | "exitCode">,
+  secrets: readonly string[] = [],
+): void {
+  // Redacted before it is cut: a key across the cut would otherwise keep its tail.
+  const clean = (s: string, n: number) => sanitizeBlock(tail(redactSecrets(s, secrets), n), n + 2);
   const text = [
     `--- stdout (last ${STDOUT_TAIL / 1024} KB) ---`,
-    sanitizeBlock(redactSecrets(tail(out.stdout, STDOUT_TAIL)), STDOUT_TAIL + 2),
+    clean(out.stdout, STDOUT_TAIL),
     `--- stderr (last ${STDERR_TAIL / 1024} KB) ---`,
-    sanitizeBlock(redactSecrets(tail(out.stderr, STDERR_TAIL)), STDERR_TAIL + 2),
+    clean(out.stderr, STDERR_TAIL),
     `--- exit ${out.exitCode ?? "-"} ---`,
     "",
   ].join("\n");

@@ -165,7 +165,7 @@ async function recordEnd(
     jobDir: o.jobDir,
   };
   const ended = ctx.now();
-  keepOutputTail(o.jobDir, out);
+  keepOutputTail(o.jobDir, out, ctx.provider.secretValues);
   if (recorded.written === "gone") return;
   if (recorded.written === "error") {
     const why = `could not record the child process (${recorded.error}); it was stopped`;

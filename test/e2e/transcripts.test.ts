@@ -18,7 +18,12 @@ let root: string;
 let stateDir: string;
 let session: DlSession;
 /** This file's own user cache: its stores registry lists this file's server only. */
-const shell = (extra: Record<string, string> = {}) => ({ XDG_CACHE_HOME: join(root, "cache"), ...extra });
+const shell = (extra: Record<string, string> = {}) => ({
+  XDG_CACHE_HOME: join(root, "cache"),
+  // The suite's default agent store holds other files' runs: point the shell at this one.
+  DELEGATE_AGENT_STATE_DIR: stateDir,
+  ...extra,
+});
 
 beforeAll(async () => {
   requireBinary();
