@@ -13,6 +13,9 @@ const OUTPUT_FILE = "output.log";
 const STDOUT_TAIL = 16_384;
 const STDERR_TAIL = 8_192;
 
+/** Characters before the tail also redacted, so a key that starts before the cut is found whole. */
+const REDACT_MARGIN = 4096;
+
 const tail = (s: string, n: number) => (s.length > n ? `…${s.slice(-n)}` : s);
 
 export function keepOutputTail(
@@ -20,8 +23,10 @@ export function keepOutputTail(
   out: Pick<RunOutput, "stdout" | "stderr" | "exitCode">,
   secrets: readonly string[] = [],
 ): void {
-  // Redacted before it is cut: a key across the cut would otherwise keep its tail.
-  const clean = (s: string, n: number) => sanitizeBlock(tail(redactSecrets(s, secrets), n), n + 2);
+  // Redacted with a margin before the final cut (a key across the cut keeps nothing), and
+  // only the tail: the whole output of a hostile child may be megabytes.
+  const clean = (s: string, n: number) =>
+    sanitizeBlock(tail(redactSecrets(s.slice(-(n + REDACT_MARGIN)), secrets), n), n + 2);
   const text = [
     `--- stdout (last ${STDOUT_TAIL / 1024} KB) ---`,
     clean(out.stdout, STDOUT_TAIL),

@@ -7,18 +7,19 @@
 const REDACTED_TEXT = "<redacted>";
 
 const SHAPES: readonly RegExp[] = [
-  /\b(?:sk|pk|rk)-[A-Za-z0-9_-]{12,}/g,
-  /\bgh[pousr]_[A-Za-z0-9]{20,}/g,
-  /\bgithub_pat_[A-Za-z0-9_]{20,}/g,
+  /\b(?:sk|pk|rk)-[A-Za-z0-9_-]{12,4096}/g,
+  /\bgh[pousr]_[A-Za-z0-9]{20,4096}/g,
+  /\bgithub_pat_[A-Za-z0-9_]{20,4096}/g,
   /\bAKIA[0-9A-Z]{16}\b/g,
-  /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
-  /\bAIza[0-9A-Za-z_-]{30,}/g,
+  /\bxox[abprs]-[A-Za-z0-9-]{10,4096}/g,
+  /\bAIza[0-9A-Za-z_-]{30,4096}/g,
 ];
 
 /** A name that says "secret", then `=` or `:`, then the value: the value goes. */
+// Every quantifier is bounded: hostile output (a megabyte of one letter) must cost linear time.
 const NAMED =
-  /((?:[A-Za-z0-9_]*(?:api[_-]?key|_key|token|secret|password|passwd)|authorization)["']?\s*[:=]\s*["']?(?:bearer\s+)?)[^\s"',;&]{4,}/gi;
-const BEARER = /(\bbearer\s+)[A-Za-z0-9._~+/-]{8,}=*/gi;
+  /((?:[A-Za-z0-9_]{0,40}(?:api[_-]?key|_key|token|secret|password|passwd)|authorization)["']?[ \t]{0,8}[:=][ \t]{0,8}["']?(?:bearer[ \t]{1,8})?)[^\s"',;&]{4,4096}/gi;
+const BEARER = /(\bbearer[ \t]{1,8})[A-Za-z0-9._~+/-]{8,4096}=*/gi;
 
 export function redactSecrets(text: string, known: readonly string[] = []): string {
   let out = text;
