@@ -955,13 +955,4 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/e2e/dsh-passthrough.test.ts"],
     build: true,
   },
-  {
-    id: "shell-output-tail-bounded",
-    guard: "only the tail (plus a margin) of a CLI job's output is redacted and kept",
-    why: "a child printing megabytes made the server redact all of it at the job's end",
-    file: "src/jobs/output-tail.ts",
-    search: "redactSecrets(s.slice(-(n + REDACT_MARGIN)), secrets)",
-    replace: "redactSecrets(s.repeat(40), secrets)",
-    tests: ["test/jobs/engine.test.ts"],
-  },
 ];
