@@ -54,9 +54,22 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
   try {
     run = await superviseChild(row, spec, ctx, signal, rw);
   } catch (e) {
+    afterRun(row, spec);
     return rw.fail("infra", describeError(e));
   }
+  // Whatever the run did, a failed check after it (the jail's git files) is the outcome.
+  const after = afterRun(row, spec);
+  if (after && run.recorded.written === "changed") return rw.fail(after.failureKind, after.message);
   await recordEnd(row, run, { ctx, signal, rw, jobDir });
+}
+
+function afterRun(row: JobRow, spec: LaunchSpec): { failureKind: string; message: string } | null {
+  try {
+    return spec.afterRun?.() ?? null;
+  } catch (e) {
+    log.error(`job ${row.id}: the check after the run failed: ${describeError(e)}`);
+    return { failureKind: "infra", message: `the check after the run failed: ${describeError(e)}` };
+  }
 }
 
 /** The job's private dir and the provider's argv/env/cwd; a failure ends the job `infra`. */
@@ -104,6 +117,7 @@ async function superviseChild(
       argv: spec.argv,
       env: spec.env,
       cwd: spec.cwd,
+      jailNet: spec.jailNet ?? undefined,
       stdoutCap: ctx.outputCap,
       stderrCap: ctx.outputCap,
       timeoutMs: Math.max(0, budgetMs),

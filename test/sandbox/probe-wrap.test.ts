@@ -158,6 +158,6 @@ describe("buildJailPolicy", () => {
     expect(p.readOnly).toContain("/h/.gemini/config");
     expect(p.readOnly).not.toContain("/h/.gemini");
     expect(p.denyExec).toEqual({ literal: [], subpath: [] });
-    expect(p.network).toBe("open");
+    expect(p.network).toBe("forwarded");
   });
 });
