@@ -34,6 +34,8 @@ export interface JailNet {
 export interface JailAttachment {
   /** Why the jail could not be set up (it is still blocked: kill it); null when it runs. */
   failed: string | null;
+  /** bwrap ended before it reported its pid: it has said why on its own stderr. */
+  ended?: boolean;
   /** Stops the forwarder and removes the limit's cgroup; call once the jail has ended. */
   release(): void;
 }
@@ -58,7 +60,7 @@ async function childPid(infoFd: number): Promise<number> {
   } finally {
     reader.cancel().catch(() => {});
   }
-  throw new DlError("jail_unavailable", "bwrap ended before it reported the jail's pid");
+  throw new DlError("jail_unavailable", "bwrap ended before it reported the jail's pid", { ended: true });
 }
 
 async function run(argv: string[]): Promise<void> {
@@ -131,6 +133,7 @@ export async function attachJail(infoFd: number, blockFd: number, net: JailNet):
     writeSync(blockFd, "1");
     return { failed: null, release };
   } catch (e) {
-    return { failed: `the jail could not be set up, so nothing ran: ${describeError(e)}`, release };
+    const ended = e instanceof DlError && e.data.ended === true;
+    return { failed: `the jail could not be set up, so nothing ran: ${describeError(e)}`, ended, release };
   }
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DlError } from "../errors.ts";
 
@@ -34,6 +34,7 @@ export function pidsCgroup(pid: number, max: number): () => void {
       `no pids cgroup to cap the jail's processes (as root, RLIMIT_NPROC does not apply): mount cgroup2 with the pids controller enabled (${CGROUP}/cgroup.subtree_control) or the cgroup v1 pids hierarchy`,
     );
   }
+  sweep(root);
   const dir = join(root, `dl-jail-${pid}`);
   mkdirSync(dir);
   try {
@@ -44,6 +45,21 @@ export function pidsCgroup(pid: number, max: number): () => void {
     throw e;
   }
   return () => removeWhenEmpty(dir, 50);
+}
+
+/**
+ * Empty cgroups of jails whose dl exited before their last process was reaped: rmdir
+ * removes only an empty cgroup, so a live jail's is never touched.
+ */
+function sweep(root: string): void {
+  for (const name of readdirSync(root)) {
+    if (!name.startsWith("dl-jail-")) continue;
+    try {
+      rmdirSync(join(root, name));
+    } catch {
+      // in use
+    }
+  }
 }
 
 /** rmdir succeeds once the last process has been reaped, a moment after the jail ends. */

@@ -134,7 +134,7 @@ function attachTo(proc: Bun.Subprocess, net: JailNet, err: CaptureSink) {
   if (typeof info !== "number" || typeof block !== "number") throw new DlError("internal", "jail fds missing");
   return attachJail(info, block, net)
     .then((a) => {
-      if (a.failed === null) return a;
+      if (a.failed === null || a.ended) return a;
       err.push(new TextEncoder().encode(`dl: ${a.failed}\n`));
       try {
         killGroup(proc.pid, "SIGKILL");
