@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, watch, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DlError, describeError } from "../errors.ts";
@@ -21,6 +21,14 @@ export const JAIL_INFO_FD = 3;
 export const JAIL_BLOCK_FD = 4;
 
 const ATTACH_TIMEOUT_MS = 15_000;
+/** Where the helpers (setpriv, prlimit: util-linux) are looked up; never the job's PATH. */
+const SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin";
+
+function tool(name: string): string {
+  const bin = Bun.which(name, { PATH: SYSTEM_PATH });
+  if (!bin) throw new DlError("jail_unavailable", `${name} (util-linux) not found in ${SYSTEM_PATH}`);
+  return bin;
+}
 export const INSTALL_PASTA =
   "install passt (the pasta forwarder): apt-get install passt (Debian/Ubuntu) or dnf install passt (Fedora)";
 
@@ -76,31 +84,59 @@ async function run(argv: string[]): Promise<void> {
   }
 }
 
-/** pasta daemonizes once the namespace is configured; its pid file names the daemon. */
-async function startForwarder(bin: string, pid: number, pidFile: string): Promise<number> {
+/** Resolves once `file` in `dir` holds a pid (pasta writes it when the namespace is configured). */
+function pidWritten(dir: string, file: string): { done: Promise<void>; stop(): void } {
+  const { promise, resolve } = Promise.withResolvers<void>();
+  const check = () => {
+    try {
+      if (Number.parseInt(readFileSync(join(dir, file), "utf8"), 10) > 0) resolve();
+    } catch {
+      // not written yet
+    }
+  };
+  const watcher = watch(dir, check);
+  check();
+  return { done: promise, stop: () => watcher.close() };
+}
+
+/**
+ * pasta in the foreground, as dl's own child with a parent-death signal: it ends with
+ * the job (release) and also when dl is killed, so no forwarder outlives its jail. Ready
+ * once its pid file is written, which it does after configuring the namespace.
+ */
+function startForwarder(bin: string, pid: number, dir: string): { proc: Bun.Subprocess; ready: Promise<void> } {
   // As root, pasta joins only the network namespace, from outside (in the jail's user
   // namespace root's uid is not mapped, so pasta could not keep it). Otherwise it joins
   // the jail's user namespace first, which an unprivileged pasta needs.
   const root = process.getuid?.() === 0;
   const target = root ? ["--runas", "0", "--netns", `/proc/${pid}/ns/net`] : [String(pid)];
-  await run([
-    bin,
-    "--config-net",
-    "--quiet",
-    // No port of the host reachable from the jail, none of the jail's from the host, and
-    // the gateway address stays the gateway (pasta maps it to the host's loopback by default).
-    ...["-t", "none", "-u", "none", "-T", "none", "-U", "none", "--no-map-gw"],
-    ...["--pid", pidFile],
-    ...target,
-  ]);
-  const daemon = Number.parseInt(readFileSync(pidFile, "utf8").trim(), 10);
-  if (!(daemon > 0)) throw new DlError("jail_unavailable", "pasta started but wrote no pid");
-  return daemon;
+  const ready = pidWritten(dir, "pasta.pid");
+  const p = Bun.spawn({
+    cmd: [
+      ...[tool("setpriv"), "--pdeathsig", "KILL", bin, "--foreground", "--config-net", "--quiet"],
+      // No port of the host reachable from the jail, none of the jail's from the host, and
+      // the gateway address stays the gateway (pasta maps it to the host's loopback by default).
+      ...["-t", "none", "-u", "none", "-T", "none", "-U", "none", "--no-map-gw"],
+      ...["--pid", join(dir, "pasta.pid"), ...target],
+    ],
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+    env: {},
+  });
+  const exited = p.exited.then(async (code) => {
+    const why = (await new Response(p.stderr).text())
+      .replace(/[\p{Cc}\p{Cf}]+/gu, " ")
+      .trim()
+      .slice(0, 200);
+    throw new DlError("jail_unavailable", `pasta failed: ${why || `exit ${code}`}`);
+  });
+  return { proc: p, ready: Promise.race([ready.done, exited]).finally(() => ready.stop()) };
 }
 
 async function limitProcs(pid: number, max: number): Promise<() => void> {
   if (process.getuid?.() === 0) return pidsCgroup(pid, max);
-  await run(["prlimit", `--pid=${pid}`, `--nproc=${max}:${max}`]);
+  await run([tool("prlimit"), `--pid=${pid}`, `--nproc=${max}:${max}`]);
   return () => {};
 }
 
@@ -128,8 +164,9 @@ export async function attachJail(infoFd: number, blockFd: number, net: JailNet):
   try {
     const pid = await withTimeout(childPid(infoFd), ATTACH_TIMEOUT_MS);
     undo.push(await limitProcs(pid, net.maxProcs));
-    const daemon = await withTimeout(startForwarder(net.forwarder, pid, join(dir, "pasta.pid")), ATTACH_TIMEOUT_MS);
-    undo.push(() => process.kill(daemon, "SIGTERM"));
+    const forwarder = startForwarder(net.forwarder, pid, dir);
+    undo.push(() => forwarder.proc.kill("SIGTERM"));
+    await withTimeout(forwarder.ready, ATTACH_TIMEOUT_MS);
     writeSync(blockFd, "1");
     return { failed: null, release };
   } catch (e) {
