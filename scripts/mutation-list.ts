@@ -672,6 +672,25 @@ export const MUTATIONS: Mutation[] = [
     replace: "",
     tests: ["test/reliability/jail-escape.test.ts"],
   },
+  {
+    id: "jail-git-tamper-fails-job",
+    guard: "a failed check after the run (the git snapshot) is the job's outcome",
+    why: "a job that changed .git/hooks would end done, and nobody would be told",
+    file: "src/jobs/runner.ts",
+    search: 'if (after && run.recorded.written === "changed") return rw.fail(after.failureKind, after.message);',
+    replace: "",
+    tests: ["test/jobs/runner-git-tamper.test.ts"],
+  },
+  {
+    id: "jail-git-tamper-run-bash",
+    guard: "run_bash reports a git tamper verdict as an error result",
+    why: "the agent's command changed the git control files and the model is told nothing",
+    file: "src/agent/tools/run-bash.ts",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal source text to find
+    search: "if (tamper) parts.unshift(`[${tamper.failureKind}: ${tamper.message}]`);",
+    replace: "",
+    tests: ["test/sandbox/command-jail.test.ts"],
+  },
   // ── workdir guard ────────────────────────────────────────────────────────────────────
   {
     id: "workdir-home",
