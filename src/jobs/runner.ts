@@ -49,7 +49,10 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
   const rw = new JobRowWriter(row.id, ctx, { jobDir, startedAt: row.started_at });
   const spec = await prepareLaunch(row, ctx, jobDir, rw);
   if (!spec) return;
-  if (signal.aborted) return rw.finish(stoppedPatch(signal.reason as JobStopCause, ctx.now()));
+  if (signal.aborted) {
+    afterRun(row, spec); // nothing ran, but the launch may have prepared files to put back
+    return rw.finish(stoppedPatch(signal.reason as JobStopCause, ctx.now()));
+  }
   let run: SupervisedRun;
   try {
     run = await superviseChild(row, spec, ctx, signal, rw);

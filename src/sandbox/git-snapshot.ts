@@ -117,6 +117,12 @@ function restorePin(path: string, id: string): boolean {
   return false;
 }
 
+function isPlaceholder(e: Entry, placeholder: string | null): boolean {
+  if (placeholder === null) return false;
+  if (e.kind === "dir") return e.children.size === 0;
+  return e.kind === "file" && e.bytes.toString() === placeholder;
+}
+
 function identity(path: string): string | null {
   try {
     const st = lstatSync(path);
@@ -138,8 +144,12 @@ export function guardGitControl(policy: JailPolicy): GitControlGuard {
   const budget = { left: MAX_ENTRIES };
   const pins = policy.gitPinned.map((p) => ({ path: p.path, id: identity(p.path) }));
   // A linked worktree's `.git` file is pinned and its content (gitdir: …) protected too.
-  const paths = [...policy.gitProtected, ...policy.gitPinned.filter((p) => p.kind === "file")].map((c) => c.path);
-  const files = paths.map((path) => ({ path, entry: snap(path, budget) }));
+  const controls = [...policy.gitProtected, ...policy.gitPinned.filter((p) => p.kind === "file")];
+  const files = controls.map((c) => ({
+    path: c.path,
+    entry: snap(c.path, budget),
+    placeholder: "placeholder" in c ? c.placeholder : null,
+  }));
   let checked = false;
   return {
     check() {
@@ -152,7 +162,7 @@ export function guardGitControl(policy: JailPolicy): GitControlGuard {
 
 function checkAndRestore(
   pins: { path: string; id: string | null }[],
-  files: { path: string; entry: Entry }[],
+  files: { path: string; entry: Entry; placeholder: string | null }[],
   created: string[],
 ): GitTamper | null {
   const changed: string[] = [];
@@ -166,8 +176,12 @@ function checkAndRestore(
   }
   for (const f of files) {
     if (lost.some((l) => f.path.startsWith(`${l}/`))) continue;
+    const current = snap(f.path, { left: MAX_ENTRIES });
+    // Another job on the same repository (a linked worktree's) removed a placeholder
+    // both used: gone is how it was before either job.
+    if (current.kind === "absent" && isPlaceholder(f.entry, f.placeholder)) continue;
     const now: string[] = [];
-    diff(f.path, f.entry, snap(f.path, { left: MAX_ENTRIES }), now);
+    diff(f.path, f.entry, current, now);
     if (now.length === 0) continue;
     changed.push(...now);
     if (f.entry.kind !== "big") write(f.path, f.entry);
