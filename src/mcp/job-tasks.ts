@@ -15,9 +15,12 @@ import { toolOk } from "./tool-result.ts";
 
 /** What the task store needs of a job service (Codex, dsh, Gemini, agent). */
 interface JobService {
-  readonly engine: { row(id: string): JobRow | undefined; list(limit?: number): { id: string }[] };
-  poll(ids: readonly string[]): { jobs: readonly unknown[] };
-  cancel(id: string): Promise<CancelResult>;
+  readonly engine: {
+    row(id: string): JobRow | undefined;
+    listOwn(limit?: number): Promise<JobRow[]>;
+    cancelMany(ids: readonly string[]): Promise<CancelResult[]>;
+  };
+  poll(ids: readonly string[]): { jobs: readonly unknown[] } | Promise<{ jobs: readonly unknown[] }>;
 }
 
 /** Job id prefix → the service that owns it. */
@@ -93,18 +96,21 @@ export class JobTaskStore implements TaskStore {
   async getTaskResult(taskId: string): Promise<Result> {
     const found = await this.resolve(taskId);
     if (!found) throw notFound(taskId);
-    const polled = found.svc.poll(found.ids);
+    const polled = await found.svc.poll(found.ids);
     const { status, statusMessage } = taskStatus(found.rows);
     const result: CallToolResult = toolOk({ ...polled }, `${statusMessage}\n\n${JSON.stringify(polled, null, 2)}`);
     return status === "completed" ? result : { ...result, isError: true };
   }
 
-  /** tasks/cancel: every job of the task that has not ended is cancelled (dequeued or stopped). */
+  /**
+   * tasks/cancel: every job of the task that has not ended is cancelled (dequeued or
+   * stopped), or none is: the engine checks ownership of all of them first (jobs/cancel.ts).
+   */
   async updateTaskStatus(taskId: string, status: Task["status"]): Promise<void> {
     if (status !== "cancelled") return;
     const found = await this.resolve(taskId);
     if (!found) throw notFound(taskId);
-    for (const r of found.rows) if (!isTerminal(r.status)) await found.svc.cancel(r.id);
+    await found.svc.engine.cancelMany(found.rows.filter((r) => !isTerminal(r.status)).map((r) => r.id));
   }
 
   /** Jobs are created by the submit tools themselves; the SDK never needs this path. */
@@ -118,16 +124,13 @@ export class JobTaskStore implements TaskStore {
   /** A job's result is its row; nothing else is stored. */
   async storeTaskResult(): Promise<void> {}
 
-  /** Recent jobs of the job services that can start here, one task per job. */
+  /** Recent jobs of this session's project (jobs/ decides which), one task per job. */
   async listTasks(): Promise<{ tasks: Task[] }> {
     const tasks: Task[] = [];
     for (const [, start] of servicesByPrefix(this.deps)) {
       const svc = await start().catch(() => null);
       if (!svc) continue;
-      for (const v of svc.engine.list(50)) {
-        const row = svc.engine.row(v.id);
-        if (row) tasks.push(taskOf(v.id, [row]));
-      }
+      for (const row of await svc.engine.listOwn(50)) tasks.push(taskOf(row.id, [row]));
     }
     return { tasks };
   }

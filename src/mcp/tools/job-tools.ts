@@ -10,7 +10,7 @@ import { cancelOutput, pollOutput, submitOutput } from "./job-schemas.ts";
 /** What the three job tools of one provider need from its service. */
 interface JobToolService {
   submit(tasks: readonly unknown[]): Promise<SubmitResult>;
-  poll(ids: readonly string[]): object;
+  poll(ids: readonly string[]): object | Promise<object>;
   cancel(id: string): Promise<CancelResult>;
 }
 
@@ -76,7 +76,7 @@ export function registerJobTools(server: McpServer, s: JobToolSpec): void {
       outputSchema: pollOutput,
       annotations: { readOnlyHint: true },
     },
-    ({ ids }) => guarded(async () => toolOk({ ...(await s.service()).poll(ids) }), pollErrors),
+    ({ ids }) => guarded(async () => toolOk({ ...(await (await s.service()).poll(ids)) }), pollErrors),
   );
   server.registerTool(
     `cancel_${s.kind}`,
