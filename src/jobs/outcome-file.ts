@@ -1,15 +1,7 @@
-import {
-  closeSync,
-  ftruncateSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, ftruncateSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { isTerminal, type JobPatch } from "../store/types.ts";
+import { readChildFile } from "../sys/child-file.ts";
 
 /**
  * A job's end, kept in its own dir before the store is asked to record it. When the store
@@ -25,6 +17,8 @@ import { isTerminal, type JobPatch } from "../store/types.ts";
 const OUTCOME_FILE = "outcome.json";
 /** Bytes reserved per job: room for the status fields and a few KiB of the final answer. */
 export const OUTCOME_RESERVE = 16 * 1024;
+/** A record too big for the reserve replaces it whole: a 4 MiB answer, JSON-escaped, fits. */
+const OUTCOME_MAX_BYTES = 32 * 1024 * 1024;
 
 export interface OutcomeRecord {
   id: string;
@@ -102,13 +96,17 @@ export function saveOutcome(jobDir: string, rec: OutcomeRecord): boolean {
   return false;
 }
 
-/** The recorded end of job `id`'s attempt that started at `startedAt`, or null. */
-export function readOutcome(jobDir: string, id: string, startedAt: number | null): JobPatch | null {
+/**
+ * The recorded end of job `id`'s attempt that started at `startedAt`, or null. The job's
+ * child can write its dir, so the file is read like any child's file (a FIFO or a link
+ * planted there is refused) and never larger than a record can be.
+ */
+export async function readOutcome(jobDir: string, id: string, startedAt: number | null): Promise<JobPatch | null> {
+  const read = await readChildFile(join(jobDir, OUTCOME_FILE), { maxBytes: OUTCOME_MAX_BYTES, over: "refuse" });
+  if (!read.ok || read.text.trim() === "") return null;
   let raw: unknown;
   try {
-    const text = readFileSync(join(jobDir, OUTCOME_FILE), "utf8");
-    if (text.trim() === "") return null;
-    raw = JSON.parse(text);
+    raw = JSON.parse(read.text);
   } catch {
     return null;
   }

@@ -1,5 +1,5 @@
 import { constants } from "node:fs";
-import { type FileHandle, lstat, open } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 
 /**
  * The one way dl reads a file that a job's child wrote (dsh `result.json`, Codex
@@ -80,11 +80,9 @@ async function readBounded(fh: FileHandle, size: number, o: ChildFileOptions): P
 export async function readChildFile(path: string, o: ChildFileOptions): Promise<ChildFileRead> {
   let fh: FileHandle | undefined;
   try {
-    // lstat first: a device node or FIFO is refused before anything opens it (opening
-    // some devices has effects); the fstat after the open closes the race with a swap.
-    const before = await lstat(path);
-    if (before.isSymbolicLink()) return refused("symlink", "is a symbolic link");
-    if (!before.isFile()) return refused("not_regular", `is ${kindOf(before)}`);
+    // No-follow: a symlink is refused by the open itself. Non-blocking: a FIFO opens at
+    // once instead of waiting for a writer. The checks are on the open file (fstat), so
+    // swapping the path after a check gains nothing.
     fh = await open(path, OPEN_FLAGS);
     const st = await fh.stat();
     if (!st.isFile()) return refused("not_regular", `is ${kindOf(st)}`);

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { spawnSync } from "node:child_process";
-import { symlinkSync, writeFileSync } from "node:fs";
+import { symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readChildFile } from "../../src/sys/child-file.ts";
 import { tempDir } from "../helpers/dl.ts";
+import { makeFifo } from "../helpers/fifo.ts";
 
 /**
  * The bounded reader for files a child wrote, against what a hostile child leaves: each
@@ -11,10 +11,6 @@ import { tempDir } from "../helpers/dl.ts";
  */
 const CAP = { maxBytes: 1024, over: "refuse" as const };
 const SECRET = "SECRET-CONTENT-7Q2";
-
-function mkfifo(path: string): void {
-  expect(spawnSync("mkfifo", [path]).status).toBe(0);
-}
 
 describe("readChildFile", () => {
   test("a regular file within the cap is read whole", async () => {
@@ -29,7 +25,7 @@ describe("readChildFile", () => {
 
   test("a FIFO with no writer is refused at once, not waited on", async () => {
     const f = join(tempDir("cf"), "fifo");
-    mkfifo(f);
+    makeFifo(f);
     const t0 = performance.now();
     const r = await readChildFile(f, CAP);
     expect(r).toMatchObject({ ok: false, refusal: "not_regular", detail: "is a FIFO" });
@@ -79,7 +75,7 @@ describe("readChildFile", () => {
 
   test("a huge sparse file costs no more than the cap", async () => {
     const f = join(tempDir("cf"), "sparse");
-    expect(spawnSync("truncate", ["-s", "4G", f]).status).toBe(0);
+    truncateSync(f, 4 * 1024 ** 3);
     const before = process.memoryUsage().rss;
     const r = await readChildFile(f, { maxBytes: 64 * 1024, over: "head" });
     expect(r).toMatchObject({ ok: true, truncated: true });

@@ -24,7 +24,7 @@ export type DshResult = z.output<typeof resultSchema>;
 const SUCCESS = new Set(["done", "ok", "success", "succeeded", "completed"]);
 
 /** The schema's string caps plus room for JSON's quoting and the other fields. */
-export const DSH_RESULT_MAX_BYTES = 2 * 1024 * 1024;
+const DSH_RESULT_MAX_BYTES = 2 * 1024 * 1024;
 
 export type DshOutcome =
   | { ok: true; result: DshResult }
