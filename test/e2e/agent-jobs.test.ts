@@ -265,12 +265,14 @@ describe("submit_agent / poll_agent / cancel_agent through dist/dl serve", () =>
 
 describe("MCP tasks: a client with task support", () => {
   /** `dl serve` with a Client that declares task support. */
-  async function taskClient(stateDir: string): Promise<Client> {
+  async function taskClient(stateDir: string, cwd?: string): Promise<Client> {
     const transport = new StdioClientTransport({
       command: requireBinary(),
       args: ["serve"],
       env: testEnv(env(stateDir)),
       stderr: "pipe",
+      // The project the session serves: tasks/list shows that project's jobs.
+      cwd,
     });
     const client = new Client({ name: "dl-task-test", version: "1.0.0" }, { capabilities: { tasks: {} } });
     await client.connect(transport);
@@ -287,13 +289,13 @@ describe("MCP tasks: a client with task support", () => {
   test("drives submit_agent through tasks/get and tasks/result; the task outlives its server", async () => {
     const stateDir = join(root, "state-tasks");
     scriptBashThenAnswer(100);
-    const client = await taskClient(stateDir);
+    const repo = makeRepo(root, "tasks", 0).repo;
+    const client = await taskClient(stateDir, repo);
     const tools = (await client.listTools()).tools;
     for (const name of ["submit_agent", "submit_codex", "submit_dsh", "submit_gemini"])
       expect(tools.find((t) => t.name === name)?.execution?.taskSupport).toBe("optional");
     expect(tools.find((t) => t.name === "poll_agent")?.execution?.taskSupport).not.toBe("optional");
 
-    const repo = makeRepo(root, "tasks", 0).repo;
     const created = await asTask(client, { tasks: [agentTask(repo)] });
     const taskId = created.task.taskId;
     expect(taskId).toMatch(/^ag-[0-9a-f]+$/);
@@ -318,7 +320,7 @@ describe("MCP tasks: a client with task support", () => {
 
     // The task lives in the job store: a new server answers for it.
     await client.close();
-    const next = await taskClient(stateDir);
+    const next = await taskClient(stateDir, repo);
     expect((await next.experimental.tasks.getTask(taskId)).status).toBe("completed");
     const listed = await next.experimental.tasks.listTasks();
     expect(listed.tasks.map((t) => t.taskId)).toContain(taskId);
