@@ -134,7 +134,7 @@ describe("dsh through dist/dl serve", () => {
     try {
       store.insertMany([
         {
-          id: "dsh-../../victim",
+          id: "dsh-x/../../victim",
           provider: "dsh",
           project: repo,
           workdir: repo,
@@ -144,7 +144,7 @@ describe("dsh through dist/dl serve", () => {
           status: "done",
         },
       ]);
-      store.update("dsh-../../victim", { ended_at: 2 });
+      store.update("dsh-x/../../victim", { ended_at: 2 });
     } finally {
       store.close();
     }

@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, readlinkSync } from "node:fs";
+import { mkdirSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { selfOwner } from "../../src/jobs/sys-adapters.ts";
 import { JobStore } from "../../src/store/jobs.ts";
@@ -27,9 +27,15 @@ function run(args: string[], env: Record<string, string>) {
   return p;
 }
 
-async function finished(p: ReturnType<typeof run>) {
-  const [stderr, code] = await Promise.all([new Response(p.stderr).text(), p.exited]);
-  return { stderr, code, signal: p.signalCode };
+/** Waits for `p` to end; one that is still blocked after 10 s is killed, so the test fails fast. */
+async function finished(p: ReturnType<typeof Bun.spawn>) {
+  const deadline = setTimeout(() => p.kill("SIGKILL"), 10_000);
+  try {
+    const [stderr, code] = await Promise.all([new Response(p.stderr as ReadableStream).text(), p.exited]);
+    return { stderr, code, signal: p.signalCode };
+  } finally {
+    clearTimeout(deadline);
+  }
 }
 
 /** A dsh state dir whose `name` (the database or its WAL) is a FIFO nobody writes. */
@@ -61,16 +67,22 @@ describe("a job store that is not a regular file", () => {
     }
   }
 
-  test("the store layer refuses it before opening (what a server meets), without the path in the message", () => {
+  test("the store layer refuses it before opening (what a server meets), without the path in the message", async () => {
     const store = fifoStore("jobs.sqlite");
-    let err: unknown;
-    try {
-      JobStore.open(store.dir, { provider: "dsh" });
-    } catch (e) {
-      err = e;
-    }
-    expect(String((err as Error).message)).toMatch(/a job store file is a FIFO, not a regular file/);
-    expect(String((err as Error).message)).not.toContain(store.dir);
+    const go = join(store.dir, "..", "go");
+    writeFileSync(go, "");
+    // In a child: a store that did block would hold this test's own thread.
+    const p = Bun.spawn(["bun", join(import.meta.dir, "..", "fixture", "jobs-store-open.ts"), store.dir, go], {
+      env: testEnv(),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    procs.push(p);
+    const out = new Response(p.stdout).text();
+    const r = await finished(p);
+    expect(r.code).toBe(0);
+    expect(await out).toContain("error: job storage refused: a job store file is a FIFO, not a regular file");
+    expect(await out).not.toContain(store.dir);
   });
 });
 
