@@ -75,6 +75,7 @@ describe("readChildFile", () => {
 
   test("a huge sparse file costs no more than the cap", async () => {
     const f = join(tempDir("cf"), "sparse");
+    writeFileSync(f, "");
     truncateSync(f, 4 * 1024 ** 3);
     const before = process.memoryUsage().rss;
     const r = await readChildFile(f, { maxBytes: 64 * 1024, over: "head" });

@@ -60,7 +60,10 @@ describe("codex parse: last-message.txt through the bounded reader", () => {
   }
 
   test("a huge file is cut to the cap with a warning, not read whole", async () => {
-    const dir = jobDirWith((f) => truncateSync(f, 3 * 1024 ** 3));
+    const dir = jobDirWith((f) => {
+      writeFileSync(f, "");
+      truncateSync(f, 3 * 1024 ** 3);
+    });
     const p = await parse(dir);
     expect(p.failure).toBeUndefined();
     expect(p.finalResponse!.length).toBeLessThanOrEqual(1024 * 1024);
