@@ -634,10 +634,20 @@ export const MUTATIONS: Mutation[] = [
     why: "a /dev/zero device node or a FIFO is read as if it were the result",
     file: "src/sys/child-file.ts",
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal source text to find
-    search: 'if (!st.isFile()) return refused("not_regular", `is ${kindOf(st)}`);',
-    replace: "",
+    search: 'const st = await fh.stat();\n    if (!st.isFile()) return refused("not_regular", `is ${kindOf(st)}`);',
+    replace: "const st = await fh.stat();",
     tests: ["test/sys/child-file.test.ts", "test/jobs/providers/codex-hostile-file.test.ts"],
     ci: true,
+  },
+  {
+    id: "child-file-sync-regular-only",
+    guard: "the synchronous reader (auth.json, shared.json) refuses a file that is not regular",
+    why: "a FIFO as Codex's auth.json holds the admission gate, and the whole server, in read()",
+    file: "src/sys/child-file.ts",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal source text to find
+    search: '    const st = fstatSync(fd);\n    if (!st.isFile()) return refused("not_regular", `is ${kindOf(st)}`);',
+    replace: "    const st = fstatSync(fd);",
+    tests: ["test/sys/child-file.test.ts"],
   },
   {
     id: "child-file-byte-cap",

@@ -1,4 +1,4 @@
-import { constants } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 
 /**
@@ -91,5 +91,29 @@ export async function readChildFile(path: string, o: ChildFileOptions): Promise<
     return fromError(e);
   } finally {
     await fh?.close().catch(() => {});
+  }
+}
+
+/**
+ * The same rules for a small file read on a synchronous path (the Codex admission gate
+ * fingerprints auth.json and reads shared.json between ticks): the open cannot block, a
+ * file that is not regular is refused before any read, and at most `maxBytes` + 1 bytes
+ * of a regular file are read. A file over the cap is refused.
+ */
+export function readChildFileSync(path: string, maxBytes: number): ChildFileRead {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, OPEN_FLAGS);
+    const st = fstatSync(fd);
+    if (!st.isFile()) return refused("not_regular", `is ${kindOf(st)}`);
+    const buf = Buffer.alloc(maxBytes + 1);
+    let got = 0;
+    for (let n = -1; n !== 0 && got < buf.length; got += n) n = readSync(fd, buf, got, buf.length - got, got);
+    if (got > maxBytes) return refused("too_large", `is larger than ${maxBytes} bytes`);
+    return { ok: true, text: buf.subarray(0, got).toString("utf8"), truncated: false };
+  } catch (e) {
+    return fromError(e);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }

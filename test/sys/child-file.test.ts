@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { readChildFile } from "../../src/sys/child-file.ts";
+import { readChildFile, readChildFileSync } from "../../src/sys/child-file.ts";
 import { tempDir } from "../helpers/dl.ts";
 import { makeFifo } from "../helpers/fifo.ts";
 
@@ -81,5 +81,20 @@ describe("readChildFile", () => {
     const r = await readChildFile(f, { maxBytes: 64 * 1024, over: "head" });
     expect(r).toMatchObject({ ok: true, truncated: true });
     expect(process.memoryUsage().rss - before).toBeLessThan(64 * 1024 * 1024);
+  });
+});
+
+describe("readChildFileSync (small files on a synchronous path)", () => {
+  test("a regular file is read; a FIFO, a link or an oversize file is refused without blocking", () => {
+    const dir = tempDir("cfs");
+    writeFileSync(join(dir, "ok"), "fine");
+    makeFifo(join(dir, "fifo"));
+    symlinkSync("/dev/zero", join(dir, "zero"));
+    writeFileSync(join(dir, "big"), "x".repeat(2048));
+    expect(readChildFileSync(join(dir, "ok"), 1024)).toEqual({ ok: true, text: "fine", truncated: false });
+    expect(readChildFileSync(join(dir, "fifo"), 1024)).toMatchObject({ ok: false, refusal: "not_regular" });
+    expect(readChildFileSync(join(dir, "zero"), 1024)).toMatchObject({ ok: false, refusal: "symlink" });
+    expect(readChildFileSync(join(dir, "big"), 1024)).toMatchObject({ ok: false, refusal: "too_large" });
+    expect(readChildFileSync("/dev/zero", 1024)).toMatchObject({ ok: false, refusal: "not_regular" });
   });
 });
