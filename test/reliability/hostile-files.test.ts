@@ -79,6 +79,7 @@ async function pollUntilEnded(s: DlSession, tool: string, id: string): Promise<J
 }
 
 function expectHeld(w: { slowestPing: number; peakRss: number }): void {
+  console.log(`  slowest ping ${w.slowestPing.toFixed(0)} ms, peak server RSS ${(w.peakRss / 2 ** 20).toFixed(0)} MiB`);
   expect(w.slowestPing).toBeLessThan(1_000);
   expect(w.peakRss).toBeLessThan(RSS_LIMIT);
 }
