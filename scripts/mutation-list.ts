@@ -711,7 +711,8 @@ export const MUTATIONS: Mutation[] = [
     guard: "the outcome reserve is a fresh file, never written through a link an earlier run left",
     why: "a symlink outcome.json -> ~/.bashrc gets 16 KiB of spaces written over the user's file",
     file: "src/jobs/outcome-file.ts",
-    search: '    rmSync(path, { force: true });\n    writeFileSync(path, " ".repeat(OUTCOME_RESERVE), { mode: 0o600, flag: "wx" });',
+    search:
+      '    rmSync(path, { force: true });\n    writeFileSync(path, " ".repeat(OUTCOME_RESERVE), { mode: 0o600, flag: "wx" });',
     replace: '    writeFileSync(path, " ".repeat(OUTCOME_RESERVE), { mode: 0o600 });',
     tests: ["test/jobs/outcome-file.test.ts"],
   },
