@@ -39,8 +39,8 @@ const rawBifrost = Object.fromEntries(Object.keys(BIFROST_FIELDS).map((k) => [k,
 
 const passthroughList = envList(/^\S+$/, "environment variable names", passthroughProblem);
 
-/** Exact names for the Codex child only; credentials allowed (its provider key). */
-const codexPassthroughList = envList(/^\S+$/, "environment variable names", codexPassthroughProblem);
+/** Exact names for one CLI's child only (Codex, the dsh launcher); credentials allowed (its provider key). */
+const cliPassthroughList = envList(/^\S+$/, "environment variable names", codexPassthroughProblem);
 
 const FIELDS = {
   // Gateway and backend
@@ -76,6 +76,8 @@ const FIELDS = {
   DELEGATE_QUEUE_GRACE: envNumber(600, 0, 86_400),
   DELEGATE_FAILOVER_CHAINS: envOptionalString(),
   DELEGATE_CACHE_DIR: envOptionalString(),
+  // MCP surface: which backends' tools tools/list names (empty: those that can run here)
+  DELEGATE_TOOLS: envList(/^(?:all|agent|codex|gemini|dsh)$/i, "backends (agent, codex, gemini, dsh) or all"),
   // Codex
   DELEGATE_CODEX_BIN: envString("codex"),
   DELEGATE_CODEX_MODEL: envString("gpt-6.1-terra"),
@@ -87,7 +89,7 @@ const FIELDS = {
   DELEGATE_CODEX_ALLOW_DANGER: envBool(false),
   DELEGATE_CODEX_QUOTA_WARN: envNumber(85, 0, 100),
   DELEGATE_CODEX_QUOTA_REFUSE_PCT: envNumber(undefined, 0, 100),
-  DELEGATE_CODEX_ENV_PASSTHROUGH: codexPassthroughList,
+  DELEGATE_CODEX_ENV_PASSTHROUGH: cliPassthroughList,
   CODEX_HOME: envOptionalString(),
   // Gemini through Antigravity `agy`
   DELEGATE_AGY_BIN: envString("agy"),
@@ -103,6 +105,7 @@ const FIELDS = {
   DELEGATE_DSH_MAX_QUEUE: envInt(16, 0, 10_000),
   DELEGATE_DSH_STAGGER_S: envNumber(5, 0, 600),
   DELEGATE_DSH_MODELS_FILE: envOptionalString(),
+  DELEGATE_DSH_ENV_PASSTHROUGH: cliPassthroughList,
   // Background agent jobs (submit_agent): each one a child `dl run`
   DELEGATE_AGENT_STATE_DIR: envOptionalString(),
   DELEGATE_AGENT_MAX_CONCURRENT: envInt(4, 1, 256),
@@ -344,6 +347,8 @@ function providerSections(e: Env) {
       maxPerProject: e.DELEGATE_DSH_MAX_PER_PROJECT,
       maxQueue: e.DELEGATE_DSH_MAX_QUEUE,
       staggerS: e.DELEGATE_DSH_STAGGER_S,
+      /** Names only (status shows them); the values live in Config.dshChildEnv. */
+      envPassthrough: e.DELEGATE_DSH_ENV_PASSTHROUGH,
     },
     agentJobs: {
       maxConcurrent: e.DELEGATE_AGENT_MAX_CONCURRENT,
@@ -371,6 +376,8 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
     agent: agentSection(e),
     pools,
     ...providerSections(e),
+    /** Backends whose tools are listed whatever this machine has (`all`, or names); empty: the usable ones. */
+    tools: e.DELEGATE_TOOLS.map((t) => t.toLowerCase()),
     watcher: { intervalS: e.DELEGATE_WAIT_INTERVAL },
     jobs: { retentionDays: e.DELEGATE_JOB_RETENTION_DAYS },
     logLevel: e.DELEGATE_LOG_LEVEL,
@@ -381,6 +388,8 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
      * (its provider key, say). Nothing else receives these; status shows only the names.
      */
     codexChildEnv: { ...children, ...namedEnv(env, e.DELEGATE_CODEX_ENV_PASSTHROUGH) },
+    /** What the dsh launcher gets: the same, with DELEGATE_DSH_ENV_PASSTHROUGH instead. */
+    dshChildEnv: { ...children, ...namedEnv(env, e.DELEGATE_DSH_ENV_PASSTHROUGH) },
     dlChildEnv: dlChildEnv(env, children),
   };
 }

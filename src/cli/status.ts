@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { jobStateDirs } from "../sys/paths.ts";
-import { VERSION } from "../version.ts";
+import { BUILD } from "../version.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
 import { interruptScope } from "./interrupt.ts";
@@ -40,7 +40,7 @@ const def = defineCommand({
       await watchLive(config, interrupt.signal, process.stdout);
       return;
     }
-    const report = await gatherStatus(config, VERSION);
+    const report = await gatherStatus(config, BUILD);
     process.stdout.write(args.json ? `${JSON.stringify(report)}\n` : `${renderStatus(report)}\n`);
     process.exitCode = report.healthy ? EXIT.ok : EXIT.failure;
   },

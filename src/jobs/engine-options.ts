@@ -21,7 +21,7 @@ export interface EngineOptions {
   self: ProcessOwner;
   /**
    * The folder this server serves (its cwd: the session's project). Its project key decides
-   * which other servers' jobs this one may cancel and which tasks/list shows. Default: cwd.
+   * which other servers' jobs this one may cancel. Default: cwd.
    */
   callerDir?: string;
   /** The watcher command printed in `watch` (default "dl wait"). */

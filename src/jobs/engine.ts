@@ -107,11 +107,6 @@ export class JobEngine {
     return this.c.store.listRecent(limit).map((r) => pollView(r, now, this.ownerAlive(r), this.serverId));
   }
 
-  /** Recent jobs of this server's project (and its own), newest first: MCP tasks/list. */
-  async listOwn(limit = 50): Promise<JobRow[]> {
-    return this.c.store.listRecentOf({ project: await this.callerProject(), serverId: this.serverId }, limit);
-  }
-
   /**
    * Dequeues a queued job or stops a running one of this server; it ends `cancelled`
    * with its locks released. Finished jobs are left as they are. Another live project's

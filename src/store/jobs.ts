@@ -149,17 +149,6 @@ export class JobStore {
     );
   }
 
-  /** Most recent rows of one project, or started by one server, newest first (tasks/list). */
-  listRecentOf(who: { project: string; serverId: string }, limit: number): JobRow[] {
-    return this.run(
-      "list jobs",
-      () =>
-        this.db
-          .query("SELECT * FROM jobs WHERE project = ? OR server_id = ? ORDER BY seq DESC LIMIT ?")
-          .all(who.project, who.serverId, limit) as JobRow[],
-    );
-  }
-
   countStatus(status: JobStatus): number {
     const r = this.db.query("SELECT COUNT(*) AS n FROM jobs WHERE status = ?").get(status) as { n: number };
     return r.n;

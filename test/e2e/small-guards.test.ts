@@ -79,6 +79,7 @@ describe("dsh through dist/dl serve", () => {
           " MiMo-Pro": { model: " xiaomi-mimo-v2-pro", enabled: true },
           sneaky: { model: " MiMo-v2-flash", enabled: true },
           flagged: { model: "--dangerous-flag", enabled: true },
+          "-o/etc/x": { model: "glm-5-air", enabled: true },
         },
       }),
     );
@@ -96,13 +97,13 @@ describe("dsh through dist/dl serve", () => {
       tasks: [{ task: "MODE: ok\nMS: 10\nGo.", model, workdir: repo }],
     });
 
-  test("model names are trimmed and case-folded before the allowlist: ' DS-Flash ' runs the trimmed model", async () => {
+  test("model names are trimmed and case-folded before the allowlist: ' DS-Flash ' runs the file's alias", async () => {
     const r = await submit(" DS-Flash ");
     expect(r.isError).toBeFalsy();
     const job = await ended(s, "poll_dsh", r.data.jobs[0]!.id);
     expect(job.status).toBe("done");
-    // The fake launcher answers with the --model it was given.
-    expect(job.final_response).toBe("Did the task with deepseek-v4-flash.");
+    // The fake launcher answers with the --model it was given: the alias as the file spells it.
+    expect(job.final_response).toBe("Did the task with ds-flash.");
   });
 
   test("MiMo in any spelling is refused, by alias or real name, and so is a file entry with spaces", async () => {
@@ -114,7 +115,8 @@ describe("dsh through dist/dl serve", () => {
   });
 
   test('a name starting with "-" is refused, asked for or listed in the file', async () => {
-    for (const m of ["-rf", " --model=x", "flagged"]) {
+    // "glm-5-air" is the real name of an entry whose alias (what the launcher gets) is a flag.
+    for (const m of ["-rf", " --model=x", "flagged", "glm-5-air"]) {
       const r = await submit(m);
       expect(r.isError).toBe(true);
       expect(r.text).toContain('may not start with "-"');

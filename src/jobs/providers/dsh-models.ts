@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { DlError } from "../../errors.ts";
-import { builtOnce, lazySchema } from "../../lazy-schema.ts";
+import { once } from "../../once.ts";
 
 /**
  * The dsh models allowlist (DELEGATE_DSH_MODELS_FILE), the same shape as the launcher's
@@ -10,19 +10,20 @@ import { builtOnce, lazySchema } from "../../lazy-schema.ts";
  *   { "models": { "<alias>": { "model": "<name the launcher passes on>", "enabled": true,
  *                              "description": "…" } } }
  *
- * A task names an alias (or the real model name of an entry). Only enabled entries run.
+ * A task names an alias (or the real model name of an entry); the launcher is given the
+ * alias and resolves it itself. Only enabled entries run.
  * Xiaomi's MiMo models are refused for automated dispatch whatever the file says: the
  * Token Plan's terms forbid automation, and a file someone copied from a manual setup
  * must not turn that into a breach.
  */
-const entrySchema = builtOnce(() =>
+const entrySchema = once(() =>
   z.strictObject({
     model: z.string().min(1).max(200),
     enabled: z.boolean(),
     description: z.string().max(2000).optional(),
   }),
 );
-const fileSchema = lazySchema(() => z.object({ models: z.record(z.string().min(1).max(200), entrySchema()) }));
+const fileSchema = once(() => z.object({ models: z.record(z.string().min(1).max(200), entrySchema()) }));
 
 export interface DshModel {
   alias: string;
@@ -77,7 +78,7 @@ export function loadDshModels(file: string): Map<string, DshModel> | null {
   } catch {
     throw new DlError("bad_config", `the dsh models file ${file} is not valid JSON; see examples/dsh-models.json`);
   }
-  const parsed = fileSchema.safeParse(json);
+  const parsed = fileSchema().safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new DlError(
@@ -86,10 +87,11 @@ export function loadDshModels(file: string): Map<string, DshModel> | null {
     );
   }
   // A Map, so an alias called "__proto__" or "constructor" is just a name; keyed by the
-  // compared form, so " MiMo-v2" and "mimo-v2" are one name.
+  // compared form, so " MiMo-v2" and "mimo-v2" are one name. The alias itself stays as
+  // written: the launcher looks it up in its own copy of this file.
   const out = new Map<string, DshModel>();
   for (const [alias, e] of Object.entries(parsed.data.models))
-    out.set(modelKey(alias), { alias: cleanModelName(alias), model: cleanModelName(e.model), enabled: e.enabled });
+    out.set(modelKey(alias), { alias, model: cleanModelName(e.model), enabled: e.enabled });
   return out;
 }
 
@@ -109,7 +111,8 @@ export function resolveDshModel(requested: string, models: Map<string, DshModel>
   if (!found)
     throw new DlError("bad_input", `unknown dsh model ${JSON.stringify(requested)}; enabled in ${file}: ${enabled}`);
   if (isXiaomi(found.model) || isXiaomi(found.alias)) throw xiaomiRefusal(requested);
-  if (flagLike(found.model)) throw flagRefusal(found.model);
+  const flag = [found.alias, found.model].find(flagLike);
+  if (flag) throw flagRefusal(flag);
   if (!found.enabled) {
     throw new DlError(
       "bad_input",
@@ -122,7 +125,7 @@ export function resolveDshModel(requested: string, models: Map<string, DshModel>
 /** Aliases a task may name: enabled, and not a MiMo/Xiaomi model (refused whatever the flag). */
 export function enabledAliases(models: Map<string, DshModel>): string[] {
   return [...models.values()]
-    .filter((m) => m.enabled && !isXiaomi(m.alias) && !isXiaomi(m.model) && !flagLike(m.model))
+    .filter((m) => m.enabled && !isXiaomi(m.alias) && !isXiaomi(m.model) && !flagLike(m.model) && !flagLike(m.alias))
     .map((m) => m.alias);
 }
 
