@@ -16,7 +16,7 @@ import {
 } from "./config-fields.ts";
 import { DlError } from "./errors.ts";
 import { codexPassthroughProblem, inheritedEnv, namedEnv, passthroughProblem } from "./sys/child-env.ts";
-import { resolveStatePaths, type StatePaths } from "./sys/paths.ts";
+import { JOB_STATE_DIRS, resolveStatePaths, type StatePaths } from "./sys/paths.ts";
 
 /**
  * Every DELEGATE_* variable dl understands, parsed by one schema (built for the variables
@@ -39,8 +39,8 @@ const rawBifrost = Object.fromEntries(Object.keys(BIFROST_FIELDS).map((k) => [k,
 
 const passthroughList = envList(/^\S+$/, "environment variable names", passthroughProblem);
 
-/** Exact names for the Codex child only; credentials allowed (its provider key). */
-const codexPassthroughList = envList(/^\S+$/, "environment variable names", codexPassthroughProblem);
+/** Exact names for one CLI's child only (Codex, the dsh launcher); credentials allowed (its provider key). */
+const cliPassthroughList = envList(/^\S+$/, "environment variable names", codexPassthroughProblem);
 
 const FIELDS = {
   // Gateway and backend
@@ -76,6 +76,8 @@ const FIELDS = {
   DELEGATE_QUEUE_GRACE: envNumber(600, 0, 86_400),
   DELEGATE_FAILOVER_CHAINS: envOptionalString(),
   DELEGATE_CACHE_DIR: envOptionalString(),
+  // MCP surface: which backends' tools tools/list names (empty: those that can run here)
+  DELEGATE_TOOLS: envList(/^(?:all|agent|codex|gemini|dsh)$/i, "backends (agent, codex, gemini, dsh) or all"),
   // Codex
   DELEGATE_CODEX_BIN: envString("codex"),
   DELEGATE_CODEX_MODEL: envString("gpt-6.1-terra"),
@@ -87,7 +89,7 @@ const FIELDS = {
   DELEGATE_CODEX_ALLOW_DANGER: envBool(false),
   DELEGATE_CODEX_QUOTA_WARN: envNumber(85, 0, 100),
   DELEGATE_CODEX_QUOTA_REFUSE_PCT: envNumber(undefined, 0, 100),
-  DELEGATE_CODEX_ENV_PASSTHROUGH: codexPassthroughList,
+  DELEGATE_CODEX_ENV_PASSTHROUGH: cliPassthroughList,
   CODEX_HOME: envOptionalString(),
   // Gemini through Antigravity `agy`
   DELEGATE_AGY_BIN: envString("agy"),
@@ -103,6 +105,7 @@ const FIELDS = {
   DELEGATE_DSH_MAX_QUEUE: envInt(16, 0, 10_000),
   DELEGATE_DSH_STAGGER_S: envNumber(5, 0, 600),
   DELEGATE_DSH_MODELS_FILE: envOptionalString(),
+  DELEGATE_DSH_ENV_PASSTHROUGH: cliPassthroughList,
   // Background agent jobs (submit_agent): each one a child `dl run`
   DELEGATE_AGENT_STATE_DIR: envOptionalString(),
   DELEGATE_AGENT_MAX_CONCURRENT: envInt(4, 1, 256),
@@ -225,6 +228,28 @@ function statePaths(env: Record<string, string | undefined>, e: Env, facts: EnvF
   }
 }
 
+/**
+ * Each provider needs its own state dir: one folder for two would merge their caps (the
+ * same slot files) and show each provider's poll tool the other's jobs. Named by both
+ * variables, whether a value was given or a default applied.
+ */
+function ownStateDirs(paths: StatePaths, env: Record<string, string | undefined>): void {
+  const seen = new Map<string, string>();
+  for (const d of JOB_STATE_DIRS) {
+    const dir = paths[d.field];
+    const earlier = seen.get(dir);
+    if (earlier !== undefined) {
+      const how = (v: string) => (env[v] ? v : `${v} (its default)`);
+      throw new DlError(
+        "bad_config",
+        `${how(earlier)} and ${how(d.env)} are the same folder ${dir}; give each provider its own state dir`,
+        { path: dir },
+      );
+    }
+    seen.set(dir, d.env);
+  }
+}
+
 /** What child processes inherit: the one policy in sys/child-env.ts, with dl's HOME. */
 function childEnv(env: Record<string, string | undefined>, e: Env, home: string, paths: StatePaths) {
   const out = inheritedEnv(env, e.DELEGATE_ENV_PASSTHROUGH);
@@ -322,6 +347,8 @@ function providerSections(e: Env) {
       maxPerProject: e.DELEGATE_DSH_MAX_PER_PROJECT,
       maxQueue: e.DELEGATE_DSH_MAX_QUEUE,
       staggerS: e.DELEGATE_DSH_STAGGER_S,
+      /** Names only (status shows them); the values live in Config.dshChildEnv. */
+      envPassthrough: e.DELEGATE_DSH_ENV_PASSTHROUGH,
     },
     agentJobs: {
       maxConcurrent: e.DELEGATE_AGENT_MAX_CONCURRENT,
@@ -341,6 +368,7 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
     failoverChains: e.DELEGATE_FAILOVER_CHAINS,
   };
   const paths = statePaths(env, e, facts);
+  ownStateDirs(paths, env);
   const children = childEnv(env, e, facts.home, paths);
   return {
     gateway: gatewaySection(e),
@@ -348,6 +376,8 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
     agent: agentSection(e),
     pools,
     ...providerSections(e),
+    /** Backends whose tools are listed whatever this machine has (`all`, or names); empty: the usable ones. */
+    tools: e.DELEGATE_TOOLS.map((t) => t.toLowerCase()),
     watcher: { intervalS: e.DELEGATE_WAIT_INTERVAL },
     jobs: { retentionDays: e.DELEGATE_JOB_RETENTION_DAYS },
     logLevel: e.DELEGATE_LOG_LEVEL,
@@ -358,6 +388,8 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
      * (its provider key, say). Nothing else receives these; status shows only the names.
      */
     codexChildEnv: { ...children, ...namedEnv(env, e.DELEGATE_CODEX_ENV_PASSTHROUGH) },
+    /** What the dsh launcher gets: the same, with DELEGATE_DSH_ENV_PASSTHROUGH instead. */
+    dshChildEnv: { ...children, ...namedEnv(env, e.DELEGATE_DSH_ENV_PASSTHROUGH) },
     dlChildEnv: dlChildEnv(env, children),
   };
 }

@@ -1,10 +1,12 @@
 import { defineCommand } from "citty";
+import { ConversationStore } from "../agent/conversation-store.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
 import { reapAll } from "../jobs/maintenance.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { refuseIrregularStores } from "./stores-or-exit.ts";
 
 const def = defineCommand({
   meta: {
@@ -18,16 +20,24 @@ const def = defineCommand({
   async run({ args }) {
     const config = configOrExit();
     const dryRun = args["dry-run"];
-    const reports = await reapAll(jobStateDirs(config.paths), {
+    const dirs = jobStateDirs(config.paths);
+    if (refuseIrregularStores("reap", dirs)) return;
+    const reports = await reapAll(dirs, {
       identities: sysIdentities,
       retentionMs: config.jobs.retentionDays * 86_400_000,
       dryRun,
     });
     const prunedPools = dryRun ? [] : pruneIdlePools(config.paths.slotsDir);
+    // Kept conversations (follow-ups) go after as long as finished jobs do.
+    const retentionMs = config.jobs.retentionDays * 86_400_000;
+    const prunedConversations = dryRun ? 0 : ConversationStore.in(config.paths.agentStateDir).prune(retentionMs);
     if (args.json) {
-      process.stdout.write(`${JSON.stringify({ dry_run: dryRun, providers: reports, pruned_pools: prunedPools })}\n`);
+      const out = { dry_run: dryRun, providers: reports, pruned_pools: prunedPools };
+      process.stdout.write(`${JSON.stringify({ ...out, pruned_conversations: prunedConversations })}\n`);
     } else {
       if (prunedPools.length) process.stdout.write(`pools: removed ${prunedPools.length} idle pool folder(s)\n`);
+      if (prunedConversations)
+        process.stdout.write(`conversations: removed ${prunedConversations} older than the job retention\n`);
       if (reports.length === 0) process.stdout.write("no job stores yet: nothing to reap\n");
       for (const r of reports) {
         if (r.error) {

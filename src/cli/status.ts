@@ -1,11 +1,13 @@
 import { defineCommand } from "citty";
-import { VERSION } from "../version.ts";
+import { jobStateDirs } from "../sys/paths.ts";
+import { BUILD } from "../version.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
 import { interruptScope } from "./interrupt.ts";
 import { renderStatus } from "./status-render.ts";
 import { gatherStatus } from "./status-report.ts";
 import { watchLive, watchSnapshot } from "./status-watch.ts";
+import { refuseIrregularStores } from "./stores-or-exit.ts";
 
 const def = defineCommand({
   meta: {
@@ -23,6 +25,7 @@ const def = defineCommand({
   },
   async run({ args }) {
     const config = configOrExit();
+    if (refuseIrregularStores("status", jobStateDirs(config.paths))) return;
     if (args.watch) {
       if (args.json) {
         process.stderr.write("dl status: --watch and --json cannot be combined (run dl help status)\n");
@@ -37,7 +40,7 @@ const def = defineCommand({
       await watchLive(config, interrupt.signal, process.stdout);
       return;
     }
-    const report = await gatherStatus(config, VERSION);
+    const report = await gatherStatus(config, BUILD);
     process.stdout.write(args.json ? `${JSON.stringify(report)}\n` : `${renderStatus(report)}\n`);
     process.exitCode = report.healthy ? EXIT.ok : EXIT.failure;
   },

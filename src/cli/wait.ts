@@ -5,6 +5,7 @@ import { jobStateDirs } from "../sys/paths.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
 import { interruptScope } from "./interrupt.ts";
+import { refuseIrregularStores } from "./stores-or-exit.ts";
 
 const def = defineCommand({
   meta: {
@@ -37,6 +38,8 @@ const def = defineCommand({
       timeoutMs = s * 1000;
     }
     const ids = (args._ as string[]).filter((x) => x.length > 0);
+    const sources = jobStateDirs(config.paths);
+    if (refuseIrregularStores("wait", sources)) return;
     using interrupt = interruptScope();
     const r = await waitForJobs({
       ids,
@@ -44,9 +47,10 @@ const def = defineCommand({
       json: args.json,
       timeoutMs,
       intervalMs: config.watcher.intervalS * 1000,
-      sources: jobStateDirs(config.paths),
+      sources,
       identities: sysIdentities,
       signal: interrupt.signal,
+      blocking: interrupt.blocking,
       write: (line) => process.stdout.write(`${line}\n`),
     });
     if (r.unusable.length) process.stderr.write(`dl wait: ${describeUnusable(r.unusable)}\n`);
@@ -62,5 +66,10 @@ const def = defineCommand({
 export const waitCommand: DlCommand = {
   def,
   variadic: true,
-  examples: ["dl wait cx-3f9a2b1c4d gm-0a1b2c3d4e", "dl wait --all --timeout 3600", "dl wait --json"],
+  examples: [
+    "dl wait cx-3f9a2b1c4d gm-0a1b2c3d4e",
+    "dl wait --all --timeout 3600",
+    "dl wait --json",
+    "delegate-wait cx-3f9a2b1c4d   # the same, through a link named delegate-wait (ln -s dl delegate-wait)",
+  ],
 };

@@ -144,12 +144,11 @@ export function guardGitControl(policy: JailPolicy): GitControlGuard {
   const budget = { left: MAX_ENTRIES };
   const pins = policy.gitPinned.map((p) => ({ path: p.path, id: identity(p.path) }));
   // A linked worktree's `.git` file is pinned and its content (gitdir: …) protected too.
-  const controls = [...policy.gitProtected, ...policy.gitPinned.filter((p) => p.kind === "file")];
-  const files = controls.map((c) => ({
-    path: c.path,
-    entry: snap(c.path, budget),
-    placeholder: "placeholder" in c ? c.placeholder : null,
-  }));
+  const controls = [
+    ...policy.gitProtected,
+    ...policy.gitPinned.filter((p) => p.kind === "file").map((p) => ({ path: p.path, placeholder: null })),
+  ];
+  const files = controls.map((c) => ({ path: c.path, entry: snap(c.path, budget), placeholder: c.placeholder }));
   let checked = false;
   return {
     check() {

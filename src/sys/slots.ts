@@ -115,15 +115,26 @@ export class SlotPool {
   }
 
   private ensureDir(): void {
-    try {
-      mkdirSync(this.waitDir, { recursive: true, mode: 0o700 });
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code ?? "unknown";
-      throw new DlError("storage", `cannot create slot folder ${this.dir} (${code}): check that it is writable`, {
-        dir: this.dir,
-        errno: code,
-      });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        mkdirSync(this.waitDir, { recursive: true, mode: 0o700 });
+        return;
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code ?? "unknown";
+        // A recursive mkdir makes the folder, then its `waiting` child: a prune that
+        // renames the folder away in between leaves the child's parent missing. Make both
+        // again; only a folder that keeps vanishing (or any other error) is a real failure.
+        if (code === "ENOENT" && attempt < 5) continue;
+        throw this.storageError(code);
+      }
     }
+  }
+
+  private storageError(code: string): DlError {
+    return new DlError("storage", `cannot create slot folder ${this.dir} (${code}): check that it is writable`, {
+      dir: this.dir,
+      errno: code,
+    });
   }
 
   /** A lock on `path` in this folder, or null if busy. A folder pruned while idle (pruneIdlePool) is made again. */

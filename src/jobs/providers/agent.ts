@@ -44,6 +44,8 @@ export type AgentPollView = Omit<PollView, "usage" | "effort" | "session_id"> & 
   usage: unknown;
   model_used: string | null;
   failed_over_from: string | null;
+  /** The finished run's conversation, for a follow-up (continue_from). */
+  conversation_id: string | null;
   /** While running: turn n of max and the last action, from the child's progress file. */
   progress?: AgentProgress;
 };
@@ -82,10 +84,16 @@ export class AgentService {
     return this.engine.submit(tasks);
   }
 
-  poll(ids: readonly string[]): { jobs: (AgentPollView | ReturnType<JobEngine["poll"]>[number])[] } {
-    return {
-      jobs: pollWith(this.engine, ids, (v, row) => this.view(v, row)),
-    };
+  /** Async: a running job's progress file is the child's, read through the bounded reader. */
+  async poll(ids: readonly string[]): Promise<{ jobs: (AgentPollView | ReturnType<JobEngine["poll"]>[number])[] }> {
+    const jobs = pollWith(this.engine, ids, (v, row) => this.view(v, row));
+    await Promise.all(jobs.map((j) => ("agent_name" in j && j.status === "running" ? this.addProgress(j) : null)));
+    return { jobs };
+  }
+
+  private async addProgress(view: AgentPollView): Promise<void> {
+    const p = await readAgentProgress(agentProgressFile(join(this.o.stateDir, "jobs", view.id)), Date.now());
+    if (p) view.progress = p;
   }
 
   cancel(id: string): Promise<CancelResult> {
@@ -111,11 +119,8 @@ export class AgentService {
       usage: sanitizeJson(r.usage ?? null),
       model_used: str(r.model_used),
       failed_over_from: str(r.failed_over_from),
+      conversation_id: str(r.conversation_id, 64),
     };
-    if (v.status === "running") {
-      const p = readAgentProgress(agentProgressFile(join(this.o.stateDir, "jobs", v.id)), Date.now());
-      if (p) view.progress = p;
-    }
     return view;
   }
 }

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { z } from "zod";
 import { DlError } from "../../errors.ts";
-import { lazySchema } from "../../lazy-schema.ts";
+import { once } from "../../once.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { LaunchSpec, ValidatedTask } from "../provider.ts";
 import { parseTask, taskText, timeoutSeconds } from "../task-input.ts";
@@ -37,7 +37,7 @@ export interface TaskRules {
  * caller goes through). What depends on the configuration (model names, the danger
  * sandbox, the default timeout) is checked by validateCodexTask afterwards.
  */
-export const codexTaskInput = lazySchema(() =>
+export const codexTaskInput = once(() =>
   z
     .object({
       task: taskText(
@@ -52,18 +52,14 @@ export const codexTaskInput = lazySchema(() =>
       model: z
         .string({ error: "model must be a string" })
         .optional()
-        .describe(
-          "gpt-6.1-terra (default), gpt-6.1-sol, gpt-6-astra, gpt-6-sol, gpt-6-luna, gpt-5.6-sol/terra/luna, gpt-5.5, gpt-5.4, gpt-5.4-mini, or an alias: sol, astra, luna, terra, 6-sol, 6.1-sol, 6.1-terra, 5.6-*, 5.5",
-        ),
+        .describe("plan model or alias (default gpt-6.1-terra; also gpt-6.1-sol, gpt-6-astra, gpt-6-luna, sol, luna…)"),
       effort: z.string({ error: "effort must be a string" }).optional().describe("reasoning effort, default low"),
       sandbox: z
         .enum(CODEX_SANDBOXES, {
           error: `sandbox must be one of ${CODEX_SANDBOXES.join(", ")} (default workspace-write)`,
         })
         .optional()
-        .describe(
-          "workspace-write (default), read-only, or danger-full-access (only with DELEGATE_CODEX_ALLOW_DANGER=1)",
-        ),
+        .describe("default workspace-write; danger-full-access needs DELEGATE_CODEX_ALLOW_DANGER=1"),
       timeout_s: timeoutSeconds(MAX_TIMEOUT_S, DEFAULT_TIMEOUT_S, "the process group is killed"),
       allow_over_quota: z
         .boolean({ error: "allow_over_quota must be true or false" })
@@ -75,7 +71,7 @@ export const codexTaskInput = lazySchema(() =>
 
 /** Parses one task with codexTaskInput, then applies the configured rules. Throws DlError bad_input. */
 export function validateCodexTask(raw: unknown, rules: TaskRules): ValidatedTask & { allowOverQuota: boolean } {
-  const t = parseTask(codexTaskInput, raw);
+  const t = parseTask(codexTaskInput(), raw);
   const { model, alias } = resolveCodexModel(t.model, rules.defaultModel);
   const effort = resolveCodexEffort(t.effort);
   const sandbox: CodexSandbox = t.sandbox ?? "workspace-write";
