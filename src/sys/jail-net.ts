@@ -167,6 +167,8 @@ export async function attachJail(infoFd: number, blockFd: number, net: JailNet):
     const forwarder = startForwarder(net.forwarder, pid, dir);
     undo.push(() => forwarder.proc.kill("SIGTERM"));
     await withTimeout(forwarder.ready, ATTACH_TIMEOUT_MS);
+    // The pid file has done its job; gone now, nothing is left behind if dl is killed.
+    rmSync(dir, { recursive: true, force: true });
     writeSync(blockFd, "1");
     return { failed: null, release };
   } catch (e) {
