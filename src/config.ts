@@ -16,7 +16,7 @@ import {
 } from "./config-fields.ts";
 import { DlError } from "./errors.ts";
 import { codexPassthroughProblem, inheritedEnv, namedEnv, passthroughProblem } from "./sys/child-env.ts";
-import { resolveStatePaths, type StatePaths } from "./sys/paths.ts";
+import { JOB_STATE_DIRS, resolveStatePaths, type StatePaths } from "./sys/paths.ts";
 
 /**
  * Every DELEGATE_* variable dl understands, parsed by one schema (built for the variables
@@ -232,6 +232,28 @@ function statePaths(env: Record<string, string | undefined>, e: Env, facts: EnvF
   }
 }
 
+/**
+ * Each provider needs its own state dir: one folder for two would merge their caps (the
+ * same slot files) and show each provider's poll tool the other's jobs. Named by both
+ * variables, whether a value was given or a default applied.
+ */
+function ownStateDirs(paths: StatePaths, env: Record<string, string | undefined>): void {
+  const seen = new Map<string, string>();
+  for (const d of JOB_STATE_DIRS) {
+    const dir = paths[d.field];
+    const earlier = seen.get(dir);
+    if (earlier !== undefined) {
+      const how = (v: string) => (env[v] ? v : `${v} (its default)`);
+      throw new DlError(
+        "bad_config",
+        `${how(earlier)} and ${how(d.env)} are the same folder ${dir}; give each provider its own state dir`,
+        { path: dir },
+      );
+    }
+    seen.set(dir, d.env);
+  }
+}
+
 /** What child processes inherit: the one policy in sys/child-env.ts, with dl's HOME. */
 function childEnv(env: Record<string, string | undefined>, e: Env, home: string, paths: StatePaths) {
   const out = inheritedEnv(env, e.DELEGATE_ENV_PASSTHROUGH);
@@ -350,6 +372,7 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
     failoverChains: e.DELEGATE_FAILOVER_CHAINS,
   };
   const paths = statePaths(env, e, facts);
+  ownStateDirs(paths, env);
   const children = childEnv(env, e, facts.home, paths);
   return {
     gateway: gatewaySection(e),

@@ -1,6 +1,7 @@
-import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants, openSync, writeSync } from "node:fs";
 import { z } from "zod";
 import { redactSecrets } from "../jobs/redact.ts";
+import { readChildFileSync } from "../sys/child-file.ts";
 
 /**
  * What a delegation did, step by step, kept after the call returns: one JSON line per
@@ -123,39 +124,29 @@ export class TranscriptFile implements TranscriptSink {
   }
 }
 
-/** The lines of a transcript file from byte `from` (bounded, no-follow, non-blocking); bad lines skipped. */
+/**
+ * The lines of a transcript file from byte `from`, through the one bounded, no-follow,
+ * non-blocking reader (a job's child could put a FIFO or a link in its place); bad lines
+ * are skipped, and a line still being written waits for the next look.
+ */
 export function readTranscript(file: string, from = 0): { lines: TranscriptLine[]; next: number } | null {
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return null;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return null;
-    const len = Math.min(st.size - from, READ_CAP);
-    if (len <= 0) return { lines: [], next: from };
-    const buf = Buffer.alloc(len);
-    const n = readSync(fd, buf, 0, len, from);
-    const text = buf.subarray(0, n).toString("utf8");
-    // Only whole lines: a line being written is read on the next look.
-    const end = text.lastIndexOf("\n") + 1;
-    const lines = text
-      .slice(0, end)
-      .split("\n")
-      .flatMap((l) => {
-        try {
-          const p = Line.safeParse(JSON.parse(l));
-          return p.success ? [p.data] : [];
-        } catch {
-          return [];
-        }
-      });
-    return { lines, next: from + Buffer.byteLength(text.slice(0, end)) };
-  } finally {
-    closeSync(fd);
-  }
+  const read = readChildFileSync(file, READ_CAP);
+  if (!read.ok) return null;
+  const bytes = Buffer.from(read.text, "utf8");
+  const rest = bytes.subarray(Math.min(from, bytes.length)).toString("utf8");
+  const end = rest.lastIndexOf("\n") + 1;
+  const lines = rest
+    .slice(0, end)
+    .split("\n")
+    .flatMap((l) => {
+      try {
+        const p = Line.safeParse(JSON.parse(l));
+        return p.success ? [p.data] : [];
+      } catch {
+        return [];
+      }
+    });
+  return { lines, next: from + Buffer.byteLength(rest.slice(0, end)) };
 }
 
 const kb = (n: number) => (n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1)} KB`);

@@ -1,9 +1,9 @@
 import { defineCommand } from "citty";
 import { describeError, isDlError } from "../errors.ts";
-import { cancelRefusal } from "../jobs/cancel-owner.ts";
+import { cancelRefusal } from "../jobs/cancel.ts";
 import type { FoundJob } from "../jobs/job-finder.ts";
 import { sanitizeLine } from "../jobs/sanitize.ts";
-import { cancelFromShell } from "../jobs/shell-cancel.ts";
+import { cancelFromShell, shellCanceller } from "../jobs/shell-cancel.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { resolveWorkspace } from "../jobs/workspace.ts";
 import { canonicalPath } from "../sys/paths.ts";
@@ -35,7 +35,9 @@ const def = defineCommand({
     }
     const project = (await resolveWorkspace(canonicalPath(process.cwd()), config.childEnv)).project;
     // Every job is checked before any is changed: a refusal cancels nothing.
-    const refused = jobs.map((j) => cancelRefusal(j.row, project, j.live.owner)).find((r) => r !== null);
+    const refused = jobs
+      .map((j) => cancelRefusal(j.row, shellCanceller(project, j.live.owner)))
+      .find((r) => r !== null);
     if (refused) {
       process.stderr.write(`dl cancel: ${refused}; nothing was cancelled\n`);
       process.exitCode = EXIT.failure;

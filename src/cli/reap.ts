@@ -8,6 +8,7 @@ import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { pruneDelegationTranscripts } from "../jobs/transcript-prune.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { refuseIrregularStores } from "./stores-or-exit.ts";
 
 const def = defineCommand({
   meta: {
@@ -21,7 +22,9 @@ const def = defineCommand({
   async run({ args }) {
     const config = configOrExit();
     const dryRun = args["dry-run"];
-    const reports = await reapAll(knownJobStores(config.paths), {
+    const dirs = knownJobStores(config.paths);
+    if (refuseIrregularStores("reap", dirs)) return;
+    const reports = await reapAll(dirs, {
       identities: sysIdentities,
       retentionMs: config.jobs.retentionDays * 86_400_000,
       dryRun,

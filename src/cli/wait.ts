@@ -6,6 +6,7 @@ import { describeUnusable, waitForJobs } from "../jobs/wait.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
 import { interruptScope } from "./interrupt.ts";
+import { refuseIrregularStores } from "./stores-or-exit.ts";
 
 const def = defineCommand({
   meta: {
@@ -45,6 +46,8 @@ const def = defineCommand({
       process.exitCode = EXIT.usage;
       return;
     }
+    const sources = knownJobStores(config.paths);
+    if (refuseIrregularStores("wait", sources)) return;
     using interrupt = interruptScope();
     const r = await waitForJobs({
       ids,
@@ -52,9 +55,10 @@ const def = defineCommand({
       json: args.json,
       timeoutMs,
       intervalMs: config.watcher.intervalS * 1000,
-      sources: knownJobStores(config.paths),
+      sources,
       identities: sysIdentities,
       signal: interrupt.signal,
+      blocking: interrupt.blocking,
       write: (line) => process.stdout.write(`${line}\n`),
     });
     if (r.unusable.length) process.stderr.write(`dl wait: ${describeUnusable(r.unusable)}\n`);

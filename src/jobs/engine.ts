@@ -3,7 +3,7 @@ import { DlError } from "../errors.ts";
 import { JobStore } from "../store/jobs.ts";
 import type { JobRow } from "../store/types.ts";
 import { AdmissionLoop } from "./admission-loop.ts";
-import { type CancelResult, cancelJob, cancelOwnQueued } from "./cancel.ts";
+import { type Canceller, type CancelResult, cancelJobs, cancelOwnQueued } from "./cancel.ts";
 import type { EngineContext, EngineOptions } from "./engine-options.ts";
 import { Launcher } from "./launch.ts";
 import { LiveReaper, logReaped } from "./live-reap.ts";
@@ -13,6 +13,7 @@ import type { Provider } from "./provider.ts";
 import type { ReapAction } from "./reaper.ts";
 import { prepareJobs, queueBound, type SubmitResult, watchFor } from "./submit.ts";
 import { recordJobEnd } from "./usage-ledger.ts";
+import { realOrCanonical, resolveWorkspace } from "./workspace.ts";
 
 export type { CancelResult } from "./cancel.ts";
 export type { EngineOptions } from "./engine-options.ts";
@@ -33,6 +34,7 @@ export class JobEngine {
   private readonly reaper: LiveReaper;
   private readonly launcher: Launcher;
   private readonly loop: AdmissionLoop;
+  private project: Promise<string> | undefined;
 
   private constructor(private readonly o: EngineOptions) {
     if (!(o.maxPerProject > 0 && o.maxPerProject <= o.maxConcurrent)) {
@@ -113,10 +115,29 @@ export class JobEngine {
 
   /**
    * Dequeues a queued job or stops a running one of this server; it ends `cancelled`
-   * with its locks released. Finished jobs are left as they are.
+   * with its locks released. Finished jobs are left as they are. Another live project's
+   * job is refused (DlError "not_owner", naming its owner): see cancelRefusal.
    */
-  cancel(id: string): Promise<CancelResult> {
-    return cancelJob(this.c, this.launcher, id);
+  async cancel(id: string): Promise<CancelResult> {
+    const [result] = await this.cancelMany([id]);
+    return result!;
+  }
+
+  /** Cancels all of `ids` or none: every job is checked before the first one changes. */
+  async cancelMany(ids: readonly string[]): Promise<CancelResult[]> {
+    return cancelJobs(this.c, this.launcher, ids, await this.canceller());
+  }
+
+  private async canceller(): Promise<Canceller> {
+    return { serverId: this.serverId, project: await this.callerProject(), ownerAlive: (r) => this.liveness(r).owner };
+  }
+
+  /** The project key of the folder this server serves, resolved once (git, like a job's). */
+  private callerProject(): Promise<string> {
+    this.project ??= resolveWorkspace(realOrCanonical(this.o.callerDir ?? process.cwd()), this.o.guards.toolEnv).then(
+      (w) => w.project,
+    );
+    return this.project;
   }
 
   /** Graceful stop: queued jobs of this server are cancelled, running ones killed and recorded. */

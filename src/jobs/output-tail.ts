@@ -1,5 +1,6 @@
-import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { readChildFileSync } from "../sys/child-file.ts";
 import type { RunOutput } from "./provider.ts";
 import { redactSecrets } from "./redact.ts";
 import { sanitizeBlock } from "./sanitize.ts";
@@ -51,22 +52,8 @@ export function keepOutputTail(
   }
 }
 
-/** The kept tail, or null (no file, not a regular file). */
+/** The kept tail, or null (no file, not a regular file, over its size): the child could write there. */
 export function readOutputTail(jobDir: string): string | null {
-  let fd: number;
-  try {
-    fd = openSync(join(jobDir, OUTPUT_FILE), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return null;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return null;
-    const cap = STDOUT_TAIL + STDERR_TAIL + 4096;
-    const buf = Buffer.alloc(Math.min(st.size, cap));
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    return buf.subarray(0, n).toString("utf8");
-  } finally {
-    closeSync(fd);
-  }
+  const read = readChildFileSync(join(jobDir, OUTPUT_FILE), STDOUT_TAIL + STDERR_TAIL + 4096);
+  return read.ok ? read.text : null;
 }

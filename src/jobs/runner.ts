@@ -50,14 +50,30 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
   const rw = new JobRowWriter(row.id, ctx, { jobDir, startedAt: row.started_at });
   const spec = await prepareLaunch(row, ctx, jobDir, rw);
   if (!spec) return;
-  if (signal.aborted) return rw.finish(stoppedPatch(signal.reason as JobStopCause, ctx.now()));
+  if (signal.aborted) {
+    afterRun(row, spec); // nothing ran, but the launch may have prepared files to put back
+    return rw.finish(stoppedPatch(signal.reason as JobStopCause, ctx.now()));
+  }
   let run: SupervisedRun;
   try {
     run = await superviseChild(row, spec, ctx, signal, rw);
   } catch (e) {
+    afterRun(row, spec);
     return rw.fail("infra", describeError(e));
   }
+  // Whatever the run did, a failed check after it (the jail's git files) is the outcome.
+  const after = afterRun(row, spec);
+  if (after && run.recorded.written === "changed") return rw.fail(after.failureKind, after.message);
   await recordEnd(row, run, { ctx, signal, rw, jobDir });
+}
+
+function afterRun(row: JobRow, spec: LaunchSpec): { failureKind: string; message: string } | null {
+  try {
+    return spec.afterRun?.() ?? null;
+  } catch (e) {
+    log.error(`job ${row.id}: the check after the run failed: ${describeError(e)}`);
+    return { failureKind: "infra", message: `the check after the run failed: ${describeError(e)}` };
+  }
 }
 
 /** The job's private dir and the provider's argv/env/cwd; a failure ends the job `infra`. */
@@ -105,6 +121,7 @@ async function superviseChild(
       argv: spec.argv,
       env: spec.env,
       cwd: spec.cwd,
+      jailNet: spec.jailNet ?? undefined,
       stdoutCap: ctx.outputCap,
       stderrCap: ctx.outputCap,
       timeoutMs: Math.max(0, budgetMs),
@@ -172,7 +189,7 @@ async function recordEnd(
     return rw.finish({ exit_code: out.exitCode, ended_at: ended }, why);
   }
   if (o.signal.aborted) return rw.finish(stoppedPatch(o.signal.reason as JobStopCause, ended, out.exitCode));
-  const parsed = parseRun(row, out, ctx);
+  const parsed = await parseRun(row, out, ctx);
   const outcome = chooseOutcome({
     timedOut: result.timedOut,
     exitCode: out.exitCode,
@@ -188,9 +205,9 @@ async function recordEnd(
 }
 
 /** What the provider read out of the run; a parser that throws leaves a warning, not a crash. */
-function parseRun(row: JobRow, out: RunOutput, ctx: RunnerContext): ParsedResult {
+async function parseRun(row: JobRow, out: RunOutput, ctx: RunnerContext): Promise<ParsedResult> {
   try {
-    return ctx.provider.parse(out, row);
+    return await ctx.provider.parse(out, row);
   } catch (e) {
     return { finalResponse: null, warnings: [`could not read the result: ${describeError(e)}`] };
   }

@@ -2,8 +2,7 @@ import { DlError } from "../errors.ts";
 import { JobStore } from "../store/jobs.ts";
 import { isTerminal, type JobRow } from "../store/types.ts";
 import { terminateGroup } from "../sys/process.ts";
-import type { CancelResult } from "./cancel.ts";
-import { cancelRefusal } from "./cancel-owner.ts";
+import { type Canceller, type CancelResult, cancelRefusal } from "./cancel.ts";
 import { orphanPlan } from "./display-state.ts";
 import type { Identities } from "./engine-ports.ts";
 import type { FoundJob } from "./job-finder.ts";
@@ -51,8 +50,9 @@ export async function cancelFromShell(j: FoundJob, o: ShellCancelOptions): Promi
 async function cancelOnce(store: JobStore, row: JobRow, o: ShellCancelOptions): Promise<CancelResult | null> {
   if (isTerminal(row.status)) return { id: row.id, status: row.status, changed: false, note: "already finished" };
   const live = jobLiveness(row, o.identities);
-  const refused = cancelRefusal(row, o.callerProject, live.owner);
-  if (refused) throw new DlError("busy", refused, { project: row.project });
+  // The engine's one ownership rule; a shell is no server, so only project and liveness count.
+  const refused = cancelRefusal(row, shellCanceller(o.callerProject, live.owner));
+  if (refused) throw new DlError("not_owner", refused, { owner_project: row.project, owner_pid: row.owner_pid });
   const ended = { status: "cancelled" as const, ended_at: o.now(), queue_reason: null };
   if (row.status === "queued")
     return store.update(row.id, ended, ["queued"]) ? { id: row.id, status: "cancelled", changed: true } : null;
@@ -81,4 +81,9 @@ async function askOwner(store: JobStore, row: JobRow, o: ShellCancelOptions): Pr
     changed: false,
     note: `asked its server (pid ${row.owner_pid}) to stop it; it has not ended yet (dl wait ${row.id})`,
   };
+}
+
+/** The shell as a Canceller of cancel.ts's rule: no server of its own, the folder's project. */
+export function shellCanceller(project: string, ownerAlive: boolean): Canceller {
+  return { serverId: "", project, ownerAlive: () => ownerAlive };
 }

@@ -1,20 +1,9 @@
 import { createHash } from "node:crypto";
-import {
-  closeSync,
-  constants,
-  existsSync,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { DB_FILE } from "../store/types.ts";
+import { readChildFileSync } from "../sys/child-file.ts";
 import {
   canonicalPath,
   isWithin,
@@ -58,25 +47,6 @@ export function registerStores(registryDir: string, stores: readonly JobStateDir
   }
 }
 
-/** A regular file's text, read without following a link and without blocking on a FIFO; null otherwise. */
-function readSmallRegular(file: string): string | null {
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return null;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > ENTRY_MAX_BYTES) return null;
-    const buf = Buffer.alloc(ENTRY_MAX_BYTES);
-    const n = readSync(fd, buf, 0, ENTRY_MAX_BYTES, 0);
-    return buf.subarray(0, n).toString("utf8");
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** One entry, validated: an absolute, canonical store path inside the isolation root when there is one. */
 function parseEntry(text: string, isolationRoot: string | null): JobStateDir | null {
   let raw: unknown;
@@ -102,8 +72,9 @@ function readEntries(registryDir: string, isolationRoot: string | null): { file:
   }
   return names.sort().flatMap((name) => {
     const file = join(registryDir, name);
-    const text = readSmallRegular(file);
-    const entry = text === null ? null : parseEntry(text, isolationRoot);
+    // The one bounded, no-follow, non-blocking reader: a FIFO or a link here is skipped.
+    const read = readChildFileSync(file, ENTRY_MAX_BYTES);
+    const entry = read.ok ? parseEntry(read.text, isolationRoot) : null;
     return entry ? [{ file, entry }] : [];
   });
 }

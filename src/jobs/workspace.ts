@@ -18,7 +18,7 @@ export interface WorkspaceGuards extends WorkdirGuard {
   toolEnv: Readonly<Record<string, string>>;
 }
 
-function realOrCanonical(p: string): string {
+export function realOrCanonical(p: string): string {
   try {
     return realpathSync(p);
   } catch {

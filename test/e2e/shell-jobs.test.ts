@@ -182,7 +182,7 @@ describe("dl jobs / show / logs / cancel", () => {
     s.close();
     const r = await dl(["cancel", "dsh-000000f0e1"], other);
     expect(r.code).toBe(1);
-    expect(r.err).toContain("belongs to another project");
+    expect(r.err).toContain(`belongs to project ${project}`);
     const again = JobStore.open(dirs.dsh!);
     expect(again.get("dsh-000000f0e1")?.status).toBe("queued");
     again.close();

@@ -1,5 +1,5 @@
 import { jobDirOf } from "../outcome-file.ts";
-import { readAgentProgress } from "./agent-progress.ts";
+import { readAgentProgressSync } from "./agent-progress.ts";
 import { agentProgressFile } from "./agent-task.ts";
 
 /** What a running agent job's child waits for: a slot of this model's pool. */
@@ -13,7 +13,7 @@ const FRESH_S = 20;
 
 /** Whether the agent job's child is waiting for a pool slot right now, from its progress file. */
 export function agentSlotWait(stateDir: string, id: string, now: number): SlotWait | null {
-  const p = readAgentProgress(agentProgressFile(jobDirOf(stateDir, id)), now);
+  const p = readAgentProgressSync(agentProgressFile(jobDirOf(stateDir, id)), now);
   if (!p || p.age_s > FRESH_S) return null;
   const m = WAITING.exec(p.last_action);
   return m ? { model: m[1]!, bucket: m[2]! } : null;

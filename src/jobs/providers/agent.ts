@@ -87,10 +87,16 @@ export class AgentService {
     return this.engine.submit(tasks);
   }
 
-  poll(ids: readonly string[]): { jobs: (AgentPollView | ReturnType<JobEngine["poll"]>[number])[] } {
-    return {
-      jobs: pollWith(this.engine, ids, (v, row) => this.view(v, row)),
-    };
+  /** Async: a running job's progress file is the child's, read through the bounded reader. */
+  async poll(ids: readonly string[]): Promise<{ jobs: (AgentPollView | ReturnType<JobEngine["poll"]>[number])[] }> {
+    const jobs = pollWith(this.engine, ids, (v, row) => this.view(v, row));
+    await Promise.all(jobs.map((j) => ("agent_name" in j && j.status === "running" ? this.addProgress(j) : null)));
+    return { jobs };
+  }
+
+  private async addProgress(view: AgentPollView): Promise<void> {
+    const p = await readAgentProgress(agentProgressFile(join(this.o.stateDir, "jobs", view.id)), Date.now());
+    if (p) view.progress = p;
   }
 
   cancel(id: string): Promise<CancelResult> {
@@ -120,10 +126,6 @@ export class AgentService {
       steps: num(r.steps),
       logs: `dl logs ${v.id}`,
     };
-    if (v.status === "running") {
-      const p = readAgentProgress(agentProgressFile(join(this.o.stateDir, "jobs", v.id)), Date.now());
-      if (p) view.progress = p;
-    }
     return view;
   }
 }

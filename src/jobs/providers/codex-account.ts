@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { log } from "../../log.ts";
 import type { QueueReason } from "../../store/types.ts";
+import { readChildFileSync } from "../../sys/child-file.ts";
 import { type SharedState, SharedStateFile } from "./codex-shared-state.ts";
 
 export type { SharedState } from "./codex-shared-state.ts";
@@ -45,6 +46,8 @@ export interface AccountView {
 }
 
 const DEFAULT_BACKOFF_S = [5, 10, 20, 40, 60] as const;
+/** A login file is a few KiB; a larger one is not fingerprinted, it reads as unreadable. */
+const AUTH_MAX_BYTES = 1024 * 1024;
 
 export class CodexAccount {
   readonly file: string;
@@ -166,12 +169,9 @@ export class CodexAccount {
       return "missing";
     }
     if (this.authCache?.key === key) return this.authCache.fp;
-    let fp: string;
-    try {
-      fp = createHash("sha256").update(readFileSync(this.authFile)).digest("hex").slice(0, 32);
-    } catch {
-      fp = "unreadable";
-    }
+    // Codex itself rewrites auth.json (token refresh): read like any file a child wrote.
+    const read = readChildFileSync(this.authFile, AUTH_MAX_BYTES);
+    const fp = read.ok ? createHash("sha256").update(read.text).digest("hex").slice(0, 32) : "unreadable";
     this.authCache = { key, fp };
     return fp;
   }
