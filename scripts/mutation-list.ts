@@ -854,4 +854,25 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/e2e/tasks.test.ts"],
     build: true,
   },
+  // ── structured failures on every tool (issue 26 item 1) ────────────────────────────
+  {
+    id: "tool-failure-structured",
+    guard: "every tool's refusal or failure carries failure_kind and its data in structuredContent",
+    why: "Claude Code hands the model only structuredContent: a refusal that is only text reaches the model as nothing",
+    file: "src/mcp/tool-result.ts",
+    search: "structuredContent: { ...scalarData(err.data), error: err.message, code: err.code, failure_kind: kind },",
+    replace: "",
+    tests: ["test/e2e/structured-failures.test.ts"],
+    build: true,
+  },
+  {
+    id: "workdir-refusal-names-variable",
+    guard: "a workdir refused for overlapping dl's state names the variable that placed that state",
+    why: "the model is told a path is forbidden but not which setting put dl's state there",
+    file: "src/sys/workdir-guard.ts",
+    search: "const variable = given === undefined ? undefined : g.variableOf?.(given);",
+    replace: "const variable = undefined as string | undefined;",
+    tests: ["test/e2e/structured-failures.test.ts"],
+    build: true,
+  },
 ];

@@ -12,7 +12,7 @@ import { DlError } from "../../errors.ts";
 import type { ServerDeps } from "../../services.ts";
 import { TEXT_ANSWER_PREVIEW_CHARS } from "../result-limits.ts";
 import { boundResult } from "../result-spill.ts";
-import { guarded, toolOk } from "../tool-result.ts";
+import { toolOk } from "../tool-result.ts";
 import { defineTool, type ToolCall, type ToolDef } from "../tool-table.ts";
 import { boundedTotal } from "./call-size.ts";
 import description from "./delegate-batch.txt" with { type: "text" };
@@ -43,7 +43,7 @@ export function delegateBatchTool(deps: ServerDeps): ToolDef {
     backend: "agent",
     // As a task, each of the tasks is one background agent job.
     task: { kind: "background", submit: "submit_agent", tasks: (args) => withinCap(args.tasks, max) },
-    handler: ({ tasks }, call) => guarded(() => runBatch(tasks, deps, call)),
+    handler: ({ tasks }, call) => runBatch(tasks, deps, call),
   });
 }
 
@@ -89,9 +89,11 @@ async function prepareAll(tasks: DelegationArgs[], deps: ServerDeps): Promise<Pr
         await prepareDelegation({ ...t, max_turns: normalizeTurns(t.max_turns) }, deps.config, deps.settings),
       );
     } catch (e) {
-      // Numbered from 1, as the submit_* tools number their tasks.
-      const why = e instanceof DlError ? e.message : String(e);
-      throw new DlError("bad_input", `task ${i + 1} (${t.agent_name}) is invalid, so no task was started: ${why}`);
+      // Numbered from 1, as the submit_* tools number their tasks. The cause's code and
+      // data (a refused workdir's failure_kind and variable) go on to the structured answer.
+      if (!(e instanceof DlError)) throw e;
+      const why = `task ${i + 1} (${t.agent_name}) is invalid, so no task was started: ${e.message}`;
+      throw new DlError(e.code, why, { ...e.data, task: i + 1 });
     }
   }
   return prepared;
