@@ -875,4 +875,33 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/e2e/structured-failures.test.ts"],
     build: true,
   },
+  // ── delegate_to_provider as a background job (issue 21) ───────────────────────────────
+  {
+    id: "provider-key-memory-only",
+    guard: "a delegate_to_provider job's row keeps a reference to its endpoint, never the key",
+    why: "the api_key would sit in the job store (SQLite, its WAL, backups) for any local reader",
+    file: "src/jobs/providers/agent.ts",
+    search: "return await this.engine.submit([{ ...task, [PROVIDER_REF_FIELD]: ref }]);",
+    replace: "return await this.engine.submit([{ ...task, [PROVIDER_REF_FIELD]: JSON.stringify(target) }]);",
+    tests: ["test/e2e/provider-task.test.ts"],
+    build: true,
+  },
+  {
+    id: "provider-endpoint-missing-refused",
+    guard: "a provider job whose endpoint this server does not hold fails before it runs",
+    why: "the child would run the task against the configured gateway instead of the endpoint the caller named",
+    file: "src/jobs/providers/agent-endpoints.ts",
+    search: "    if (!t) {",
+    replace: "    if (!t && false) {",
+    tests: ["test/jobs/providers/agent-provider.test.ts"],
+  },
+  {
+    id: "provider-run-env-not-passed-on",
+    guard: "DELEGATE_RUN_PROVIDER_* never reach a nested dl through dl's own settings",
+    why: "a server started with them set would send every agent job, and its key, to that endpoint",
+    file: "src/config.ts",
+    search: 'if (v === undefined || k.startsWith("DELEGATE_RUN_PROVIDER_")) continue;',
+    replace: "if (v === undefined) continue;",
+    tests: ["test/config.test.ts"],
+  },
 ];

@@ -13,13 +13,15 @@ type CallRequest = { params: { name: string; arguments?: Record<string, unknown>
  * The one way a handler runs: whatever it throws, or any error result it returns, goes
  * out with `failure_kind` and its data in `structuredContent` (tool-result.ts).
  */
-async function run(tool: ListedTool, args: unknown, call: ToolCall): Promise<CallToolResult> {
+async function guard(fn: () => Promise<CallToolResult>): Promise<CallToolResult> {
   try {
-    return withFailureKind(await tool.def.handler(args as never, call));
+    return withFailureKind(await fn());
   } catch (e) {
     return toolFailure(e);
   }
 }
+
+const run = (tool: ListedTool, args: unknown, call: ToolCall) => guard(() => tool.def.handler(args as never, call));
 
 /** A refusal before any handler ran (unknown tool, bad arguments). */
 const refused = (text: string, failureKind: string): CallToolResult =>
@@ -41,9 +43,29 @@ function submittedIds(r: CallToolResult): string[] {
 }
 
 /**
- * The call as an MCP task: a submit tool queues its jobs; a long blocking tool queues the
- * same work as background jobs of its submit tool. A refused submit queued nothing, so
- * it answers with the refusal, not a task.
+ * Queues the call's jobs, answering as a submit tool does: a submit tool itself; a long
+ * blocking tool through its submit tool, or through its own `queue`.
+ */
+async function queueJobs(tool: ListedTool, args: unknown, call: ToolCall, surface: ToolSurface) {
+  const plan = tool.def.task!;
+  if (plan.kind === "submit") return run(tool, args, call);
+  if (plan.kind === "queue") return guard(() => plan.queue(args as never, call));
+  const submit = surface.tool(plan.submit);
+  if (!submit) return run(tool, args, call);
+  let tasks: unknown[];
+  try {
+    tasks = plan.tasks(args as never);
+  } catch (e) {
+    return toolFailure(e);
+  }
+  const parsed = submit.input().safeParse({ tasks });
+  if (!parsed.success) return refused(invalidArguments(tool.def.name, parsed.error.issues), "invalid_arguments");
+  return run(submit, parsed.data, call);
+}
+
+/**
+ * The call as an MCP task: the jobs it queued, read back from their store. A refused
+ * submit queued nothing, so it answers with the refusal, not a task.
  */
 async function startTask(
   tool: ListedTool,
@@ -52,24 +74,7 @@ async function startTask(
   surface: ToolSurface,
   store: JobTaskStore,
 ): Promise<CallToolResult | Record<string, unknown>> {
-  const plan = tool.def.task!;
-  let submit = tool;
-  let submitArgs = args;
-  if (plan.kind === "background") {
-    const found = surface.tool(plan.submit);
-    if (!found) return run(tool, args, call);
-    let tasks: unknown[];
-    try {
-      tasks = plan.tasks(args as never);
-    } catch (e) {
-      return toolFailure(e);
-    }
-    const parsed = found.input().safeParse({ tasks });
-    if (!parsed.success) return refused(invalidArguments(tool.def.name, parsed.error.issues), "invalid_arguments");
-    submit = found;
-    submitArgs = parsed.data;
-  }
-  const r = await run(submit, submitArgs, call);
+  const r = await queueJobs(tool, args, call, surface);
   const ids = submittedIds(r);
   if (r.isError || ids.length === 0) return r;
   const task = await store.get(ids.join(","));

@@ -29,7 +29,7 @@ export interface JobToolSpec {
 }
 
 /** What a submit answers: the ids, the watch command and any warnings, then the whole result. */
-function submittedResult(label: string, r: SubmitResult): CallToolResult {
+export function submittedResult(label: string, r: SubmitResult): CallToolResult {
   const text = [
     `queued ${r.jobs.length} ${label} job(s): ${r.jobs.map((j) => j.id).join(" ")}`,
     r.watch_hint,
