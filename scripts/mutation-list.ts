@@ -844,16 +844,7 @@ export const MUTATIONS: Mutation[] = [
     replace: "return true ? null :",
     tests: ["test/mcp/tool-surface.test.ts"],
   },
-  {
-    id: "tools-list-cache-checked",
-    guard: "a tools/list kept on disk is served only if it names exactly the tools this server lists",
-    why: "a stale or planted file would offer a host tools (and descriptions) this server does not have",
-    file: "src/mcp/tool-list-cache.ts",
-    search: "return ok ? (tools as Tool[]) : null;",
-    replace: "return tools as Tool[];",
-    tests: ["test/e2e/tasks.test.ts"],
-    build: true,
-  },
+
   // ── structured failures on every tool (issue 26 item 1) ────────────────────────────
   {
     id: "tool-failure-structured",

@@ -1,15 +1,9 @@
 import { z } from "zod";
-import { delegationContext } from "../../dispatch/delegation-context.ts";
 import { type ProviderTarget, providerOverrides } from "../../dispatch/provider-endpoint.ts";
-import { renderResult } from "../../dispatch/render-result.ts";
-import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
 import type { ServerDeps } from "../../services.ts";
-import { TEXT_ANSWER_PREVIEW_CHARS } from "../result-limits.ts";
-import { boundResult } from "../result-spill.ts";
-import { toolOk } from "../tool-result.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";
 import description from "./delegate-to-provider.txt" with { type: "text" };
-import { delegationFields, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
+import { delegationFields, delegationResultSchema } from "./delegation-schema.ts";
 import { submittedResult } from "./job-tools.ts";
 
 const input = () =>
@@ -51,19 +45,7 @@ export function delegateToProviderTool(deps: ServerDeps): ToolDef {
     handler: async (args, call) => {
       const { target, rest } = split(args);
       const endpoint = await providerOverrides(target, allowHosts);
-      const prepared = await prepareDelegation(
-        { ...rest, max_turns: normalizeTurns(rest.max_turns) },
-        deps.config,
-        deps.settings,
-      );
-      const progress = call.progress;
-      const result = await runPrepared(
-        prepared,
-        delegationContext(deps, { ...endpoint, signal: call.signal, onProgress: progress }),
-      );
-      const bounded = await boundResult(result, deps.config.paths.cacheDir);
-      await progress.settle();
-      return toolOk(bounded, renderResult(bounded, TEXT_ANSWER_PREVIEW_CHARS));
+      return (await import("./delegation-run.ts")).runDelegation(deps, rest, call, endpoint);
     },
   });
 }

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { listAgents } from "../../agent/frontmatter.ts";
 import { once } from "../../once.ts";
 import type { ServerDeps } from "../../services.ts";
 import { toolOk } from "../tool-result.ts";
@@ -29,6 +28,8 @@ export function listLocalAgentsTool(deps: ServerDeps): ToolDef {
     backend: "agent",
     handler: async () => {
       const dir = deps.config.paths.agentsDir;
+      // The agent file reader (YAML frontmatter) loads with the first call.
+      const { listAgents } = await import("../../agent/frontmatter.ts");
       const agents = await listAgents(dir);
       return toolOk({ agents_dir: dir, count: agents.length, agents });
     },

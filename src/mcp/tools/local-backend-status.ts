@@ -1,6 +1,4 @@
 import { z } from "zod";
-import { probeModels } from "../../backends/models-list.ts";
-import { backendProbeTargets } from "../../backends/probe-targets.ts";
 import { once } from "../../once.ts";
 import type { ServerDeps } from "../../services.ts";
 import { toolOk } from "../tool-result.ts";
@@ -39,6 +37,11 @@ export function localBackendStatusTool(deps: ServerDeps): ToolDef {
     backend: "agent",
     handler: async () => {
       const c = deps.config;
+      // The probes (HTTP client, gateway lanes) load with the first call.
+      const [{ probeModels }, { backendProbeTargets }] = await Promise.all([
+        import("../../backends/models-list.ts"),
+        import("../../backends/probe-targets.ts"),
+      ]);
       const backends = await Promise.all(
         backendProbeTargets(c).map(async (t) => ({
           lane: t.lane,
