@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
 import { type FakeModel, startFakeModel } from "../fixture/fake-model.ts";
 import { codexServeEnv } from "../helpers/codex-home.ts";
 import { connectDl, type DlSession, tempDir } from "../helpers/dl.ts";
+import { connectTaskDl, type TaskDl } from "../helpers/task-session.ts";
 
 /**
  * Claude Code hands the model only JSON.stringify(structuredContent), so a refusal that
@@ -15,6 +17,7 @@ import { connectDl, type DlSession, tempDir } from "../helpers/dl.ts";
 const KEY = "sk-structured-failures";
 let fake: FakeModel;
 let session: DlSession;
+let tasks: TaskDl;
 let cacheDir: string;
 
 type JsonSchema = {
@@ -26,6 +29,17 @@ type JsonSchema = {
   minimum?: number;
   anyOf?: JsonSchema[];
 };
+
+/** The structured part's fields a refused workdir must carry, or what it carried instead. */
+function workdirRefusal(r: { isError?: boolean; structuredContent?: Record<string, unknown> }): true | unknown {
+  const sc = r.structuredContent ?? {};
+  const ok =
+    r.isError === true &&
+    sc.failure_kind === "workdir_forbidden" &&
+    sc.variable === "DELEGATE_CACHE_DIR" &&
+    String(sc.error).includes("overlaps dl's own state");
+  return ok || { isError: r.isError, structuredContent: sc };
+}
 
 /** Whether the schema has a `workdir` field, at the top or in a task list's items. */
 function takesWorkdir(s: JsonSchema): boolean {
@@ -67,7 +81,7 @@ beforeAll(async () => {
   mkdirSync(cacheDir);
   const modelsFile = join(root, "dsh-models.json");
   writeFileSync(modelsFile, JSON.stringify({ models: { x: { model: "deepseek-v4-flash", enabled: true } } }));
-  session = await connectDl({
+  const env = {
     ...codexServeEnv(root, fake.url, join(root, "codex-state")),
     DELEGATE_TOOLS: "all",
     DELEGATE_LOCAL_URL: fake.anthropicUrl,
@@ -82,10 +96,13 @@ beforeAll(async () => {
     DELEGATE_GEMINI_ALLOW_DANGER: "1",
     DELEGATE_GEMINI_STATE_DIR: join(root, "gemini-state"),
     DELEGATE_AGENT_STATE_DIR: join(root, "agent-state"),
-  });
+  };
+  session = await connectDl(env);
+  tasks = await connectTaskDl(env);
 });
 afterAll(async () => {
   await session?.close();
+  await tasks?.close();
   await fake?.stop();
 });
 
@@ -102,15 +119,21 @@ describe("every tool's failure is in structuredContent", () => {
     for (const t of withWorkdir) {
       const args = minimalArgs(t.inputSchema as JsonSchema, cacheDir) as Record<string, unknown>;
       if (t.name === "delegate_to_provider") args.api_key = KEY;
-      const r = await call(t.name, args);
-      const sc = r.structuredContent ?? {};
-      const ok =
-        r.isError === true &&
-        sc.failure_kind === "workdir_forbidden" &&
-        sc.variable === "DELEGATE_CACHE_DIR" &&
-        typeof sc.error === "string" &&
-        String(sc.error).includes("overlaps dl's own state");
-      if (!ok) wrong[t.name] = { isError: r.isError, structuredContent: sc, text: r.content[0]?.text };
+      const verdict = workdirRefusal(await call(t.name, args));
+      if (verdict !== true) wrong[t.name] = verdict;
+    }
+    expect(wrong).toEqual({});
+  }, 120_000);
+
+  test("the same refusal when the call is made as an MCP task: an immediate answer, structured, from every tool", async () => {
+    const { tools } = await session.client.listTools();
+    const wrong: Record<string, unknown> = {};
+    for (const t of tools.filter((t) => takesWorkdir(t.inputSchema as JsonSchema))) {
+      const args = minimalArgs(t.inputSchema as JsonSchema, cacheDir) as Record<string, unknown>;
+      const execution = await tasks.session.callTool(t.name, args as never);
+      const { outcome } = await (execution as unknown as { settle: () => Promise<{ outcome: never }> }).settle();
+      const verdict = execution.kind === "immediate" ? workdirRefusal(resultFromTaskOutcome(outcome)) : execution.kind;
+      if (verdict !== true) wrong[t.name] = verdict;
     }
     expect(wrong).toEqual({});
   }, 120_000);

@@ -111,8 +111,12 @@ export class AgentService {
     };
   }
 
-  cancel(id: string): Promise<CancelResult> {
-    return this.engine.cancel(id);
+  /** A cancelled provider job never launches: its endpoint (and key) leave memory with it. */
+  async cancel(id: string): Promise<CancelResult> {
+    const result = await this.engine.cancel(id);
+    const ref = jsonColumn(this.engine.row(id)?.params).provider_ref;
+    if (typeof ref === "string") this.endpoints.drop(ref);
+    return result;
   }
 
   stop(): Promise<void> {
