@@ -111,6 +111,11 @@ const FIELDS = {
   DELEGATE_AGENT_MAX_CONCURRENT: envInt(4, 1, 256),
   DELEGATE_AGENT_MAX_PER_PROJECT: envInt(4, 1, 256),
   DELEGATE_AGENT_MAX_QUEUE: envInt(32, 0, 10_000),
+  // Set by dl serve for the child `dl run` of a delegate_to_provider background job (and
+  // usable from a shell): that endpoint instead of the gateway, no failover. Never passed on.
+  DELEGATE_RUN_PROVIDER_URL: envUrl(undefined),
+  DELEGATE_RUN_PROVIDER_KEY: envOptionalString(),
+  DELEGATE_RUN_PROVIDER_FORMAT: envEnum(["auto", "anthropic", "openai"], "auto"),
   // Watcher and housekeeping
   DELEGATE_WAIT_INTERVAL: envNumber(5, 0.05, 3600),
   DELEGATE_JOB_RETENTION_DAYS: envNumber(7, 0, 3650),
@@ -286,6 +291,14 @@ function backendSection(e: Env) {
     httpTimeoutS: e.DELEGATE_HTTP_TIMEOUT,
     dispatchTimeoutS: e.DELEGATE_DISPATCH_TIMEOUT,
     providerAllowHosts: e.DELEGATE_PROVIDER_ALLOW_HOSTS,
+    /** `dl run` against a named endpoint (DELEGATE_RUN_PROVIDER_*), or null for the gateway. */
+    runProvider: e.DELEGATE_RUN_PROVIDER_URL
+      ? {
+          url: e.DELEGATE_RUN_PROVIDER_URL,
+          apiKey: e.DELEGATE_RUN_PROVIDER_KEY ?? "",
+          format: e.DELEGATE_RUN_PROVIDER_FORMAT === "auto" ? undefined : e.DELEGATE_RUN_PROVIDER_FORMAT,
+        }
+      : null,
   };
 }
 
@@ -310,11 +323,13 @@ function agentSection(e: Env) {
  * What a nested `dl run` (a submit_agent job) needs to build the same Config as this
  * process: the child policy plus dl's own settings (DELEGATE_*, gateway keys included)
  * and the XDG bases the state paths follow. Passed in the environment, never in argv.
+ * DELEGATE_RUN_PROVIDER_* are one job's endpoint and key: only that job's launch sets them.
  */
 function dlChildEnv(env: Record<string, string | undefined>, base: Record<string, string>) {
   const out = { ...base };
   for (const [k, v] of Object.entries(env)) {
-    if (v !== undefined && (k.startsWith("DELEGATE_") || k === "XDG_CACHE_HOME" || k === "XDG_CONFIG_HOME")) out[k] = v;
+    if (v === undefined || k.startsWith("DELEGATE_RUN_PROVIDER_")) continue;
+    if (k.startsWith("DELEGATE_") || k === "XDG_CACHE_HOME" || k === "XDG_CONFIG_HOME") out[k] = v;
   }
   return out;
 }

@@ -4,17 +4,14 @@ import type { Endpoint } from "./backends/types.ts";
 import type { Config } from "./config.ts";
 import { agentSettingsFromConfig } from "./dispatch/agent-settings.ts";
 import { whoAnswered } from "./dispatch/answered.ts";
-import { createDispatcher, type Dispatcher, dispatchSettingsFromConfig } from "./dispatch/pools.ts";
+import { parseFailoverChains } from "./dispatch/failover.ts";
+import type { Dispatcher } from "./dispatch/pools.ts";
 import type { AcquireSlot } from "./dispatch/run-delegation.ts";
 import type { AgentService } from "./jobs/providers/agent.ts";
-import { agentOptionsFromConfig } from "./jobs/providers/agent-options.ts";
 import type { CodexService } from "./jobs/providers/codex.ts";
-import { codexOptionsFromConfig } from "./jobs/providers/codex-options.ts";
 import type { DshService } from "./jobs/providers/dsh.ts";
-import { dshOptionsFromConfig } from "./jobs/providers/dsh-options.ts";
 import type { GeminiService } from "./jobs/providers/gemini.ts";
 import { requireGeminiAllowed } from "./jobs/providers/gemini-gate.ts";
-import { geminiOptionsFromConfig } from "./jobs/providers/gemini-options.ts";
 import { isCompiledDl } from "./sys/self-command.ts";
 
 /**
@@ -30,7 +27,7 @@ export type ServerDeps = {
   settings: AgentSettings;
   /** Gateway endpoint for a model alias (LiteLLM, or the Bifrost lane it belongs to). */
   gatewayEndpoint: (model: string) => Endpoint;
-  dispatcher: Dispatcher;
+  /** A slot of the model's machine-wide pool; the pools (flock, slot files) load on first use. */
   acquire: AcquireSlot;
   fallbackNote: (requested: string, answered: string, routing: Record<string, string>) => string | undefined;
   /** The Codex job service, started on first use (and by `dl serve` at start-up). */
@@ -57,30 +54,40 @@ function waitCommandFor(execPath: string): string {
 /** Throws DlError("bad_config") for a bad failover table, like any other setting. */
 export function defaultDeps(config: Config, version: string): ServerDeps {
   const gateway = gatewaySettingsFromConfig(config);
-  const dispatcher = createDispatcher(dispatchSettingsFromConfig(config));
+  // A bad failover table is a bad setting now; the pools themselves load on first use.
+  parseFailoverChains(config.pools.failoverChains);
+  let dispatcher: Promise<Dispatcher> | undefined;
+  const pools = () =>
+    (dispatcher ??= import("./dispatch/pools.ts").then((m) =>
+      m.createDispatcher(m.dispatchSettingsFromConfig(config)),
+    ));
+  const wait = waitCommandFor(process.execPath);
+  // Each job service (and its options: workdir guard, jail probe) loads on first use: a
+  // server that never runs Codex jobs never pays for the engine.
   let codex: Promise<CodexService> | undefined;
-  // Loaded on first use: a server that never runs Codex jobs never pays for the engine.
   const startCodex = () =>
-    (codex ??= import("./jobs/providers/codex.ts").then(({ CodexService }) =>
-      CodexService.start(codexOptionsFromConfig(config, waitCommandFor(process.execPath))),
+    (codex ??= Promise.all([import("./jobs/providers/codex.ts"), import("./jobs/providers/codex-options.ts")]).then(
+      ([{ CodexService }, { codexOptionsFromConfig }]) => CodexService.start(codexOptionsFromConfig(config, wait)),
     ));
   let dsh: Promise<DshService> | undefined;
   const startDsh = () =>
-    (dsh ??= import("./jobs/providers/dsh.ts").then(({ DshService }) =>
-      DshService.start(dshOptionsFromConfig(config, waitCommandFor(process.execPath), process.cwd())),
+    (dsh ??= Promise.all([import("./jobs/providers/dsh.ts"), import("./jobs/providers/dsh-options.ts")]).then(
+      ([{ DshService }, { dshOptionsFromConfig }]) =>
+        DshService.start(dshOptionsFromConfig(config, wait, process.cwd())),
     ));
   let gemini: Promise<GeminiService> | undefined;
   const startGemini = async () => {
     requireGeminiAllowed(config.gemini.allowDanger);
-    gemini ??= import("./jobs/providers/gemini.ts").then(({ GeminiService }) =>
-      GeminiService.start(geminiOptionsFromConfig(config, waitCommandFor(process.execPath))),
+    gemini ??= Promise.all([import("./jobs/providers/gemini.ts"), import("./jobs/providers/gemini-options.ts")]).then(
+      ([{ GeminiService }, { geminiOptionsFromConfig }]) => GeminiService.start(geminiOptionsFromConfig(config, wait)),
     );
     return gemini;
   };
   let agent: Promise<AgentService> | undefined;
   const startAgent = () =>
-    (agent ??= import("./jobs/providers/agent.ts").then(({ AgentService }) =>
-      AgentService.start(agentOptionsFromConfig(config, waitCommandFor(process.execPath), process.cwd())),
+    (agent ??= Promise.all([import("./jobs/providers/agent.ts"), import("./jobs/providers/agent-options.ts")]).then(
+      ([{ AgentService }, { agentOptionsFromConfig }]) =>
+        AgentService.start(agentOptionsFromConfig(config, wait, process.cwd())),
     ));
   return {
     config,
@@ -89,8 +96,7 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
     now: () => Date.now(),
     settings: agentSettingsFromConfig(config),
     gatewayEndpoint: (model) => gatewayEndpoint(model, gateway),
-    dispatcher,
-    acquire: (model, o) => dispatcher.acquire(model, o),
+    acquire: async (model, o) => (await pools()).acquire(model, o),
     fallbackNote: (requested, answered, routing) => whoAnswered(requested, { model: answered, routing }).fallback_note,
     codex: startCodex,
     dsh: startDsh,

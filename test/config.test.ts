@@ -118,6 +118,24 @@ describe("config", () => {
     expect(c.childEnv.DELEGATE_LOCAL_KEY).toBeUndefined();
   });
 
+  test("one job's provider endpoint (DELEGATE_RUN_PROVIDER_*) is read by dl run and never passed on to a nested dl", () => {
+    const c = parseConfig({
+      ...base(),
+      DELEGATE_RUN_PROVIDER_URL: "http://127.0.0.1:9/v1/messages",
+      DELEGATE_RUN_PROVIDER_KEY: "sk-one-job",
+      DELEGATE_RUN_PROVIDER_FORMAT: "anthropic",
+    });
+    expect(c.backend.runProvider).toEqual({
+      url: "http://127.0.0.1:9/v1/messages",
+      apiKey: "sk-one-job",
+      format: "anthropic",
+    });
+    // A server started with them set must not send every agent job to that endpoint.
+    expect(Object.keys(c.dlChildEnv).filter((k) => k.startsWith("DELEGATE_RUN_PROVIDER_"))).toEqual([]);
+    expect(JSON.stringify(c.childEnv)).not.toContain("sk-one-job");
+    expect(parseConfig(base()).backend.runProvider).toBeNull();
+  });
+
   test("agent job caps: defaults, and a per-project cap above the global one is refused", () => {
     const c = parseConfig(base());
     expect(c.agentJobs).toEqual({ maxConcurrent: 4, maxPerProject: 4, maxQueue: 32 });

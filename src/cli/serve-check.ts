@@ -7,7 +7,6 @@ import { jobsSummary } from "../jobs/maintenance.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { createServer } from "../mcp/server.ts";
 import { backendVerdicts } from "../mcp/tool-availability.ts";
-import { ToolSurface } from "../mcp/tool-surface.ts";
 import { defaultDeps } from "../services.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { dirState } from "../sys/writable.ts";
@@ -40,8 +39,7 @@ async function ask(
 /** The 2025-11-25 handshake and tools/list, as a host does them, against an in-process server. */
 async function handshake(config: Config): Promise<CheckLine> {
   const deps = defaultDeps(config, VERSION);
-  // A check creates nothing: not even the tools/list a real start keeps for the next one.
-  const server = createServer(deps, "legacy", new ToolSurface(deps, { keep: false }));
+  const server = createServer(deps, "legacy");
   const [client, end] = InMemoryTransport.createLinkedPair();
   const replies = new Map<number, (m: JSONRPCMessage) => void>();
   client.onmessage = (m) => {

@@ -21,9 +21,14 @@ export interface ToolCall {
  * How a call becomes an MCP task (the `io.modelcontextprotocol/tasks` extension) for a
  * client that declares it: a submit tool's task is the jobs it queued; a long blocking
  * tool runs the same work as background jobs of `submit` (its `tasks` turns the
- * arguments into that tool's task list). A tool with no plan always answers in place.
+ * arguments into that tool's task list), or, when its arguments hold what a submit tool
+ * must not take (delegate_to_provider's key), queues its jobs itself with `queue`, which
+ * answers as a submit tool does. A tool with no plan always answers in place.
  */
-type TaskPlan<A> = { kind: "submit" } | { kind: "background"; submit: string; tasks: (args: A) => unknown[] };
+type TaskPlan<A> =
+  | { kind: "submit" }
+  | { kind: "background"; submit: string; tasks: (args: A) => unknown[] }
+  | { kind: "queue"; queue: (args: A, call: ToolCall) => Promise<CallToolResult> };
 
 /**
  * One tool, defined once: what tools/list says about it, what it needs, what it does.

@@ -156,6 +156,17 @@ export function protectedDirs(p: StatePaths): string[] {
   return [...new Set([...current, ...defaults, p.cacheDir])];
 }
 
+/**
+ * The variable that places a dir of protectedDirs(p), so a refusal can name the setting
+ * behind it: the cache's, a provider's state dir's (where it is now, or its default under
+ * HOME, which that variable would have moved).
+ */
+export function protectedDirVariable(p: StatePaths, dir: string): string {
+  if (dir === p.cacheDir) return "DELEGATE_CACHE_DIR";
+  const d = JOB_STATE_DIRS.find((s) => p[s.field] === dir || canonicalPath(join(p.home, s.homeDir)) === dir);
+  return d?.env ?? "HOME";
+}
+
 /** The protected dir `dir` overlaps (inside it, or holding it), or undefined. Both canonical. */
 export function overlappingDir(dir: string, protectedList: readonly string[]): string | undefined {
   return protectedList.find((d) => isWithin(dir, d) || isWithin(d, dir));

@@ -3,6 +3,7 @@ import { lookupAgent } from "../../agent/lookup.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../provider.ts";
 import { outputExcerpt } from "../sanitize.ts";
+import type { ProviderEndpoints } from "./agent-endpoints.ts";
 import { type AgentTaskRules, buildAgentLaunch, validateAgentTask } from "./agent-task.ts";
 
 export interface AgentProviderOptions extends AgentTaskRules {
@@ -12,6 +13,8 @@ export interface AgentProviderOptions extends AgentTaskRules {
   env: Readonly<Record<string, string>>;
   /** DELEGATE_LOCAL_AGENTS_DIR (resolved): where the lookup ends. */
   agentsDir: string;
+  /** The endpoints of this server's queued delegate_to_provider jobs (memory only). */
+  endpoints: ProviderEndpoints;
 }
 
 /**

@@ -5,6 +5,7 @@ import { delegationInput } from "../../dispatch/delegation-fields.ts";
 import { DlError } from "../../errors.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { LaunchSpec, ValidatedTask } from "../provider.ts";
+import type { ProviderEndpoints } from "./agent-endpoints.ts";
 
 /**
  * One background agent task: the same input as delegate_to_local_agent (validated by the
@@ -27,7 +28,16 @@ interface AgentParams {
   max_tokens: number | null;
   /** A follow-up: the conversation the child `dl run` continues. */
   continue_from: string | null;
+  /** A delegate_to_provider job: its endpoint's reference in ProviderEndpoints (never the key). */
+  provider_ref: string | null;
 }
+
+/**
+ * The field a delegate_to_provider background job adds to its task. Not part of
+ * submit_agent's schema (strict), so a model cannot set it; a reference this server did
+ * not make finds no endpoint and the job fails before anything runs.
+ */
+export const PROVIDER_REF_FIELD = "provider_ref";
 
 function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === "unrecognized_keys") {
@@ -38,9 +48,17 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   return `${where}${issue.message}`;
 }
 
+/** The task's own fields, and the endpoint reference a delegate_to_provider job added. */
+function splitProviderRef(raw: unknown): { fields: unknown; ref: string | null } {
+  if (typeof raw !== "object" || raw === null || !(PROVIDER_REF_FIELD in raw)) return { fields: raw, ref: null };
+  const { [PROVIDER_REF_FIELD]: ref, ...fields } = raw as Record<string, unknown>;
+  return { fields, ref: typeof ref === "string" ? ref : null };
+}
+
 /** Parses one task and fills defaults. Throws DlError bad_input with what to fix. */
 export function validateAgentTask(raw: unknown, rules: AgentTaskRules): ValidatedTask {
-  const parsed = delegationInput().safeParse(raw);
+  const { fields, ref } = splitProviderRef(raw);
+  const parsed = delegationInput().safeParse(fields);
   if (!parsed.success) throw new DlError("bad_input", describeIssue(parsed.error.issues[0]!));
   const t = parsed.data;
   // argv carries the name: one that looks like a flag would be read as one.
@@ -52,6 +70,7 @@ export function validateAgentTask(raw: unknown, rules: AgentTaskRules): Validate
     max_turns: t.max_turns ? t.max_turns : null,
     max_tokens: t.max_tokens ?? null,
     continue_from: t.continue_from ?? null,
+    provider_ref: ref,
   };
   return {
     task: t.task,
@@ -76,6 +95,7 @@ function paramsOf(job: JobRow): AgentParams {
     max_turns: p.max_turns ?? null,
     max_tokens: p.max_tokens ?? null,
     continue_from: p.continue_from ?? null,
+    provider_ref: p.provider_ref ?? null,
   };
 }
 
@@ -83,14 +103,16 @@ function paramsOf(job: JobRow): AgentParams {
  * `<dl> run <agent> - --task-file <file> --workdir <dir> [--model m] [--max-turns n]
  * [--max-tokens n] --progress-file <file> --json`. The task goes into a file only this
  * user can read (argv is visible to every local user and one argument is capped at
- * 128 KiB); the gateway settings and keys travel in the environment.
+ * 128 KiB); the gateway settings and keys travel in the environment, and so does a
+ * delegate_to_provider job's endpoint and key (taken from this server's memory).
  */
 export function buildAgentLaunch(
   job: JobRow,
   jobDir: string,
-  o: { self: readonly string[]; env: Readonly<Record<string, string>> },
+  o: { self: readonly string[]; env: Readonly<Record<string, string>>; endpoints: ProviderEndpoints },
 ): LaunchSpec {
   const p = paramsOf(job);
+  const providerEnv = p.provider_ref === null ? {} : o.endpoints.takeEnv(p.provider_ref, job.id);
   const taskFile = agentTaskFile(jobDir);
   writeFileSync(taskFile, job.task, { mode: 0o600 });
   const argv = [...o.self, "run", p.agent_name, "-", "--task-file", taskFile, "--workdir", job.workdir];
@@ -99,5 +121,5 @@ export function buildAgentLaunch(
   if (p.max_tokens) argv.push("--max-tokens", String(p.max_tokens));
   if (p.continue_from) argv.push("--continue-from", p.continue_from);
   argv.push("--progress-file", agentProgressFile(jobDir), "--json");
-  return { argv, env: { ...o.env }, cwd: job.workdir };
+  return { argv, env: { ...o.env, ...providerEnv }, cwd: job.workdir };
 }

@@ -1,13 +1,15 @@
 import { join } from "node:path";
+import type { ProviderTarget } from "../../dispatch/provider-endpoint.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../engine.ts";
 import { jsonColumn, pollWith, startMachineEngine } from "../machine-engine.ts";
 import type { PollView } from "../poll.ts";
 import { sanitizeJson, sanitizeLine } from "../sanitize.ts";
 import type { WorkspaceGuards } from "../workspace.ts";
+import { ProviderEndpoints } from "./agent-endpoints.ts";
 import { type AgentProgress, readAgentProgress } from "./agent-progress.ts";
 import { agentProvider } from "./agent-provider.ts";
-import { agentProgressFile } from "./agent-task.ts";
+import { agentProgressFile, PROVIDER_REF_FIELD } from "./agent-task.ts";
 
 /**
  * Everything the agent job tools call: submit_agent → submit, poll_agent → poll,
@@ -50,6 +52,9 @@ export type AgentPollView = Omit<PollView, "usage" | "effort" | "session_id"> & 
   progress?: AgentProgress;
 };
 
+const PROVIDER_KEY_LOST =
+  "this delegate_to_provider job's server stopped before the job ended; the provider key lived only in that server's memory, so the job cannot be resumed. Call delegate_to_provider again";
+
 const num = (v: unknown): number | null => (typeof v === "number" ? v : null);
 const str = (v: unknown, max = 200): string | null => (typeof v === "string" ? sanitizeLine(v, max) : null);
 
@@ -57,13 +62,15 @@ export class AgentService {
   private constructor(
     readonly engine: JobEngine,
     private readonly o: AgentServiceOptions,
+    private readonly endpoints: ProviderEndpoints,
   ) {}
 
   /** Opens the shared state (fails closed with DlError "storage" when it cannot be written) and reaps dead servers' jobs. */
   static async start(o: AgentServiceOptions): Promise<AgentService> {
+    const endpoints = new ProviderEndpoints();
     const engine = await startMachineEngine(
       {
-        provider: agentProvider({ baseDir: o.baseDir, self: o.self, env: o.env, agentsDir: o.agentsDir }),
+        provider: agentProvider({ baseDir: o.baseDir, self: o.self, env: o.env, agentsDir: o.agentsDir, endpoints }),
         stateDir: o.stateDir,
         maxConcurrent: o.maxConcurrent,
         maxPerProject: o.maxPerProject,
@@ -76,12 +83,26 @@ export class AgentService {
       },
       o.engine,
     );
-    return new AgentService(engine, o);
+    return new AgentService(engine, o, endpoints);
   }
 
   /** submit_agent: every task is checked before any is recorded; returns ids and the watch command at once. */
   submit(tasks: readonly unknown[]): Promise<SubmitResult> {
     return this.engine.submit(tasks);
+  }
+
+  /**
+   * delegate_to_provider as a background job: one agent job whose child talks to `target`.
+   * The target stays in this server's memory until the launch (agent-endpoints.ts).
+   */
+  async submitToProvider(task: Readonly<Record<string, unknown>>, target: ProviderTarget): Promise<SubmitResult> {
+    const ref = this.endpoints.put(target);
+    try {
+      return await this.engine.submit([{ ...task, [PROVIDER_REF_FIELD]: ref }]);
+    } catch (e) {
+      this.endpoints.drop(ref);
+      throw e;
+    }
   }
 
   /** Async: a running job's progress file is the child's, read through the bounded reader. */
@@ -96,8 +117,12 @@ export class AgentService {
     if (p) view.progress = p;
   }
 
-  cancel(id: string): Promise<CancelResult> {
-    return this.engine.cancel(id);
+  /** A cancelled provider job never launches: its endpoint (and key) leave memory with it. */
+  async cancel(id: string): Promise<CancelResult> {
+    const result = await this.engine.cancel(id);
+    const ref = jsonColumn(this.engine.row(id)?.params).provider_ref;
+    if (typeof ref === "string") this.endpoints.drop(ref);
+    return result;
   }
 
   stop(): Promise<void> {
@@ -121,6 +146,11 @@ export class AgentService {
       failed_over_from: str(r.failed_over_from),
       conversation_id: str(r.conversation_id, 64),
     };
+    if (v.status === "lost" && typeof params.provider_ref === "string" && !v.failure_kind) {
+      // Its server died holding the provider key in memory: no server can ever run it.
+      view.failure_kind = "provider_key_lost";
+      view.final_response ??= PROVIDER_KEY_LOST;
+    }
     return view;
   }
 }

@@ -1,5 +1,10 @@
 import { describe, expect, test } from "bun:test";
+import { type DlError, isDlError } from "../../../src/errors.ts";
+import { ProviderEndpoints } from "../../../src/jobs/providers/agent-endpoints.ts";
 import { parseAgentRun } from "../../../src/jobs/providers/agent-provider.ts";
+import { buildAgentLaunch } from "../../../src/jobs/providers/agent-task.ts";
+import type { JobRow } from "../../../src/store/types.ts";
+import { tempDir } from "../../helpers/dl.ts";
 import { runOutput } from "../helpers.ts";
 
 /** Reading a child `dl run --json`: the result is the answer, and its absence says why. */
@@ -39,5 +44,54 @@ describe("parseAgentRun", () => {
     const killed = parseAgentRun(run({ exitCode: null, signal: "SIGKILL" }));
     expect(killed.finalResponse).toContain("was stopped (SIGKILL)");
     expect(killed.failure).toBeNull();
+  });
+});
+
+describe("a delegate_to_provider job's endpoint", () => {
+  const job = (params: Record<string, unknown>, jobDir: string) =>
+    ({
+      id: "ag-0123456789",
+      task: "do it",
+      workdir: jobDir,
+      model: "provider-model",
+      params: JSON.stringify({ agent_name: "helper", ...params }),
+    }) as JobRow;
+
+  test("reaches the child only through its environment, once, and never its argv or the row", () => {
+    const dir = tempDir("agent-launch");
+    const endpoints = new ProviderEndpoints();
+    const ref = endpoints.put({ url: "http://127.0.0.1:9/v1/messages", apiKey: "sk-only-in-env", format: "anthropic" });
+    const row = job({ provider_ref: ref }, dir);
+    const spec = buildAgentLaunch(row, dir, { self: ["dl"], env: { PATH: "/usr/bin" }, endpoints });
+    expect(spec.env.DELEGATE_RUN_PROVIDER_KEY).toBe("sk-only-in-env");
+    expect(spec.env.DELEGATE_RUN_PROVIDER_URL).toBe("http://127.0.0.1:9/v1/messages");
+    expect(spec.argv.join(" ")).not.toContain("sk-only-in-env");
+    expect(JSON.stringify(row)).not.toContain("sk-only-in-env");
+    // Taken once: a second launch of the same job finds nothing.
+    expect(() => buildAgentLaunch(row, dir, { self: ["dl"], env: {}, endpoints })).toThrow();
+  });
+
+  test("a job whose endpoint this server does not hold fails saying why, before anything runs", () => {
+    const dir = tempDir("agent-launch");
+    const endpoints = new ProviderEndpoints();
+    let err: unknown;
+    try {
+      buildAgentLaunch(job({ provider_ref: "00000000-0000-4000-8000-000000000000" }, dir), dir, {
+        self: ["dl"],
+        env: { DELEGATE_LOCAL_URL: "http://gateway" },
+        endpoints,
+      });
+    } catch (e) {
+      err = e;
+    }
+    expect(isDlError(err)).toBe(true);
+    expect((err as DlError).data.failure_kind).toBe("provider_key_lost");
+    expect((err as DlError).message).toContain("delegate_to_provider again");
+  });
+
+  test("a plain agent job gets no provider variables", () => {
+    const dir = tempDir("agent-launch");
+    const spec = buildAgentLaunch(job({}, dir), dir, { self: ["dl"], env: {}, endpoints: new ProviderEndpoints() });
+    expect(Object.keys(spec.env).filter((k) => k.startsWith("DELEGATE_RUN_PROVIDER_"))).toEqual([]);
   });
 });
