@@ -6,15 +6,15 @@ import { agentSettingsFromConfig } from "./dispatch/agent-settings.ts";
 import { whoAnswered } from "./dispatch/answered.ts";
 import { createDispatcher, type Dispatcher, dispatchSettingsFromConfig } from "./dispatch/pools.ts";
 import type { AcquireSlot } from "./dispatch/run-delegation.ts";
-import type { AgentService } from "./jobs/providers/agent.ts";
-import { agentOptionsFromConfig } from "./jobs/providers/agent-options.ts";
-import type { CodexService } from "./jobs/providers/codex.ts";
-import { codexOptionsFromConfig } from "./jobs/providers/codex-options.ts";
-import type { DshService } from "./jobs/providers/dsh.ts";
-import { dshOptionsFromConfig } from "./jobs/providers/dsh-options.ts";
-import type { GeminiService } from "./jobs/providers/gemini.ts";
-import { requireGeminiAllowed } from "./jobs/providers/gemini-gate.ts";
-import { geminiOptionsFromConfig } from "./jobs/providers/gemini-options.ts";
+import { agentOptionsFromConfig } from "./jobs/providers/agent/options.ts";
+import type { AgentService } from "./jobs/providers/agent/service.ts";
+import { codexOptionsFromConfig } from "./jobs/providers/codex/options.ts";
+import type { CodexService } from "./jobs/providers/codex/service.ts";
+import { dshOptionsFromConfig } from "./jobs/providers/dsh/options.ts";
+import type { DshService } from "./jobs/providers/dsh/service.ts";
+import { requireGeminiAllowed } from "./jobs/providers/gemini/gate.ts";
+import { geminiOptionsFromConfig } from "./jobs/providers/gemini/options.ts";
+import type { GeminiService } from "./jobs/providers/gemini/service.ts";
 import { isCompiledDl } from "./sys/self-command.ts";
 
 /**
@@ -61,25 +61,25 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
   let codex: Promise<CodexService> | undefined;
   // Loaded on first use: a server that never runs Codex jobs never pays for the engine.
   const startCodex = () =>
-    (codex ??= import("./jobs/providers/codex.ts").then(({ CodexService }) =>
+    (codex ??= import("./jobs/providers/codex/service.ts").then(({ CodexService }) =>
       CodexService.start(codexOptionsFromConfig(config, waitCommandFor(process.execPath))),
     ));
   let dsh: Promise<DshService> | undefined;
   const startDsh = () =>
-    (dsh ??= import("./jobs/providers/dsh.ts").then(({ DshService }) =>
+    (dsh ??= import("./jobs/providers/dsh/service.ts").then(({ DshService }) =>
       DshService.start(dshOptionsFromConfig(config, waitCommandFor(process.execPath), process.cwd())),
     ));
   let gemini: Promise<GeminiService> | undefined;
   const startGemini = async () => {
     requireGeminiAllowed(config.gemini.allowDanger);
-    gemini ??= import("./jobs/providers/gemini.ts").then(({ GeminiService }) =>
+    gemini ??= import("./jobs/providers/gemini/service.ts").then(({ GeminiService }) =>
       GeminiService.start(geminiOptionsFromConfig(config, waitCommandFor(process.execPath))),
     );
     return gemini;
   };
   let agent: Promise<AgentService> | undefined;
   const startAgent = () =>
-    (agent ??= import("./jobs/providers/agent.ts").then(({ AgentService }) =>
+    (agent ??= import("./jobs/providers/agent/service.ts").then(({ AgentService }) =>
       AgentService.start(agentOptionsFromConfig(config, waitCommandFor(process.execPath), process.cwd())),
     ));
   return {

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CodexService, type CodexServiceOptions } from "../../src/jobs/providers/codex.ts";
+import { CodexService, type CodexServiceOptions } from "../../src/jobs/providers/codex/service.ts";
 import { type FakeResponses, type SeenRequest, type Step, startFakeResponses } from "../fixture/fake-responses.ts";
 
 /** The pinned real CLI (npm devDependency @openai/codex). */

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { parseAgyOutput } from "../../src/jobs/providers/gemini-output.ts";
+import { parseAgyOutput } from "../../src/jobs/providers/gemini/output.ts";
 import { ensureAgyStateDirs, jailPolicyFor, wrapCommand } from "../../src/sandbox/index.ts";
 import type { JailPolicy } from "../../src/sandbox/policy.ts";
 import { runGroup } from "../../src/sys/process.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { parseAgyOutput } from "../../src/jobs/providers/gemini-output.ts";
+import { parseAgyOutput } from "../../src/jobs/providers/gemini/output.ts";
 import { ensureAgyStateDirs, jailPolicyFor, wrapCommand } from "../../src/sandbox/index.ts";
 import { probeJail } from "../../src/sandbox/probe.ts";
 import { runGroup } from "../../src/sys/process.ts";

@@ -5,7 +5,7 @@ import type { AgentSettings } from "../../src/agent/settings.ts";
 import type { Config } from "../../src/config.ts";
 import { prepareDelegation } from "../../src/dispatch/run-delegation.ts";
 import { isDlError } from "../../src/errors.ts";
-import { codexOptionsFromConfig } from "../../src/jobs/providers/codex-options.ts";
+import { codexOptionsFromConfig } from "../../src/jobs/providers/codex/options.ts";
 import { JOB_STATE_DIRS, jobStateDirs, protectedDirs, resolveStatePaths } from "../../src/sys/paths.ts";
 import { checkWorkdir, workdirGuard } from "../../src/sys/workdir-guard.ts";
 import { tempDir } from "../helpers/dl.ts";

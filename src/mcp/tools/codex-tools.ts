@@ -1,5 +1,5 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { codexTaskInput } from "../../jobs/providers/codex-task.ts";
+import { codexTaskInput } from "../../jobs/providers/codex/task.ts";
 import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import { CODEX_CLOUD_WARNING } from "./codex-schemas.ts";

@@ -1,5 +1,5 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { dshTaskInput } from "../../jobs/providers/dsh-task.ts";
+import { dshTaskInput } from "../../jobs/providers/dsh/task.ts";
 import type { ServerDeps } from "../../services.ts";
 import cancelDshText from "./cancel-dsh.txt" with { type: "text" };
 import { registerJobTools } from "./job-tools.ts";

@@ -1,5 +1,5 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { geminiTaskInput } from "../../jobs/providers/gemini-task.ts";
+import { geminiTaskInput } from "../../jobs/providers/gemini/task.ts";
 import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
 import cancelGeminiText from "./cancel-gemini.txt" with { type: "text" };

@@ -1,0 +1,90 @@
+import { readFileSync } from "node:fs";
+import type { JobRow } from "../../../store/types.ts";
+import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../provider.ts";
+import type { CodexAccount } from "./account.ts";
+import { classifyCodexFailure, missingVariable, missingVariableMessage } from "./classify.ts";
+import { parseCodexEvents } from "./events.ts";
+import type { CodexQuota } from "./quota.ts";
+import { buildCodexLaunch, lastMessageFile, validateCodexTask } from "./task.ts";
+
+export interface CodexProviderOptions {
+  defaultModel: string;
+  allowDanger: boolean;
+  defaultTimeoutS?: number;
+  codexHome: string;
+  childEnv: Readonly<Record<string, string>>;
+  account: CodexAccount;
+  quota: CodexQuota;
+  /** The resolved CLI path; null until the version gate has passed (launch then fails "infra"). */
+  bin: () => string | null;
+}
+
+/**
+ * Codex as a job-engine provider. The account side effects (cooldown, adaptive cap, auth
+ * pause) happen in `classify`, the one place the engine hands over a failed run; the
+ * engine reads them back through the gate / effectiveCap / retryDelayMs hooks.
+ */
+export function codexProvider(o: CodexProviderOptions): Provider {
+  return {
+    name: "codex",
+    idPrefix: "cx-",
+
+    validate(raw: unknown): ValidatedTask {
+      const t = validateCodexTask(raw, {
+        defaultModel: o.defaultModel,
+        allowDanger: o.allowDanger,
+        defaultTimeoutS: o.defaultTimeoutS,
+      });
+      // Throws when DELEGATE_CODEX_QUOTA_REFUSE_PCT is set and reached (submit starts nothing).
+      const warnings = [...o.quota.check(t.allowOverQuota)];
+      const alias = (t.params as { alias?: string | null }).alias;
+      if (alias) warnings.push(`model alias ${alias} → ${t.model}`);
+      const { allowOverQuota: _, ...task } = t;
+      return { ...task, warnings };
+    },
+
+    launch(job: JobRow, ctx: { jobDir: string }) {
+      const bin = o.bin();
+      if (!bin) throw new Error("the Codex CLI is not available (version gate)");
+      return buildCodexLaunch(job, ctx.jobDir, {
+        bin,
+        codexHome: o.codexHome,
+        childEnv: o.childEnv,
+        allowDanger: o.allowDanger,
+      });
+    },
+
+    parse(out: RunOutput): ParsedResult {
+      const ev = parseCodexEvents(out.stdout);
+      // The -o file survives an output cap that cut stdout short.
+      let last: string | null = null;
+      try {
+        last = readFileSync(lastMessageFile(out.jobDir), "utf8");
+      } catch {
+        // Not written: the run failed before a final message.
+      }
+      let finalResponse = last && last.trim() !== "" ? last : ev.finalMessage;
+      if (out.exitCode !== 0 && !finalResponse && ev.errors.length) {
+        const variable = missingVariable(ev.errors.join("\n"));
+        finalResponse = variable
+          ? missingVariableMessage(variable)
+          : `codex failed: ${ev.errors[ev.errors.length - 1]}`;
+      }
+      const usage = ev.usage ? { ...ev.usage, turns: ev.turnsCompleted, items: ev.items } : null;
+      return { finalResponse, usage, sessionId: ev.sessionId };
+    },
+
+    classify(out: RunOutput, job: JobRow): FailureClass {
+      const ev = parseCodexEvents(out.stdout);
+      const c = classifyCodexFailure({
+        exitCode: out.exitCode,
+        signal: out.signal,
+        errors: ev.errors,
+        stderr: out.stderr,
+      });
+      if (c.kind === "throttle") o.account.recordThrottle(job.retry_count + 1, c.hintMs);
+      else if (c.kind === "auth") o.account.recordAuthFailure();
+      return c.kind;
+    },
+  };
+}

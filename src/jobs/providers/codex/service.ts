@@ -1,0 +1,191 @@
+import { log } from "../../../log.ts";
+import { awaitJob } from "../../await-job.ts";
+import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../../engine.ts";
+import { startMachineEngine } from "../../machine-engine.ts";
+import type { PollView } from "../../poll.ts";
+import type { WorkspaceGuards } from "../../workspace.ts";
+import { type AccountOptions, type AccountView, CodexAccount } from "./account.ts";
+import { codexProvider } from "./provider.ts";
+import { CodexQuota, type QuotaVerdict } from "./quota.ts";
+import { CodexVersionGate, type CodexVersionStatus, probeCodexVersion } from "./version.ts";
+
+/**
+ * Everything the Codex MCP tools call: delegate_to_codex → delegate, submit_codex →
+ * submit, poll_codex → poll, cancel_codex → cancel; `dl status` → status. One instance
+ * per server process; every instance on the same state dir shares queue, caps and the
+ * account state.
+ */
+
+export interface CodexServiceOptions {
+  /** DELEGATE_CODEX_BIN (name on PATH or absolute path). */
+  bin: string;
+  /** DELEGATE_CODEX_MODEL. */
+  defaultModel: string;
+  /** DELEGATE_CODEX_ALLOW_DANGER. */
+  allowDanger: boolean;
+  maxConcurrent: number;
+  maxPerProject: number;
+  maxQueue: number;
+  staggerS: number;
+  /** DELEGATE_CODEX_STATE_DIR (resolved). */
+  stateDir: string;
+  /** CODEX_HOME (resolved; ~/.codex by default). */
+  codexHome: string;
+  quotaWarnPct: number;
+  quotaRefusePct?: number | null;
+  /** The Codex child environment (config.codexChildEnv: the allowlist plus DELEGATE_CODEX_ENV_PASSTHROUGH). */
+  childEnv: Readonly<Record<string, string>>;
+  guards: WorkspaceGuards;
+  defaultTimeoutS?: number;
+  /** Tests: faster backoff, clocks, engine tick/grace, a scripted version probe. */
+  backoffS?: readonly number[];
+  /** Tests: shorter throttle window / adaptive period. */
+  accountTuning?: Pick<AccountOptions, "throttleWindowMs" | "throttleLimit" | "adaptiveMs">;
+  /** How long a read of the session files stays fresh (default 30 s). */
+  quotaTtlMs?: number;
+  engine?: Partial<EngineOptions>;
+  versionProbe?: () => Promise<CodexVersionStatus>;
+}
+
+export interface CodexSubmitResult extends SubmitResult {
+  account: AccountView;
+}
+
+export interface CodexPollResult {
+  jobs: ReturnType<JobEngine["poll"]>;
+  account: AccountView;
+}
+
+export interface CodexStatus {
+  cli: CodexVersionStatus;
+  account: AccountView;
+  quota: QuotaVerdict;
+  caps: { max_concurrent: number; max_per_project: number; max_queue: number; stagger_s: number };
+  state_dir: string;
+}
+
+export class CodexService {
+  private constructor(
+    readonly engine: JobEngine,
+    readonly account: CodexAccount,
+    readonly quota: CodexQuota,
+    readonly version: CodexVersionGate,
+    private readonly o: CodexServiceOptions,
+  ) {}
+
+  /**
+   * Opens the shared state (fails closed with DlError "storage" when it cannot be
+   * written) and probes the CLI. A missing or old CLI is logged, not thrown: the server
+   * starts and the Codex tools explain what to install.
+   */
+  static async start(o: CodexServiceOptions): Promise<CodexService> {
+    const now = o.engine?.now;
+    const account = new CodexAccount({
+      stateDir: o.stateDir,
+      codexHome: o.codexHome,
+      now,
+      backoffS: o.backoffS,
+      ...o.accountTuning,
+    });
+    const quota = new CodexQuota({
+      codexHome: o.codexHome,
+      warnPct: o.quotaWarnPct,
+      refusePct: o.quotaRefusePct,
+      now,
+      ttlMs: o.quotaTtlMs,
+    });
+    const version = new CodexVersionGate(o.versionProbe ?? (() => probeCodexVersion(o.bin, o.childEnv, o.stateDir)));
+    const first = await version.status();
+    if (!first.ok) log.warn(`codex: ${first.message}`);
+    const provider = codexProvider({
+      defaultModel: o.defaultModel,
+      allowDanger: o.allowDanger,
+      defaultTimeoutS: o.defaultTimeoutS,
+      codexHome: o.codexHome,
+      childEnv: o.childEnv,
+      account,
+      quota,
+      bin: () => {
+        const s = version.cached;
+        return s?.ok ? s.path : null;
+      },
+    });
+    const engine = await startMachineEngine(
+      {
+        provider,
+        stateDir: o.stateDir,
+        maxConcurrent: o.maxConcurrent,
+        maxPerProject: o.maxPerProject,
+        maxQueue: o.maxQueue,
+        staggerMs: Math.round(o.staggerS * 1000),
+        guards: o.guards,
+        maxRetries: 3,
+        gate: () => account.gate(),
+        effectiveCap: () => account.effectiveCap(o.maxConcurrent),
+        effectiveProjectCap: () => account.effectiveCap(o.maxPerProject),
+        retryDelayMs: (n) => account.retryDelayMs(n),
+      },
+      o.engine,
+    );
+    return new CodexService(engine, account, quota, version, o);
+  }
+
+  /** submit_codex: validates every task (CLI version, quota, models, workdirs) before any starts. */
+  async submit(tasks: readonly unknown[], opts: { allowOverQuota?: boolean } = {}): Promise<CodexSubmitResult> {
+    await this.version.require();
+    await this.quota.refresh();
+    const withFlag = opts.allowOverQuota
+      ? tasks.map((t) => (t && typeof t === "object" && !Array.isArray(t) ? { allow_over_quota: true, ...t } : t))
+      : tasks;
+    const r = await this.engine.submit(withFlag);
+    return { ...r, account: this.accountView() };
+  }
+
+  /** poll_codex: per-job snapshots (other servers' jobs read-only) plus the account state. */
+  poll(ids: readonly string[]): CodexPollResult {
+    return { jobs: this.engine.poll(ids), account: this.accountView() };
+  }
+
+  /** cancel_codex. */
+  cancel(id: string): Promise<CancelResult> {
+    return this.engine.cancel(id);
+  }
+
+  /**
+   * delegate_to_codex: one job through the same queue and caps, waited for here. An
+   * abort (MCP cancel) cancels the job, so nothing runs on after the caller left.
+   */
+  async delegate(
+    task: Record<string, unknown>,
+    opts: { signal?: AbortSignal; pollMs?: number; allowOverQuota?: boolean } = {},
+  ): Promise<PollView> {
+    const r = await this.submit([task], { allowOverQuota: opts.allowOverQuota });
+    return awaitJob(this.engine, r.jobs[0]!.id, { tool: "delegate_to_codex", ...opts });
+  }
+
+  accountView(): AccountView {
+    return this.account.view(this.o.maxConcurrent, this.o.maxPerProject);
+  }
+
+  /** For `dl status`: the CLI, the account, the plan quota and when it resets. */
+  async status(): Promise<CodexStatus> {
+    const cli = await this.version.status();
+    await this.quota.refresh();
+    return {
+      cli,
+      account: this.accountView(),
+      quota: this.quota.verdict(),
+      caps: {
+        max_concurrent: this.o.maxConcurrent,
+        max_per_project: this.o.maxPerProject,
+        max_queue: this.o.maxQueue,
+        stagger_s: this.o.staggerS,
+      },
+      state_dir: this.o.stateDir,
+    };
+  }
+
+  stop(): Promise<void> {
+    return this.engine.stop();
+  }
+}

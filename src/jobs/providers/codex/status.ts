@@ -1,0 +1,37 @@
+import { existsSync } from "node:fs";
+import { type AccountView, CodexAccount } from "./account.ts";
+import { CodexQuota, type QuotaVerdict } from "./quota.ts";
+import type { CodexServiceOptions } from "./service.ts";
+import { type CodexVersionStatus, probeCodexVersion } from "./version.ts";
+
+/**
+ * The Codex part of `dl status`, read without starting a job engine: a health check
+ * must not reap or admit jobs. CLI version, shared account state (cooldown, adaptive
+ * caps, auth pause) and the plan quota with its reset times.
+ */
+export type CodexStatusReport = {
+  cli: CodexVersionStatus;
+  account: AccountView;
+  quota: QuotaVerdict;
+  caps: { max_concurrent: number; max_per_project: number; max_queue: number; stagger_s: number };
+};
+
+export async function codexStatus(o: CodexServiceOptions): Promise<CodexStatusReport> {
+  const account = new CodexAccount({ stateDir: o.stateDir, codexHome: o.codexHome });
+  const quota = new CodexQuota({ codexHome: o.codexHome, warnPct: o.quotaWarnPct, refusePct: o.quotaRefusePct });
+  const [cli] = await Promise.all([
+    probeCodexVersion(o.bin, o.childEnv, existsSync(o.stateDir) ? o.stateDir : "/"),
+    quota.refresh(true),
+  ]);
+  return {
+    cli,
+    account: account.view(o.maxConcurrent, o.maxPerProject),
+    quota: quota.verdict(),
+    caps: {
+      max_concurrent: o.maxConcurrent,
+      max_per_project: o.maxPerProject,
+      max_queue: o.maxQueue,
+      stagger_s: o.staggerS,
+    },
+  };
+}

@@ -1,0 +1,20 @@
+import type { Config } from "../../../config.ts";
+import { workdirGuard } from "../../../sys/workdir-guard.ts";
+import type { DshServiceOptions } from "./service.ts";
+
+/** The dsh service's settings, taken from the one Config; `baseDir` is where the server runs. */
+export function dshOptionsFromConfig(c: Config, waitCommand: string, baseDir: string): DshServiceOptions {
+  return {
+    launcher: c.dsh.launcher,
+    modelsFile: c.paths.dshModelsFile,
+    baseDir,
+    maxConcurrent: c.dsh.maxConcurrent,
+    maxPerProject: c.dsh.maxPerProject,
+    maxQueue: c.dsh.maxQueue,
+    staggerS: c.dsh.staggerS,
+    stateDir: c.paths.dshStateDir,
+    childEnv: c.childEnv,
+    guards: { ...workdirGuard(c.paths), toolEnv: c.childEnv },
+    engine: { waitCommand },
+  };
+}
