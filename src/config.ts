@@ -15,6 +15,7 @@ import {
   tidyEnv,
 } from "./config-fields.ts";
 import { DlError } from "./errors.ts";
+import { PROVIDERS, type ProviderName } from "./jobs/providers/index.ts";
 import { codexPassthroughProblem, inheritedEnv, namedEnv, passthroughProblem } from "./sys/child-env.ts";
 import { resolveStatePaths, type StatePaths } from "./sys/paths.ts";
 
@@ -198,7 +199,7 @@ function bucketOverrides(env: Record<string, string | undefined>): Record<string
   return sizes;
 }
 
-function statePaths(env: Record<string, string | undefined>, e: Env, facts: EnvFacts): StatePaths {
+function statePaths(env: Record<string, string | undefined>, e: Env, facts: EnvFacts): StatePaths<ProviderName> {
   try {
     return resolveStatePaths({
       platform: facts.platform,
@@ -207,13 +208,11 @@ function statePaths(env: Record<string, string | undefined>, e: Env, facts: EnvF
       xdgCacheHome: env.XDG_CACHE_HOME,
       xdgConfigHome: env.XDG_CONFIG_HOME,
       codexHome: e.CODEX_HOME,
+      jobStores: PROVIDERS,
       overrides: {
         agentsDir: e.DELEGATE_LOCAL_AGENTS_DIR,
         cacheDir: e.DELEGATE_CACHE_DIR,
-        codexStateDir: e.DELEGATE_CODEX_STATE_DIR,
-        geminiStateDir: e.DELEGATE_GEMINI_STATE_DIR,
-        dshStateDir: e.DELEGATE_DSH_STATE_DIR,
-        agentStateDir: e.DELEGATE_AGENT_STATE_DIR,
+        stateDirs: Object.fromEntries(PROVIDERS.map((p) => [p.name, e[p.stateEnv]])),
         dshModelsFile: e.DELEGATE_DSH_MODELS_FILE,
       },
       isolation: env.DELEGATE_TEST_ISOLATION !== undefined,

@@ -15,11 +15,12 @@ import type { DshService } from "./jobs/providers/dsh/service.ts";
 import { requireGeminiAllowed } from "./jobs/providers/gemini/gate.ts";
 import { geminiOptionsFromConfig } from "./jobs/providers/gemini/options.ts";
 import type { GeminiService } from "./jobs/providers/gemini/service.ts";
+import { PROVIDERS, type ProviderName } from "./jobs/providers/index.ts";
 import { isCompiledDl } from "./sys/self-command.ts";
 
 /**
  * The long-lived services one dl process builds from its Config (gateway routing, pools,
- * the Codex job service), shared by the MCP server and the CLI commands and injected so
+ * every provider's job service), shared by the MCP server and the CLI commands and injected so
  * tests can swap the clock, the network or the pools.
  */
 export type ServerDeps = {
@@ -33,17 +34,16 @@ export type ServerDeps = {
   dispatcher: Dispatcher;
   acquire: AcquireSlot;
   fallbackNote: (requested: string, answered: string, routing: Record<string, string>) => string | undefined;
-  /** The Codex job service, started on first use (and by `dl serve` at start-up). */
-  codex: () => Promise<CodexService>;
-  /** The dsh launcher job service, started on first use (and by `dl serve` when it has jobs). */
-  dsh: () => Promise<DshService>;
   /**
-   * The Gemini job service, started on first use; refuses (DlError) unless
-   * DELEGATE_GEMINI_ALLOW_DANGER=1, before anything is opened.
+   * Each provider's job service, started on first use (and by `dl serve` when its store
+   * has jobs). Gemini's refuses (DlError) unless DELEGATE_GEMINI_ALLOW_DANGER=1, before
+   * anything is opened.
    */
-  gemini: () => Promise<GeminiService>;
-  /** The background agent job service (each job a child `dl run`), started on first use. */
-  agent: () => Promise<AgentService>;
+  jobService: <K extends ProviderName>(name: K) => Promise<JobServices[K]>;
+} & {
+  /** The same services by name, as the MCP tools call them (`deps.codex()`). */
+  readonly [K in ProviderName]: () => Promise<JobServices[K]>;
+} & {
   /** Stops job services this process started: their running jobs end, recorded. */
   stopJobs: () => Promise<void>;
 };
@@ -54,34 +54,80 @@ function waitCommandFor(execPath: string): string {
   return /^[\w./-]+$/.test(execPath) ? `${execPath} wait` : `'${execPath.replace(/'/g, "'\\''")}' wait`;
 }
 
+/** Each provider's service type. */
+type JobServices = { codex: CodexService; gemini: GeminiService; dsh: DshService; agent: AgentService };
+
+/**
+ * How each provider's service starts from the Config. Its module is loaded on first use:
+ * a server that never runs that provider's jobs never pays for its engine. `gate` refuses
+ * (DlError) before anything is loaded or opened.
+ */
+const JOB_SERVICES: {
+  [K in ProviderName]: {
+    gate?: (c: Config) => void;
+    start: (c: Config, waitCommand: string) => Promise<JobServices[K]>;
+  };
+} = {
+  codex: {
+    start: (c, wait) =>
+      import("./jobs/providers/codex/service.ts").then(({ CodexService }) =>
+        CodexService.start(codexOptionsFromConfig(c, wait)),
+      ),
+  },
+  gemini: {
+    gate: (c) => requireGeminiAllowed(c.gemini.allowDanger),
+    start: (c, wait) =>
+      import("./jobs/providers/gemini/service.ts").then(({ GeminiService }) =>
+        GeminiService.start(geminiOptionsFromConfig(c, wait)),
+      ),
+  },
+  dsh: {
+    start: (c, wait) =>
+      import("./jobs/providers/dsh/service.ts").then(({ DshService }) =>
+        DshService.start(dshOptionsFromConfig(c, wait, process.cwd())),
+      ),
+  },
+  agent: {
+    start: (c, wait) =>
+      import("./jobs/providers/agent/service.ts").then(({ AgentService }) =>
+        AgentService.start(agentOptionsFromConfig(c, wait, process.cwd())),
+      ),
+  },
+};
+
+/** Whether a provider's gate lets its service start under this Config (Gemini: DELEGATE_GEMINI_ALLOW_DANGER). */
+export function jobServiceAllowed(config: Config, name: ProviderName): boolean {
+  try {
+    JOB_SERVICES[name].gate?.(config);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Throws DlError("bad_config") for a bad failover table, like any other setting. */
 export function defaultDeps(config: Config, version: string): ServerDeps {
   const gateway = gatewaySettingsFromConfig(config);
   const dispatcher = createDispatcher(dispatchSettingsFromConfig(config));
-  let codex: Promise<CodexService> | undefined;
-  // Loaded on first use: a server that never runs Codex jobs never pays for the engine.
-  const startCodex = () =>
-    (codex ??= import("./jobs/providers/codex/service.ts").then(({ CodexService }) =>
-      CodexService.start(codexOptionsFromConfig(config, waitCommandFor(process.execPath))),
-    ));
-  let dsh: Promise<DshService> | undefined;
-  const startDsh = () =>
-    (dsh ??= import("./jobs/providers/dsh/service.ts").then(({ DshService }) =>
-      DshService.start(dshOptionsFromConfig(config, waitCommandFor(process.execPath), process.cwd())),
-    ));
-  let gemini: Promise<GeminiService> | undefined;
-  const startGemini = async () => {
-    requireGeminiAllowed(config.gemini.allowDanger);
-    gemini ??= import("./jobs/providers/gemini/service.ts").then(({ GeminiService }) =>
-      GeminiService.start(geminiOptionsFromConfig(config, waitCommandFor(process.execPath))),
-    );
-    return gemini;
+  const started = new Map<ProviderName, Promise<JobServices[ProviderName]>>();
+  const jobService = <K extends ProviderName>(name: K): Promise<JobServices[K]> => {
+    const entry = JOB_SERVICES[name];
+    // Refused as a rejected promise, like any other start failure, and never cached.
+    try {
+      entry.gate?.(config);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    let svc = started.get(name);
+    if (!svc) {
+      svc = entry.start(config, waitCommandFor(process.execPath));
+      started.set(name, svc);
+    }
+    return svc as Promise<JobServices[K]>;
   };
-  let agent: Promise<AgentService> | undefined;
-  const startAgent = () =>
-    (agent ??= import("./jobs/providers/agent/service.ts").then(({ AgentService }) =>
-      AgentService.start(agentOptionsFromConfig(config, waitCommandFor(process.execPath), process.cwd())),
-    ));
+  const byName = Object.fromEntries(PROVIDERS.map((p) => [p.name, () => jobService(p.name)])) as {
+    [K in ProviderName]: () => Promise<JobServices[K]>;
+  };
   return {
     config,
     version,
@@ -92,13 +138,10 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
     dispatcher,
     acquire: (model, o) => dispatcher.acquire(model, o),
     fallbackNote: (requested, answered, routing) => whoAnswered(requested, { model: answered, routing }).fallback_note,
-    codex: startCodex,
-    dsh: startDsh,
-    gemini: startGemini,
-    agent: startAgent,
+    jobService,
+    ...byName,
     stopJobs: async () => {
-      const started = [codex, dsh, gemini, agent].filter((s) => s !== undefined);
-      const services = await Promise.all(started.map((s) => s.catch(() => undefined)));
+      const services = await Promise.all([...started.values()].map((s) => s.catch(() => undefined)));
       await Promise.all(services.map((svc) => svc?.stop()));
     },
   };

@@ -13,6 +13,7 @@ import { jobStateDirs } from "../sys/paths.ts";
 import { dirState } from "../sys/writable.ts";
 import { VERSION } from "../version.ts";
 import { checkModels } from "./status-models.ts";
+import { namedStateDirs } from "./status-report.ts";
 
 /**
  * `dl serve --check`: what `dl serve` does before it answers, run in a terminal where its
@@ -65,18 +66,12 @@ async function gateway(config: Config): Promise<CheckLine[]> {
 
 export async function serveChecks(config: Config): Promise<CheckLine[]> {
   const lines: CheckLine[] = [{ level: "ok", text: "configuration parsed (every DELEGATE_* variable is valid)" }];
-  const p = config.paths;
-  for (const [name, dir] of [
-    ["cache (pool slots)", p.cacheDir],
-    ["codex jobs", p.codexStateDir],
-    ["gemini jobs", p.geminiStateDir],
-    ["dsh jobs", p.dshStateDir],
-  ] as const) {
+  for (const [name, dir] of namedStateDirs(config)) {
     const s = dirState(dir);
     if (s.problem)
       lines.push({ level: "fail", text: `state dir ${name} (${dir}): ${s.problem}; its tools will refuse to run` });
   }
-  for (const j of jobsSummary(jobStateDirs(p), sysIdentities))
+  for (const j of jobsSummary(jobStateDirs(config.paths), sysIdentities))
     if (j.error) lines.push({ level: "fail", text: `${j.provider} job store unusable: ${j.error}` });
   lines.push(await handshake(config));
   lines.push(...(await gateway(config)));

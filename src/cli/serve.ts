@@ -5,12 +5,13 @@ import { defineCommand } from "citty";
 import type { Config } from "../config.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
 import { describeError } from "../errors.ts";
+import { PROVIDERS } from "../jobs/providers/index.ts";
 import { log } from "../log.ts";
 import { forwardLogsTo } from "../mcp/log-forward.ts";
 import { MAX_MESSAGE_BYTES } from "../mcp/result-limits.ts";
 import { createServer } from "../mcp/server.ts";
 import { CappedStdioTransport } from "../mcp/stdio-transport.ts";
-import { defaultDeps, type ServerDeps } from "../services.ts";
+import { defaultDeps, jobServiceAllowed, type ServerDeps } from "../services.ts";
 import { DB_FILE } from "../store/types.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { killAllGroupsNow, terminateAllGroups } from "../sys/process.ts";
@@ -134,10 +135,8 @@ export const serveCommand: DlCommand = {
  */
 function startRecordedJobServices(config: Config, deps: ServerDeps): void {
   const recorded = (dir: string) => existsSync(join(dir, DB_FILE));
-  const start = (name: string, svc: () => Promise<unknown>) =>
-    svc().catch((e: unknown) => log.warn(`${name} jobs unavailable: ${describeError(e)}`));
-  if (recorded(config.paths.codexStateDir)) start("codex", deps.codex);
-  if (recorded(config.paths.dshStateDir)) start("dsh", deps.dsh);
-  if (recorded(config.paths.agentStateDir)) start("agent", deps.agent);
-  if (config.gemini.allowDanger && recorded(config.paths.geminiStateDir)) start("gemini", deps.gemini);
+  for (const { name } of PROVIDERS) {
+    if (!recorded(config.paths.stateDirs[name]) || !jobServiceAllowed(config, name)) continue;
+    deps.jobService(name).catch((e: unknown) => log.warn(`${name} jobs unavailable: ${describeError(e)}`));
+  }
 }

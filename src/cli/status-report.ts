@@ -12,6 +12,7 @@ import { dshOptionsFromConfig } from "../jobs/providers/dsh/options.ts";
 import { type DshStatusReport, dshStatus } from "../jobs/providers/dsh/status.ts";
 import { geminiOptionsFromConfig } from "../jobs/providers/gemini/options.ts";
 import { type GeminiStatusReport, geminiStatus } from "../jobs/providers/gemini/status.ts";
+import { PROVIDERS } from "../jobs/providers/index.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { dirState } from "../sys/writable.ts";
@@ -41,16 +42,17 @@ export type StatusReport = {
 
 const PROBE_TIMEOUT_MS = 3000;
 
-function stateDirs(config: Config): StatusReport["state_dirs"] {
+/** Every dir dl writes, named as `dl status` and `dl serve --check` show it: the pool cache, then each provider's jobs. */
+export function namedStateDirs(config: Config): [name: string, path: string][] {
   const p = config.paths;
-  const dirs: [string, string][] = [
+  return [
     ["cache (pool slots)", p.cacheDir],
-    ["codex jobs", p.codexStateDir],
-    ["gemini jobs", p.geminiStateDir],
-    ["dsh jobs", p.dshStateDir],
-    ["agent jobs", p.agentStateDir],
+    ...PROVIDERS.map((d): [string, string] => [`${d.name} jobs`, p.stateDirs[d.name]]),
   ];
-  return dirs.map(([name, path]) => {
+}
+
+function stateDirs(config: Config): StatusReport["state_dirs"] {
+  return namedStateDirs(config).map(([name, path]) => {
     const s = dirState(path);
     return s.problem
       ? { name, path, exists: s.exists, writable: false, error: s.problem }

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Config } from "../config.ts";
 import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
 import { poolStatus } from "../dispatch/status.ts";
+import { capsView } from "../jobs/caps.ts";
 import { jobsSummary } from "../jobs/maintenance.ts";
 import { CodexAccount } from "../jobs/providers/codex/account.ts";
 import { codexOptionsFromConfig } from "../jobs/providers/codex/options.ts";
@@ -39,7 +40,7 @@ async function frame(s: Sources, now: Date): Promise<string> {
       cli: { ok: true, version: "", path: "" },
       account: s.account.view(...s.caps),
       quota: s.quota.verdict(),
-      caps: { max_concurrent: s.caps[0], max_per_project: s.caps[1], max_queue: 0, stagger_s: 0 },
+      caps: capsView({ maxConcurrent: s.caps[0], maxPerProject: s.caps[1], maxQueue: 0, staggerS: 0 }),
     },
     true,
   );

@@ -2,6 +2,7 @@ import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/exp
 import type { CallToolResult, Result, Task } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { CancelResult } from "../jobs/engine.ts";
+import { PROVIDERS } from "../jobs/providers/index.ts";
 import type { ServerDeps } from "../services.ts";
 import { isTerminal, type JobRow } from "../store/types.ts";
 import { toolOk } from "./tool-result.ts";
@@ -22,12 +23,7 @@ interface JobService {
 
 /** Job id prefix → the service that owns it. */
 function servicesByPrefix(deps: ServerDeps): [string, () => Promise<JobService>][] {
-  return [
-    ["ag-", deps.agent],
-    ["cx-", deps.codex],
-    ["dsh-", deps.dsh],
-    ["gm-", deps.gemini],
-  ];
+  return PROVIDERS.map((p) => [p.idPrefix, () => deps.jobService(p.name)]);
 }
 
 /** How often a client should ask again, in ms (the engine admits on a 250 ms tick). */

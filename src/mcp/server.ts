@@ -1,4 +1,5 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { PROVIDERS } from "../jobs/providers/index.ts";
 import type { ServerDeps } from "../services.ts";
 import { JobTaskStore } from "./job-tasks.ts";
 import { noElicitationValidator } from "./no-elicitation.ts";
@@ -15,7 +16,7 @@ import { registerListLocalAgents } from "./tools/list-local-agents.ts";
 import { registerLocalBackendStatus } from "./tools/local-backend-status.ts";
 
 /** The tools a task-capable client may call as MCP tasks (answered from the job stores). */
-const TASK_TOOLS = ["submit_agent", "submit_codex", "submit_dsh", "submit_gemini"] as const;
+const TASK_TOOLS = PROVIDERS.map((p) => `submit_${p.name}`);
 
 /**
  * The MCP server with every tool dl offers. Transport-agnostic: `dl serve` connects it to

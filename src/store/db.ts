@@ -2,7 +2,8 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { DlError, describeError } from "../errors.ts";
-import { JOB_STATE_DIRS } from "../sys/paths.ts";
+// Plain data (no imports): which variable moves a provider's store, for the error text.
+import { PROVIDERS } from "../jobs/providers/index.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { DB_FILE } from "./types.ts";
 
@@ -50,7 +51,7 @@ export function storageError(op: string, e: unknown, provider?: string): DlError
   if (e instanceof DlError) return e;
   const cause = storageCause(e);
   const explained = explainStorageCause(cause);
-  const variable = JOB_STATE_DIRS.find((d) => d.provider === provider)?.env ?? "the provider's state dir variable";
+  const variable = PROVIDERS.find((d) => d.name === provider)?.stateEnv ?? "the provider's state dir variable";
   const what = explained
     ? `job storage failed to ${op}: ${explained} (${cause}); fix that or point ${variable} elsewhere.`
     : `job storage failed to ${op} (${cause}); check that the provider state directory exists, is writable and is not full.`;

@@ -13,7 +13,7 @@ export function agentOptionsFromConfig(c: Config, waitCommand: string, baseDir: 
     maxConcurrent: c.agentJobs.maxConcurrent,
     maxPerProject: c.agentJobs.maxPerProject,
     maxQueue: c.agentJobs.maxQueue,
-    stateDir: c.paths.agentStateDir,
+    stateDir: c.paths.stateDirs.agent,
     guards: { ...workdirGuard(c.paths), toolEnv: c.childEnv },
     engine: { waitCommand },
   };

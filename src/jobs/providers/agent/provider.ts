@@ -3,6 +3,7 @@ import { lookupAgent } from "../../../agent/lookup.ts";
 import type { JobRow } from "../../../store/types.ts";
 import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../provider.ts";
 import { outputExcerpt } from "../../sanitize.ts";
+import { providerEntry } from "../index.ts";
 import { type AgentTaskRules, buildAgentLaunch, validateAgentTask } from "./task.ts";
 
 export interface AgentProviderOptions extends AgentTaskRules {
@@ -75,7 +76,7 @@ export function parseAgentRun(out: RunOutput): ParsedResult {
 export function agentProvider(o: AgentProviderOptions): Provider {
   return {
     name: "agent",
-    idPrefix: "ag-",
+    idPrefix: providerEntry("agent").idPrefix,
     validate(raw: unknown): ValidatedTask {
       return validateAgentTask(raw, o);
     },

@@ -12,7 +12,7 @@ export function codexOptionsFromConfig(c: Config, waitCommand: string): CodexSer
     maxPerProject: c.codex.maxPerProject,
     maxQueue: c.codex.maxQueue,
     staggerS: c.codex.staggerS,
-    stateDir: c.paths.codexStateDir,
+    stateDir: c.paths.stateDirs.codex,
     codexHome: c.paths.codexHome,
     quotaWarnPct: c.codex.quotaWarnPct,
     quotaRefusePct: c.codex.quotaRefusePct ?? null,

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { JobRow } from "../../../store/types.ts";
 import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../provider.ts";
+import { providerEntry } from "../index.ts";
 import type { CodexAccount } from "./account.ts";
 import { classifyCodexFailure, missingVariable, missingVariableMessage } from "./classify.ts";
 import { parseCodexEvents } from "./events.ts";
@@ -27,7 +28,7 @@ export interface CodexProviderOptions {
 export function codexProvider(o: CodexProviderOptions): Provider {
   return {
     name: "codex",
-    idPrefix: "cx-",
+    idPrefix: providerEntry("codex").idPrefix,
 
     validate(raw: unknown): ValidatedTask {
       const t = validateCodexTask(raw, {

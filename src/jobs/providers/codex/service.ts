@@ -1,5 +1,6 @@
 import { log } from "../../../log.ts";
 import { awaitJob } from "../../await-job.ts";
+import { type CapsView, capsView } from "../../caps.ts";
 import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../../engine.ts";
 import { startMachineEngine } from "../../machine-engine.ts";
 import type { PollView } from "../../poll.ts";
@@ -60,7 +61,7 @@ export interface CodexStatus {
   cli: CodexVersionStatus;
   account: AccountView;
   quota: QuotaVerdict;
-  caps: { max_concurrent: number; max_per_project: number; max_queue: number; stagger_s: number };
+  caps: CapsView;
   state_dir: string;
 }
 
@@ -175,12 +176,7 @@ export class CodexService {
       cli,
       account: this.accountView(),
       quota: this.quota.verdict(),
-      caps: {
-        max_concurrent: this.o.maxConcurrent,
-        max_per_project: this.o.maxPerProject,
-        max_queue: this.o.maxQueue,
-        stagger_s: this.o.staggerS,
-      },
+      caps: capsView(this.o),
       state_dir: this.o.stateDir,
     };
   }

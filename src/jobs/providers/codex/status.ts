@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { type CapsView, capsView } from "../../caps.ts";
 import { type AccountView, CodexAccount } from "./account.ts";
 import { CodexQuota, type QuotaVerdict } from "./quota.ts";
 import type { CodexServiceOptions } from "./service.ts";
@@ -13,7 +14,7 @@ export type CodexStatusReport = {
   cli: CodexVersionStatus;
   account: AccountView;
   quota: QuotaVerdict;
-  caps: { max_concurrent: number; max_per_project: number; max_queue: number; stagger_s: number };
+  caps: CapsView;
 };
 
 export async function codexStatus(o: CodexServiceOptions): Promise<CodexStatusReport> {
@@ -27,11 +28,6 @@ export async function codexStatus(o: CodexServiceOptions): Promise<CodexStatusRe
     cli,
     account: account.view(o.maxConcurrent, o.maxPerProject),
     quota: quota.verdict(),
-    caps: {
-      max_concurrent: o.maxConcurrent,
-      max_per_project: o.maxPerProject,
-      max_queue: o.maxQueue,
-      stagger_s: o.staggerS,
-    },
+    caps: capsView(o),
   };
 }

@@ -12,7 +12,7 @@ export function dshOptionsFromConfig(c: Config, waitCommand: string, baseDir: st
     maxPerProject: c.dsh.maxPerProject,
     maxQueue: c.dsh.maxQueue,
     staggerS: c.dsh.staggerS,
-    stateDir: c.paths.dshStateDir,
+    stateDir: c.paths.stateDirs.dsh,
     childEnv: c.childEnv,
     guards: { ...workdirGuard(c.paths), toolEnv: c.childEnv },
     engine: { waitCommand },

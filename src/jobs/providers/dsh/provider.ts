@@ -1,6 +1,7 @@
 import type { JobRow } from "../../../store/types.ts";
 import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../provider.ts";
 import { outputExcerpt } from "../../sanitize.ts";
+import { providerEntry } from "../index.ts";
 import { requireDshLauncher } from "./launcher.ts";
 import { type DshResult, readDshResult } from "./result.ts";
 import { buildDshLaunch, type DshTaskRules, dshResultFile, validateDshTask } from "./task.ts";
@@ -47,7 +48,7 @@ export function parseDshRun(out: RunOutput): ParsedResult {
 export function dshProvider(o: DshProviderOptions): Provider {
   return {
     name: "dsh",
-    idPrefix: "dsh-",
+    idPrefix: providerEntry("dsh").idPrefix,
 
     validate(raw: unknown): ValidatedTask {
       return validateDshTask(raw, o);

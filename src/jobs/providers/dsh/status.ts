@@ -1,4 +1,5 @@
 import { describeError } from "../../../errors.ts";
+import { type CapsView, capsView } from "../../caps.ts";
 import { type DshLauncherStatus, findDshLauncher } from "./launcher.ts";
 import { enabledAliases, isXiaomi, loadDshModels } from "./models.ts";
 import type { DshServiceOptions } from "./service.ts";
@@ -10,7 +11,7 @@ import type { DshServiceOptions } from "./service.ts";
 export type DshStatusReport = {
   launcher: DshLauncherStatus;
   models_file: { path: string; exists: boolean; enabled: string[]; problems: string[] };
-  caps: { max_concurrent: number; max_per_project: number; max_queue: number; stagger_s: number };
+  caps: CapsView;
 };
 
 function modelsFileStatus(file: string): DshStatusReport["models_file"] {
@@ -40,11 +41,6 @@ export function dshStatus(o: DshServiceOptions): DshStatusReport {
   return {
     launcher: findDshLauncher(o.launcher, o.childEnv),
     models_file: modelsFileStatus(o.modelsFile),
-    caps: {
-      max_concurrent: o.maxConcurrent,
-      max_per_project: o.maxPerProject,
-      max_queue: o.maxQueue,
-      stagger_s: o.staggerS,
-    },
+    caps: capsView(o),
   };
 }

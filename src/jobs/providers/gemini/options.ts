@@ -12,7 +12,7 @@ export function geminiOptionsFromConfig(c: Config, waitCommand: string): GeminiS
     allowDanger: c.gemini.allowDanger,
     maxConcurrent: c.gemini.maxConcurrent,
     maxQueue: c.gemini.maxQueue,
-    stateDir: c.paths.geminiStateDir,
+    stateDir: c.paths.stateDirs.gemini,
     platform,
     home: c.paths.home,
     stateDirs: protectedDirs(c.paths),

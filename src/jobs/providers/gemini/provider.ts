@@ -1,5 +1,6 @@
 import type { JobRow } from "../../../store/types.ts";
 import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../provider.ts";
+import { providerEntry } from "../index.ts";
 import { requireAgyBin } from "./bin.ts";
 import { buildGeminiLaunch, type GeminiJailInputs } from "./launch.ts";
 import { type AgyOutcome, parseAgyOutput } from "./output.ts";
@@ -39,7 +40,7 @@ function failureClass(o: Extract<AgyOutcome, { status: "failed" }>): FailureClas
 export function geminiProvider(o: GeminiProviderOptions): Provider {
   return {
     name: "gemini",
-    idPrefix: "gm-",
+    idPrefix: providerEntry("gemini").idPrefix,
 
     validate(raw: unknown): ValidatedTask {
       return validateGeminiTask(raw, o.defaultTimeoutS);
