@@ -5,6 +5,7 @@ import type { Config } from "../config.ts";
 import { REDACTED } from "../config.ts";
 import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
 import { type PoolStatus, poolStatus } from "../dispatch/status.ts";
+import type { JobCaps } from "../jobs/caps.ts";
 import { type JobsSummary, jobsSummary } from "../jobs/maintenance.ts";
 import { codexOptionsFromConfig } from "../jobs/providers/codex/options.ts";
 import { type CodexStatusReport, codexStatus } from "../jobs/providers/codex/status.ts";
@@ -135,6 +136,25 @@ function jailChecks(config: Config, jail: GeminiStatusReport["jail"]): string[] 
   return users.map((u) => `jail for ${u} cannot start: ${why}`);
 }
 
+/** A provider's settings as status shows them: the caps group's values inline, where the group is. */
+function inlineCaps(
+  section: { readonly caps: Readonly<JobCaps> },
+  shown: readonly (keyof JobCaps)[] = ["maxConcurrent", "maxPerProject", "maxQueue", "staggerS"],
+): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(section).flatMap(([k, v]): [string, unknown][] =>
+      k === "caps" ? shown.map((cap) => [cap, section.caps[cap]]) : [[k, v]],
+    ),
+  );
+}
+
+/** The state paths as status has always shown them: each provider's job store as `<name>StateDir`. */
+function shownPaths(p: Config["paths"]): Record<string, unknown> {
+  const { stateDirs, jobStores: _, codexHome, dshModelsFile, isolationRoot, ...dirs } = p;
+  const stores = Object.fromEntries(PROVIDERS.map((d) => [`${d.name}StateDir`, stateDirs[d.name]]));
+  return { ...dirs, ...stores, codexHome, dshModelsFile, isolationRoot };
+}
+
 /** The effective configuration with every secret replaced and child env shown by name only. */
 function redactedConfig(c: Config): Record<string, unknown> {
   const hide = (v: string) => (v ? REDACTED : "");
@@ -151,12 +171,13 @@ function redactedConfig(c: Config): Record<string, unknown> {
     backend: { ...c.backend, key: hide(c.backend.key) },
     agent: c.agent,
     pools: c.pools,
-    codex: c.codex,
-    gemini: c.gemini,
-    dsh: c.dsh,
+    codex: inlineCaps(c.codex),
+    // Gemini has no per-project cap or stagger variable: none is shown.
+    gemini: inlineCaps(c.gemini, ["maxConcurrent", "maxQueue"]),
+    dsh: inlineCaps(c.dsh),
     watcher: c.watcher,
     jobs: c.jobs,
-    paths: c.paths,
+    paths: shownPaths(c.paths),
     child_env_names: Object.keys(c.childEnv).sort(),
   };
 }

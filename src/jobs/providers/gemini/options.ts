@@ -10,8 +10,8 @@ export function geminiOptionsFromConfig(c: Config, waitCommand: string): GeminiS
   return {
     bin: c.gemini.bin,
     allowDanger: c.gemini.allowDanger,
-    maxConcurrent: c.gemini.maxConcurrent,
-    maxQueue: c.gemini.maxQueue,
+    maxConcurrent: c.gemini.caps.maxConcurrent,
+    maxQueue: c.gemini.caps.maxQueue,
     stateDir: c.paths.stateDirs.gemini,
     platform,
     home: c.paths.home,
