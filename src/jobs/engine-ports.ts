@@ -5,20 +5,16 @@
  */
 
 import type { ProcessIdentity } from "../sys/identity.ts";
-
-/** A held flock slot; release is idempotent. The kernel drops it if we die. */
-export interface HeldLock {
-  release(): void;
-}
+import type { SlotLease } from "../sys/slots.ts";
 
 /** Cap pools shared by every server on one state dir. */
 export interface JobLocks {
   /** Any free slot of the global pool of `size` for job `jobId`, or null when all are held. */
-  tryGlobal(size: number, jobId: string): HeldLock | null;
+  tryGlobal(size: number, jobId: string): SlotLease | null;
   /** Any free slot of this project's pool of `size`, or null. */
-  tryProject(project: string, size: number, jobId: string): HeldLock | null;
+  tryProject(project: string, size: number, jobId: string): SlotLease | null;
   /** The single lock of one checkout/worktree root, or null if another job holds it. */
-  tryWorkspace(root: string, jobId: string): HeldLock | null;
+  tryWorkspace(root: string, jobId: string): SlotLease | null;
   /** How many global slots nobody holds right now (for the queue bound). */
   freeGlobal(size: number): number;
 }

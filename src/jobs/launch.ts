@@ -2,8 +2,9 @@ import { join } from "node:path";
 import { describeError } from "../errors.ts";
 import { log } from "../log.ts";
 import { isTerminal, type JobRow, type QueueReason } from "../store/types.ts";
+import type { SlotLease } from "../sys/slots.ts";
+import { backoffMs } from "./backoff.ts";
 import type { EngineContext } from "./engine-options.ts";
-import type { HeldLock } from "./engine-ports.ts";
 import type { JobStopCause } from "./job-outcome.ts";
 import { type RunnerContext, runJob } from "./runner.ts";
 
@@ -18,7 +19,6 @@ interface Active {
   locks: DisposableStack;
 }
 
-const BACKOFF_S = [5, 10, 20, 40, 60];
 /** Lock errors (not contention) a job meets before it is recorded failed. */
 const MAX_LOCK_ERRORS = 3;
 
@@ -103,7 +103,7 @@ export class Launcher {
     held: DisposableStack,
   ): "started" | { reason: QueueReason } {
     const l = this.c.o.locks;
-    const hold = (lock: HeldLock) => held.defer(() => lock.release());
+    const hold = (lock: SlotLease) => held.defer(() => lock.release());
     const ws = l.tryWorkspace(row.workspace_root, row.id);
     if (!ws) return { reason: "workspace_busy" };
     hold(ws);
@@ -164,9 +164,7 @@ export class Launcher {
       outputCap: o.outputCap ?? 4 * 1024 * 1024,
       jobsDir: join(o.stateDir, "jobs"),
       maxRetries: o.maxRetries ?? 3,
-      retryDelayMs:
-        o.retryDelayMs ??
-        ((n: number) => (BACKOFF_S[Math.min(n, BACKOFF_S.length) - 1] ?? 60) * 1000 * (0.8 + Math.random() * 0.4)),
+      retryDelayMs: o.retryDelayMs ?? ((n: number) => backoffMs(n) * (0.8 + Math.random() * 0.4)),
       onPersistError: (id: string, msg: string) => {
         this.persistErrors.set(id, msg);
         log.error(`${o.provider.name} job ${id}: could not record its state: ${msg}`);

@@ -1,4 +1,4 @@
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync, lstatSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { DlError } from "../errors.ts";
 
@@ -78,6 +78,35 @@ export function canonicalPath(p: string, cwd = process.cwd()): string {
     base = abs;
   }
   return rest.length ? join(base, ...rest) : base;
+}
+
+/**
+ * canonicalPath's strict sibling, for paths a model names: realpath of the deepest
+ * existing ancestor, with the missing tail appended, but null for a dangling symlink on
+ * the way: where it points cannot be checked, so it is refused.
+ * Synchronous on purpose: realpath(3) and lstat are metadata calls of a few µs, where the
+ * async versions cost a thread-pool round trip each (about 3x the time per tool call).
+ */
+export function realpathDeepest(target: string): string | null {
+  const tail: string[] = [];
+  let cur = target;
+  for (;;) {
+    try {
+      const base = realpathSync.native(cur);
+      return tail.length ? join(base, ...tail.reverse()) : base;
+    } catch {
+      try {
+        lstatSync(cur);
+        return null; // exists (as a link) but cannot be resolved
+      } catch {
+        // does not exist: go up
+      }
+    }
+    const parent = dirname(cur);
+    if (parent === cur) return null;
+    tail.push(cur.slice(parent.length).replace(/^[\\/]+/, ""));
+    cur = parent;
+  }
 }
 
 /** True when `child` is `parent` or lies beneath it (both canonical). */

@@ -13,14 +13,6 @@ export interface WorkdirGuard {
   protectedDirs: readonly string[];
 }
 
-function realOrCanonical(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return canonicalPath(p);
-  }
-}
-
 const forbidden = (message: string) => new DlError("workdir_forbidden", message, { failure_kind: "workdir_forbidden" });
 
 /**
@@ -39,12 +31,15 @@ export function checkWorkdir(path: string, g: WorkdirGuard): string {
       `workdir ${JSON.stringify(path.slice(0, 200))} does not exist or is not a directory; pass the absolute path of the project checkout (or a worktree of it), creating it first if needed`,
     );
   }
-  if (dir === "/" || dir === realOrCanonical(g.home)) {
+  if (dir === "/" || dir === canonicalPath(g.home)) {
     throw forbidden(
       `workdir ${dir} is refused: the job would get read/write access to all of it; pass a project directory instead`,
     );
   }
-  const clash = overlappingDir(dir, g.protectedDirs.map(realOrCanonical));
+  const clash = overlappingDir(
+    dir,
+    g.protectedDirs.map((d) => canonicalPath(d)),
+  );
   if (clash) {
     throw forbidden(`workdir ${dir} overlaps dl's own state (${clash}); pass a project directory elsewhere`);
   }

@@ -3,6 +3,7 @@ import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { log } from "../../../log.ts";
 import type { QueueReason } from "../../../store/types.ts";
+import { BACKOFF_S, backoffMs } from "../../backoff.ts";
 import { type SharedState, SharedStateFile } from "./shared-state.ts";
 
 export type { SharedState } from "./shared-state.ts";
@@ -44,8 +45,6 @@ export interface AccountView {
   auth_hint?: string;
 }
 
-const DEFAULT_BACKOFF_S = [5, 10, 20, 40, 60] as const;
-
 export class CodexAccount {
   readonly file: string;
   private readonly shared: SharedStateFile;
@@ -64,7 +63,7 @@ export class CodexAccount {
     this.file = this.shared.file;
     this.authFile = join(o.codexHome, "auth.json");
     this.random = o.random ?? Math.random;
-    this.backoffS = o.backoffS ?? DEFAULT_BACKOFF_S;
+    this.backoffS = o.backoffS ?? BACKOFF_S;
     this.windowMs = o.throttleWindowMs ?? 5 * 60_000;
     this.limit = o.throttleLimit ?? 3;
     this.adaptiveMs = o.adaptiveMs ?? 10 * 60_000;
@@ -85,7 +84,7 @@ export class CodexAccount {
     this.shared.update((s, now) => {
       s.throttles = [...s.throttles.filter((t) => now - t < this.windowMs), now];
       const step = Math.max(attempt, s.throttles.length);
-      const base = (this.backoffS[Math.min(step, this.backoffS.length) - 1] ?? 60) * 1000;
+      const base = backoffMs(step, this.backoffS);
       delay = hintMs !== null ? hintMs * (1 + 0.1 * this.random()) : base * (0.8 + 0.4 * this.random());
       delay = Math.round(delay);
       s.cooldown_until = Math.max(s.cooldown_until ?? 0, now + delay);
@@ -129,7 +128,7 @@ export class CodexAccount {
   retryDelayMs(n: number): number {
     const left = (this.read().cooldown_until ?? 0) - this.now();
     if (left > 0) return left;
-    return (this.backoffS[Math.min(n, this.backoffS.length) - 1] ?? 60) * 1000;
+    return backoffMs(n, this.backoffS);
   }
 
   view(maxConcurrent: number, maxPerProject: number): AccountView {

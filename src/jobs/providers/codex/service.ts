@@ -1,6 +1,5 @@
 import { log } from "../../../log.ts";
 import { awaitJob } from "../../await-job.ts";
-import { type CapsView, capsView } from "../../caps.ts";
 import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../../engine.ts";
 import { startMachineEngine } from "../../machine-engine.ts";
 import type { PollView } from "../../poll.ts";
@@ -8,6 +7,7 @@ import type { WorkspaceGuards } from "../../workspace.ts";
 import { type AccountOptions, type AccountView, CodexAccount } from "./account.ts";
 import { codexProvider } from "./provider.ts";
 import { CodexQuota, type QuotaVerdict } from "./quota.ts";
+import { type CodexStatusReport, codexStatusOf } from "./status.ts";
 import { CodexVersionGate, type CodexVersionStatus, probeCodexVersion } from "./version.ts";
 
 /**
@@ -57,13 +57,7 @@ export interface CodexPollResult {
   account: AccountView;
 }
 
-export interface CodexStatus {
-  cli: CodexVersionStatus;
-  account: AccountView;
-  quota: QuotaVerdict;
-  caps: CapsView;
-  state_dir: string;
-}
+export type CodexStatus = CodexStatusReport & { state_dir: string };
 
 export class CodexService {
   private constructor(
@@ -170,15 +164,14 @@ export class CodexService {
 
   /** For `dl status`: the CLI, the account, the plan quota and when it resets. */
   async status(): Promise<CodexStatus> {
-    const cli = await this.version.status();
-    await this.quota.refresh();
-    return {
-      cli,
-      account: this.accountView(),
-      quota: this.quota.verdict(),
-      caps: capsView(this.o),
-      state_dir: this.o.stateDir,
-    };
+    const report = await codexStatusOf({
+      cli: this.version.status(),
+      quotaRead: this.quota.refresh(),
+      account: this.account,
+      quota: this.quota,
+      caps: this.o,
+    });
+    return { ...report, state_dir: this.o.stateDir };
   }
 
   stop(): Promise<void> {

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { type CapsView, capsView } from "../../caps.ts";
+import { type CapsView, capsView, type JobCaps } from "../../caps.ts";
 import { type AccountView, CodexAccount } from "./account.ts";
 import { CodexQuota, type QuotaVerdict } from "./quota.ts";
 import type { CodexServiceOptions } from "./service.ts";
@@ -17,17 +17,31 @@ export type CodexStatusReport = {
   caps: CapsView;
 };
 
-export async function codexStatus(o: CodexServiceOptions): Promise<CodexStatusReport> {
-  const account = new CodexAccount({ stateDir: o.stateDir, codexHome: o.codexHome });
-  const quota = new CodexQuota({ codexHome: o.codexHome, warnPct: o.quotaWarnPct, refusePct: o.quotaRefusePct });
-  const [cli] = await Promise.all([
-    probeCodexVersion(o.bin, o.childEnv, existsSync(o.stateDir) ? o.stateDir : "/"),
-    quota.refresh(true),
-  ]);
+/** The report from the parts that hold it: a running service's own, or fresh ones (codexStatus). */
+export async function codexStatusOf(p: {
+  cli: Promise<CodexVersionStatus>;
+  /** The quota's session files, read again (forced for `dl status`, within its TTL for a service). */
+  quotaRead: Promise<unknown>;
+  account: CodexAccount;
+  quota: CodexQuota;
+  caps: JobCaps;
+}): Promise<CodexStatusReport> {
+  const [cli] = await Promise.all([p.cli, p.quotaRead]);
   return {
     cli,
-    account: account.view(o.maxConcurrent, o.maxPerProject),
-    quota: quota.verdict(),
-    caps: capsView(o),
+    account: p.account.view(p.caps.maxConcurrent, p.caps.maxPerProject),
+    quota: p.quota.verdict(),
+    caps: capsView(p.caps),
   };
+}
+
+export function codexStatus(o: CodexServiceOptions): Promise<CodexStatusReport> {
+  const quota = new CodexQuota({ codexHome: o.codexHome, warnPct: o.quotaWarnPct, refusePct: o.quotaRefusePct });
+  return codexStatusOf({
+    cli: probeCodexVersion(o.bin, o.childEnv, existsSync(o.stateDir) ? o.stateDir : "/"),
+    quotaRead: quota.refresh(true),
+    account: new CodexAccount({ stateDir: o.stateDir, codexHome: o.codexHome }),
+    quota,
+    caps: o,
+  });
 }
