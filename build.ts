@@ -10,8 +10,6 @@
 import { mkdirSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import pkg from "./package.json" with { type: "json" };
-import { LAZY_SDK_SCHEMAS } from "./scripts/lazy-sdk-schemas.ts";
-import { toolCatalogue } from "./scripts/tool-catalogue.ts";
 
 /** Release name (as in the archive names and `dl --version`) → Bun's compile target. */
 export const TARGETS = {
@@ -48,48 +46,6 @@ export function gitCommit(): string {
   return `${head.stdout.toString().trim()}${clean.exitCode === 0 ? "" : "-dirty"}`;
 }
 
-/**
- * dl builds only zod v4 schemas and never asks the client for elicitation, yet the MCP
- * SDK's server imports its zod v3 compatibility path (zod/v3, zod-to-json-schema) and
- * its default Ajv validator (ajv, ajv-formats, fast-uri) at start-up. Each of those
- * imports is replaced by a stub that throws if ever reached, which takes about 400 KB of
- * JavaScript out of every `dl serve` start. If the SDK starts to need another export of
- * them, the build fails on the missing export instead of shipping a broken binary.
- * (src/mcp/no-elicitation.ts is the validator dl hands the SDK instead of Ajv.)
- */
-const UNUSED_SDK_PATHS: Bun.BunPlugin = {
-  name: "dl-unused-sdk-paths",
-  setup(build) {
-    const stub = (filter: RegExp, contents: string) => {
-      build.onResolve({ filter }, (args) =>
-        args.importer.includes("@modelcontextprotocol/sdk") ? { path: args.path, namespace: "dl-stub" } : undefined,
-      );
-      build.onLoad({ filter, namespace: "dl-stub" }, () => ({ contents, loader: "js" }));
-    };
-    const fail = (what: string) => `() => { throw new Error("dl: ${what} is not built into this binary"); }`;
-    stub(/^zod\/v3$/, `export const object = ${fail("zod v3")};`);
-    stub(/^zod-to-json-schema$/, `export const zodToJsonSchema = ${fail("zod v3 JSON Schema")};`);
-    stub(
-      /validation\/ajv-provider\.js$/,
-      `export class AjvJsonSchemaValidator { getValidator = ${fail("the SDK's default Ajv validator")}; }`,
-    );
-  },
-};
-
-// ── MCP SDK build steps (issue 21 removes these; nothing else in this file depends on them) ──
-type BuildSteps = { plugins: Bun.BunPlugin[]; define: Record<string, string> };
-let sdkSteps: Promise<BuildSteps> | undefined;
-/** Made once per process: the release builds six targets from the same tool catalogue. */
-function mcpSdkBuildSteps(): Promise<BuildSteps> {
-  sdkSteps ??= toolCatalogue(pkg.version).then((catalogue) => ({
-    plugins: [UNUSED_SDK_PATHS, LAZY_SDK_SCHEMAS],
-    // What tools/list answers, made now so the binary never converts its tool schemas at run time.
-    define: { DL_TOOL_CATALOGUE: JSON.stringify(catalogue) },
-  }));
-  return sdkSteps;
-}
-// ── end of the MCP SDK build steps ──
-
 /** What `dl --version` reports; the same for every target of one release. */
 export type BuildInfo = { version: string; commit: string };
 
@@ -100,10 +56,8 @@ export function buildInfo(): BuildInfo {
 /** Compile dl for one target into `outfile`; throws with Bun's messages when the build fails. */
 export async function buildDl(target: TargetName, outfile: string, info: BuildInfo = buildInfo()): Promise<void> {
   mkdirSync(dirname(outfile), { recursive: true });
-  const sdk = await mcpSdkBuildSteps();
   const result = await Bun.build({
     entrypoints: [join(import.meta.dir, "src", "main.ts")],
-    plugins: sdk.plugins,
     minify: true,
     sourcemap: "none",
     bytecode: true,
@@ -113,7 +67,6 @@ export async function buildDl(target: TargetName, outfile: string, info: BuildIn
     // (bench/startup: ~1.5 MB less resident, and initialize a few ms sooner).
     splitting: true,
     define: {
-      ...sdk.define,
       DL_VERSION: JSON.stringify(info.version),
       DL_COMMIT: JSON.stringify(info.commit),
       DL_TARGET: JSON.stringify(target),

@@ -76,6 +76,8 @@ const FIELDS = {
   DELEGATE_QUEUE_GRACE: envNumber(600, 0, 86_400),
   DELEGATE_FAILOVER_CHAINS: envOptionalString(),
   DELEGATE_CACHE_DIR: envOptionalString(),
+  // MCP surface: which backends' tools tools/list names (empty: those that can run here)
+  DELEGATE_TOOLS: envList(/^(?:all|agent|codex|gemini|dsh)$/i, "backends (agent, codex, gemini, dsh) or all"),
   // Codex
   DELEGATE_CODEX_BIN: envString("codex"),
   DELEGATE_CODEX_MODEL: envString("gpt-6.1-terra"),
@@ -351,6 +353,8 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
     agent: agentSection(e),
     pools,
     ...providerSections(e),
+    /** Backends whose tools are listed whatever this machine has (`all`, or names); empty: the usable ones. */
+    tools: e.DELEGATE_TOOLS.map((t) => t.toLowerCase()),
     watcher: { intervalS: e.DELEGATE_WAIT_INTERVAL },
     jobs: { retentionDays: e.DELEGATE_JOB_RETENTION_DAYS },
     logLevel: e.DELEGATE_LOG_LEVEL,

@@ -24,6 +24,7 @@ export function renderStatus(r: StatusReport): string {
     ...renderCodex(r.codex),
     ...renderDsh(r.dsh),
     ...renderGemini(r.gemini),
+    ...renderMcpTools(r),
   ];
   if (r.failed_checks.length) lines.push("", "failed checks:", ...r.failed_checks.map((f) => `  - ${f}`));
   return lines.join("\n");
@@ -134,5 +135,16 @@ function renderGemini(g: GeminiStatusReport): string[] {
     `  cli: ${g.cli.ok ? g.cli.path : g.cli.message}`,
     `  jail: ${g.jail.ok ? "ok" : "UNAVAILABLE"} — ${g.jail.detail}${g.jail.fix ? `; fix: ${g.jail.fix}` : ""}`,
     `  caps: ${g.caps.max_concurrent} running, ${g.caps.max_queue} queued, one job per workdir`,
+  ];
+}
+
+/** Which backends' tools tools/list names (DELEGATE_TOOLS overrides what this machine has). */
+function renderMcpTools(r: StatusReport): string[] {
+  return [
+    "",
+    "MCP tools (dl serve):",
+    ...Object.entries(r.mcp_tools).map(
+      ([backend, v]) => `  ${backend.padEnd(8)} ${v.listed ? "listed    " : "not listed"}  ${v.why}`,
+    ),
   ];
 }

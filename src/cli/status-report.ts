@@ -13,6 +13,8 @@ import { type DshStatusReport, dshStatus } from "../jobs/providers/dsh-status.ts
 import { geminiOptionsFromConfig } from "../jobs/providers/gemini-options.ts";
 import { type GeminiStatusReport, geminiStatus } from "../jobs/providers/gemini-status.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
+import { type BackendVerdict, backendVerdicts } from "../mcp/tool-availability.ts";
+import type { Backend } from "../mcp/tool-table.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { dirState } from "../sys/writable.ts";
 import type { BuildInfo } from "../version.ts";
@@ -40,6 +42,8 @@ export type StatusReport = {
   codex: CodexStatusReport | { error: string };
   dsh: DshStatusReport | { error: string };
   gemini: GeminiStatusReport;
+  /** Which backends' tools `dl serve` lists in tools/list, and why the others are not. */
+  mcp_tools: Record<Backend, BackendVerdict>;
 };
 
 const PROBE_TIMEOUT_MS = 3000;
@@ -122,6 +126,7 @@ export async function gatherStatus(config: Config, build: BuildInfo): Promise<St
     codex,
     dsh: dshReport(config),
     gemini,
+    mcp_tools: backendVerdicts(config),
   };
 }
 

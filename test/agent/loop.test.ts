@@ -83,7 +83,7 @@ describe("runAgent", () => {
     const o = opts(s.complete);
     const progress: string[] = [];
     const r = await runAgent({ ...o, onProgress: (t, m, msg) => progress.push(`${t}/${m} ${msg}`) });
-    expect(agentResultSchema.parse(r)).toEqual(r);
+    expect(agentResultSchema().parse(r)).toEqual(r);
     expect(r.success).toBe(true);
     expect(r.final_response).toBe("All done: wrote out/a.txt.");
     expect(r.turns).toBe(3);

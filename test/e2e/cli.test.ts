@@ -275,6 +275,7 @@ describe("dl serve --check", () => {
       XDG_CACHE_HOME: undefined,
       XDG_CONFIG_HOME: undefined,
       CODEX_HOME: undefined,
+      DELEGATE_TOOLS: undefined,
     });
     expect(r.code).toBe(0);
     // Checking creates nothing, not even the state dirs it checks.
@@ -282,6 +283,9 @@ describe("dl serve --check", () => {
     expect(r.stdout).toMatch(/^ok +configuration parsed/m);
     expect(r.stdout).toMatch(/^ok +the server starts and answers initialize and tools\/list \(\d+ tools\)/m);
     expect(r.stdout).toMatch(/^WARN gateway litellm/m);
+    // Which backends' tools are listed, and why the others are not.
+    expect(r.stdout).toMatch(/^ok +agent tools listed/m);
+    expect(r.stdout).toMatch(/^ok +gemini tools not listed: DELEGATE_GEMINI_ALLOW_DANGER is not 1/m);
     expect(r.stdout).toContain("dl serve would start");
   });
 

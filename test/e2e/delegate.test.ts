@@ -71,8 +71,8 @@ afterAll(async () => {
 });
 beforeEach(() => fake.reset());
 
-async function delegate(args: Record<string, unknown>, opts: Parameters<DlSession["client"]["callTool"]>[2] = {}) {
-  return session.client.callTool({ name: "delegate_to_local_agent", arguments: args }, undefined, opts);
+async function delegate(args: Record<string, unknown>, opts: Parameters<DlSession["client"]["callTool"]>[1] = {}) {
+  return session.client.callTool({ name: "delegate_to_local_agent", arguments: args }, opts);
 }
 
 describe("delegate_to_local_agent through dist/dl serve", () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
+import { modernRequest } from "../helpers/modern.ts";
 
 type Structured = Record<string, unknown>;
 
@@ -64,7 +65,7 @@ describe("dl serve over stdio", () => {
       expect(t.description?.trim()).toBe(t.description);
       expect(t.description?.length).toBeGreaterThan(100);
     }
-    expect(description("delegate_batch")).toStartWith("Runs up to 4 agent tasks at once");
+    expect(description("delegate_batch")).toStartWith("Delegates up to 4 agent tasks at once");
     expect(description("submit_codex")).toContain("watch");
     expect(description("submit_codex")).toEndWith("run the project's tests in the worktree before merging.");
   });
@@ -143,6 +144,25 @@ describe("dl serve lifecycle", () => {
       .split("\n")
       .map((l) => (JSON.parse(l) as { id?: number }).id);
     expect(ids.filter((id) => id !== undefined)).toEqual([1, 2, 3]);
+  });
+
+  test("2026-07-28: requests written just before stdin closes are all answered", async () => {
+    const lines = [
+      modernRequest(1, "server/discover"),
+      modernRequest(2, "tools/list"),
+      modernRequest(3, "tools/call", { name: "list_local_agents", arguments: {} }),
+    ];
+    const p = spawnServe();
+    p.stdin.write(lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+    p.stdin.end();
+    const out = await new Response(p.stdout).text();
+    expect(await p.exited).toBe(0);
+    const answers = out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { id?: number; result?: { supportedVersions?: string[] } });
+    expect(answers.map((a) => a.id)).toEqual([1, 2, 3]);
+    expect(answers[0]!.result?.supportedVersions).toContain("2026-07-28");
   });
 
   test("a client that closes stdout ends the server cleanly, with no unhandled error", async () => {

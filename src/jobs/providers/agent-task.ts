@@ -32,7 +32,7 @@ interface AgentParams {
 function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === "unrecognized_keys") {
     const keys = issue.keys.slice(0, 5).map((k) => JSON.stringify(k.slice(0, 32)));
-    return `unknown task field(s) ${keys.join(", ")}; allowed: ${Object.keys(delegationInput.shape).join(", ")}`;
+    return `unknown task field(s) ${keys.join(", ")}; allowed: ${Object.keys(delegationInput().shape).join(", ")}`;
   }
   const where = issue.path.length ? `${issue.path.join(".")}: ` : "";
   return `${where}${issue.message}`;
@@ -40,7 +40,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 
 /** Parses one task and fills defaults. Throws DlError bad_input with what to fix. */
 export function validateAgentTask(raw: unknown, rules: AgentTaskRules): ValidatedTask {
-  const parsed = delegationInput.safeParse(raw);
+  const parsed = delegationInput().safeParse(raw);
   if (!parsed.success) throw new DlError("bad_input", describeIssue(parsed.error.issues[0]!));
   const t = parsed.data;
   // argv carries the name: one that looks like a flag would be read as one.

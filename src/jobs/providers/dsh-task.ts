@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
-import { lazySchema } from "../../lazy-schema.ts";
+import { once } from "../../once.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { LaunchSpec, ValidatedTask } from "../provider.ts";
 import { parseTask, taskText, timeoutSeconds } from "../task-input.ts";
@@ -22,7 +22,7 @@ const MAX_TASK_BYTES = 1_000_000;
  * checked against the allowlist file afterwards (validateDshTask), since that file can
  * change while the server runs.
  */
-export const dshTaskInput = lazySchema(() =>
+export const dshTaskInput = once(() =>
   z
     .object({
       task: taskText(
@@ -81,7 +81,7 @@ function launcherModel(job: JobRow): string {
  * edit takes effect without a restart). Throws DlError bad_input / bad_config.
  */
 export function validateDshTask(raw: unknown, rules: DshTaskRules): ValidatedTask {
-  const t = parseTask(dshTaskInput, raw);
+  const t = parseTask(dshTaskInput(), raw);
   const m: DshModel = resolveDshModel(t.model, loadDshModels(rules.modelsFile), rules.modelsFile);
   const workdir = t.workdir ?? ".";
   const params: DshParams = { alias: m.alias };
