@@ -1,83 +1,99 @@
 /**
- * Builds dist/dl: one self-contained executable for the host (Linux x64/arm64, macOS
- * arm64/x64). The version comes from package.json and is baked in; the binary is told
- * not to read a user's bunfig.toml, .env, tsconfig or package.json at run time, because
- * dl's behaviour must depend only on its own code and DELEGATE_* variables.
+ * The one build of dl: `buildDl` compiles src/main.ts into a self-contained executable
+ * for one target. `bun build.ts` (npm run build) builds dist/dl for the host;
+ * scripts/release.ts calls the same function for every release target, so a release
+ * binary and a developer's binary cannot be built differently. The version, git commit
+ * and target are baked in; the binary is told not to read a user's bunfig.toml, .env,
+ * tsconfig or package.json at run time, because dl's behaviour must depend only on its
+ * own code and DELEGATE_* variables.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, realpathSync } from "node:fs";
+import { dirname, join } from "node:path";
 import pkg from "./package.json" with { type: "json" };
-import { LAZY_SDK_SCHEMAS } from "./scripts/lazy-sdk-schemas.ts";
-import { toolCatalogue } from "./scripts/tool-catalogue.ts";
 
-const HOST_TARGETS: Record<string, Bun.Build.CompileTarget> = {
+/** Release name (as in the archive names and `dl --version`) → Bun's compile target. */
+export const TARGETS = {
   "linux-x64": "bun-linux-x64",
   "linux-arm64": "bun-linux-arm64",
+  "linux-x64-musl": "bun-linux-x64-musl",
+  "linux-arm64-musl": "bun-linux-arm64-musl",
   "darwin-x64": "bun-darwin-x64",
   "darwin-arm64": "bun-darwin-arm64",
-};
+} as const satisfies Record<string, Bun.Build.CompileTarget>;
+export type TargetName = keyof typeof TARGETS;
 
-const host = `${process.platform}-${process.arch}`;
-const target = HOST_TARGETS[host];
-if (!target) {
-  console.error(`build.ts: unsupported host ${host}; dl builds for ${Object.keys(HOST_TARGETS).join(", ")}`);
-  process.exit(2);
+/** The glibc or macOS target of the machine running the build (what `npm run build` makes). */
+export function hostTarget(): TargetName {
+  const host = `${process.platform}-${process.arch}`;
+  if (host in TARGETS) return host as TargetName;
+  throw new Error(`build.ts: unsupported host ${host}; dl builds for ${Object.keys(TARGETS).join(", ")}`);
 }
 
 /**
- * dl builds only zod v4 schemas and never asks the client for elicitation, yet the MCP
- * SDK's server imports its zod v3 compatibility path (zod/v3, zod-to-json-schema) and
- * its default Ajv validator (ajv, ajv-formats, fast-uri) at start-up. Each of those
- * imports is replaced by a stub that throws if ever reached, which takes about 400 KB of
- * JavaScript out of every `dl serve` start. If the SDK starts to need another export of
- * them, the build fails on the missing export instead of shipping a broken binary.
- * (src/mcp/no-elicitation.ts is the validator dl hands the SDK instead of Ajv.)
+ * The commit the binary is built from, with `-dirty` when tracked files differ from it,
+ * so a binary built from uncommitted changes never claims to be that commit. A build
+ * outside a git checkout (a source tarball) says "unknown".
  */
-const UNUSED_SDK_PATHS: Bun.BunPlugin = {
-  name: "dl-unused-sdk-paths",
-  setup(build) {
-    const stub = (filter: RegExp, contents: string) => {
-      build.onResolve({ filter }, (args) =>
-        args.importer.includes("@modelcontextprotocol/sdk") ? { path: args.path, namespace: "dl-stub" } : undefined,
-      );
-      build.onLoad({ filter, namespace: "dl-stub" }, () => ({ contents, loader: "js" }));
-    };
-    const fail = (what: string) => `() => { throw new Error("dl: ${what} is not built into this binary"); }`;
-    stub(/^zod\/v3$/, `export const object = ${fail("zod v3")};`);
-    stub(/^zod-to-json-schema$/, `export const zodToJsonSchema = ${fail("zod v3 JSON Schema")};`);
-    stub(
-      /validation\/ajv-provider\.js$/,
-      `export class AjvJsonSchemaValidator { getValidator = ${fail("the SDK's default Ajv validator")}; }`,
-    );
-  },
-};
-
-mkdirSync("dist", { recursive: true });
-const started = performance.now();
-// What tools/list answers, made now so the binary never converts its tool schemas at run time.
-const catalogue = await toolCatalogue(pkg.version);
-const result = await Bun.build({
-  entrypoints: ["./src/main.ts"],
-  plugins: [UNUSED_SDK_PATHS, LAZY_SDK_SCHEMAS],
-  minify: true,
-  sourcemap: "none",
-  bytecode: true,
-  format: "esm",
-  // Each lazily imported part (a command, the agent loop, a job service) is its own chunk
-  // inside the binary, read only when imported: dl serve maps and keeps less of it
-  // (bench/startup: ~1.5 MB less resident, and initialize a few ms sooner).
-  splitting: true,
-  define: { DL_VERSION: JSON.stringify(pkg.version), DL_TOOL_CATALOGUE: JSON.stringify(catalogue) },
-  compile: {
-    target,
-    outfile: "./dist/dl",
-    autoloadDotenv: false,
-    autoloadBunfig: false,
-    autoloadTsconfig: false,
-    autoloadPackageJson: false,
-  },
-});
-if (!result.success) {
-  for (const log of result.logs) console.error(log);
-  process.exit(1);
+export function gitCommit(): string {
+  const git = (...args: string[]) => Bun.spawnSync(["git", ...args], { cwd: import.meta.dir, stderr: "ignore" });
+  // A copy of the tree inside some other repository must not take that repository's commit.
+  const top = git("rev-parse", "--show-toplevel");
+  if (top.exitCode !== 0 || realpathSync(top.stdout.toString().trim()) !== realpathSync(import.meta.dir))
+    return "unknown";
+  const head = git("rev-parse", "--short=12", "HEAD");
+  if (head.exitCode !== 0) return "unknown";
+  const clean = git("diff", "--quiet", "HEAD", "--");
+  return `${head.stdout.toString().trim()}${clean.exitCode === 0 ? "" : "-dirty"}`;
 }
-console.error(`built dist/dl ${pkg.version} for ${target} in ${Math.round(performance.now() - started)} ms`);
+
+/** What `dl --version` reports; the same for every target of one release. */
+export type BuildInfo = { version: string; commit: string };
+
+export function buildInfo(): BuildInfo {
+  return { version: pkg.version, commit: gitCommit() };
+}
+
+/** Compile dl for one target into `outfile`; throws with Bun's messages when the build fails. */
+export async function buildDl(target: TargetName, outfile: string, info: BuildInfo = buildInfo()): Promise<void> {
+  mkdirSync(dirname(outfile), { recursive: true });
+  const result = await Bun.build({
+    entrypoints: [join(import.meta.dir, "src", "main.ts")],
+    minify: true,
+    sourcemap: "none",
+    bytecode: true,
+    format: "esm",
+    // Each lazily imported part (a command, the agent loop, a job service) is its own chunk
+    // inside the binary, read only when imported: dl serve maps and keeps less of it
+    // (bench/startup: ~1.5 MB less resident, and initialize a few ms sooner).
+    splitting: true,
+    define: {
+      DL_VERSION: JSON.stringify(info.version),
+      DL_COMMIT: JSON.stringify(info.commit),
+      DL_TARGET: JSON.stringify(target),
+    },
+    compile: {
+      target: TARGETS[target],
+      outfile,
+      autoloadDotenv: false,
+      autoloadBunfig: false,
+      autoloadTsconfig: false,
+      autoloadPackageJson: false,
+    },
+  });
+  if (!result.success) throw new AggregateError(result.logs, `build.ts: building dl for ${target} failed`);
+}
+
+if (import.meta.main) {
+  const started = performance.now();
+  try {
+    const target = hostTarget();
+    const info = buildInfo();
+    await buildDl(target, join(import.meta.dir, "dist", "dl"), info);
+    const ms = Math.round(performance.now() - started);
+    console.error(`built dist/dl ${info.version} (${info.commit}) for ${target} in ${ms} ms`);
+  } catch (e) {
+    for (const log of e instanceof AggregateError ? e.errors : []) console.error(log);
+    console.error(e instanceof Error ? e.message : String(e));
+    process.exit(e instanceof AggregateError ? 1 : 2);
+  }
+}

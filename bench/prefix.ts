@@ -25,6 +25,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync,
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type RecordedRequest, reply, startFakeModel } from "../test/fixture/fake-model.ts";
+import { measure, textOf } from "./fixture/prefix-cache.ts";
 
 const TURNS = 30;
 const LINES_PER_FILE = 600; // 38-char lines + line numbers: one read_file result ≈ 27 KB
@@ -97,49 +98,6 @@ async function session(env: Record<string, string>): Promise<RecordedRequest[]> 
   if (fake.requests.length !== TURNS + 1)
     throw new Error(`expected ${TURNS + 1} requests, got ${fake.requests.length}`);
   return [...fake.requests];
-}
-
-/** Text of a system prompt or message content, whether sent as a string or as text blocks. */
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  return (content as { text?: string }[]).map((b) => b.text ?? "").join("");
-}
-
-/**
- * The parts a prefix cache sees in order, as the model sees them: without cache_control
- * markers, and with a plain-string content written as the one text block it stands for
- * (the breakpoint on the final message turns its string into a block; the prompt is the same).
- */
-function parts(body: Record<string, unknown>): string[] {
-  const strip = (v: unknown) => JSON.stringify(v, (k, x) => (k === "cache_control" ? undefined : x));
-  const message = (m: { role: string; content: unknown }) =>
-    strip({ ...m, content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content });
-  const messages = body.messages as { role: string; content: unknown }[];
-  return [textOf(body.system), strip(body.tools), ...messages.map(message)];
-}
-
-function measure(requests: RecordedRequest[]) {
-  let prefill = 0;
-  let novel = 0;
-  let peak = 0;
-  let breaks = 0;
-  const seen = new Set<string>();
-  let prev: string[] = [];
-  for (const r of requests) {
-    const cur = parts(r.body);
-    let same = 0;
-    while (same < prev.length && same < cur.length && prev[same] === cur[same]) same++;
-    if (same < prev.length) breaks++;
-    for (let i = same; i < cur.length; i++) prefill += cur[i]!.length;
-    for (const p of cur) {
-      if (seen.has(p)) continue;
-      seen.add(p);
-      novel += p.length;
-    }
-    peak = Math.max(peak, JSON.stringify(r.body).length);
-    prev = cur;
-  }
-  return { prefill, novel, peak, breaks };
 }
 
 function report(rows: { name: string; prefill: number; novel: number; peak: number; breaks: number }[]): void {

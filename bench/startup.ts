@@ -1,8 +1,10 @@
 /**
- * bench/startup — how fast `dl serve` answers `initialize` and how much memory it holds
- * after `tools/list`, beside two minimal one-tool MCP servers on the same SDK measured in
- * the same run: run by Node.js, and compiled by Bun like dl (the floor for a Bun binary
- * on this SDK). This machine is noisy: compare the ratios, not the absolute figures.
+ * bench/startup — how fast `dl serve` answers its opening request and how much memory it
+ * holds after `tools/list`, for both protocol eras (2025-11-25 `initialize`, 2026-07-28
+ * `server/discover`), beside the smallest compiled v2 server (one tool, serveStdio)
+ * measured in the same run. Also what `tools/list` costs a host per session, in tokens
+ * (characters / 4 of name, description and input schema), by default and with every
+ * backend's tools (DELEGATE_TOOLS=all). This machine is noisy: compare the ratios.
  *
  *   npm run build && bun bench/startup.ts [runs=20]
  */
@@ -11,9 +13,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const RUNS = Number(process.argv[2] ?? 20);
-/** The aims of issue 9, on an idle machine: answer `initialize` within 30 ms, idle within 50 MB. */
-const AIM_INIT_MS = 30;
-const AIM_RSS_MB = 50;
+/** Issue 21's aims: dl at most 1.0x the baseline's opening time and RSS, tools/list under 3,000 tokens. */
+const AIM_RATIO = 1.0;
+const AIM_TOKENS = 3000;
 const root = resolve(import.meta.dir, "..");
 const dl = join(root, "dist", "dl");
 if (!existsSync(dl)) {
@@ -22,17 +24,25 @@ if (!existsSync(dl)) {
 }
 
 const home = mkdtempSync(join(tmpdir(), "dl-bench-"));
-const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, DELEGATE_LOG_LEVEL: "warn" };
+const baseEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, DELEGATE_LOG_LEVEL: "warn" };
 
-const init = (id: number) =>
-  `${JSON.stringify({
-    jsonrpc: "2.0",
-    id,
-    method: "initialize",
-    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } },
-  })}\n`;
-const initialized = `${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`;
-const listTools = `${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })}\n`;
+type Era = "2025-11-25" | "2026-07-28";
+const line = (m: object) => `${JSON.stringify({ jsonrpc: "2.0", ...m })}\n`;
+const clientInfo = { name: "bench", version: "1" };
+/** 2026-07-28 carries the protocol version and client facts on every request. */
+const meta = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": clientInfo,
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+const opening = (era: Era) =>
+  era === "2025-11-25"
+    ? line({ id: 1, method: "initialize", params: { protocolVersion: era, capabilities: {}, clientInfo } })
+    : line({ id: 1, method: "server/discover", params: { _meta: meta } });
+const afterOpening = (era: Era) =>
+  era === "2025-11-25"
+    ? line({ method: "notifications/initialized" }) + line({ id: 2, method: "tools/list" })
+    : line({ id: 2, method: "tools/list", params: { _meta: meta } });
 
 type Memory = { rss: number; anon: number; file: number };
 
@@ -53,10 +63,13 @@ function memoryOf(pid: number): Memory {
   return { rss: Number(out) / 1024, anon: NaN, file: NaN };
 }
 
-async function oneRun(cmd: string[]): Promise<{ initMs: number; memory: Memory }> {
+type Run = { initMs: number; memory: Memory; list: string };
+
+async function oneRun(cmd: string[], era: Era, extraEnv: Record<string, string> = {}): Promise<Run> {
   const t0 = performance.now();
+  const env = { ...baseEnv, ...extraEnv };
   const p = Bun.spawn(cmd, { env, stdin: "pipe", stdout: "pipe", stderr: "ignore", cwd: root });
-  p.stdin.write(init(1));
+  p.stdin.write(opening(era));
   p.stdin.flush();
   const reader = p.stdout.getReader();
   const dec = new TextDecoder();
@@ -68,15 +81,16 @@ async function oneRun(cmd: string[]): Promise<{ initMs: number; memory: Memory }
     buf += dec.decode(value, { stream: true });
     if (Number.isNaN(initMs) && buf.includes('"id":1')) {
       initMs = performance.now() - t0;
-      p.stdin.write(initialized + listTools);
+      p.stdin.write(afterOpening(era));
       p.stdin.flush();
     }
-    if (buf.includes('"id":2')) break;
+    if (buf.includes('"id":2') && buf.endsWith("\n")) break;
   }
   const memory = memoryOf(p.pid);
   p.stdin.end();
   await p.exited;
-  return { initMs, memory };
+  const list = buf.split("\n").find((l) => l.includes('"id":2')) ?? "";
+  return { initMs, memory, list };
 }
 
 const median = (xs: number[]) => {
@@ -85,13 +99,12 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-async function measure(name: string, cmd: string[]) {
-  await oneRun(cmd); // warm the page cache once; not counted
+async function measure(name: string, cmd: string[], era: Era) {
+  await oneRun(cmd, era); // warm the page cache once; not counted
   const init: number[] = [];
   const mem: Memory[] = [];
-  // Interleaving is done by the caller; this runs one server's batch.
   for (let i = 0; i < RUNS; i++) {
-    const r = await oneRun(cmd);
+    const r = await oneRun(cmd, era);
     init.push(r.initMs);
     mem.push(r.memory);
   }
@@ -105,13 +118,11 @@ async function measure(name: string, cmd: string[]) {
   };
 }
 
-const baselineSource = join(root, "bench", "fixture", "node-mcp-server.mjs");
-const nodeCmd = ["node", baselineSource];
-/** The same one-tool server, compiled as build.ts compiles dl (minified, bytecode), without dl's start-up work. */
+/** The smallest v2 server, compiled as build.ts compiles dl (minified, bytecode). */
 async function compiledBaseline(): Promise<string> {
-  const outfile = join(home, "bun-mcp-server");
+  const outfile = join(home, "v2-mcp-server");
   const built = await Bun.build({
-    entrypoints: [baselineSource],
+    entrypoints: [join(root, "bench", "fixture", "v2-mcp-server.ts")],
     minify: true,
     bytecode: true,
     format: "esm",
@@ -120,27 +131,46 @@ async function compiledBaseline(): Promise<string> {
   if (!built.success) throw new Error(`compiling the baseline failed: ${built.logs.join("; ")}`);
   return outfile;
 }
-const bunCmd = [await compiledBaseline()];
-const dlRes = await measure("dl serve (compiled)", [dl, "serve"]);
-const bunRes = await measure("bun-compiled, same SDK", bunCmd);
-const nodeRes = await measure("node + same SDK (baseline)", nodeCmd);
 
-console.log(
-  `bench/startup: ${RUNS} runs each, spawn → initialize answered; memory after tools/list (RSS = anonymous + file-backed)`,
-);
+/** What tools/list costs per session: characters / 4 of name, description and input schema. */
+async function listTokens(extraEnv: Record<string, string>): Promise<{ tools: number; tokens: number }> {
+  const { list } = await oneRun([dl, "serve"], "2025-11-25", extraEnv);
+  const tools = (
+    JSON.parse(list) as { result: { tools: { name: string; description?: string; inputSchema: unknown }[] } }
+  ).result.tools;
+  const chars = tools.reduce(
+    (n, t) => n + t.name.length + (t.description ?? "").length + JSON.stringify(t.inputSchema).length,
+    0,
+  );
+  return { tools: tools.length, tokens: Math.round(chars / 4) };
+}
+
+const baseline = [await compiledBaseline()];
 const mb = (n: number) => n.toFixed(1).padStart(5);
-for (const r of [dlRes, bunRes, nodeRes]) {
+console.log(`bench/startup: ${RUNS} runs each, spawn → opening answered; memory after tools/list (RSS = anon + file)`);
+for (const era of ["2025-11-25", "2026-07-28"] as const) {
+  const opened = era === "2025-11-25" ? "initialize" : "server/discover";
+  const dlRes = await measure("dl serve", [dl, "serve"], era);
+  const baseRes = await measure("v2 one-tool server", baseline, era);
+  console.log(`  ${era} (${opened}):`);
+  for (const r of [dlRes, baseRes]) {
+    console.log(
+      `    ${r.name.padEnd(20)} ${opened} median ${r.initMedian.toFixed(1).padStart(6)} ms  p90 ${r.initP90.toFixed(1).padStart(6)} ms   RSS median ${mb(r.rssMedian)} MB (anon ${mb(r.anonMedian)}, file ${mb(r.fileMedian)})`,
+    );
+  }
+  const t = dlRes.initMedian / baseRes.initMedian;
+  const m = dlRes.rssMedian / baseRes.rssMedian;
+  const aim = (x: number) => (x <= AIM_RATIO ? "met" : "missed");
   console.log(
-    `  ${r.name.padEnd(28)} initialize median ${r.initMedian.toFixed(1).padStart(6)} ms  p90 ${r.initP90.toFixed(1).padStart(6)} ms   RSS median ${mb(r.rssMedian)} MB (anon ${mb(r.anonMedian)}, file ${mb(r.fileMedian)})`,
+    `    ratio dl / v2 one-tool server: ${opened} ${t.toFixed(2)}x (aim <= ${AIM_RATIO}: ${aim(t)}), RSS ${m.toFixed(2)}x (aim <= ${AIM_RATIO}: ${aim(m)})`,
   );
 }
-const verdict = (value: number, aim: number, unit: string) =>
-  `${value.toFixed(1)} ${unit} (aim <= ${aim} ${unit}: ${value <= aim ? "met" : "missed"})`;
-console.log(
-  `  aims for dl serve: initialize ${verdict(dlRes.initMedian, AIM_INIT_MS, "ms")}, RSS ${verdict(dlRes.rssMedian, AIM_RSS_MB, "MB")}`,
-);
-for (const base of [bunRes, nodeRes]) {
+for (const [label, extra] of [
+  ["default configuration", {}],
+  ["all tools (DELEGATE_TOOLS=all)", { DELEGATE_TOOLS: "all" }],
+] as const) {
+  const { tools, tokens } = await listTokens(extra);
   console.log(
-    `  ratio dl / ${base.name}: initialize ${(dlRes.initMedian / base.initMedian).toFixed(2)}x, RSS ${(dlRes.rssMedian / base.rssMedian).toFixed(2)}x, anon ${(dlRes.anonMedian / base.anonMedian).toFixed(2)}x`,
+    `  tools/list, ${label}: ${tools} tools, ${tokens} tokens (chars/4 of name + description + input schema; aim < ${AIM_TOKENS} by default)`,
   );
 }

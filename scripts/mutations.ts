@@ -18,7 +18,18 @@ import { join, resolve } from "node:path";
 import { MUTATIONS, type Mutation } from "./mutation-list.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
-const COPY = ["src", "test", "examples", "scripts", "build.ts", "package.json", "bunfig.toml", "tsconfig.json"];
+const COPY = [
+  "src",
+  "test",
+  "examples",
+  "scripts",
+  "build.ts",
+  "package.json",
+  "bunfig.toml",
+  "tsconfig.json",
+  "install.sh",
+  "LICENSE",
+];
 /** One mutation's tests must finish within this (a hang counts as caught, but is reported). */
 const PER_MUTATION_MS = 240_000;
 

@@ -74,6 +74,8 @@ const SETTINGS = {
     queueGraceS: num("DELEGATE_QUEUE_GRACE", 600, 0, 86_400),
     failoverChains: optStr("DELEGATE_FAILOVER_CHAINS"),
   },
+  /** Backends whose tools are listed whatever this machine has (`all`, or names); empty: the usable ones (lowercased in buildConfig). */
+  tools: list("DELEGATE_TOOLS", /^(?:all|agent|codex|gemini|dsh)$/i, "backends (agent, codex, gemini, dsh) or all"),
   codex: {
     bin: str("DELEGATE_CODEX_BIN", "codex"),
     model: str("DELEGATE_CODEX_MODEL", "gpt-6.1-terra"),
@@ -111,6 +113,8 @@ const SETTINGS = {
       maxQueue: int("DELEGATE_DSH_MAX_QUEUE", 16, 0, 10_000),
       staggerS: num("DELEGATE_DSH_STAGGER_S", 5, 0, 600),
     }),
+    /** The same rule as Codex's, for the launcher only; the values live in Config.dshChildEnv. */
+    envPassthrough: list("DELEGATE_DSH_ENV_PASSTHROUGH", /^\S+$/, "environment variable names", codexPassthroughProblem),
   },
   /** Background agent jobs (submit_agent), each one a child `dl run`. */
   agentJobs: {
@@ -241,6 +245,7 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
     ...settings,
     backend: { ...settings.backend, codingModel: settings.backend.codingModel ?? settings.backend.model },
     pools: pools(settings.pools, bucketOverrides(env)),
+    tools: settings.tools.map((t) => t.toLowerCase()),
     paths,
     childEnv: children,
     /**
@@ -248,6 +253,8 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
      * (its provider key, say). Nothing else receives these; status shows only the names.
      */
     codexChildEnv: { ...children, ...namedEnv(env, settings.codex.envPassthrough) },
+    /** What the dsh launcher gets: the same, with DELEGATE_DSH_ENV_PASSTHROUGH instead. */
+    dshChildEnv: { ...children, ...namedEnv(env, settings.dsh.envPassthrough) },
     dlChildEnv: dlChildEnv(env, children),
   };
 }

@@ -196,4 +196,26 @@ describe("config", () => {
       "never reaches a child",
     );
   });
+
+  test("DELEGATE_DSH_ENV_PASSTHROUGH: exact names, credentials allowed, given to the dsh launcher only", () => {
+    const c = parseConfig({
+      ...base(),
+      DELEGATE_DSH_ENV_PASSTHROUGH: "DEEPSEEK_API_KEY,UNSET_ONE",
+      DEEPSEEK_API_KEY: "ds-secret",
+    });
+    expect(c.dshChildEnv.DEEPSEEK_API_KEY).toBe("ds-secret");
+    expect(c.dshChildEnv.PATH).toBe(process.env.PATH!);
+    expect("UNSET_ONE" in c.dshChildEnv).toBe(false);
+    // Nothing else gets it: not agent commands, git probes, Codex or a nested dl.
+    expect(c.childEnv.DEEPSEEK_API_KEY).toBeUndefined();
+    expect(c.codexChildEnv.DEEPSEEK_API_KEY).toBeUndefined();
+    expect(c.dlChildEnv.DEEPSEEK_API_KEY).toBeUndefined();
+    expect(c.dsh.envPassthrough).toEqual(["DEEPSEEK_API_KEY", "UNSET_ONE"]);
+    expect(errorOf({ ...base(), DELEGATE_DSH_ENV_PASSTHROUGH: "DEEPSEEK_*" })).toContain(
+      "exact environment variable names",
+    );
+    expect(errorOf({ ...base(), DELEGATE_DSH_ENV_PASSTHROUGH: "DELEGATE_LOCAL_KEY" })).toContain(
+      "never reaches a child",
+    );
+  });
 });

@@ -30,6 +30,9 @@ Object.assign(process.env, {
   XDG_DATA_HOME: join(home, ".local", "share"),
   CODEX_HOME: join(home, ".codex"),
   DELEGATE_TEST_ISOLATION: "1",
+  // Most tests call every backend's tools, refusals included, on a machine that has none
+  // of those backends; the tests of which tools are listed set DELEGATE_TOOLS themselves.
+  DELEGATE_TOOLS: "all",
   DELEGATE_TEST_ISOLATION_ROOT: root,
   DL_TEST_ROOT: root,
   DL_REAL_HOME: realHome,

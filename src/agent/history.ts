@@ -1,4 +1,4 @@
-import type { ToolResultBlock } from "../backends/types.ts";
+import type { Message, ToolResultBlock } from "../backends/types.ts";
 
 export type PruneLimits = {
   /** Characters of whole tool results the conversation may carry before a prune. */
@@ -6,6 +6,8 @@ export type PruneLimits = {
   /** The newest results that always stay whole: the ones the model is working with. */
   keep: number;
 };
+
+const STUB_PREFIX = "[earlier ";
 
 /** A prune brings the whole results down to this share of the budget, so the next several turns only append. */
 const LOW_WATER_SHARE = 0.25;
@@ -35,6 +37,13 @@ export class ToolResultPruner {
     this.turnResults++;
   }
 
+  /** An earlier run's result (a follow-up's): counted against the budget, never part of the current turn. */
+  adopt(block: ToolResultBlock, tool: string): void {
+    if (block.content.startsWith(STUB_PREFIX)) return; // stubbed by the earlier run: stays as it is
+    this.blocks.push({ block, tool });
+    this.wholeChars += block.content.length;
+  }
+
   /** Call once a turn's results are all added (notes included): stubs a batch if over budget. */
   settle(): void {
     const current = this.turnResults;
@@ -50,7 +59,7 @@ export class ToolResultPruner {
   private stub(old: { block: ToolResultBlock; tool: string }): void {
     const size = old.block.content.length;
     this.wholeChars -= size;
-    old.block.content = `[earlier ${old.tool} result removed to save context (${size} chars); call the tool again if you still need it]`;
+    old.block.content = `${STUB_PREFIX}${old.tool} result removed to save context (${size} chars); call the tool again if you still need it]`;
   }
 
   get prunedCount(): number {
@@ -88,3 +97,20 @@ export function countdownNote(remaining: number): string | null {
 export const NUDGE_TEXT =
   "You described what you would do next but did not call any tool, so nothing was done. " +
   "If work remains, call the tools now. If you are finished, give your final report without announcing further steps.";
+
+/**
+ * A follow-up's pruner starts with the earlier run's tool results, in order, so the
+ * budget covers the whole conversation and the oldest results are still the first
+ * stubbed. Nothing is stubbed before the first new turn settles: the first request
+ * resends the earlier messages exactly.
+ */
+export function seedPruner(pruner: ToolResultPruner, messages: readonly Message[]): void {
+  const names = new Map<string, string>();
+  for (const m of messages) {
+    if (typeof m.content === "string") continue;
+    for (const b of m.content) {
+      if (b.type === "tool_use") names.set(b.id, b.name);
+      else if (b.type === "tool_result") pruner.adopt(b, names.get(b.tool_use_id) ?? "tool");
+    }
+  }
+}

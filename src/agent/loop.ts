@@ -13,7 +13,8 @@ import {
 } from "../backends/types.ts";
 import { describeError, isDlError } from "../errors.ts";
 import { type Surface, wordsFor } from "../surface.ts";
-import { countdownNote, ToolResultPruner } from "./history.ts";
+import { continueMessages } from "./conversation.ts";
+import { countdownNote, seedPruner, ToolResultPruner } from "./history.ts";
 import type { Agent } from "./lookup.ts";
 import { resolveMaxTokens, resolveMaxTurns, resolveModel } from "./policy.ts";
 import { buildSystemPrompt } from "./prompt.ts";
@@ -44,6 +45,13 @@ export type RunAgentOptions = {
   surface?: Surface;
   /** After each turn: for MCP progress notifications and `dl run` stderr lines. */
   onProgress?: (turn: number, maxTurns: number, message: string) => void;
+  /** A follow-up: the earlier messages (resent byte for byte) and the turn budget its system prompt named. */
+  prior?: { messages: Message[]; promptTurns: number };
+  /**
+   * Once the run ends, when the model replied at least once: the whole conversation, the
+   * final reply included, for a later follow-up (and the budget its prompt names).
+   */
+  onConversation?: (messages: Message[], promptTurns: number) => void;
 };
 
 /** The model and the limits one run works within. */
@@ -69,6 +77,8 @@ type Conversation = {
   request: Omit<ModelRequest, "messages">;
   history: Message[];
   pruner: ToolResultPruner;
+  /** The turn budget the system prompt names: a follow-up keeps its conversation's. */
+  promptTurns: number;
 };
 
 /**
@@ -94,7 +104,10 @@ async function runConversation(opts: RunAgentOptions, budget: RunBudget, counter
   } catch (e) {
     return { final: "", stop: "error", error: `no endpoint for model ${budget.model}: ${describeError(e)}` };
   }
-  return await converse(startConversation(opts, budget, counters, { signal, workdir, endpoint }));
+  const conv = startConversation(opts, budget, counters, { signal, workdir, endpoint });
+  const end = await converse(conv);
+  if (counters.turns > 0) opts.onConversation?.(conv.history, conv.promptTurns);
+  return end;
 }
 
 /** Model, turn budget and output budget, from the caller's choices and the settings. */
@@ -218,6 +231,12 @@ function startConversation(
   const all = buildTools({ read: s.read, write: s.write, bash: s.bash });
   const { offered, callable: tools } = grantTools(all, toolGrants(opts.agent.meta.tools).allowed, opts.agent.name);
   const specs = offered.map((t) => t.spec);
+  const promptTurns = opts.prior?.promptTurns ?? maxTurns;
+  const pruner = new ToolResultPruner({ budgetChars: s.contextBudgetChars, keep: s.keepToolResults });
+  const history = opts.prior
+    ? continueMessages(opts.prior.messages, opts.task)
+    : [{ role: "user" as const, content: opts.task }];
+  if (opts.prior) seedPruner(pruner, opts.prior.messages);
   return {
     opts,
     budget,
@@ -228,7 +247,13 @@ function startConversation(
     request: {
       endpoint: where.endpoint,
       model,
-      system: buildSystemPrompt({ agent: opts.agent, workdir: where.workdir, model, tools: specs, maxTurns }),
+      system: buildSystemPrompt({
+        agent: opts.agent,
+        workdir: where.workdir,
+        model,
+        tools: specs,
+        maxTurns: promptTurns,
+      }),
       tools: specs,
       max_tokens: budget.maxTokens,
       stream: s.streaming,
@@ -236,8 +261,9 @@ function startConversation(
       promptCaching: s.promptCaching && cachingAllowedFor(model),
       signal: where.signal,
     },
-    history: [{ role: "user", content: opts.task }],
-    pruner: new ToolResultPruner({ budgetChars: s.contextBudgetChars, keep: s.keepToolResults }),
+    history,
+    pruner,
+    promptTurns,
   };
 }
 
@@ -268,7 +294,11 @@ async function converse(conv: Conversation): Promise<AgentEnd> {
       c.lastWasNudge = false;
       history.push({ role: "assistant", content });
     }
-    if (decision.kind === "stop") return decision.end;
+    if (decision.kind === "stop") {
+      // The final reply joins the history, so a follow-up continues after it.
+      if (uses.length === 0 && content.length > 0) history.push({ role: "assistant", content });
+      return decision.end;
+    }
     if (decision.kind === "nudge") {
       c.nudges++;
       c.lastWasNudge = true;

@@ -18,7 +18,7 @@ export type PromptInput = {
 export const CONTEXT_SCOPE_HINT = [
   "Keep your context small, it is limited:",
   "- If the task is large, break it into steps and finish one before starting the next.",
-  "- Read only files the task needs. For big files, read a range of lines (offset/limit) instead of the whole file, and use run_bash with grep to find the part you need.",
+  "- Read only files the task needs. For big files, find the part you need first, then read a range of lines (offset/limit) instead of the whole file.",
   "- Do not re-read a file you already have unless it changed.",
   "- Start writing your answer or your changes as soon as you know enough; do not keep exploring.",
 ].join("\n");
@@ -47,6 +47,7 @@ function stablePart(agent: Agent, tools: ToolSpec[]): string {
   if (tools.length > 0) {
     lines.push("Tools you can call:");
     for (const t of tools) lines.push(`- ${t.name}: ${t.description}`);
+    lines.push(...toolAdvice(new Set(tools.map((t) => t.name))));
     lines.push("To do work, call a tool. Saying you will do something without calling a tool does nothing.");
   } else {
     lines.push("You have no tools in this run: answer from the task text alone.");
@@ -60,6 +61,26 @@ function stablePart(agent: Agent, tools: ToolSpec[]): string {
   );
   if (agent.body) lines.push("", "--- Agent instructions ---", agent.body);
   return lines.join("\n");
+}
+
+/**
+ * When to use which tool, for the tools this agent has (the same for every task of it, so
+ * the shared prefix holds). Output tokens are a local model's slowest: an edit_file of
+ * one line costs a few hundred bytes where write_file resends the whole file.
+ */
+function toolAdvice(has: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  if (has.has("edit_file")) {
+    const write = has.has("write_file") ? " Use write_file only to create a file or to replace all of it." : "";
+    out.push(`To change part of an existing file, call edit_file with the exact old text and the new text.${write}`);
+  }
+  if (has.has("search_files")) {
+    const list = has.has("list_files") ? "; list_files lists files by glob" : "";
+    out.push(`To find where something is defined or used, call search_files${list}.`);
+  } else if (has.has("run_bash")) {
+    out.push("To find where something is defined or used, run grep with run_bash.");
+  }
+  return out;
 }
 
 /** What changes from run to run, kept at the very end. */

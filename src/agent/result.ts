@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { lazySchema } from "../lazy-schema.ts";
+import { once } from "../once.ts";
 
 /**
  * The one result shape every entry point returns (delegate_to_local_agent, each item of
  * delegate_batch, delegate_to_provider, `dl run --json`). The bash counters are measured
  * by dl, not reported by the model, so an orchestrator can check claims like "tests pass".
  */
-export const agentResultSchema = lazySchema(() =>
+export const agentResultSchema = once(() =>
   z.object({
     success: z.boolean().describe("true only if the agent finished on its own, without error"),
     final_response: z.string().describe("the agent's last text reply"),
@@ -32,7 +32,11 @@ export const agentResultSchema = lazySchema(() =>
     }),
     elapsed_s: z.number(),
     error: z.string().optional().describe("what failed and what to try"),
+    conversation_id: z
+      .string()
+      .optional()
+      .describe("pass as continue_from with a new task to continue this conversation (same agent, model, workdir)"),
   }),
 );
 
-export type AgentResult = z.infer<typeof agentResultSchema>;
+export type AgentResult = z.infer<ReturnType<typeof agentResultSchema>>;

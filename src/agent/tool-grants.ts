@@ -1,28 +1,31 @@
 /**
  * What an agent's `tools:` frontmatter grants, in dl's tool names.
  *
- * Claude Code names its tools Read, Write, Edit, Bash, Glob, Grep, … ; dl has three:
- * read_file, write_file and run_bash. Each Claude Code name maps to the dl tool that does
- * the same job without widening what the author allowed: the editing tools become
- * write_file, and the read-only search tools (Glob, Grep, LS) become read_file, never
- * run_bash, because a shell could also write. An agent that needs to search gets Bash.
- * dl's own names are accepted too. No `tools:` line grants every tool.
+ * Agent files are shared with Claude Code, so their `tools:` lines use its names. Each
+ * maps to the one dl tool that does the same job, never a wider one: Edit and MultiEdit
+ * grant edit_file only (not a whole-file write_file), Write grants write_file, Grep grants
+ * search_files and Glob and LS grant list_files, never run_bash (a shell could also
+ * write). So `tools: Read, Grep, Glob` is read-only. dl's own names are accepted too.
+ * No `tools:` line grants every tool.
  */
-type DlToolName = "read_file" | "write_file" | "run_bash";
+type DlToolName = "read_file" | "write_file" | "edit_file" | "search_files" | "list_files" | "run_bash";
 
 const GRANTS = new Map<string, DlToolName>([
   ["read", "read_file"],
-  ["glob", "read_file"],
-  ["grep", "read_file"],
-  ["ls", "read_file"],
   ["notebookread", "read_file"],
+  ["grep", "search_files"],
+  ["glob", "list_files"],
+  ["ls", "list_files"],
   ["write", "write_file"],
-  ["edit", "write_file"],
-  ["multiedit", "write_file"],
-  ["notebookedit", "write_file"],
+  ["edit", "edit_file"],
+  ["multiedit", "edit_file"],
+  ["notebookedit", "edit_file"],
   ["bash", "run_bash"],
   ["read_file", "read_file"],
   ["write_file", "write_file"],
+  ["edit_file", "edit_file"],
+  ["search_files", "search_files"],
+  ["list_files", "list_files"],
   ["run_bash", "run_bash"],
 ]);
 

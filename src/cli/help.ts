@@ -93,7 +93,7 @@ export function mainHelp(
     ...columns(
       [
         ["-h, --help", "Show this help"],
-        ["-V, --version", "Print the version"],
+        ["-V, --version [--json]", "Print the version, git commit and build target"],
       ],
       p,
     ),

@@ -1,6 +1,6 @@
 import { runCommand } from "citty";
 import { type DlErrorCode, isDlError } from "../errors.ts";
-import { VERSION } from "../version.ts";
+import { BUILD, VERSION, versionLine } from "../version.ts";
 import { argsOf, type DlCommand } from "./command.ts";
 import { EXIT } from "./config-or-exit.ts";
 import { colourFor, commandHelp, mainHelp } from "./help.ts";
@@ -47,6 +47,14 @@ async function showHelp(topic: string | undefined): Promise<void> {
   process.stdout.write(commandHelp(topic, await load(), colour));
 }
 
+/** `dl --version [--json]`: the version, git commit and build target, as a line or one JSON object. */
+function printVersion(flag: string, rest: string[]): void {
+  const json = rest[0] === "--json";
+  const extra = rest.slice(json ? 1 : 0);
+  if (extra.length) usageError("dl", `unexpected argument ${JSON.stringify(extra[0]!.slice(0, 60))} after ${flag}`);
+  else process.stdout.write(json ? `${JSON.stringify(BUILD)}\n` : `${versionLine()}\n`);
+}
+
 /** `dl`, `dl -V`, `dl help [cmd]`: answered without running a command. Returns true when handled. */
 async function topLevel(argv: string[]): Promise<boolean> {
   const [first, ...rest] = argv;
@@ -55,8 +63,7 @@ async function topLevel(argv: string[]): Promise<boolean> {
     return true;
   }
   if (first === "-V" || first === "-v" || first === "--version") {
-    if (rest.length) usageError("dl", `unexpected argument ${JSON.stringify(rest[0]!.slice(0, 60))} after ${first}`);
-    else process.stdout.write(`${VERSION}\n`);
+    printVersion(first, rest);
     return true;
   }
   if (first === "help") {

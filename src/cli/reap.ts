@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { ConversationStore } from "../agent/conversation-store.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
 import { reapAll } from "../jobs/maintenance.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
@@ -24,10 +25,16 @@ const def = defineCommand({
       dryRun,
     });
     const prunedPools = dryRun ? [] : pruneIdlePools(config.paths.slotsDir);
+    // Kept conversations (follow-ups) go after as long as finished jobs do.
+    const retentionMs = config.jobs.retentionDays * 86_400_000;
+    const prunedConversations = dryRun ? 0 : ConversationStore.in(config.paths.stateDirs.agent).prune(retentionMs);
     if (args.json) {
-      process.stdout.write(`${JSON.stringify({ dry_run: dryRun, providers: reports, pruned_pools: prunedPools })}\n`);
+      const out = { dry_run: dryRun, providers: reports, pruned_pools: prunedPools };
+      process.stdout.write(`${JSON.stringify({ ...out, pruned_conversations: prunedConversations })}\n`);
     } else {
       if (prunedPools.length) process.stdout.write(`pools: removed ${prunedPools.length} idle pool folder(s)\n`);
+      if (prunedConversations)
+        process.stdout.write(`conversations: removed ${prunedConversations} older than the job retention\n`);
       if (reports.length === 0) process.stdout.write("no job stores yet: nothing to reap\n");
       for (const r of reports) {
         if (r.error) {

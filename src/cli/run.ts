@@ -79,6 +79,11 @@ const def = defineCommand({
       valueHint: "FILE",
       description: "keep the latest progress line (JSON) in this file",
     },
+    "continue-from": {
+      type: "string",
+      valueHint: "ID",
+      description: "continue a finished delegation (its result's conversation_id) with this task",
+    },
     json: { type: "boolean", description: "print the result as one JSON object", default: false },
   },
   async run({ args }) {
@@ -94,6 +99,7 @@ const def = defineCommand({
         model: args.model,
         max_turns: parseBound("--max-turns", args["max-turns"], 40),
         max_tokens: parseBound("--max-tokens", args["max-tokens"], 1_000_000),
+        continue_from: args["continue-from"],
       },
       config,
       deps.settings,
@@ -129,6 +135,7 @@ export const runCommand: DlCommand = {
   def,
   examples: [
     'dl run coder "add a --verbose flag to the CLI and its test" --workdir ~/src/app',
-    'dl run reviewer "review the last commit" --model deepseek-v4-flash --max-turns 10 --json',
+    'dl run reviewer "review src/auth.ts" --model deepseek-v4-flash --max-turns 10 --json',
+    'dl run coder "also update the tests" --continue-from cv-0123456789abcdef0123',
   ],
 };

@@ -1,6 +1,4 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
+import { InMemoryTransport, type JSONRPCMessage } from "@modelcontextprotocol/server";
 import { probeModels } from "../backends/models-list.ts";
 import { backendProbeTargets } from "../backends/probe-targets.ts";
 import type { Config } from "../config.ts";
@@ -8,6 +6,8 @@ import { describeError } from "../errors.ts";
 import { jobsSummary } from "../jobs/maintenance.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { createServer } from "../mcp/server.ts";
+import { backendVerdicts } from "../mcp/tool-availability.ts";
+import { ToolSurface } from "../mcp/tool-surface.ts";
 import { defaultDeps } from "../services.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { dirState } from "../sys/writable.ts";
@@ -23,26 +23,53 @@ import { namedStateDirs } from "./status-report.ts";
  */
 export type CheckLine = { level: "ok" | "warn" | "fail"; text: string };
 
-/** The host's client side, without a JSON Schema validator: this check only counts tools. */
-const acceptAll: jsonSchemaValidator = {
-  getValidator: () => (input: unknown) => ({ valid: true, data: input, errorMessage: undefined }) as never,
-};
+/** One request over an in-memory pair, answered by the server (its result, or its error as a throw). */
+async function ask(
+  client: InMemoryTransport,
+  replies: Map<number, (m: JSONRPCMessage) => void>,
+  id: number,
+  method: string,
+  params: object,
+): Promise<Record<string, unknown>> {
+  const reply = new Promise<JSONRPCMessage>((resolve) => replies.set(id, resolve));
+  await client.send({ jsonrpc: "2.0", id, method, params } as JSONRPCMessage);
+  const m = (await reply) as { result?: Record<string, unknown>; error?: { message: string } };
+  if (m.error) throw new Error(`${method}: ${m.error.message}`);
+  return m.result ?? {};
+}
 
+/** The 2025-11-25 handshake and tools/list, as a host does them, against an in-process server. */
 async function handshake(config: Config): Promise<CheckLine> {
-  const server = createServer(defaultDeps(config, VERSION));
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  const client = new Client({ name: "dl-serve-check", version: VERSION }, { jsonSchemaValidator: acceptAll });
+  const deps = defaultDeps(config, VERSION);
+  // A check creates nothing: not even the tools/list a real start keeps for the next one.
+  const server = createServer(deps, "legacy", new ToolSurface(deps, { keep: false }));
+  const [client, end] = InMemoryTransport.createLinkedPair();
+  const replies = new Map<number, (m: JSONRPCMessage) => void>();
+  client.onmessage = (m) => {
+    const id = (m as { id?: unknown }).id;
+    if (typeof id === "number") replies.get(id)?.(m);
+  };
   try {
-    await server.connect(a);
-    await client.connect(b);
-    const { tools } = await client.listTools();
+    await server.connect(end);
+    await client.start();
+    const clientInfo = { name: "dl-serve-check", version: VERSION };
+    await ask(client, replies, 1, "initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo });
+    await client.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    const { tools } = (await ask(client, replies, 2, "tools/list", {})) as { tools: unknown[] };
     return { level: "ok", text: `the server starts and answers initialize and tools/list (${tools.length} tools)` };
   } catch (e) {
     return { level: "fail", text: `the MCP server could not start: ${describeError(e)}` };
   } finally {
-    await client.close().catch(() => undefined);
     await server.close().catch(() => undefined);
   }
+}
+
+/** Which backends' tools tools/list names, and why the others are not there. */
+function toolLines(config: Config): CheckLine[] {
+  return Object.entries(backendVerdicts(config)).map(([backend, v]) => ({
+    level: "ok",
+    text: v.listed ? `${backend} tools listed (${v.why})` : `${backend} tools not listed: ${v.why}`,
+  }));
 }
 
 async function gateway(config: Config): Promise<CheckLine[]> {
@@ -74,6 +101,7 @@ export async function serveChecks(config: Config): Promise<CheckLine[]> {
   for (const j of jobsSummary(jobStateDirs(config.paths), sysIdentities))
     if (j.error) lines.push({ level: "fail", text: `${j.provider} job store unusable: ${j.error}` });
   lines.push(await handshake(config));
+  lines.push(...toolLines(config));
   lines.push(...(await gateway(config)));
   return lines;
 }

@@ -1,6 +1,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { Server } from "@modelcontextprotocol/server";
+import { type StdioServerHandle, serveStdio } from "@modelcontextprotocol/server/stdio";
 import { defineCommand } from "citty";
 import type { Config } from "../config.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
@@ -9,7 +11,7 @@ import { PROVIDERS } from "../jobs/providers/index.ts";
 import { log } from "../log.ts";
 import { forwardLogsTo } from "../mcp/log-forward.ts";
 import { MAX_MESSAGE_BYTES } from "../mcp/result-limits.ts";
-import { createServer } from "../mcp/server.ts";
+import { serverFactory } from "../mcp/server.ts";
 import { CappedStdioTransport } from "../mcp/stdio-transport.ts";
 import { defaultDeps, jobServiceAllowed, type ServerDeps } from "../services.ts";
 import { DB_FILE } from "../store/types.ts";
@@ -68,9 +70,10 @@ const def = defineCommand({
       return;
     }
     const deps = defaultDeps(config, VERSION);
-    const server = createServer(deps);
-    // Not the SDK's StdioServerTransport: one oversize message made it stop reading.
+    // Not the SDK's StdioServerTransport: an oversize message closes it, and it drops the
+    // requests still running when stdin ends. serveStdio runs both protocol eras over it.
     const transport = new CappedStdioTransport(MAX_MESSAGE_BYTES);
+    let handle: StdioServerHandle | undefined;
 
     let closing = false;
     const shutdown = async (why: string) => {
@@ -89,7 +92,7 @@ const def = defineCommand({
         // Closing the server aborts running tool calls, whose commands get SIGTERM.
         const steps = (async () => {
           await deps.stopJobs();
-          await server.close();
+          await handle?.close();
         })();
         await bounded(
           steps.catch((e: unknown) => log.error(`dl serve: error while stopping: ${describeError(e)}`)),
@@ -113,14 +116,28 @@ const def = defineCommand({
     // The client owns our stdin: when it goes away, so do we.
     transport.onend = (why) => void shutdown(why);
 
-    await server.connect(transport);
-    forwardLogsTo(server);
+    handle = serveBothEras(deps, transport);
     log.debug(`dl serve ${VERSION} ready on stdio`);
     startRecordedJobServices(config, deps);
     // Pool folders of models nobody used for an hour (each model name makes one) go away.
     pruneIdlePools(config.paths.slotsDir);
   },
 });
+
+/**
+ * Serves both protocol eras on dl's transport: serveStdio answers a 2026-07-28
+ * `server/discover` or a 2025-11-25 `initialize`, with one instance from the factory.
+ * dl's log lines go to whichever instance serves the connection.
+ */
+function serveBothEras(deps: ServerDeps, transport: CappedStdioTransport): StdioServerHandle {
+  let current: Server | undefined;
+  const factory = serverFactory(deps, (s) => {
+    current = s;
+  });
+  const handle = serveStdio(factory, { transport, onerror: (e) => log.debug(`dl serve: ${describeError(e)}`) });
+  forwardLogsTo(() => current);
+  return handle;
+}
 
 export const serveCommand: DlCommand = {
   def,

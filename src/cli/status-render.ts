@@ -1,12 +1,13 @@
 import type { ActiveJob, JobsSummary } from "../jobs/maintenance.ts";
 import type { GeminiStatusReport } from "../jobs/providers/gemini/status.ts";
+import { versionLine } from "../version.ts";
 import type { StatusReport } from "./status-report.ts";
 
 /** `dl status` as text: one section per concern, failed checks last. */
 export function renderStatus(r: StatusReport): string {
   const cfg = r.config as { gateway: { kind: string }; backend: { model: string; coding_model: string } };
   const lines = [
-    `dl ${r.version} — ${r.healthy ? "healthy" : "UNHEALTHY"}`,
+    `${versionLine(r)} — ${r.healthy ? "healthy" : "UNHEALTHY"}`,
     `gateway: ${cfg.gateway.kind}   default model: ${cfg.backend.model}   coding model: ${cfg.backend.coding_model}`,
     ...renderBackends(r),
     "",
@@ -23,6 +24,7 @@ export function renderStatus(r: StatusReport): string {
     ...renderCodex(r.codex),
     ...renderDsh(r.dsh),
     ...renderGemini(r.gemini),
+    ...renderMcpTools(r),
   ];
   if (r.failed_checks.length) lines.push("", "failed checks:", ...r.failed_checks.map((f) => `  - ${f}`));
   return lines.join("\n");
@@ -66,16 +68,24 @@ const age = (ms: number) => {
 };
 
 function jobLine(j: ActiveJob, now: number): string {
-  const running = j.status === "running" && j.started_at !== null;
+  // A dead server's job has the status it reads as (killed_on_restart, lost): it ran if it started.
+  const running = j.started_at !== null && j.status !== "queued";
   const since = running ? `running ${age(now - j.started_at!)}` : `queued ${age(now - j.created_at)}`;
   const why = j.queue_reason ? ` (${j.queue_reason})` : "";
-  const dead = j.owner_alive ? "" : " [server gone: dl reap]";
+  const dead = j.owner_alive ? "" : ` [server gone: ${j.status} once dl reap records it]`;
   return `    ${j.id.padEnd(16)} ${since}${why}  ${j.model ?? "default model"}  ${j.workdir}${dead}`;
+}
+
+/** "1 killed_on_restart, 2 lost": how a dead server's jobs read until a reap records them. */
+function orphanStatuses(active: readonly ActiveJob[]): string {
+  const counts = new Map<string, number>();
+  for (const a of active) if (!a.owner_alive) counts.set(a.status, (counts.get(a.status) ?? 0) + 1);
+  return [...counts].map(([status, n]) => `${n} ${status}`).join(", ");
 }
 
 /** One provider's jobs: counts, per project, and with `each` every active job. */
 export function renderJobs(j: JobsSummary, now: number, each: boolean): string[] {
-  const orphans = j.orphaned ? `, ${j.orphaned} orphaned (run dl reap)` : "";
+  const orphans = j.orphaned ? `, ${j.orphaned} orphaned: ${orphanStatuses(j.active)} (run dl reap)` : "";
   const lines = [
     `  ${j.provider.padEnd(8)} ${j.running} running, ${j.queued} queued${orphans}${j.error ? `  (${j.error})` : ""}`,
   ];
@@ -125,5 +135,16 @@ function renderGemini(g: GeminiStatusReport): string[] {
     `  cli: ${g.cli.ok ? g.cli.path : g.cli.message}`,
     `  jail: ${g.jail.ok ? "ok" : "UNAVAILABLE"} — ${g.jail.detail}${g.jail.fix ? `; fix: ${g.jail.fix}` : ""}`,
     `  caps: ${g.caps.max_concurrent} running, ${g.caps.max_queue} queued, one job per workdir`,
+  ];
+}
+
+/** Which backends' tools tools/list names (DELEGATE_TOOLS overrides what this machine has). */
+function renderMcpTools(r: StatusReport): string[] {
+  return [
+    "",
+    "MCP tools (dl serve):",
+    ...Object.entries(r.mcp_tools).map(
+      ([backend, v]) => `  ${backend.padEnd(8)} ${v.listed ? "listed    " : "not listed"}  ${v.why}`,
+    ),
   ];
 }

@@ -15,8 +15,11 @@ import { geminiOptionsFromConfig } from "../jobs/providers/gemini/options.ts";
 import { type GeminiStatusReport, geminiStatus } from "../jobs/providers/gemini/status.ts";
 import { PROVIDERS } from "../jobs/providers/index.ts";
 import { sysIdentities } from "../jobs/sys-adapters.ts";
+import { type BackendVerdict, backendVerdicts } from "../mcp/tool-availability.ts";
+import type { Backend } from "../mcp/tool-table.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { dirState } from "../sys/writable.ts";
+import type { BuildInfo } from "../version.ts";
 import { checkModels, type ModelCheck } from "./status-models.ts";
 
 /**
@@ -28,6 +31,8 @@ import { checkModels, type ModelCheck } from "./status-models.ts";
  */
 export type StatusReport = {
   version: string;
+  commit: string;
+  target: string;
   healthy: boolean;
   failed_checks: string[];
   config: Record<string, unknown>;
@@ -39,6 +44,8 @@ export type StatusReport = {
   codex: CodexStatusReport | { error: string };
   dsh: DshStatusReport | { error: string };
   gemini: GeminiStatusReport;
+  /** Which backends' tools `dl serve` lists in tools/list, and why the others are not. */
+  mcp_tools: Record<Backend, BackendVerdict>;
 };
 
 const PROBE_TIMEOUT_MS = 3000;
@@ -89,7 +96,7 @@ function dshReport(config: Config): StatusReport["dsh"] {
   }
 }
 
-export async function gatherStatus(config: Config, version: string): Promise<StatusReport> {
+export async function gatherStatus(config: Config, build: BuildInfo): Promise<StatusReport> {
   const backends = await Promise.all(
     backendProbeTargets(config).map(async (t) => ({
       lane: t.lane,
@@ -110,7 +117,7 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
   const gemini = await geminiStatus(geminiOptionsFromConfig(config, "dl wait"));
   failed_checks.push(...jailChecks(config, gemini.jail));
   return {
-    version,
+    ...build,
     healthy: failed_checks.length === 0,
     failed_checks,
     config: snakeKeys(redactedConfig(config)) as Record<string, unknown>,
@@ -122,6 +129,7 @@ export async function gatherStatus(config: Config, version: string): Promise<Sta
     codex,
     dsh: dshReport(config),
     gemini,
+    mcp_tools: backendVerdicts(config),
   };
 }
 

@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { VERSION } from "../version.ts";
+import { BUILD } from "../version.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit, EXIT } from "./config-or-exit.ts";
 import { interruptScope } from "./interrupt.ts";
@@ -37,7 +37,7 @@ const def = defineCommand({
       await watchLive(config, interrupt.signal, process.stdout);
       return;
     }
-    const report = await gatherStatus(config, VERSION);
+    const report = await gatherStatus(config, BUILD);
     process.stdout.write(args.json ? `${JSON.stringify(report)}\n` : `${renderStatus(report)}\n`);
     process.exitCode = report.healthy ? EXIT.ok : EXIT.failure;
   },

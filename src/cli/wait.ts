@@ -62,5 +62,10 @@ const def = defineCommand({
 export const waitCommand: DlCommand = {
   def,
   variadic: true,
-  examples: ["dl wait cx-3f9a2b1c4d gm-0a1b2c3d4e", "dl wait --all --timeout 3600", "dl wait --json"],
+  examples: [
+    "dl wait cx-3f9a2b1c4d gm-0a1b2c3d4e",
+    "dl wait --all --timeout 3600",
+    "dl wait --json",
+    "delegate-wait cx-3f9a2b1c4d   # the same, through a link named delegate-wait (ln -s dl delegate-wait)",
+  ],
 };

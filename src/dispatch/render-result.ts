@@ -28,6 +28,7 @@ export function renderResult(r: RenderableResult, previewChars?: number): string
   if (r.fallback_note) lines.push(`note: ${r.fallback_note}`);
   if (r.nudges) lines.push(`nudged ${r.nudges}x${r.resumed_after_nudge ? ", resumed" : ""}`);
   if (r.error) lines.push(`error: ${r.error}`);
+  if (r.conversation_id) lines.push(`conversation: ${r.conversation_id} (continue_from it to follow up)`);
   lines.push("", answerText(r, previewChars));
   return lines.join("\n");
 }

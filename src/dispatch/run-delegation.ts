@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { keyMismatch, type StoredConversation } from "../agent/conversation.ts";
 import { type Agent, lookupAgent } from "../agent/lookup.ts";
 import { resolveModel } from "../agent/policy.ts";
 import type { AgentResult } from "../agent/result.ts";
@@ -9,6 +10,7 @@ import type { Config } from "../config.ts";
 import { DlError } from "../errors.ts";
 import type { Surface } from "../surface.ts";
 import { checkWorkdir, workdirGuard } from "../sys/workdir-guard.ts";
+import { type HeldConversation, holdConversation, loadPrior } from "./follow-up.ts";
 import type { DispatchLease } from "./pools.ts";
 
 /**
@@ -23,6 +25,8 @@ export type DelegationInput = {
   model?: string;
   max_turns?: number;
   max_tokens?: number;
+  /** A finished delegation's conversation_id: continue it with `task` as a new user turn. */
+  continue_from?: string;
 };
 
 /** A validated delegation, ready to run: every check that can fail early has passed. */
@@ -31,6 +35,8 @@ export type PreparedDelegation = {
   agent: Agent;
   workdir: string;
   model: string;
+  /** The conversation a follow-up continues (checked: same agent, model and workdir). */
+  prior?: StoredConversation;
 };
 
 /** Takes a slot for `model` (possibly on a failover model); the lease is held for the run. */
@@ -69,33 +75,63 @@ export async function prepareDelegation(
   surface: Surface = "mcp",
 ): Promise<PreparedDelegation> {
   if (!input.task.trim()) throw new DlError("bad_input", "task is empty; say what the agent should do");
-  // No workdir: the directory `dl run` was started in (MCP clients always pass one).
-  const workdir = checkWorkdir(resolve(input.workdir?.trim() || process.cwd()), workdirGuard(config.paths));
+  const prior =
+    input.continue_from !== undefined ? loadPrior(config.paths.stateDirs.agent, input.continue_from) : undefined;
+  // No workdir: a follow-up's own, else the directory `dl run` was started in (MCP clients always pass one).
+  const given = input.workdir?.trim() || prior?.workdir || process.cwd();
+  const workdir = checkWorkdir(resolve(given), workdirGuard(config.paths));
   const agent = await lookupAgent(input.agent_name, { workdir, agentsDir: config.paths.agentsDir, surface });
   const model = resolveModel({
-    explicit: input.model?.trim() || undefined,
+    explicit: input.model?.trim() || prior?.model || undefined,
     agentName: agent.name,
     defaultModel: settings.defaultModel,
     codingModel: settings.codingModel,
   });
-  return { input, agent, workdir, model };
+  const why = prior && keyMismatch(prior, { agent: agent.name, workdir, model });
+  if (why) throw new DlError("bad_input", why);
+  return { input, agent, workdir, model, prior };
 }
 
 export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext): Promise<DelegationResult> {
   const started = performance.now();
+  let held: HeldConversation | null;
+  try {
+    held = holdConversation(
+      ctx.config.paths.stateDirs.agent,
+      { agent: p.agent.name, workdir: p.workdir, model: p.model },
+      p.prior?.id,
+    );
+  } catch (e) {
+    return failure(p, e, started);
+  }
+  try {
+    return await runHeld(p, ctx, held, started);
+  } finally {
+    held?.release();
+  }
+}
+
+async function runHeld(
+  p: PreparedDelegation,
+  ctx: DelegationContext,
+  held: HeldConversation | null,
+  started: number,
+): Promise<DelegationResult> {
   let taken: DispatchLease;
   try {
     taken = await ctx.acquire(p.model, {
       signal: ctx.signal,
-      failover: ctx.failover,
+      // A follow-up stays on its conversation's model: another one would share none of its cache.
+      failover: ctx.failover && !held?.prior,
       task: p.agent.name,
       onWaiting: (msg) => ctx.onProgress?.(0, p.input.max_turns ?? 0, msg),
     });
   } catch (e) {
-    return slotFailure(p, e, started);
+    return failure(p, e, started);
   }
   // The slot is held for the whole run and freed however it ends.
   using lease = taken;
+  let kept = false;
   let lastResponse: ModelResponse | undefined;
   let calls = 0;
   const doComplete = ctx.complete ?? ((req: ModelRequest) => httpComplete(req, ctx.completeOptions));
@@ -118,7 +154,12 @@ export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext)
     signal: ctx.signal,
     onProgress: ctx.onProgress,
     surface: ctx.surface,
+    prior: held?.prior && { messages: held.prior.messages, promptTurns: held.prior.prompt_turns },
+    onConversation: (messages, promptTurns) => {
+      kept = held?.keep(messages, promptTurns, lease.model_used) ?? false;
+    },
   });
+  if (kept && held) result.conversation_id = held.id;
   if (lease.failed_over_from) {
     result.failed_over_from = lease.failed_over_from;
     result.model = lease.failed_over_from;
@@ -129,7 +170,8 @@ export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext)
   return result;
 }
 
-function slotFailure(p: PreparedDelegation, e: unknown, started: number): DelegationResult {
+/** The result of a run that never started: no slot, or a conversation it cannot continue now. */
+function failure(p: PreparedDelegation, e: unknown, started: number): DelegationResult {
   const cancelled = e instanceof DlError && e.code === "cancelled";
   return {
     success: false,

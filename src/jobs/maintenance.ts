@@ -5,6 +5,7 @@ import { JobStore } from "../store/jobs.ts";
 import type { JobRow } from "../store/types.ts";
 import { DB_FILE } from "../store/types.ts";
 import type { JobStateDir } from "../sys/paths.ts";
+import { deadOwnerStatus } from "./dead-owner.ts";
 import type { Identities } from "./engine-ports.ts";
 import { ownerAlive, type ReapAction, reapDeadOwners } from "./reaper.ts";
 
@@ -74,10 +75,11 @@ function emptySummary(provider: string): JobsSummary {
   return { provider, running: 0, queued: 0, projects: [], orphaned: 0, active: [], last_launch_ms: null };
 }
 
+/** `status` of a dead server's row is how it reads until a reap records it (deadOwnerStatus). */
 function activeJob(r: JobRow, alive: boolean): ActiveJob {
   return {
     id: r.id,
-    status: r.status,
+    status: alive ? r.status : deadOwnerStatus(r),
     queue_reason: r.status === "queued" ? r.queue_reason : null,
     workdir: r.workdir,
     model: r.model,

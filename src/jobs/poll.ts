@@ -1,5 +1,6 @@
 import type { JobRow } from "../store/types.ts";
 import { isTerminal } from "../store/types.ts";
+import { deadOwnerStatus } from "./dead-owner.ts";
 import { sanitizeJson, sanitizeLine, shortenResponse } from "./sanitize.ts";
 
 /** Runs shorter than this usually mean the CLI refused or crashed early. */
@@ -61,11 +62,14 @@ export function pollView(
   const runMs = row.started_at !== null ? end - row.started_at : null;
   const resp = row.final_response !== null ? shortenResponse(row.final_response) : null;
   const warnings = parseJson(row.warnings);
+  // A dead server's row reads as it will be recorded (dl wait says the same), not as the
+  // queued or running it still says until a reap ends it.
+  const status = terminal || ownerAlive ? row.status : deadOwnerStatus(row);
   const view: PollView = {
     id: row.id,
     provider: row.provider,
-    status: row.status,
-    queue_reason: row.status === "queued" ? row.queue_reason : null,
+    status,
+    queue_reason: status === "queued" ? row.queue_reason : null,
     workdir: sanitizeLine(row.workdir, 4000),
     model: row.model,
     effort: row.effort,

@@ -3,6 +3,7 @@ import type { JobStore } from "../store/jobs.ts";
 import type { JobPatch, JobRow, JobStatus } from "../store/types.ts";
 import { sameSessionLeader } from "../sys/identity.ts";
 import { terminateGroup } from "../sys/process.ts";
+import { deadOwnerStatus } from "./dead-owner.ts";
 import type { Identities } from "./engine-ports.ts";
 import { jobDirOf, readOutcome } from "./outcome-file.ts";
 
@@ -51,6 +52,18 @@ const KILLED_REASON = {
     "owner server died; its child had exited but processes of its group were still running and have been killed",
 } as const;
 
+/** A dead owner's row with no verified child left to kill: how deadOwnerStatus reads it. */
+function goneAction(row: JobRow): ReapAction {
+  const status = deadOwnerStatus(row);
+  const reason =
+    row.status === "queued"
+      ? "owner server died before the job started"
+      : status === "killed_on_restart"
+        ? "owner server died and its jailed run died with it; what it changed in the workdir stays: review it before resubmitting"
+        : "owner server died; no verified child left to stop";
+  return { id: row.id, status, killed_pid: null, reason };
+}
+
 export interface ReapOptions {
   identities: Identities;
   now: () => number;
@@ -62,7 +75,9 @@ export interface ReapOptions {
 
 /**
  * Ends every active row whose owner died: a verified orphan child is killed (its whole
- * group) → `killed_on_restart`; anything else → `lost`. Nothing unverified is signalled.
+ * group) → `killed_on_restart`; anything else reads as deadOwnerStatus says (`lost`, or
+ * `killed_on_restart` for a jailed run that died with its server). Nothing unverified is
+ * signalled.
  */
 export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promise<ReapAction[]> {
   const actions: ReapAction[] = [];
@@ -85,15 +100,7 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
     const verified = row.status === "running" ? childVerified(row, opts.identities) : null;
     const action: ReapAction = verified
       ? { id: row.id, status: "killed_on_restart", killed_pid: row.child_pid, reason: KILLED_REASON[verified] }
-      : {
-          id: row.id,
-          status: "lost",
-          killed_pid: null,
-          reason:
-            row.status === "queued"
-              ? "owner server died before the job started"
-              : "owner server died; no verified child left to stop",
-        };
+      : goneAction(row);
     actions.push(action);
     if (opts.dryRun) continue;
     if (verified) {

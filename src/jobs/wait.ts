@@ -1,5 +1,6 @@
 import { isTerminal, type JobRow } from "../store/types.ts";
 import type { JobStateDir } from "../sys/paths.ts";
+import { deadOwnerStatus } from "./dead-owner.ts";
 import type { Identities } from "./engine-ports.ts";
 import { PROVIDERS } from "./providers/index.ts";
 import { ownerAlive } from "./reaper.ts";
@@ -116,7 +117,7 @@ export type EndedJob = { id: string; row: JobRow; status: string } | { id: strin
 /**
  * One pass's verdict on the pending ids, given the rows just read. `seen` holds every id
  * that ever had a row (this pass's included); `ownerGone` is set on passes that check
- * owners, and makes a queued/running job of a dead owner `lost` at once.
+ * owners, and ends a queued/running job of a dead owner at once, as deadOwnerStatus reads it.
  */
 export function judgePending(
   pending: readonly string[],
@@ -135,7 +136,7 @@ export function judgePending(
       else still.push(id);
       continue;
     }
-    const status = isTerminal(row.status) ? row.status : ownerGone?.(row) ? "lost" : null;
+    const status = isTerminal(row.status) ? row.status : ownerGone?.(row) ? deadOwnerStatus(row) : null;
     if (status) ended.push({ id, row, status });
     else still.push(id);
   }

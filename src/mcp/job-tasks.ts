@@ -1,6 +1,5 @@
-import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/interfaces.js";
-import type { CallToolResult, Result, Task } from "@modelcontextprotocol/sdk/types.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { DetailedTaskV2 } from "@modelcontextprotocol/ext-tasks/core/v2";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { CancelResult } from "../jobs/engine.ts";
 import { PROVIDERS } from "../jobs/providers/index.ts";
 import type { ServerDeps } from "../services.ts";
@@ -8,15 +7,15 @@ import { isTerminal, type JobRow } from "../store/types.ts";
 import { toolOk } from "./tool-result.ts";
 
 /**
- * MCP tasks (the protocol's task-augmented tool calls) answered from the job stores.
- * A submit call made as a task becomes one MCP task whose id is the ids of the jobs it
- * queued, joined by ",": nothing about it lives in this process, so tasks/get,
- * tasks/result and tasks/cancel keep working after the server that created it restarts.
+ * MCP tasks (the `io.modelcontextprotocol/tasks` extension) answered from the job stores.
+ * A call made as a task becomes one task whose id is the ids of the jobs it queued,
+ * joined by ",": nothing about it lives in this process, so tasks/get and tasks/cancel
+ * keep working from another `dl serve`, or this one restarted.
  */
 
 /** What the task store needs of a job service (Codex, dsh, Gemini, agent). */
 interface JobService {
-  readonly engine: { row(id: string): JobRow | undefined; list(limit?: number): { id: string }[] };
+  readonly engine: { row(id: string): JobRow | undefined };
   poll(ids: readonly string[]): { jobs: readonly unknown[] };
   cancel(id: string): Promise<CancelResult>;
 }
@@ -30,101 +29,76 @@ function servicesByPrefix(deps: ServerDeps): [string, () => Promise<JobService>]
 const POLL_INTERVAL_MS = 1000;
 const MAX_IDS = 256;
 
-const notFound = (taskId: string) => new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId.slice(0, 200)}`);
+type Found = { svc: JobService; ids: string[]; rows: JobRow[] };
 
-/** The task's status from its jobs: working until all end; completed only if every one is done. */
-function taskStatus(rows: readonly JobRow[]): { status: Task["status"]; statusMessage: string } {
+/** The task's status from its jobs: working until all end; cancelled if every one was. */
+function taskStatus(rows: readonly JobRow[]): { status: "working" | "completed" | "cancelled"; statusMessage: string } {
   const counts = new Map<string, number>();
   for (const r of rows) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
   const statusMessage = [...counts].map(([s, n]) => `${n} ${s}`).join(", ");
   if (rows.some((r) => !isTerminal(r.status))) return { status: "working", statusMessage };
-  if (rows.every((r) => r.status === "done")) return { status: "completed", statusMessage };
   if (rows.every((r) => r.status === "cancelled")) return { status: "cancelled", statusMessage };
-  return { status: "failed", statusMessage };
+  return { status: "completed", statusMessage };
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-function taskOf(taskId: string, rows: readonly JobRow[]): Task {
-  const created = Math.min(...rows.map((r) => r.created_at));
-  const updated = Math.max(...rows.map((r) => r.ended_at ?? r.last_activity_at ?? r.started_at ?? r.created_at));
-  return {
-    taskId,
-    ...taskStatus(rows),
-    ttl: null,
-    createdAt: iso(created),
-    lastUpdatedAt: iso(updated),
-    pollInterval: POLL_INTERVAL_MS,
-  };
+/**
+ * The result of a task whose jobs ended: the jobs as the provider's poll tool shows them.
+ * A job that did not succeed is a tool error (`isError`), never a failed task: the
+ * extension keeps `failed` for JSON-RPC errors.
+ */
+function taskResult(found: Found, statusMessage: string): CallToolResult {
+  const polled = found.svc.poll(found.ids);
+  const result = toolOk({ ...polled }, `${statusMessage}\n\n${JSON.stringify(polled, null, 2)}`);
+  return found.rows.every((r) => r.status === "done") ? result : { ...result, isError: true };
 }
 
-export class JobTaskStore implements TaskStore {
+export class JobTaskStore {
   constructor(private readonly deps: ServerDeps) {}
 
   /** The service and rows behind a task id, or null when any id is unknown. */
-  private async resolve(taskId: string): Promise<{ svc: JobService; ids: string[]; rows: JobRow[] } | null> {
+  private async resolve(taskId: string): Promise<Found | null> {
     const ids = taskId.split(",");
     if (ids.length === 0 || ids.length > MAX_IDS) return null;
     const entry = servicesByPrefix(this.deps).find(([p]) => ids.every((id) => id.startsWith(p)));
     if (!entry) return null;
-    const svc = await entry[1]();
+    const svc = await entry[1]().catch(() => null);
+    if (!svc) return null;
     const rows = ids.map((id) => svc.engine.row(id));
     if (rows.some((r) => r === undefined)) return null;
     return { svc, ids, rows: rows as JobRow[] };
   }
 
-  /** The task a submit call just created (its jobs are recorded already). */
-  async taskFor(ids: readonly string[]): Promise<Task> {
-    const task = await this.getTask(ids.join(","));
-    if (!task) throw notFound(ids.join(","));
-    return task;
-  }
-
-  async getTask(taskId: string): Promise<Task | null> {
+  /** tasks/get: the task as its jobs stand now, with the result once they have all ended; null when unknown. */
+  async get(taskId: string): Promise<DetailedTaskV2 | null> {
     const found = await this.resolve(taskId);
-    return found ? taskOf(taskId, found.rows) : null;
-  }
-
-  /** The jobs as the provider's poll tool shows them. */
-  async getTaskResult(taskId: string): Promise<Result> {
-    const found = await this.resolve(taskId);
-    if (!found) throw notFound(taskId);
-    const polled = found.svc.poll(found.ids);
-    const { status, statusMessage } = taskStatus(found.rows);
-    const result: CallToolResult = toolOk({ ...polled }, `${statusMessage}\n\n${JSON.stringify(polled, null, 2)}`);
-    return status === "completed" ? result : { ...result, isError: true };
-  }
-
-  /** tasks/cancel: every job of the task that has not ended is cancelled (dequeued or stopped). */
-  async updateTaskStatus(taskId: string, status: Task["status"]): Promise<void> {
-    if (status !== "cancelled") return;
-    const found = await this.resolve(taskId);
-    if (!found) throw notFound(taskId);
-    for (const r of found.rows) if (!isTerminal(r.status)) await found.svc.cancel(r.id);
-  }
-
-  /** Jobs are created by the submit tools themselves; the SDK never needs this path. */
-  async createTask(_o: CreateTaskOptions): Promise<Task> {
-    throw new McpError(
-      ErrorCode.MethodNotFound,
-      "tasks are created by calling a submit tool (submit_agent, submit_codex, …) as a task",
-    );
-  }
-
-  /** A job's result is its row; nothing else is stored. */
-  async storeTaskResult(): Promise<void> {}
-
-  /** Recent jobs of the job services that can start here, one task per job. */
-  async listTasks(): Promise<{ tasks: Task[] }> {
-    const tasks: Task[] = [];
-    for (const [, start] of servicesByPrefix(this.deps)) {
-      const svc = await start().catch(() => null);
-      if (!svc) continue;
-      for (const v of svc.engine.list(50)) {
-        const row = svc.engine.row(v.id);
-        if (row) tasks.push(taskOf(v.id, [row]));
-      }
+    if (!found) return null;
+    const { rows } = found;
+    const { status, statusMessage } = taskStatus(rows);
+    const base = {
+      taskId,
+      statusMessage,
+      createdAt: iso(Math.min(...rows.map((r) => r.created_at))),
+      lastUpdatedAt: iso(
+        Math.max(...rows.map((r) => r.ended_at ?? r.last_activity_at ?? r.started_at ?? r.created_at)),
+      ),
+      ttlMs: null,
+      pollIntervalMs: POLL_INTERVAL_MS,
+    };
+    if (status === "completed") {
+      // The result as tools/call would answer it on 2026-07-28, where every result names its type.
+      const result = JSON.parse(JSON.stringify({ ...taskResult(found, statusMessage), resultType: "complete" }));
+      return { ...base, status, result };
     }
-    return { tasks };
+    return { ...base, status };
+  }
+
+  /** tasks/cancel: every job of the task that has not ended is cancelled (dequeued or stopped); false when unknown. */
+  async cancel(taskId: string): Promise<boolean> {
+    const found = await this.resolve(taskId);
+    if (!found) return false;
+    for (const r of found.rows) if (!isTerminal(r.status)) await found.svc.cancel(r.id);
+    return true;
   }
 }

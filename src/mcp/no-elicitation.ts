@@ -1,11 +1,10 @@
-import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
+import type { jsonSchemaValidator } from "@modelcontextprotocol/server";
 
 /**
  * The SDK's server validates elicitation answers against a JSON Schema, and unless told
  * otherwise builds an Ajv instance for that in its constructor (meta-schemas, formats: a
  * few ms and about 1 MB on every `dl serve` start). dl never asks the client for
- * elicitation, so it hands the SDK this validator instead, and build.ts leaves Ajv out
- * of the binary altogether.
+ * elicitation, so it hands the SDK this validator instead.
  */
 export const noElicitationValidator: jsonSchemaValidator = {
   getValidator() {

@@ -1,9 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { ServerContext } from "@modelcontextprotocol/server";
 import { log } from "../log.ts";
-
-export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /**
  * How long the result waits after the last progress notification. The SDK's client
@@ -25,8 +22,8 @@ export type ProgressReporter = ((progress: number, total: number | undefined, me
  * requires. Failures to notify never fail the call. Tools `await settle()` before they
  * return their result, so the last progress line reaches the client first.
  */
-export function progressReporter(extra: ToolExtra): ProgressReporter {
-  const token = extra._meta?.progressToken;
+export function progressReporter(ctx: ServerContext): ProgressReporter {
+  const token = ctx.mcpReq._meta?.progressToken;
   if (token === undefined) return Object.assign(() => {}, { settle: async () => {} });
   let last = 0;
   let pending: Promise<void> = Promise.resolve();
@@ -41,7 +38,7 @@ export function progressReporter(extra: ToolExtra): ProgressReporter {
     };
     if (total) params.total = total;
     sentAt = performance.now();
-    pending = extra.sendNotification({ method: "notifications/progress", params }).catch((e: unknown) => {
+    pending = ctx.mcpReq.notify({ method: "notifications/progress", params }).catch((e: unknown) => {
       log.debug(`progress notification failed: ${String(e)}`);
     });
   };

@@ -1,53 +1,46 @@
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { PROVIDERS } from "../jobs/providers/index.ts";
+import { Server } from "@modelcontextprotocol/server";
 import type { ServerDeps } from "../services.ts";
 import { JobTaskStore } from "./job-tasks.ts";
 import { noElicitationValidator } from "./no-elicitation.ts";
-import { upgradeSubmitTools } from "./task-tools.ts";
-import { answerToolsListFromCatalogue } from "./tool-catalogue.ts";
-import { registerAgentJobTools } from "./tools/agent-job-tools.ts";
-import { registerCodexTools } from "./tools/codex-tools.ts";
-import { registerDelegateBatch } from "./tools/delegate-batch.ts";
-import { registerDelegateToLocalAgent } from "./tools/delegate-to-local-agent.ts";
-import { registerDelegateToProvider } from "./tools/delegate-to-provider.ts";
-import { registerDshTools } from "./tools/dsh-tools.ts";
-import { registerGeminiTools } from "./tools/gemini-tools.ts";
-import { registerListLocalAgents } from "./tools/list-local-agents.ts";
-import { registerLocalBackendStatus } from "./tools/local-backend-status.ts";
+import { registerTaskMethods, TASKS_EXTENSION } from "./task-methods.ts";
+import { toolCallHandler } from "./tool-call.ts";
+import { ToolSurface } from "./tool-surface.ts";
 
-/** The tools a task-capable client may call as MCP tasks (answered from the job stores). */
-const TASK_TOOLS = PROVIDERS.map((p) => `submit_${p.name}`);
+/** A protocol era, as the SDK's serving entries name them: 2026-07-28 is "modern". */
+export type Era = "legacy" | "modern";
+
+const INSTRUCTIONS =
+  "dl hands sub-agent work to other model backends and coding CLIs. delegate_to_local_agent / delegate_batch run agents on the configured gateway, delegate_to_provider on an endpoint you name; submit_* / poll_* / cancel_* run background jobs (Codex CLI, DeepSeek-harness dsh, Gemini through agy, agents): start the returned `watch` command in the background, it is the completion signal. list_local_agents shows agents, local_backend_status checks the gateway. Only the backends that can run on this machine have tools.";
 
 /**
- * The MCP server with every tool dl offers. Transport-agnostic: `dl serve` connects it to
- * stdio, tests may connect it to an in-memory pair.
+ * One MCP server instance for one connection of either era, over the process's one tool
+ * surface. Transport-agnostic: `dl serve` hands this factory to `serveStdio`, tests and
+ * `dl serve --check` may connect an instance to an in-memory pair. On 2026-07-28 it also
+ * offers the tasks extension (tasks/get, tasks/update, tasks/cancel over the job stores).
  */
-export function createServer(deps: ServerDeps): McpServer {
-  const tasks = new JobTaskStore(deps);
-  const server = new McpServer(
+export function createServer(deps: ServerDeps, era: Era = "legacy", surface = new ToolSurface(deps)): Server {
+  const modern = era === "modern";
+  const server = new Server(
     { name: "delegate-local", title: "dl — delegate to other backends", version: deps.version },
     {
-      capabilities: {
-        tools: {},
-        logging: {},
-        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
-      },
-      taskStore: tasks,
+      capabilities: { tools: {}, logging: {}, ...(modern ? { extensions: { [TASKS_EXTENSION]: {} } } : {}) },
       jsonSchemaValidator: noElicitationValidator,
-      instructions:
-        "dl hands sub-agent work to other model backends and coding CLIs. delegate_to_local_agent / delegate_batch run agents on the configured gateway, delegate_to_provider on an endpoint you name; submit_codex / poll_codex / cancel_codex run Codex CLI jobs and submit_dsh / poll_dsh / cancel_dsh DeepSeek-harness launcher jobs (start the returned `watch` command in the background: it is the only completion signal); submit_gemini / poll_gemini / cancel_gemini do the same for Gemini through the jailed Antigravity CLI (only with DELEGATE_GEMINI_ALLOW_DANGER=1); submit_agent / poll_agent / cancel_agent run the same agents as background jobs (ids at once, `watch` to wait on) when a run would block too long; list_local_agents shows agents, local_backend_status checks the gateway.",
+      instructions: INSTRUCTIONS,
     },
   );
-  registerDelegateToLocalAgent(server, deps);
-  registerDelegateBatch(server, deps);
-  registerDelegateToProvider(server, deps);
-  registerCodexTools(server, deps);
-  registerDshTools(server, deps);
-  registerAgentJobTools(server, deps);
-  registerGeminiTools(server, deps);
-  registerListLocalAgents(server, deps);
-  registerLocalBackendStatus(server, deps);
-  upgradeSubmitTools(server, TASK_TOOLS, tasks);
-  answerToolsListFromCatalogue(server, deps.config);
+  const store = modern ? new JobTaskStore(deps) : undefined;
+  server.setRequestHandler("tools/list", () => ({ tools: surface.toolsList() }));
+  server.setRequestHandler("tools/call", toolCallHandler(surface, store));
+  if (store) registerTaskMethods(server, store);
   return server;
+}
+
+/** What `serveStdio` calls for each connection (and for a discarded `server/discover` probe). */
+export function serverFactory(deps: ServerDeps, onServer: (s: Server) => void = () => {}) {
+  const surface = new ToolSurface(deps);
+  return ({ era }: { era: Era }): Server => {
+    const server = createServer(deps, era, surface);
+    onServer(server);
+    return server;
+  };
 }

@@ -1,5 +1,4 @@
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type JSONRPCMessage, JSONRPCMessageSchema, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { type JSONRPCMessage, parseJSONRPCMessage, type RequestId, type Transport } from "@modelcontextprotocol/server";
 import { LineReader } from "./line-reader.ts";
 
 /** Where the transport writes: Bun's own sink for stdout (FileSink), or a test's. */
@@ -13,7 +12,7 @@ export type EndReason = "stdin closed" | "stdout closed";
 
 /**
  * The MCP stdio transport of `dl serve`: newline-delimited JSON-RPC on stdin/stdout,
- * like the SDK's StdioServerTransport, except that one message over `maxMessageBytes`
+ * like the SDK's StdioServerTransport (handed to `serveStdio` as its transport), except that one message over `maxMessageBytes`
  * is answered with a JSON-RPC error (code -32600, the request's id when it can be read)
  * and the server keeps serving. The transport never stops reading on bad input, so the
  * end of stdin always reaches `onend` (dl serve's shutdown), and so does a stdout the
@@ -105,16 +104,15 @@ export class CappedStdioTransport implements Transport {
       void this.write({ jsonrpc: "2.0", id: null, error: { code: -32700, message: PARSE_ERROR } });
       return;
     }
-    const parsed = JSONRPCMessageSchema.safeParse(value);
-    if (parsed.success) {
-      const m = parsed.data;
-      if ("method" in m && "id" in m) this.pending.add(m.id);
-      this.onmessage?.(m);
+    const m = jsonRpcMessage(value);
+    if (m instanceof Error) {
+      this.onerror?.(new Error(`invalid JSON-RPC message: ${m.message.slice(0, 200)}`));
+      const answer = invalidRequestAnswer(value);
+      if (answer) void this.write(answer);
       return;
     }
-    this.onerror?.(new Error(`invalid JSON-RPC message: ${parsed.error.message.slice(0, 200)}`));
-    const answer = invalidRequestAnswer(value);
-    if (answer) void this.write(answer);
+    if ("method" in m && "id" in m) this.pending.add(m.id);
+    this.onmessage?.(m);
   }
 
   private refuse(bytes: number, id: RequestId | null): void {
@@ -148,6 +146,15 @@ export class CappedStdioTransport implements Transport {
       this.onerror?.(e instanceof Error ? e : new Error(String(e)));
       this.end("stdout closed");
     }
+  }
+}
+
+/** The message, or why it is not one (the SDK's own check of a JSON-RPC message). */
+function jsonRpcMessage(value: unknown): JSONRPCMessage | Error {
+  try {
+    return parseJSONRPCMessage(value);
+  } catch (e) {
+    return e instanceof Error ? e : new Error(String(e));
   }
 }
 

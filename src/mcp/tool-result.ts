@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { describeError, isDlError } from "../errors.ts";
 import { log } from "../log.ts";
 import { TEXT_MAX_CHARS } from "./result-limits.ts";

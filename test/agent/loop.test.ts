@@ -83,7 +83,7 @@ describe("runAgent", () => {
     const o = opts(s.complete);
     const progress: string[] = [];
     const r = await runAgent({ ...o, onProgress: (t, m, msg) => progress.push(`${t}/${m} ${msg}`) });
-    expect(agentResultSchema.parse(r)).toEqual(r);
+    expect(agentResultSchema().parse(r)).toEqual(r);
     expect(r.success).toBe(true);
     expect(r.final_response).toBe("All done: wrote out/a.txt.");
     expect(r.turns).toBe(3);
@@ -101,7 +101,14 @@ describe("runAgent", () => {
     expect(third).toContain("[lines 1-1 of 1]");
     expect(third).toContain("exit code: 4");
     expect(s.requests[0]!.system).toContain(`Working directory (absolute): ${o.workdir}`);
-    expect(s.requests[0]!.tools.map((t) => t.name)).toEqual(["read_file", "write_file", "run_bash"]);
+    expect(s.requests[0]!.tools.map((t) => t.name)).toEqual([
+      "read_file",
+      "write_file",
+      "edit_file",
+      "search_files",
+      "list_files",
+      "run_bash",
+    ]);
     expect(progress[1]).toBe("2/25 turn 2/25: read_file, run_bash (exit 4)");
   });
 

@@ -143,7 +143,8 @@ describe("run_bash", () => {
   });
 
   test("DELEGATE_RUN_BASH=0 removes the tool", () => {
-    expect([...buildTools({ bash: settings({ enabled: false }) }).keys()]).toEqual(["read_file", "write_file"]);
-    expect([...buildTools({ bash: settings() }).keys()]).toEqual(["read_file", "write_file", "run_bash"]);
+    const files = ["read_file", "write_file", "edit_file", "search_files", "list_files"];
+    expect([...buildTools({ bash: settings({ enabled: false }) }).keys()]).toEqual(files);
+    expect([...buildTools({ bash: settings() }).keys()]).toEqual([...files, "run_bash"]);
   });
 });

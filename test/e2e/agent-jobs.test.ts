@@ -1,9 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { JobStore } from "../../src/store/jobs.ts";
 import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { callTool, connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
@@ -260,85 +257,5 @@ describe("submit_agent / poll_agent / cancel_agent through dist/dl serve", () =>
     } finally {
       store.close();
     }
-  }, 60_000);
-});
-
-describe("MCP tasks: a client with task support", () => {
-  /** `dl serve` with a Client that declares task support. */
-  async function taskClient(stateDir: string): Promise<Client> {
-    const transport = new StdioClientTransport({
-      command: requireBinary(),
-      args: ["serve"],
-      env: testEnv(env(stateDir)),
-      stderr: "pipe",
-    });
-    const client = new Client({ name: "dl-task-test", version: "1.0.0" }, { capabilities: { tasks: {} } });
-    await client.connect(transport);
-    sessions.push({ client, transport, stderr: () => "", close: () => client.close() });
-    return client;
-  }
-
-  const asTask = (client: Client, args: Record<string, unknown>) =>
-    client.request(
-      { method: "tools/call", params: { name: "submit_agent", arguments: args, task: { ttl: 60_000 } } },
-      CreateTaskResultSchema,
-    );
-
-  test("drives submit_agent through tasks/get and tasks/result; the task outlives its server", async () => {
-    const stateDir = join(root, "state-tasks");
-    scriptBashThenAnswer(100);
-    const client = await taskClient(stateDir);
-    const tools = (await client.listTools()).tools;
-    for (const name of ["submit_agent", "submit_codex", "submit_dsh", "submit_gemini"])
-      expect(tools.find((t) => t.name === name)?.execution?.taskSupport).toBe("optional");
-    expect(tools.find((t) => t.name === "poll_agent")?.execution?.taskSupport).not.toBe("optional");
-
-    const repo = makeRepo(root, "tasks", 0).repo;
-    const created = await asTask(client, { tasks: [agentTask(repo)] });
-    const taskId = created.task.taskId;
-    expect(taskId).toMatch(/^ag-[0-9a-f]+$/);
-    expect(created.task.status).toBe("working");
-
-    const finished = await until(async () => {
-      const t = await client.experimental.tasks.getTask(taskId);
-      return t.status === "working" ? null : t;
-    }, "the task to end");
-    expect(finished.status).toBe("completed");
-    const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
-    expect(result.isError).toBeFalsy();
-    const [job] = (result.structuredContent as { jobs: JobView[] }).jobs;
-    expect(job!.id).toBe(taskId);
-    expect(job!.status).toBe("done");
-    expect(job!.last_bash_exit).toBe(3);
-
-    // A plain call to the same tool keeps today's answer: ids and watch at once.
-    const plain = await call<Submitted>({ client } as DlSession, "submit_agent", { tasks: [agentTask(repo)] });
-    expect(plain.data.watch).toContain(plain.data.jobs[0]!.id);
-    await pollUntilEnded({ client } as DlSession, [plain.data.jobs[0]!.id]);
-
-    // The task lives in the job store: a new server answers for it.
-    await client.close();
-    const next = await taskClient(stateDir);
-    expect((await next.experimental.tasks.getTask(taskId)).status).toBe("completed");
-    const listed = await next.experimental.tasks.listTasks();
-    expect(listed.tasks.map((t) => t.taskId)).toContain(taskId);
-  }, 60_000);
-
-  test("tasks/cancel stops the task's jobs", async () => {
-    const stateDir = join(root, "state-task-cancel");
-    fake.always(reply.hang());
-    const client = await taskClient(stateDir);
-    const repos = [0, 1].map((i) => makeRepo(root, `task-cancel-${i}`, 0).repo);
-    const created = await asTask(client, { tasks: repos.map((r) => agentTask(r)) });
-    const taskId = created.task.taskId;
-    expect(taskId.split(",")).toHaveLength(2);
-    await until(async () => fake.inFlight() >= 1, "an agent to reach the backend");
-    const cancelled = await client.experimental.tasks.cancelTask(taskId);
-    expect(cancelled.status).toBe("cancelled");
-    const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
-    expect((result.structuredContent as { jobs: JobView[] }).jobs.map((j) => j.status)).toEqual([
-      "cancelled",
-      "cancelled",
-    ]);
   }, 60_000);
 });

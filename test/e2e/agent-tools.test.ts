@@ -36,7 +36,7 @@ const offeredTools = (i: number) =>
   ((fake.requests[i]?.body.tools as { name: string }[] | undefined) ?? []).map((t) => t.name).sort();
 
 describe("agent tools: frontmatter through dist/dl serve", () => {
-  test("the example reviewer (tools: Read, Bash) is never offered write_file, and a call to it is refused", async () => {
+  test("the example reviewer (tools: Read, Grep, Glob) is read-only: never offered write_file, and a call to it is refused", async () => {
     const dir = tempDir("proj");
     fake.script(
       reply.tool("write_file", { path: "planted.txt", content: "edited" }),
@@ -47,14 +47,14 @@ describe("agent tools: frontmatter through dist/dl serve", () => {
       arguments: { agent_name: "reviewer", task: "review", workdir: dir },
     });
     expect(res.isError).toBeFalsy();
-    expect(offeredTools(0)).toEqual(["read_file", "run_bash"]);
+    expect(offeredTools(0)).toEqual(["list_files", "read_file", "search_files"]);
     expect(existsSync(join(dir, "planted.txt"))).toBe(false);
     const second = JSON.stringify(fake.requests[1]?.body);
     expect(second).toContain("write_file is not available to agent 'reviewer'");
     expect(second).toContain('"is_error":true');
   });
 
-  test("the example coder (tools: Read, Write, Bash) and an agent without a tools: line get every tool", async () => {
+  test("the example coder (tools: Read, Write, Edit, Grep, Glob, Bash) and an agent without a tools: line get every tool", async () => {
     const dir = tempDir("proj");
     fake.script(reply.text("ok"), reply.text("ok"));
     for (const agent_name of ["coder", "plain"]) {
@@ -63,18 +63,19 @@ describe("agent tools: frontmatter through dist/dl serve", () => {
         arguments: { agent_name, task: "t", workdir: dir },
       });
     }
-    expect(offeredTools(0)).toEqual(["read_file", "run_bash", "write_file"]);
-    expect(offeredTools(1)).toEqual(["read_file", "run_bash", "write_file"]);
+    const all = ["edit_file", "list_files", "read_file", "run_bash", "search_files", "write_file"];
+    expect(offeredTools(0)).toEqual(all);
+    expect(offeredTools(1)).toEqual(all);
   });
 
-  test("Grep maps to read_file (not a shell); unknown names are warnings in list_local_agents", async () => {
+  test("Grep maps to search_files (not a shell); unknown names are warnings in list_local_agents", async () => {
     const res = await session.client.callTool({ name: "list_local_agents", arguments: {} });
     const agents = (res.structuredContent as { agents: Entry[] }).agents;
     const by = (n: string) => agents.find((a) => a.name === n)!;
-    expect(by("reviewer").tools?.sort()).toEqual(["read_file", "run_bash"]);
+    expect(by("reviewer").tools?.sort()).toEqual(["list_files", "read_file", "search_files"]);
     expect(by("reviewer").warnings).toBeUndefined();
     expect(by("plain").tools).toBeUndefined();
-    expect(by("odd").tools).toEqual(["read_file"]);
+    expect(by("odd").tools).toEqual(["read_file", "search_files"]);
     const warnings = by("odd").warnings!.join("\n");
     expect(warnings).toContain("WebFetch");
     expect(warnings).toContain('"Frobnicate"');
@@ -86,7 +87,7 @@ describe("agent tools: frontmatter through dist/dl serve", () => {
       name: "delegate_to_local_agent",
       arguments: { agent_name: "odd", task: "t", workdir: dir },
     });
-    expect(offeredTools(0)).toEqual(["read_file"]);
+    expect(offeredTools(0)).toEqual(["read_file", "search_files"]);
     expect(existsSync(join(dir, "escaped"))).toBe(false);
     expect(JSON.stringify(fake.requests[1]?.body)).toContain("run_bash is not available to agent 'odd'");
   });

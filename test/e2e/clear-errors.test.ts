@@ -27,7 +27,7 @@ async function serve(stateDir: string, extra: Record<string, string> = {}): Prom
 }
 
 async function errorText(s: DlSession, name: string, args: Record<string, unknown>): Promise<string> {
-  const r = (await s.client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 })) as {
+  const r = (await s.client.callTool({ name, arguments: args }, { timeout: 60_000 })) as {
     isError?: boolean;
     content: { text: string }[];
   };

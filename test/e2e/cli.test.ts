@@ -125,7 +125,7 @@ describe("help and version", () => {
     }
     const v = await runDl(["-V"]);
     expect(v.code).toBe(0);
-    expect(v.stdout).toMatch(/^\d+\.\d+\.\d+/);
+    expect(v.stdout).toMatch(/^dl \d+\.\d+\.\d+\S* \(commit \S+, [a-z0-9-]+\)\n$/);
     const unknown = await runDl(["help", "stauts"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("did you mean status?");
@@ -276,6 +276,7 @@ describe("dl serve --check", () => {
       XDG_CACHE_HOME: undefined,
       XDG_CONFIG_HOME: undefined,
       CODEX_HOME: undefined,
+      DELEGATE_TOOLS: undefined,
     });
     expect(r.code).toBe(0);
     // Checking creates nothing, not even the state dirs it checks.
@@ -283,6 +284,9 @@ describe("dl serve --check", () => {
     expect(r.stdout).toMatch(/^ok +configuration parsed/m);
     expect(r.stdout).toMatch(/^ok +the server starts and answers initialize and tools\/list \(\d+ tools\)/m);
     expect(r.stdout).toMatch(/^WARN gateway litellm/m);
+    // Which backends' tools are listed, and why the others are not.
+    expect(r.stdout).toMatch(/^ok +agent tools listed/m);
+    expect(r.stdout).toMatch(/^ok +gemini tools not listed: DELEGATE_GEMINI_ALLOW_DANGER is not 1/m);
     expect(r.stdout).toContain("dl serve would start");
   });
 

@@ -52,9 +52,12 @@ const call = async <T>(
   name: string,
   args: Record<string, unknown>,
 ): Promise<{ isError?: boolean; text: string; data: T }> => {
-  const res = (await session.client.callTool({ name, arguments: args }, undefined, {
-    timeout: 120_000,
-  })) as Structured<{
+  const res = (await session.client.callTool(
+    { name, arguments: args },
+    {
+      timeout: 120_000,
+    },
+  )) as Structured<{
     isError?: boolean;
     content: { type: string; text: string }[];
   }>;

@@ -71,8 +71,8 @@ afterAll(async () => {
 });
 beforeEach(() => fake.reset());
 
-async function delegate(args: Record<string, unknown>, opts: Parameters<DlSession["client"]["callTool"]>[2] = {}) {
-  return session.client.callTool({ name: "delegate_to_local_agent", arguments: args }, undefined, opts);
+async function delegate(args: Record<string, unknown>, opts: Parameters<DlSession["client"]["callTool"]>[1] = {}) {
+  return session.client.callTool({ name: "delegate_to_local_agent", arguments: args }, opts);
 }
 
 describe("delegate_to_local_agent through dist/dl serve", () => {
@@ -255,7 +255,29 @@ describe("delegate_batch", () => {
       },
     });
     expect(res.isError).toBe(true);
-    expect(JSON.stringify(res.content)).toContain("task 1 (ghost)");
+    expect(JSON.stringify(res.content)).toContain("task 2 (ghost)");
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  test("delegate_batch and submit_agent number a refused task the same way, from 1", async () => {
+    const dir = project();
+    const tasks = [
+      { agent_name: "helper", task: "fine", workdir: dir },
+      { agent_name: "ghost", task: "x", workdir: dir },
+    ];
+    const texts: string[] = [];
+    for (const name of ["delegate_batch", "submit_agent"]) {
+      const res = (await session.client.callTool({ name, arguments: { tasks } })) as {
+        isError?: boolean;
+        content: { text: string }[];
+      };
+      expect(res.isError).toBe(true);
+      texts.push(res.content[0]?.text ?? "");
+    }
+    for (const text of texts) {
+      expect(text).toMatch(/\btask 2\b/);
+      expect(text).not.toMatch(/\btask [01]\b/);
+    }
     expect(fake.requests).toHaveLength(0);
   });
 

@@ -147,9 +147,10 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
     expect(p.all).toBe(2);
     for (const j of jobs) {
       expect(j.status).toBe("done");
-      expect(j.final_response).toBe("Did the task with deepseek-v4-flash.");
+      // The launcher is given the alias, which it looks up in its own models.json.
+      expect(j.final_response).toBe("Did the task with ds-flash.");
       expect(j.out_dir).toBe(join(stateDir, "jobs", j.id, "out"));
-      expect(readFileSync(join(j.out_dir!, "change.patch"), "utf8")).toContain("deepseek-v4-flash");
+      expect(readFileSync(join(j.out_dir!, "change.patch"), "utf8")).toContain("ds-flash");
       expect(j.diff_stat).toBe(" x | 1 +\n 1 file changed");
       expect(j.tokens).toEqual({ input: 1200, output: 340 });
       expect(j.wall_s).toBe(0.1);
@@ -231,7 +232,7 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
     for (const j of jobs) {
       expect(j.status).toBe("failed");
       expect(j.final_response).toContain("launcher output (end):");
-      expect(j.final_response).toContain("dsh: model deepseek-v4-flash in");
+      expect(j.final_response).toContain("dsh: model ds-flash in");
     }
     expect(byMode.fail!.final_response).toContain("the dsh run ended failed (rc 1)");
     expect(byMode.fail!.final_response).toContain("summary: tests still red");

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type FakeModel, startFakeModel } from "../fixture/fake-model.ts";
 import { connectWithHelperAgent, type DlSession, tempDir } from "../helpers/dl.ts";
@@ -53,7 +53,6 @@ describe("file tools against a racing symlink swap", () => {
         name: "delegate_to_local_agent",
         arguments: { agent_name: "helper", task: "t", workdir: work, model: "glm-race" },
       },
-      undefined,
       { timeout: 60_000 },
     );
     writeFileSync(stop, "");
@@ -67,5 +66,50 @@ describe("file tools against a racing symlink swap", () => {
     // The race was real work, not refusals only: some reads went through.
     expect(seen.join("").split("inside-content").length - 1).toBeGreaterThan(0);
     expect(readdirSync(outside)).toEqual(["file.txt"]);
+  }, 90_000);
+
+  test("no search, list or edit escapes the workdir either", async () => {
+    const root = realpathSync(tempDir("race-walk"));
+    const work = join(root, "work");
+    const outside = join(root, "outside");
+    mkdirSync(join(work, "d"), { recursive: true });
+    mkdirSync(outside);
+    writeFileSync(join(work, "d", "file.txt"), "inside-content\n");
+    writeFileSync(join(work, "d", "e.txt"), "A\n");
+    writeFileSync(join(outside, "file.txt"), "SECRET-OUTSIDE\n");
+    writeFileSync(join(outside, "e.txt"), "A\n");
+    writeFileSync(join(outside, "outside-only.txt"), "x\n");
+    const stop = join(root, "stop");
+    const swapper = Bun.spawn([process.execPath, SWAPPER, work, outside, stop, "2000000"], { stdout: "pipe" });
+    const line = lineReader(swapper.stdout);
+    expect(await line()).toBe("started");
+
+    const tools = [];
+    for (let i = 0; i < CALLS * 2; i++) {
+      tools.push({ name: "search_files", input: { pattern: "S.CRET|inside" } });
+      tools.push({ name: "list_files", input: {} });
+      tools.push({
+        name: "edit_file",
+        input: { path: "d/e.txt", old_string: i % 2 ? "B" : "A", new_string: i % 2 ? "A" : "B" },
+      });
+    }
+    fake.script("glm-race", { tools }, { text: "done" });
+    const res = await session.client.callTool(
+      {
+        name: "delegate_to_local_agent",
+        arguments: { agent_name: "helper", task: "t", workdir: work, model: "glm-race" },
+      },
+      undefined,
+      { timeout: 60_000 },
+    );
+    writeFileSync(stop, "");
+    expect(await swapper.exited).toBe(0);
+    expect(res.isError).toBeFalsy();
+    const seen = JSON.stringify(fake.requests.at(-1)!.body.messages);
+    expect(seen.includes("SECRET-OUTSIDE")).toBe(false);
+    expect(seen.includes("outside-only")).toBe(false);
+    expect(seen.split("inside-content").length - 1).toBeGreaterThan(0);
+    expect(readFileSync(join(outside, "e.txt"), "utf8")).toBe("A\n");
+    expect(readdirSync(outside).sort()).toEqual(["e.txt", "file.txt", "outside-only.txt"]);
   }, 90_000);
 });

@@ -197,7 +197,7 @@ describe.skipIf(skipBwrap)("Gemini jobs through dist/dl serve, fake agy in the r
     expect(peak).toBe(2);
   });
 
-  test("a server killed mid-job: the next server kills what is left of the jail, nothing survives", async () => {
+  test("a SIGKILLed server's running job reads killed_on_restart in dl wait, dl status and poll_gemini; nothing survives", async () => {
     const dir = join(root, "dead-state");
     const a = await startServer({ DELEGATE_GEMINI_STATE_DIR: dir });
     const repo = makeRepo(root, "dead", 0).repo;
@@ -207,22 +207,34 @@ describe.skipIf(skipBwrap)("Gemini jobs through dist/dl serve, fake agy in the r
     const store = JobStore.open(dir);
     try {
       const child = await until(() => store.get(id)?.child_pid, "the child to be recorded");
-      process.kill(a.transport.pid!, "SIGKILL");
-      // The outer bwrap may die with its server (--die-with-parent) or not yet; the jail's
-      // inner process outlives it either way, still in the job's process group.
-      const b = await startServer({ DELEGATE_GEMINI_STATE_DIR: dir });
-      // killed_on_restart when anything of the jail was left to kill; lost when its death
-      // signal had already taken all of it. Either way nothing of the group survives.
-      const ended = await until(() => {
-        const st = store.get(id)?.status;
-        return st && st !== "running" ? st : null;
-      }, "the dead server's job to be reaped at start");
-      expect(["killed_on_restart", "lost"]).toContain(ended);
-      await until(() => !groupAlive(child), "every process of the jail's group to be gone", 10_000);
-      expect((await pollOne(b, id)).status).toBe(ended);
-      const w = await runDl(["wait", id], { DELEGATE_GEMINI_STATE_DIR: dir });
+      const serverPid = a.transport.pid!;
+      process.kill(serverPid, "SIGKILL");
+      await until(() => identity(serverPid) === null, "the killed server to be gone");
+      // The jail died with its server (--die-with-parent): before any reap, the watcher
+      // and the health check already read the job as the reference names it.
+      const env = { DELEGATE_GEMINI_STATE_DIR: dir };
+      const w = await runDl(["wait", id], env);
       expect(w.code).toBe(1);
-      expect(w.stdout).toContain(id);
+      expect(w.stdout).toContain(`${id} KILLED_ON_RESTART`);
+      const st = await runDl(["status", "--json"], env);
+      const gemini = (JSON.parse(st.stdout).jobs as { provider: string; active: Record<string, unknown>[] }[]).find(
+        (j) => j.provider === "gemini",
+      );
+      expect(gemini?.active).toContainEqual(
+        expect.objectContaining({ id, status: "killed_on_restart", owner_alive: false }),
+      );
+      expect((await runDl(["status"], env)).stdout).toContain("1 orphaned: 1 killed_on_restart");
+      expect(store.get(id)?.status).toBe("running"); // reading it recorded nothing
+
+      // The next server records it at start, killing whatever of the jail's group was left.
+      const b = await startServer({ DELEGATE_GEMINI_STATE_DIR: dir });
+      await until(() => store.get(id)?.status !== "running", "the dead server's job to be reaped at start");
+      expect(store.get(id)?.status).toBe("killed_on_restart");
+      await until(() => !groupAlive(child), "every process of the jail's group to be gone", 10_000);
+      expect((await pollOne(b, id)).status).toBe("killed_on_restart");
+      const after = await runDl(["wait", "--json", id], env);
+      expect(after.code).toBe(1);
+      expect(JSON.parse(after.stdout.trim())).toMatchObject({ id, status: "killed_on_restart" });
     } finally {
       store.close();
     }

@@ -31,7 +31,6 @@ beforeEach(() => fake.reset());
 async function delegate(model: string, timeout = 20_000): Promise<{ r: Result; isError: boolean; text: string }> {
   const res = await session.client.callTool(
     { name: "delegate_to_local_agent", arguments: { agent_name: "helper", task: "t", workdir: tempDir("w"), model } },
-    undefined,
     { timeout },
   );
   const text = (res.content as { text: string }[])[0]?.text ?? "";

@@ -19,7 +19,8 @@ describe("host examples", () => {
       "examples/hosts/claude-code.mcp.json",
       "examples/hosts/codex-config.toml",
       "examples/hosts/gemini-settings.json",
-      "examples/litellm.yaml",
+      "examples/litellm.example.yaml",
+      "examples/claude-glm.sh",
       "examples/bifrost.json",
     ])
       expect(readme).toContain(`(${f})`);

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { JobStore } from "../../src/store/jobs.ts";
 import { requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { lineReader } from "../helpers/lines.ts";
+import { modernRequest } from "../helpers/modern.ts";
 
 /**
  * Issue 10 item 7: one stdin line over the message cap must not break `dl serve`'s stdio.
@@ -30,16 +31,19 @@ function startServe(stateDir: string) {
   return { proc, send, reply };
 }
 
-async function oversizeThenServe(stateDir: string): Promise<void> {
+async function oversizeThenServe(stateDir: string, era: "2025-11-25" | "2026-07-28" = "2025-11-25"): Promise<void> {
   const { proc, send, reply } = startServe(stateDir);
-  send({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-  });
+  const modern = era === "2026-07-28";
+  if (modern) send(modernRequest(1, "server/discover"));
+  else
+    send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    });
   expect((await reply()).id).toBe(1);
-  send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  if (!modern) send({ jsonrpc: "2.0", method: "notifications/initialized" });
   // 11 MiB in one line, keys in the order the SDK's client writes them (id last).
   const big = "x".repeat(11 * 1024 * 1024);
   const huge = JSON.stringify({
@@ -59,7 +63,7 @@ async function oversizeThenServe(stateDir: string): Promise<void> {
   expect(refused.id).toBe(2);
   expect(refused.error?.code).toBe(-32600);
   expect(refused.error?.message).toContain("MiB refused");
-  send({ jsonrpc: "2.0", id: 3, method: "tools/list" });
+  send(modern ? modernRequest(3, "tools/list") : { jsonrpc: "2.0", id: 3, method: "tools/list" });
   const listed = await reply();
   expect(listed.id).toBe(3);
   expect(JSON.stringify(listed.result)).toContain("delegate_to_local_agent");
@@ -71,6 +75,10 @@ async function oversizeThenServe(stateDir: string): Promise<void> {
 describe("dl serve stdio: an oversize message", () => {
   test("with a fresh state dir: refused with a JSON-RPC error, the next request answered, stdin close exits", async () => {
     await oversizeThenServe(tempDir("fresh-state"));
+  }, 30_000);
+
+  test("on 2026-07-28 (server/discover): the same refusal, and the next request answered", async () => {
+    await oversizeThenServe(tempDir("modern-state"), "2026-07-28");
   }, 30_000);
 
   test("with an existing job store: the same, and the server still exits when stdin closes", async () => {

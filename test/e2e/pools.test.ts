@@ -38,7 +38,6 @@ const baseEnv = (extra: Record<string, string> = {}) => ({
 const call = (s: DlSession, model: string, task = "go") =>
   s.client.callTool(
     { name: "delegate_to_local_agent", arguments: { agent_name: "helper", task, workdir, model } },
-    undefined,
     { timeout: 120_000 },
   );
 

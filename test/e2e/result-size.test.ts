@@ -47,7 +47,6 @@ describe("bounded tool results through dist/dl serve", () => {
         name: "delegate_to_local_agent",
         arguments: { agent_name: "helper", task: "t", workdir: tempDir("w"), model: "glm-big" },
       },
-      undefined,
       { timeout: 60_000 },
     );
     expect(res.isError).toBeFalsy();
@@ -87,7 +86,6 @@ describe("bounded tool results through dist/dl serve", () => {
           ],
         },
       },
-      undefined,
       { timeout: 60_000 },
     );
     const [a, b] = (res.structuredContent as { results: Bounded[] }).results;

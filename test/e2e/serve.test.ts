@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
+import { modernRequest } from "../helpers/modern.ts";
 
 type Structured = Record<string, unknown>;
 
@@ -64,7 +65,7 @@ describe("dl serve over stdio", () => {
       expect(t.description?.trim()).toBe(t.description);
       expect(t.description?.length).toBeGreaterThan(100);
     }
-    expect(description("delegate_batch")).toStartWith("Runs up to 4 agent tasks at once");
+    expect(description("delegate_batch")).toStartWith("Delegates up to 4 agent tasks at once");
     expect(description("submit_codex")).toContain("watch");
     expect(description("submit_codex")).toEndWith("run the project's tests in the worktree before merging.");
   });
@@ -145,6 +146,25 @@ describe("dl serve lifecycle", () => {
     expect(ids.filter((id) => id !== undefined)).toEqual([1, 2, 3]);
   });
 
+  test("2026-07-28: requests written just before stdin closes are all answered", async () => {
+    const lines = [
+      modernRequest(1, "server/discover"),
+      modernRequest(2, "tools/list"),
+      modernRequest(3, "tools/call", { name: "list_local_agents", arguments: {} }),
+    ];
+    const p = spawnServe();
+    p.stdin.write(lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+    p.stdin.end();
+    const out = await new Response(p.stdout).text();
+    expect(await p.exited).toBe(0);
+    const answers = out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { id?: number; result?: { supportedVersions?: string[] } });
+    expect(answers.map((a) => a.id)).toEqual([1, 2, 3]);
+    expect(answers[0]!.result?.supportedVersions).toContain("2026-07-28");
+  });
+
   test("a client that closes stdout ends the server cleanly, with no unhandled error", async () => {
     const p = spawnServe();
     const ask = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })}\n`;
@@ -200,11 +220,30 @@ describe("configuration errors", () => {
 });
 
 describe("CLI surface", () => {
-  test("--version prints the package version", async () => {
+  test("--version prints the package version, the git commit and the build target; --json the same as JSON", async () => {
     const pkg = (await Bun.file(join(import.meta.dir, "..", "..", "package.json")).json()) as { version: string };
+    const host = `${process.platform}-${process.arch}`;
     const r = await runDl(["--version"]);
     expect(r.code).toBe(0);
-    expect(r.stdout.trim()).toBe(pkg.version);
+    expect(r.stdout).toMatch(
+      new RegExp(`^dl ${pkg.version.replaceAll(".", "\\.")} \\(commit ([0-9a-f]{12}(-dirty)?|unknown), ${host}\\)\n$`),
+    );
+    const j = await runDl(["--version", "--json"]);
+    expect(j.code).toBe(0);
+    const info = JSON.parse(j.stdout) as { version: string; commit: string; target: string };
+    expect(info).toEqual({
+      version: pkg.version,
+      // "unknown" when built outside a git checkout (a source tarball, the mutation runner's copy).
+      commit: expect.stringMatching(/^([0-9a-f]{12}(-dirty)?|unknown)$/),
+      target: host,
+    });
+    expect(r.stdout).toContain(info.commit);
+    const status = JSON.parse((await runDl(["status", "--json"])).stdout) as Record<string, unknown>;
+    expect({ version: status.version, commit: status.commit, target: status.target }).toEqual(info);
+    expect((await runDl(["status"])).stdout.split("\n")[0]).toStartWith(r.stdout.trim());
+    const bad = await runDl(["--version", "--yaml"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unexpected argument "--yaml"');
   });
 
   test("--help lists the working commands; an unknown command exits 2", async () => {

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { SlotPool } from "../../src/sys/slots.ts";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
@@ -36,7 +35,7 @@ beforeAll(async () => {
   codexState = join(tempDir("surface-codex"), "state");
   writeFileSync(join(agentsDir, "helper.md"), "---\nname: helper\ndescription: helper\n---\nYou help.\n");
   session = await connectDl(env());
-  session.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+  session.client.setNotificationHandler("notifications/message", (n) => {
     logs.push({ level: n.params.level, data: n.params.data });
   });
   session.client.onerror = (e) => clientErrors.push(String(e));
@@ -92,7 +91,6 @@ describe("MCP surface", () => {
       const seen: string[] = [];
       const r = await session.client.callTool(
         { name: "delegate_to_local_agent", arguments: { agent_name: "helper", task: "go", workdir: dir } },
-        undefined,
         { onprogress: (p) => void seen.push(p.message ?? "") },
       );
       expect((r.structuredContent as { success: boolean }).success).toBe(true);

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
 /** The compiled binary every end-to-end test drives (`npm test` builds it first). */
 const DL_BIN = resolve(import.meta.dir, "..", "..", "dist", "dl");
@@ -59,7 +59,7 @@ export async function callTool<T = Record<string, unknown>>(
   name: string,
   args: Record<string, unknown>,
 ): Promise<ToolAnswer<T>> {
-  const res = (await s.client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as {
+  const res = (await s.client.callTool({ name, arguments: args }, { timeout: 120_000 })) as {
     isError?: boolean;
     content: { type: string; text: string }[];
     structuredContent?: unknown;

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { CappedStdioTransport } from "../../src/mcp/stdio-transport.ts";
 import { until } from "../helpers/until.ts";
 

@@ -108,9 +108,12 @@ describe("chaos: servers killed and restarted under load on one state dir", () =
                 workdir: tree.t,
               };
             });
-            const res = (await srv.s.client.callTool({ name: "submit_dsh", arguments: { tasks } }, undefined, {
-              timeout: 60_000,
-            })) as { isError?: boolean; content: { text: string }[]; structuredContent?: { jobs: { id: string }[] } };
+            const res = (await srv.s.client.callTool(
+              { name: "submit_dsh", arguments: { tasks } },
+              {
+                timeout: 60_000,
+              },
+            )) as { isError?: boolean; content: { text: string }[]; structuredContent?: { jobs: { id: string }[] } };
             expect(res.isError, `${failMsg()}: submit refused: ${res.content[0]?.text}`).toBeFalsy();
             ids.push(...res.structuredContent!.jobs.map((j) => j.id));
             await Bun.sleep(r.int(250)); // chaos timing, not a wait for a condition

@@ -35,7 +35,6 @@ async function delegate(): Promise<{ r: Result; ms: number }> {
       name: "delegate_to_local_agent",
       arguments: { agent_name: "helper", task: "t", workdir: tempDir("w"), model: MODEL },
     },
-    undefined,
     { timeout: 60_000 },
   );
   return { r: res.structuredContent as Result, ms: performance.now() - t0 };

@@ -91,7 +91,6 @@ describe("secrets matrix: no key in any output channel", () => {
     fake.script(reply.tool("run_bash", { command: "env; echo ENV-DUMPED" }), reply.text("done"));
     const res = await s.client.callTool(
       { name: "delegate_to_local_agent", arguments: { agent_name: "helper", task: "dump env", workdir } },
-      undefined,
       { timeout: 60_000 },
     );
     const mcp = JSON.stringify(res);

@@ -1,9 +1,14 @@
+import { editFileTool } from "./edit-file.ts";
+import { listFilesTool } from "./list-files.ts";
 import { readFileTool } from "./read-file.ts";
 import { runBashTool } from "./run-bash.ts";
+import { searchFilesTool } from "./search-files.ts";
 import {
   READ_FILE_DEFAULTS,
   type ReadFileSettings,
   type RunBashSettings,
+  SEARCH_DEFAULTS,
+  type SearchSettings,
   WRITE_FILE_DEFAULTS,
   type WriteFileSettings,
 } from "./settings.ts";
@@ -14,13 +19,25 @@ export type ToolSettings = {
   read: ReadFileSettings;
   write: WriteFileSettings;
   bash: RunBashSettings;
+  search: SearchSettings;
 };
 
-/** The agent's tool set, by name. run_bash is left out entirely when disabled. */
+/**
+ * The agent's tool set, by name, in the order the model sees them (the same for every
+ * run, so the prompt's prefix is too). run_bash is left out entirely when disabled.
+ */
 export function buildTools(
-  s: Partial<Pick<ToolSettings, "read" | "write">> & { bash: RunBashSettings },
+  s: Partial<Pick<ToolSettings, "read" | "write" | "search">> & { bash: RunBashSettings },
 ): Map<string, AgentTool> {
-  const tools = [readFileTool(s.read ?? READ_FILE_DEFAULTS), writeFileTool(s.write ?? WRITE_FILE_DEFAULTS)];
+  const write = s.write ?? WRITE_FILE_DEFAULTS;
+  const search = s.search ?? SEARCH_DEFAULTS;
+  const tools = [
+    readFileTool(s.read ?? READ_FILE_DEFAULTS),
+    writeFileTool(write),
+    editFileTool(write),
+    searchFilesTool(search),
+    listFilesTool(search),
+  ];
   if (s.bash.enabled) tools.push(runBashTool(s.bash));
   return new Map(tools.map((t) => [t.spec.name, t]));
 }

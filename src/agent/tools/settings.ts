@@ -62,3 +62,33 @@ export const RUN_BASH_DEFAULTS: Omit<RunBashSettings, "baseEnv"> = {
   maxConcurrent: 8,
   graceMs: 2_000,
 };
+
+export type SearchSettings = {
+  /** Matching lines returned when the model names no max_results. */
+  defaultResults: number;
+  /** The most a model may ask for. */
+  maxResults: number;
+  /** Files listed by list_files before the list is cut. */
+  maxListed: number;
+  /** A matching line longer than this is shown as a window around the match. */
+  maxLineChars: number;
+  /** Files larger than this are skipped (and counted in the note). */
+  maxFileBytes: number;
+  /** Bytes read across all files before a search stops. */
+  maxScanBytes: number;
+  /** Directory entries looked at before a walk stops. */
+  maxEntries: number;
+  /** Wall-clock budget of one call. */
+  timeMs: number;
+};
+
+export const SEARCH_DEFAULTS: SearchSettings = {
+  defaultResults: 100,
+  maxResults: 500,
+  maxListed: 1_000,
+  maxLineChars: 300,
+  maxFileBytes: 4 * 1024 * 1024,
+  maxScanBytes: 256 * 1024 * 1024,
+  maxEntries: 200_000,
+  timeMs: 15_000,
+};

@@ -62,7 +62,7 @@ export function writeFileTool(settings: WriteFileSettings = WRITE_FILE_DEFAULTS)
  * the temp file is created with O_EXCL|O_NOFOLLOW and proved to sit inside the workdir
  * before a byte is written (open-confined.ts), and the renamed file is proved again.
  */
-async function atomicWrite(abs: string, content: string, where: Confinement): Promise<void> {
+export async function atomicWrite(abs: string, content: string, where: Confinement): Promise<void> {
   const walk = FD_PATHS && !where.allowEscape;
   const dirFd = walk ? openDirBelow(where.workdir, dirname(abs)) : undefined;
   try {

@@ -1,14 +1,14 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { delegationInput } from "../../dispatch/delegation-fields.ts";
 import type { ServerDeps } from "../../services.ts";
+import type { ToolDef } from "../tool-table.ts";
 import cancelAgentText from "./cancel-agent.txt" with { type: "text" };
-import { registerJobTools } from "./job-tools.ts";
+import { jobTools } from "./job-tools.ts";
 import pollAgentText from "./poll-agent.txt" with { type: "text" };
 import submitAgentText from "./submit-agent.txt" with { type: "text" };
 
 /** The three agent job tools: the job trio on one AgentService per server, started on first use. */
-export function registerAgentJobTools(server: McpServer, deps: ServerDeps): void {
-  registerJobTools(server, {
+export function agentJobTools(deps: ServerDeps): ToolDef[] {
+  return jobTools({
     kind: "agent",
     label: "agent",
     idPrefix: "ag-",

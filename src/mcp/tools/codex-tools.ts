@@ -1,11 +1,11 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { codexTaskInput } from "../../jobs/providers/codex/task.ts";
 import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
+import { defineTool, type ToolDef } from "../tool-table.ts";
 import { CODEX_CLOUD_WARNING } from "./codex-schemas.ts";
 import delegateToCodexText from "./delegate-to-codex.txt" with { type: "text" };
 import { codexJobOutput } from "./job-schemas.ts";
-import { registerJobTools } from "./job-tools.ts";
+import { jobTools } from "./job-tools.ts";
 import pollCodexText from "./poll-codex.txt" with { type: "text" };
 import submitCodexText from "./submit-codex.txt" with { type: "text" };
 
@@ -16,36 +16,39 @@ const STRUCTURED_ERRORS = { structuredErrors: true };
  * The four Codex tools: delegate_to_codex here, the job trio from job-tools.ts. They share
  * one CodexService per server, started once (it reaps jobs of dead servers on start).
  */
-export function registerCodexTools(server: McpServer, deps: ServerDeps): void {
-  server.registerTool(
-    "delegate_to_codex",
-    {
-      title: "Run a Codex CLI task and wait",
-      description: `${delegateToCodexText.trim()} ${CODEX_CLOUD_WARNING}`,
-      inputSchema: codexTaskInput,
-      outputSchema: codexJobOutput,
-      annotations: { openWorldHint: true, destructiveHint: true },
-    },
-    ({ allow_over_quota, ...task }, extra) =>
+export function codexTools(deps: ServerDeps): ToolDef[] {
+  const delegate = defineTool({
+    name: "delegate_to_codex",
+    title: "Run a Codex CLI task and wait",
+    description: `${delegateToCodexText.trim()} ${CODEX_CLOUD_WARNING}`,
+    input: codexTaskInput,
+    output: codexJobOutput,
+    annotations: { openWorldHint: true, destructiveHint: true },
+    backend: "codex",
+    // As a task, the same call is one submit_codex job.
+    task: { kind: "background", submit: "submit_codex", tasks: (args) => [args] },
+    handler: ({ allow_over_quota, ...task }, call) =>
       guarded(async () => {
         const svc = await deps.codex();
-        const view = await svc.delegate(task, { signal: extra.signal, allowOverQuota: allow_over_quota });
+        const view = await svc.delegate(task, { signal: call.signal, allowOverQuota: allow_over_quota });
         return toolOk({ ...view });
       }, STRUCTURED_ERRORS),
-  );
-
-  registerJobTools(server, {
-    kind: "codex",
-    label: "Codex",
-    idPrefix: "cx-",
-    task: codexTaskInput,
-    maxTasks: 256,
-    descriptions: {
-      submit: `${submitCodexText.trim()} ${CODEX_CLOUD_WARNING}`,
-      poll: pollCodexText.trim(),
-      cancel:
-        "Dequeues a queued job or kills the process group of a running one; it ends cancelled with its slots released. A finished job is left as it is.",
-    },
-    service: deps.codex,
   });
+  return [
+    delegate,
+    ...jobTools({
+      kind: "codex",
+      label: "Codex",
+      idPrefix: "cx-",
+      task: codexTaskInput,
+      maxTasks: 256,
+      descriptions: {
+        submit: `${submitCodexText.trim()} ${CODEX_CLOUD_WARNING}`,
+        poll: pollCodexText.trim(),
+        cancel:
+          "Dequeues a queued job or kills the process group of a running one; it ends cancelled with its slots released. A finished job is left as it is.",
+      },
+      service: deps.codex,
+    }),
+  ];
 }

@@ -1,35 +1,33 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { endpointFor } from "../../backends/route.ts";
 import { delegationContext } from "../../dispatch/delegation-context.ts";
 import { renderResult } from "../../dispatch/render-result.ts";
 import { prepareDelegation, runPrepared } from "../../dispatch/run-delegation.ts";
-import { lazyObject } from "../../lazy-schema.ts";
 import type { ServerDeps } from "../../services.ts";
-import { progressReporter } from "../progress.ts";
 import { TEXT_ANSWER_PREVIEW_CHARS } from "../result-limits.ts";
 import { boundResult } from "../result-spill.ts";
 import { guarded, toolOk } from "../tool-result.ts";
+import { defineTool, type ToolDef } from "../tool-table.ts";
 import description from "./delegate-to-provider.txt" with { type: "text" };
 import { delegationFields, delegationResultSchema, normalizeTurns } from "./delegation-schema.ts";
 
-export function registerDelegateToProvider(server: McpServer, deps: ServerDeps): void {
-  server.registerTool(
-    "delegate_to_provider",
-    {
-      title: "Delegate to an agent on any endpoint",
-      description: description.trim(),
-      inputSchema: lazyObject(() => ({
+export function delegateToProviderTool(deps: ServerDeps): ToolDef {
+  return defineTool({
+    name: "delegate_to_provider",
+    title: "Delegate to an agent on any endpoint",
+    description: description.trim(),
+    input: () =>
+      z.object({
         provider_url: z.string().min(1).max(2048).describe("http(s) base or endpoint URL of the provider"),
         api_key: z.string().max(4096).describe("the provider's key (never echoed)"),
         format: z.enum(["anthropic", "openai"]).optional().describe("force the wire format; default by model prefix"),
         ...delegationFields(),
         model: z.string().min(1).max(200).describe("the provider's model name"),
-      })),
-      outputSchema: lazyObject(() => delegationResultSchema.shape),
-      annotations: { openWorldHint: true, destructiveHint: true },
-    },
-    (args, extra) =>
+      }),
+    output: delegationResultSchema,
+    annotations: { openWorldHint: true, destructiveHint: true },
+    backend: "agent",
+    handler: (args, call) =>
       guarded(async () => {
         // The SSRF guard (node:net, node:dns, the address tables) loads with the first call.
         const { guardProviderUrl } = await import("../../backends/ssrf.ts");
@@ -40,11 +38,11 @@ export function registerDelegateToProvider(server: McpServer, deps: ServerDeps):
           deps.config,
           deps.settings,
         );
-        const progress = progressReporter(extra);
+        const progress = call.progress;
         const result = await runPrepared(
           prepared,
           delegationContext(deps, {
-            signal: extra.signal,
+            signal: call.signal,
             onProgress: progress,
             endpointFor: (model) =>
               endpointFor({ baseUrl: url.toString(), apiKey: api_key, model, ...(format ? { format } : {}) }),
@@ -55,5 +53,5 @@ export function registerDelegateToProvider(server: McpServer, deps: ServerDeps):
         await progress.settle();
         return toolOk(bounded, renderResult(bounded, TEXT_ANSWER_PREVIEW_CHARS));
       }),
-  );
+  });
 }

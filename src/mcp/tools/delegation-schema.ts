@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { agentResultSchema } from "../../agent/result.ts";
-import { lazySchema } from "../../lazy-schema.ts";
+import { once } from "../../once.ts";
 
 // The input shape lives in dispatch/ so the agent job provider (jobs/) validates with it too.
 export { type DelegationArgs, delegationFields, delegationInput } from "../../dispatch/delegation-fields.ts";
 
-export const delegationResultSchema = lazySchema(() =>
-  agentResultSchema.extend({
+export const delegationResultSchema = once(() =>
+  agentResultSchema().extend({
     failed_over_from: z
       .string()
       .optional()

@@ -1,8 +1,8 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { dshTaskInput } from "../../jobs/providers/dsh/task.ts";
 import type { ServerDeps } from "../../services.ts";
+import type { ToolDef } from "../tool-table.ts";
 import cancelDshText from "./cancel-dsh.txt" with { type: "text" };
-import { registerJobTools } from "./job-tools.ts";
+import { jobTools } from "./job-tools.ts";
 import pollDshText from "./poll-dsh.txt" with { type: "text" };
 import submitDshText from "./submit-dsh.txt" with { type: "text" };
 
@@ -10,8 +10,8 @@ const DSH_PRIVACY =
   "Cloud models take code only: never send PHI or real personal data, in the task or in any file under workdir.";
 
 /** The three dsh tools: the job trio on one DshService per server, started on first use. */
-export function registerDshTools(server: McpServer, deps: ServerDeps): void {
-  registerJobTools(server, {
+export function dshTools(deps: ServerDeps): ToolDef[] {
+  return jobTools({
     kind: "dsh",
     label: "dsh",
     idPrefix: "dsh-",

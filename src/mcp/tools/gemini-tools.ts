@@ -1,12 +1,12 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { geminiTaskInput } from "../../jobs/providers/gemini/task.ts";
 import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
+import { defineTool, type ToolDef } from "../tool-table.ts";
 import cancelGeminiText from "./cancel-gemini.txt" with { type: "text" };
 import delegateToGeminiText from "./delegate-to-gemini.txt" with { type: "text" };
 import warningText from "./gemini-warning.txt" with { type: "text" };
 import { geminiJobOutput } from "./job-schemas.ts";
-import { registerJobTools } from "./job-tools.ts";
+import { jobTools } from "./job-tools.ts";
 import pollGeminiText from "./poll-gemini.txt" with { type: "text" };
 import submitGeminiText from "./submit-gemini.txt" with { type: "text" };
 
@@ -18,36 +18,38 @@ const WARNING = warningText.trim();
  * The four Gemini tools, on one GeminiService per server (started on first use). Each one
  * refuses, saying why, unless DELEGATE_GEMINI_ALLOW_DANGER=1: deps.gemini() is the gate.
  */
-export function registerGeminiTools(server: McpServer, deps: ServerDeps): void {
-  server.registerTool(
-    "delegate_to_gemini",
-    {
-      title: "Run a Gemini (agy) task and wait",
-      description: `${delegateToGeminiText.trim()} ${WARNING}`,
-      inputSchema: geminiTaskInput,
-      outputSchema: geminiJobOutput,
-      annotations: { openWorldHint: true, destructiveHint: true },
-    },
-    (task, extra) =>
+export function geminiTools(deps: ServerDeps): ToolDef[] {
+  const delegate = defineTool({
+    name: "delegate_to_gemini",
+    title: "Run a Gemini (agy) task and wait",
+    description: `${delegateToGeminiText.trim()} ${WARNING}`,
+    input: geminiTaskInput,
+    output: geminiJobOutput,
+    annotations: { openWorldHint: true, destructiveHint: true },
+    backend: "gemini",
+    task: { kind: "background", submit: "submit_gemini", tasks: (args) => [args] },
+    handler: (task, call) =>
       guarded(async () => {
         const svc = await deps.gemini();
-        return toolOk({ ...(await svc.delegate(task, { signal: extra.signal })) });
+        return toolOk({ ...(await svc.delegate(task, { signal: call.signal })) });
       }, STRUCTURED_ERRORS),
-  );
-
-  registerJobTools(server, {
-    kind: "gemini",
-    label: "Gemini (agy)",
-    idPrefix: "gm-",
-    task: geminiTaskInput,
-    maxTasks: 256,
-    descriptions: {
-      submit: `${submitGeminiText.trim()} ${WARNING}`,
-      poll: `${pollGeminiText.trim()} Refused unless DELEGATE_GEMINI_ALLOW_DANGER=1.`,
-      cancel: `${cancelGeminiText.trim()} Refused unless DELEGATE_GEMINI_ALLOW_DANGER=1.`,
-    },
-    service: deps.gemini,
-    // The gate refuses every tool, so its failure_kind travels on poll and cancel too.
-    structuredPollErrors: true,
   });
+  return [
+    delegate,
+    ...jobTools({
+      kind: "gemini",
+      label: "Gemini (agy)",
+      idPrefix: "gm-",
+      task: geminiTaskInput,
+      maxTasks: 256,
+      descriptions: {
+        submit: `${submitGeminiText.trim()} ${WARNING}`,
+        poll: `${pollGeminiText.trim()} Refused unless DELEGATE_GEMINI_ALLOW_DANGER=1.`,
+        cancel: `${cancelGeminiText.trim()} Refused unless DELEGATE_GEMINI_ALLOW_DANGER=1.`,
+      },
+      service: deps.gemini,
+      // The gate refuses every tool, so its failure_kind travels on poll and cancel too.
+      structuredPollErrors: true,
+    }),
+  ];
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { builtOnce, lazySchema } from "../../lazy-schema.ts";
+import { once } from "../../once.ts";
 
 /**
  * Output schemas of the job tools (Codex, Gemini, dsh, background agents). A refusal of these tools is an
@@ -9,17 +9,17 @@ import { builtOnce, lazySchema } from "../../lazy-schema.ts";
  * success fills the tool's fields, an error only the three error fields. Nested objects
  * stay open (`loose`) so a new field never breaks an older client.
  */
-const errorFields = builtOnce(() => ({
+const errorFields = once(() => ({
   error: z.string().optional().describe("error results only: what failed and what to do next"),
   code: z.string().optional().describe("error results only: dl's error code"),
   failure_kind: z.string().nullable().optional().describe("why a job failed or a call was refused"),
 }));
 
-const nullableString = builtOnce(() => z.string().nullable().optional());
-const nullableNumber = builtOnce(() => z.number().nullable().optional());
+const nullableString = once(() => z.string().nullable().optional());
+const nullableNumber = once(() => z.number().nullable().optional());
 
 /** One job as poll_* and delegate_to_codex show it (or `{id, status: "unknown", error}`). */
-const jobFields = builtOnce(() => ({
+const jobFields = once(() => ({
   id: z.string().optional(),
   provider: z.string().optional(),
   status: z.string().optional().describe("queued, running, done, failed, timeout, cancelled, lost, unknown, …"),
@@ -46,11 +46,11 @@ const jobFields = builtOnce(() => ({
   empty_response: z.boolean().optional(),
 }));
 
-const jobView = builtOnce(() =>
+const jobView = once(() =>
   z.object({ ...jobFields(), failure_kind: errorFields().failure_kind, error: errorFields().error }).loose(),
 );
 
-const account = builtOnce(() =>
+const account = once(() =>
   z
     .object({
       state: z.string(),
@@ -61,7 +61,7 @@ const account = builtOnce(() =>
     .describe("the Codex account: ok, cooldown or auth_failed, and the caps in force"),
 );
 
-const submitted = builtOnce(() =>
+const submitted = once(() =>
   z
     .object({
       id: z.string(),
@@ -74,7 +74,7 @@ const submitted = builtOnce(() =>
 );
 
 /** submit_codex / submit_gemini / submit_dsh / submit_agent. */
-export const submitOutput = lazySchema(() =>
+export const submitOutput = once(() =>
   z
     .object({
       jobs: z.array(submitted()).optional(),
@@ -87,12 +87,12 @@ export const submitOutput = lazySchema(() =>
 );
 
 /** poll_codex / poll_gemini / poll_dsh / poll_agent. */
-export const pollOutput = lazySchema(() =>
+export const pollOutput = once(() =>
   z.object({ jobs: z.array(jobView()).optional(), account: account().optional(), ...errorFields() }).loose(),
 );
 
 /** cancel_codex / cancel_gemini / cancel_dsh / cancel_agent. */
-export const cancelOutput = lazySchema(() =>
+export const cancelOutput = once(() =>
   z
     .object({
       id: z.string().optional(),
@@ -105,10 +105,10 @@ export const cancelOutput = lazySchema(() =>
 );
 
 /** delegate_to_codex: the job as poll_codex shows it once it has ended. */
-export const codexJobOutput = lazySchema(() => z.object({ ...jobFields(), ...errorFields() }).loose());
+export const codexJobOutput = once(() => z.object({ ...jobFields(), ...errorFields() }).loose());
 
 /** delegate_to_gemini: the reference's fields plus why a job failed. */
-export const geminiJobOutput = lazySchema(() =>
+export const geminiJobOutput = once(() =>
   z
     .object({
       id: z.string().optional(),

@@ -1,9 +1,8 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { CancelResult, SubmitResult } from "../../jobs/engine.ts";
-import { built, lazyObject } from "../../lazy-schema.ts";
 import { guarded, toolOk } from "../tool-result.ts";
+import { type Backend, defineTool, type ToolDef } from "../tool-table.ts";
 import { boundedTotal } from "./call-size.ts";
 import { cancelOutput, pollOutput, submitOutput } from "./job-schemas.ts";
 
@@ -16,13 +15,13 @@ interface JobToolService {
 
 export interface JobToolSpec {
   /** "codex", "gemini", "dsh", "agent": the tools are submit_<kind>, poll_<kind> and cancel_<kind>. */
-  kind: string;
+  kind: Backend;
   /** For people, in titles and the submit line: "Codex", "Gemini (agy)", "dsh", "agent". */
   label: string;
   /** Job id prefix ("cx-"), shown in the id fields' descriptions. */
   idPrefix: string;
   /** The provider's one task schema; submit bounds the list and its total size. */
-  task: z.ZodType;
+  task: () => z.ZodType;
   maxTasks: number;
   descriptions: { submit: string; poll: string; cancel: string };
   /** The service, started on first use; throws (DlError) to refuse, e.g. behind a gate. */
@@ -49,44 +48,40 @@ function submittedResult(label: string, r: SubmitResult): CallToolResult {
  * share one service per server, started on first use (it reaps jobs of dead servers on
  * start); if its state cannot be written every tool fails closed with that error.
  */
-export function registerJobTools(server: McpServer, s: JobToolSpec): void {
+export function jobTools(s: JobToolSpec): ToolDef[] {
   const pollErrors = s.structuredPollErrors ? STRUCTURED_ERRORS : {};
-  server.registerTool(
-    `submit_${s.kind}`,
-    {
-      title: `Submit ${s.label} jobs`,
-      description: s.descriptions.submit,
-      inputSchema: lazyObject(() => ({
-        tasks: boundedTotal(z.array(built(s.task)).min(1).max(s.maxTasks)).describe("tasks to queue"),
-      })),
-      outputSchema: submitOutput,
-      annotations: { openWorldHint: true, destructiveHint: true },
-    },
-    ({ tasks }) =>
+  const submit = defineTool({
+    name: `submit_${s.kind}`,
+    title: `Submit ${s.label} jobs`,
+    description: s.descriptions.submit,
+    input: () => z.object({ tasks: boundedTotal(z.array(s.task()).min(1).max(s.maxTasks)).describe("tasks to queue") }),
+    output: submitOutput,
+    annotations: { openWorldHint: true, destructiveHint: true },
+    backend: s.kind,
+    task: { kind: "submit" },
+    handler: ({ tasks }) =>
       guarded(async () => submittedResult(s.label, await (await s.service()).submit(tasks)), STRUCTURED_ERRORS),
-  );
-  server.registerTool(
-    `poll_${s.kind}`,
-    {
-      title: `Poll ${s.label} jobs`,
-      description: s.descriptions.poll,
-      inputSchema: lazyObject(() => ({
-        ids: z.array(z.string().min(1).max(64)).min(1).max(256).describe(`job ids (${s.idPrefix}…)`),
-      })),
-      outputSchema: pollOutput,
-      annotations: { readOnlyHint: true },
-    },
-    ({ ids }) => guarded(async () => toolOk({ ...(await s.service()).poll(ids) }), pollErrors),
-  );
-  server.registerTool(
-    `cancel_${s.kind}`,
-    {
-      title: `Cancel a ${s.label} job`,
-      description: s.descriptions.cancel,
-      inputSchema: lazyObject(() => ({ id: z.string().min(1).max(64).describe(`job id (${s.idPrefix}…)`) })),
-      outputSchema: cancelOutput,
-      annotations: { destructiveHint: true },
-    },
-    ({ id }) => guarded(async () => toolOk({ ...(await (await s.service()).cancel(id)) }), pollErrors),
-  );
+  });
+  const poll = defineTool({
+    name: `poll_${s.kind}`,
+    title: `Poll ${s.label} jobs`,
+    description: s.descriptions.poll,
+    input: () =>
+      z.object({ ids: z.array(z.string().min(1).max(64)).min(1).max(256).describe(`job ids (${s.idPrefix}…)`) }),
+    output: pollOutput,
+    annotations: { readOnlyHint: true },
+    backend: s.kind,
+    handler: ({ ids }) => guarded(async () => toolOk({ ...(await s.service()).poll(ids) }), pollErrors),
+  });
+  const cancel = defineTool({
+    name: `cancel_${s.kind}`,
+    title: `Cancel a ${s.label} job`,
+    description: s.descriptions.cancel,
+    input: () => z.object({ id: z.string().min(1).max(64).describe(`job id (${s.idPrefix}…)`) }),
+    output: cancelOutput,
+    annotations: { destructiveHint: true },
+    backend: s.kind,
+    handler: ({ id }) => guarded(async () => toolOk({ ...(await (await s.service()).cancel(id)) }), pollErrors),
+  });
+  return [submit, poll, cancel];
 }

@@ -1,12 +1,12 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { listAgents } from "../../agent/frontmatter.ts";
-import { builtOnce, lazyObject } from "../../lazy-schema.ts";
+import { once } from "../../once.ts";
 import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
+import { defineTool, type ToolDef } from "../tool-table.ts";
 import description from "./list-local-agents.txt" with { type: "text" };
 
-const AgentEntry = builtOnce(() =>
+const AgentEntry = once(() =>
   z.object({
     name: z.string(),
     file: z.string(),
@@ -18,21 +18,20 @@ const AgentEntry = builtOnce(() =>
   }),
 );
 
-export function registerListLocalAgents(server: McpServer, deps: ServerDeps): void {
-  server.registerTool(
-    "list_local_agents",
-    {
-      title: "List local agents",
-      description: description.trim(),
-      inputSchema: {},
-      outputSchema: lazyObject(() => ({ agents_dir: z.string(), count: z.number(), agents: z.array(AgentEntry()) })),
-      annotations: { readOnlyHint: true, openWorldHint: false },
-    },
-    () =>
+export function listLocalAgentsTool(deps: ServerDeps): ToolDef {
+  return defineTool({
+    name: "list_local_agents",
+    title: "List local agents",
+    description: description.trim(),
+    input: () => z.object({}),
+    output: () => z.object({ agents_dir: z.string(), count: z.number(), agents: z.array(AgentEntry()) }),
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    backend: "agent",
+    handler: () =>
       guarded(async () => {
         const dir = deps.config.paths.agentsDir;
         const agents = await listAgents(dir);
         return toolOk({ agents_dir: dir, count: agents.length, agents });
       }),
-  );
+  });
 }

@@ -1,13 +1,13 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { probeModels } from "../../backends/models-list.ts";
 import { backendProbeTargets } from "../../backends/probe-targets.ts";
-import { builtOnce, lazyObject } from "../../lazy-schema.ts";
+import { once } from "../../once.ts";
 import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
+import { defineTool, type ToolDef } from "../tool-table.ts";
 import description from "./local-backend-status.txt" with { type: "text" };
 
-const Probe = builtOnce(() =>
+const Probe = once(() =>
   z.object({
     lane: z.string(),
     url: z.string(),
@@ -21,23 +21,23 @@ const Probe = builtOnce(() =>
 
 const BACKEND_PROBE_TIMEOUT_MS = 3000;
 
-export function registerLocalBackendStatus(server: McpServer, deps: ServerDeps): void {
-  server.registerTool(
-    "local_backend_status",
-    {
-      title: "Backend status",
-      description: description.trim(),
-      inputSchema: {},
-      outputSchema: lazyObject(() => ({
+export function localBackendStatusTool(deps: ServerDeps): ToolDef {
+  return defineTool({
+    name: "local_backend_status",
+    title: "Backend status",
+    description: description.trim(),
+    input: () => z.object({}),
+    output: () =>
+      z.object({
         gateway: z.string(),
         default_model: z.string(),
         coding_model: z.string(),
         healthy: z.boolean(),
         backends: z.array(Probe()),
-      })),
-      annotations: { readOnlyHint: true, openWorldHint: true },
-    },
-    () =>
+      }),
+    annotations: { readOnlyHint: true, openWorldHint: true },
+    backend: "agent",
+    handler: () =>
       guarded(async () => {
         const c = deps.config;
         const backends = await Promise.all(
@@ -60,5 +60,5 @@ export function registerLocalBackendStatus(server: McpServer, deps: ServerDeps):
           backends,
         });
       }),
-  );
+  });
 }

@@ -34,6 +34,7 @@ const childResult = z.object({
   incomplete: z.boolean().optional(),
   stop_reason: z.string().optional(),
   error: z.string().optional(),
+  conversation_id: z.string().optional(),
 });
 
 /** The last line of stdout that is a JSON object (`dl run --json` prints exactly one). */

@@ -44,6 +44,8 @@ export type AgentPollView = Omit<PollView, "usage" | "effort" | "session_id"> & 
   usage: unknown;
   model_used: string | null;
   failed_over_from: string | null;
+  /** The finished run's conversation, for a follow-up (continue_from). */
+  conversation_id: string | null;
   /** While running: turn n of max and the last action, from the child's progress file. */
   progress?: AgentProgress;
 };
@@ -111,6 +113,7 @@ export class AgentService {
       usage: sanitizeJson(r.usage ?? null),
       model_used: str(r.model_used),
       failed_over_from: str(r.failed_over_from),
+      conversation_id: str(r.conversation_id, 64),
     };
     if (v.status === "running") {
       const p = readAgentProgress(agentProgressFile(join(this.o.stateDir, "jobs", v.id)), Date.now());

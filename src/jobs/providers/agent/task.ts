@@ -25,12 +25,14 @@ interface AgentParams {
   agent_name: string;
   max_turns: number | null;
   max_tokens: number | null;
+  /** A follow-up: the conversation the child `dl run` continues. */
+  continue_from: string | null;
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === "unrecognized_keys") {
     const keys = issue.keys.slice(0, 5).map((k) => JSON.stringify(k.slice(0, 32)));
-    return `unknown task field(s) ${keys.join(", ")}; allowed: ${Object.keys(delegationInput.shape).join(", ")}`;
+    return `unknown task field(s) ${keys.join(", ")}; allowed: ${Object.keys(delegationInput().shape).join(", ")}`;
   }
   const where = issue.path.length ? `${issue.path.join(".")}: ` : "";
   return `${where}${issue.message}`;
@@ -38,7 +40,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 
 /** Parses one task and fills defaults. Throws DlError bad_input with what to fix. */
 export function validateAgentTask(raw: unknown, rules: AgentTaskRules): ValidatedTask {
-  const parsed = delegationInput.safeParse(raw);
+  const parsed = delegationInput().safeParse(raw);
   if (!parsed.success) throw new DlError("bad_input", describeIssue(parsed.error.issues[0]!));
   const t = parsed.data;
   // argv carries the name: one that looks like a flag would be read as one.
@@ -49,6 +51,7 @@ export function validateAgentTask(raw: unknown, rules: AgentTaskRules): Validate
     // 0 means auto, as in delegate_to_local_agent.
     max_turns: t.max_turns ? t.max_turns : null,
     max_tokens: t.max_tokens ?? null,
+    continue_from: t.continue_from ?? null,
   };
   return {
     task: t.task,
@@ -68,7 +71,12 @@ export const agentProgressFile = (jobDir: string) => join(jobDir, "progress.json
 function paramsOf(job: JobRow): AgentParams {
   const p = JSON.parse(job.params ?? "{}") as Partial<AgentParams>;
   if (typeof p.agent_name !== "string") throw new Error("the job has no agent_name");
-  return { agent_name: p.agent_name, max_turns: p.max_turns ?? null, max_tokens: p.max_tokens ?? null };
+  return {
+    agent_name: p.agent_name,
+    max_turns: p.max_turns ?? null,
+    max_tokens: p.max_tokens ?? null,
+    continue_from: p.continue_from ?? null,
+  };
 }
 
 /**
@@ -89,6 +97,7 @@ export function buildAgentLaunch(
   if (job.model) argv.push("--model", job.model);
   if (p.max_turns) argv.push("--max-turns", String(p.max_turns));
   if (p.max_tokens) argv.push("--max-tokens", String(p.max_tokens));
+  if (p.continue_from) argv.push("--continue-from", p.continue_from);
   argv.push("--progress-file", agentProgressFile(jobDir), "--json");
   return { argv, env: { ...o.env }, cwd: job.workdir };
 }

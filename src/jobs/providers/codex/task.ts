@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { z } from "zod";
 import { DlError } from "../../../errors.ts";
-import { lazySchema } from "../../../lazy-schema.ts";
+import { once } from "../../../once.ts";
 import type { JobRow } from "../../../store/types.ts";
 import type { LaunchSpec, ValidatedTask } from "../../provider.ts";
 import { parseTask, taskText, timeoutSeconds } from "../../task-input.ts";
@@ -37,7 +37,7 @@ export interface TaskRules {
  * caller goes through). What depends on the configuration (model names, the danger
  * sandbox, the default timeout) is checked by validateCodexTask afterwards.
  */
-export const codexTaskInput = lazySchema(() =>
+export const codexTaskInput = once(() =>
   z
     .object({
       task: taskText(
@@ -75,7 +75,7 @@ export const codexTaskInput = lazySchema(() =>
 
 /** Parses one task with codexTaskInput, then applies the configured rules. Throws DlError bad_input. */
 export function validateCodexTask(raw: unknown, rules: TaskRules): ValidatedTask & { allowOverQuota: boolean } {
-  const t = parseTask(codexTaskInput, raw);
+  const t = parseTask(codexTaskInput(), raw);
   const { model, alias } = resolveCodexModel(t.model, rules.defaultModel);
   const effort = resolveCodexEffort(t.effort);
   const sandbox: CodexSandbox = t.sandbox ?? "workspace-write";

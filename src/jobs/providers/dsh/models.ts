@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { DlError } from "../../../errors.ts";
-import { builtOnce, lazySchema } from "../../../lazy-schema.ts";
+import { once } from "../../../once.ts";
 
 /**
  * The dsh models allowlist (DELEGATE_DSH_MODELS_FILE), the same shape as the launcher's
@@ -10,19 +10,20 @@ import { builtOnce, lazySchema } from "../../../lazy-schema.ts";
  *   { "models": { "<alias>": { "model": "<name the launcher passes on>", "enabled": true,
  *                              "description": "…" } } }
  *
- * A task names an alias (or the real model name of an entry). Only enabled entries run.
+ * A task names an alias (or the real model name of an entry); the launcher is given the
+ * alias and resolves it itself. Only enabled entries run.
  * Xiaomi's MiMo models are refused for automated dispatch whatever the file says: the
  * Token Plan's terms forbid automation, and a file someone copied from a manual setup
  * must not turn that into a breach.
  */
-const entrySchema = builtOnce(() =>
+const entrySchema = once(() =>
   z.strictObject({
     model: z.string().min(1).max(200),
     enabled: z.boolean(),
     description: z.string().max(2000).optional(),
   }),
 );
-const fileSchema = lazySchema(() => z.object({ models: z.record(z.string().min(1).max(200), entrySchema()) }));
+const fileSchema = once(() => z.object({ models: z.record(z.string().min(1).max(200), entrySchema()) }));
 
 export interface DshModel {
   alias: string;
@@ -54,7 +55,7 @@ export function loadDshModels(file: string): Map<string, DshModel> | null {
   } catch {
     throw new DlError("bad_config", `the dsh models file ${file} is not valid JSON; see examples/dsh-models.json`);
   }
-  const parsed = fileSchema.safeParse(json);
+  const parsed = fileSchema().safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new DlError(

@@ -13,7 +13,9 @@ export function dshOptionsFromConfig(c: Config, waitCommand: string, baseDir: st
     maxQueue: c.dsh.caps.maxQueue,
     staggerS: c.dsh.caps.staggerS,
     stateDir: c.paths.stateDirs.dsh,
-    childEnv: c.childEnv,
+    // Only the launcher gets DELEGATE_DSH_ENV_PASSTHROUGH; git probes do not.
+    childEnv: c.dshChildEnv,
+    secretValues: c.dsh.envPassthrough.flatMap((name) => c.dshChildEnv[name] ?? []),
     guards: { ...workdirGuard(c.paths), toolEnv: c.childEnv },
     engine: { waitCommand },
   };

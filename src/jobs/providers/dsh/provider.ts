@@ -9,8 +9,36 @@ import { buildDshLaunch, type DshTaskRules, dshResultFile, validateDshTask } fro
 export interface DshProviderOptions extends DshTaskRules {
   /** DELEGATE_DSH_LAUNCHER (name on PATH or absolute path), found again at each launch. */
   launcher: string;
-  /** The allowlisted child environment (config.childEnv). */
+  /** The launcher's environment (config.dshChildEnv: the allowlist plus DELEGATE_DSH_ENV_PASSTHROUGH). */
   childEnv: Readonly<Record<string, string>>;
+  /** Values the launcher was given by name (its provider key): cut out of what a run reports. */
+  secretValues?: readonly string[];
+}
+
+/** Values shorter than this are no credential, and cutting them would garble the text. */
+const MIN_SECRET_CHARS = 4;
+
+/** Every string in `v` with each secret replaced. */
+function scrubbed(v: unknown, scrub: (t: string) => string): unknown {
+  if (typeof v === "string") return scrub(v);
+  if (Array.isArray(v)) return v.map((x) => scrubbed(x, scrub));
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, scrubbed(x, scrub)]));
+  return v;
+}
+
+/**
+ * A launcher that prints its key (an auth error quoting it, an `env` dump) must not put
+ * it in the job's answer: every given value is replaced wherever the run's words appear.
+ */
+export function withoutSecrets(parsed: ParsedResult, secrets: readonly string[]): ParsedResult {
+  const cut = secrets.filter((v) => v.length >= MIN_SECRET_CHARS);
+  if (!cut.length) return parsed;
+  const scrub = (t: string) => cut.reduce((acc, v) => acc.split(v).join("[redacted]"), t);
+  return {
+    ...parsed,
+    finalResponse: parsed.finalResponse === null ? null : scrub(parsed.finalResponse),
+    usage: parsed.usage ? (scrubbed(parsed.usage, scrub) as Record<string, unknown>) : parsed.usage,
+  };
 }
 
 /** What poll_dsh lifts out of a result into its own fields. */
@@ -61,7 +89,7 @@ export function dshProvider(o: DshProviderOptions): Provider {
     },
 
     parse(out: RunOutput): ParsedResult {
-      return parseDshRun(out);
+      return withoutSecrets(parseDshRun(out), o.secretValues ?? []);
     },
 
     /** Exit 126/127 (cannot run) or 2 (the launcher refused its arguments) is our side; the rest is the run's. */

@@ -29,8 +29,10 @@ export interface DshServiceOptions {
   staggerS: number;
   /** DELEGATE_DSH_STATE_DIR (resolved). */
   stateDir: string;
-  /** The allowlisted child environment (config.childEnv). */
+  /** The launcher's environment (config.dshChildEnv: the allowlist plus DELEGATE_DSH_ENV_PASSTHROUGH). */
   childEnv: Readonly<Record<string, string>>;
+  /** Values of DELEGATE_DSH_ENV_PASSTHROUGH (keys, likely): never shown in what a job reports. */
+  secretValues?: readonly string[];
   guards: WorkspaceGuards;
   /** Tests: engine tick, grace, clock; the watcher command. */
   engine?: Partial<EngineOptions>;
@@ -64,6 +66,7 @@ export class DshService {
     const provider = dshProvider({
       launcher: o.launcher,
       childEnv: o.childEnv,
+      secretValues: o.secretValues ?? [],
       modelsFile: o.modelsFile,
       baseDir: o.baseDir,
     });

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
-import { lazySchema } from "../../../lazy-schema.ts";
+import { once } from "../../../once.ts";
 import type { JobRow } from "../../../store/types.ts";
 import type { LaunchSpec, ValidatedTask } from "../../provider.ts";
 import { parseTask, taskText, timeoutSeconds } from "../../task-input.ts";
@@ -22,7 +22,7 @@ const MAX_TASK_BYTES = 1_000_000;
  * checked against the allowlist file afterwards (validateDshTask), since that file can
  * change while the server runs.
  */
-export const dshTaskInput = lazySchema(() =>
+export const dshTaskInput = once(() =>
   z
     .object({
       task: taskText(
@@ -54,9 +54,26 @@ export interface DshTaskRules {
   baseDir: string;
 }
 
-/** The alias the caller used, kept for display; the row stores the real model. */
+/** The entry's alias, which the launcher is given; the row stores the real model for display. */
 interface DshParams {
   alias: string;
+}
+
+/**
+ * What `--model` says: the alias (the key of the models file's entry). The models file has
+ * the launcher's own models.json shape (by default it is that file), so the launcher looks
+ * the alias up itself; a resolved name is not a key there. A row from before the alias was
+ * kept falls back to its model.
+ */
+function launcherModel(job: JobRow): string {
+  try {
+    const alias = (JSON.parse(job.params ?? "null") as Partial<DshParams> | null)?.alias;
+    if (typeof alias === "string" && alias) return alias;
+  } catch {
+    // A malformed params column: the stored model is all there is.
+  }
+  if (!job.model) throw new Error("the job has no model");
+  return job.model;
 }
 
 /**
@@ -64,7 +81,7 @@ interface DshParams {
  * edit takes effect without a restart). Throws DlError bad_input / bad_config.
  */
 export function validateDshTask(raw: unknown, rules: DshTaskRules): ValidatedTask {
-  const t = parseTask(dshTaskInput, raw);
+  const t = parseTask(dshTaskInput(), raw);
   const m: DshModel = resolveDshModel(t.model, loadDshModels(rules.modelsFile), rules.modelsFile);
   const workdir = t.workdir ?? ".";
   const params: DshParams = { alias: m.alias };
@@ -93,7 +110,7 @@ export function buildDshLaunch(
   jobDir: string,
   o: { launcher: string; childEnv: Readonly<Record<string, string>> },
 ): LaunchSpec {
-  if (!job.model) throw new Error("the job has no model");
+  const model = launcherModel(job);
   const taskFile = dshTaskFile(jobDir);
   writeFileSync(taskFile, job.task, { mode: 0o600 });
   const argv = [
@@ -101,7 +118,7 @@ export function buildDshLaunch(
     "--cwd",
     job.workdir,
     "--model",
-    job.model,
+    model,
     "--task-file",
     taskFile,
     "--out-dir",

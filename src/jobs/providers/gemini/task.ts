@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { lazySchema } from "../../../lazy-schema.ts";
+import { once } from "../../../once.ts";
 import type { JobRow } from "../../../store/types.ts";
 import type { ValidatedTask } from "../../provider.ts";
 import { parseTask, taskText, timeoutSeconds } from "../../task-input.ts";
@@ -26,7 +26,7 @@ const WORKDIR_RULE = "workdir must be the absolute path of a checkout or worktre
  * One Gemini task as callers may send it: the single definition of its shape, used by the
  * MCP tools (which publish its JSON Schema) and by the engine's submit.
  */
-export const geminiTaskInput = lazySchema(() =>
+export const geminiTaskInput = once(() =>
   z
     .object({
       task: taskText(
@@ -49,7 +49,7 @@ export const geminiTaskInput = lazySchema(() =>
 
 /** Parses one task with geminiTaskInput and fills the defaults. Throws DlError bad_input. */
 export function validateGeminiTask(raw: unknown, defaultTimeoutS = GEMINI_DEFAULT_TIMEOUT_S): ValidatedTask {
-  const t = parseTask(geminiTaskInput, raw);
+  const t = parseTask(geminiTaskInput(), raw);
   const effort: GeminiEffort = t.effort ?? "low";
   return {
     task: t.task,

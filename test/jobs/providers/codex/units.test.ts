@@ -193,7 +193,7 @@ describe("task and argv", () => {
 
   test("one schema for the MCP edge and the engine: a fractional timeout_s is refused by both, with the rule", () => {
     const task = { task: "x", workdir: "/w", timeout_s: 90.5 };
-    expect(codexTaskInput.safeParse(task).success).toBe(false);
+    expect(codexTaskInput().safeParse(task).success).toBe(false);
     const e = refusal(() => validateCodexTask(task, rules));
     expect(e.code).toBe("bad_input");
     expect(e.message).toContain("whole number of seconds from 1 to 86400");
@@ -202,7 +202,7 @@ describe("task and argv", () => {
     expect(refusal(() => validateCodexTask({ task: "   ", workdir: "/w" }, rules)).message).toContain("non-empty");
     expect(refusal(() => validateCodexTask(["x"], rules)).message).toContain("must be an object");
     // Whatever the MCP tool accepted, the engine accepts too (same object, validated the same way).
-    const accepted = codexTaskInput.parse({ task: "y", workdir: "/w", sandbox: "read-only", allow_over_quota: true });
+    const accepted = codexTaskInput().parse({ task: "y", workdir: "/w", sandbox: "read-only", allow_over_quota: true });
     expect(validateCodexTask(accepted, rules).allowOverQuota).toBe(true);
   });
 

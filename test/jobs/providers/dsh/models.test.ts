@@ -20,16 +20,16 @@ function refusal(fn: () => unknown): string {
 test("the shipped example parses: enabled aliases resolve, by alias or real name", () => {
   const models = loadDshModels(EXAMPLE);
   expect(resolveDshModel("ds-v4-flash", models, EXAMPLE).model).toBe("deepseek-v4-flash");
-  expect(resolveDshModel("deepseek-v4-pro", models, EXAMPLE).alias).toBe("ds-v4-pro");
+  expect(resolveDshModel("deepseek-v4-flash-max", models, EXAMPLE).alias).toBe("ds-v4-flash-max");
 });
 
 test("unknown and disabled models are refused with the enabled list", () => {
   const models = loadDshModels(EXAMPLE);
   expect(refusal(() => resolveDshModel("gpt-9", models, EXAMPLE))).toMatch(
-    /unknown dsh model "gpt-9".*ds-v4-flash, ds-v4-pro/,
+    /unknown dsh model "gpt-9".*ds-v4-flash, ds-v4-flash-max/,
   );
   expect(refusal(() => resolveDshModel("local-qwen", models, EXAMPLE))).toMatch(
-    /disabled.*enabled: ds-v4-flash, ds-v4-pro/,
+    /disabled.*enabled: ds-v4-flash, ds-v4-flash-max/,
   );
   expect(refusal(() => resolveDshModel("__proto__", models, EXAMPLE))).toMatch(/unknown dsh model "__proto__"/);
   expect(refusal(() => resolveDshModel("constructor", models, EXAMPLE))).toMatch(/unknown dsh model/);

@@ -37,7 +37,7 @@ describe("validateDshTask", () => {
     expect(t).toMatchObject({ workdir: "/srv/project", model: "deepseek-v4-flash", timeoutS: DSH_DEFAULT_TIMEOUT_S });
     expect(t.warnings).toEqual(["model alias ds-v4-flash → deepseek-v4-flash"]);
     expect(t.params).toEqual({ alias: "ds-v4-flash" });
-    const byName = validateDshTask({ task: "x", model: "deepseek-v4-pro", workdir: "sub", timeout_s: 60 }, rules);
+    const byName = validateDshTask({ task: "x", model: "deepseek-v4-flash-max", workdir: "sub", timeout_s: 60 }, rules);
     expect(byName).toMatchObject({ workdir: "/srv/project/sub", timeoutS: 60, warnings: [] });
   });
 
@@ -58,6 +58,14 @@ describe("validateDshTask", () => {
 });
 
 describe("buildDshLaunch", () => {
+  test("--model is the entry's alias, which the launcher resolves in its own models.json", () => {
+    const t = validateDshTask({ task: "x", model: "deepseek-v4-flash" }, rules);
+    const job = { id: "dsh-2", task: "x", workdir: "/w", model: t.model, params: JSON.stringify(t.params) } as JobRow;
+    const spec = buildDshLaunch(job, tempDir("dsh-alias"), { launcher: "/bin/dsh", childEnv: {} });
+    expect(t.model).toBe("deepseek-v4-flash");
+    expect(spec.argv[spec.argv.indexOf("--model") + 1]).toBe("ds-v4-flash");
+  });
+
   test("the launcher's flags; the task only in a 0600 file in the job dir; env is the allowlist", () => {
     const jobDir = tempDir("dsh-launch");
     const job = { id: "dsh-1", task: "secret plan", workdir: "/w", model: "deepseek-v4-flash" } as JobRow;
@@ -174,7 +182,12 @@ describe("dsh status", () => {
     const dir = tempDir("dsh-status");
     const s = dshStatus(opts(EXAMPLE));
     expect(s.launcher).toEqual({ ok: true, path: FAKE });
-    expect(s.models_file).toEqual({ path: EXAMPLE, exists: true, enabled: ["ds-v4-flash", "ds-v4-pro"], problems: [] });
+    expect(s.models_file).toEqual({
+      path: EXAMPLE,
+      exists: true,
+      enabled: ["ds-v4-flash", "ds-v4-flash-max"],
+      problems: [],
+    });
     expect(s.caps).toEqual({ max_concurrent: 2, max_per_project: 2, max_queue: 16, stagger_s: 5 });
 
     const missing = dshStatus(opts(join(dir, "none.json"), "nope-dsh"));

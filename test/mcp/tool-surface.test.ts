@@ -1,0 +1,79 @@
+import { describe, expect, test } from "bun:test";
+import type { ServerContext } from "@modelcontextprotocol/server";
+import { parseConfig } from "../../src/config.ts";
+import { backendVerdicts, type MachineFacts } from "../../src/mcp/tool-availability.ts";
+import { toolCallHandler } from "../../src/mcp/tool-call.ts";
+import { ToolSurface } from "../../src/mcp/tool-surface.ts";
+import { defaultDeps } from "../../src/services.ts";
+
+/** A machine with nothing installed, or with the binaries and files named. */
+const machine = (have: string[] = []): MachineFacts => ({
+  which: (bin) => (have.includes(bin) ? `/usr/bin/${bin}` : null),
+  exists: (file) => have.includes(file),
+});
+
+const config = (env: Record<string, string> = {}) => parseConfig({ ...process.env, DELEGATE_TOOLS: undefined, ...env });
+
+/** What a host pays per session for a tool list: characters / 4 of name, description and input schema. */
+function tokens(surface: ToolSurface): number {
+  const chars = surface
+    .toolsList()
+    .reduce((n, t) => n + t.name.length + (t.description ?? "").length + JSON.stringify(t.inputSchema).length, 0);
+  return Math.round(chars / 4);
+}
+
+describe("which backends' tools are listed", () => {
+  test("a machine without Codex, the Gemini gate or a dsh launcher lists only the agent tools, saying why", () => {
+    const v = backendVerdicts(config(), machine());
+    expect(v.agent.listed).toBe(true);
+    expect(v.codex).toMatchObject({ listed: false, why: expect.stringContaining("Codex CLI (codex) is not on PATH") });
+    expect(v.gemini).toMatchObject({ listed: false, why: expect.stringContaining("DELEGATE_GEMINI_ALLOW_DANGER") });
+    expect(v.dsh).toMatchObject({ listed: false, why: expect.stringContaining("launcher") });
+  });
+
+  test("Codex on PATH and the Gemini gate list their tools", () => {
+    const v = backendVerdicts(config({ DELEGATE_GEMINI_ALLOW_DANGER: "1" }), machine(["codex"]));
+    expect([v.codex.listed, v.gemini.listed]).toEqual([true, true]);
+  });
+
+  test("DELEGATE_TOOLS names the backends to list, or all of them", () => {
+    const some = backendVerdicts(config({ DELEGATE_TOOLS: "agent,dsh" }), machine());
+    expect(Object.entries(some).map(([b, x]) => [b, x.listed])).toEqual([
+      ["agent", true],
+      ["codex", false],
+      ["gemini", false],
+      ["dsh", true],
+    ]);
+    const all = backendVerdicts(config({ DELEGATE_TOOLS: "ALL" }), machine());
+    expect(Object.values(all).every((x) => x.listed)).toBe(true);
+  });
+
+  test("DELEGATE_TOOLS with an unknown backend is a configuration error naming it", () => {
+    expect(() => config({ DELEGATE_TOOLS: "agent,bard" })).toThrow(/DELEGATE_TOOLS/);
+  });
+});
+
+describe("the tool list a host pays for", () => {
+  test("the default configuration on a machine with Codex lists under 3,000 tokens", () => {
+    const surface = new ToolSurface(defaultDeps(config({ DELEGATE_TOOLS: "agent,codex" }), "test"));
+    expect(surface.names()).toContain("submit_codex");
+    expect(surface.names()).not.toContain("submit_gemini");
+    expect(tokens(surface)).toBeLessThan(3000);
+  });
+
+  test("tools/list is converted once and kept", () => {
+    const surface = new ToolSurface(defaultDeps(config({ DELEGATE_TOOLS: "all" }), "test"));
+    expect(surface.toolsList()).toBe(surface.toolsList());
+    expect(surface.names()).toHaveLength(19);
+  });
+
+  test("a call to a tool that is not listed here is refused with the reason", async () => {
+    const surface = new ToolSurface(defaultDeps(config({ DELEGATE_TOOLS: "agent" }), "test"));
+    const ctx = { mcpReq: { signal: new AbortController().signal, notify: async () => {} } } as never as ServerContext;
+    const r = await toolCallHandler(surface, undefined)({ params: { name: "submit_gemini", arguments: {} } }, ctx);
+    expect(r.isError).toBe(true);
+    expect(JSON.stringify(r.content)).toContain(
+      "submit_gemini is not offered by this server: not named by DELEGATE_TOOLS",
+    );
+  });
+});

@@ -1,0 +1,179 @@
+/**
+ * install.sh against a real release of the host target (made by scripts/release.ts) in
+ * a fresh HOME: it installs from a folder, refuses a tampered archive, a missing
+ * SHA256SUMS entry and an unknown platform (each with one line, installing nothing), and
+ * upgrades dl while the old binary is serving MCP without disturbing that server.
+ */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { tempDir } from "../helpers/dl.ts";
+import { freshHome, HOST, hostRelease, install, run, SYSTEM_PATH } from "./helpers.ts";
+
+let release: { dir: string; archive: string };
+beforeAll(async () => {
+  release = await hostRelease();
+}, 300_000);
+
+/** A copy of the release folder (SHA256SUMS and the host archive) that a test may spoil. */
+function copyRelease(): string {
+  const dir = tempDir("release-copy");
+  for (const f of ["SHA256SUMS", release.archive]) copyFileSync(join(release.dir, f), join(dir, f));
+  return dir;
+}
+
+/** Nothing installed and nothing left behind: no dl, no half-written temporary file. */
+function expectNothingInstalled(home: string, tmp: string): void {
+  const bin = join(home, ".local", "bin");
+  expect(existsSync(bin) ? readdirSync(bin) : []).toEqual([]);
+  expect(readdirSync(tmp)).toEqual([]);
+}
+
+function expectOneLine(stderr: string, text: string): void {
+  expect(stderr.trimEnd().split("\n")).toHaveLength(1);
+  expect(stderr).toContain(text);
+}
+
+describe("install.sh", () => {
+  test("installs from a folder into ~/.local/bin of a fresh HOME; a second run changes nothing", async () => {
+    const { home, env } = freshHome("home");
+    const r = await install(["--from", release.dir], env);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const dl = join(home, ".local", "bin", "dl");
+    expect(statSync(dl).mode & 0o777).toBe(0o755);
+    const v = await run([dl, "--version", "--json"], env);
+    expect(JSON.parse(v.stdout)).toMatchObject({ target: HOST });
+    expect(r.stdout).toContain(`installed dl `);
+    expect(r.stdout).toContain(`claude mcp add delegate-local --scope user`);
+    expect(r.stdout).toContain(` -- ${dl} serve\n`);
+    expect(r.stdout).toContain(`${join(home, ".local", "bin")} is not on your PATH`);
+    const before = statSync(dl);
+    const again = await install(["--from", release.dir], {
+      ...env,
+      PATH: `${join(home, ".local", "bin")}:${env.PATH}`,
+    });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("is already installed at");
+    expect(again.stdout).not.toContain("not on your PATH");
+    expect(statSync(dl).ino).toBe(before.ino);
+    expect(readdirSync(join(home, ".local", "bin"))).toEqual(["dl"]);
+  });
+
+  test("refuses a tampered archive in one line and installs nothing", async () => {
+    const { home, env } = freshHome("home");
+    const dir = copyRelease();
+    const path = join(dir, release.archive);
+    const bytes = readFileSync(path);
+    bytes[bytes.length >> 1]! ^= 0xff;
+    writeFileSync(path, bytes);
+    const r = await install(["--from", dir], env);
+    expect(r.code).toBe(1);
+    expectOneLine(r.stderr, `checksum mismatch for ${release.archive}`);
+    expectNothingInstalled(home, env.TMPDIR!);
+  });
+
+  test("refuses a release whose SHA256SUMS has no entry for this platform", async () => {
+    const { home, env } = freshHome("home");
+    const dir = copyRelease();
+    const sums = readFileSync(join(dir, "SHA256SUMS"), "utf8");
+    writeFileSync(
+      join(dir, "SHA256SUMS"),
+      sums.replace(/^.*\n/gm, (l) => (l.includes(release.archive) ? "" : l)),
+    );
+    const r = await install(["--from", dir], env);
+    expect(r.code).toBe(1);
+    expectOneLine(r.stderr, `has no entry for ${HOST}`);
+    expectNothingInstalled(home, env.TMPDIR!);
+  });
+
+  test("refuses an unknown platform (a fake uname) in one line", async () => {
+    const fakes = tempDir("fake-uname");
+    for (const [os, arch] of [
+      ["SunOS", "sun4v"],
+      ["Linux", "riscv64"],
+      ["Darwin", "ppc"],
+    ]) {
+      writeFileSync(join(fakes, "uname"), `#!/bin/sh\ncase $1 in -s) echo ${os} ;; -m) echo ${arch} ;; esac\n`);
+      chmodSync(join(fakes, "uname"), 0o755);
+      const { home, env } = freshHome("home");
+      const r = await install(["--from", release.dir], { ...env, PATH: `${fakes}:${env.PATH}` });
+      expect(r.code).toBe(1);
+      expectOneLine(r.stderr, `no dl build for ${os} ${arch}`);
+      expectNothingInstalled(home, env.TMPDIR!);
+    }
+  });
+
+  test("picks the musl build where ldd names musl, and on --libc musl", async () => {
+    const fakes = tempDir("fake-ldd");
+    // musl's ldd prints its banner on stderr and exits 1 for --version.
+    writeFileSync(join(fakes, "ldd"), "#!/bin/sh\necho 'musl libc (x86_64)' >&2\necho 'Version 1.2.5' >&2\nexit 1\n");
+    chmodSync(join(fakes, "ldd"), 0o755);
+    for (const [args, path] of [
+      [[], `${fakes}:${SYSTEM_PATH}`],
+      [["--libc", "musl"], SYSTEM_PATH],
+    ] as const) {
+      const { home, env } = freshHome("home");
+      // The host-only release has no musl archive, so picking it shows as a refusal naming it.
+      const r = await install(["--from", release.dir, ...args], { ...env, PATH: path });
+      expect(r.code).toBe(1);
+      expectOneLine(r.stderr, `has no entry for ${HOST}-musl`);
+      expectNothingInstalled(home, env.TMPDIR!);
+    }
+  });
+
+  test("--url installs from a base URL and refuses a tampered download", async () => {
+    const archive = readFileSync(join(release.dir, release.archive));
+    const tampered = Buffer.from(archive);
+    tampered[tampered.length - 100]! ^= 0x01;
+    using server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch(req) {
+        const [, which = "", name = ""] = new URL(req.url).pathname.split("/");
+        if (name === "SHA256SUMS") return new Response(readFileSync(join(release.dir, name)));
+        if (name !== release.archive) return new Response("not found", { status: 404 });
+        return new Response(which === "bad" ? tampered : archive);
+      },
+    });
+    const bad = freshHome("home");
+    const refused = await install(["--url", `http://127.0.0.1:${server.port}/bad`], bad.env);
+    expect(refused.code).toBe(1);
+    expectOneLine(refused.stderr, `checksum mismatch for ${release.archive}`);
+    expectNothingInstalled(bad.home, bad.env.TMPDIR!);
+    const { home, env } = freshHome("home");
+    const r = await install(["--url", `http://127.0.0.1:${server.port}/good/`], env);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const v = await run([join(home, ".local", "bin", "dl"), "--version", "--json"], env);
+    expect(JSON.parse(v.stdout)).toMatchObject({ target: HOST });
+  });
+
+  test("upgrades dl while the old binary runs dl serve, which keeps answering", async () => {
+    const { home, env } = freshHome("home");
+    expect((await install(["--from", release.dir], env)).code).toBe(0);
+    const dl = join(home, ".local", "bin", "dl");
+    const transport = new StdioClientTransport({ command: dl, args: ["serve"], env, stderr: "ignore" });
+    const client = new Client({ name: "dl-upgrade-test", version: "1" });
+    await client.connect(transport);
+    try {
+      const oldVersion = client.getServerVersion()?.version;
+      const tools = (await client.listTools()).tools.map((t) => t.name);
+      const next = await hostRelease("99.0.0-upgrade");
+      const r = await install(["--from", next.dir], env);
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("installed dl 99.0.0-upgrade");
+      expect((await run([dl, "--version"], env)).stdout).toStartWith("dl 99.0.0-upgrade ");
+      // The old server still runs its own binary and answers as before.
+      await client.ping();
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(tools);
+      expect(client.getServerVersion()?.version).toBe(oldVersion);
+      expect(readdirSync(join(home, ".local", "bin"))).toEqual(["dl"]);
+    } finally {
+      await client.close();
+    }
+  }, 300_000);
+});
