@@ -114,7 +114,12 @@ const SETTINGS = {
       staggerS: num("DELEGATE_DSH_STAGGER_S", 5, 0, 600),
     }),
     /** The same rule as Codex's, for the launcher only; the values live in Config.dshChildEnv. */
-    envPassthrough: list("DELEGATE_DSH_ENV_PASSTHROUGH", /^\S+$/, "environment variable names", codexPassthroughProblem),
+    envPassthrough: list(
+      "DELEGATE_DSH_ENV_PASSTHROUGH",
+      /^\S+$/,
+      "environment variable names",
+      codexPassthroughProblem,
+    ),
   },
   /** Background agent jobs (submit_agent), each one a child `dl run`. */
   agentJobs: {

@@ -99,7 +99,6 @@ describe("file tools against a racing symlink swap", () => {
         name: "delegate_to_local_agent",
         arguments: { agent_name: "helper", task: "t", workdir: work, model: "glm-race" },
       },
-      undefined,
       { timeout: 60_000 },
     );
     writeFileSync(stop, "");

@@ -11,8 +11,8 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { TARGETS, type TargetName } from "../../build.ts";
 import pkg from "../../package.json" with { type: "json" };
 import { archiveName } from "../../scripts/release-archive.ts";

@@ -7,8 +7,8 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { tempDir } from "../helpers/dl.ts";
 import { freshHome, HOST, hostRelease, install, run, SYSTEM_PATH } from "./helpers.ts";
 

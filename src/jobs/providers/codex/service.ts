@@ -6,7 +6,7 @@ import type { PollView } from "../../poll.ts";
 import type { WorkspaceGuards } from "../../workspace.ts";
 import { type AccountOptions, type AccountView, CodexAccount } from "./account.ts";
 import { codexProvider } from "./provider.ts";
-import { CodexQuota, type QuotaVerdict } from "./quota.ts";
+import { CodexQuota } from "./quota.ts";
 import { type CodexStatusReport, codexStatusOf } from "./status.ts";
 import { CodexVersionGate, type CodexVersionStatus, probeCodexVersion } from "./version.ts";
 
