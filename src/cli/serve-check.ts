@@ -1,6 +1,5 @@
 import { InMemoryTransport, type JSONRPCMessage } from "@modelcontextprotocol/server";
-import { probeModels } from "../backends/models-list.ts";
-import { backendProbeTargets } from "../backends/probe-targets.ts";
+import { probeBackends } from "../backends/probe-targets.ts";
 import type { Config } from "../config.ts";
 import { describeError } from "../errors.ts";
 import { jobsSummary } from "../jobs/maintenance.ts";
@@ -73,12 +72,7 @@ function toolLines(config: Config): CheckLine[] {
 }
 
 async function gateway(config: Config): Promise<CheckLine[]> {
-  const backends = await Promise.all(
-    backendProbeTargets(config).map(async (t) => ({
-      lane: t.lane,
-      ...(await probeModels({ endpointUrl: t.url, apiKey: t.apiKey, headers: t.headers, timeoutMs: 3000 })),
-    })),
-  );
+  const backends = await probeBackends(config);
   const lines: CheckLine[] = backends.map((b) =>
     b.reachable && !b.error
       ? { level: "ok", text: `gateway ${b.lane} answers at ${b.url} (${b.models.length} models)` }

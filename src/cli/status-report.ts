@@ -1,5 +1,5 @@
-import { type ModelsProbe, probeModels } from "../backends/models-list.ts";
-import { backendProbeTargets } from "../backends/probe-targets.ts";
+import type { ModelsProbe } from "../backends/models-list.ts";
+import { probeBackends } from "../backends/probe-targets.ts";
 import { redactUrl } from "../backends/url.ts";
 import type { Config } from "../config.ts";
 import { REDACTED } from "../config.ts";
@@ -48,8 +48,6 @@ export type StatusReport = {
   mcp_tools: Record<Backend, BackendVerdict>;
 };
 
-const PROBE_TIMEOUT_MS = 3000;
-
 /** Every dir dl writes, named as `dl status` and `dl serve --check` show it: the pool cache, then each provider's jobs. */
 export function namedStateDirs(config: Config): [name: string, path: string][] {
   const p = config.paths;
@@ -97,12 +95,7 @@ function dshReport(config: Config): StatusReport["dsh"] {
 }
 
 export async function gatherStatus(config: Config, build: BuildInfo): Promise<StatusReport> {
-  const backends = await Promise.all(
-    backendProbeTargets(config).map(async (t) => ({
-      lane: t.lane,
-      ...(await probeModels({ endpointUrl: t.url, apiKey: t.apiKey, headers: t.headers, timeoutMs: PROBE_TIMEOUT_MS })),
-    })),
-  );
+  const backends = await probeBackends(config);
   const state_dirs = stateDirs(config);
   const failed_checks: string[] = [];
   for (const b of backends)

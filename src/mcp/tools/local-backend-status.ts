@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { probeModels } from "../../backends/models-list.ts";
-import { backendProbeTargets } from "../../backends/probe-targets.ts";
+import { probeBackends } from "../../backends/probe-targets.ts";
 import { once } from "../../once.ts";
 import type { ServerDeps } from "../../services.ts";
 import { guarded, toolOk } from "../tool-result.ts";
@@ -18,8 +17,6 @@ const Probe = once(() =>
     error: z.string().optional(),
   }),
 );
-
-const BACKEND_PROBE_TIMEOUT_MS = 3000;
 
 export function localBackendStatusTool(deps: ServerDeps): ToolDef {
   return defineTool({
@@ -40,18 +37,7 @@ export function localBackendStatusTool(deps: ServerDeps): ToolDef {
     handler: () =>
       guarded(async () => {
         const c = deps.config;
-        const backends = await Promise.all(
-          backendProbeTargets(c).map(async (t) => ({
-            lane: t.lane,
-            ...(await probeModels({
-              endpointUrl: t.url,
-              apiKey: t.apiKey,
-              headers: t.headers,
-              timeoutMs: BACKEND_PROBE_TIMEOUT_MS,
-              fetch: deps.fetch,
-            })),
-          })),
-        );
+        const backends = await probeBackends(c, deps.fetch);
         return toolOk({
           gateway: c.gateway.kind,
           default_model: c.backend.model,
