@@ -2,13 +2,14 @@ import { z } from "zod";
 import { checkHttpUrl } from "./backends/url.ts";
 
 /**
- * zod building blocks for environment variables. Each rule rejects with a message that
- * completes "expected …", so the one-line start-up error can say what is allowed.
+ * The leaves of config.ts's settings tree: each names its variable, its default and its
+ * zod rule. Each rule rejects with a message that completes "expected …", so the
+ * one-line start-up error can say what is allowed.
  *
  * Every start of every command reads the configuration, and zod schemas cost time and
  * memory to build: when each of the ~65 variables had five schemas of its own, building
  * them took about 15 ms and 10 MB of `dl serve`'s start (bench/startup), although a user
- * sets a handful. So a field is a rule and a default; `envObject` builds the one schema
+ * sets a handful. So a leaf is a rule and a default; `envObject` builds the one schema
  * of an environment from the rules of the variables it sets, and variables with the same
  * rule share one schema.
  */

@@ -6,15 +6,7 @@ import { agentSettingsFromConfig } from "./dispatch/agent-settings.ts";
 import { whoAnswered } from "./dispatch/answered.ts";
 import { createDispatcher, type Dispatcher, dispatchSettingsFromConfig } from "./dispatch/pools.ts";
 import type { AcquireSlot } from "./dispatch/run-delegation.ts";
-import { agentOptionsFromConfig } from "./jobs/providers/agent/options.ts";
-import type { AgentService } from "./jobs/providers/agent/service.ts";
-import { codexOptionsFromConfig } from "./jobs/providers/codex/options.ts";
-import type { CodexService } from "./jobs/providers/codex/service.ts";
-import { dshOptionsFromConfig } from "./jobs/providers/dsh/options.ts";
-import type { DshService } from "./jobs/providers/dsh/service.ts";
 import { requireGeminiAllowed } from "./jobs/providers/gemini/gate.ts";
-import { geminiOptionsFromConfig } from "./jobs/providers/gemini/options.ts";
-import type { GeminiService } from "./jobs/providers/gemini/service.ts";
 import { PROVIDERS, type ProviderName } from "./jobs/providers/index.ts";
 import { isCompiledDl } from "./sys/self-command.ts";
 
@@ -54,51 +46,32 @@ function waitCommandFor(execPath: string): string {
   return /^[\w./-]+$/.test(execPath) ? `${execPath} wait` : `'${execPath.replace(/'/g, "'\\''")}' wait`;
 }
 
-/** Each provider's service type. */
-type JobServices = { codex: CodexService; gemini: GeminiService; dsh: DshService; agent: AgentService };
-
 /**
- * How each provider's service starts from the Config. Its module is loaded on first use:
- * a server that never runs that provider's jobs never pays for its engine. `gate` refuses
- * (DlError) before anything is loaded or opened.
+ * How each provider's jobs start: its module (its `startJobs`), loaded on first use so a
+ * server that never runs that provider's jobs never pays for its engine, and its `gate`,
+ * which refuses (DlError) before anything is loaded or opened.
  */
-const JOB_SERVICES: {
-  [K in ProviderName]: {
-    gate?: (c: Config) => void;
-    start: (c: Config, waitCommand: string) => Promise<JobServices[K]>;
-  };
-} = {
-  codex: {
-    start: (c, wait) =>
-      import("./jobs/providers/codex/service.ts").then(({ CodexService }) =>
-        CodexService.start(codexOptionsFromConfig(c, wait)),
-      ),
-  },
+const JOB_SERVICES = {
+  codex: { load: () => import("./jobs/providers/codex/service.ts") },
   gemini: {
-    gate: (c) => requireGeminiAllowed(c.gemini.allowDanger),
-    start: (c, wait) =>
-      import("./jobs/providers/gemini/service.ts").then(({ GeminiService }) =>
-        GeminiService.start(geminiOptionsFromConfig(c, wait)),
-      ),
+    load: () => import("./jobs/providers/gemini/service.ts"),
+    gate: (c: Config) => requireGeminiAllowed(c.gemini.allowDanger),
   },
-  dsh: {
-    start: (c, wait) =>
-      import("./jobs/providers/dsh/service.ts").then(({ DshService }) =>
-        DshService.start(dshOptionsFromConfig(c, wait, process.cwd())),
-      ),
-  },
-  agent: {
-    start: (c, wait) =>
-      import("./jobs/providers/agent/service.ts").then(({ AgentService }) =>
-        AgentService.start(agentOptionsFromConfig(c, wait, process.cwd())),
-      ),
-  },
-};
+  dsh: { load: () => import("./jobs/providers/dsh/service.ts") },
+  agent: { load: () => import("./jobs/providers/agent/service.ts") },
+} satisfies Record<ProviderName, { load: () => Promise<unknown>; gate?: (c: Config) => void }>;
 
-/** Whether a provider's gate lets its service start under this Config (Gemini: DELEGATE_GEMINI_ALLOW_DANGER). */
+/** Each provider's job service type, as its module's `startJobs` gives it. */
+type JobServices = {
+  [K in ProviderName]: Awaited<ReturnType<Awaited<ReturnType<(typeof JOB_SERVICES)[K]["load"]>>["startJobs"]>>;
+};
+type StartJobs = (c: Config, waitCommand: string, baseDir: string) => Promise<JobServices[ProviderName]>;
+type JobsEntry = { load: () => Promise<{ startJobs: StartJobs }>; gate?: (c: Config) => void };
+
+/** Whether a provider's gate lets its jobs run under this Config (Gemini: DELEGATE_GEMINI_ALLOW_DANGER). */
 export function jobServiceAllowed(config: Config, name: ProviderName): boolean {
   try {
-    JOB_SERVICES[name].gate?.(config);
+    (JOB_SERVICES[name] as JobsEntry).gate?.(config);
     return true;
   } catch {
     return false;
@@ -111,7 +84,7 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
   const dispatcher = createDispatcher(dispatchSettingsFromConfig(config));
   const started = new Map<ProviderName, Promise<JobServices[ProviderName]>>();
   const jobService = <K extends ProviderName>(name: K): Promise<JobServices[K]> => {
-    const entry = JOB_SERVICES[name];
+    const entry = JOB_SERVICES[name] as JobsEntry;
     // Refused as a rejected promise, like any other start failure, and never cached.
     try {
       entry.gate?.(config);
@@ -120,7 +93,8 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
     }
     let svc = started.get(name);
     if (!svc) {
-      svc = entry.start(config, waitCommandFor(process.execPath));
+      const wait = waitCommandFor(process.execPath);
+      svc = entry.load().then((m) => m.startJobs(config, wait, process.cwd()));
       started.set(name, svc);
     }
     return svc as Promise<JobServices[K]>;

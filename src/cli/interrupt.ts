@@ -1,3 +1,5 @@
+import { EXIT_AFTER_SIGNAL as EXIT_AFTER } from "./exit.ts";
+
 /**
  * Ctrl-C on the command line. A command that has something to clean up takes an
  * interrupt signal (its work aborts, it tidies up and returns); every other command is
@@ -5,7 +7,6 @@
  * after SIGTERM, so a script can tell "interrupted" from "failed". `dl serve` handles its
  * own signals and is not covered here.
  */
-const EXIT_AFTER = { SIGINT: 130, SIGTERM: 143 } as const;
 type Caught = keyof typeof EXIT_AFTER;
 
 let caught: Caught | null = null;

@@ -1,11 +1,12 @@
 import { defineCommand } from "citty";
 import { ConversationStore } from "../agent/conversation-store.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
+import { sysIdentities } from "../jobs/machine.ts";
 import { reapAll } from "../jobs/maintenance.ts";
-import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import type { DlCommand } from "./command.ts";
-import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { configOrExit } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 
 const def = defineCommand({
   meta: {

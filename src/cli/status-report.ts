@@ -6,15 +6,15 @@ import { REDACTED } from "../config.ts";
 import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
 import { type PoolStatus, poolStatus } from "../dispatch/status.ts";
 import type { JobCaps } from "../jobs/caps.ts";
+import { sysIdentities } from "../jobs/machine.ts";
 import { type JobsSummary, jobsSummary } from "../jobs/maintenance.ts";
-import { codexOptionsFromConfig } from "../jobs/providers/codex/options.ts";
+import { codexServiceOptions } from "../jobs/providers/codex/service.ts";
 import { type CodexStatusReport, codexStatus } from "../jobs/providers/codex/status.ts";
-import { dshOptionsFromConfig } from "../jobs/providers/dsh/options.ts";
+import { dshServiceOptions } from "../jobs/providers/dsh/service.ts";
 import { type DshStatusReport, dshStatus } from "../jobs/providers/dsh/status.ts";
-import { geminiOptionsFromConfig } from "../jobs/providers/gemini/options.ts";
+import { geminiServiceOptions } from "../jobs/providers/gemini/service.ts";
 import { type GeminiStatusReport, geminiStatus } from "../jobs/providers/gemini/status.ts";
 import { PROVIDERS } from "../jobs/providers/index.ts";
-import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { type BackendVerdict, backendVerdicts } from "../mcp/tool-availability.ts";
 import type { Backend } from "../mcp/tool-table.ts";
 import { jobStateDirs } from "../sys/paths.ts";
@@ -79,7 +79,7 @@ function pools(config: Config, failed: string[]): PoolStatus[] {
 /** A missing Codex CLI is information, not ill health: dl works without it. */
 async function codexReport(config: Config): Promise<StatusReport["codex"]> {
   try {
-    return await codexStatus(codexOptionsFromConfig(config, "dl wait"));
+    return await codexStatus(codexServiceOptions(config, "dl wait"));
   } catch (e) {
     return { error: e instanceof Error ? e.message : String(e) };
   }
@@ -88,7 +88,7 @@ async function codexReport(config: Config): Promise<StatusReport["codex"]> {
 /** Like Codex, a missing launcher or models file is information, not ill health. */
 function dshReport(config: Config): StatusReport["dsh"] {
   try {
-    return dshStatus(dshOptionsFromConfig(config, "dl wait", process.cwd()));
+    return dshStatus(dshServiceOptions(config, "dl wait", process.cwd()));
   } catch (e) {
     return { error: e instanceof Error ? e.message : String(e) };
   }
@@ -107,7 +107,7 @@ export async function gatherStatus(config: Config, build: BuildInfo): Promise<St
   const jobs = jobsSummary(jobStateDirs(config.paths), sysIdentities);
   for (const j of jobs) if (j.error) failed_checks.push(`jobs ${j.provider}: ${j.error}`);
   const codex = await codexReport(config);
-  const gemini = await geminiStatus(geminiOptionsFromConfig(config, "dl wait"));
+  const gemini = await geminiStatus(geminiServiceOptions(config, "dl wait"));
   failed_checks.push(...jailChecks(config, gemini.jail));
   return {
     ...build,

@@ -3,11 +3,11 @@ import type { Config } from "../config.ts";
 import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
 import { poolStatus } from "../dispatch/status.ts";
 import { capsView } from "../jobs/caps.ts";
+import { sysIdentities } from "../jobs/machine.ts";
 import { jobsSummary } from "../jobs/maintenance.ts";
 import { CodexAccount } from "../jobs/providers/codex/account.ts";
-import { codexOptionsFromConfig } from "../jobs/providers/codex/options.ts";
 import { CodexQuota } from "../jobs/providers/codex/quota.ts";
-import { sysIdentities } from "../jobs/sys-adapters.ts";
+import { codexServiceOptions } from "../jobs/providers/codex/service.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { renderCodex, renderJobs, renderPools } from "./status-render.ts";
 
@@ -21,12 +21,12 @@ import { renderCodex, renderJobs, renderPools } from "./status-render.ts";
 type Sources = { config: Config; account: CodexAccount; quota: CodexQuota; caps: [number, number] };
 
 function sources(config: Config): Sources {
-  const o = codexOptionsFromConfig(config, "dl wait");
+  const o = codexServiceOptions(config, "dl wait");
   return {
     config,
     account: new CodexAccount({ stateDir: o.stateDir, codexHome: o.codexHome }),
     quota: new CodexQuota({ codexHome: o.codexHome, warnPct: o.quotaWarnPct, refusePct: o.quotaRefusePct }),
-    caps: [o.maxConcurrent, o.maxPerProject],
+    caps: [o.caps.maxConcurrent, o.caps.maxPerProject],
   };
 }
 

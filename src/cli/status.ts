@@ -1,7 +1,8 @@
 import { defineCommand } from "citty";
 import { BUILD } from "../version.ts";
 import type { DlCommand } from "./command.ts";
-import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { configOrExit } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 import { interruptScope } from "./interrupt.ts";
 import { renderStatus } from "./status-render.ts";
 import { gatherStatus } from "./status-report.ts";

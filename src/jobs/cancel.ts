@@ -10,9 +10,10 @@ export type CancelResult = { id: string; status: string; changed: boolean; note?
  * another server is refused: only the server that runs its child can stop it safely.
  */
 export async function cancelJob(c: EngineContext, launcher: Launcher, id: string): Promise<CancelResult> {
-  const { o, store } = c;
+  const { options, store } = c;
   const row = store.get(id);
-  if (!row) throw new DlError("not_found", `no ${o.provider.name} job ${id.slice(0, 64)}; check the id with poll`);
+  if (!row)
+    throw new DlError("not_found", `no ${options.provider.name} job ${id.slice(0, 64)}; check the id with poll`);
   if (row.status === "queued") {
     const changed = store.update(id, { status: "cancelled", ended_at: c.now(), queue_reason: null }, ["queued"]);
     if (changed) return { id, status: "cancelled", changed };

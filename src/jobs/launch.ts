@@ -61,7 +61,7 @@ export class Launcher {
   }
 
   /** Takes the locks and the stagger claim, then runs the job in the background. */
-  launch(row: JobRow, now: number, cap: number, projectCap: number = this.c.o.maxPerProject): LaunchOutcome {
+  launch(row: JobRow, now: number, cap: number, projectCap: number = this.c.options.maxPerProject): LaunchOutcome {
     // Every way out of this method before the job starts (no slot, a throw, a lost
     // stagger claim) gives back what was taken, or that checkout and slot would stay busy
     // for every server until this one exits. A started job takes the locks over.
@@ -74,7 +74,12 @@ export class Launcher {
     }
     if (taken !== "started") return taken;
     this.lockErrors.delete(row.id);
-    const claim = this.c.store.claimLaunch(row.id, { started_at: now, last_activity_at: now }, now, this.c.o.staggerMs);
+    const claim = this.c.store.claimLaunch(
+      row.id,
+      { started_at: now, last_activity_at: now },
+      now,
+      this.c.options.staggerMs,
+    );
     if (!claim.ok) {
       return "waitMs" in claim
         ? { reason: "waiting_for_slot", retryMs: claim.waitMs }
@@ -84,7 +89,7 @@ export class Launcher {
     const abort = new AbortController();
     const started: JobRow = { ...row, status: "running", started_at: now, last_activity_at: now };
     const done = runJob(started, this.runnerContext(), abort.signal)
-      .catch((e) => log.error(`${this.c.o.provider.name} job ${row.id}: ${describeError(e)}`))
+      .catch((e) => log.error(`${this.c.options.provider.name} job ${row.id}: ${describeError(e)}`))
       .finally(() => {
         locks.dispose();
         this.active.delete(row.id);
@@ -102,16 +107,16 @@ export class Launcher {
     projectCap: number,
     held: DisposableStack,
   ): "started" | { reason: QueueReason } {
-    const l = this.c.o.locks;
+    const l = this.c.options.locks;
     const hold = (lock: SlotLease) => held.defer(() => lock.release());
     const ws = l.tryWorkspace(row.workspace_root, row.id);
     if (!ws) return { reason: "workspace_busy" };
     hold(ws);
     const g = l.tryGlobal(cap, row.id);
-    if (!g) return { reason: cap < this.c.o.maxConcurrent ? "adaptive_cap" : "global_cap" };
+    if (!g) return { reason: cap < this.c.options.maxConcurrent ? "adaptive_cap" : "global_cap" };
     hold(g);
     const pr = l.tryProject(row.project, projectCap, row.id);
-    if (!pr) return { reason: projectCap < this.c.o.maxPerProject ? "adaptive_cap" : "waiting_for_slot" };
+    if (!pr) return { reason: projectCap < this.c.options.maxPerProject ? "adaptive_cap" : "waiting_for_slot" };
     hold(pr);
     return "started";
   }
@@ -122,7 +127,7 @@ export class Launcher {
    * job is recorded failed (infra) with the cause, so nothing waits on it for ever.
    */
   private lockFailed(row: JobRow, e: unknown): { reason: QueueReason; retryMs: number } {
-    const name = this.c.o.provider.name;
+    const name = this.c.options.provider.name;
     const n = (this.lockErrors.get(row.id) ?? 0) + 1;
     const why = describeError(e);
     if (n < MAX_LOCK_ERRORS) {
@@ -132,7 +137,7 @@ export class Launcher {
     }
     this.lockErrors.delete(row.id);
     log.error(`${name} job ${row.id}: could not take its slot locks (${why}) ${n} times; recording it failed`);
-    const msg = `could not take the job's slot locks under ${join(this.c.o.stateDir, "slots")} (${why}); check that directory (permissions, symlinks, open-file limit) and submit again`;
+    const msg = `could not take the job's slot locks under ${join(this.c.options.stateDir, "slots")} (${why}); check that directory (permissions, symlinks, open-file limit) and submit again`;
     this.c.store.update(
       row.id,
       { status: "failed", failure_kind: "infra", final_response: msg, ended_at: this.c.now(), queue_reason: null },
@@ -154,20 +159,20 @@ export class Launcher {
 
   /** The runner's view of this engine, with the option defaults filled in. */
   private runnerContext(): RunnerContext {
-    const { o, store, now } = this.c;
+    const { options, store, now } = this.c;
     return {
       store,
-      provider: o.provider,
-      identities: o.identities,
+      provider: options.provider,
+      identities: options.identities,
       now,
-      graceMs: o.graceMs ?? 5000,
-      outputCap: o.outputCap ?? 4 * 1024 * 1024,
-      jobsDir: join(o.stateDir, "jobs"),
-      maxRetries: o.maxRetries ?? 3,
-      retryDelayMs: o.retryDelayMs ?? ((n: number) => backoffMs(n) * (0.8 + Math.random() * 0.4)),
+      graceMs: options.graceMs ?? 5000,
+      outputCap: options.outputCap ?? 4 * 1024 * 1024,
+      jobsDir: join(options.stateDir, "jobs"),
+      maxRetries: options.maxRetries ?? 3,
+      retryDelayMs: options.retryDelayMs ?? ((n: number) => backoffMs(n) * (0.8 + Math.random() * 0.4)),
       onPersistError: (id: string, msg: string) => {
         this.persistErrors.set(id, msg);
-        log.error(`${o.provider.name} job ${id}: could not record its state: ${msg}`);
+        log.error(`${options.provider.name} job ${id}: could not record its state: ${msg}`);
       },
     };
   }

@@ -1,7 +1,7 @@
 import { isTerminal, type JobRow } from "../store/types.ts";
 import type { JobStateDir } from "../sys/paths.ts";
 import { deadOwnerStatus } from "./dead-owner.ts";
-import type { Identities } from "./engine-ports.ts";
+import type { Identities } from "./machine.ts";
 import { PROVIDERS } from "./providers/index.ts";
 import { ownerAlive } from "./reaper.ts";
 import { PREVIEW_CAP, sanitizeJson, sanitizeLine } from "./sanitize.ts";

@@ -36,10 +36,8 @@ export function checkWorkdir(path: string, g: WorkdirGuard): string {
       `workdir ${dir} is refused: the job would get read/write access to all of it; pass a project directory instead`,
     );
   }
-  const clash = overlappingDir(
-    dir,
-    g.protectedDirs.map((d) => canonicalPath(d)),
-  );
+  const protectedReal = g.protectedDirs.map((d) => canonicalPath(d));
+  const clash = overlappingDir(dir, protectedReal);
   if (clash) {
     throw forbidden(`workdir ${dir} overlaps dl's own state (${clash}); pass a project directory elsewhere`);
   }

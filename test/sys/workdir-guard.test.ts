@@ -5,7 +5,7 @@ import type { AgentSettings } from "../../src/agent/settings.ts";
 import type { Config } from "../../src/config.ts";
 import { prepareDelegation } from "../../src/dispatch/run-delegation.ts";
 import { isDlError } from "../../src/errors.ts";
-import { codexOptionsFromConfig } from "../../src/jobs/providers/codex/options.ts";
+import { codexServiceOptions } from "../../src/jobs/providers/codex/service.ts";
 import { PROVIDERS } from "../../src/jobs/providers/index.ts";
 import { jobStateDirs, protectedDirs, resolveStatePaths } from "../../src/sys/paths.ts";
 import { checkWorkdir, workdirGuard } from "../../src/sys/workdir-guard.ts";
@@ -70,7 +70,7 @@ describe("the one workdir guard", () => {
   test("both users refuse the pool cache dir: a Codex job's guard and an agent delegation", async () => {
     const { paths } = setup();
     const config = { paths, codex: { caps: {} }, childEnv: { PATH: "/usr/bin:/bin" } } as unknown as Config;
-    const codexGuards = codexOptionsFromConfig(config, "dl wait").guards;
+    const codexGuards = codexServiceOptions(config, "dl wait").guards;
     expect(forbidden(() => checkWorkdir(paths.slotsDir, codexGuards))).toBe("workdir_forbidden");
     const agent = prepareDelegation(
       { agent_name: "helper", task: "x", workdir: paths.slotsDir },

@@ -5,13 +5,34 @@
  * the reference's, so the predecessor's users find their jobs where they expect). Every
  * place that enumerates providers — the state paths, the services, `dl serve` and its
  * `--check`, `dl status`, MCP tasks — reads this list. Plain data, so config.ts can read
- * it without loading any provider's code.
+ * it without loading any provider's code; src/services.ts JOB_SERVICES (keyed by these
+ * names, checked complete by the compiler) says how each one's module is loaded.
  */
 export const PROVIDERS = [
-  { name: "codex", idPrefix: "cx-", homeDir: ".codex-jobs", stateEnv: "DELEGATE_CODEX_STATE_DIR" },
-  { name: "gemini", idPrefix: "gm-", homeDir: ".gemini-jobs", stateEnv: "DELEGATE_GEMINI_STATE_DIR" },
-  { name: "dsh", idPrefix: "dsh-", homeDir: ".dsh-jobs", stateEnv: "DELEGATE_DSH_STATE_DIR" },
-  { name: "agent", idPrefix: "ag-", homeDir: ".agent-jobs", stateEnv: "DELEGATE_AGENT_STATE_DIR" },
+  {
+    name: "codex",
+    idPrefix: "cx-",
+    homeDir: ".codex-jobs",
+    stateEnv: "DELEGATE_CODEX_STATE_DIR",
+  },
+  {
+    name: "gemini",
+    idPrefix: "gm-",
+    homeDir: ".gemini-jobs",
+    stateEnv: "DELEGATE_GEMINI_STATE_DIR",
+  },
+  {
+    name: "dsh",
+    idPrefix: "dsh-",
+    homeDir: ".dsh-jobs",
+    stateEnv: "DELEGATE_DSH_STATE_DIR",
+  },
+  {
+    name: "agent",
+    idPrefix: "ag-",
+    homeDir: ".agent-jobs",
+    stateEnv: "DELEGATE_AGENT_STATE_DIR",
+  },
 ] as const;
 
 export type ProviderName = (typeof PROVIDERS)[number]["name"];

@@ -1,18 +1,22 @@
 import { join } from "node:path";
+import type { Config } from "../../../config.ts";
 import type { JobRow } from "../../../store/types.ts";
-import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../../engine.ts";
-import { jsonColumn, pollWith, startMachineEngine } from "../../machine-engine.ts";
-import type { PollView } from "../../poll.ts";
+import { selfArgv } from "../../../sys/self-command.ts";
+import { workdirGuard } from "../../../sys/workdir-guard.ts";
+import type { JobCaps } from "../../caps.ts";
+import type { EngineOptions } from "../../engine.ts";
+import { jsonColumn, type PollView } from "../../poll.ts";
 import { sanitizeJson, sanitizeLine } from "../../sanitize.ts";
+import { JobService } from "../../service.ts";
 import type { WorkspaceGuards } from "../../workspace.ts";
 import { type AgentProgress, readAgentProgress } from "./progress.ts";
 import { agentProvider } from "./provider.ts";
 import { agentProgressFile } from "./task.ts";
 
 /**
- * Everything the agent job tools call: submit_agent → submit, poll_agent → poll,
- * cancel_agent → cancel. Each job is a child `dl run --json`, so the model's machine-wide
- * pool still bounds what reaches the backend, while these caps bound how many agents run.
+ * The agent provider's job service: submit_agent, poll_agent, cancel_agent on the generic
+ * JobService. Each job is a child `dl run --json`, so the model's machine-wide pool still
+ * bounds what reaches the backend, while these caps bound how many agents run.
  */
 export interface AgentServiceOptions {
   /** What a relative workdir ('.' by default) is relative to. */
@@ -23,9 +27,7 @@ export interface AgentServiceOptions {
   env: Readonly<Record<string, string>>;
   /** DELEGATE_LOCAL_AGENTS_DIR (resolved): submit refuses an agent none of the three places has. */
   agentsDir: string;
-  maxConcurrent: number;
-  maxPerProject: number;
-  maxQueue: number;
+  caps: Readonly<JobCaps>;
   /** DELEGATE_AGENT_STATE_DIR (resolved). */
   stateDir: string;
   guards: WorkspaceGuards;
@@ -34,7 +36,7 @@ export interface AgentServiceOptions {
 }
 
 /** A poll row as poll_agent shows it: the engine's view plus the agent's own result fields. */
-export type AgentPollView = Omit<PollView, "usage" | "effort" | "session_id"> & {
+type AgentPollView = Omit<PollView, "usage" | "effort" | "session_id"> & {
   agent_name: string | null;
   success: boolean | null;
   turns: number | null;
@@ -53,72 +55,56 @@ export type AgentPollView = Omit<PollView, "usage" | "effort" | "session_id"> & 
 const num = (v: unknown): number | null => (typeof v === "number" ? v : null);
 const str = (v: unknown, max = 200): string | null => (typeof v === "string" ? sanitizeLine(v, max) : null);
 
-export class AgentService {
-  private constructor(
-    readonly engine: JobEngine,
-    private readonly o: AgentServiceOptions,
-  ) {}
+export type AgentService = JobService<AgentPollView>;
 
-  /** Opens the shared state (fails closed with DlError "storage" when it cannot be written) and reaps dead servers' jobs. */
-  static async start(o: AgentServiceOptions): Promise<AgentService> {
-    const engine = await startMachineEngine(
-      {
-        provider: agentProvider({ baseDir: o.baseDir, self: o.self, env: o.env, agentsDir: o.agentsDir }),
-        stateDir: o.stateDir,
-        maxConcurrent: o.maxConcurrent,
-        maxPerProject: o.maxPerProject,
-        maxQueue: o.maxQueue,
-        // The model pool paces requests; launching a local process needs no stagger.
-        staggerMs: 0,
-        guards: o.guards,
-        // An agent run is not replayed: its changes would be made twice.
-        maxRetries: 0,
-      },
-      o.engine,
-    );
-    return new AgentService(engine, o);
-  }
+/** The agent job service's settings, taken from the one Config; `baseDir` is where the server runs. */
+export function agentServiceOptions(c: Config, waitCommand: string, baseDir: string): AgentServiceOptions {
+  return {
+    baseDir,
+    self: selfArgv(),
+    env: c.dlChildEnv,
+    agentsDir: c.paths.agentsDir,
+    caps: c.agentJobs.caps,
+    stateDir: c.paths.stateDirs.agent,
+    guards: { ...workdirGuard(c.paths), toolEnv: c.childEnv },
+    engine: { waitCommand },
+  };
+}
 
-  /** submit_agent: every task is checked before any is recorded; returns ids and the watch command at once. */
-  submit(tasks: readonly unknown[]): Promise<SubmitResult> {
-    return this.engine.submit(tasks);
-  }
+/** This provider's jobs under the Config, relative workdirs resolved against `baseDir` (PROVIDERS loads it on first use). */
+export function startJobs(c: Config, waitCommand: string, baseDir: string): Promise<AgentService> {
+  return startAgentService(agentServiceOptions(c, waitCommand, baseDir));
+}
 
-  poll(ids: readonly string[]): { jobs: (AgentPollView | ReturnType<JobEngine["poll"]>[number])[] } {
-    return {
-      jobs: pollWith(this.engine, ids, (v, row) => this.view(v, row)),
-    };
-  }
+/** Opens the shared state (fails closed with DlError "storage" when it cannot be written) and reaps dead servers' jobs. */
+export function startAgentService(o: AgentServiceOptions): Promise<AgentService> {
+  const provider = agentProvider({ baseDir: o.baseDir, self: o.self, env: o.env, agentsDir: o.agentsDir });
+  // The model pool paces requests; launching a local process needs no stagger (caps.staggerS is 0).
+  // An agent run is not replayed: its changes would be made twice.
+  const engine = { provider, stateDir: o.stateDir, caps: o.caps, guards: o.guards, maxRetries: 0 };
+  return JobService.start(engine, { view: (v, row) => agentView(v, row, o.stateDir) }, o.engine);
+}
 
-  cancel(id: string): Promise<CancelResult> {
-    return this.engine.cancel(id);
+function agentView(v: PollView, row: JobRow | undefined, stateDir: string): AgentPollView {
+  const { usage: _u, effort: _e, session_id: _s, ...rest } = v;
+  const r = jsonColumn(row?.usage);
+  const params = jsonColumn(row?.params);
+  const view: AgentPollView = {
+    ...rest,
+    agent_name: str(params.agent_name, 128),
+    success: typeof r.success === "boolean" ? r.success : null,
+    turns: num(r.turns),
+    bash_calls: num(r.bash_calls),
+    bash_failures: num(r.bash_failures),
+    last_bash_exit: num(r.last_bash_exit),
+    usage: sanitizeJson(r.usage ?? null),
+    model_used: str(r.model_used),
+    failed_over_from: str(r.failed_over_from),
+    conversation_id: str(r.conversation_id, 64),
+  };
+  if (v.status === "running") {
+    const p = readAgentProgress(agentProgressFile(join(stateDir, "jobs", v.id)), Date.now());
+    if (p) view.progress = p;
   }
-
-  stop(): Promise<void> {
-    return this.engine.stop();
-  }
-
-  private view(v: PollView, row: JobRow | undefined): AgentPollView {
-    const { usage: _u, effort: _e, session_id: _s, ...rest } = v;
-    const r = jsonColumn(row?.usage);
-    const params = jsonColumn(row?.params);
-    const view: AgentPollView = {
-      ...rest,
-      agent_name: str(params.agent_name, 128),
-      success: typeof r.success === "boolean" ? r.success : null,
-      turns: num(r.turns),
-      bash_calls: num(r.bash_calls),
-      bash_failures: num(r.bash_failures),
-      last_bash_exit: num(r.last_bash_exit),
-      usage: sanitizeJson(r.usage ?? null),
-      model_used: str(r.model_used),
-      failed_over_from: str(r.failed_over_from),
-      conversation_id: str(r.conversation_id, 64),
-    };
-    if (v.status === "running") {
-      const p = readAgentProgress(agentProgressFile(join(this.o.stateDir, "jobs", v.id)), Date.now());
-      if (p) view.progress = p;
-    }
-    return view;
-  }
+  return view;
 }

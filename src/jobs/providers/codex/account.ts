@@ -18,7 +18,7 @@ export type { SharedState } from "./shared-state.ts";
  *
  * It lives in a file rather than the job store because it is one small record about the
  * account, not about jobs, and `dl status` can read it without opening SQLite. This class
- * is the policy; codex-shared-state.ts is the storage (cache, locking, atomic rewrite).
+ * is the policy; shared-state.ts is the storage (cache, locking, atomic rewrite).
  */
 
 export interface AccountOptions {

@@ -88,7 +88,7 @@ export function retryHintMs(text: string): number | null {
 export interface FailedRun {
   exitCode: number | null;
   signal: string | null;
-  /** Messages of the CLI's error events (codex-events.ts). */
+  /** Messages of the CLI's error events (events.ts). */
   errors: readonly string[];
   stderr: string;
 }

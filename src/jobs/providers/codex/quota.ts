@@ -156,7 +156,7 @@ export class CodexQuota {
   private pending: Promise<QuotaSnapshot | null> | null = null;
 
   constructor(
-    private readonly o: {
+    private readonly options: {
       codexHome: string;
       warnPct: number;
       refusePct?: number | null;
@@ -166,9 +166,9 @@ export class CodexQuota {
   ) {}
 
   async refresh(force = false): Promise<QuotaSnapshot | null> {
-    const now = (this.o.now ?? Date.now)();
-    if (!force && now - this.readAt < (this.o.ttlMs ?? 30_000)) return this.snap;
-    this.pending ??= readLatestRateLimits(this.o.codexHome).finally(() => (this.pending = null));
+    const now = (this.options.now ?? Date.now)();
+    if (!force && now - this.readAt < (this.options.ttlMs ?? 30_000)) return this.snap;
+    this.pending ??= readLatestRateLimits(this.options.codexHome).finally(() => (this.pending = null));
     this.snap = await this.pending;
     this.readAt = now;
     return this.snap;
@@ -177,10 +177,10 @@ export class CodexQuota {
   /** The verdict on the last read snapshot (sync: validate() runs inside submit). */
   verdict(allowOver = false): QuotaVerdict {
     return evaluateQuota(this.snap, {
-      warnPct: this.o.warnPct,
-      refusePct: this.o.refusePct,
+      warnPct: this.options.warnPct,
+      refusePct: this.options.refusePct,
       allowOver,
-      now: (this.o.now ?? Date.now)(),
+      now: (this.options.now ?? Date.now)(),
     });
   }
 

@@ -1,8 +1,11 @@
+import type { Config } from "../../../config.ts";
 import { log } from "../../../log.ts";
+import { workdirGuard } from "../../../sys/workdir-guard.ts";
 import { awaitJob } from "../../await-job.ts";
+import type { JobCaps } from "../../caps.ts";
 import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../../engine.ts";
-import { startMachineEngine } from "../../machine-engine.ts";
 import type { PollView } from "../../poll.ts";
+import { JobService } from "../../service.ts";
 import type { WorkspaceGuards } from "../../workspace.ts";
 import { type AccountOptions, type AccountView, CodexAccount } from "./account.ts";
 import { codexProvider } from "./provider.ts";
@@ -12,11 +15,11 @@ import { CodexVersionGate, type CodexVersionStatus, probeCodexVersion } from "./
 
 /**
  * Everything the Codex MCP tools call: delegate_to_codex → delegate, submit_codex →
- * submit, poll_codex → poll, cancel_codex → cancel; `dl status` → status. One instance
- * per server process; every instance on the same state dir shares queue, caps and the
- * account state.
+ * submit, poll_codex → poll, cancel_codex → cancel; status → the CLI, account and quota
+ * as this service sees them (`dl status` reads the same without a service: status.ts).
+ * One instance per server process; every instance on the same state dir shares queue,
+ * caps and the account state.
  */
-
 export interface CodexServiceOptions {
   /** DELEGATE_CODEX_BIN (name on PATH or absolute path). */
   bin: string;
@@ -24,10 +27,7 @@ export interface CodexServiceOptions {
   defaultModel: string;
   /** DELEGATE_CODEX_ALLOW_DANGER. */
   allowDanger: boolean;
-  maxConcurrent: number;
-  maxPerProject: number;
-  maxQueue: number;
-  staggerS: number;
+  caps: Readonly<JobCaps>;
   /** DELEGATE_CODEX_STATE_DIR (resolved). */
   stateDir: string;
   /** CODEX_HOME (resolved; ~/.codex by default). */
@@ -59,13 +59,41 @@ export interface CodexPollResult {
 
 export type CodexStatus = CodexStatusReport & { state_dir: string };
 
+/** The Codex service's settings, taken from the one Config. */
+export function codexServiceOptions(c: Config, waitCommand: string): CodexServiceOptions {
+  return {
+    bin: c.codex.bin,
+    defaultModel: c.codex.model,
+    allowDanger: c.codex.allowDanger,
+    caps: c.codex.caps,
+    stateDir: c.paths.stateDirs.codex,
+    codexHome: c.paths.codexHome,
+    quotaWarnPct: c.codex.quotaWarnPct,
+    quotaRefusePct: c.codex.quotaRefusePct ?? null,
+    // Only the Codex child gets DELEGATE_CODEX_ENV_PASSTHROUGH; git probes do not.
+    childEnv: c.codexChildEnv,
+    guards: { ...workdirGuard(c.paths), toolEnv: c.childEnv },
+    engine: { waitCommand },
+  };
+}
+
+/** This provider's jobs under the Config (jobs/providers PROVIDERS loads it on first use). */
+export function startJobs(c: Config, waitCommand: string): Promise<CodexService> {
+  return CodexService.start(codexServiceOptions(c, waitCommand));
+}
+
+/**
+ * The generic JobService with what only Codex has: its CLI's version gate, the plan
+ * quota and the shared account (cooldowns, adaptive caps, auth pause) around every
+ * submit, and the account in every answer.
+ */
 export class CodexService {
   private constructor(
-    readonly engine: JobEngine,
+    private readonly jobs: JobService,
     readonly account: CodexAccount,
     readonly quota: CodexQuota,
     readonly version: CodexVersionGate,
-    private readonly o: CodexServiceOptions,
+    private readonly options: CodexServiceOptions,
   ) {}
 
   /**
@@ -105,34 +133,35 @@ export class CodexService {
         return s?.ok ? s.path : null;
       },
     });
-    const engine = await startMachineEngine(
-      {
-        provider,
-        stateDir: o.stateDir,
-        maxConcurrent: o.maxConcurrent,
-        maxPerProject: o.maxPerProject,
-        maxQueue: o.maxQueue,
-        staggerMs: Math.round(o.staggerS * 1000),
-        guards: o.guards,
-        maxRetries: 3,
-        gate: () => account.gate(),
-        effectiveCap: () => account.effectiveCap(o.maxConcurrent),
-        effectiveProjectCap: () => account.effectiveCap(o.maxPerProject),
-        retryDelayMs: (n) => account.retryDelayMs(n),
-      },
-      o.engine,
-    );
-    return new CodexService(engine, account, quota, version, o);
+    const engine = {
+      provider,
+      stateDir: o.stateDir,
+      caps: o.caps,
+      guards: o.guards,
+      maxRetries: 3,
+      gate: () => account.gate(),
+      effectiveCap: () => account.effectiveCap(o.caps.maxConcurrent),
+      effectiveProjectCap: () => account.effectiveCap(o.caps.maxPerProject),
+      retryDelayMs: (n: number) => account.retryDelayMs(n),
+    };
+    const beforeSubmit = async () => {
+      await version.require();
+      await quota.refresh();
+    };
+    const jobs = await JobService.start(engine, { beforeSubmit }, o.engine);
+    return new CodexService(jobs, account, quota, version, o);
+  }
+
+  get engine(): JobEngine {
+    return this.jobs.engine;
   }
 
   /** submit_codex: validates every task (CLI version, quota, models, workdirs) before any starts. */
   async submit(tasks: readonly unknown[], opts: { allowOverQuota?: boolean } = {}): Promise<CodexSubmitResult> {
-    await this.version.require();
-    await this.quota.refresh();
     const withFlag = opts.allowOverQuota
       ? tasks.map((t) => (t && typeof t === "object" && !Array.isArray(t) ? { allow_over_quota: true, ...t } : t))
       : tasks;
-    const r = await this.engine.submit(withFlag);
+    const r = await this.jobs.submit(withFlag);
     return { ...r, account: this.accountView() };
   }
 
@@ -143,7 +172,7 @@ export class CodexService {
 
   /** cancel_codex. */
   cancel(id: string): Promise<CancelResult> {
-    return this.engine.cancel(id);
+    return this.jobs.cancel(id);
   }
 
   /**
@@ -159,7 +188,7 @@ export class CodexService {
   }
 
   accountView(): AccountView {
-    return this.account.view(this.o.maxConcurrent, this.o.maxPerProject);
+    return this.account.view(this.options.caps.maxConcurrent, this.options.caps.maxPerProject);
   }
 
   /** For `dl status`: the CLI, the account, the plan quota and when it resets. */
@@ -169,12 +198,12 @@ export class CodexService {
       quotaRead: this.quota.refresh(),
       account: this.account,
       quota: this.quota,
-      caps: this.o,
+      caps: this.options.caps,
     });
-    return { ...report, state_dir: this.o.stateDir };
+    return { ...report, state_dir: this.options.stateDir };
   }
 
   stop(): Promise<void> {
-    return this.engine.stop();
+    return this.jobs.stop();
   }
 }

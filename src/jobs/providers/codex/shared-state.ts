@@ -7,7 +7,7 @@ import { type LockHandle, tryLock } from "../../../sys/flock.ts";
 /**
  * `shared.json` and `shared.lock` in a Codex state dir: the one record about the account
  * that every server on that dir reads and rewrites. This file holds only the storage
- * (parse, cache, atomic rewrite, locking); what the fields mean is codex-account.ts.
+ * (parse, cache, atomic rewrite, locking); what the fields mean is account.ts.
  */
 
 export interface SharedState {

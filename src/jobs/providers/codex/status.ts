@@ -42,6 +42,6 @@ export function codexStatus(o: CodexServiceOptions): Promise<CodexStatusReport> 
     quotaRead: quota.refresh(true),
     account: new CodexAccount({ stateDir: o.stateDir, codexHome: o.codexHome }),
     quota,
-    caps: o,
+    caps: o.caps,
   });
 }

@@ -41,6 +41,6 @@ export function dshStatus(o: DshServiceOptions): DshStatusReport {
   return {
     launcher: findDshLauncher(o.launcher, o.childEnv),
     models_file: modelsFileStatus(o.modelsFile),
-    caps: capsView(o),
+    caps: capsView(o.caps),
   };
 }

@@ -34,7 +34,7 @@ function failureClass(o: Extract<AgyOutcome, { status: "failed" }>): FailureClas
 
 /**
  * Gemini through `agy` as a job-engine provider. There is no account state to keep: a
- * run's output is read once by gemini-output.ts, and a run that exited 0 without a
+ * run's output is read once by output.ts, and a run that exited 0 without a
  * result (no JSON, a JSON error) fails like a non-zero exit.
  */
 export function geminiProvider(o: GeminiProviderOptions): Provider {

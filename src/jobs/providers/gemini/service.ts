@@ -1,7 +1,11 @@
-import { awaitJob } from "../../await-job.ts";
-import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../../engine.ts";
-import { startMachineEngine } from "../../machine-engine.ts";
+import type { Config } from "../../../config.ts";
+import { probeJailOnce } from "../../../sandbox/index.ts";
+import { protectedDirs } from "../../../sys/paths.ts";
+import { workdirGuard } from "../../../sys/workdir-guard.ts";
+import type { JobCaps } from "../../caps.ts";
+import type { EngineOptions } from "../../engine.ts";
 import type { PollView } from "../../poll.ts";
+import { JobService } from "../../service.ts";
 import type { WorkspaceGuards } from "../../workspace.ts";
 import { requireAgyBin } from "./bin.ts";
 import { requireGeminiAllowed } from "./gate.ts";
@@ -16,8 +20,7 @@ import { type GeminiProviderOptions, geminiProvider } from "./provider.ts";
 export interface GeminiServiceOptions extends GeminiProviderOptions {
   /** DELEGATE_GEMINI_ALLOW_DANGER: without it every entry point refuses. */
   allowDanger: boolean;
-  maxConcurrent: number;
-  maxQueue: number;
+  caps: Readonly<JobCaps>;
   /** DELEGATE_GEMINI_STATE_DIR (resolved). */
   stateDir: string;
   guards: WorkspaceGuards;
@@ -54,60 +57,50 @@ function geminiResult(v: PollView): GeminiResult {
   };
 }
 
-export class GeminiService {
-  private constructor(
-    readonly engine: JobEngine,
-    private readonly o: GeminiServiceOptions,
-  ) {}
+export type GeminiService = JobService<PollView, GeminiResult>;
 
-  /**
-   * Opens the shared state (fails closed with DlError "storage" when it cannot be
-   * written) and reaps dead servers' jobs. A missing agy is not checked here: the tools
-   * say what to install when they are used.
-   */
-  static async start(o: GeminiServiceOptions): Promise<GeminiService> {
-    const engine = await startMachineEngine(
-      {
-        provider: geminiProvider(o),
-        stateDir: o.stateDir,
-        maxConcurrent: o.maxConcurrent,
-        // No per-project cap in the reference: one job per workdir and the global cap.
-        maxPerProject: o.maxConcurrent,
-        maxQueue: o.maxQueue,
-        staggerMs: 0,
-        guards: o.guards,
-        // A replayed prompt would redo whatever agy already changed: never retried.
-        maxRetries: 0,
+/** The Gemini service's settings, taken from the one Config. */
+export function geminiServiceOptions(c: Config, waitCommand: string): GeminiServiceOptions {
+  const platform = process.platform;
+  return {
+    bin: c.gemini.bin,
+    allowDanger: c.gemini.allowDanger,
+    // No per-project cap in the reference (caps.maxPerProject is the global cap): one job per workdir and the global cap.
+    caps: c.gemini.caps,
+    stateDir: c.paths.stateDirs.gemini,
+    platform,
+    home: c.paths.home,
+    stateDirs: protectedDirs(c.paths),
+    childEnv: c.childEnv,
+    probe: () => probeJailOnce({ platform, path: c.childEnv.PATH ?? "", cwd: "/" }),
+    guards: { ...workdirGuard(c.paths), toolEnv: c.childEnv },
+    engine: { waitCommand },
+  };
+}
+
+/** This provider's jobs under the Config (jobs/providers PROVIDERS loads it on first use). */
+export function startJobs(c: Config, waitCommand: string): Promise<GeminiService> {
+  return startGeminiService(geminiServiceOptions(c, waitCommand));
+}
+
+/**
+ * Opens the shared state (fails closed with DlError "storage" when it cannot be
+ * written) and reaps dead servers' jobs. A missing agy is not checked here: the tools
+ * say what to install when they are used. Every entry point passes the gate first;
+ * submit then checks the binary.
+ */
+export function startGeminiService(o: GeminiServiceOptions): Promise<GeminiService> {
+  // A replayed prompt would redo whatever agy already changed: never retried.
+  const engine = { provider: geminiProvider(o), stateDir: o.stateDir, caps: o.caps, guards: o.guards, maxRetries: 0 };
+  return JobService.start(
+    engine,
+    {
+      gate: () => requireGeminiAllowed(o.allowDanger),
+      beforeSubmit: () => {
+        requireAgyBin(o.bin, o.childEnv.PATH ?? "");
       },
-      o.engine,
-    );
-    return new GeminiService(engine, o);
-  }
-
-  /** submit_gemini: the gate and the binary first, then every task before any is queued. */
-  submit(tasks: readonly unknown[]): Promise<SubmitResult> {
-    requireGeminiAllowed(this.o.allowDanger);
-    requireAgyBin(this.o.bin, this.o.childEnv.PATH ?? "");
-    return this.engine.submit(tasks);
-  }
-
-  poll(ids: readonly string[]): { jobs: ReturnType<JobEngine["poll"]> } {
-    requireGeminiAllowed(this.o.allowDanger);
-    return { jobs: this.engine.poll(ids) };
-  }
-
-  cancel(id: string): Promise<CancelResult> {
-    requireGeminiAllowed(this.o.allowDanger);
-    return this.engine.cancel(id);
-  }
-
-  /** delegate_to_gemini: one job through the same queue and caps, waited for here. */
-  async delegate(task: Record<string, unknown>, opts: { signal?: AbortSignal; pollMs?: number } = {}) {
-    const r = await this.submit([task]);
-    return geminiResult(await awaitJob(this.engine, r.jobs[0]!.id, { tool: "delegate_to_gemini", ...opts }));
-  }
-
-  stop(): Promise<void> {
-    return this.engine.stop();
-  }
+      answer: geminiResult,
+    },
+    o.engine,
+  );
 }

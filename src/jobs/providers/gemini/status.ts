@@ -18,6 +18,6 @@ export async function geminiStatus(o: GeminiServiceOptions): Promise<GeminiStatu
     allowed: o.allowDanger,
     cli: findAgyBin(o.bin, o.childEnv.PATH ?? ""),
     jail: await o.probe(),
-    caps: { max_concurrent: o.maxConcurrent, max_queue: o.maxQueue },
+    caps: { max_concurrent: o.caps.maxConcurrent, max_queue: o.caps.maxQueue },
   };
 }

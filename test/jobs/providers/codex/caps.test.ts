@@ -25,7 +25,7 @@ afterAll(async () => {
 
 test("10 tasks over 2 worktrees of one repo and 1 other repo, 2 servers: never over 3 global / 2 per project, all done", async () => {
   const shared = join(root, "shared");
-  const caps = { maxConcurrent: 3, maxPerProject: 2 };
+  const caps = { caps: { maxConcurrent: 3, maxPerProject: 2, maxQueue: 32, staggerS: 0 } };
   const a = await startCodexRig(join(root, "a"), { ...caps, stateDir: join(shared, "state") }, fake);
   const b = await startCodexRig(
     join(root, "b"),
@@ -85,8 +85,7 @@ test("three throttles in the window → adaptive_cap halves the caps; they retur
   const r = await startCodexRig(
     join(root, "adaptive"),
     {
-      maxConcurrent: 4,
-      maxPerProject: 4,
+      caps: { maxConcurrent: 4, maxPerProject: 4, maxQueue: 32, staggerS: 0 },
       backoffS: [0.1, 0.1, 0.1, 0.1, 0.1], // Long enough that a loaded machine still submits the next jobs inside the period.
       accountTuning: { adaptiveMs: 8000 },
     },

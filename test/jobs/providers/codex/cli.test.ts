@@ -147,7 +147,7 @@ describe("codex jobs with the real CLI", () => {
   }, 30_000);
 
   test("cancel a running job and a queued one: both end cancelled, slots free again", async () => {
-    const r = await rig({ maxConcurrent: 1, maxPerProject: 1 });
+    const r = await rig({ caps: { maxConcurrent: 1, maxPerProject: 1, maxQueue: 32, staggerS: 0 } });
     const [run, queued] = (
       await r.service.submit([
         { task: "[hang:0:c1] busy", workdir: r.trees[0]! },

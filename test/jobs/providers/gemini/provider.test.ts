@@ -7,15 +7,16 @@ import { DlError, isDlError } from "../../../../src/errors.ts";
 import { chooseOutcome } from "../../../../src/jobs/job-outcome.ts";
 import type { PollView } from "../../../../src/jobs/poll.ts";
 import { buildGeminiLaunch, type GeminiJailInputs } from "../../../../src/jobs/providers/gemini/launch.ts";
-import { geminiOptionsFromConfig } from "../../../../src/jobs/providers/gemini/options.ts";
 import { geminiProvider } from "../../../../src/jobs/providers/gemini/provider.ts";
+import { geminiServiceOptions } from "../../../../src/jobs/providers/gemini/service.ts";
 import { agyArgv, validateGeminiTask } from "../../../../src/jobs/providers/gemini/task.ts";
 import type { GitGuardResult, JailProbe } from "../../../../src/sandbox/index.ts";
 import type { JobRow } from "../../../../src/store/types.ts";
 import { testProvider, testTask } from "../../../fixture/jobs-provider.ts";
-import { makeRepo, runOutput, startEngine, tempRoot, until } from "../../helpers.ts";
+import { tempFolder } from "../../../helpers/dl.ts";
+import { makeRepo, runOutput, startEngine, until } from "../../helpers.ts";
 
-const root = tempRoot("dl-gemini-");
+const root = tempFolder("dl-gemini");
 afterAll(root.cleanup);
 const home = join(root.dir, "home");
 mkdirSync(home);
@@ -186,8 +187,8 @@ test("the Gemini and run_bash jail settings come from the one Config", () => {
   const off = parseConfig(env, { home, cwd: home });
   expect(off.agent.runBashSandbox).toBe(false);
   expect(agentSettingsFromConfig(off).bash.jail).toBeNull();
-  const d = geminiOptionsFromConfig(off, "dl wait");
-  expect(d).toMatchObject({ bin: "agy", allowDanger: false, maxConcurrent: 4, maxQueue: 32 });
+  const d = geminiServiceOptions(off, "dl wait");
+  expect(d).toMatchObject({ bin: "agy", allowDanger: false, caps: { maxConcurrent: 4, maxQueue: 32 } });
   expect(d.stateDir).toBe(join(home, ".gemini-jobs"));
   expect(d.stateDirs).toContain(join(home, ".codex-jobs"));
 
@@ -204,11 +205,10 @@ test("the Gemini and run_bash jail settings come from the one Config", () => {
     { home, cwd: home },
   );
   expect(agentSettingsFromConfig(on).bash.jail).not.toBeNull();
-  expect(geminiOptionsFromConfig(on, "dl wait")).toMatchObject({
+  expect(geminiServiceOptions(on, "dl wait")).toMatchObject({
     bin: "/opt/agy/agy",
     allowDanger: true,
-    maxConcurrent: 2,
-    maxQueue: 5,
+    caps: { maxConcurrent: 2, maxQueue: 5 },
     stateDir: join(root.dir, "gm-state"),
   });
 });
