@@ -206,6 +206,28 @@ function statePaths(
   }
 }
 
+/**
+ * Each provider needs its own state dir: one folder for two would merge their caps (the
+ * same slot files) and show each provider's poll tool the other's jobs. Named by both
+ * variables, whether a value was given or a default applied.
+ */
+function ownStateDirs(paths: StatePaths<ProviderName>, env: Record<string, string | undefined>): void {
+  const seen = new Map<string, string>();
+  for (const d of PROVIDERS) {
+    const dir = paths.stateDirs[d.name];
+    const earlier = seen.get(dir);
+    if (earlier !== undefined) {
+      const how = (v: string) => (env[v] ? v : `${v} (its default)`);
+      throw new DlError(
+        "bad_config",
+        `${how(earlier)} and ${how(d.stateEnv)} are the same folder ${dir}; give each provider its own state dir`,
+        { path: dir },
+      );
+    }
+    seen.set(dir, d.stateEnv);
+  }
+}
+
 /** What child processes inherit: the one policy in sys/child-env.ts, with dl's HOME. */
 function childEnv(
   env: Record<string, string | undefined>,
@@ -245,6 +267,7 @@ function pools(p: Settings["pools"], buckets: Record<string, number>) {
 function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
   const { places, ...settings } = parseEnv(env);
   const paths = statePaths(env, places, facts);
+  ownStateDirs(paths, env);
   const children = childEnv(env, settings.agent.envPassthrough, facts.home, paths);
   return {
     ...settings,

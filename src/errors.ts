@@ -16,6 +16,8 @@ export type DlErrorCode =
   | "storage"
   | "lock"
   | "busy"
+  /** The job belongs to another live project's session (cancel ownership). */
+  | "not_owner"
   | "jail_unavailable"
   | "internal";
 

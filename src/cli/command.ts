@@ -12,7 +12,10 @@ export type DlCommand = {
   examples: readonly string[];
   /** The last positional takes any number of values (`dl wait ID…`). */
   variadic?: boolean;
-  /** The command installs its own SIGINT/SIGTERM handling (dl serve stops cleanly, exit 0). */
+  /**
+   * The command installs its own SIGINT/SIGTERM handling (dl serve stops cleanly, exit 0).
+   * Others keep the signals' default action unless they claim them (cli/interrupt.ts).
+   */
   ownSignals?: boolean;
 };
 

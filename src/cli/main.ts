@@ -4,7 +4,7 @@ import { BUILD, VERSION, versionLine } from "../version.ts";
 import { argsOf, type DlCommand } from "./command.ts";
 import { EXIT } from "./exit.ts";
 import { colourFor, commandHelp, mainHelp } from "./help.ts";
-import { installInterruptExit, interruptedExitCode } from "./interrupt.ts";
+import { interruptedExitCode } from "./interrupt.ts";
 import { argsProblem } from "./strict-args.ts";
 import { closest } from "./suggest.ts";
 
@@ -94,7 +94,6 @@ export async function runCli(argv: string[]): Promise<void> {
   }
   const problem = argsProblem(rest, argsOf(cmd), cmd.variadic === true);
   if (problem) return usageError(`dl ${name}`, problem, name);
-  if (!cmd.ownSignals) installInterruptExit();
   try {
     await runCommand(cmd.def, { rawArgs: rest });
   } catch (e) {

@@ -7,6 +7,7 @@ import { jobStateDirs } from "../sys/paths.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
+import { refuseIrregularStores } from "./stores-or-exit.ts";
 
 const def = defineCommand({
   meta: {
@@ -20,7 +21,9 @@ const def = defineCommand({
   async run({ args }) {
     const config = configOrExit();
     const dryRun = args["dry-run"];
-    const reports = await reapAll(jobStateDirs(config.paths), {
+    const dirs = jobStateDirs(config.paths);
+    if (refuseIrregularStores("reap", dirs)) return;
+    const reports = await reapAll(dirs, {
       identities: sysIdentities,
       retentionMs: config.jobs.retentionDays * 86_400_000,
       dryRun,

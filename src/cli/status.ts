@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { jobStateDirs } from "../sys/paths.ts";
 import { BUILD } from "../version.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
@@ -7,6 +8,7 @@ import { interruptScope } from "./interrupt.ts";
 import { renderStatus } from "./status-render.ts";
 import { gatherStatus } from "./status-report.ts";
 import { watchLive, watchSnapshot } from "./status-watch.ts";
+import { refuseIrregularStores } from "./stores-or-exit.ts";
 
 const def = defineCommand({
   meta: {
@@ -24,6 +26,7 @@ const def = defineCommand({
   },
   async run({ args }) {
     const config = configOrExit();
+    if (refuseIrregularStores("status", jobStateDirs(config.paths))) return;
     if (args.watch) {
       if (args.json) {
         process.stderr.write("dl status: --watch and --json cannot be combined (run dl help status)\n");

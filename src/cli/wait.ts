@@ -6,6 +6,7 @@ import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
 import { interruptScope } from "./interrupt.ts";
+import { refuseIrregularStores } from "./stores-or-exit.ts";
 
 const def = defineCommand({
   meta: {
@@ -38,6 +39,8 @@ const def = defineCommand({
       timeoutMs = s * 1000;
     }
     const ids = (args._ as string[]).filter((x) => x.length > 0);
+    const sources = jobStateDirs(config.paths);
+    if (refuseIrregularStores("wait", sources)) return;
     using interrupt = interruptScope();
     const r = await waitForJobs({
       ids,
@@ -45,9 +48,10 @@ const def = defineCommand({
       json: args.json,
       timeoutMs,
       intervalMs: config.watcher.intervalS * 1000,
-      sources: jobStateDirs(config.paths),
+      sources,
       identities: sysIdentities,
       signal: interrupt.signal,
+      blocking: interrupt.blocking,
       write: (line) => process.stdout.write(`${line}\n`),
     });
     if (r.unusable.length) process.stderr.write(`dl wait: ${describeUnusable(r.unusable)}\n`);

@@ -30,9 +30,7 @@ export const delegationFields = once(() => ({
       error: "continue_from must be a conversation_id from an earlier result (cv- and 20 hex digits)",
     })
     .optional()
-    .describe(
-      "an earlier result's conversation_id: continue that finished delegation with this task (same agent, model, workdir)",
-    ),
+    .describe("conversation_id of a finished run to continue (same agent, model and workdir)"),
 }));
 
 export const delegationInput = once(() => z.object(delegationFields()).strict());

@@ -19,6 +19,11 @@ export interface EngineOptions {
   identities: Identities;
   /** This server as other processes see it. */
   self: ProcessOwner;
+  /**
+   * The folder this server serves (its cwd: the session's project). Its project key decides
+   * which other servers' jobs this one may cancel. Default: cwd.
+   */
+  callerDir?: string;
   /** The watcher command printed in `watch` (default "dl wait"). */
   waitCommand?: string;
   /** Admission re-check period when nothing wakes the loop (default 250 ms). */

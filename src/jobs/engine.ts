@@ -2,8 +2,9 @@ import { randomBytes } from "node:crypto";
 import { DlError } from "../errors.ts";
 import { JobStore } from "../store/jobs.ts";
 import type { JobRow } from "../store/types.ts";
+import { canonicalPath } from "../sys/paths.ts";
 import { AdmissionLoop } from "./admission-loop.ts";
-import { type CancelResult, cancelJob, cancelOwnQueued } from "./cancel.ts";
+import { type Canceller, type CancelResult, cancelJobs, cancelOwnQueued } from "./cancel.ts";
 import type { EngineContext, EngineOptions } from "./engine-options.ts";
 import { Launcher } from "./launch.ts";
 import { LiveReaper, logReaped } from "./live-reap.ts";
@@ -11,6 +12,7 @@ import { type PollView, pollView, unknownView } from "./poll.ts";
 import type { Provider } from "./provider.ts";
 import { ownerAlive, type ReapAction } from "./reaper.ts";
 import { prepareJobs, queueBound, type SubmitResult, watchFor } from "./submit.ts";
+import { resolveWorkspace } from "./workspace.ts";
 
 export type { CancelResult } from "./cancel.ts";
 export type { EngineOptions } from "./engine-options.ts";
@@ -31,6 +33,7 @@ export class JobEngine {
   private readonly reaper: LiveReaper;
   private readonly launcher: Launcher;
   private readonly loop: AdmissionLoop;
+  private project: Promise<string> | undefined;
 
   private constructor(private readonly options: EngineOptions) {
     if (!(options.maxPerProject > 0 && options.maxPerProject <= options.maxConcurrent)) {
@@ -107,10 +110,30 @@ export class JobEngine {
 
   /**
    * Dequeues a queued job or stops a running one of this server; it ends `cancelled`
-   * with its locks released. Finished jobs are left as they are.
+   * with its locks released. Finished jobs are left as they are. Another live project's
+   * job is refused (DlError "not_owner", naming its owner): see cancelRefusal.
    */
-  cancel(id: string): Promise<CancelResult> {
-    return cancelJob(this.c, this.launcher, id);
+  async cancel(id: string): Promise<CancelResult> {
+    const [result] = await this.cancelMany([id]);
+    return result!;
+  }
+
+  /** Cancels all of `ids` or none: every job is checked before the first one changes. */
+  async cancelMany(ids: readonly string[]): Promise<CancelResult[]> {
+    return cancelJobs(this.c, this.launcher, ids, await this.canceller());
+  }
+
+  private async canceller(): Promise<Canceller> {
+    return { serverId: this.serverId, project: await this.callerProject(), ownerAlive: (r) => this.ownerAlive(r) };
+  }
+
+  /** The project key of the folder this server serves, resolved once (git, like a job's). */
+  private callerProject(): Promise<string> {
+    this.project ??= resolveWorkspace(
+      canonicalPath(this.options.callerDir ?? process.cwd()),
+      this.options.guards.toolEnv,
+    ).then((w) => w.project);
+    return this.project;
   }
 
   /** Graceful stop: queued jobs of this server are cancelled, running ones killed and recorded. */

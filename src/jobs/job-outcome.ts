@@ -33,6 +33,8 @@ export type JobOutcome =
 export function chooseOutcome(f: RunFacts): JobOutcome {
   if (f.timedOut) return { status: "timeout", failureKind: "timeout" };
   if (f.exitCode === 0 && !f.outputFailure) return { status: "done", failureKind: null };
+  // A hostile result file outranks the exit code: the run's own account is not trusted.
+  if (f.outputFailure === "result_file_refused") return { status: "failed", failureKind: "result_file_refused" };
   let kind: FailureClass;
   try {
     kind = f.exitCode === 0 && f.outputFailure ? f.outputFailure : f.classify();

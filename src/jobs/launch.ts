@@ -45,6 +45,11 @@ export class Launcher {
     return this.persistErrors.get(id);
   }
 
+  /** Whether this server runs job `id` (only then can it stop it). */
+  runs(id: string): boolean {
+    return this.active.has(id);
+  }
+
   /** Stops one job of this server and resolves once it is recorded; null if it is not ours. */
   stop(id: string, reason: JobStopCause): Promise<void> | null {
     const mine = this.active.get(id);

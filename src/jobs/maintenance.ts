@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describeError } from "../errors.ts";
 import { JobStore } from "../store/jobs.ts";
@@ -7,6 +7,7 @@ import { DB_FILE } from "../store/types.ts";
 import type { JobStateDir } from "../sys/paths.ts";
 import { deadOwnerStatus } from "./dead-owner.ts";
 import type { Identities } from "./machine.ts";
+import { jobDirOf } from "./outcome-file.ts";
 import { ownerAlive, type ReapAction, reapDeadOwners } from "./reaper.ts";
 
 export interface ReapReport {
@@ -16,6 +17,24 @@ export interface ReapReport {
   /** Finished rows older than the retention period, deleted (or counted). */
   pruned: number;
   error?: string;
+}
+
+/** Ids dl makes: a provider prefix and hex. Anything else in a row is not turned into a path. */
+const JOB_ID = /^[a-z]{2,8}-[0-9a-f]{6,32}$/;
+
+/**
+ * A pruned job's folder goes with its row: it holds the task text and the answer, which
+ * nothing can show once the row is gone. A link in its place is removed, never followed.
+ */
+function removeJobDirs(stateDir: string, ids: readonly string[]): void {
+  for (const id of ids) {
+    if (!JOB_ID.test(id)) continue;
+    try {
+      rmSync(jobDirOf(stateDir, id), { recursive: true, force: true });
+    } catch {
+      // Left for the next reap: the row is gone, the folder holds nothing that runs.
+    }
+  }
 }
 
 /**
@@ -35,7 +54,8 @@ export async function reapAll(
       store = JobStore.open(s.stateDir, { provider: s.provider });
       const reaped = await reapDeadOwners(store, { identities: o.identities, now, dryRun: o.dryRun });
       const pruned = store.pruneFinished(now() - o.retentionMs, o.dryRun);
-      out.push({ provider: s.provider, reaped, pruned });
+      if (!o.dryRun) removeJobDirs(s.stateDir, pruned);
+      out.push({ provider: s.provider, reaped, pruned: pruned.length });
     } catch (e) {
       out.push({ provider: s.provider, reaped: [], pruned: 0, error: describeError(e) });
     } finally {

@@ -1,8 +1,10 @@
 import {
   closeSync,
+  constants,
+  fstatSync,
   ftruncateSync,
+  lstatSync,
   openSync,
-  readFileSync,
   renameSync,
   rmSync,
   writeFileSync,
@@ -10,6 +12,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { isTerminal, type JobPatch } from "../store/types.ts";
+import { readChildFile } from "../sys/child-file.ts";
 
 /**
  * A job's end, kept in its own dir before the store is asked to record it. When the store
@@ -25,6 +28,8 @@ import { isTerminal, type JobPatch } from "../store/types.ts";
 const OUTCOME_FILE = "outcome.json";
 /** Bytes reserved per job: room for the status fields and a few KiB of the final answer. */
 export const OUTCOME_RESERVE = 16 * 1024;
+/** A record too big for the reserve replaces it whole: a 4 MiB answer, JSON-escaped, fits. */
+const OUTCOME_MAX_BYTES = 32 * 1024 * 1024;
 
 export interface OutcomeRecord {
   id: string;
@@ -35,19 +40,34 @@ export interface OutcomeRecord {
 
 const CUT_NOTE = "\n[cut: the store could not be written when the job ended; the rest was not kept]";
 
+/**
+ * The job's child can write its dir: whatever it left at `path` that is not a regular file
+ * (a symlink to ~/.bashrc, a FIFO) is removed, never written through.
+ */
+function clearPlanted(path: string): void {
+  try {
+    if (!lstatSync(path).isFile()) rmSync(path, { force: true });
+  } catch {
+    // nothing there
+  }
+}
+
 /** Clears any earlier attempt's record and reserves the space for this one. Best effort. */
 export function reserveOutcome(jobDir: string): void {
+  const path = join(jobDir, OUTCOME_FILE);
   try {
-    writeFileSync(join(jobDir, OUTCOME_FILE), " ".repeat(OUTCOME_RESERVE), { mode: 0o600 });
+    rmSync(path, { force: true });
+    writeFileSync(path, " ".repeat(OUTCOME_RESERVE), { mode: 0o600, flag: "wx" });
   } catch {
     // No room even now: saveOutcome still tries a plain write at the end.
   }
 }
 
-/** Overwrites the reserved file in place (no new blocks), padding with spaces. */
+/** Overwrites the reserved file in place (no new blocks), padding with spaces; never through a link. */
 function overwrite(path: string, text: string): void {
-  const fd = openSync(path, "r+");
+  const fd = openSync(path, constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
+    if (!fstatSync(fd).isFile()) throw new Error("the outcome file is not a regular file");
     writeSync(fd, text.padEnd(OUTCOME_RESERVE, " "));
     ftruncateSync(fd, OUTCOME_RESERVE);
   } finally {
@@ -72,7 +92,8 @@ function fitted(rec: OutcomeRecord): string {
 function replace(path: string, text: string): void {
   const tmp = `${path}.tmp`;
   try {
-    writeFileSync(tmp, text, { mode: 0o600 });
+    rmSync(tmp, { force: true });
+    writeFileSync(tmp, text, { mode: 0o600, flag: "wx" });
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });
@@ -83,6 +104,7 @@ function replace(path: string, text: string): void {
 /** Writes the record; false when not even the reserved space could take it. */
 export function saveOutcome(jobDir: string, rec: OutcomeRecord): boolean {
   const path = join(jobDir, OUTCOME_FILE);
+  clearPlanted(path);
   const full = JSON.stringify(rec);
   const attempts = [
     () => (Buffer.byteLength(full) <= OUTCOME_RESERVE ? overwrite(path, full) : replace(path, full)),
@@ -102,13 +124,17 @@ export function saveOutcome(jobDir: string, rec: OutcomeRecord): boolean {
   return false;
 }
 
-/** The recorded end of job `id`'s attempt that started at `startedAt`, or null. */
-export function readOutcome(jobDir: string, id: string, startedAt: number | null): JobPatch | null {
+/**
+ * The recorded end of job `id`'s attempt that started at `startedAt`, or null. The job's
+ * child can write its dir, so the file is read like any child's file (a FIFO or a link
+ * planted there is refused) and never larger than a record can be.
+ */
+export async function readOutcome(jobDir: string, id: string, startedAt: number | null): Promise<JobPatch | null> {
+  const read = await readChildFile(join(jobDir, OUTCOME_FILE), { maxBytes: OUTCOME_MAX_BYTES, over: "refuse" });
+  if (!read.ok || read.text.trim() === "") return null;
   let raw: unknown;
   try {
-    const text = readFileSync(join(jobDir, OUTCOME_FILE), "utf8");
-    if (text.trim() === "") return null;
-    raw = JSON.parse(text);
+    raw = JSON.parse(read.text);
   } catch {
     return null;
   }

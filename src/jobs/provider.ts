@@ -56,9 +56,12 @@ export interface ParsedResult {
 /**
  * Why a non-zero run failed. `throttle` may be retried; the others never are. `config`
  * is the user's setup (a variable the CLI needs is not given to it): only this job fails,
- * nothing is paused, since no retry or login would fix it.
+ * nothing is paused, since no retry or login would fix it. `result_file_refused`: a file
+ * the child left for dl to read (result.json, last-message.txt) was a FIFO, a device, a
+ * symlink or too large, so the run's own account of itself is not trusted: the job fails
+ * whatever its exit code said.
  */
-export type FailureClass = "quota" | "throttle" | "auth" | "infra" | "config" | "other";
+export type FailureClass = "quota" | "throttle" | "auth" | "infra" | "config" | "result_file_refused" | "other";
 
 export interface Provider {
   /** A PROVIDERS name (jobs/providers/index.ts), or a test provider's. */
@@ -81,8 +84,12 @@ export interface Provider {
    * `failure_kind` a DlError names in its data (its message is then the whole answer).
    */
   launch(job: JobRow, ctx: { jobDir: string }): LaunchSpec | Promise<LaunchSpec>;
-  /** Reads the final response, usage and session id out of a finished run. */
-  parse(out: RunOutput, job: JobRow): ParsedResult;
+  /**
+   * Reads the final response, usage and session id out of a finished run. Files the child
+   * wrote are read through sys/child-file.ts (asynchronously: a hostile file never holds
+   * the server).
+   */
+  parse(out: RunOutput, job: JobRow): ParsedResult | Promise<ParsedResult>;
   /** Classifies a run that did not exit 0 (not called for timeouts or cancels). */
   classify(out: RunOutput, job: JobRow): FailureClass;
 }

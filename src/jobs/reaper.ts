@@ -92,7 +92,7 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
     }
     if (live) continue;
     const kept =
-      row.status === "running" ? readOutcome(jobDirOf(store.stateDir, row.id), row.id, row.started_at) : null;
+      row.status === "running" ? await readOutcome(jobDirOf(store.stateDir, row.id), row.id, row.started_at) : null;
     if (kept) {
       actions.push(recordKept(store, row, kept, opts));
       continue;

@@ -170,7 +170,7 @@ async function recordEnd(
     return rw.finish({ exit_code: out.exitCode, ended_at: ended }, why);
   }
   if (o.signal.aborted) return rw.finish(stoppedPatch(o.signal.reason as JobStopCause, ended, out.exitCode));
-  const parsed = parseRun(row, out, ctx);
+  const parsed = await parseRun(row, out, ctx);
   const outcome = chooseOutcome({
     timedOut: result.timedOut,
     exitCode: out.exitCode,
@@ -186,9 +186,9 @@ async function recordEnd(
 }
 
 /** What the provider read out of the run; a parser that throws leaves a warning, not a crash. */
-function parseRun(row: JobRow, out: RunOutput, ctx: RunnerContext): ParsedResult {
+async function parseRun(row: JobRow, out: RunOutput, ctx: RunnerContext): Promise<ParsedResult> {
   try {
-    return ctx.provider.parse(out, row);
+    return await ctx.provider.parse(out, row);
   } catch (e) {
     return { finalResponse: null, warnings: [`could not read the result: ${describeError(e)}`] };
   }

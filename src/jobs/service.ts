@@ -12,8 +12,11 @@ import { type PollView, pollWith } from "./poll.ts";
 export interface ServiceHooks<V, R> {
   gate?(): void;
   beforeSubmit?(): void | Promise<void>;
-  /** A known job's poll row as the provider's tools show it (default: the engine's view). */
-  view?(v: PollView, row: JobRow | undefined): V;
+  /**
+   * A known job's poll row as the provider's tools show it (default: the engine's view).
+   * May be async: what a running child wrote is read through the bounded reader.
+   */
+  view?(v: PollView, row: JobRow | undefined): V | Promise<V>;
   /** What delegate_to_<name> answers for the finished job (default: its poll view). */
   answer?(v: PollView): R;
 }
@@ -49,10 +52,11 @@ export class JobService<V = PollView, R = PollView> {
   }
 
   /** Per-job snapshots (other servers' jobs read-only); unknown ids pass as the engine answers them. */
-  poll(ids: readonly string[]): { jobs: PollRow<V>[] } {
+  async poll(ids: readonly string[]): Promise<{ jobs: PollRow<V>[] }> {
     this.hooks.gate?.();
     const view = this.hooks.view;
-    return { jobs: view ? pollWith(this.engine, ids, view) : (this.engine.poll(ids) as PollRow<V>[]) };
+    if (!view) return { jobs: this.engine.poll(ids) as PollRow<V>[] };
+    return { jobs: await Promise.all(pollWith(this.engine, ids, view)) };
   }
 
   cancel(id: string): Promise<CancelResult> {

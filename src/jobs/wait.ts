@@ -31,6 +31,11 @@ export interface WaitOptions {
   write: (line: string) => void;
   now?: () => number;
   signal?: AbortSignal;
+  /**
+   * Runs each pass over the stores (synchronous SQLite calls that may block): the CLI
+   * lets a signal end the process at once meanwhile. Default: runs it as it is.
+   */
+  blocking?: <T>(fn: () => T) => T;
 }
 
 export interface WaitOutcome {
@@ -176,10 +181,11 @@ export function nextStep(s: {
  */
 export async function waitForJobs(o: WaitOptions): Promise<WaitOutcome> {
   const now = o.now ?? Date.now;
+  const blocking = o.blocking ?? ((fn) => fn());
   const start = now();
   const livenessMs = Math.min(o.intervalMs, 500);
-  const stores = new WatchedStores(o.sources);
-  let pending = [...new Set(o.ids.length ? o.ids : stores.activeIds())];
+  const stores = blocking(() => new WatchedStores(o.sources));
+  let pending = [...new Set(o.ids.length ? o.ids : blocking(() => stores.activeIds()))];
   const seen = new Set<string>();
   const held: string[] = [];
   let unsuccessful = false;
@@ -189,35 +195,38 @@ export async function waitForJobs(o: WaitOptions): Promise<WaitOutcome> {
     for (const line of held) o.write(line);
     for (const id of missing) o.write(missingLine(id, o.json));
     const unusable = stores.unusable();
-    stores.close();
+    blocking(() => stores.close());
     return { code, pending, missing, unusable };
   };
 
   let lastFull = 0;
   let lastOwners = 0;
+  /** One look at the stores: ended jobs are printed and leave `pending`. */
+  const pass = (t: number) => {
+    const checkOwners = t - lastOwners >= livenessMs;
+    if (!(stores.changed() || checkOwners || t - lastFull >= o.intervalMs)) return;
+    const read = stores.rows(pending);
+    for (const id of read.rows.keys()) seen.add(id);
+    const verdict = judgePending(pending, read, seen, checkOwners ? (r) => !ownerAlive(r, o.identities) : null);
+    for (const e of verdict.ended) {
+      if ("pruned" in e || !SUCCESS.has(e.status)) unsuccessful = true;
+      emit("pruned" in e ? prunedLine(e.id, o.json) : finishedLine(e.row, e.status, o.json));
+    }
+    pending = verdict.still;
+    if (checkOwners) lastOwners = t;
+    lastFull = t;
+    // An unreadable store may hold the ids no store showed: say so now, not "missing" in 30 s.
+    const broken = stores.unusable();
+    const unseen = broken.length ? pending.filter((id) => !seen.has(id)) : [];
+    for (const id of unseen) emit(unreadableLine(id, broken, o.json));
+    if (unseen.length) {
+      unreadable = true;
+      pending = pending.filter((id) => seen.has(id));
+    }
+  };
   for (;;) {
     const t = now();
-    const checkOwners = t - lastOwners >= livenessMs;
-    if (stores.changed() || checkOwners || t - lastFull >= o.intervalMs) {
-      const read = stores.rows(pending);
-      for (const id of read.rows.keys()) seen.add(id);
-      const verdict = judgePending(pending, read, seen, checkOwners ? (r) => !ownerAlive(r, o.identities) : null);
-      for (const e of verdict.ended) {
-        if ("pruned" in e || !SUCCESS.has(e.status)) unsuccessful = true;
-        emit("pruned" in e ? prunedLine(e.id, o.json) : finishedLine(e.row, e.status, o.json));
-      }
-      pending = verdict.still;
-      if (checkOwners) lastOwners = t;
-      lastFull = t;
-      // An unreadable store may hold the ids no store showed: say so now, not "missing" in 30 s.
-      const broken = stores.unusable();
-      const unseen = broken.length ? pending.filter((id) => !seen.has(id)) : [];
-      for (const id of unseen) emit(unreadableLine(id, broken, o.json));
-      if (unseen.length) {
-        unreadable = true;
-        pending = pending.filter((id) => seen.has(id));
-      }
-    }
+    blocking(() => pass(t));
     if (pending.length === 0) {
       if (unreadable) return finish(WAIT_EXIT.missing);
       return finish(unsuccessful ? WAIT_EXIT.unsuccessful : WAIT_EXIT.allDone);

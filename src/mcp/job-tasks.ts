@@ -15,9 +15,8 @@ import { toolOk } from "./tool-result.ts";
 
 /** What the task store needs of a job service (Codex, dsh, Gemini, agent). */
 interface JobService {
-  readonly engine: { row(id: string): JobRow | undefined };
-  poll(ids: readonly string[]): { jobs: readonly unknown[] };
-  cancel(id: string): Promise<CancelResult>;
+  readonly engine: { row(id: string): JobRow | undefined; cancelMany(ids: readonly string[]): Promise<CancelResult[]> };
+  poll(ids: readonly string[]): { jobs: readonly unknown[] } | Promise<{ jobs: readonly unknown[] }>;
 }
 
 /** Job id prefix → the service that owns it. */
@@ -48,8 +47,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * A job that did not succeed is a tool error (`isError`), never a failed task: the
  * extension keeps `failed` for JSON-RPC errors.
  */
-function taskResult(found: Found, statusMessage: string): CallToolResult {
-  const polled = found.svc.poll(found.ids);
+async function taskResult(found: Found, statusMessage: string): Promise<CallToolResult> {
+  const polled = await found.svc.poll(found.ids);
   const result = toolOk({ ...polled }, `${statusMessage}\n\n${JSON.stringify(polled, null, 2)}`);
   return found.rows.every((r) => r.status === "done") ? result : { ...result, isError: true };
 }
@@ -88,17 +87,23 @@ export class JobTaskStore {
     };
     if (status === "completed") {
       // The result as tools/call would answer it on 2026-07-28, where every result names its type.
-      const result = JSON.parse(JSON.stringify({ ...taskResult(found, statusMessage), resultType: "complete" }));
+      const result = JSON.parse(
+        JSON.stringify({ ...(await taskResult(found, statusMessage)), resultType: "complete" }),
+      );
       return { ...base, status, result };
     }
     return { ...base, status };
   }
 
-  /** tasks/cancel: every job of the task that has not ended is cancelled (dequeued or stopped); false when unknown. */
+  /**
+   * tasks/cancel: every job of the task that has not ended is cancelled (dequeued or
+   * stopped), or none is: the engine checks that each belongs to this session's project
+   * (or to a dead server) before it changes one (jobs/cancel.ts); false when unknown.
+   */
   async cancel(taskId: string): Promise<boolean> {
     const found = await this.resolve(taskId);
     if (!found) return false;
-    for (const r of found.rows) if (!isTerminal(r.status)) await found.svc.cancel(r.id);
+    await found.svc.engine.cancelMany(found.rows.filter((r) => !isTerminal(r.status)).map((r) => r.id));
     return true;
   }
 }

@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, type Stats, statSync } from "node:fs";
 import { join } from "node:path";
 import { DlError, describeError } from "../errors.ts";
 // Plain data (no imports): which variable moves a provider's store, for the error text.
@@ -42,6 +42,9 @@ export function storageCause(e: unknown): string {
   return typeof code === "string" ? code.slice(0, 40) : describeError(e);
 }
 
+const variableOf = (provider: string | undefined) =>
+  PROVIDERS.find((d) => d.name === provider)?.stateEnv ?? "the provider's state dir variable";
+
 /**
  * A storage failure as a DlError. The message names the operation and a bounded
  * description of the cause (class + SQLite/errno code, explained when it is a known one),
@@ -51,11 +54,42 @@ export function storageError(op: string, e: unknown, provider?: string): DlError
   if (e instanceof DlError) return e;
   const cause = storageCause(e);
   const explained = explainStorageCause(cause);
-  const variable = PROVIDERS.find((d) => d.name === provider)?.stateEnv ?? "the provider's state dir variable";
+  const variable = variableOf(provider);
   const what = explained
     ? `job storage failed to ${op}: ${explained} (${cause}); fix that or point ${variable} elsewhere.`
     : `job storage failed to ${op} (${cause}); check that the provider state directory exists, is writable and is not full.`;
   return new DlError("storage", `${what} Nothing was started.`, { cause });
+}
+
+/** The files SQLite opens for a store: the database, its write-ahead log, its shared-memory index. */
+const STORE_FILES = [DB_FILE, `${DB_FILE}-wal`, `${DB_FILE}-shm`];
+
+function kindOf(st: Stats): string {
+  if (st.isFIFO()) return "a FIFO";
+  if (st.isCharacterDevice() || st.isBlockDevice()) return "a device";
+  if (st.isSocket()) return "a socket";
+  if (st.isDirectory()) return "a directory";
+  return "not a regular file";
+}
+
+/**
+ * A store file of `stateDir` that exists but is not a regular file, or null. SQLite's
+ * open() of a FIFO waits for a writer for ever (no signal handler can run meanwhile), and
+ * a device never ends: such a store is refused before anything opens it. stat() itself
+ * never blocks on them.
+ */
+export function irregularStoreFile(stateDir: string): { file: string; kind: string } | null {
+  for (const name of STORE_FILES) {
+    const file = join(stateDir, name);
+    let st: Stats;
+    try {
+      st = statSync(file);
+    } catch {
+      continue; // missing (or unreadable: SQLite says so itself)
+    }
+    if (!st.isFile()) return { file, kind: kindOf(st) };
+  }
+  return null;
 }
 
 /**
@@ -68,6 +102,15 @@ export function storageError(op: string, e: unknown, provider?: string): DlError
  */
 export function openDatabase(stateDir: string, opts: { readonly?: boolean; provider?: string } = {}): Database {
   const file = join(stateDir, DB_FILE);
+  const irregular = irregularStoreFile(stateDir);
+  if (irregular) {
+    // The path stays in the data (for the CLI): messages can reach a model.
+    throw new DlError(
+      "storage",
+      `job storage refused: a job store file is ${irregular.kind}, not a regular file; remove it or point ${variableOf(opts.provider)} elsewhere. Nothing was started.`,
+      { cause: "not_regular", file: irregular.file },
+    );
+  }
   let db: Database | undefined;
   try {
     if (opts.readonly) {

@@ -204,14 +204,11 @@ export class JobStore {
     return r.data_version;
   }
 
-  /** Deletes finished rows that ended before `before`; returns how many. */
-  pruneFinished(before: number, dryRun = false): number {
+  /** Deletes finished rows that ended before `before` (a dry run only reads them); returns their ids. */
+  pruneFinished(before: number, dryRun = false): string[] {
     const where = "ended_at IS NOT NULL AND ended_at < ? AND status NOT IN ('queued','running')";
-    return this.run("prune finished jobs", () =>
-      dryRun
-        ? (this.db.query(`SELECT COUNT(*) AS n FROM jobs WHERE ${where}`).get(before) as { n: number }).n
-        : this.db.query(`DELETE FROM jobs WHERE ${where}`).run(before).changes,
-    );
+    const sql = dryRun ? `SELECT id FROM jobs WHERE ${where}` : `DELETE FROM jobs WHERE ${where} RETURNING id`;
+    return this.run("prune finished jobs", () => (this.db.query(sql).all(before) as { id: string }[]).map((r) => r.id));
   }
 
   private run<T>(op: string, fn: () => T): T {

@@ -45,13 +45,17 @@ export type DlSession = {
   close: () => Promise<void>;
 };
 
-/** Start `dl serve` and connect the SDK's own Client to it over stdio. */
-export async function connectDl(env: Record<string, string | undefined> = {}): Promise<DlSession> {
+/** Start `dl serve` (in `o.cwd`: the project it serves) and connect the SDK's own Client to it over stdio. */
+export async function connectDl(
+  env: Record<string, string | undefined> = {},
+  o: { cwd?: string } = {},
+): Promise<DlSession> {
   const transport = new StdioClientTransport({
     command: requireBinary(),
     args: ["serve"],
     env: testEnv(env),
     stderr: "pipe",
+    cwd: o.cwd,
   });
   let err = "";
   transport.stderr?.on("data", (d: Buffer) => {

@@ -21,9 +21,10 @@ class SharedStdio implements Transport {
   private next = 0;
   stderr = "";
 
-  constructor(env: Record<string, string | undefined>) {
+  constructor(env: Record<string, string | undefined>, cwd?: string) {
     this.proc = Bun.spawn([requireBinary(), "serve"], {
       env: testEnv(env),
+      cwd,
       stdin: "pipe",
       stdout: "pipe",
       stderr: "pipe",
@@ -87,9 +88,13 @@ const CLIENT_INFO = { name: "dl-task-test", version: "1.0.0" };
 /**
  * `dl serve` on the 2026-07-28 protocol with the ext-tasks requester, which declares the
  * tasks extension on its calls; `client` is the plain SDK Client on the same session.
+ * `o.cwd`: the folder (project) the server serves.
  */
-export async function connectTaskDl(env: Record<string, string | undefined> = {}): Promise<TaskDl> {
-  const io = new SharedStdio(env);
+export async function connectTaskDl(
+  env: Record<string, string | undefined> = {},
+  o: { cwd?: string } = {},
+): Promise<TaskDl> {
+  const io = new SharedStdio(env, o.cwd);
   const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: "auto" } });
   await client.connect(io);
   const session = createTaskSessionFromClient(client, {

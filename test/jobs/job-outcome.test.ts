@@ -22,6 +22,16 @@ describe("the final status of a run nobody stopped", () => {
     expect(chooseOutcome(facts({ exitCode: 0, classify }))).toEqual({ status: "done", failureKind: null });
   });
 
+  test("a refused result file fails the run whatever its exit code, and a throttle is not replayed", () => {
+    const classify = () => "throttle" as const;
+    for (const exitCode of [0, 1, null]) {
+      expect(chooseOutcome(facts({ exitCode, outputFailure: "result_file_refused", classify }))).toEqual({
+        status: "failed",
+        failureKind: "result_file_refused",
+      });
+    }
+  });
+
   test("a throttle is retried while the budget lasts, then fails as throttle", () => {
     const throttle = facts({ classify: () => "throttle" });
     expect(chooseOutcome(throttle)).toEqual({ status: "queued", retry: 1 });

@@ -122,12 +122,12 @@ describe("the runner when the store fails", () => {
     await runJob(row, ctx(s, errors), new AbortController().signal);
     // Every attempt failed: the row still says running, the job dir holds the real end.
     expect(store.get(row.id)?.status).toBe("running");
-    expect(readOutcome(join(stateDir, "jobs", row.id), row.id, row.started_at)).toMatchObject({
+    expect(await readOutcome(join(stateDir, "jobs", row.id), row.id, row.started_at)).toMatchObject({
       status: "done",
       exit_code: 0,
     });
     // An earlier attempt's record never applies to this one.
-    expect(readOutcome(join(stateDir, "jobs", row.id), row.id, row.started_at! - 1)).toBeNull();
+    expect(await readOutcome(join(stateDir, "jobs", row.id), row.id, row.started_at! - 1)).toBeNull();
     broken = false;
     await until(() => store.get(row.id)?.status === "done", "the kept end to be recorded");
     expect(store.get(row.id)).toMatchObject({ status: "done", exit_code: 0, persist_error: null });
@@ -146,7 +146,7 @@ describe("the runner when the store fails", () => {
     expect(store.get(row.id)?.final_response).toContain(`finished ${row.id}`);
   });
 
-  test("an end too big for the reserved space is cut to fit it when nothing else can be written", () => {
+  test("an end too big for the reserved space is cut to fit it when nothing else can be written", async () => {
     const dir = join(stateDir, "jobs", "tj-fit");
     mkdirSync(dir, { recursive: true });
     reserveOutcome(dir);
@@ -159,7 +159,7 @@ describe("the runner when the store fails", () => {
     // directory where the bigger record's temporary file would go; root ignores modes).
     mkdirSync(join(dir, "outcome.json.tmp"));
     expect(saveOutcome(dir, rec)).toBe(true);
-    const kept = readOutcome(dir, "tj-fit", 1)!;
+    const kept = (await readOutcome(dir, "tj-fit", 1))!;
     expect(kept.status).toBe("done");
     expect(kept.final_response!.length).toBeLessThan(OUTCOME_RESERVE);
     expect(kept.final_response).toContain("[cut:");

@@ -15,6 +15,11 @@ describe("output hygiene", () => {
     expect(s).toBe("red rtl txet nul byte ls ps zw sp bom tab here next c1");
   });
 
+  test("whole sequences go, payload too: unterminated OSC, DCS strings, 8-bit C1 CSI and OSC", () => {
+    const s = "a\u001bP1;2|dcs-payload\u001b\\ b\u009b2J c\u009d0;c1-title\u009c d\u001b]0;never-ended";
+    for (const clean of [sanitizeLine(s), sanitizeMultiline(s)]) expect(clean).toBe("a b c d");
+  });
+
   test("caps: 256 per text field, 110 for a preview, never splitting a surrogate pair", () => {
     expect(sanitizeLine("x".repeat(1_000_000)).length).toBe(256);
     expect(sanitizeLine("y".repeat(500), 110).length).toBe(110);

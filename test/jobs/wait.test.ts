@@ -148,7 +148,7 @@ describe("dl wait (engine level)", () => {
       const waiting = waitForJobs(opts); // its first pass runs now and sees the row running
       // `dl reap` prunes it, without the waiter ever seeing its end.
       s.update("tj-prunedrow", { status: "done", ended_at: 1 });
-      expect(s.pruneFinished(2)).toBe(1);
+      expect(s.pruneFinished(2)).toHaveLength(1);
       const r = await waiting;
       expect(r.code).toBe(1);
       expect(lines).toHaveLength(1);

@@ -87,8 +87,8 @@ describe("JobStore", () => {
     s.insertMany([job("old"), job("new"), job("live")]);
     s.update("old", { status: "done", ended_at: 100 });
     s.update("new", { status: "failed", ended_at: 900 });
-    expect(s.pruneFinished(500, true)).toBe(1);
-    expect(s.pruneFinished(500)).toBe(1);
+    expect(s.pruneFinished(500, true)).toHaveLength(1);
+    expect(s.pruneFinished(500)).toHaveLength(1);
     expect(s.getMany(["old", "new", "live"]).map((r) => r.id)).toEqual(["new", "live"]);
     s.close();
   });

@@ -9,7 +9,7 @@ import { cancelOutput, pollOutput, submitOutput } from "./job-schemas.ts";
 /** What the three job tools of one provider need from its service. */
 interface JobToolService {
   submit(tasks: readonly unknown[]): Promise<SubmitResult>;
-  poll(ids: readonly string[]): object;
+  poll(ids: readonly string[]): object | Promise<object>;
   cancel(id: string): Promise<CancelResult>;
 }
 
@@ -71,7 +71,7 @@ export function jobTools(s: JobToolSpec): ToolDef[] {
     output: pollOutput,
     annotations: { readOnlyHint: true },
     backend: s.kind,
-    handler: ({ ids }) => guarded(async () => toolOk({ ...(await s.service()).poll(ids) }), pollErrors),
+    handler: ({ ids }) => guarded(async () => toolOk({ ...(await (await s.service()).poll(ids)) }), pollErrors),
   });
   const cancel = defineTool({
     name: `cancel_${s.kind}`,

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { readChildFile } from "../../../sys/child-file.ts";
 import { sanitizeLine } from "../../sanitize.ts";
 
 /** Where a running agent job is: the child `dl run` keeps its latest progress line in a file. */
@@ -12,11 +12,20 @@ const progressSchema = z.object({
   at: z.number(),
 });
 
-/** The latest progress, or null before the first turn (or if the file is unreadable). */
-export function readAgentProgress(file: string, now: number): AgentProgress | null {
+/** One progress line is small; anything larger was not written by `dl run`. */
+const PROGRESS_MAX_BYTES = 64 * 1024;
+
+/**
+ * The latest progress, or null before the first turn (or if the file is unreadable). The
+ * agent's bash tool can replace the file (a FIFO, a link to /dev/zero): the bounded reader
+ * then refuses it and the poll shows no progress, nothing worse.
+ */
+export async function readAgentProgress(file: string, now: number): Promise<AgentProgress | null> {
+  const read = await readChildFile(file, { maxBytes: PROGRESS_MAX_BYTES, over: "refuse" });
+  if (!read.ok) return null;
   let json: unknown;
   try {
-    json = JSON.parse(readFileSync(file, "utf8"));
+    json = JSON.parse(read.text);
   } catch {
     return null;
   }

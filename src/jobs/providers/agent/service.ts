@@ -85,7 +85,8 @@ export function startAgentService(o: AgentServiceOptions): Promise<AgentService>
   return JobService.start(engine, { view: (v, row) => agentView(v, row, o.stateDir) }, o.engine);
 }
 
-function agentView(v: PollView, row: JobRow | undefined, stateDir: string): AgentPollView {
+/** Async: a running job's progress file is the child's, read through the bounded reader. */
+async function agentView(v: PollView, row: JobRow | undefined, stateDir: string): Promise<AgentPollView> {
   const { usage: _u, effort: _e, session_id: _s, ...rest } = v;
   const r = jsonColumn(row?.usage);
   const params = jsonColumn(row?.params);
@@ -103,7 +104,7 @@ function agentView(v: PollView, row: JobRow | undefined, stateDir: string): Agen
     conversation_id: str(r.conversation_id, 64),
   };
   if (v.status === "running") {
-    const p = readAgentProgress(agentProgressFile(join(stateDir, "jobs", v.id)), Date.now());
+    const p = await readAgentProgress(agentProgressFile(join(stateDir, "jobs", v.id)), Date.now());
     if (p) view.progress = p;
   }
   return view;

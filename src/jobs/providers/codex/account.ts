@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { log } from "../../../log.ts";
 import type { QueueReason } from "../../../store/types.ts";
+import { readChildFileSync } from "../../../sys/child-file.ts";
 import { BACKOFF_S, backoffMs } from "../../backoff.ts";
 import { type SharedState, SharedStateFile } from "./shared-state.ts";
 
@@ -44,6 +45,9 @@ export interface AccountView {
   effective_caps: { global: number; per_project: number };
   auth_hint?: string;
 }
+
+/** A login file is a few KiB; a larger one is not fingerprinted, it reads as unreadable. */
+const AUTH_MAX_BYTES = 1024 * 1024;
 
 export class CodexAccount {
   readonly file: string;
@@ -165,12 +169,9 @@ export class CodexAccount {
       return "missing";
     }
     if (this.authCache?.key === key) return this.authCache.fp;
-    let fp: string;
-    try {
-      fp = createHash("sha256").update(readFileSync(this.authFile)).digest("hex").slice(0, 32);
-    } catch {
-      fp = "unreadable";
-    }
+    // Codex itself rewrites auth.json (token refresh): read like any file a child wrote.
+    const read = readChildFileSync(this.authFile, AUTH_MAX_BYTES);
+    const fp = read.ok ? createHash("sha256").update(read.text).digest("hex").slice(0, 32) : "unreadable";
     this.authCache = { key, fp };
     return fp;
   }

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import type { JobRow } from "../../../store/types.ts";
+import { readChildFile } from "../../../sys/child-file.ts";
 import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../provider.ts";
 import { providerEntry } from "../index.ts";
 import type { CodexAccount } from "./account.ts";
@@ -7,6 +7,9 @@ import { classifyCodexFailure, missingVariable, missingVariableMessage } from ".
 import { parseCodexEvents } from "./events.ts";
 import type { CodexQuota } from "./quota.ts";
 import { buildCodexLaunch, lastMessageFile, validateCodexTask } from "./task.ts";
+
+/** Codex's final message is read up to this; a longer one is cut (the full text stays in the job dir). */
+const LAST_MESSAGE_MAX_BYTES = 1024 * 1024;
 
 export interface CodexProviderOptions {
   defaultModel: string;
@@ -55,16 +58,17 @@ export function codexProvider(o: CodexProviderOptions): Provider {
       });
     },
 
-    parse(out: RunOutput): ParsedResult {
+    async parse(out: RunOutput): Promise<ParsedResult> {
       const ev = parseCodexEvents(out.stdout);
       // The -o file survives an output cap that cut stdout short.
-      let last: string | null = null;
-      try {
-        last = readFileSync(lastMessageFile(out.jobDir), "utf8");
-      } catch {
-        // Not written: the run failed before a final message.
+      const last = await readChildFile(lastMessageFile(out.jobDir), { maxBytes: LAST_MESSAGE_MAX_BYTES, over: "head" });
+      if (!last.ok && last.refusal !== "missing") {
+        const why = `last-message.txt refused: it ${last.detail}; the run's answer is not trusted`;
+        return { finalResponse: why, usage: null, sessionId: ev.sessionId, failure: "result_file_refused" };
       }
-      let finalResponse = last && last.trim() !== "" ? last : ev.finalMessage;
+      // Missing: the run failed before a final message.
+      const text = last.ok ? last.text : null;
+      let finalResponse = text && text.trim() !== "" ? text : ev.finalMessage;
       if (out.exitCode !== 0 && !finalResponse && ev.errors.length) {
         const variable = missingVariable(ev.errors.join("\n"));
         finalResponse = variable
@@ -72,7 +76,9 @@ export function codexProvider(o: CodexProviderOptions): Provider {
           : `codex failed: ${ev.errors[ev.errors.length - 1]}`;
       }
       const usage = ev.usage ? { ...ev.usage, turns: ev.turnsCompleted, items: ev.items } : null;
-      return { finalResponse, usage, sessionId: ev.sessionId };
+      const warnings =
+        last.ok && last.truncated ? [`last-message.txt over ${LAST_MESSAGE_MAX_BYTES} bytes was cut`] : [];
+      return { finalResponse, usage, sessionId: ev.sessionId, warnings };
     },
 
     classify(out: RunOutput, job: JobRow): FailureClass {

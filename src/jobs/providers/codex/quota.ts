@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { DlError } from "../../../errors.ts";
+import { readChildFile } from "../../../sys/child-file.ts";
 
 /**
  * Plan usage as the Codex CLI last saw it. Every model response carries
@@ -100,9 +101,10 @@ export async function readLatestRateLimits(codexHome: string, maxFiles = 40): Pr
     .filter((x): x is { p: string; mtime: number; size: number } => x !== null)
     .sort((a, b) => b.mtime - a.mtime);
   for (const f of recent) {
-    const file = Bun.file(f.p);
-    const text = await (f.size > TAIL_BYTES ? file.slice(f.size - TAIL_BYTES) : file).text();
-    const snap = lastRateLimits(text);
+    // Codex (a child) writes these: a FIFO or a link there is skipped, never waited on.
+    const read = await readChildFile(f.p, { maxBytes: TAIL_BYTES, over: "tail" });
+    if (!read.ok) continue;
+    const snap = lastRateLimits(read.text);
     if (snap) return snap;
   }
   return null;

@@ -1,7 +1,8 @@
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeError } from "../../../errors.ts";
 import { log } from "../../../log.ts";
+import { readChildFileSync } from "../../../sys/child-file.ts";
 import { type LockHandle, tryLock } from "../../../sys/flock.ts";
 
 /**
@@ -34,6 +35,8 @@ const EMPTY: SharedState = {
  * holds admission this long instead, and is rewritten sane.
  */
 const UNREADABLE_COOLDOWN_MS = 30_000;
+/** The throttle history is bounded; anything this large was not written by dl. */
+const SHARED_MAX_BYTES = 4 * 1024 * 1024;
 /** Pauses (ms) before retrying an update whose lock another server holds; then it is dropped. */
 const LOCK_RETRY_MS = [2, 5, 10, 25, 50, 100, 250, 500, 1000] as const;
 
@@ -95,11 +98,12 @@ export class SharedStateFile {
     }
     let text: string | null = null;
     let why = "";
-    try {
-      if (!key.startsWith("stat-failed")) text = readFileSync(this.file, "utf8");
-      else why = key.slice("stat-failed:".length);
-    } catch (e) {
-      why = describeError(e);
+    if (key.startsWith("stat-failed")) why = key.slice("stat-failed:".length);
+    else {
+      // In the state dir a job's child could reach: a FIFO or a link there is refused, not waited on.
+      const read = readChildFileSync(this.file, SHARED_MAX_BYTES);
+      if (read.ok) text = read.text;
+      else why = read.detail;
     }
     const parsed = text === null ? null : parseState(text);
     if (parsed) {

@@ -52,18 +52,14 @@ export const codexTaskInput = once(() =>
       model: z
         .string({ error: "model must be a string" })
         .optional()
-        .describe(
-          "gpt-6.1-terra (default), gpt-6.1-sol, gpt-6-astra, gpt-6-sol, gpt-6-luna, gpt-5.6-sol/terra/luna, gpt-5.5, gpt-5.4, gpt-5.4-mini, or an alias: sol, astra, luna, terra, 6-sol, 6.1-sol, 6.1-terra, 5.6-*, 5.5",
-        ),
+        .describe("plan model or alias (default gpt-6.1-terra; also gpt-6.1-sol, gpt-6-astra, gpt-6-luna, sol, luna…)"),
       effort: z.string({ error: "effort must be a string" }).optional().describe("reasoning effort, default low"),
       sandbox: z
         .enum(CODEX_SANDBOXES, {
           error: `sandbox must be one of ${CODEX_SANDBOXES.join(", ")} (default workspace-write)`,
         })
         .optional()
-        .describe(
-          "workspace-write (default), read-only, or danger-full-access (only with DELEGATE_CODEX_ALLOW_DANGER=1)",
-        ),
+        .describe("default workspace-write; danger-full-access needs DELEGATE_CODEX_ALLOW_DANGER=1"),
       timeout_s: timeoutSeconds(MAX_TIMEOUT_S, DEFAULT_TIMEOUT_S, "the process group is killed"),
       allow_over_quota: z
         .boolean({ error: "allow_over_quota must be true or false" })

@@ -3,7 +3,7 @@ import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } f
 import { outputExcerpt } from "../../sanitize.ts";
 import { providerEntry } from "../index.ts";
 import { requireDshLauncher } from "./launcher.ts";
-import { type DshResult, readDshResult } from "./result.ts";
+import { type DshOutcome, type DshResult, readDshResult } from "./result.ts";
 import { buildDshLaunch, type DshTaskRules, dshResultFile, validateDshTask } from "./task.ts";
 
 export interface DshProviderOptions extends DshTaskRules {
@@ -52,8 +52,8 @@ function usageOf(r: DshResult | undefined): Record<string, unknown> | null {
  * without a readable result, or with one that says it failed, is a failed job whose
  * response says why and ends with what the launcher printed.
  */
-export function parseDshRun(out: RunOutput): ParsedResult {
-  const read = readDshResult(dshResultFile(out.jobDir));
+export async function parseDshRun(out: RunOutput): Promise<ParsedResult> {
+  const read = await readDshResult(dshResultFile(out.jobDir));
   const result = read.result;
   const usage = usageOf(result);
   if (read.ok && out.exitCode === 0) return { finalResponse: read.result.summary ?? "", usage };
@@ -65,8 +65,14 @@ export function parseDshRun(out: RunOutput): ParsedResult {
   const parts = [why];
   if (result?.summary) parts.push(`summary: ${result.summary}`);
   parts.push(`launcher output (end):\n${outputExcerpt(out)}`);
-  const failure: FailureClass | null = out.exitCode !== 0 ? null : result ? "other" : "infra";
+  const failure = dshFailure(out, read);
   return { finalResponse: parts.join("\n"), usage, failure };
+}
+
+function dshFailure(out: RunOutput, read: DshOutcome): FailureClass | null {
+  if (!read.ok && read.refused) return "result_file_refused";
+  if (out.exitCode !== 0) return null;
+  return read.result ? "other" : "infra";
 }
 
 /**
@@ -88,8 +94,8 @@ export function dshProvider(o: DshProviderOptions): Provider {
       return buildDshLaunch(job, ctx.jobDir, { launcher, childEnv: o.childEnv });
     },
 
-    parse(out: RunOutput): ParsedResult {
-      return withoutSecrets(parseDshRun(out), o.secretValues ?? []);
+    async parse(out: RunOutput): Promise<ParsedResult> {
+      return withoutSecrets(await parseDshRun(out), o.secretValues ?? []);
     },
 
     /** Exit 126/127 (cannot run) or 2 (the launcher refused its arguments) is our side; the rest is the run's. */

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { readChildFile } from "../../../sys/child-file.ts";
 import { sanitizeLine } from "../../sanitize.ts";
 
 /**
@@ -23,25 +23,28 @@ export type DshResult = z.output<typeof resultSchema>;
 
 const SUCCESS = new Set(["done", "ok", "success", "succeeded", "completed"]);
 
-export type DshOutcome = { ok: true; result: DshResult } | { ok: false; reason: string; result?: DshResult };
+/** The schema's string caps plus room for JSON's quoting and the other fields. */
+const DSH_RESULT_MAX_BYTES = 2 * 1024 * 1024;
 
-/** Reads result.json; a missing or malformed file, or a run the launcher calls failed, is a failure with the reason. */
-export function readDshResult(file: string): DshOutcome {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return {
-      ok: false,
-      reason: code === "ENOENT" ? "the launcher wrote no result.json" : `result.json unreadable (${code})`,
-    };
+export type DshOutcome =
+  | { ok: true; result: DshResult }
+  /** `refused`: result.json was a FIFO, device, symlink or too large (never read, never echoed). */
+  | { ok: false; reason: string; result?: DshResult; refused?: true };
+
+/** Reads result.json; a missing, refused or malformed file, or a run the launcher calls failed, is a failure with the reason. */
+export async function readDshResult(file: string): Promise<DshOutcome> {
+  const read = await readChildFile(file, { maxBytes: DSH_RESULT_MAX_BYTES, over: "refuse" });
+  if (!read.ok) {
+    if (read.refusal === "missing") return { ok: false, reason: "the launcher wrote no result.json" };
+    if (read.refusal === "unreadable") return { ok: false, reason: `result.json ${read.detail}` };
+    return { ok: false, reason: `result.json refused: it ${read.detail}`, refused: true };
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(read.text);
   } catch {
-    return { ok: false, reason: `result.json is not JSON: ${sanitizeLine(text, 120)}` };
+    // Its text is not echoed: a launcher could have copied any file dl can read into it.
+    return { ok: false, reason: "result.json is not JSON" };
   }
   const parsed = resultSchema.safeParse(json);
   if (!parsed.success) {

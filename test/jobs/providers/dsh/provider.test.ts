@@ -32,7 +32,7 @@ function refusal(fn: () => unknown): string {
 }
 
 describe("validateDshTask", () => {
-  test("defaults: workdir '.' is the server's directory, timeout 2400 s; an alias is resolved and noted", () => {
+  test("defaults: workdir '.' is the server's directory, timeout 2400 s; an alias is resolved and noted", async () => {
     const t = validateDshTask({ task: "fix it", model: "ds-v4-flash" }, rules);
     expect(t).toMatchObject({ workdir: "/srv/project", model: "deepseek-v4-flash", timeoutS: DSH_DEFAULT_TIMEOUT_S });
     expect(t.warnings).toEqual(["model alias ds-v4-flash → deepseek-v4-flash"]);
@@ -41,7 +41,7 @@ describe("validateDshTask", () => {
     expect(byName).toMatchObject({ workdir: "/srv/project/sub", timeoutS: 60, warnings: [] });
   });
 
-  test("shape errors name the field: model required, unknown fields, fractional timeout", () => {
+  test("shape errors name the field: model required, unknown fields, fractional timeout", async () => {
     expect(refusal(() => validateDshTask({ task: "x" }, rules))).toContain("model is required");
     expect(refusal(() => validateDshTask({ task: "x", model: "ds-v4-flash", effort: "high" }, rules))).toContain(
       'unknown task field(s) "effort"; allowed: task, model, workdir, timeout_s',
@@ -52,7 +52,7 @@ describe("validateDshTask", () => {
     expect(refusal(() => validateDshTask({ task: "  ", model: "ds-v4-flash" }, rules))).toContain("non-empty");
   });
 
-  test("the example's disabled MiMo entry is refused for its terms, not as disabled", () => {
+  test("the example's disabled MiMo entry is refused for its terms, not as disabled", async () => {
     expect(refusal(() => validateDshTask({ task: "x", model: "mimo-v2" }, rules))).toContain("terms forbid automation");
   });
 });
@@ -87,7 +87,7 @@ describe("buildDshLaunch", () => {
     expect(spec).toMatchObject({ env: { PATH: "/usr/bin" }, cwd: "/w" });
   });
 
-  test("a launcher that disappeared after submit fails the launch", () => {
+  test("a launcher that disappeared after submit fails the launch", async () => {
     const p = dshProvider({ ...rules, launcher: "no-such-dsh", childEnv: { PATH: "/nonexistent" } });
     expect(() => p.launch({ model: "m" } as JobRow, { jobDir: tempDir("dsh-gone") })).toThrow(/not found on PATH/);
   });
@@ -106,40 +106,40 @@ function withResult(result: object | string | null): string {
 describe("parseDshRun", () => {
   const good = { status: "done", rc: 0, diff_stat: " a | 1 +", summary: "Fixed.", tokens: 5, wall_s: 3 };
 
-  test("exit 0 with a good result: the summary and the result fields", () => {
-    expect(parseDshRun(run(withResult(good)))).toEqual({
+  test("exit 0 with a good result: the summary and the result fields", async () => {
+    expect(await parseDshRun(run(withResult(good)))).toEqual({
       finalResponse: "Fixed.",
       usage: { diff_stat: " a | 1 +", tokens: 5, wall_s: 3 },
     });
   });
 
-  test("exit 0 without a readable result is an infra failure with the launcher's output", () => {
-    const p = parseDshRun(run(withResult(null), { stdout: "working\n", stderr: "\x1b[31mboom\x1b[0m" }));
+  test("exit 0 without a readable result is an infra failure with the launcher's output", async () => {
+    const p = await parseDshRun(run(withResult(null), { stdout: "working\n", stderr: "\x1b[31mboom\x1b[0m" }));
     expect(p.failure).toBe("infra");
     expect(p.finalResponse).toContain("dsh run failed: the launcher wrote no result.json");
     expect(p.finalResponse).toContain("launcher output (end):\nboom\nworking");
     expect(p.finalResponse).not.toContain("\x1b");
-    expect(parseDshRun(run(withResult("{oops"))).failure).toBe("infra");
+    expect((await parseDshRun(run(withResult("{oops")))).failure).toBe("infra");
   });
 
-  test("exit 0 with a result that says failed: failed (other), its summary kept", () => {
-    const p = parseDshRun(run(withResult({ ...good, status: "failed", rc: 1, summary: "red tests" })));
+  test("exit 0 with a result that says failed: failed (other), its summary kept", async () => {
+    const p = await parseDshRun(run(withResult({ ...good, status: "failed", rc: 1, summary: "red tests" })));
     expect(p.failure).toBe("other");
     expect(p.finalResponse).toContain("the dsh run ended failed (rc 1)");
     expect(p.finalResponse).toContain("summary: red tests");
     expect(p.usage).toMatchObject({ diff_stat: " a | 1 +" });
   });
 
-  test("a non-zero exit is left to classify: the reason and output, no failure field", () => {
-    const p = parseDshRun(run(withResult(null), { exitCode: 3, stderr: "oom" }));
+  test("a non-zero exit is left to classify: the reason and output, no failure field", async () => {
+    const p = await parseDshRun(run(withResult(null), { exitCode: 3, stderr: "oom" }));
     expect(p.failure).toBeNull();
     expect(p.finalResponse).toContain("the dsh launcher exited 3; the launcher wrote no result.json");
-    const killed = parseDshRun(run(withResult(good), { exitCode: null, signal: "SIGKILL" }));
+    const killed = await parseDshRun(run(withResult(good), { exitCode: null, signal: "SIGKILL" }));
     expect(killed.finalResponse).toContain("was stopped (SIGKILL)");
     expect(killed.finalResponse).toContain("summary: Fixed.");
   });
 
-  test("the excerpt keeps the end of a long output", () => {
+  test("the excerpt keeps the end of a long output", async () => {
     const e = outputExcerpt({ stdout: `${"x".repeat(5000)}THE END`, stderr: "" });
     expect(e.length).toBeLessThan(1300);
     expect(e.endsWith("THE END")).toBe(true);
@@ -147,7 +147,7 @@ describe("parseDshRun", () => {
   });
 });
 
-test("classify: cannot run or refused arguments is infra, the rest is the run's", () => {
+test("classify: cannot run or refused arguments is infra, the rest is the run's", async () => {
   const p = dshProvider({ ...rules, launcher: FAKE, childEnv: {} });
   const job = {} as JobRow;
   expect(p.classify(run("/x", { exitCode: 127 }), job)).toBe("infra");
@@ -155,7 +155,7 @@ test("classify: cannot run or refused arguments is infra, the rest is the run's"
   expect(p.classify(run("/x", { exitCode: 3, stderr: "crash" }), job)).toBe("other");
 });
 
-test("the engine ends a run that exited 0 but whose result failed as failed", () => {
+test("the engine ends a run that exited 0 but whose result failed as failed", async () => {
   const base = { timedOut: false, classify: () => "other" as const, retryCount: 0, maxRetries: 0 };
   expect(chooseOutcome({ ...base, exitCode: 0, outputFailure: "infra" })).toEqual({
     status: "failed",
@@ -175,7 +175,7 @@ describe("dsh status", () => {
     guards: { home: "/nonexistent", protectedDirs: [], toolEnv: {} },
   });
 
-  test("launcher found or not; models file enabled list and problems", () => {
+  test("launcher found or not; models file enabled list and problems", async () => {
     const dir = tempDir("dsh-status");
     const s = dshStatus(opts(EXAMPLE));
     expect(s.launcher).toEqual({ ok: true, path: FAKE });
@@ -207,7 +207,7 @@ describe("dsh status", () => {
     });
   });
 
-  test("a non-executable launcher path is reported as such", () => {
+  test("a non-executable launcher path is reported as such", async () => {
     const file = join(tempDir("dsh-noexec"), "dsh-herdr.sh");
     writeFileSync(file, "#!/bin/sh\n", { mode: 0o644 });
     expect(findDshLauncher(file, {})).toMatchObject({ ok: false, message: expect.stringContaining("not executable") });

@@ -130,19 +130,22 @@ describe("the jailed launch refuses before anything runs", () => {
 
 describe("reading a run", () => {
   const p = geminiProvider({ ...inputs(), bin: "agy" });
-  test("exit 0 with JSON is the response; exit 0 without JSON fails with an excerpt", () => {
-    const good = p.parse(out({ stdout: '{"response":"hi","session_id":"s1","usage":{"input_tokens":3}}' }), row());
+  test("exit 0 with JSON is the response; exit 0 without JSON fails with an excerpt", async () => {
+    const good = await p.parse(
+      out({ stdout: '{"response":"hi","session_id":"s1","usage":{"input_tokens":3}}' }),
+      row(),
+    );
     expect(good).toMatchObject({ finalResponse: "hi", sessionId: "s1", usage: { input_tokens: 3 } });
     expect(good.failure).toBeUndefined();
-    const bad = p.parse(out({ stdout: "plain words" }), row());
+    const bad = await p.parse(out({ stdout: "plain words" }), row());
     expect(bad.failure).toBe("other");
     expect(bad.finalResponse).toContain("plain words");
   });
 
-  test("an auth error is auth (auth_failed), quota text is quota", () => {
+  test("an auth error is auth (auth_failed), quota text is quota", async () => {
     const auth = out({ exitCode: 1, stderr: "Error: not signed in." });
     expect(p.classify(auth, row())).toBe("auth");
-    expect(p.parse(auth, row()).finalResponse).toContain("agy session not readable in the jail");
+    expect((await p.parse(auth, row())).finalResponse).toContain("agy session not readable in the jail");
     expect(p.classify(out({ exitCode: 1, stderr: "RESOURCE_EXHAUSTED: quota" }), row())).toBe("quota");
   });
 
