@@ -1,13 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { CodexAccount } from "../../../src/jobs/providers/codex/account.ts";
-import { codexProvider } from "../../../src/jobs/providers/codex/provider.ts";
-import type { CodexQuota } from "../../../src/jobs/providers/codex/quota.ts";
-import type { JobRow } from "../../../src/store/types.ts";
-import { tempDir } from "../../helpers/dl.ts";
-import { makeFifo } from "../../helpers/fifo.ts";
-import { runOutput } from "../helpers.ts";
+import type { CodexAccount } from "../../../../src/jobs/providers/codex/account.ts";
+import { codexProvider } from "../../../../src/jobs/providers/codex/provider.ts";
+import type { CodexQuota } from "../../../../src/jobs/providers/codex/quota.ts";
+import type { JobRow } from "../../../../src/store/types.ts";
+import { tempDir } from "../../../helpers/dl.ts";
+import { makeFifo } from "../../../helpers/fifo.ts";
+import { runOutput } from "../../helpers.ts";
 
 /**
  * Codex's `-o` file as a hostile process could leave it in the job dir after the CLI
