@@ -1,4 +1,5 @@
 import type { JobRow } from "../store/types.ts";
+import type { JailNet } from "../sys/jail-net.ts";
 
 /**
  * What a coding-CLI provider (Codex, agy, dsh, a test script) tells the engine. The
@@ -26,6 +27,13 @@ export interface LaunchSpec {
   argv: string[];
   env: Record<string, string>;
   cwd: string;
+  /** A jailed command: what to attach while bwrap waits (sandbox wrapCommand's jailNet). */
+  jailNet?: JailNet | null;
+  /**
+   * Runs once the child's group has ended, however it ended (the jail's git check). A
+   * failure it returns ends the job `failed` with that failure_kind and message.
+   */
+  afterRun?: () => { failureKind: string; message: string } | null;
 }
 
 /** What the run produced, handed to `parse` and `classify`. */

@@ -49,14 +49,30 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
   const rw = new JobRowWriter(row.id, ctx, { jobDir, startedAt: row.started_at });
   const spec = await prepareLaunch(row, ctx, jobDir, rw);
   if (!spec) return;
-  if (signal.aborted) return rw.finish(stoppedPatch(signal.reason as JobStopCause, ctx.now()));
+  if (signal.aborted) {
+    afterRun(row, spec); // nothing ran, but the launch may have prepared files to put back
+    return rw.finish(stoppedPatch(signal.reason as JobStopCause, ctx.now()));
+  }
   let run: SupervisedRun;
   try {
     run = await superviseChild(row, spec, ctx, signal, rw);
   } catch (e) {
+    afterRun(row, spec);
     return rw.fail("infra", describeError(e));
   }
+  // Whatever the run did, a failed check after it (the jail's git files) is the outcome.
+  const after = afterRun(row, spec);
+  if (after && run.recorded.written === "changed") return rw.fail(after.failureKind, after.message);
   await recordEnd(row, run, { ctx, signal, rw, jobDir });
+}
+
+function afterRun(row: JobRow, spec: LaunchSpec): { failureKind: string; message: string } | null {
+  try {
+    return spec.afterRun?.() ?? null;
+  } catch (e) {
+    log.error(`job ${row.id}: the check after the run failed: ${describeError(e)}`);
+    return { failureKind: "infra", message: `the check after the run failed: ${describeError(e)}` };
+  }
 }
 
 /** The job's private dir and the provider's argv/env/cwd; a failure ends the job `infra`. */
@@ -104,6 +120,7 @@ async function superviseChild(
       argv: spec.argv,
       env: spec.env,
       cwd: spec.cwd,
+      jailNet: spec.jailNet ?? undefined,
       stdoutCap: ctx.outputCap,
       stderrCap: ctx.outputCap,
       timeoutMs: Math.max(0, budgetMs),

@@ -1,14 +1,20 @@
 import { lstatSync, readlinkSync } from "node:fs";
 import { dirname } from "node:path";
+import { JAIL_BLOCK_FD, JAIL_INFO_FD } from "../sys/jail-net.ts";
 import { isWithin } from "../sys/paths.ts";
 import type { JailPolicy } from "./policy.ts";
 
 /**
  * Compiles a JailPolicy to bubblewrap arguments (Linux). The jail starts from an empty
  * root (bwrap's own tmpfs): nothing of the host exists inside unless a mount below puts
- * it there. HOME is a fresh tmpfs with only agy's paths bound back, /tmp is private, and
- * the network namespace is the host's (agy must reach Google).
+ * it there. HOME is a fresh tmpfs with only agy's paths bound back, /tmp is private, the
+ * user is an unprivileged id of a user namespace, and the network namespace is the jail's
+ * own: bwrap reports its pid on JAIL_INFO_FD and waits on JAIL_BLOCK_FD until dl has
+ * attached the forwarder (sys/jail-net.ts), so agy reaches the internet but nothing local.
  */
+
+/** The id the jailed process has inside its user namespace (the host's is never root there). */
+const JAIL_ID = "1000";
 
 export type PathKind = "dir" | "file" | "symlink" | null;
 
@@ -77,14 +83,30 @@ function userMounts(policy: JailPolicy, fs: FsView): string[] {
   return out;
 }
 
+/**
+ * `.git` and the worktree admin folders bound onto themselves (mount points cannot be
+ * renamed or removed), parents first; then the git control files read-only. A protected
+ * path with a placeholder is bound even when the compiler cannot see it: git-snapshot.ts
+ * creates it before the job, and if it is still missing bwrap refuses to start.
+ */
+function gitMounts(policy: JailPolicy, fs: FsView): string[] {
+  const out: string[] = [];
+  const depth = (p: string) => p.split("/").length;
+  for (const pin of [...policy.gitPinned].sort((a, b) => depth(a.path) - depth(b.path))) {
+    if (fs.kind(pin.path) === null) continue;
+    out.push(pin.kind === "dir" ? "--bind" : "--ro-bind", pin.path, pin.path);
+  }
+  for (const c of policy.gitProtected) {
+    if (c.placeholder !== null || fs.kind(c.path) !== null) out.push("--ro-bind", c.path, c.path);
+  }
+  return out;
+}
+
 /** Paths that must stay hidden or read-only although a visible tree contains them. */
 function overlays(policy: JailPolicy, fs: FsView): string[] {
   const visible = [...policy.systemRead, ...policy.writable, ...policy.readOnly];
   if (policy.gitCommonDir) visible.push(policy.gitCommonDir);
-  const out: string[] = [];
-  for (const p of policy.gitProtected) {
-    if (fs.kind(p) !== null) out.push("--ro-bind", p, p);
-  }
+  const out = gitMounts(policy, fs);
   for (const p of policy.hidden) {
     if (!visible.some((v) => isWithin(p, v))) continue; // already absent
     const kind = fs.kind(p);
@@ -113,14 +135,32 @@ export function bwrapPrefix(policy: JailPolicy, env: Readonly<Record<string, str
     // group kill reaches everything in it. With its own session, bwrap's inner process
     // outlived a SIGKILLed server (its death signal does not survive bwrap's credential
     // switch) where no group kill could find it.
+    // Every namespace, the network's too (the forwarder is attached from outside).
     "--unshare-all",
-    "--share-net",
+    // A user namespace with an unprivileged id, and no more of them inside: a nested one
+    // would hand the jail every capability over its own mounts.
+    "--unshare-user",
+    "--disable-userns",
+    "--uid",
+    JAIL_ID,
+    "--gid",
+    JAIL_ID,
     // Root in the container still gets nothing it could use to undo the mounts.
     "--cap-drop",
     "ALL",
+    "--info-fd",
+    String(JAIL_INFO_FD),
+    "--block-fd",
+    String(JAIL_BLOCK_FD),
     ...systemMounts(policy, fs),
     "--proc",
     "/proc",
+    // Started by root, the jail's uid is still root's on the host, and sysctls check
+    // only that (kernel.core_pattern runs a program as root outside every namespace):
+    // bwrap leaves /proc/sys writable then, so it is bound read-only here.
+    "--ro-bind",
+    "/proc/sys",
+    "/proc/sys",
     "--dev",
     "/dev",
     "--tmpfs",

@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DlError } from "../errors.ts";
+import type { JailNet } from "../sys/jail-net.ts";
+import { type GitTamper, guardGitControl } from "./git-snapshot.ts";
 import { jailPlatform, jailPolicyFor, probeJailOnce, wrapCommand } from "./index.ts";
 import type { JailProbe } from "./probe.ts";
 
@@ -14,8 +16,13 @@ import type { JailProbe } from "./probe.ts";
 interface JailedCommand {
   argv: string[];
   env: Record<string, string>;
-  /** Removes the run's private temporary dir (macOS); call once the command has ended. */
-  dispose(): void;
+  /** Linux: pass to runGroup (the jail waits for its network and process limit). */
+  jailNet: JailNet | null;
+  /**
+   * Call once the command has ended: checks the git control files (a change is undone
+   * and returned), removes the placeholders and the run's private temporary dir (macOS).
+   */
+  dispose(): GitTamper | null;
 }
 
 export interface CommandJail {
@@ -43,8 +50,10 @@ export function commandJail(o: CommandJailOptions): CommandJail {
       }
       const p = await probe();
       const tmp = platform === "darwin" ? mkdtempSync(join(tmpdir(), "dl-bash-")) : null;
+      let checkGit: () => GitTamper | null = () => null;
       const dispose = () => {
         if (tmp) rmSync(tmp, { recursive: true, force: true });
+        return checkGit();
       };
       try {
         const policy = jailPolicyFor({
@@ -55,8 +64,9 @@ export function commandJail(o: CommandJailOptions): CommandJail {
           tmpDir: tmp ?? undefined,
           agyState: false,
         });
+        checkGit = guardGitControl(policy).check;
         const wrapped = wrapCommand(policy, argv, { ...env, HOME: policy.home }, p);
-        return { argv: wrapped.argv, env: wrapped.env, dispose };
+        return { argv: wrapped.argv, env: wrapped.env, jailNet: wrapped.jailNet, dispose };
       } catch (e) {
         dispose();
         throw e;

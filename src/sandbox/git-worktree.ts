@@ -1,5 +1,6 @@
-import { readFileSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import type { GitLayout } from "./git-control.ts";
 
 /**
  * The common git dir of a linked worktree. A linked worktree's `.git` is a file
@@ -27,4 +28,31 @@ export function linkedWorktreeCommonDir(workdir: string): string | null {
     // No commondir file: the usual layout, <main>/.git/worktrees/<name>.
     return dirname(dirname(gitDir));
   }
+}
+
+/**
+ * What `<workdir>/.git` is and which linked worktrees the repository has: the admin
+ * folder of each (`<common>/worktrees/<name>`) holds a `commondir` that the jail must
+ * not rewrite, whichever checkout the job runs in.
+ */
+export function gitLayoutOf(workdir: string, commonDir: string | null): Omit<GitLayout, "commonDir"> {
+  let dotGit: GitLayout["dotGit"] = null;
+  try {
+    const st = lstatSync(join(workdir, ".git"));
+    dotGit = st.isDirectory() ? "dir" : "file";
+  } catch {
+    // absent: not a repository of its own
+  }
+  const common = dotGit === "dir" ? join(workdir, ".git") : commonDir;
+  let worktreeNames: string[] = [];
+  if (common) {
+    try {
+      worktreeNames = readdirSync(join(common, "worktrees"), { withFileTypes: true })
+        .filter((e) => e.isDirectory() && !/[\x00-\x1f\x7f]/.test(e.name))
+        .map((e) => e.name);
+    } catch {
+      // no linked worktrees
+    }
+  }
+  return { dotGit, worktreeNames };
 }

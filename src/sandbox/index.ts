@@ -1,7 +1,8 @@
 import { mkdirSync, realpathSync } from "node:fs";
 import { DlError } from "../errors.ts";
+import { INSTALL_PASTA, type JailNet } from "../sys/jail-net.ts";
 import { bwrapPrefix, type FsView, hostFs } from "./bwrap.ts";
-import { linkedWorktreeCommonDir } from "./git-worktree.ts";
+import { gitLayoutOf, linkedWorktreeCommonDir } from "./git-worktree.ts";
 import { buildJailPolicy, type JailPlatform, type JailPolicy, type JailPolicyInput } from "./policy.ts";
 import { type JailKind, type JailProbe, type ProbeOptions, probeJail } from "./probe.ts";
 import { sandboxExecPrefix } from "./sandbox-exec.ts";
@@ -17,6 +18,7 @@ export {
   type GitGuardResult,
   JAIL_GIT_HINT,
 } from "./git-guard.ts";
+export { type GitTamper, guardGitControl } from "./git-snapshot.ts";
 export type { JailPlatform, JailPolicy, JailPolicyInput } from "./policy.ts";
 export type { JailProbe } from "./probe.ts";
 
@@ -25,6 +27,8 @@ export interface WrappedCommand {
   /** Environment for the wrapper process itself. */
   env: Record<string, string>;
   kind: JailKind;
+  /** Linux: what to attach while bwrap waits (spawn with runGroup's `jailNet`). */
+  jailNet: JailNet | null;
 }
 
 const KIND_FOR: Record<JailPlatform, JailKind> = { linux: "bwrap", darwin: "sandbox-exec" };
@@ -38,7 +42,7 @@ export function jailPlatform(platform: NodeJS.Platform): JailPlatform | null {
  * paths; on macOS /var and /tmp are links into /private), and the common git dir when
  * the workdir is a linked worktree.
  */
-export function jailPolicyFor(input: Omit<JailPolicyInput, "gitCommonDir">): JailPolicy {
+export function jailPolicyFor(input: Omit<JailPolicyInput, "gitCommonDir" | "git">): JailPolicy {
   const real = (p: string) => {
     try {
       return realpathSync(p);
@@ -48,13 +52,15 @@ export function jailPolicyFor(input: Omit<JailPolicyInput, "gitCommonDir">): Jai
   };
   const workdir = real(input.workdir);
   const common = linkedWorktreeCommonDir(workdir);
+  const commonReal = common ? real(common) : null;
   return buildJailPolicy({
     ...input,
     home: real(input.home),
     workdir,
     tmpDir: input.tmpDir ? real(input.tmpDir) : undefined,
     stateDirs: input.stateDirs.map(real),
-    gitCommonDir: common ? real(common) : null,
+    gitCommonDir: commonReal,
+    git: gitLayoutOf(workdir, commonReal),
   });
 }
 
@@ -92,11 +98,22 @@ export function wrapCommand(
   if (kind === "bwrap") {
     // bwrap clears its environment for the child (--clearenv) and sets `env` itself; its
     // own process needs nothing from ours.
-    return { argv: [probe.bin, ...bwrapPrefix(policy, env, fs), ...argv], env: {}, kind };
+    if (!probe.forwarder) {
+      throw new DlError(
+        "jail_unavailable",
+        `the jail cannot start, so nothing runs: no network forwarder; fix: ${INSTALL_PASTA}`,
+        {
+          kind,
+          fix: INSTALL_PASTA,
+        },
+      );
+    }
+    const jailNet = { forwarder: probe.forwarder, maxProcs: policy.maxProcs };
+    return { argv: [probe.bin, ...bwrapPrefix(policy, env, fs), ...argv], env: {}, kind, jailNet };
   }
   // sandbox-exec passes its environment on; temporaries go to the run's own dir.
   const tmp: Record<string, string> = policy.tmpDir ? { TMPDIR: policy.tmpDir } : {};
-  return { argv: [probe.bin, ...sandboxExecPrefix(policy), ...argv], env: { ...env, ...tmp }, kind };
+  return { argv: [probe.bin, ...sandboxExecPrefix(policy), ...argv], env: { ...env, ...tmp }, kind, jailNet: null };
 }
 
 const okProbes = new Map<string, JailProbe>();

@@ -1,13 +1,16 @@
 import { isAbsolute, join, normalize } from "node:path";
 import { DlError } from "../errors.ts";
 import { isWithin } from "../sys/paths.ts";
+import { type GitControlPath, type GitLayout, type GitPin, gitControlFor } from "./git-control.ts";
 
 /**
  * One description of the jail a CLI job runs in, independent of the mechanism that
  * enforces it: bwrap.ts compiles it for Linux, sandbox-exec.ts for macOS. Built only from
  * its inputs (never from the environment), so a test can build any policy it wants.
  *
- * The network stays open: agy must reach Google. Everything else is closed by default and
+ * The network is the jail's own: a namespace of its own with a user-mode forwarder for
+ * outbound traffic (agy must reach Google), so nothing local of the host (abstract UNIX
+ * sockets, loopback services) is reachable. Everything else is closed by default and
  * opened path by path.
  */
 
@@ -25,6 +28,12 @@ export interface JailPolicyInput {
   tmpDir?: string;
   /** The common git dir of a linked worktree (`<main>/.git`), when the workdir is one. */
   gitCommonDir?: string | null;
+  /**
+   * What the workdir's `.git` is, and the linked worktrees of its repository (found on
+   * disk by jailPolicyFor). Default: a `.git` folder, or a `.git` file when gitCommonDir
+   * is given, and no other worktree.
+   */
+  git?: Omit<GitLayout, "commonDir">;
   /** More read-only paths, added only after measuring that the real CLI needs them. */
   extraReadPaths?: readonly string[];
   /** More writable paths (same rule). */
@@ -50,15 +59,22 @@ export interface JailPolicy {
   /** Linked worktree: `<main>/.git`, read-write so commits can land (see bwrap.ts). */
   readonly gitCommonDir: string | null;
   /** Inside a writable git dir, kept read-only: files git runs or obeys later on the host. */
-  readonly gitProtected: readonly string[];
+  readonly gitProtected: readonly GitControlPath[];
+  /** `.git` and the worktree admin folders: never renamed or removed (see git-control.ts). */
+  readonly gitPinned: readonly GitPin[];
   /** Never visible, even when a visible tree contains them. */
   readonly hidden: readonly string[];
   /** Only stat() allowed (macOS; on Linux absent paths cannot even be stat'ed). */
   readonly statOnly: readonly string[];
   /** Programs that must never start from inside (macOS: opening apps, scripting the desktop). */
   readonly denyExec: { readonly literal: readonly string[]; readonly subpath: readonly string[] };
-  readonly network: "open";
+  readonly network: "forwarded";
+  /** Most processes the job may run at once (a fork bomb stops there, not at the host's pid limit). */
+  readonly maxProcs: number;
 }
+
+/** Per job: far above what agy, git and a test run use, far below a host's pid space. */
+const JAIL_MAX_PROCS = 512;
 
 /** agy's state it writes as it works (reference: measured with the real CLI). */
 const AGY_WRITABLE = ["annotations", "brain", "cache", "conversations", "implicit", "log", "crashes", "presence"];
@@ -139,13 +155,6 @@ function checkPath(what: string, p: string): string {
   return n.length > 1 ? n.replace(/\/+$/, "") : n;
 }
 
-function gitProtectedPaths(workdir: string, gitCommonDir: string | null): string[] {
-  // Hooks and config run or steer git on the host after the job: a job that could write
-  // them could run code outside the jail the next time the user commits.
-  const dirs = [join(workdir, ".git"), ...(gitCommonDir ? [gitCommonDir] : [])];
-  return dirs.flatMap((d) => [join(d, "hooks"), join(d, "config"), join(d, "config.worktree")]);
-}
-
 export function buildJailPolicy(input: JailPolicyInput): JailPolicy {
   const home = checkPath("home", input.home);
   const workdir = checkPath("workdir", input.workdir);
@@ -158,6 +167,11 @@ export function buildJailPolicy(input: JailPolicyInput): JailPolicy {
   const tmpDir = input.tmpDir ? checkPath("tmpDir", input.tmpDir) : null;
   const darwin = input.platform === "darwin";
   const agy = input.agyState !== false;
+  const git = gitControlFor(workdir, {
+    dotGit: input.git?.dotGit !== undefined ? input.git.dotGit : gitCommonDir ? "file" : "dir",
+    commonDir: gitCommonDir,
+    worktreeNames: input.git?.worktreeNames ?? [],
+  });
   const readOnly = [
     ...(agy ? AGY_READ_ONLY.map((p) => join(gemini, p)) : []),
     // agy's Google session lives in the login keychain (reference).
@@ -179,11 +193,13 @@ export function buildJailPolicy(input: JailPolicyInput): JailPolicy {
     readOnly,
     writable,
     gitCommonDir,
-    gitProtected: gitProtectedPaths(workdir, gitCommonDir),
+    gitProtected: git.protected,
+    gitPinned: git.pinned,
     hidden: [...HOME_SECRETS.map((p) => join(home, p)), ...input.stateDirs.map((p) => checkPath("state dir", p))],
     // `security` finds the keychain only if it may stat ~/Library (reference, measured).
     statOnly: darwin ? ["/", join(home, "Library")] : [],
     denyExec: darwin ? DARWIN_DENY_EXEC : { literal: [], subpath: [] },
-    network: "open",
+    network: "forwarded",
+    maxProcs: JAIL_MAX_PROCS,
   });
 }

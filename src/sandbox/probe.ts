@@ -1,4 +1,5 @@
 import { describeError } from "../errors.ts";
+import { INSTALL_PASTA, JAIL_BLOCK_FD, JAIL_INFO_FD } from "../sys/jail-net.ts";
 import { type RunOptions, type RunResult, runGroup } from "../sys/process.ts";
 
 /**
@@ -19,6 +20,8 @@ export interface JailProbe {
   fix: string | null;
   /** Absolute path of the program that enforces the jail, when found. */
   bin: string | null;
+  /** Linux: the network forwarder (pasta) the jail's own network namespace needs. */
+  forwarder?: string | null;
 }
 
 export interface ProbeOptions {
@@ -38,7 +41,17 @@ const ENABLE_USERNS =
   "enable unprivileged user namespaces: sysctl -w kernel.unprivileged_userns_clone=1 (Debian), or on Ubuntu 23.10+ sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile allowing bwrap); in a container, allow user namespaces (e.g. docker --security-opt seccomp=unconfined)";
 
 /** The same isolation flags the real jail uses, around `true`. */
-const BWRAP_TRIAL = ["--die-with-parent", "--unshare-all", "--share-net", "--cap-drop", "ALL"];
+const BWRAP_TRIAL = [
+  "--die-with-parent",
+  "--unshare-all",
+  "--unshare-user",
+  "--disable-userns",
+  "--cap-drop",
+  "ALL",
+  ...["--info-fd", String(JAIL_INFO_FD), "--block-fd", String(JAIL_BLOCK_FD)],
+];
+/** Processes the trial may start (it starts one). */
+const TRIAL_MAX_PROCS = 16;
 
 /** bwrap's own error line, made safe to show: controls out, one line, capped. */
 function oneLine(s: string): string {
@@ -53,11 +66,18 @@ function bwrapFix(stderr: string): string {
   return userns.test(stderr) ? ENABLE_USERNS : "run `bwrap --unshare-all --ro-bind / / true` to see why it fails";
 }
 
-async function trial(kind: JailKind, bin: string, args: string[], opts: ProbeOptions): Promise<JailProbe> {
+async function trial(
+  kind: JailKind,
+  bin: string,
+  args: string[],
+  opts: ProbeOptions,
+  jailNet?: RunOptions["jailNet"],
+): Promise<JailProbe> {
   const run = opts.run ?? runGroup;
   let r: RunResult;
   try {
-    r = await run({ argv: [bin, ...args], cwd: opts.cwd, env: { PATH: opts.path }, timeoutMs: PROBE_TIMEOUT_MS });
+    const env = { PATH: opts.path };
+    r = await run({ argv: [bin, ...args], cwd: opts.cwd, env, timeoutMs: PROBE_TIMEOUT_MS, jailNet });
   } catch (e) {
     return { kind, ok: false, detail: `${kind} could not start: ${describeError(e)}`, fix: null, bin };
   }
@@ -69,9 +89,15 @@ async function trial(kind: JailKind, bin: string, args: string[], opts: ProbeOpt
 async function probeBwrap(opts: ProbeOptions): Promise<JailProbe> {
   const bin = Bun.which("bwrap", { PATH: opts.path });
   if (!bin) return { kind: "bwrap", ok: false, detail: "bwrap not found on PATH", fix: INSTALL_BWRAP, bin: null };
+  const forwarder = Bun.which("pasta", { PATH: opts.path });
+  if (!forwarder) {
+    const detail = "pasta (the jail's network forwarder) not found on PATH";
+    return { kind: "bwrap", ok: false, detail, fix: INSTALL_PASTA, bin, forwarder: null };
+  }
+  // The whole start, forwarder and process limit included, around `true`.
   const args = [...BWRAP_TRIAL, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"];
-  const r = await trial("bwrap", bin, args, opts);
-  return r.ok ? r : { ...r, fix: r.fix ?? bwrapFix(r.detail) };
+  const r = await trial("bwrap", bin, args, opts, { forwarder, maxProcs: TRIAL_MAX_PROCS });
+  return r.ok ? { ...r, forwarder } : { ...r, forwarder, fix: r.fix ?? bwrapFix(r.detail) };
 }
 
 async function probeSandboxExec(opts: ProbeOptions): Promise<JailProbe> {

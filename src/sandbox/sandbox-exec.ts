@@ -5,8 +5,9 @@ import type { JailPolicy } from "./policy.ts";
  * because it names the run's workdir and temporary dir. In SBPL the last matching rule
  * wins, so the profile goes from broad to narrow: deny every read and write, give back
  * stat() everywhere, reads of the listed trees, writes of the writable ones, then take
- * back what must stay closed inside them (git hooks/config, secrets) and the forbidden
- * programs. Everything else (mach services, signals, sysctl, network) stays allowed:
+ * back what must stay closed inside them (git control files, secrets) and the forbidden
+ * programs. The git control files are denied whether or not they exist (a rule needs no
+ * file), and `.git` and the worktree admin folders cannot be renamed or removed. Everything else (mach services, signals, sysctl, network) stays allowed:
  * agy needs the network and `/usr/bin/security` to read its session from the keychain.
  */
 
@@ -43,8 +44,10 @@ export function sandboxExecProfile(policy: JailPolicy): string {
     ...rule("allow", "file-read*", subpaths(readable)),
     ...rule("allow", "file-write*", subpaths(writable)),
     ...rule("allow", "file-write-data", literals(DEVICE_WRITES)),
-    ";; Run by git on the host after the job: read-only even inside a writable tree.",
-    ...rule("deny", "file-write*", subpaths(policy.gitProtected)),
+    ";; Run or obeyed by git on the host after the job: read-only even inside a writable tree.",
+    ...rule("deny", "file-write*", subpaths(policy.gitProtected.map((c) => c.path))),
+    ";; .git itself and the worktree admin folders: never renamed, removed or replaced.",
+    ...rule("deny", "file-write*", literals(policy.gitPinned.map((p) => p.path))),
     ";; Never visible, not even to stat().",
     ...rule("deny", "file-read* file-write*", subpaths(policy.hidden)),
     ";; No opening apps or scripting the desktop (a login page must never open).",

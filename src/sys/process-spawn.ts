@@ -1,6 +1,8 @@
+import { closeSync } from "node:fs";
 import { basename } from "node:path";
 import { DlError } from "../errors.ts";
 import { trackGroup, untrackGroup } from "./group-registry.ts";
+import { attachJail, type JailNet } from "./jail-net.ts";
 import { killGroup } from "./process-group.ts";
 
 /**
@@ -21,6 +23,12 @@ export interface SpawnGroupOptions {
   stderrCap?: number;
   /** Every chunk as it arrives (also past the cap): lets callers track last activity. */
   onOutput?: (stream: StreamName, chunk: Uint8Array) => void;
+  /**
+   * The command is bwrap waiting on its info and block fds (sandbox/bwrap.ts): attach
+   * the network forwarder and the process limit before it runs. If that fails the group
+   * is killed and stderr says why.
+   */
+  jailNet?: JailNet;
 }
 
 export interface Captured {
@@ -117,6 +125,27 @@ async function pump(
   }
 }
 
+/**
+ * The jail's setup (sys/jail-net.ts) on the pipes at fds 3 and 4; on failure the group is
+ * killed (bwrap never unblocked, so the command never ran) and stderr says why.
+ */
+function attachTo(proc: Bun.Subprocess, net: JailNet, err: CaptureSink) {
+  const [info, block] = [proc.stdio[3], proc.stdio[4]];
+  if (typeof info !== "number" || typeof block !== "number") throw new DlError("internal", "jail fds missing");
+  return attachJail(info, block, net)
+    .then((a) => {
+      if (a.failed === null || a.ended) return a;
+      err.push(new TextEncoder().encode(`dl: ${a.failed}\n`));
+      try {
+        killGroup(proc.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+      return a;
+    })
+    .finally(() => closeSync(block));
+}
+
 /** Starts argv in a new process group. Throws DlError "not_found" if it cannot start. */
 export function spawnGroup(opts: SpawnGroupOptions): GroupChild {
   if (opts.argv.length === 0) throw new DlError("bad_input", "spawnGroup needs a command");
@@ -127,10 +156,8 @@ export function spawnGroup(opts: SpawnGroupOptions): GroupChild {
       cwd: opts.cwd,
       env: { ...opts.env },
       detached: true,
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "pipe",
-    });
+      stdio: opts.jailNet ? ["ignore", "pipe", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"],
+    }) as Bun.Subprocess<"ignore", "pipe", "pipe">;
   } catch (e) {
     const errno = (e as NodeJS.ErrnoException).code ?? "unknown";
     // Name only the program, never its arguments (they may carry prompts or paths).
@@ -149,7 +176,9 @@ export function spawnGroup(opts: SpawnGroupOptions): GroupChild {
     pump(errReader, err, "stderr", opts.onOutput),
   ]).then(() => undefined);
   trackGroup(proc.pid);
+  const attached = opts.jailNet ? attachTo(proc, opts.jailNet, err) : null;
   const exited = proc.exited.then((): ExitInfo => {
+    attached?.then((a) => a?.release());
     // The leader is gone; background members may not be. Untrack at once when the
     // kernel knows no member (cheap: no /proc walk); otherwise whoever checks or
     // terminates the group later untracks it.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { identity } from "../../src/sys/identity.ts";
@@ -26,6 +26,32 @@ type JobView = {
 type Structured = { isError?: boolean; text: string; data: Record<string, unknown> };
 
 const FAKE_AGY = new URL("../fixture/fake-agy.sh", import.meta.url).pathname;
+
+/**
+ * Pids of the processes whose name matches `comm` and whose parent is `ppid` (from
+ * /proc/<pid>/stat; Debian's pasta re-executes itself as passt.avx2).
+ */
+function childrenNamed(ppid: number, comm: RegExp): number[] {
+  return readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((d) => {
+      try {
+        const m = /^\d+ \((.*)\) \S+ (\d+)/.exec(readFileSync(`/proc/${d}/stat`, "utf8"));
+        return m?.[1] && comm.test(m[1]) && Number(m[2]) === ppid ? [Number(d)] : [];
+      } catch {
+        return [];
+      }
+    });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 const HOME = process.env.HOME!;
 let root: string;
 let stateDir: string;
@@ -206,10 +232,20 @@ describe.skipIf(skipBwrap)("Gemini jobs through dist/dl serve, fake agy in the r
     await until(async () => (await pollOne(a, id)).status === "running", "the job to run", 30_000);
     const store = JobStore.open(dir);
     try {
-      const child = await until(() => store.get(id)?.child_pid, "the child to be recorded");
+      const child = await until(() => store.get(id)?.child_pid, "the child to be recorded", 30_000);
       const serverPid = a.transport.pid!;
+      // The jail's network forwarder is the server's own child, with a parent-death signal.
+      const pastas = await until(
+        () => {
+          const found = childrenNamed(serverPid, /^pas(ta|st)/);
+          return found.length > 0 ? found : null;
+        },
+        "the job's pasta",
+        30_000,
+      );
       process.kill(serverPid, "SIGKILL");
       await until(() => identity(serverPid) === null, "the killed server to be gone");
+      await until(() => pastas.every((p) => !alive(p)), "the forwarder to end with its server", 10_000);
       // The jail died with its server (--die-with-parent): before any reap, the watcher
       // and the health check already read the job as the reference names it.
       const env = { DELEGATE_GEMINI_STATE_DIR: dir };

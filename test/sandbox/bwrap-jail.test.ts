@@ -2,11 +2,11 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseAgyOutput } from "../../src/jobs/providers/gemini/output.ts";
-import { ensureAgyStateDirs, jailPolicyFor, wrapCommand } from "../../src/sandbox/index.ts";
+import { ensureAgyStateDirs, jailPolicyFor } from "../../src/sandbox/index.ts";
 import type { JailPolicy } from "../../src/sandbox/policy.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
-import { linuxProbe, requireLinuxProbe, skipBwrap } from "./jail-env.ts";
+import { linuxProbe, runInJail, skipBwrap } from "./jail-env.ts";
 
 /**
  * The real bubblewrap jail around the fake agy: every escape it tries fails, what a
@@ -53,9 +53,9 @@ async function agyInJail(workdir: string, task: string) {
     "--model",
     "gemini-3.8-flash-low",
   ];
-  const wrapped = wrapCommand(policy, argv, envFor(), requireLinuxProbe());
-  const r = await runGroup({ argv: wrapped.argv, cwd: workdir, env: wrapped.env, timeoutMs: 30_000 });
+  const { run: r, tamper } = await runInJail(policy, argv, envFor(), { timeoutMs: 30_000 });
   return {
+    tamper,
     run: r,
     outcome: parseAgyOutput({ stdout: r.stdout.text(), stderr: r.stderr.text(), exitCode: r.exitCode }),
   };
@@ -146,8 +146,7 @@ describe.skipIf(skipBwrap)("fake agy inside the real bwrap jail", () => {
     const workdir = join(home, "projects/env");
     mkdirSync(workdir, { recursive: true });
     const policy = policyFor(workdir);
-    const wrapped = wrapCommand(policy, ["/usr/bin/env"], { PATH: "/usr/bin:/bin", HOME: home }, requireLinuxProbe());
-    const r = await runGroup({ argv: wrapped.argv, cwd: workdir, env: wrapped.env });
+    const { run: r } = await runInJail(policy, ["/usr/bin/env"], { PATH: "/usr/bin:/bin", HOME: home });
     const vars = r.stdout.text().trim().split("\n").sort();
     // PWD is bwrap's own (--chdir); nothing of the test runner's environment gets through.
     expect(vars).toEqual([`HOME=${home}`, "PATH=/usr/bin:/bin", `PWD=${workdir}`, "TMPDIR=/tmp"]);
@@ -178,13 +177,10 @@ describe.skipIf(skipBwrap)("fake agy inside the real bwrap jail", () => {
   test("without -p the fake hangs like the real agy, and the run's timeout ends it", async () => {
     const workdir = join(home, "projects/hang");
     mkdirSync(workdir, { recursive: true });
-    const wrapped = wrapCommand(
-      policyFor(workdir),
-      [FAKE_AGY, "--output-format", "json"],
-      envFor(),
-      requireLinuxProbe(),
-    );
-    const r = await runGroup({ argv: wrapped.argv, cwd: workdir, env: wrapped.env, timeoutMs: 500, graceMs: 200 });
+    const { run: r } = await runInJail(policyFor(workdir), [FAKE_AGY, "--output-format", "json"], envFor(), {
+      timeoutMs: 500,
+      graceMs: 200,
+    });
     expect(r.timedOut).toBe(true);
   });
 });

@@ -3,8 +3,10 @@ import { realpathSync } from "node:fs";
 import { Semaphore } from "../../src/agent/semaphore.ts";
 import { runBashTool } from "../../src/agent/tools/run-bash.ts";
 import { RUN_BASH_DEFAULTS } from "../../src/agent/tools/settings.ts";
-import { commandJail } from "../../src/sandbox/command-jail.ts";
+import { type CommandJail, commandJail } from "../../src/sandbox/command-jail.ts";
+import { guardGitControl, jailPolicyFor } from "../../src/sandbox/index.ts";
 import type { JailProbe } from "../../src/sandbox/probe.ts";
+import { runGroup } from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
 import { requireLinuxProbe, skipBwrap } from "./jail-env.ts";
 
@@ -57,4 +59,29 @@ describe("run_bash in the command jail", () => {
     expect(r.bash?.exitCode).toBe(0);
     expect(r.content).toContain(`${c.workdir}\n0`);
   });
+});
+
+test("run_bash: a command that changed the git control files gets jail_git_tampered, and the change is undone", async () => {
+  // A jail whose mounts failed, as far as the check knows: the command runs unjailed,
+  // with the same snapshot and check around it.
+  const leaky: CommandJail = {
+    async wrap(argv, env, workdir) {
+      const policy = jailPolicyFor({ platform: "linux", home: process.env.HOME!, workdir, stateDirs: [] });
+      return { argv: [...argv], env: { ...env }, jailNet: null, dispose: guardGitControl(policy).check };
+    },
+  };
+  const tool = runBashTool({
+    ...RUN_BASH_DEFAULTS,
+    baseEnv: { PATH: "/usr/bin:/bin", HOME: process.env.HOME },
+    limiter: new Semaphore(2),
+    graceMs: 200,
+    jail: leaky,
+  });
+  const c = ctx();
+  await runGroup({ argv: ["git", "init", "-q"], cwd: c.workdir, env: { PATH: "/usr/bin:/bin" } });
+  const r = await tool.run({ command: "echo 'exit 0' > .git/hooks/pre-commit" }, c);
+  expect(r.is_error).toBe(true);
+  expect(r.content).toContain("[jail_git_tampered:");
+  expect(r.content).toContain(`${c.workdir}/.git/hooks/pre-commit`);
+  expect(await Bun.file(`${c.workdir}/.git/hooks/pre-commit`).exists()).toBe(false);
 });

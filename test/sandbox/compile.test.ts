@@ -35,19 +35,26 @@ describe("bwrap", () => {
 
   test("the whole argument list, in mount order", () => {
     expect(bwrapPrefix(policy, { PATH: "/usr/bin", HOME: "/home/u" }, fakeFs)).toEqual([
-      ...["--die-with-parent", "--unshare-all", "--share-net", "--cap-drop", "ALL"],
+      ...["--die-with-parent", "--unshare-all", "--unshare-user", "--disable-userns"],
+      // an unprivileged id in the user namespace; bwrap waits for the forwarder (fds 3, 4)
+      ...["--uid", "1000", "--gid", "1000", "--cap-drop", "ALL", "--info-fd", "3", "--block-fd", "4"],
       // system: merged-/usr links recreated, /etc pieces bound, missing ones left out
       ...["--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib64", "/lib64"],
       ...["--ro-bind", "/etc/ssl", "/etc/ssl", "--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"],
       ...["--ro-bind", "/etc/passwd", "/etc/passwd"],
-      ...["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/home/u"],
+      ...["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"],
+      ...["--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/home/u"],
       // HOME's visible parts, parents first
       ...["--bind", "/home/u/proj", "/home/u/proj", "--bind", "/home/u/main/.git", "/home/u/main/.git"],
       ...["--ro-bind", "/home/u/.gemini/settings.json", "/home/u/.gemini/settings.json"],
       ...["--bind", "/home/u/.gemini/antigravity-cli/brain", "/home/u/.gemini/antigravity-cli/brain"],
       // put back read-only / hidden inside visible trees
+      // the git control files, read-only whether they exist or not (placeholders)
       ...["--ro-bind", "/home/u/main/.git/hooks", "/home/u/main/.git/hooks"],
+      ...["--ro-bind", "/home/u/main/.git/info", "/home/u/main/.git/info"],
       ...["--ro-bind", "/home/u/main/.git/config", "/home/u/main/.git/config"],
+      ...["--ro-bind", "/home/u/main/.git/config.worktree", "/home/u/main/.git/config.worktree"],
+      ...["--ro-bind", "/home/u/main/.git/commondir", "/home/u/main/.git/commondir"],
       ...["--tmpfs", "/home/u/proj/.state"],
       ...["--chdir", "/home/u/proj", "--clearenv"],
       ...["--setenv", "PATH", "/usr/bin", "--setenv", "HOME", "/home/u", "--setenv", "TMPDIR", "/tmp", "--"],

@@ -1,5 +1,7 @@
 import { tmpdir } from "node:os";
+import { type GitTamper, guardGitControl, type JailPolicy, wrapCommand } from "../../src/sandbox/index.ts";
 import { type JailProbe, probeJail } from "../../src/sandbox/probe.ts";
+import { type RunOptions, type RunResult, runGroup } from "../../src/sys/process.ts";
 
 /**
  * Is the real jail usable here? Locally a machine without bwrap (or with user namespaces
@@ -19,4 +21,30 @@ export const skipBwrap = process.platform !== "linux" || (!linuxProbe?.ok && !IN
 /** The probe's answer, or a failing one that says why (the tests then fail with it). */
 export function requireLinuxProbe(): JailProbe {
   return linuxProbe ?? { kind: "bwrap", ok: false, detail: "not Linux", fix: null, bin: null };
+}
+
+/**
+ * A command in the real jail as dl runs it: the git control placeholders and snapshot,
+ * the wrap, the forwarder and process limit attached, the git check after the run.
+ */
+export async function runInJail(
+  policy: JailPolicy,
+  argv: string[],
+  env: Record<string, string>,
+  extra: Partial<RunOptions> = {},
+): Promise<{ run: RunResult; tamper: GitTamper | null }> {
+  const guard = guardGitControl(policy);
+  try {
+    const wrapped = wrapCommand(policy, argv, env, requireLinuxProbe());
+    const run = await runGroup({
+      argv: wrapped.argv,
+      cwd: policy.workdir,
+      env: wrapped.env,
+      jailNet: wrapped.jailNet ?? undefined,
+      ...extra,
+    });
+    return { run, tamper: guard.check() };
+  } finally {
+    guard.check();
+  }
 }

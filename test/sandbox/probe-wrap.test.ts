@@ -44,7 +44,7 @@ describe("probeJail", () => {
 
   test("bwrap failing for another reason: the fix says how to see why", async () => {
     const dir = fakeBwrapDir("exit 3");
-    const p = await probeJail({ platform: "linux", path: dir, cwd });
+    const p = await probeJail({ platform: "linux", path: `${dir}:/usr/bin:/bin`, cwd });
     expect(p).toMatchObject({ ok: false, detail: "bwrap is installed but cannot start a jail: exit 3" });
     expect(p.fix).toContain("bwrap --unshare-all");
   });
@@ -92,7 +92,14 @@ describe("wrapCommand", () => {
     tmpDir: "/private/var/folders/t",
     stateDirs: [],
   });
-  const okBwrap: JailProbe = { kind: "bwrap", ok: true, detail: "", fix: null, bin: "/usr/bin/bwrap" };
+  const okBwrap: JailProbe = {
+    kind: "bwrap",
+    ok: true,
+    detail: "",
+    fix: null,
+    bin: "/usr/bin/bwrap",
+    forwarder: "/usr/bin/pasta",
+  };
   const okSbx: JailProbe = { kind: "sandbox-exec", ok: true, detail: "", fix: null, bin: "/usr/bin/sandbox-exec" };
   const noFs = { kind: () => null, readlink: () => "" };
 
@@ -127,6 +134,12 @@ describe("wrapCommand", () => {
     expect(w.argv[0]).toBe("/usr/bin/bwrap");
     expect(w.argv.slice(-4)).toEqual(["--", "agy", "-p", "x"]);
     expect(w.env).toEqual({});
+    expect(w.jailNet).toEqual({ forwarder: "/usr/bin/pasta", maxProcs: 512 });
+  });
+
+  test("Linux without the network forwarder: fails closed with the install line", () => {
+    const noPasta = { ...okBwrap, forwarder: null };
+    expect(() => wrapCommand(linux, ["agy"], {}, noPasta, noFs)).toThrow(/apt-get install passt/);
   });
 
   test("macOS: sandbox-exec -p <profile>, the command, temporaries in the run's dir", () => {
@@ -159,6 +172,6 @@ describe("buildJailPolicy", () => {
     expect(p.readOnly).toContain("/h/.gemini/config");
     expect(p.readOnly).not.toContain("/h/.gemini");
     expect(p.denyExec).toEqual({ literal: [], subpath: [] });
-    expect(p.network).toBe("open");
+    expect(p.network).toBe("forwarded");
   });
 });

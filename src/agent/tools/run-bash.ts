@@ -3,6 +3,8 @@ import { constants } from "node:os";
 import { z } from "zod";
 import { describeError, isDlError } from "../../errors.ts";
 import type { CommandJail } from "../../sandbox/command-jail.ts";
+import type { GitTamper } from "../../sandbox/git-snapshot.ts";
+import type { JailNet } from "../../sys/jail-net.ts";
 import { runGroup, type StreamName } from "../../sys/process.ts";
 import { sharedSemaphore } from "../semaphore.ts";
 import { bashEnv } from "./env.ts";
@@ -68,8 +70,8 @@ async function commandFor(
   env: Record<string, string>,
   workdir: string,
   jail: CommandJail | null | undefined,
-): Promise<{ argv: string[]; env: Record<string, string>; dispose: () => void }> {
-  if (!jail) return { argv, env, dispose: () => {} };
+): Promise<{ argv: string[]; env: Record<string, string>; jailNet?: JailNet | null; dispose: () => GitTamper | null }> {
+  if (!jail) return { argv, env, dispose: () => null };
   return jail.wrap(argv, env, workdir);
 }
 
@@ -90,7 +92,7 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
         return fail(`run_bash: ${describeError(e)}`);
       }
       const tails = { stdout: new TailKeeper(settings.stdoutCap), stderr: new TailKeeper(settings.stderrCap) };
-      let dispose = () => {};
+      let dispose: () => GitTamper | null = () => null;
       try {
         const cmd = await commandFor([shell, "-c", command], env, ctx.workdir, settings.jail);
         dispose = cmd.dispose;
@@ -98,6 +100,7 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
           argv: cmd.argv,
           cwd: ctx.workdir,
           env: cmd.env,
+          jailNet: cmd.jailNet ?? undefined,
           stdoutCap: settings.stdoutCap,
           stderrCap: settings.stderrCap,
           onOutput: (stream, chunk) => tails[stream].push(chunk),
@@ -116,7 +119,12 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
         if (out) parts.push(`--- stdout ---\n${out}`);
         if (err) parts.push(`--- stderr ---\n${err}`);
         if (!out && !err) parts.push("(no output)");
-        return { content: parts.join("\n"), is_error: exitCode !== 0, bash: { exitCode, timedOut: r.timedOut } };
+        // The git check runs here, not in finally, so its verdict reaches the result.
+        const tamper = cmd.dispose();
+        dispose = () => null;
+        if (tamper) parts.unshift(`[${tamper.failureKind}: ${tamper.message}]`);
+        const isError = exitCode !== 0 || tamper !== null;
+        return { content: parts.join("\n"), is_error: isError, bash: { exitCode, timedOut: r.timedOut } };
       } catch (e) {
         const why = isDlError(e) ? e.message : describeError(e);
         return fail(`run_bash: the command could not be run (${why})`);

@@ -6,6 +6,7 @@ import {
   checkGitConfig,
   ensureAgyStateDirs,
   type GitGuardResult,
+  guardGitControl,
   type JailPolicy,
   type JailProbe,
   jailPlatform,
@@ -20,7 +21,8 @@ import { agyArgv } from "./task.ts";
 /**
  * How one Gemini job starts: `agy -p …` inside the jail, always. Every refusal here ends
  * the job before anything runs, with a failure_kind the caller can act on:
- * `jail_unavailable` (the fix is named) or `jail_git_config` (the hint is named).
+ * `jail_unavailable` (the fix is named) or `jail_git_config` (the hint is named). After
+ * the run, a change to the git control files fails it `jail_git_tampered` (restored).
  */
 
 export interface GeminiJailInputs {
@@ -90,13 +92,16 @@ export async function buildGeminiLaunch(job: JobRow, bin: string, o: GeminiJailI
       hint: guard.hint,
     });
   }
-  // Before wrapping: the compiler binds only state dirs that exist on the host.
+  // Before wrapping: the compiler binds only state dirs that exist on the host, and the
+  // git control files' placeholders must be there to be bound read-only.
   ensureAgyStateDirs(policy);
+  const git = guardGitControl(policy);
   const env = { ...o.childEnv, HOME: policy.home };
   try {
     const wrapped = wrapCommand(policy, agyArgv(bin, job), env, probe);
-    return { argv: wrapped.argv, env: wrapped.env, cwd: policy.workdir };
+    return { argv: wrapped.argv, env: wrapped.env, cwd: policy.workdir, jailNet: wrapped.jailNet, afterRun: git.check };
   } catch (e) {
+    git.check();
     if (isDlError(e, "jail_unavailable")) throw jailRefused(e.message, probe.fix);
     throw e;
   }

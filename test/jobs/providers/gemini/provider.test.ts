@@ -21,7 +21,14 @@ afterAll(root.cleanup);
 const home = join(root.dir, "home");
 mkdirSync(home);
 
-const OK_PROBE: JailProbe = { kind: "bwrap", ok: true, detail: "bwrap works", fix: null, bin: "/usr/bin/bwrap" };
+const OK_PROBE: JailProbe = {
+  kind: "bwrap",
+  ok: true,
+  detail: "bwrap works",
+  fix: null,
+  bin: "/usr/bin/bwrap",
+  forwarder: "/usr/bin/pasta",
+};
 const NO_USERNS: JailProbe = {
   kind: "bwrap",
   ok: false,

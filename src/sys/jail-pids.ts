@@ -1,0 +1,73 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { DlError } from "../errors.ts";
+
+/**
+ * A pids cgroup of its own for one jail, used when dl runs as root: the kernel never
+ * applies RLIMIT_NPROC to processes whose real uid is root, user namespace or not, so a
+ * fork bomb would run into the host's pid limit. The jail's first process is moved in
+ * while bwrap still waits on its block fd, so everything the command starts is inside.
+ * cgroup v1 (a `pids` hierarchy) and v2 (the `pids` controller enabled at the root) both
+ * work; with neither the jail does not start.
+ */
+
+const CGROUP = "/sys/fs/cgroup";
+
+function pidsRoot(): string | null {
+  const v1 = join(CGROUP, "pids");
+  if (existsSync(join(v1, "cgroup.procs"))) return v1;
+  try {
+    const enabled = readFileSync(join(CGROUP, "cgroup.subtree_control"), "utf8").split(/\s+/);
+    if (enabled.includes("pids")) return CGROUP;
+  } catch {
+    // not cgroup v2 either
+  }
+  return null;
+}
+
+/** Puts `pid` in a new cgroup capped at `max` processes; returns its removal. */
+export function pidsCgroup(pid: number, max: number): () => void {
+  const root = pidsRoot();
+  if (!root) {
+    throw new DlError(
+      "jail_unavailable",
+      `no pids cgroup to cap the jail's processes (as root, RLIMIT_NPROC does not apply): mount cgroup2 with the pids controller enabled (${CGROUP}/cgroup.subtree_control) or the cgroup v1 pids hierarchy`,
+    );
+  }
+  sweep(root);
+  const dir = join(root, `dl-jail-${pid}`);
+  mkdirSync(dir);
+  try {
+    writeFileSync(join(dir, "pids.max"), String(max));
+    writeFileSync(join(dir, "cgroup.procs"), String(pid));
+  } catch (e) {
+    rmdirSync(dir);
+    throw e;
+  }
+  return () => removeWhenEmpty(dir, 50);
+}
+
+/**
+ * Empty cgroups of jails whose dl exited before their last process was reaped: rmdir
+ * removes only an empty cgroup, so a live jail's is never touched.
+ */
+function sweep(root: string): void {
+  for (const name of readdirSync(root)) {
+    if (!name.startsWith("dl-jail-")) continue;
+    try {
+      rmdirSync(join(root, name));
+    } catch {
+      // in use
+    }
+  }
+}
+
+/** rmdir succeeds once the last process has been reaped, a moment after the jail ends. */
+function removeWhenEmpty(dir: string, triesLeft: number): void {
+  try {
+    rmdirSync(dir);
+  } catch (e) {
+    const busy = (e as NodeJS.ErrnoException).code === "EBUSY";
+    if (busy && triesLeft > 0) setTimeout(() => removeWhenEmpty(dir, triesLeft - 1), 100).unref();
+  }
+}
