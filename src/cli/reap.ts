@@ -1,11 +1,12 @@
 import { defineCommand } from "citty";
 import { ConversationStore } from "../agent/conversation-store.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
+import { sysIdentities } from "../jobs/machine.ts";
 import { reapAll } from "../jobs/maintenance.ts";
-import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import type { DlCommand } from "./command.ts";
-import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { configOrExit } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 import { refuseIrregularStores } from "./stores-or-exit.ts";
 
 const def = defineCommand({
@@ -30,7 +31,7 @@ const def = defineCommand({
     const prunedPools = dryRun ? [] : pruneIdlePools(config.paths.slotsDir);
     // Kept conversations (follow-ups) go after as long as finished jobs do.
     const retentionMs = config.jobs.retentionDays * 86_400_000;
-    const prunedConversations = dryRun ? 0 : ConversationStore.in(config.paths.agentStateDir).prune(retentionMs);
+    const prunedConversations = dryRun ? 0 : ConversationStore.in(config.paths.stateDirs.agent).prune(retentionMs);
     if (args.json) {
       const out = { dry_run: dryRun, providers: reports, pruned_pools: prunedPools };
       process.stdout.write(`${JSON.stringify({ ...out, pruned_conversations: prunedConversations })}\n`);

@@ -11,7 +11,8 @@ import { hardenProcess } from "../sys/hardening.ts";
 import { terminateAllGroups } from "../sys/process.ts";
 import { VERSION } from "../version.ts";
 import type { DlCommand } from "./command.ts";
-import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { configOrExit } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 import { interruptScope } from "./interrupt.ts";
 
 function parseBound(flag: string, raw: string | undefined, max: number): number | undefined {

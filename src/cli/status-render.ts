@@ -1,5 +1,5 @@
 import type { ActiveJob, JobsSummary } from "../jobs/maintenance.ts";
-import type { GeminiStatusReport } from "../jobs/providers/gemini-status.ts";
+import type { GeminiStatusReport } from "../jobs/providers/gemini/status.ts";
 import { versionLine } from "../version.ts";
 import type { StatusReport } from "./status-report.ts";
 

@@ -1,9 +1,10 @@
 import { defineCommand } from "citty";
-import { sysIdentities } from "../jobs/sys-adapters.ts";
+import { sysIdentities } from "../jobs/machine.ts";
 import { describeUnusable, waitForJobs } from "../jobs/wait.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import type { DlCommand } from "./command.ts";
-import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { configOrExit } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 import { interruptScope } from "./interrupt.ts";
 import { refuseIrregularStores } from "./stores-or-exit.ts";
 

@@ -6,7 +6,7 @@ import type { JobRow } from "../store/types.ts";
 import { DB_FILE } from "../store/types.ts";
 import type { JobStateDir } from "../sys/paths.ts";
 import { deadOwnerStatus } from "./dead-owner.ts";
-import type { Identities } from "./engine-ports.ts";
+import type { Identities } from "./machine.ts";
 import { jobDirOf } from "./outcome-file.ts";
 import { ownerAlive, type ReapAction, reapDeadOwners } from "./reaper.ts";
 

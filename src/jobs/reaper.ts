@@ -4,7 +4,7 @@ import type { JobPatch, JobRow, JobStatus } from "../store/types.ts";
 import { sameSessionLeader } from "../sys/identity.ts";
 import { terminateGroup } from "../sys/process.ts";
 import { deadOwnerStatus } from "./dead-owner.ts";
-import type { Identities } from "./engine-ports.ts";
+import type { Identities } from "./machine.ts";
 import { jobDirOf, readOutcome } from "./outcome-file.ts";
 
 export interface ReapAction {

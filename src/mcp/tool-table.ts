@@ -1,13 +1,18 @@
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/server";
 import type { z } from "zod";
+import { PROVIDERS, type ProviderName } from "../jobs/providers/index.ts";
 import type { ProgressReporter } from "./progress.ts";
 
 /**
- * The backends a tool needs. A backend that cannot run on this machine lists none of its
- * tools (tool-availability.ts): "agent" is the gateway's agent loop and is always there.
+ * The backends a tool needs: the job providers (jobs/providers PROVIDERS), "agent" first
+ * since it is also the gateway's agent loop and always there. A backend that cannot run
+ * on this machine lists none of its tools (tool-availability.ts).
  */
-export const BACKENDS = ["agent", "codex", "gemini", "dsh"] as const;
-export type Backend = (typeof BACKENDS)[number];
+export const BACKENDS: readonly ProviderName[] = [
+  "agent",
+  ...PROVIDERS.map((p) => p.name).filter((name) => name !== "agent"),
+];
+export type Backend = ProviderName;
 
 /** What a handler gets besides its arguments. */
 export interface ToolCall {

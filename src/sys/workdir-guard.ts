@@ -15,14 +15,6 @@ export interface WorkdirGuard {
   variableOf?: (protectedDir: string) => string;
 }
 
-function realOrCanonical(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return canonicalPath(p);
-  }
-}
-
 /** A refusal with what a caller needs to act on it: the workdir, why, and the variable behind the clash. */
 const forbidden = (message: string, data: Record<string, string | undefined>) =>
   new DlError("workdir_forbidden", message, { ...data, failure_kind: "workdir_forbidden" });
@@ -43,15 +35,16 @@ export function checkWorkdir(path: string, g: WorkdirGuard): string {
       `workdir ${JSON.stringify(path.slice(0, 200))} does not exist or is not a directory; pass the absolute path of the project checkout (or a worktree of it), creating it first if needed`,
     );
   }
-  if (dir === "/" || dir === realOrCanonical(g.home)) {
+  if (dir === "/" || dir === canonicalPath(g.home)) {
     throw forbidden(
       `workdir ${dir} is refused: the job would get read/write access to all of it; pass a project directory instead`,
       { workdir: dir, reason: dir === "/" ? "root" : "home", ...(dir === "/" ? {} : { variable: "HOME" }) },
     );
   }
-  const clash = overlappingDir(dir, g.protectedDirs.map(realOrCanonical));
+  const protectedReal = g.protectedDirs.map((d) => canonicalPath(d));
+  const clash = overlappingDir(dir, protectedReal);
   if (clash) {
-    const given = g.protectedDirs.find((d) => realOrCanonical(d) === clash);
+    const given = g.protectedDirs.find((d) => canonicalPath(d) === clash);
     const variable = given === undefined ? undefined : g.variableOf?.(given);
     throw forbidden(
       `workdir ${dir} overlaps dl's own state (${clash}${variable ? `, placed by ${variable}` : ""}); pass a project directory elsewhere`,

@@ -1,8 +1,8 @@
-import { codexTaskInput } from "../../jobs/providers/codex-task.ts";
+import { codexTaskInput } from "../../jobs/providers/codex/task.ts";
 import type { ServerDeps } from "../../services.ts";
 import { toolOk } from "../tool-result.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";
-import { CODEX_CLOUD_WARNING } from "./codex-schemas.ts";
+import { CODEX_CLOUD_WARNING } from "./codex-warning.ts";
 import delegateToCodexText from "./delegate-to-codex.txt" with { type: "text" };
 import { codexJobOutput } from "./job-schemas.ts";
 import { jobTools } from "./job-tools.ts";

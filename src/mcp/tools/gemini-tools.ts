@@ -1,4 +1,4 @@
-import { geminiTaskInput } from "../../jobs/providers/gemini-task.ts";
+import { geminiTaskInput } from "../../jobs/providers/gemini/task.ts";
 import type { ServerDeps } from "../../services.ts";
 import { toolOk } from "../tool-result.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";

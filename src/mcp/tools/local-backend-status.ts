@@ -17,8 +17,6 @@ const Probe = once(() =>
   }),
 );
 
-const BACKEND_PROBE_TIMEOUT_MS = 3000;
-
 export function localBackendStatusTool(deps: ServerDeps): ToolDef {
   return defineTool({
     name: "local_backend_status",
@@ -38,22 +36,8 @@ export function localBackendStatusTool(deps: ServerDeps): ToolDef {
     handler: async () => {
       const c = deps.config;
       // The probes (HTTP client, gateway lanes) load with the first call.
-      const [{ probeModels }, { backendProbeTargets }] = await Promise.all([
-        import("../../backends/models-list.ts"),
-        import("../../backends/probe-targets.ts"),
-      ]);
-      const backends = await Promise.all(
-        backendProbeTargets(c).map(async (t) => ({
-          lane: t.lane,
-          ...(await probeModels({
-            endpointUrl: t.url,
-            apiKey: t.apiKey,
-            headers: t.headers,
-            timeoutMs: BACKEND_PROBE_TIMEOUT_MS,
-            fetch: deps.fetch,
-          })),
-        })),
-      );
+      const { probeBackends } = await import("../../backends/probe-targets.ts");
+      const backends = await probeBackends(c, deps.fetch);
       return toolOk({
         gateway: c.gateway.kind,
         default_model: c.backend.model,
