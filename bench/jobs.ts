@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { JobEngine } from "../src/jobs/engine.ts";
-import { flockJobLocks, selfOwner, sysIdentities } from "../src/jobs/sys-adapters.ts";
+import { flockJobLocks, selfOwner, sysIdentities } from "../src/jobs/machine.ts";
 import { waitForJobs } from "../src/jobs/wait.ts";
 import { JobStore } from "../src/store/jobs.ts";
 import { testProvider, testTask } from "../test/fixture/jobs-provider.ts";

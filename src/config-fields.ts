@@ -2,17 +2,30 @@ import { z } from "zod";
 import { checkHttpUrl } from "./backends/url.ts";
 
 /**
- * zod building blocks for environment variables. Each rule rejects with a message that
- * completes "expected …", so the one-line start-up error can say what is allowed.
+ * The leaves of config.ts's settings tree: each names its variable, its default and its
+ * zod rule. Each rule rejects with a message that completes "expected …", so the
+ * one-line start-up error can say what is allowed.
  *
  * Every start of every command reads the configuration, and zod schemas cost time and
  * memory to build: when each of the ~65 variables had five schemas of its own, building
  * them took about 15 ms and 10 MB of `dl serve`'s start (bench/startup), although a user
- * sets a handful. So a field is a rule and a default; `envObject` builds the one schema
+ * sets a handful. So a leaf is a rule and a default; `envObject` builds the one schema
  * of an environment from the rules of the variables it sets, and variables with the same
  * rule share one schema.
  */
 export type EnvField<T, D = T> = { readonly rule: () => z.ZodType<T, string>; readonly def: D };
+
+/**
+ * One setting: its variable, its default and its rule. `secret` values are never shown in
+ * an error; `only` leaves are read only when another variable has a given value (Bifrost's,
+ * when it is the gateway), and `required` says what a chosen-but-unset one must be.
+ */
+export type Leaf<T, D = T> = EnvField<T, D> & {
+  readonly env: string;
+  readonly secret?: true;
+  readonly only?: { readonly env: string; readonly is: string };
+  readonly required?: string;
+};
 
 type FieldValues<F> = { -readonly [K in keyof F]: F[K] extends EnvField<infer T, infer D> ? T | D : never };
 
@@ -67,29 +80,33 @@ function sharedRule<T>(key: string, make: () => z.ZodType<T, string>): () => z.Z
 
 const stringRule = sharedRule("string", () => z.string());
 
-export function envString(def: string): EnvField<string> {
-  return { rule: stringRule, def };
+export function str(env: string, def: string): Leaf<string> {
+  return { env, rule: stringRule, def };
 }
 
-export function envOptionalString(): EnvField<string, undefined> {
-  return { rule: stringRule, def: undefined };
+export function optStr(env: string): Leaf<string, undefined> {
+  return { env, rule: stringRule, def: undefined };
 }
 
-export function envInt<D extends number | undefined>(def: D, min: number, max: number): EnvField<number, D> {
-  const rule = sharedRule(`int ${min} ${max}`, () => {
+/** An integer rule on its own, for a family of variables (DELEGATE_CONCURRENCY_<BUCKET>). */
+export function intRule(min: number, max: number): () => z.ZodType<number, string> {
+  return sharedRule(`int ${min} ${max}`, () => {
     const error = `an integer from ${min} to ${max}`;
     const digits = z.string().regex(/^[+-]?\d+$/, { error });
     return digits.pipe(z.coerce.number<string>().check(z.int({ error }), z.gte(min, { error }), z.lte(max, { error })));
   });
-  return { rule, def };
 }
 
-export function envNumber<D extends number | undefined>(def: D, min: number, max: number): EnvField<number, D> {
+export function int<D extends number | undefined>(env: string, def: D, min: number, max: number): Leaf<number, D> {
+  return { env, rule: intRule(min, max), def };
+}
+
+export function num<D extends number | undefined>(env: string, def: D, min: number, max: number): Leaf<number, D> {
   const rule = sharedRule(`number ${min} ${max}`, () => {
     const error = `a number from ${min} to ${max}`;
     return z.coerce.number<string>({ error }).check(z.gte(min, { error }), z.lte(max, { error }));
   });
-  return { rule, def };
+  return { env, rule, def };
 }
 
 const boolRule = sharedRule("bool", () =>
@@ -101,31 +118,33 @@ const boolRule = sharedRule("bool", () =>
   }),
 );
 
-export function envBool(def: boolean): EnvField<boolean> {
-  return { rule: boolRule, def };
+export function bool(env: string, def: boolean): Leaf<boolean> {
+  return { env, rule: boolRule, def };
 }
 
-export function envEnum<const T extends readonly [string, ...string[]]>(
+export function oneOf<const T extends readonly [string, ...string[]]>(
+  env: string,
   values: T,
   def: T[number],
-): EnvField<T[number]> {
+): Leaf<T[number]> {
   const rule = () =>
     z
       .string()
       .toLowerCase()
       .pipe(z.enum(values, { error: `one of ${values.join(", ")}` })) as z.ZodType<T[number], string>;
-  return { rule, def };
+  return { env, rule, def };
 }
 
 /**
  * A comma- or whitespace-separated list of entries matching `pattern`; `problem` (when
  * given) judges the whole list and says what is wrong with it.
  */
-export function envList(
+export function list(
+  env: string,
   pattern: RegExp,
   what: string,
   problem: (items: string[]) => string | undefined = () => undefined,
-): EnvField<string[]> {
+): Leaf<string[]> {
   const rule = () => {
     const error = `a comma-separated list of ${what}`;
     return z
@@ -137,7 +156,7 @@ export function envList(
         if (message) ctx.issues.push({ code: "custom", input: ctx.value, message });
       });
   };
-  return { rule, def: [] };
+  return { env, rule, def: [] };
 }
 
 /** An http(s) URL with a host and no credentials (backends/url.ts owns the rule). */
@@ -154,6 +173,21 @@ const urlRule = sharedRule("url", () =>
   }),
 );
 
-export function envUrl<D extends string | undefined>(def: D): EnvField<string, D> {
-  return { rule: urlRule, def };
+export function url<D extends string | undefined>(env: string, def: D): Leaf<string, D> {
+  return { env, rule: urlRule, def };
+}
+
+/** A leaf whose value is never shown in an error (a key). */
+export function secret<T, D>(leaf: Leaf<T, D>): Leaf<T, D> {
+  return { ...leaf, secret: true };
+}
+
+/** Leaves read only when `env` is `is` (their defaults otherwise): a stray setting of an unused gateway stops nothing. */
+export function onlyWhen<G extends Record<string, Leaf<unknown, unknown>>>(env: string, is: string, group: G): G {
+  return Object.fromEntries(Object.entries(group).map(([k, leaf]) => [k, { ...leaf, only: { env, is } }])) as G;
+}
+
+/** A leaf that must be set when its `onlyWhen` condition holds; `what` completes "expected …". */
+export function required<T, D>(leaf: Leaf<T, D>, what: string): Leaf<T, D> {
+  return { ...leaf, required: what };
 }

@@ -1,193 +1,182 @@
-import type { z } from "zod";
 import { redactUrl } from "./backends/url.ts";
 import {
-  envBool,
-  envDefaults,
-  envEnum,
-  envInt,
-  envList,
-  envNumber,
-  envObject,
-  envOptionalString,
-  envString,
+  bool,
   envText,
-  envUrl,
+  int,
+  intRule,
+  list,
+  num,
+  oneOf,
+  onlyWhen,
+  optStr,
+  required,
+  secret,
+  str,
   tidyEnv,
+  url,
 } from "./config-fields.ts";
+import { caps, leavesOf, readTree, type Values } from "./config-tree.ts";
 import { DlError } from "./errors.ts";
+import { PROVIDERS, type ProviderName } from "./jobs/providers/index.ts";
 import { codexPassthroughProblem, inheritedEnv, namedEnv, passthroughProblem } from "./sys/child-env.ts";
-import { JOB_STATE_DIRS, resolveStatePaths, type StatePaths } from "./sys/paths.ts";
+import { resolveStatePaths, type StatePaths } from "./sys/paths.ts";
 
 /**
- * Every DELEGATE_* variable dl understands, parsed by one schema (built for the variables
- * an environment sets, see config-fields.ts). This module is the only
- * reader of process.env: everything else receives the frozen Config.
+ * Every setting dl understands, once: the tree's shape is the Config's, each leaf names
+ * its variable, default and rule (config-fields.ts), and one schema is built from the
+ * variables an environment sets (config-tree.ts). This module is the only reader of
+ * process.env: everything else receives the frozen Config.
  */
-
-/** Read only when DELEGATE_GATEWAY=bifrost: a LiteLLM user's stray Bifrost settings stop nothing. */
-const BIFROST_FIELDS = {
-  DELEGATE_BIFROST_URL: envUrl(undefined),
-  DELEGATE_BIFROST_LOCAL_URL: envUrl(undefined),
-  DELEGATE_BIFROST_API: envEnum(["litellm", "openai"], "litellm"),
-  DELEGATE_BIFROST_VK_LOCAL: envString(""),
-  DELEGATE_BIFROST_VK_CODE: envString(""),
+const SETTINGS = {
+  gateway: {
+    kind: oneOf("DELEGATE_GATEWAY", ["litellm", "bifrost"], "litellm"),
+    localUrl: url("DELEGATE_LOCAL_URL", "http://localhost:4000/v1/messages"),
+    ...onlyWhen("DELEGATE_GATEWAY", "bifrost", {
+      bifrostUrl: required(
+        url("DELEGATE_BIFROST_URL", undefined),
+        "the Bifrost base URL when DELEGATE_GATEWAY=bifrost",
+      ),
+      bifrostLocalUrl: url("DELEGATE_BIFROST_LOCAL_URL", undefined),
+      bifrostApi: oneOf("DELEGATE_BIFROST_API", ["litellm", "openai"], "litellm"),
+      vkLocal: secret(str("DELEGATE_BIFROST_VK_LOCAL", "")),
+      vkCode: secret(str("DELEGATE_BIFROST_VK_CODE", "")),
+    }),
+  },
+  backend: {
+    key: secret(str("DELEGATE_LOCAL_KEY", "")),
+    model: str("DELEGATE_LOCAL_MODEL", "local-qwen-3-6-35b"),
+    /** Unset: the backend model (see buildConfig). */
+    codingModel: optStr("DELEGATE_LOCAL_CODING_MODEL"),
+    streaming: bool("DELEGATE_STREAMING", true),
+    resendReasoning: oneOf("DELEGATE_RESEND_REASONING", ["auto", "1", "0"], "auto"),
+    promptCaching: bool("DELEGATE_PROMPT_CACHING", true),
+    httpTimeoutS: num("DELEGATE_HTTP_TIMEOUT", 1800, 1, 86_400),
+    dispatchTimeoutS: num("DELEGATE_DISPATCH_TIMEOUT", 7200, 1, 7 * 86_400),
+    providerAllowHosts: list("DELEGATE_PROVIDER_ALLOW_HOSTS", /^[A-Za-z0-9.:\-_[\]/]+$/, "host names or IP addresses"),
+    // Set by dl serve for the child `dl run` of a delegate_to_provider background job (and
+    // usable from a shell): that endpoint instead of the gateway, no failover. Never passed on.
+    runProviderUrl: url("DELEGATE_RUN_PROVIDER_URL", undefined),
+    runProviderKey: secret(optStr("DELEGATE_RUN_PROVIDER_KEY")),
+    runProviderFormat: oneOf("DELEGATE_RUN_PROVIDER_FORMAT", ["auto", "anthropic", "openai"], "auto"),
+  },
+  agent: {
+    maxTurnsLocal: int("DELEGATE_MAX_TURNS_LOCAL", 25, 1, 40),
+    maxTurnsCloud: int("DELEGATE_MAX_TURNS_CLOUD", 25, 1, 40),
+    maxNudges: int("DELEGATE_MAX_NUDGES", 2, 0, 10),
+    keepToolResults: int("DELEGATE_KEEP_TOOL_RESULTS", 2, 1, 1000),
+    contextBudgetChars: int("DELEGATE_CONTEXT_BUDGET", 200_000, 1, 100_000_000),
+    maxBatchSize: int("DELEGATE_MAX_BATCH_SIZE", 4, 1, 64),
+    runBash: bool("DELEGATE_RUN_BASH", true),
+    runBashTimeoutS: num("DELEGATE_RUN_BASH_TIMEOUT", 120, 1, 86_400),
+    runBashSandbox: bool("DELEGATE_RUN_BASH_SANDBOX", false),
+    maxBashConcurrent: int("DELEGATE_MAX_BASH_CONCURRENT", 4, 1, 256),
+    allowPathEscape: bool("DELEGATE_ALLOW_PATH_ESCAPE", false),
+    envPassthrough: list("DELEGATE_ENV_PASSTHROUGH", /^\S+$/, "environment variable names", passthroughProblem),
+  },
+  pools: {
+    defaultSize: int("DELEGATE_CONCURRENCY_DEFAULT", 6, 1, 1024),
+    failoverGraceS: num("DELEGATE_FAILOVER_GRACE", 10, 0, 3600),
+    queueGraceS: num("DELEGATE_QUEUE_GRACE", 600, 0, 86_400),
+    failoverChains: optStr("DELEGATE_FAILOVER_CHAINS"),
+  },
+  /** Backends whose tools are listed whatever this machine has (`all`, or names); empty: the usable ones (lowercased in buildConfig). */
+  tools: list("DELEGATE_TOOLS", /^(?:all|agent|codex|gemini|dsh)$/i, "backends (agent, codex, gemini, dsh) or all"),
+  codex: {
+    bin: str("DELEGATE_CODEX_BIN", "codex"),
+    model: str("DELEGATE_CODEX_MODEL", "gpt-6.1-terra"),
+    caps: caps({
+      maxConcurrent: int("DELEGATE_CODEX_MAX_CONCURRENT", 8, 1, 256),
+      maxPerProject: int("DELEGATE_CODEX_MAX_PER_PROJECT", 6, 1, 256),
+      maxQueue: int("DELEGATE_CODEX_MAX_QUEUE", 32, 0, 10_000),
+      staggerS: num("DELEGATE_CODEX_STAGGER_S", 2.5, 0, 600),
+    }),
+    allowDanger: bool("DELEGATE_CODEX_ALLOW_DANGER", false),
+    quotaWarnPct: num("DELEGATE_CODEX_QUOTA_WARN", 85, 0, 100),
+    quotaRefusePct: num("DELEGATE_CODEX_QUOTA_REFUSE_PCT", undefined, 0, 100),
+    /** Exact names for the Codex child only, credentials allowed (its provider key); status shows the names, Config.codexChildEnv the values. */
+    envPassthrough: list(
+      "DELEGATE_CODEX_ENV_PASSTHROUGH",
+      /^\S+$/,
+      "environment variable names",
+      codexPassthroughProblem,
+    ),
+  },
+  gemini: {
+    bin: str("DELEGATE_AGY_BIN", "agy"),
+    // No per-project cap in the reference: one job per workdir and the global cap.
+    caps: caps({
+      maxConcurrent: int("DELEGATE_GEMINI_MAX_CONCURRENT", 4, 1, 256),
+      maxQueue: int("DELEGATE_GEMINI_MAX_QUEUE", 32, 0, 10_000),
+    }),
+    allowDanger: bool("DELEGATE_GEMINI_ALLOW_DANGER", false),
+  },
+  dsh: {
+    launcher: str("DELEGATE_DSH_LAUNCHER", "dsh-herdr.sh"),
+    caps: caps({
+      maxConcurrent: int("DELEGATE_DSH_MAX_CONCURRENT", 2, 1, 256),
+      maxPerProject: int("DELEGATE_DSH_MAX_PER_PROJECT", 2, 1, 256),
+      maxQueue: int("DELEGATE_DSH_MAX_QUEUE", 16, 0, 10_000),
+      staggerS: num("DELEGATE_DSH_STAGGER_S", 5, 0, 600),
+    }),
+    /** The same rule as Codex's, for the launcher only; the values live in Config.dshChildEnv. */
+    envPassthrough: list(
+      "DELEGATE_DSH_ENV_PASSTHROUGH",
+      /^\S+$/,
+      "environment variable names",
+      codexPassthroughProblem,
+    ),
+  },
+  /** Background agent jobs (submit_agent), each one a child `dl run`. */
+  agentJobs: {
+    caps: caps({
+      maxConcurrent: int("DELEGATE_AGENT_MAX_CONCURRENT", 4, 1, 256),
+      maxPerProject: int("DELEGATE_AGENT_MAX_PER_PROJECT", 4, 1, 256),
+      maxQueue: int("DELEGATE_AGENT_MAX_QUEUE", 32, 0, 10_000),
+    }),
+  },
+  watcher: { intervalS: num("DELEGATE_WAIT_INTERVAL", 5, 0.05, 3600) },
+  jobs: { retentionDays: num("DELEGATE_JOB_RETENTION_DAYS", 7, 0, 3650) },
+  /**
+   * The usage ledger: prices in LiteLLM's model_prices_and_context_window.json shape, and
+   * the models the user pays nothing per token for (local, flat-rate plans; `prefix*` allowed).
+   */
+  usage: {
+    pricesFile: optStr("DELEGATE_PRICES_FILE"),
+    flatRateModels: list("DELEGATE_FLAT_RATE_MODELS", /^[^\s,]+$/, "model names (a trailing * matches a prefix)"),
+  },
+  logLevel: oneOf("DELEGATE_LOG_LEVEL", ["silent", "error", "warn", "info", "debug"], "info"),
+  /** Where state lives: read by sys/paths.ts into Config.paths. */
+  places: {
+    agentsDir: optStr("DELEGATE_LOCAL_AGENTS_DIR"),
+    cacheDir: optStr("DELEGATE_CACHE_DIR"),
+    dshModelsFile: optStr("DELEGATE_DSH_MODELS_FILE"),
+    codexHome: optStr("CODEX_HOME"),
+    stateDirs: Object.fromEntries(PROVIDERS.map((p) => [p.name, optStr(p.stateEnv)])) as Record<
+      ProviderName,
+      ReturnType<typeof optStr>
+    >,
+    // The test safety net: DELEGATE_TEST_ISOLATION's presence (even empty) turns it on, so it is read apart.
+    isolationRoot: optStr("DELEGATE_TEST_ISOLATION_ROOT"),
+  },
 };
-/** The main fields keep their raw text so the refinement below can parse them on demand. */
-const rawBifrost = Object.fromEntries(Object.keys(BIFROST_FIELDS).map((k) => [k, envOptionalString()])) as {
-  [K in keyof typeof BIFROST_FIELDS]: ReturnType<typeof envOptionalString>;
-};
 
-const passthroughList = envList(/^\S+$/, "environment variable names", passthroughProblem);
-
-/** Exact names for one CLI's child only (Codex, the dsh launcher); credentials allowed (its provider key). */
-const cliPassthroughList = envList(/^\S+$/, "environment variable names", codexPassthroughProblem);
-
-const FIELDS = {
-  // Gateway and backend
-  DELEGATE_GATEWAY: envEnum(["litellm", "bifrost"], "litellm"),
-  DELEGATE_LOCAL_URL: envUrl("http://localhost:4000/v1/messages"),
-  DELEGATE_LOCAL_KEY: envString(""),
-  DELEGATE_LOCAL_MODEL: envString("local-qwen-3-6-35b"),
-  DELEGATE_LOCAL_CODING_MODEL: envOptionalString(),
-  DELEGATE_LOCAL_AGENTS_DIR: envOptionalString(),
-  ...rawBifrost,
-  DELEGATE_STREAMING: envBool(true),
-  DELEGATE_RESEND_REASONING: envEnum(["auto", "1", "0"], "auto"),
-  DELEGATE_PROMPT_CACHING: envBool(true),
-  DELEGATE_HTTP_TIMEOUT: envNumber(1800, 1, 86_400),
-  DELEGATE_DISPATCH_TIMEOUT: envNumber(7200, 1, 7 * 86_400),
-  DELEGATE_PROVIDER_ALLOW_HOSTS: envList(/^[A-Za-z0-9.:\-_[\]/]+$/, "host names or IP addresses"),
-  // Agent loop
-  DELEGATE_MAX_TURNS_LOCAL: envInt(25, 1, 40),
-  DELEGATE_MAX_TURNS_CLOUD: envInt(25, 1, 40),
-  DELEGATE_MAX_NUDGES: envInt(2, 0, 10),
-  DELEGATE_KEEP_TOOL_RESULTS: envInt(2, 1, 1000),
-  DELEGATE_CONTEXT_BUDGET: envInt(200_000, 1, 100_000_000),
-  DELEGATE_MAX_BATCH_SIZE: envInt(4, 1, 64),
-  DELEGATE_RUN_BASH: envBool(true),
-  DELEGATE_RUN_BASH_TIMEOUT: envNumber(120, 1, 86_400),
-  DELEGATE_RUN_BASH_SANDBOX: envBool(false),
-  DELEGATE_MAX_BASH_CONCURRENT: envInt(4, 1, 256),
-  DELEGATE_ALLOW_PATH_ESCAPE: envBool(false),
-  DELEGATE_ENV_PASSTHROUGH: passthroughList,
-  // Pools and failover
-  DELEGATE_CONCURRENCY_DEFAULT: envInt(6, 1, 1024),
-  DELEGATE_FAILOVER_GRACE: envNumber(10, 0, 3600),
-  DELEGATE_QUEUE_GRACE: envNumber(600, 0, 86_400),
-  DELEGATE_FAILOVER_CHAINS: envOptionalString(),
-  DELEGATE_CACHE_DIR: envOptionalString(),
-  // MCP surface: which backends' tools tools/list names (empty: those that can run here)
-  DELEGATE_TOOLS: envList(/^(?:all|agent|codex|gemini|dsh)$/i, "backends (agent, codex, gemini, dsh) or all"),
-  // Codex
-  DELEGATE_CODEX_BIN: envString("codex"),
-  DELEGATE_CODEX_MODEL: envString("gpt-6.1-terra"),
-  DELEGATE_CODEX_MAX_CONCURRENT: envInt(8, 1, 256),
-  DELEGATE_CODEX_MAX_PER_PROJECT: envInt(6, 1, 256),
-  DELEGATE_CODEX_MAX_QUEUE: envInt(32, 0, 10_000),
-  DELEGATE_CODEX_STAGGER_S: envNumber(2.5, 0, 600),
-  DELEGATE_CODEX_STATE_DIR: envOptionalString(),
-  DELEGATE_CODEX_ALLOW_DANGER: envBool(false),
-  DELEGATE_CODEX_QUOTA_WARN: envNumber(85, 0, 100),
-  DELEGATE_CODEX_QUOTA_REFUSE_PCT: envNumber(undefined, 0, 100),
-  DELEGATE_CODEX_ENV_PASSTHROUGH: cliPassthroughList,
-  CODEX_HOME: envOptionalString(),
-  // Gemini through Antigravity `agy`
-  DELEGATE_AGY_BIN: envString("agy"),
-  DELEGATE_GEMINI_MAX_CONCURRENT: envInt(4, 1, 256),
-  DELEGATE_GEMINI_MAX_QUEUE: envInt(32, 0, 10_000),
-  DELEGATE_GEMINI_STATE_DIR: envOptionalString(),
-  DELEGATE_GEMINI_ALLOW_DANGER: envBool(false),
-  // DeepSeek-harness launcher
-  DELEGATE_DSH_LAUNCHER: envString("dsh-herdr.sh"),
-  DELEGATE_DSH_STATE_DIR: envOptionalString(),
-  DELEGATE_DSH_MAX_CONCURRENT: envInt(2, 1, 256),
-  DELEGATE_DSH_MAX_PER_PROJECT: envInt(2, 1, 256),
-  DELEGATE_DSH_MAX_QUEUE: envInt(16, 0, 10_000),
-  DELEGATE_DSH_STAGGER_S: envNumber(5, 0, 600),
-  DELEGATE_DSH_MODELS_FILE: envOptionalString(),
-  DELEGATE_DSH_ENV_PASSTHROUGH: cliPassthroughList,
-  // Background agent jobs (submit_agent): each one a child `dl run`
-  DELEGATE_AGENT_STATE_DIR: envOptionalString(),
-  DELEGATE_AGENT_MAX_CONCURRENT: envInt(4, 1, 256),
-  DELEGATE_AGENT_MAX_PER_PROJECT: envInt(4, 1, 256),
-  DELEGATE_AGENT_MAX_QUEUE: envInt(32, 0, 10_000),
-  // Watcher and housekeeping
-  DELEGATE_WAIT_INTERVAL: envNumber(5, 0.05, 3600),
-  DELEGATE_JOB_RETENTION_DAYS: envNumber(7, 0, 3650),
-  // Usage ledger: prices in LiteLLM's model_prices_and_context_window.json shape, and the
-  // models the user pays nothing per token for (local, flat-rate plans; `prefix*` allowed).
-  DELEGATE_PRICES_FILE: envOptionalString(),
-  DELEGATE_FLAT_RATE_MODELS: envList(/^[^\s,]+$/, "model names (a trailing * matches a prefix)"),
-  DELEGATE_LOG_LEVEL: envEnum(["silent", "error", "warn", "info", "debug"], "info"),
-  // Test safety net: presence (even empty) turns it on, so it is read separately.
-  DELEGATE_TEST_ISOLATION_ROOT: envOptionalString(),
-};
-
-type Fields = z.output<ReturnType<typeof envObject<typeof FIELDS>>>;
-type RefineCtx = z.core.$RefinementCtx<Fields>;
-
-/** A per-project cap above the global cap could never be reached: refuse it by name. */
-function perProjectWithinGlobal(e: Fields, ctx: RefineCtx): void {
-  const pairs = [
-    ["DELEGATE_CODEX_MAX_PER_PROJECT", "DELEGATE_CODEX_MAX_CONCURRENT"],
-    ["DELEGATE_DSH_MAX_PER_PROJECT", "DELEGATE_DSH_MAX_CONCURRENT"],
-    ["DELEGATE_AGENT_MAX_PER_PROJECT", "DELEGATE_AGENT_MAX_CONCURRENT"],
-  ] as const;
-  for (const [perProject, global] of pairs) {
-    if (e[perProject] > e[global]) {
-      ctx.addIssue({
-        code: "custom",
-        path: [perProject],
-        message: `a value > 0 and <= ${global} (${e[global]})`,
-      });
-    }
-  }
-}
-
-/** The Bifrost variables are checked only when Bifrost is the gateway. */
-function bifrostWhenChosen(e: Fields, ctx: RefineCtx): void {
-  if (e.DELEGATE_GATEWAY !== "bifrost") return;
-  const parsed = envObject(BIFROST_FIELDS, e).safeParse(e);
-  for (const issue of parsed.error?.issues ?? []) {
-    ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
-  }
-  if (parsed.success && !parsed.data.DELEGATE_BIFROST_URL) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["DELEGATE_BIFROST_URL"],
-      message: "the Bifrost base URL when DELEGATE_GATEWAY=bifrost",
-    });
-  }
-}
-
-/** The one schema of an environment (config-fields.ts: built from the variables it sets). */
-function envSchema(env: Record<string, unknown>) {
-  return envObject(FIELDS, env)
-    .superRefine((e, ctx) => {
-      perProjectWithinGlobal(e, ctx);
-      bifrostWhenChosen(e, ctx);
-    })
-    .transform((e) => ({
-      ...e,
-      bifrost: e.DELEGATE_GATEWAY === "bifrost" ? envObject(BIFROST_FIELDS, e).parse(e) : envDefaults(BIFROST_FIELDS),
-    }));
-}
-
-type Env = z.output<ReturnType<typeof envSchema>>;
+type Settings = Values<typeof SETTINGS>;
 
 /** Variables whose values are secrets: an error names them but never shows the value. */
-const SECRET_VARS = new Set(["DELEGATE_LOCAL_KEY", "DELEGATE_BIFROST_VK_LOCAL", "DELEGATE_BIFROST_VK_CODE"]);
+const SECRET_VARS = new Set(
+  leavesOf(SETTINGS)
+    .filter((l) => l.secret)
+    .map((l) => l.env),
+);
 
 const BUCKET_VAR = /^DELEGATE_CONCURRENCY_([A-Z0-9_]+)$/;
-const BucketSize = envInt(undefined, 1, 1024);
+const bucketSize = intRule(1, 1024);
 
-function parseEnv(env: Record<string, string | undefined>): Env {
-  const tidy = tidyEnv(env);
-  const parsed = envSchema(tidy).safeParse(tidy);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const name = String(issue.path[0] ?? "environment");
-  throw configError(name, env[name], issue.message);
+function parseEnv(env: Record<string, string | undefined>): Settings {
+  const read = readTree(SETTINGS, tidyEnv(env));
+  if (read.ok) return read.values;
+  const { variable, expected } = read.refusal;
+  throw configError(variable, env[variable], expected);
 }
 
 /** DELEGATE_CONCURRENCY_<BUCKET>: pool sizes per bucket, beside the default size. */
@@ -198,14 +187,19 @@ function bucketOverrides(env: Record<string, string | undefined>): Record<string
     if (!m || name === "DELEGATE_CONCURRENCY_DEFAULT") continue;
     const text = envText(value);
     if (text === undefined) continue;
-    const parsed = BucketSize.rule().safeParse(text);
+    const parsed = bucketSize().safeParse(text);
     if (!parsed.success) throw configError(name, value, parsed.error.issues[0]!.message);
     sizes[m[1]!] = parsed.data;
   }
   return sizes;
 }
 
-function statePaths(env: Record<string, string | undefined>, e: Env, facts: EnvFacts): StatePaths {
+function statePaths(
+  env: Record<string, string | undefined>,
+  places: Settings["places"],
+  facts: EnvFacts,
+): StatePaths<ProviderName> {
+  const { codexHome, isolationRoot, ...overrides } = places;
   try {
     return resolveStatePaths({
       platform: facts.platform,
@@ -213,18 +207,11 @@ function statePaths(env: Record<string, string | undefined>, e: Env, facts: EnvF
       home: facts.home,
       xdgCacheHome: env.XDG_CACHE_HOME,
       xdgConfigHome: env.XDG_CONFIG_HOME,
-      codexHome: e.CODEX_HOME,
-      overrides: {
-        agentsDir: e.DELEGATE_LOCAL_AGENTS_DIR,
-        cacheDir: e.DELEGATE_CACHE_DIR,
-        codexStateDir: e.DELEGATE_CODEX_STATE_DIR,
-        geminiStateDir: e.DELEGATE_GEMINI_STATE_DIR,
-        dshStateDir: e.DELEGATE_DSH_STATE_DIR,
-        agentStateDir: e.DELEGATE_AGENT_STATE_DIR,
-        dshModelsFile: e.DELEGATE_DSH_MODELS_FILE,
-      },
+      codexHome,
+      jobStores: PROVIDERS,
+      overrides,
       isolation: env.DELEGATE_TEST_ISOLATION !== undefined,
-      isolationRoot: e.DELEGATE_TEST_ISOLATION_ROOT,
+      isolationRoot,
     });
   } catch (err) {
     if (err instanceof DlError) throw err;
@@ -237,26 +224,31 @@ function statePaths(env: Record<string, string | undefined>, e: Env, facts: EnvF
  * same slot files) and show each provider's poll tool the other's jobs. Named by both
  * variables, whether a value was given or a default applied.
  */
-function ownStateDirs(paths: StatePaths, env: Record<string, string | undefined>): void {
+function ownStateDirs(paths: StatePaths<ProviderName>, env: Record<string, string | undefined>): void {
   const seen = new Map<string, string>();
-  for (const d of JOB_STATE_DIRS) {
-    const dir = paths[d.field];
+  for (const d of PROVIDERS) {
+    const dir = paths.stateDirs[d.name];
     const earlier = seen.get(dir);
     if (earlier !== undefined) {
       const how = (v: string) => (env[v] ? v : `${v} (its default)`);
       throw new DlError(
         "bad_config",
-        `${how(earlier)} and ${how(d.env)} are the same folder ${dir}; give each provider its own state dir`,
+        `${how(earlier)} and ${how(d.stateEnv)} are the same folder ${dir}; give each provider its own state dir`,
         { path: dir },
       );
     }
-    seen.set(dir, d.env);
+    seen.set(dir, d.stateEnv);
   }
 }
 
 /** What child processes inherit: the one policy in sys/child-env.ts, with dl's HOME. */
-function childEnv(env: Record<string, string | undefined>, e: Env, home: string, paths: StatePaths) {
-  const out = inheritedEnv(env, e.DELEGATE_ENV_PASSTHROUGH);
+function childEnv(
+  env: Record<string, string | undefined>,
+  passthrough: readonly string[],
+  home: string,
+  paths: StatePaths,
+) {
+  const out = inheritedEnv(env, passthrough);
   out.HOME = home;
   // The isolation guard travels to children so a nested dl stays inside the root too.
   if (env.DELEGATE_TEST_ISOLATION !== undefined && paths.isolationRoot) {
@@ -266,135 +258,63 @@ function childEnv(env: Record<string, string | undefined>, e: Env, home: string,
   return out;
 }
 
-function gatewaySection(e: Env) {
-  const b = e.bifrost;
-  return {
-    kind: e.DELEGATE_GATEWAY,
-    localUrl: e.DELEGATE_LOCAL_URL,
-    bifrostUrl: b.DELEGATE_BIFROST_URL,
-    bifrostLocalUrl: b.DELEGATE_BIFROST_LOCAL_URL,
-    bifrostApi: b.DELEGATE_BIFROST_API,
-    vkLocal: b.DELEGATE_BIFROST_VK_LOCAL,
-    vkCode: b.DELEGATE_BIFROST_VK_CODE,
-  };
-}
-
-function backendSection(e: Env) {
-  return {
-    key: e.DELEGATE_LOCAL_KEY,
-    model: e.DELEGATE_LOCAL_MODEL,
-    codingModel: e.DELEGATE_LOCAL_CODING_MODEL ?? e.DELEGATE_LOCAL_MODEL,
-    streaming: e.DELEGATE_STREAMING,
-    resendReasoning: e.DELEGATE_RESEND_REASONING,
-    promptCaching: e.DELEGATE_PROMPT_CACHING,
-    httpTimeoutS: e.DELEGATE_HTTP_TIMEOUT,
-    dispatchTimeoutS: e.DELEGATE_DISPATCH_TIMEOUT,
-    providerAllowHosts: e.DELEGATE_PROVIDER_ALLOW_HOSTS,
-  };
-}
-
-function agentSection(e: Env) {
-  return {
-    maxTurnsLocal: e.DELEGATE_MAX_TURNS_LOCAL,
-    maxTurnsCloud: e.DELEGATE_MAX_TURNS_CLOUD,
-    maxNudges: e.DELEGATE_MAX_NUDGES,
-    keepToolResults: e.DELEGATE_KEEP_TOOL_RESULTS,
-    contextBudgetChars: e.DELEGATE_CONTEXT_BUDGET,
-    maxBatchSize: e.DELEGATE_MAX_BATCH_SIZE,
-    runBash: e.DELEGATE_RUN_BASH,
-    runBashTimeoutS: e.DELEGATE_RUN_BASH_TIMEOUT,
-    runBashSandbox: e.DELEGATE_RUN_BASH_SANDBOX,
-    maxBashConcurrent: e.DELEGATE_MAX_BASH_CONCURRENT,
-    allowPathEscape: e.DELEGATE_ALLOW_PATH_ESCAPE,
-    envPassthrough: e.DELEGATE_ENV_PASSTHROUGH,
-  };
-}
-
 /**
  * What a nested `dl run` (a submit_agent job) needs to build the same Config as this
  * process: the child policy plus dl's own settings (DELEGATE_*, gateway keys included)
  * and the XDG bases the state paths follow. Passed in the environment, never in argv.
+ * DELEGATE_RUN_PROVIDER_* are one job's endpoint and key: only that job's launch sets them.
  */
 function dlChildEnv(env: Record<string, string | undefined>, base: Record<string, string>) {
   const out = { ...base };
   for (const [k, v] of Object.entries(env)) {
-    if (v !== undefined && (k.startsWith("DELEGATE_") || k === "XDG_CACHE_HOME" || k === "XDG_CONFIG_HOME")) out[k] = v;
+    if (v === undefined || k.startsWith("DELEGATE_RUN_PROVIDER_")) continue;
+    if (k.startsWith("DELEGATE_") || k === "XDG_CACHE_HOME" || k === "XDG_CONFIG_HOME") out[k] = v;
   }
   return out;
 }
 
-/** The CLI job providers: Codex, Gemini through `agy`, the DeepSeek-harness launcher. */
-function providerSections(e: Env) {
+/** The backend settings, with the coding model defaulted and the DELEGATE_RUN_PROVIDER_* leaves as one target. */
+function backend(b: Settings["backend"]) {
+  const { runProviderUrl, runProviderKey, runProviderFormat, ...rest } = b;
   return {
-    codex: {
-      bin: e.DELEGATE_CODEX_BIN,
-      model: e.DELEGATE_CODEX_MODEL,
-      maxConcurrent: e.DELEGATE_CODEX_MAX_CONCURRENT,
-      maxPerProject: e.DELEGATE_CODEX_MAX_PER_PROJECT,
-      maxQueue: e.DELEGATE_CODEX_MAX_QUEUE,
-      staggerS: e.DELEGATE_CODEX_STAGGER_S,
-      allowDanger: e.DELEGATE_CODEX_ALLOW_DANGER,
-      quotaWarnPct: e.DELEGATE_CODEX_QUOTA_WARN,
-      quotaRefusePct: e.DELEGATE_CODEX_QUOTA_REFUSE_PCT,
-      /** Names only (status shows them); the values live in Config.codexChildEnv. */
-      envPassthrough: e.DELEGATE_CODEX_ENV_PASSTHROUGH,
-    },
-    gemini: {
-      bin: e.DELEGATE_AGY_BIN,
-      maxConcurrent: e.DELEGATE_GEMINI_MAX_CONCURRENT,
-      maxQueue: e.DELEGATE_GEMINI_MAX_QUEUE,
-      allowDanger: e.DELEGATE_GEMINI_ALLOW_DANGER,
-    },
-    dsh: {
-      launcher: e.DELEGATE_DSH_LAUNCHER,
-      maxConcurrent: e.DELEGATE_DSH_MAX_CONCURRENT,
-      maxPerProject: e.DELEGATE_DSH_MAX_PER_PROJECT,
-      maxQueue: e.DELEGATE_DSH_MAX_QUEUE,
-      staggerS: e.DELEGATE_DSH_STAGGER_S,
-      /** Names only (status shows them); the values live in Config.dshChildEnv. */
-      envPassthrough: e.DELEGATE_DSH_ENV_PASSTHROUGH,
-    },
-    agentJobs: {
-      maxConcurrent: e.DELEGATE_AGENT_MAX_CONCURRENT,
-      maxPerProject: e.DELEGATE_AGENT_MAX_PER_PROJECT,
-      maxQueue: e.DELEGATE_AGENT_MAX_QUEUE,
-    },
+    ...rest,
+    codingModel: b.codingModel ?? b.model,
+    /** `dl run` against a named endpoint (DELEGATE_RUN_PROVIDER_*), or null for the gateway. */
+    runProvider: runProviderUrl
+      ? {
+          url: runProviderUrl,
+          apiKey: runProviderKey ?? "",
+          format: runProviderFormat === "auto" ? undefined : runProviderFormat,
+        }
+      : null,
   };
 }
 
+/** The pools settings with the bucket sizes beside the default size, in the order status shows them. */
+function pools(p: Settings["pools"], buckets: Record<string, number>) {
+  const { defaultSize, ...rest } = p;
+  return { defaultSize, bucketOverrides: buckets, ...rest };
+}
+
 function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
-  const e = parseEnv(env);
-  const pools = {
-    defaultSize: e.DELEGATE_CONCURRENCY_DEFAULT,
-    bucketOverrides: bucketOverrides(env),
-    failoverGraceS: e.DELEGATE_FAILOVER_GRACE,
-    queueGraceS: e.DELEGATE_QUEUE_GRACE,
-    failoverChains: e.DELEGATE_FAILOVER_CHAINS,
-  };
-  const paths = statePaths(env, e, facts);
+  const { places, ...settings } = parseEnv(env);
+  const paths = statePaths(env, places, facts);
   ownStateDirs(paths, env);
-  const children = childEnv(env, e, facts.home, paths);
+  const children = childEnv(env, settings.agent.envPassthrough, facts.home, paths);
   return {
-    gateway: gatewaySection(e),
-    backend: backendSection(e),
-    agent: agentSection(e),
-    pools,
-    ...providerSections(e),
-    /** Backends whose tools are listed whatever this machine has (`all`, or names); empty: the usable ones. */
-    tools: e.DELEGATE_TOOLS.map((t) => t.toLowerCase()),
-    watcher: { intervalS: e.DELEGATE_WAIT_INTERVAL },
-    jobs: { retentionDays: e.DELEGATE_JOB_RETENTION_DAYS },
-    usage: { pricesFile: e.DELEGATE_PRICES_FILE, flatRateModels: e.DELEGATE_FLAT_RATE_MODELS },
-    logLevel: e.DELEGATE_LOG_LEVEL,
+    ...settings,
+    backend: backend(settings.backend),
+    pools: pools(settings.pools, bucketOverrides(env)),
+    tools: settings.tools.map((t) => t.toLowerCase()),
     paths,
     childEnv: children,
     /**
      * What the Codex CLI gets: the common child env plus DELEGATE_CODEX_ENV_PASSTHROUGH
      * (its provider key, say). Nothing else receives these; status shows only the names.
      */
-    codexChildEnv: { ...children, ...namedEnv(env, e.DELEGATE_CODEX_ENV_PASSTHROUGH) },
+    codexChildEnv: { ...children, ...namedEnv(env, settings.codex.envPassthrough) },
     /** What the dsh launcher gets: the same, with DELEGATE_DSH_ENV_PASSTHROUGH instead. */
-    dshChildEnv: { ...children, ...namedEnv(env, e.DELEGATE_DSH_ENV_PASSTHROUGH) },
+    dshChildEnv: { ...children, ...namedEnv(env, settings.dsh.envPassthrough) },
     dlChildEnv: dlChildEnv(env, children),
   };
 }

@@ -4,22 +4,16 @@ import type { Endpoint } from "./backends/types.ts";
 import type { Config } from "./config.ts";
 import { agentSettingsFromConfig } from "./dispatch/agent-settings.ts";
 import { whoAnswered } from "./dispatch/answered.ts";
-import { createDispatcher, type Dispatcher, dispatchSettingsFromConfig } from "./dispatch/pools.ts";
+import { parseFailoverChains } from "./dispatch/failover.ts";
+import type { Dispatcher } from "./dispatch/pools.ts";
 import type { AcquireSlot } from "./dispatch/run-delegation.ts";
-import type { AgentService } from "./jobs/providers/agent.ts";
-import { agentOptionsFromConfig } from "./jobs/providers/agent-options.ts";
-import type { CodexService } from "./jobs/providers/codex.ts";
-import { codexOptionsFromConfig } from "./jobs/providers/codex-options.ts";
-import type { DshService } from "./jobs/providers/dsh.ts";
-import { dshOptionsFromConfig } from "./jobs/providers/dsh-options.ts";
-import type { GeminiService } from "./jobs/providers/gemini.ts";
-import { requireGeminiAllowed } from "./jobs/providers/gemini-gate.ts";
-import { geminiOptionsFromConfig } from "./jobs/providers/gemini-options.ts";
+import { requireGeminiAllowed } from "./jobs/providers/gemini/gate.ts";
+import { PROVIDERS, type ProviderName } from "./jobs/providers/index.ts";
 import { isCompiledDl } from "./sys/self-command.ts";
 
 /**
  * The long-lived services one dl process builds from its Config (gateway routing, pools,
- * the Codex job service), shared by the MCP server and the CLI commands and injected so
+ * every provider's job service), shared by the MCP server and the CLI commands and injected so
  * tests can swap the clock, the network or the pools.
  */
 export type ServerDeps = {
@@ -30,20 +24,19 @@ export type ServerDeps = {
   settings: AgentSettings;
   /** Gateway endpoint for a model alias (LiteLLM, or the Bifrost lane it belongs to). */
   gatewayEndpoint: (model: string) => Endpoint;
-  dispatcher: Dispatcher;
+  /** A slot of the model's machine-wide pool; the pools (flock, slot files) load on first use. */
   acquire: AcquireSlot;
   fallbackNote: (requested: string, answered: string, routing: Record<string, string>) => string | undefined;
-  /** The Codex job service, started on first use (and by `dl serve` at start-up). */
-  codex: () => Promise<CodexService>;
-  /** The dsh launcher job service, started on first use (and by `dl serve` when it has jobs). */
-  dsh: () => Promise<DshService>;
   /**
-   * The Gemini job service, started on first use; refuses (DlError) unless
-   * DELEGATE_GEMINI_ALLOW_DANGER=1, before anything is opened.
+   * Each provider's job service, started on first use (and by `dl serve` when its store
+   * has jobs). Gemini's refuses (DlError) unless DELEGATE_GEMINI_ALLOW_DANGER=1, before
+   * anything is opened.
    */
-  gemini: () => Promise<GeminiService>;
-  /** The background agent job service (each job a child `dl run`), started on first use. */
-  agent: () => Promise<AgentService>;
+  jobService: <K extends ProviderName>(name: K) => Promise<JobServices[K]>;
+} & {
+  /** The same services by name, as the MCP tools call them (`deps.codex()`). */
+  readonly [K in ProviderName]: () => Promise<JobServices[K]>;
+} & {
   /** Stops job services this process started: their running jobs end, recorded. */
   stopJobs: () => Promise<void>;
 };
@@ -54,34 +47,68 @@ function waitCommandFor(execPath: string): string {
   return /^[\w./-]+$/.test(execPath) ? `${execPath} wait` : `'${execPath.replace(/'/g, "'\\''")}' wait`;
 }
 
+/**
+ * How each provider's jobs start: its module (its `startJobs`), loaded on first use so a
+ * server that never runs that provider's jobs never pays for its engine, and its `gate`,
+ * which refuses (DlError) before anything is loaded or opened.
+ */
+const JOB_SERVICES = {
+  codex: { load: () => import("./jobs/providers/codex/service.ts") },
+  gemini: {
+    load: () => import("./jobs/providers/gemini/service.ts"),
+    gate: (c: Config) => requireGeminiAllowed(c.gemini.allowDanger),
+  },
+  dsh: { load: () => import("./jobs/providers/dsh/service.ts") },
+  agent: { load: () => import("./jobs/providers/agent/service.ts") },
+} satisfies Record<ProviderName, { load: () => Promise<unknown>; gate?: (c: Config) => void }>;
+
+/** Each provider's job service type, as its module's `startJobs` gives it. */
+type JobServices = {
+  [K in ProviderName]: Awaited<ReturnType<Awaited<ReturnType<(typeof JOB_SERVICES)[K]["load"]>>["startJobs"]>>;
+};
+type StartJobs = (c: Config, waitCommand: string, baseDir: string) => Promise<JobServices[ProviderName]>;
+type JobsEntry = { load: () => Promise<{ startJobs: StartJobs }>; gate?: (c: Config) => void };
+
+/** Whether a provider's gate lets its jobs run under this Config (Gemini: DELEGATE_GEMINI_ALLOW_DANGER). */
+export function jobServiceAllowed(config: Config, name: ProviderName): boolean {
+  try {
+    (JOB_SERVICES[name] as JobsEntry).gate?.(config);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Throws DlError("bad_config") for a bad failover table, like any other setting. */
 export function defaultDeps(config: Config, version: string): ServerDeps {
   const gateway = gatewaySettingsFromConfig(config);
-  const dispatcher = createDispatcher(dispatchSettingsFromConfig(config));
-  let codex: Promise<CodexService> | undefined;
-  // Loaded on first use: a server that never runs Codex jobs never pays for the engine.
-  const startCodex = () =>
-    (codex ??= import("./jobs/providers/codex.ts").then(({ CodexService }) =>
-      CodexService.start(codexOptionsFromConfig(config, waitCommandFor(process.execPath))),
+  // A bad failover table is a bad setting now; the pools themselves load on first use.
+  parseFailoverChains(config.pools.failoverChains);
+  let dispatcher: Promise<Dispatcher> | undefined;
+  const pools = () =>
+    (dispatcher ??= import("./dispatch/pools.ts").then((m) =>
+      m.createDispatcher(m.dispatchSettingsFromConfig(config)),
     ));
-  let dsh: Promise<DshService> | undefined;
-  const startDsh = () =>
-    (dsh ??= import("./jobs/providers/dsh.ts").then(({ DshService }) =>
-      DshService.start(dshOptionsFromConfig(config, waitCommandFor(process.execPath), process.cwd())),
-    ));
-  let gemini: Promise<GeminiService> | undefined;
-  const startGemini = async () => {
-    requireGeminiAllowed(config.gemini.allowDanger);
-    gemini ??= import("./jobs/providers/gemini.ts").then(({ GeminiService }) =>
-      GeminiService.start(geminiOptionsFromConfig(config, waitCommandFor(process.execPath))),
-    );
-    return gemini;
+  const started = new Map<ProviderName, Promise<JobServices[ProviderName]>>();
+  const jobService = <K extends ProviderName>(name: K): Promise<JobServices[K]> => {
+    const entry = JOB_SERVICES[name] as JobsEntry;
+    // Refused as a rejected promise, like any other start failure, and never cached.
+    try {
+      entry.gate?.(config);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    let svc = started.get(name);
+    if (!svc) {
+      const wait = waitCommandFor(process.execPath);
+      svc = entry.load().then((m) => m.startJobs(config, wait, process.cwd()));
+      started.set(name, svc);
+    }
+    return svc as Promise<JobServices[K]>;
   };
-  let agent: Promise<AgentService> | undefined;
-  const startAgent = () =>
-    (agent ??= import("./jobs/providers/agent.ts").then(({ AgentService }) =>
-      AgentService.start(agentOptionsFromConfig(config, waitCommandFor(process.execPath), process.cwd())),
-    ));
+  const byName = Object.fromEntries(PROVIDERS.map((p) => [p.name, () => jobService(p.name)])) as {
+    [K in ProviderName]: () => Promise<JobServices[K]>;
+  };
   return {
     config,
     version,
@@ -89,16 +116,12 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
     now: () => Date.now(),
     settings: agentSettingsFromConfig(config),
     gatewayEndpoint: (model) => gatewayEndpoint(model, gateway),
-    dispatcher,
-    acquire: (model, o) => dispatcher.acquire(model, o),
+    acquire: async (model, o) => (await pools()).acquire(model, o),
     fallbackNote: (requested, answered, routing) => whoAnswered(requested, { model: answered, routing }).fallback_note,
-    codex: startCodex,
-    dsh: startDsh,
-    gemini: startGemini,
-    agent: startAgent,
+    jobService,
+    ...byName,
     stopJobs: async () => {
-      const started = [codex, dsh, gemini, agent].filter((s) => s !== undefined);
-      const services = await Promise.all(started.map((s) => s.catch(() => undefined)));
+      const services = await Promise.all([...started.values()].map((s) => s.catch(() => undefined)));
       await Promise.all(services.map((svc) => svc?.stop()));
     },
   };

@@ -21,12 +21,12 @@ describe("config", () => {
     expect(c.gateway.localUrl).toBe("http://localhost:4000/v1/messages");
     expect(c.backend.model).toBe("local-qwen-3-6-35b");
     expect(c.backend.codingModel).toBe("local-qwen-3-6-35b");
-    expect(c.codex.maxConcurrent).toBe(8);
-    expect(c.codex.maxPerProject).toBe(6);
-    expect(c.codex.maxQueue).toBe(32);
-    expect(c.codex.staggerS).toBe(2.5);
+    expect(c.codex.caps.maxConcurrent).toBe(8);
+    expect(c.codex.caps.maxPerProject).toBe(6);
+    expect(c.codex.caps.maxQueue).toBe(32);
+    expect(c.codex.caps.staggerS).toBe(2.5);
     expect(c.codex.model).toBe("gpt-6.1-terra");
-    expect(c.dsh.maxConcurrent).toBe(2);
+    expect(c.dsh.caps.maxConcurrent).toBe(2);
     expect(c.watcher.intervalS).toBe(5);
     expect(c.agent.keepToolResults).toBe(2);
     expect(c.agent.contextBudgetChars).toBe(200_000);
@@ -40,7 +40,7 @@ describe("config", () => {
     expect(Object.isFrozen(c)).toBe(true);
     expect(Object.isFrozen(c.codex)).toBe(true);
     expect(() => {
-      (c.codex as { maxConcurrent: number }).maxConcurrent = 99;
+      (c.codex.caps as { maxConcurrent: number }).maxConcurrent = 99;
     }).toThrow();
   });
 
@@ -84,7 +84,7 @@ describe("config", () => {
 
   test("empty values count as unset", () => {
     const c = parseConfig({ ...base(), DELEGATE_CODEX_MAX_CONCURRENT: "", DELEGATE_GATEWAY: " " });
-    expect(c.codex.maxConcurrent).toBe(8);
+    expect(c.codex.caps.maxConcurrent).toBe(8);
     expect(c.gateway.kind).toBe("litellm");
   });
 
@@ -118,9 +118,27 @@ describe("config", () => {
     expect(c.childEnv.DELEGATE_LOCAL_KEY).toBeUndefined();
   });
 
+  test("one job's provider endpoint (DELEGATE_RUN_PROVIDER_*) is read by dl run and never passed on to a nested dl", () => {
+    const c = parseConfig({
+      ...base(),
+      DELEGATE_RUN_PROVIDER_URL: "http://127.0.0.1:9/v1/messages",
+      DELEGATE_RUN_PROVIDER_KEY: "sk-one-job",
+      DELEGATE_RUN_PROVIDER_FORMAT: "anthropic",
+    });
+    expect(c.backend.runProvider).toEqual({
+      url: "http://127.0.0.1:9/v1/messages",
+      apiKey: "sk-one-job",
+      format: "anthropic",
+    });
+    // A server started with them set must not send every agent job to that endpoint.
+    expect(Object.keys(c.dlChildEnv).filter((k) => k.startsWith("DELEGATE_RUN_PROVIDER_"))).toEqual([]);
+    expect(JSON.stringify(c.childEnv)).not.toContain("sk-one-job");
+    expect(parseConfig(base()).backend.runProvider).toBeNull();
+  });
+
   test("agent job caps: defaults, and a per-project cap above the global one is refused", () => {
     const c = parseConfig(base());
-    expect(c.agentJobs).toEqual({ maxConcurrent: 4, maxPerProject: 4, maxQueue: 32 });
+    expect(c.agentJobs.caps).toEqual({ maxConcurrent: 4, maxPerProject: 4, maxQueue: 32, staggerS: 0 });
     const msg = errorOf({ ...base(), DELEGATE_AGENT_MAX_CONCURRENT: "2", DELEGATE_AGENT_MAX_PER_PROJECT: "3" });
     expect(msg).toContain("DELEGATE_AGENT_MAX_PER_PROJECT");
   });

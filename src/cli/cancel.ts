@@ -2,13 +2,14 @@ import { defineCommand } from "citty";
 import { describeError, isDlError } from "../errors.ts";
 import { cancelRefusal } from "../jobs/cancel.ts";
 import type { FoundJob } from "../jobs/job-finder.ts";
+import { sysIdentities } from "../jobs/machine.ts";
 import { sanitizeLine } from "../jobs/sanitize.ts";
 import { cancelFromShell, shellCanceller } from "../jobs/shell-cancel.ts";
-import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { resolveWorkspace } from "../jobs/workspace.ts";
 import { canonicalPath } from "../sys/paths.ts";
 import type { DlCommand } from "./command.ts";
-import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { configOrExit } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 import { jobFromArg } from "./job-arg.ts";
 
 /** How long dl cancel waits for a live server to stop a running job before saying it asked. */

@@ -1,9 +1,7 @@
 import { type Config, loadConfig } from "../config.ts";
 import { isDlError } from "../errors.ts";
 import { setLogLevel } from "../log.ts";
-
-/** Exit codes shared by every command. */
-export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
+import { EXIT } from "./exit.ts";
 
 /**
  * Every command starts here: a bad setting is one line on stderr and exit 2, before the

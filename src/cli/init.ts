@@ -4,7 +4,8 @@ import { DlError, describeError, isDlError } from "../errors.ts";
 import { sanitizeLine } from "../jobs/sanitize.ts";
 import { runGroup } from "../sys/process.ts";
 import type { DlCommand } from "./command.ts";
-import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { configOrExit } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 import { type CopyReport, copyExampleAgents, EXAMPLE_AGENTS } from "./init-agents.ts";
 import { choose, registerArgv, serverLines, shellWord } from "./init-plan.ts";
 

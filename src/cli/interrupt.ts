@@ -1,3 +1,5 @@
+import { EXIT_AFTER_SIGNAL as EXIT_AFTER } from "./exit.ts";
+
 /**
  * Ctrl-C and SIGTERM on the command line. A command that has something to clean up takes
  * an interrupt signal (its work aborts, it tidies up and returns, exit 130 after SIGINT,
@@ -6,7 +8,6 @@
  * cannot run while a synchronous call holds the thread: a store file that blocks open(),
  * a busy database). `dl serve` handles its own signals and is not covered here.
  */
-const EXIT_AFTER = { SIGINT: 130, SIGTERM: 143 } as const;
 type Caught = keyof typeof EXIT_AFTER;
 const SIGNALS = Object.keys(EXIT_AFTER) as Caught[];
 

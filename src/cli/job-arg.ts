@@ -1,9 +1,9 @@
 import type { Config } from "../config.ts";
 import { type FoundJob, findJob } from "../jobs/job-finder.ts";
 import { jobIdProblem } from "../jobs/job-id.ts";
+import { sysIdentities } from "../jobs/machine.ts";
 import { knownJobStores } from "../jobs/store-registry.ts";
-import { sysIdentities } from "../jobs/sys-adapters.ts";
-import { EXIT } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 
 /**
  * The job an `ID` argument names, or null after one line on stderr and the exit code set:

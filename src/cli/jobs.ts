@@ -1,10 +1,12 @@
 import { defineCommand } from "citty";
 import { listJobs } from "../jobs/job-finder.ts";
+import { sysIdentities } from "../jobs/machine.ts";
+import { PROVIDERS } from "../jobs/providers/index.ts";
 import { knownJobStores } from "../jobs/store-registry.ts";
-import { sysIdentities } from "../jobs/sys-adapters.ts";
-import { canonicalPath, JOB_STATE_DIRS } from "../sys/paths.ts";
+import { canonicalPath } from "../sys/paths.ts";
 import type { DlCommand } from "./command.ts";
-import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { configOrExit } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 import { humanAge, jobJson, projectName, table, whoRuns } from "./job-format.ts";
 
 const STATES = [
@@ -32,7 +34,7 @@ const def = defineCommand({
       options: STATES,
       description: "Only jobs in this state (as dl wait and dl status read it)",
     },
-    kind: { type: "enum", options: JOB_STATE_DIRS.map((d) => d.provider), description: "Only this kind of job" },
+    kind: { type: "enum", options: PROVIDERS.map((d) => d.name), description: "Only this kind of job" },
     project: {
       type: "string",
       valueHint: "PATH",

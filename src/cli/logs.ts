@@ -3,15 +3,16 @@ import { readTranscript, renderTranscriptLine, type TranscriptLine } from "../ag
 import type { Config } from "../config.ts";
 import { findJob } from "../jobs/job-finder.ts";
 import { isDelegationId, logIdProblem } from "../jobs/job-id.ts";
+import { sysIdentities } from "../jobs/machine.ts";
 import { jobDirOf } from "../jobs/outcome-file.ts";
 import { readOutputTail } from "../jobs/output-tail.ts";
 import { sanitizeMultiline } from "../jobs/sanitize.ts";
 import { knownJobStores } from "../jobs/store-registry.ts";
-import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { findDelegationTranscript, jobTranscriptFile } from "../jobs/transcript-path.ts";
 import { isTerminal } from "../store/types.ts";
 import type { DlCommand } from "./command.ts";
-import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { configOrExit } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 import { jobFromArg } from "./job-arg.ts";
 
 /** How often --follow looks for new steps. */

@@ -2,7 +2,7 @@ import { runCommand } from "citty";
 import { type DlErrorCode, isDlError } from "../errors.ts";
 import { BUILD, VERSION, versionLine } from "../version.ts";
 import { argsOf, type DlCommand } from "./command.ts";
-import { EXIT } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 import { colourFor, commandHelp, mainHelp } from "./help.ts";
 import { interruptedExitCode } from "./interrupt.ts";
 import { argsProblem } from "./strict-args.ts";

@@ -2,12 +2,13 @@ import { defineCommand } from "citty";
 import { ConversationStore } from "../agent/conversation-store.ts";
 import type { Config } from "../config.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
+import { sysIdentities } from "../jobs/machine.ts";
 import { reapAll } from "../jobs/maintenance.ts";
 import { forgetVanishedStores, knownJobStores } from "../jobs/store-registry.ts";
-import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { pruneDelegationTranscripts } from "../jobs/transcript-prune.ts";
 import type { DlCommand } from "./command.ts";
-import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { configOrExit } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 import { refuseIrregularStores } from "./stores-or-exit.ts";
 
 const def = defineCommand({
@@ -74,7 +75,7 @@ function housekeeping(config: Config, dryRun: boolean): { pruned_conversations: 
   forgetVanishedStores(config.paths.storesRegistryDir, config.paths.isolationRoot, dryRun);
   const stores = knownJobStores(config.paths, true);
   return {
-    pruned_conversations: dryRun ? 0 : ConversationStore.in(config.paths.agentStateDir).prune(retentionMs),
+    pruned_conversations: dryRun ? 0 : ConversationStore.in(config.paths.stateDirs.agent).prune(retentionMs),
     pruned_transcripts: pruneDelegationTranscripts(stores, Date.now() - retentionMs, dryRun),
   };
 }

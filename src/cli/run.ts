@@ -2,6 +2,7 @@ import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { defineCommand } from "citty";
 import { bucketFor } from "../dispatch/buckets.ts";
 import { delegationContext } from "../dispatch/delegation-context.ts";
+import { providerOverrides } from "../dispatch/provider-endpoint.ts";
 import { renderResult } from "../dispatch/render-result.ts";
 import { prepareDelegation, runPrepared } from "../dispatch/run-delegation.ts";
 import { DlError } from "../errors.ts";
@@ -10,7 +11,8 @@ import { hardenProcess } from "../sys/hardening.ts";
 import { terminateAllGroups } from "../sys/process.ts";
 import { VERSION } from "../version.ts";
 import type { DlCommand } from "./command.ts";
-import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { configOrExit } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 import { interruptScope } from "./interrupt.ts";
 
 function parseBound(flag: string, raw: string | undefined, max: number): number | undefined {
@@ -114,10 +116,14 @@ const def = defineCommand({
     say(
       `${prepared.agent.name} on ${prepared.model} in ${prepared.workdir}; taking a slot of pool ${bucketFor(prepared.model)}`,
     );
+    // A delegate_to_provider job (DELEGATE_RUN_PROVIDER_*): that endpoint, not the gateway.
+    const target = config.backend.runProvider;
+    const endpoint = target ? await providerOverrides(target, config.backend.providerAllowHosts) : {};
     using interrupt = interruptScope();
     const result = await runPrepared(
       prepared,
       delegationContext(deps, {
+        ...endpoint,
         signal: interrupt.signal,
         surface: "cli",
         onProgress: (turn, max, message) => {

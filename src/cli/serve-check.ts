@@ -1,18 +1,17 @@
 import { InMemoryTransport, type JSONRPCMessage } from "@modelcontextprotocol/server";
-import { probeModels } from "../backends/models-list.ts";
-import { backendProbeTargets } from "../backends/probe-targets.ts";
+import { probeBackends } from "../backends/probe-targets.ts";
 import type { Config } from "../config.ts";
 import { describeError } from "../errors.ts";
+import { sysIdentities } from "../jobs/machine.ts";
 import { jobsSummary } from "../jobs/maintenance.ts";
-import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { createServer } from "../mcp/server.ts";
 import { backendVerdicts } from "../mcp/tool-availability.ts";
-import { ToolSurface } from "../mcp/tool-surface.ts";
 import { defaultDeps } from "../services.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { dirState } from "../sys/writable.ts";
 import { VERSION } from "../version.ts";
 import { checkModels } from "./status-models.ts";
+import { namedStateDirs } from "./status-report.ts";
 
 /**
  * `dl serve --check`: what `dl serve` does before it answers, run in a terminal where its
@@ -40,8 +39,7 @@ async function ask(
 /** The 2025-11-25 handshake and tools/list, as a host does them, against an in-process server. */
 async function handshake(config: Config): Promise<CheckLine> {
   const deps = defaultDeps(config, VERSION);
-  // A check creates nothing: not even the tools/list a real start keeps for the next one.
-  const server = createServer(deps, "legacy", new ToolSurface(deps, { keep: false }));
+  const server = createServer(deps, "legacy");
   const [client, end] = InMemoryTransport.createLinkedPair();
   const replies = new Map<number, (m: JSONRPCMessage) => void>();
   client.onmessage = (m) => {
@@ -72,12 +70,7 @@ function toolLines(config: Config): CheckLine[] {
 }
 
 async function gateway(config: Config): Promise<CheckLine[]> {
-  const backends = await Promise.all(
-    backendProbeTargets(config).map(async (t) => ({
-      lane: t.lane,
-      ...(await probeModels({ endpointUrl: t.url, apiKey: t.apiKey, headers: t.headers, timeoutMs: 3000 })),
-    })),
-  );
+  const backends = await probeBackends(config);
   const lines: CheckLine[] = backends.map((b) =>
     b.reachable && !b.error
       ? { level: "ok", text: `gateway ${b.lane} answers at ${b.url} (${b.models.length} models)` }
@@ -92,18 +85,12 @@ async function gateway(config: Config): Promise<CheckLine[]> {
 
 export async function serveChecks(config: Config): Promise<CheckLine[]> {
   const lines: CheckLine[] = [{ level: "ok", text: "configuration parsed (every DELEGATE_* variable is valid)" }];
-  const p = config.paths;
-  for (const [name, dir] of [
-    ["cache (pool slots)", p.cacheDir],
-    ["codex jobs", p.codexStateDir],
-    ["gemini jobs", p.geminiStateDir],
-    ["dsh jobs", p.dshStateDir],
-  ] as const) {
+  for (const [name, dir] of namedStateDirs(config)) {
     const s = dirState(dir);
     if (s.problem)
       lines.push({ level: "fail", text: `state dir ${name} (${dir}): ${s.problem}; its tools will refuse to run` });
   }
-  for (const j of jobsSummary(jobStateDirs(p), sysIdentities))
+  for (const j of jobsSummary(jobStateDirs(config.paths), sysIdentities))
     if (j.error) lines.push({ level: "fail", text: `${j.provider} job store unusable: ${j.error}` });
   lines.push(await handshake(config));
   lines.push(...toolLines(config));

@@ -7,20 +7,22 @@ import { defineCommand } from "citty";
 import type { Config } from "../config.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
 import { describeError } from "../errors.ts";
+import { PROVIDERS } from "../jobs/providers/index.ts";
 import { registerStores } from "../jobs/store-registry.ts";
 import { log } from "../log.ts";
 import { forwardLogsTo } from "../mcp/log-forward.ts";
 import { MAX_MESSAGE_BYTES } from "../mcp/result-limits.ts";
 import { serverFactory } from "../mcp/server.ts";
 import { CappedStdioTransport } from "../mcp/stdio-transport.ts";
-import { defaultDeps, type ServerDeps } from "../services.ts";
+import { defaultDeps, jobServiceAllowed, type ServerDeps } from "../services.ts";
 import { DB_FILE } from "../store/types.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { killAllGroupsNow, terminateAllGroups } from "../sys/process.ts";
 import { VERSION } from "../version.ts";
 import type { DlCommand } from "./command.ts";
-import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { configOrExit } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 
 /** What run_bash commands and jobs get between SIGTERM and SIGKILL when the server stops. */
 const STOP_GRACE_MS = 2_000;
@@ -77,38 +79,11 @@ const def = defineCommand({
     let handle: StdioServerHandle | undefined;
 
     let closing = false;
-    const shutdown = async (why: string) => {
+    const running: Running = { transport, deps, handle: () => handle };
+    const shutdown = (why: string) => {
       if (closing) return;
       closing = true;
-      log.debug(`dl serve stopping: ${why}`);
-      // Whatever hangs below, the server still leaves, and takes its children along.
-      setTimeout(() => {
-        const n = killAllGroupsNow();
-        log.warn(`dl serve: stopping took over ${STOP_DEADLINE_MS} ms; exiting now (${n} process group(s) killed)`);
-        process.exit(1);
-      }, STOP_DEADLINE_MS);
-      try {
-        if (why === "stdin closed") await bounded(transport.answered(), ANSWER_GRACE_MS);
-        // Jobs die with their server: stop them (recorded as such) before leaving.
-        // Closing the server aborts running tool calls, whose commands get SIGTERM.
-        const steps = (async () => {
-          await deps.stopJobs();
-          await handle?.close();
-        })();
-        await bounded(
-          steps.catch((e: unknown) => log.error(`dl serve: error while stopping: ${describeError(e)}`)),
-          STOP_STEPS_MS,
-        );
-        // Children run in their own sessions, so none dies with us by itself: end every
-        // group we started and wait until they are gone (SIGKILL for what traps SIGTERM).
-        const r = await terminateAllGroups(STOP_GRACE_MS, 1_000);
-        if (r.killed) log.debug(`dl serve: ${r.killed} of ${r.signalled} process group(s) needed SIGKILL`);
-        if (r.survivors.length) log.warn(`dl serve: process group(s) ${r.survivors.join(", ")} survived SIGKILL`);
-      } catch (e) {
-        log.error(`dl serve: error while stopping: ${describeError(e)}`);
-      } finally {
-        process.exit(0);
-      }
+      void stopServing(why, running);
     };
     process.on("SIGTERM", () => void shutdown("SIGTERM"));
     process.on("SIGINT", () => void shutdown("SIGINT"));
@@ -143,6 +118,52 @@ function serveBothEras(deps: ServerDeps, transport: CappedStdioTransport): Stdio
   return handle;
 }
 
+/** What a running `dl serve` stops on its way out. */
+type Running = {
+  transport: CappedStdioTransport;
+  deps: ServerDeps;
+  /** The server, once it answers. */
+  handle: () => StdioServerHandle | undefined;
+};
+
+/**
+ * How `dl serve` leaves (stdin closed, SIGTERM, SIGINT, SIGHUP): requests already read
+ * are answered, job services stop with their running jobs recorded, the server closes,
+ * then every process group it started ends. Whatever hangs, it exits STOP_DEADLINE_MS
+ * later, its groups killed.
+ */
+async function stopServing(why: string, running: Running): Promise<void> {
+  log.debug(`dl serve stopping: ${why}`);
+  // Whatever hangs below, the server still leaves, and takes its children along.
+  setTimeout(() => {
+    const n = killAllGroupsNow();
+    log.warn(`dl serve: stopping took over ${STOP_DEADLINE_MS} ms; exiting now (${n} process group(s) killed)`);
+    process.exit(EXIT.failure);
+  }, STOP_DEADLINE_MS);
+  try {
+    if (why === "stdin closed") await bounded(running.transport.answered(), ANSWER_GRACE_MS);
+    // Jobs die with their server: stop them (recorded as such) before leaving.
+    // Closing the server aborts running tool calls, whose commands get SIGTERM.
+    const steps = (async () => {
+      await running.deps.stopJobs();
+      await running.handle()?.close();
+    })();
+    await bounded(
+      steps.catch((e: unknown) => log.error(`dl serve: error while stopping: ${describeError(e)}`)),
+      STOP_STEPS_MS,
+    );
+    // Children run in their own sessions, so none dies with us by itself: end every
+    // group we started and wait until they are gone (SIGKILL for what traps SIGTERM).
+    const r = await terminateAllGroups(STOP_GRACE_MS, 1_000);
+    if (r.killed) log.debug(`dl serve: ${r.killed} of ${r.signalled} process group(s) needed SIGKILL`);
+    if (r.survivors.length) log.warn(`dl serve: process group(s) ${r.survivors.join(", ")} survived SIGKILL`);
+  } catch (e) {
+    log.error(`dl serve: error while stopping: ${describeError(e)}`);
+  } finally {
+    process.exit(EXIT.ok);
+  }
+}
+
 export const serveCommand: DlCommand = {
   def,
   ownSignals: true,
@@ -156,10 +177,8 @@ export const serveCommand: DlCommand = {
  */
 function startRecordedJobServices(config: Config, deps: ServerDeps): void {
   const recorded = (dir: string) => existsSync(join(dir, DB_FILE));
-  const start = (name: string, svc: () => Promise<unknown>) =>
-    svc().catch((e: unknown) => log.warn(`${name} jobs unavailable: ${describeError(e)}`));
-  if (recorded(config.paths.codexStateDir)) start("codex", deps.codex);
-  if (recorded(config.paths.dshStateDir)) start("dsh", deps.dsh);
-  if (recorded(config.paths.agentStateDir)) start("agent", deps.agent);
-  if (config.gemini.allowDanger && recorded(config.paths.geminiStateDir)) start("gemini", deps.gemini);
+  for (const { name } of PROVIDERS) {
+    if (!recorded(config.paths.stateDirs[name]) || !jobServiceAllowed(config, name)) continue;
+    deps.jobService(name).catch((e: unknown) => log.warn(`${name} jobs unavailable: ${describeError(e)}`));
+  }
 }

@@ -4,7 +4,8 @@ import type { FoundJob } from "../jobs/job-finder.ts";
 import { pollView } from "../jobs/poll.ts";
 import { sanitizeLine } from "../jobs/sanitize.ts";
 import type { DlCommand } from "./command.ts";
-import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { configOrExit } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 import { jobFromArg } from "./job-arg.ts";
 import { humanAge, jobJson } from "./job-format.ts";
 

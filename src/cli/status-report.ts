@@ -1,19 +1,21 @@
-import { type ModelsProbe, probeModels } from "../backends/models-list.ts";
-import { backendProbeTargets } from "../backends/probe-targets.ts";
+import type { ModelsProbe } from "../backends/models-list.ts";
+import { probeBackends } from "../backends/probe-targets.ts";
 import { redactUrl } from "../backends/url.ts";
 import type { Config } from "../config.ts";
 import { REDACTED } from "../config.ts";
 import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
 import { type PoolStatus, poolStatus } from "../dispatch/status.ts";
+import type { JobCaps } from "../jobs/caps.ts";
+import { sysIdentities } from "../jobs/machine.ts";
 import { type JobsSummary, jobsSummary } from "../jobs/maintenance.ts";
-import { codexOptionsFromConfig } from "../jobs/providers/codex-options.ts";
-import { type CodexStatusReport, codexStatus } from "../jobs/providers/codex-status.ts";
-import { dshOptionsFromConfig } from "../jobs/providers/dsh-options.ts";
-import { type DshStatusReport, dshStatus } from "../jobs/providers/dsh-status.ts";
-import { geminiOptionsFromConfig } from "../jobs/providers/gemini-options.ts";
-import { type GeminiStatusReport, geminiStatus } from "../jobs/providers/gemini-status.ts";
+import { codexServiceOptions } from "../jobs/providers/codex/service.ts";
+import { type CodexStatusReport, codexStatus } from "../jobs/providers/codex/status.ts";
+import { dshServiceOptions } from "../jobs/providers/dsh/service.ts";
+import { type DshStatusReport, dshStatus } from "../jobs/providers/dsh/status.ts";
+import { geminiServiceOptions } from "../jobs/providers/gemini/service.ts";
+import { type GeminiStatusReport, geminiStatus } from "../jobs/providers/gemini/status.ts";
+import { PROVIDERS } from "../jobs/providers/index.ts";
 import { knownJobStores } from "../jobs/store-registry.ts";
-import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { type BackendVerdict, backendVerdicts } from "../mcp/tool-availability.ts";
 import type { Backend } from "../mcp/tool-table.ts";
 import { dirState } from "../sys/writable.ts";
@@ -46,18 +48,17 @@ export type StatusReport = {
   mcp_tools: Record<Backend, BackendVerdict>;
 };
 
-const PROBE_TIMEOUT_MS = 3000;
+/** Every dir dl writes, named as `dl status` and `dl serve --check` show it: the pool cache, then each provider's jobs. */
+export function namedStateDirs(config: Config): [name: string, path: string][] {
+  const p = config.paths;
+  return [
+    ["cache (pool slots)", p.cacheDir],
+    ...PROVIDERS.map((d): [string, string] => [`${d.name} jobs`, p.stateDirs[d.name]]),
+  ];
+}
 
 function stateDirs(config: Config): StatusReport["state_dirs"] {
-  const p = config.paths;
-  const dirs: [string, string][] = [
-    ["cache (pool slots)", p.cacheDir],
-    ["codex jobs", p.codexStateDir],
-    ["gemini jobs", p.geminiStateDir],
-    ["dsh jobs", p.dshStateDir],
-    ["agent jobs", p.agentStateDir],
-  ];
-  return dirs.map(([name, path]) => {
+  return namedStateDirs(config).map(([name, path]) => {
     const s = dirState(path);
     return s.problem
       ? { name, path, exists: s.exists, writable: false, error: s.problem }
@@ -78,7 +79,7 @@ function pools(config: Config, failed: string[]): PoolStatus[] {
 /** A missing Codex CLI is information, not ill health: dl works without it. */
 async function codexReport(config: Config): Promise<StatusReport["codex"]> {
   try {
-    return await codexStatus(codexOptionsFromConfig(config, "dl wait"));
+    return await codexStatus(codexServiceOptions(config, "dl wait"));
   } catch (e) {
     return { error: e instanceof Error ? e.message : String(e) };
   }
@@ -87,19 +88,14 @@ async function codexReport(config: Config): Promise<StatusReport["codex"]> {
 /** Like Codex, a missing launcher or models file is information, not ill health. */
 function dshReport(config: Config): StatusReport["dsh"] {
   try {
-    return dshStatus(dshOptionsFromConfig(config, "dl wait", process.cwd()));
+    return dshStatus(dshServiceOptions(config, "dl wait", process.cwd()));
   } catch (e) {
     return { error: e instanceof Error ? e.message : String(e) };
   }
 }
 
 export async function gatherStatus(config: Config, build: BuildInfo): Promise<StatusReport> {
-  const backends = await Promise.all(
-    backendProbeTargets(config).map(async (t) => ({
-      lane: t.lane,
-      ...(await probeModels({ endpointUrl: t.url, apiKey: t.apiKey, headers: t.headers, timeoutMs: PROBE_TIMEOUT_MS })),
-    })),
-  );
+  const backends = await probeBackends(config);
   const state_dirs = stateDirs(config);
   const failed_checks: string[] = [];
   for (const b of backends)
@@ -111,7 +107,7 @@ export async function gatherStatus(config: Config, build: BuildInfo): Promise<St
   const jobs = jobsSummary(knownJobStores(config.paths), sysIdentities);
   for (const j of jobs) if (j.error) failed_checks.push(`jobs ${j.provider}: ${j.error}`);
   const codex = await codexReport(config);
-  const gemini = await geminiStatus(geminiOptionsFromConfig(config, "dl wait"));
+  const gemini = await geminiStatus(geminiServiceOptions(config, "dl wait"));
   failed_checks.push(...jailChecks(config, gemini.jail));
   return {
     ...build,
@@ -141,6 +137,25 @@ function jailChecks(config: Config, jail: GeminiStatusReport["jail"]): string[] 
   return users.map((u) => `jail for ${u} cannot start: ${why}`);
 }
 
+/** A provider's settings as status shows them: the caps group's values inline, where the group is. */
+function inlineCaps(
+  section: { readonly caps: Readonly<JobCaps> },
+  shown: readonly (keyof JobCaps)[] = ["maxConcurrent", "maxPerProject", "maxQueue", "staggerS"],
+): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(section).flatMap(([k, v]): [string, unknown][] =>
+      k === "caps" ? shown.map((cap) => [cap, section.caps[cap]]) : [[k, v]],
+    ),
+  );
+}
+
+/** The state paths as status has always shown them: each provider's job store as `<name>StateDir`. */
+function shownPaths(p: Config["paths"]): Record<string, unknown> {
+  const { stateDirs, jobStores: _, codexHome, dshModelsFile, isolationRoot, ...dirs } = p;
+  const stores = Object.fromEntries(PROVIDERS.map((d) => [`${d.name}StateDir`, stateDirs[d.name]]));
+  return { ...dirs, ...stores, codexHome, dshModelsFile, isolationRoot };
+}
+
 /** The effective configuration with every secret replaced and child env shown by name only. */
 function redactedConfig(c: Config): Record<string, unknown> {
   const hide = (v: string) => (v ? REDACTED : "");
@@ -157,12 +172,13 @@ function redactedConfig(c: Config): Record<string, unknown> {
     backend: { ...c.backend, key: hide(c.backend.key) },
     agent: c.agent,
     pools: c.pools,
-    codex: c.codex,
-    gemini: c.gemini,
-    dsh: c.dsh,
+    codex: inlineCaps(c.codex),
+    // Gemini has no per-project cap or stagger variable: none is shown.
+    gemini: inlineCaps(c.gemini, ["maxConcurrent", "maxQueue"]),
+    dsh: inlineCaps(c.dsh),
     watcher: c.watcher,
     jobs: c.jobs,
-    paths: c.paths,
+    paths: shownPaths(c.paths),
     child_env_names: Object.keys(c.childEnv).sort(),
   };
 }

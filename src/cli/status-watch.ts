@@ -2,13 +2,14 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Config } from "../config.ts";
 import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
 import { poolStatus } from "../dispatch/status.ts";
+import { capsView } from "../jobs/caps.ts";
+import { sysIdentities } from "../jobs/machine.ts";
 import { jobsSummary } from "../jobs/maintenance.ts";
-import { agentSlotWait } from "../jobs/providers/agent-slot-wait.ts";
-import { CodexAccount } from "../jobs/providers/codex-account.ts";
-import { codexOptionsFromConfig } from "../jobs/providers/codex-options.ts";
-import { CodexQuota } from "../jobs/providers/codex-quota.ts";
+import { agentSlotWait } from "../jobs/providers/agent/slot-wait.ts";
+import { CodexAccount } from "../jobs/providers/codex/account.ts";
+import { CodexQuota } from "../jobs/providers/codex/quota.ts";
+import { codexServiceOptions } from "../jobs/providers/codex/service.ts";
 import { knownJobStores } from "../jobs/store-registry.ts";
-import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { renderCodex, renderJobs, renderPools } from "./status-render.ts";
 
 /**
@@ -21,12 +22,12 @@ import { renderCodex, renderJobs, renderPools } from "./status-render.ts";
 type Sources = { config: Config; account: CodexAccount; quota: CodexQuota; caps: [number, number] };
 
 function sources(config: Config): Sources {
-  const o = codexOptionsFromConfig(config, "dl wait");
+  const o = codexServiceOptions(config, "dl wait");
   return {
     config,
     account: new CodexAccount({ stateDir: o.stateDir, codexHome: o.codexHome }),
     quota: new CodexQuota({ codexHome: o.codexHome, warnPct: o.quotaWarnPct, refusePct: o.quotaRefusePct }),
-    caps: [o.maxConcurrent, o.maxPerProject],
+    caps: [o.caps.maxConcurrent, o.caps.maxPerProject],
   };
 }
 
@@ -43,7 +44,7 @@ async function frame(s: Sources, now: Date): Promise<string> {
       cli: { ok: true, version: "", path: "" },
       account: s.account.view(...s.caps),
       quota: s.quota.verdict(),
-      caps: { max_concurrent: s.caps[0], max_per_project: s.caps[1], max_queue: 0, stagger_s: 0 },
+      caps: capsView({ maxConcurrent: s.caps[0], maxPerProject: s.caps[1], maxQueue: 0, staggerS: 0 }),
     },
     true,
   );

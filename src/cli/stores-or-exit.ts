@@ -1,6 +1,6 @@
 import { irregularStores } from "../jobs/store-files.ts";
 import type { JobStateDir } from "../sys/paths.ts";
-import { EXIT } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 
 /**
  * Commands that read the job stores (wait, status, reap) check them first: a store file

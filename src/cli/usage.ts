@@ -5,7 +5,8 @@ import { loadPrices } from "../jobs/usage-cost.ts";
 import { readLedger } from "../jobs/usage-ledger.ts";
 import { parseSince, USAGE_GROUPS, type UsageGroupBy, usageReport } from "../jobs/usage-report.ts";
 import type { DlCommand } from "./command.ts";
-import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { configOrExit } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 import { renderUsage } from "./usage-render.ts";
 
 const def = defineCommand({

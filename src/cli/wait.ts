@@ -1,10 +1,11 @@
 import { defineCommand } from "citty";
 import { jobIdProblem } from "../jobs/job-id.ts";
+import { sysIdentities } from "../jobs/machine.ts";
 import { knownJobStores } from "../jobs/store-registry.ts";
-import { sysIdentities } from "../jobs/sys-adapters.ts";
 import { describeUnusable, waitForJobs } from "../jobs/wait.ts";
 import type { DlCommand } from "./command.ts";
-import { configOrExit, EXIT } from "./config-or-exit.ts";
+import { configOrExit } from "./config-or-exit.ts";
+import { EXIT } from "./exit.ts";
 import { interruptScope } from "./interrupt.ts";
 import { refuseIrregularStores } from "./stores-or-exit.ts";
 

@@ -1,6 +1,6 @@
 import { type AgentSettings, agentSettings } from "../agent/settings.ts";
 import type { Config } from "../config.ts";
-import { commandJail } from "../sandbox/command-jail.ts";
+import type { CommandJail, CommandJailOptions } from "../sandbox/command-jail.ts";
 import { protectedDirs } from "../sys/paths.ts";
 
 /** The agent loop's settings, taken from the one Config. */
@@ -25,7 +25,7 @@ export function agentSettingsFromConfig(c: Config): AgentSettings {
       maxConcurrent: c.agent.maxBashConcurrent,
       passthrough: [...c.agent.envPassthrough],
       jail: c.agent.runBashSandbox
-        ? commandJail({
+        ? jailOnFirstCommand({
             platform: process.platform,
             home: c.paths.home,
             stateDirs: protectedDirs(c.paths),
@@ -34,4 +34,18 @@ export function agentSettingsFromConfig(c: Config): AgentSettings {
         : null,
     },
   });
+}
+
+/**
+ * The run_bash jail, loaded (bwrap, sandbox-exec, the policy) when the first command is
+ * wrapped: every process builds these settings, and most never run a command.
+ */
+function jailOnFirstCommand(o: CommandJailOptions): CommandJail {
+  let jail: Promise<CommandJail> | undefined;
+  return {
+    async wrap(argv, env, workdir) {
+      jail ??= import("../sandbox/command-jail.ts").then((m) => m.commandJail(o));
+      return (await jail).wrap(argv, env, workdir);
+    },
+  };
 }

@@ -13,7 +13,7 @@ export type TranscriptTarget = { file: string; logId: string | null };
 /** A new synchronous delegation's transcript: `dg-…` beside the agent jobs (dl reap prunes both). */
 export function newDelegationTranscript(config: Config): TranscriptTarget {
   const id = `${DELEGATION_ID_PREFIX}${randomBytes(5).toString("hex")}`;
-  return { file: delegationTranscriptFile(config.paths.agentStateDir, id), logId: id };
+  return { file: delegationTranscriptFile(config.paths.stateDirs.agent, id), logId: id };
 }
 
 /** The keys dl holds: never written to a transcript, whatever a command or path contains. */
@@ -31,7 +31,7 @@ export function openTranscript(
 ): { sink: TranscriptSink; close: () => void; logId: string | null } {
   try {
     if (t.logId?.startsWith(DELEGATION_ID_PREFIX))
-      mkdirSync(delegationsDir(config.paths.agentStateDir), { recursive: true, mode: 0o700 });
+      mkdirSync(delegationsDir(config.paths.stateDirs.agent), { recursive: true, mode: 0o700 });
     const file = new TranscriptFile(t.file, secretsOf(config));
     return { sink: file, close: () => file.close(), logId: t.logId };
   } catch (e) {

@@ -41,7 +41,7 @@ export async function recordDelegation(
   o: { kind: string; id: string | null; elapsedMs: number },
 ): Promise<void> {
   const project = (await resolveWorkspace(p.workdir, config.childEnv)).project;
-  recordDelegationUsage(config.paths.agentStateDir, {
+  recordDelegationUsage(config.paths.stateDirs.agent, {
     id: o.id ?? `${DELEGATION_ID_PREFIX}${randomBytes(5).toString("hex")}`,
     kind: o.kind,
     at: Date.now(),

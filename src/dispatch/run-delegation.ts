@@ -82,7 +82,7 @@ export async function prepareDelegation(
 ): Promise<PreparedDelegation> {
   if (!input.task.trim()) throw new DlError("bad_input", "task is empty; say what the agent should do");
   const prior =
-    input.continue_from !== undefined ? loadPrior(config.paths.agentStateDir, input.continue_from) : undefined;
+    input.continue_from !== undefined ? loadPrior(config.paths.stateDirs.agent, input.continue_from) : undefined;
   // No workdir: a follow-up's own, else the directory `dl run` was started in (MCP clients always pass one).
   const given = input.workdir?.trim() || prior?.workdir || process.cwd();
   const workdir = checkWorkdir(resolve(given), workdirGuard(config.paths));
@@ -103,7 +103,7 @@ export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext)
   let held: HeldConversation | null;
   try {
     held = holdConversation(
-      ctx.config.paths.agentStateDir,
+      ctx.config.paths.stateDirs.agent,
       { agent: p.agent.name, workdir: p.workdir, model: p.model },
       p.prior?.id,
     );

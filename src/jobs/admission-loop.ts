@@ -62,7 +62,7 @@ export class AdmissionLoop {
     this.timer = null;
     this.ticking = true;
     this.again = false;
-    let next = this.c.o.tickMs ?? 250;
+    let next = this.c.options.tickMs ?? 250;
     try {
       // A dead server's running rows hold the caps in the plan (its orphan child may still
       // run): end them first, so the slots they freed are used by live servers' jobs.
@@ -72,7 +72,7 @@ export class AdmissionLoop {
       next = Math.min(next, this.admit());
       next = Math.min(next, this.reaper.wakeInMs());
     } catch (e) {
-      log.warn(`${this.c.o.provider.name} admission failed: ${describeError(e)}`);
+      log.warn(`${this.c.options.provider.name} admission failed: ${describeError(e)}`);
     } finally {
       this.ticking = false;
     }
@@ -82,7 +82,7 @@ export class AdmissionLoop {
 
   /** One admission pass; returns how soon to look again. */
   private admit(): number {
-    const { o, store, serverId } = this.c;
+    const { options, store, serverId } = this.c;
     const now = this.c.now();
     const rows = store.listActive();
     const owners = new Map<string, boolean>();
@@ -91,20 +91,20 @@ export class AdmissionLoop {
       const k = `${r.owner_pid}:${r.owner_start}`;
       const known = owners.get(k);
       if (known !== undefined) return known;
-      const v = ownerAlive(r, o.identities);
+      const v = ownerAlive(r, options.identities);
       owners.set(k, v);
       return v;
     };
-    const cap = Math.min(o.maxConcurrent, o.effectiveCap?.() ?? o.maxConcurrent);
-    const projectCap = Math.min(o.maxPerProject, cap, o.effectiveProjectCap?.() ?? o.maxPerProject);
+    const cap = Math.min(options.maxConcurrent, options.effectiveCap?.() ?? options.maxConcurrent);
+    const projectCap = Math.min(options.maxPerProject, cap, options.effectiveProjectCap?.() ?? options.maxPerProject);
     const plan = planAdmission({
       rows,
       now,
       globalCap: cap,
-      configuredGlobalCap: o.maxConcurrent,
+      configuredGlobalCap: options.maxConcurrent,
       perProjectCap: projectCap,
-      configuredPerProjectCap: o.maxPerProject,
-      gate: o.gate?.() ?? null,
+      configuredPerProjectCap: options.maxPerProject,
+      gate: options.gate?.() ?? null,
       ownerAlive: alive,
     });
     let next = Infinity;
@@ -113,7 +113,7 @@ export class AdmissionLoop {
     for (const { row, reason } of plan) {
       // With a stagger only one launch fits in each window: it goes to the oldest
       // admissible job (whichever server owns it), so launches keep submit order.
-      const turn = reason === null && (o.staggerMs <= 0 || !admissibleSeen);
+      const turn = reason === null && (options.staggerMs <= 0 || !admissibleSeen);
       if (reason === null) admissibleSeen = true;
       if (row.server_id !== serverId) continue;
       let why = reason ?? (turn ? null : "waiting_for_slot");

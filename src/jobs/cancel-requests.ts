@@ -22,8 +22,9 @@ export function serveCancelRequests(c: EngineContext, cancel: (id: string) => Pr
     store.clearCancelRequest(id);
     // Stopping takes the child's grace period: admission goes on meanwhile.
     cancel(id).then(
-      (r) => log.info(`${c.o.provider.name} job ${id}: ${r.status} (cancelled from dl cancel)`),
-      (e: unknown) => log.warn(`${c.o.provider.name} job ${id}: dl cancel could not be served: ${describeError(e)}`),
+      (r) => log.info(`${c.options.provider.name} job ${id}: ${r.status} (cancelled from dl cancel)`),
+      (e: unknown) =>
+        log.warn(`${c.options.provider.name} job ${id}: dl cancel could not be served: ${describeError(e)}`),
     );
   }
 }

@@ -46,7 +46,8 @@ export async function cancelJobs(
 ): Promise<CancelResult[]> {
   const rows = ids.map((id) => {
     const row = c.store.get(id);
-    if (!row) throw new DlError("not_found", `no ${c.o.provider.name} job ${id.slice(0, 64)}; check the id with poll`);
+    if (!row)
+      throw new DlError("not_found", `no ${c.options.provider.name} job ${id.slice(0, 64)}; check the id with poll`);
     return row;
   });
   for (const row of rows) {

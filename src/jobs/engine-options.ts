@@ -1,6 +1,6 @@
 import type { JobStore } from "../store/jobs.ts";
 import type { QueueReason } from "../store/types.ts";
-import type { Identities, JobLocks, ProcessOwner } from "./engine-ports.ts";
+import type { Identities, JobLocks, ProcessOwner } from "./machine.ts";
 import type { Provider } from "./provider.ts";
 import type { WorkspaceGuards } from "./workspace.ts";
 
@@ -51,7 +51,7 @@ export interface EngineOptions {
  * share. The JobEngine builds it once, so every part sees the same store, id and clock.
  */
 export interface EngineContext {
-  readonly o: EngineOptions;
+  readonly options: EngineOptions;
   readonly store: JobStore;
   /** This engine's id in the rows it writes; its own rows are never treated as dead. */
   readonly serverId: string;

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { DlError } from "../errors.ts";
 import { JobStore } from "../store/jobs.ts";
 import type { JobRow } from "../store/types.ts";
+import { canonicalPath } from "../sys/paths.ts";
 import { AdmissionLoop } from "./admission-loop.ts";
 import { type Canceller, type CancelResult, cancelJobs, cancelOwnQueued } from "./cancel.ts";
 import type { EngineContext, EngineOptions } from "./engine-options.ts";
@@ -13,7 +14,7 @@ import type { Provider } from "./provider.ts";
 import type { ReapAction } from "./reaper.ts";
 import { prepareJobs, queueBound, type SubmitResult, watchFor } from "./submit.ts";
 import { recordJobEnd } from "./usage-ledger.ts";
-import { realOrCanonical, resolveWorkspace } from "./workspace.ts";
+import { resolveWorkspace } from "./workspace.ts";
 
 export type { CancelResult } from "./cancel.ts";
 export type { EngineOptions } from "./engine-options.ts";
@@ -36,19 +37,19 @@ export class JobEngine {
   private readonly loop: AdmissionLoop;
   private project: Promise<string> | undefined;
 
-  private constructor(private readonly o: EngineOptions) {
-    if (!(o.maxPerProject > 0 && o.maxPerProject <= o.maxConcurrent)) {
+  private constructor(private readonly options: EngineOptions) {
+    if (!(options.maxPerProject > 0 && options.maxPerProject <= options.maxConcurrent)) {
       throw new DlError(
         "bad_config",
-        `per-project cap ${o.maxPerProject} must be > 0 and <= the global cap ${o.maxConcurrent}`,
+        `per-project cap ${options.maxPerProject} must be > 0 and <= the global cap ${options.maxConcurrent}`,
       );
     }
     // Fails closed: an unwritable state dir throws DlError "storage" and no engine exists.
     this.c = {
-      o,
-      store: JobStore.open(o.stateDir, { provider: o.provider.name }),
+      options,
+      store: JobStore.open(options.stateDir, { provider: options.provider.name }),
       serverId: this.serverId,
-      now: o.now ?? Date.now,
+      now: options.now ?? Date.now,
     };
     this.reaper = new LiveReaper(this.c);
     // A job's end frees slots: admission looks again at once.
@@ -61,16 +62,16 @@ export class JobEngine {
   }
 
   /** Opens the store, reaps the rows of dead servers, starts admitting. */
-  static async start(o: EngineOptions): Promise<{ engine: JobEngine; reaped: ReapAction[] }> {
-    const engine = new JobEngine(o);
+  static async start(options: EngineOptions): Promise<{ engine: JobEngine; reaped: ReapAction[] }> {
+    const engine = new JobEngine(options);
     const reaped = await engine.reaper.reap();
-    logReaped(o.provider.name, reaped);
+    logReaped(options.provider.name, reaped);
     engine.loop.schedule(0);
     return { engine, reaped };
   }
 
   get provider(): Provider {
-    return this.o.provider;
+    return this.options.provider;
   }
 
   /** Validates every task, then records all of them or none. Returns at once. */
@@ -79,14 +80,14 @@ export class JobEngine {
     const { rows, views } = await prepareJobs(rawTasks, this.c);
     // A dead server's queued rows must not fill the bound: end them first.
     if (this.reaper.hasDeadRows()) await this.reaper.reapDead();
-    const free = this.o.locks.freeGlobal(this.o.maxConcurrent);
+    const free = this.options.locks.freeGlobal(this.options.maxConcurrent);
     this.c.store.insertMany(rows, queueBound(this.c, free, rows.length));
     this.loop.schedule(0);
     return {
       jobs: views,
       ...watchFor(
         views.map((v) => v.id),
-        this.o.waitCommand,
+        this.options.waitCommand,
       ),
     };
   }
@@ -134,9 +135,10 @@ export class JobEngine {
 
   /** The project key of the folder this server serves, resolved once (git, like a job's). */
   private callerProject(): Promise<string> {
-    this.project ??= resolveWorkspace(realOrCanonical(this.o.callerDir ?? process.cwd()), this.o.guards.toolEnv).then(
-      (w) => w.project,
-    );
+    this.project ??= resolveWorkspace(
+      canonicalPath(this.options.callerDir ?? process.cwd()),
+      this.options.guards.toolEnv,
+    ).then((w) => w.project);
     return this.project;
   }
 
@@ -158,6 +160,6 @@ export class JobEngine {
 
   /** Our own rows are alive by definition; others' owners are checked by pid + start time. */
   private liveness(r: JobRow): Liveness {
-    return jobLiveness(r, this.o.identities, this.serverId);
+    return jobLiveness(r, this.options.identities, this.serverId);
   }
 }

@@ -4,10 +4,11 @@ import { describeError } from "../errors.ts";
 import { JobStore } from "../store/jobs.ts";
 import type { JobRow } from "../store/types.ts";
 import { DB_FILE } from "../store/types.ts";
-import { JOB_STATE_DIRS, type JobStateDir } from "../sys/paths.ts";
+import type { JobStateDir } from "../sys/paths.ts";
 import { type JobVerdict, judgeJob } from "./display-state.ts";
-import type { Identities } from "./engine-ports.ts";
 import { jobLiveness, type Liveness } from "./liveness.ts";
+import type { Identities } from "./machine.ts";
+import { PROVIDERS } from "./providers/index.ts";
 
 /**
  * The shell's read side of the job stores (dl jobs, show, logs, cancel): every known store
@@ -49,7 +50,7 @@ function withVerdict(store: JobStateDir, row: JobRow, identities: Identities): F
 
 /** The stores an id of this shape can be in (its provider's, wherever they are). */
 function storesFor(stores: readonly JobStateDir[], id: string): JobStateDir[] {
-  const provider = JOB_STATE_DIRS.find((d) => id.startsWith(d.idPrefix))?.provider;
+  const provider = PROVIDERS.find((d) => id.startsWith(d.idPrefix))?.name;
   return stores.filter((s) => s.provider === provider);
 }
 

@@ -2,8 +2,9 @@ import { join } from "node:path";
 import { describeError } from "../errors.ts";
 import { log } from "../log.ts";
 import { isTerminal, type JobRow, type QueueReason } from "../store/types.ts";
+import type { SlotLease } from "../sys/slots.ts";
+import { backoffMs } from "./backoff.ts";
 import type { EngineContext } from "./engine-options.ts";
-import type { HeldLock } from "./engine-ports.ts";
 import type { JobStopCause } from "./job-outcome.ts";
 import { type RunnerContext, runJob } from "./runner.ts";
 
@@ -18,7 +19,6 @@ interface Active {
   locks: DisposableStack;
 }
 
-const BACKOFF_S = [5, 10, 20, 40, 60];
 /** Lock errors (not contention) a job meets before it is recorded failed. */
 const MAX_LOCK_ERRORS = 3;
 
@@ -66,7 +66,7 @@ export class Launcher {
   }
 
   /** Takes the locks and the stagger claim, then runs the job in the background. */
-  launch(row: JobRow, now: number, cap: number, projectCap: number = this.c.o.maxPerProject): LaunchOutcome {
+  launch(row: JobRow, now: number, cap: number, projectCap: number = this.c.options.maxPerProject): LaunchOutcome {
     // Every way out of this method before the job starts (no slot, a throw, a lost
     // stagger claim) gives back what was taken, or that checkout and slot would stay busy
     // for every server until this one exits. A started job takes the locks over.
@@ -79,7 +79,12 @@ export class Launcher {
     }
     if (taken !== "started") return taken;
     this.lockErrors.delete(row.id);
-    const claim = this.c.store.claimLaunch(row.id, { started_at: now, last_activity_at: now }, now, this.c.o.staggerMs);
+    const claim = this.c.store.claimLaunch(
+      row.id,
+      { started_at: now, last_activity_at: now },
+      now,
+      this.c.options.staggerMs,
+    );
     if (!claim.ok) {
       return "waitMs" in claim
         ? { reason: "waiting_for_slot", retryMs: claim.waitMs }
@@ -89,7 +94,7 @@ export class Launcher {
     const abort = new AbortController();
     const started: JobRow = { ...row, status: "running", started_at: now, last_activity_at: now };
     const done = runJob(started, this.runnerContext(), abort.signal)
-      .catch((e) => log.error(`${this.c.o.provider.name} job ${row.id}: ${describeError(e)}`))
+      .catch((e) => log.error(`${this.c.options.provider.name} job ${row.id}: ${describeError(e)}`))
       .finally(() => {
         locks.dispose();
         this.active.delete(row.id);
@@ -107,16 +112,16 @@ export class Launcher {
     projectCap: number,
     held: DisposableStack,
   ): "started" | { reason: QueueReason } {
-    const l = this.c.o.locks;
-    const hold = (lock: HeldLock) => held.defer(() => lock.release());
+    const l = this.c.options.locks;
+    const hold = (lock: SlotLease) => held.defer(() => lock.release());
     const ws = l.tryWorkspace(row.workspace_root, row.id);
     if (!ws) return { reason: "workspace_busy" };
     hold(ws);
     const g = l.tryGlobal(cap, row.id);
-    if (!g) return { reason: cap < this.c.o.maxConcurrent ? "adaptive_cap" : "global_cap" };
+    if (!g) return { reason: cap < this.c.options.maxConcurrent ? "adaptive_cap" : "global_cap" };
     hold(g);
     const pr = l.tryProject(row.project, projectCap, row.id);
-    if (!pr) return { reason: projectCap < this.c.o.maxPerProject ? "adaptive_cap" : "waiting_for_slot" };
+    if (!pr) return { reason: projectCap < this.c.options.maxPerProject ? "adaptive_cap" : "waiting_for_slot" };
     hold(pr);
     return "started";
   }
@@ -127,7 +132,7 @@ export class Launcher {
    * job is recorded failed (infra) with the cause, so nothing waits on it for ever.
    */
   private lockFailed(row: JobRow, e: unknown): { reason: QueueReason; retryMs: number } {
-    const name = this.c.o.provider.name;
+    const name = this.c.options.provider.name;
     const n = (this.lockErrors.get(row.id) ?? 0) + 1;
     const why = describeError(e);
     if (n < MAX_LOCK_ERRORS) {
@@ -137,7 +142,7 @@ export class Launcher {
     }
     this.lockErrors.delete(row.id);
     log.error(`${name} job ${row.id}: could not take its slot locks (${why}) ${n} times; recording it failed`);
-    const msg = `could not take the job's slot locks under ${join(this.c.o.stateDir, "slots")} (${why}); check that directory (permissions, symlinks, open-file limit) and submit again`;
+    const msg = `could not take the job's slot locks under ${join(this.c.options.stateDir, "slots")} (${why}); check that directory (permissions, symlinks, open-file limit) and submit again`;
     this.c.store.update(
       row.id,
       { status: "failed", failure_kind: "infra", final_response: msg, ended_at: this.c.now(), queue_reason: null },
@@ -159,22 +164,20 @@ export class Launcher {
 
   /** The runner's view of this engine, with the option defaults filled in. */
   private runnerContext(): RunnerContext {
-    const { o, store, now } = this.c;
+    const { options, store, now } = this.c;
     return {
       store,
-      provider: o.provider,
-      identities: o.identities,
+      provider: options.provider,
+      identities: options.identities,
       now,
-      graceMs: o.graceMs ?? 5000,
-      outputCap: o.outputCap ?? 4 * 1024 * 1024,
-      jobsDir: join(o.stateDir, "jobs"),
-      maxRetries: o.maxRetries ?? 3,
-      retryDelayMs:
-        o.retryDelayMs ??
-        ((n: number) => (BACKOFF_S[Math.min(n, BACKOFF_S.length) - 1] ?? 60) * 1000 * (0.8 + Math.random() * 0.4)),
+      graceMs: options.graceMs ?? 5000,
+      outputCap: options.outputCap ?? 4 * 1024 * 1024,
+      jobsDir: join(options.stateDir, "jobs"),
+      maxRetries: options.maxRetries ?? 3,
+      retryDelayMs: options.retryDelayMs ?? ((n: number) => backoffMs(n) * (0.8 + Math.random() * 0.4)),
       onPersistError: (id: string, msg: string) => {
         this.persistErrors.set(id, msg);
-        log.error(`${o.provider.name} job ${id}: could not record its state: ${msg}`);
+        log.error(`${options.provider.name} job ${id}: could not record its state: ${msg}`);
       },
     };
   }

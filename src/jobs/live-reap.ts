@@ -29,8 +29,14 @@ export class LiveReaper {
 
   /** Ends rows of dead servers now (what `dl reap` does from outside). */
   reap(dryRun = false): Promise<ReapAction[]> {
-    const { o, store, now, serverId } = this.c;
-    return reapDeadOwners(store, { identities: o.identities, now, selfServerId: serverId, dryRun, graceMs: o.graceMs });
+    const { options, store, now, serverId } = this.c;
+    return reapDeadOwners(store, {
+      identities: options.identities,
+      now,
+      selfServerId: serverId,
+      dryRun,
+      graceMs: options.graceMs,
+    });
   }
 
   /** What the last admission pass saw: null when every active row's owner is alive. */
@@ -41,7 +47,7 @@ export class LiveReaper {
   /** Whether the last pass saw a dead owner's row and the throttle lets us reap now. */
   due(): boolean {
     if (!this.dead) return false;
-    const gap = this.dead.blocked ? REAP_BLOCKED_MS : (this.c.o.reapEveryMs ?? 5000);
+    const gap = this.dead.blocked ? REAP_BLOCKED_MS : (this.c.options.reapEveryMs ?? 5000);
     return this.c.now() - this.lastReap >= gap;
   }
 
@@ -53,8 +59,8 @@ export class LiveReaper {
 
   /** Whether any active row belongs to a dead server (checked before the queue bound). */
   hasDeadRows(): boolean {
-    const { o, store, serverId } = this.c;
-    return store.listActive().some((r) => r.server_id !== serverId && !ownerAlive(r, o.identities));
+    const { options, store, serverId } = this.c;
+    return store.listActive().some((r) => r.server_id !== serverId && !ownerAlive(r, options.identities));
   }
 
   /** The reap in flight, or null: stop waits for it before it closes the store. */
@@ -69,9 +75,9 @@ export class LiveReaper {
   reapDead(): Promise<void> {
     this.reaping ??= (async () => {
       try {
-        logReaped(this.c.o.provider.name, await this.reap());
+        logReaped(this.c.options.provider.name, await this.reap());
       } catch (e) {
-        log.warn(`${this.c.o.provider.name}: ending dead servers' jobs failed: ${describeError(e)}`);
+        log.warn(`${this.c.options.provider.name}: ending dead servers' jobs failed: ${describeError(e)}`);
       } finally {
         this.lastReap = this.c.now();
         this.dead = null;

@@ -1,6 +1,6 @@
 import type { JobRow } from "../store/types.ts";
 import { sameSessionLeader } from "../sys/identity.ts";
-import type { Identities } from "./engine-ports.ts";
+import type { Identities } from "./machine.ts";
 
 /** True when the row's owning server is still the same live process. */
 export function ownerAlive(row: Pick<JobRow, "owner_pid" | "owner_start">, ids: Identities): boolean {

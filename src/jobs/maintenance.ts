@@ -6,8 +6,8 @@ import type { JobRow } from "../store/types.ts";
 import { DB_FILE } from "../store/types.ts";
 import type { JobStateDir } from "../sys/paths.ts";
 import { type DisplayState, judgeJob } from "./display-state.ts";
-import type { Identities } from "./engine-ports.ts";
 import { jobLiveness } from "./liveness.ts";
+import type { Identities } from "./machine.ts";
 import { jobDirOf } from "./outcome-file.ts";
 import { type ReapAction, reapDeadOwners } from "./reaper.ts";
 

@@ -1,6 +1,7 @@
 import type { JobRow } from "../store/types.ts";
 import { isTerminal } from "../store/types.ts";
 import { judgeJob } from "./display-state.ts";
+import type { JobEngine } from "./engine.ts";
 import type { Liveness } from "./liveness.ts";
 import { sanitizeJson, sanitizeLine, shortenResponse } from "./sanitize.ts";
 
@@ -109,4 +110,24 @@ export function unknownView(id: string): { id: string; status: "unknown"; error:
     status: "unknown",
     error: "no job with this id in this provider's state dir (wrong provider, or pruned by dl reap)",
   };
+}
+
+/** The engine's poll, each known job's view extended by `view`; unknown ids pass as they are. */
+export function pollWith<V>(
+  engine: JobEngine,
+  ids: readonly string[],
+  view: (v: PollView, row: JobRow | undefined) => V,
+): (V | ReturnType<JobEngine["poll"]>[number])[] {
+  return engine.poll(ids).map((v) => ("provider" in v ? view(v, engine.row(v.id)) : v));
+}
+
+/** A JSON column of a row read back as an object; null, corrupt or non-object JSON is {}. */
+export function jsonColumn(s: string | null | undefined): Record<string, unknown> {
+  if (!s) return {};
+  try {
+    const v = JSON.parse(s) as unknown;
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }

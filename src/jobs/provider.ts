@@ -72,9 +72,9 @@ export interface ParsedResult {
 export type FailureClass = "quota" | "throttle" | "auth" | "infra" | "config" | "result_file_refused" | "other";
 
 export interface Provider {
-  /** "codex", "gemini", "dsh", "test". */
+  /** A PROVIDERS name (jobs/providers/index.ts), or a test provider's. */
   readonly name: string;
-  /** Job id prefix: "cx-", "gm-", "dsh-". */
+  /** Job id prefix, from the same entry ("cx-", "gm-", "dsh-", "ag-"). */
   readonly idPrefix: string;
   /**
    * Checks one raw task and fills defaults. Throws DlError "bad_input" (with what to

@@ -3,8 +3,8 @@ import type { JobStore } from "../store/jobs.ts";
 import type { JobPatch, JobRow, JobStatus } from "../store/types.ts";
 import { terminateGroup } from "../sys/process.ts";
 import { orphanPlan } from "./display-state.ts";
-import type { Identities } from "./engine-ports.ts";
 import { childVerified, ownerAlive } from "./liveness.ts";
+import type { Identities } from "./machine.ts";
 import { jobDirOf, readOutcome } from "./outcome-file.ts";
 
 export interface ReapAction {

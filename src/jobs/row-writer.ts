@@ -39,16 +39,16 @@ export class JobRowWriter {
 
   constructor(
     readonly id: string,
-    private readonly o: RowWriterOptions,
+    private readonly options: RowWriterOptions,
     private readonly outcome?: OutcomeTarget,
   ) {}
 
   write(patch: JobPatch, expect: JobRow["status"][] = ["running"]): WriteResult {
     try {
-      return this.o.store.update(this.id, patch, expect) ? "changed" : "gone";
+      return this.options.store.update(this.id, patch, expect) ? "changed" : "gone";
     } catch (e) {
       this.lastError = describeError(e);
-      this.o.onPersistError(this.id, this.lastError);
+      this.options.onPersistError(this.id, this.lastError);
       return "error";
     }
   }
@@ -56,7 +56,7 @@ export class JobRowWriter {
   /** A write that must land: retried with backoff while the store throws. */
   async persist(patch: JobPatch): Promise<WriteResult> {
     let r = this.write(patch);
-    for (const ms of this.o.persistRetryMs ?? PERSIST_RETRY_MS) {
+    for (const ms of this.options.persistRetryMs ?? PERSIST_RETRY_MS) {
       if (r !== "error") break;
       await Bun.sleep(ms);
       r = this.write(patch);
@@ -83,7 +83,7 @@ export class JobRowWriter {
       status: "failed",
       failure_kind: "infra",
       exit_code: patch.exit_code ?? null,
-      ended_at: patch.ended_at ?? this.o.now(),
+      ended_at: patch.ended_at ?? this.options.now(),
       persist_error: why.slice(0, 500),
     };
     if (cause !== undefined) this.keep(fallback);
@@ -107,13 +107,13 @@ export class JobRowWriter {
    * file is the record.
    */
   private retryLater(patches: readonly JobPatch[], attempt = 0): void {
-    const pauses = this.o.lateRetryMs ?? LATE_RETRY_MS;
+    const pauses = this.options.lateRetryMs ?? LATE_RETRY_MS;
     const ms = pauses[Math.min(attempt, pauses.length - 1)] ?? 30_000;
     const timer = setTimeout(() => {
       for (const p of patches) {
         let r: WriteResult;
         try {
-          r = this.o.store.update(this.id, p, ["running"]) ? "changed" : "gone";
+          r = this.options.store.update(this.id, p, ["running"]) ? "changed" : "gone";
         } catch {
           continue;
         }
@@ -127,6 +127,6 @@ export class JobRowWriter {
 
   /** Ends the job as failed with a message for the caller. */
   fail(kind: string, message: string): Promise<void> {
-    return this.finish({ status: "failed", failure_kind: kind, final_response: message, ended_at: this.o.now() });
+    return this.finish({ status: "failed", failure_kind: kind, final_response: message, ended_at: this.options.now() });
   }
 }

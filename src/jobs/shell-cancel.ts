@@ -4,9 +4,9 @@ import { isTerminal, type JobRow } from "../store/types.ts";
 import { terminateGroup } from "../sys/process.ts";
 import { type Canceller, type CancelResult, cancelRefusal } from "./cancel.ts";
 import { orphanPlan } from "./display-state.ts";
-import type { Identities } from "./engine-ports.ts";
 import type { FoundJob } from "./job-finder.ts";
 import { jobLiveness } from "./liveness.ts";
+import type { Identities } from "./machine.ts";
 
 export type ShellCancelOptions = {
   /** The project of the folder dl cancel runs in (resolveWorkspace's key). */

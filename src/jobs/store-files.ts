@@ -1,5 +1,6 @@
 import { irregularStoreFile } from "../store/db.ts";
-import { JOB_STATE_DIRS, type JobStateDir } from "../sys/paths.ts";
+import type { JobStateDir } from "../sys/paths.ts";
+import { PROVIDERS } from "./providers/index.ts";
 
 /** A job store that must not be opened: one of its files is a FIFO, a device, a directory. */
 export interface IrregularStore {
@@ -16,7 +17,7 @@ export function irregularStores(dirs: readonly JobStateDir[]): IrregularStore[] 
   for (const d of dirs) {
     const bad = irregularStoreFile(d.stateDir);
     if (!bad) continue;
-    const variable = JOB_STATE_DIRS.find((x) => x.provider === d.provider)?.env;
+    const variable = PROVIDERS.find((x) => x.name === d.provider)?.stateEnv;
     found.push({ provider: d.provider, ...bad, variable });
   }
   return found;

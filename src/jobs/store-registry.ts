@@ -4,14 +4,8 @@ import { isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { DB_FILE } from "../store/types.ts";
 import { readChildFileSync } from "../sys/child-file.ts";
-import {
-  canonicalPath,
-  isWithin,
-  JOB_STATE_DIRS,
-  type JobStateDir,
-  jobStateDirs,
-  type StatePaths,
-} from "../sys/paths.ts";
+import { canonicalPath, isWithin, type JobStateDir, jobStateDirs, type StatePaths } from "../sys/paths.ts";
+import { PROVIDERS } from "./providers/index.ts";
 
 /**
  * The per-user record of the job stores `dl serve` processes serve. A host's MCP config
@@ -23,8 +17,8 @@ import {
 /** An entry is a few hundred bytes; anything bigger was not written by dl. */
 const ENTRY_MAX_BYTES = 4096;
 
-const PROVIDERS = JOB_STATE_DIRS.map((d) => d.provider) as [string, ...string[]];
-const Entry = z.object({ provider: z.enum(PROVIDERS), state_dir: z.string().min(1).max(4000) }).strict();
+const PROVIDER_NAMES = PROVIDERS.map((p) => p.name) as [string, ...string[]];
+const Entry = z.object({ provider: z.enum(PROVIDER_NAMES), state_dir: z.string().min(1).max(4000) }).strict();
 
 /** One file per store, named by a hash of its path: serving it again rewrites the same file. */
 function entryFile(registryDir: string, stateDir: string): string {

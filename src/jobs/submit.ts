@@ -21,8 +21,8 @@ export async function prepareJobs(
   c: EngineContext,
 ): Promise<{ rows: NewJob[]; views: SubmitResult["jobs"] }> {
   if (rawTasks.length === 0) throw new DlError("bad_input", "tasks is empty; pass at least one task");
-  const { o, serverId } = c;
-  const p = o.provider;
+  const { options, serverId } = c;
+  const p = options.provider;
   const rows: NewJob[] = [];
   const views: SubmitResult["jobs"] = [];
   for (const [i, raw] of rawTasks.entries()) {
@@ -34,9 +34,9 @@ export async function prepareJobs(
           "bad_input",
           "workdir must be the absolute path of a checkout or worktree (one job per worktree)",
         );
-      const workdir = checkWorkdir(t.workdir, o.guards);
+      const workdir = checkWorkdir(t.workdir, options.guards);
       await p.admit?.(t, workdir);
-      const ws = await resolveWorkspace(workdir, o.guards.toolEnv);
+      const ws = await resolveWorkspace(workdir, options.guards.toolEnv);
       const id = `${p.idPrefix}${randomBytes(5).toString("hex")}`;
       rows.push({
         id,
@@ -49,8 +49,8 @@ export async function prepareJobs(
         effort: t.effort,
         params: JSON.stringify(t.params),
         timeout_s: t.timeoutS,
-        owner_pid: o.self.pid,
-        owner_start: o.self.startTime,
+        owner_pid: options.self.pid,
+        owner_start: options.self.startTime,
         server_id: serverId,
         created_at: c.now(),
         warnings: t.warnings.length ? JSON.stringify(t.warnings) : null,
@@ -73,10 +73,10 @@ export async function prepareJobs(
 export function queueBound(c: EngineContext, free: number, adding: number): (queued: number) => void {
   return (queued) => {
     const waiting = queued + adding - free;
-    if (waiting > c.o.maxQueue) {
+    if (waiting > c.options.maxQueue) {
       throw new DlError(
         "busy",
-        `the ${c.o.provider.name} queue is full (${queued} queued, ${free} slots free, bound ${c.o.maxQueue}); nothing was started — wait for jobs to end (dl wait) and submit again`,
+        `the ${c.options.provider.name} queue is full (${queued} queued, ${free} slots free, bound ${c.options.maxQueue}); nothing was started — wait for jobs to end (dl wait) and submit again`,
       );
     }
   };

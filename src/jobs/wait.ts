@@ -1,8 +1,9 @@
 import { isTerminal, type JobRow } from "../store/types.ts";
-import { JOB_STATE_DIRS, type JobStateDir } from "../sys/paths.ts";
+import type { JobStateDir } from "../sys/paths.ts";
 import { judgeJob } from "./display-state.ts";
-import type { Identities } from "./engine-ports.ts";
 import { jobLiveness, type Liveness } from "./liveness.ts";
+import type { Identities } from "./machine.ts";
+import { PROVIDERS } from "./providers/index.ts";
 import { PREVIEW_CAP, sanitizeJson, sanitizeLine } from "./sanitize.ts";
 import { type UnusableStore, WatchedStores } from "./watched-stores.ts";
 
@@ -94,7 +95,7 @@ function missingLine(id: string, json: boolean): string {
 export function describeUnusable(stores: readonly UnusableStore[]): string {
   return stores
     .map((u) => {
-      const env = JOB_STATE_DIRS.find((d) => d.provider === u.provider)?.env;
+      const env = PROVIDERS.find((d) => d.name === u.provider)?.stateEnv;
       return `the ${u.provider} job store cannot be used: ${u.reason}${env ? ` (see ${env})` : ""}`;
     })
     .join("; ");

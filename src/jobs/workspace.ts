@@ -1,4 +1,3 @@
-import { realpathSync } from "node:fs";
 import { canonicalPath } from "../sys/paths.ts";
 import { runGroup } from "../sys/process.ts";
 import type { WorkdirGuard } from "../sys/workdir-guard.ts";
@@ -16,14 +15,6 @@ export interface Workspace {
 export interface WorkspaceGuards extends WorkdirGuard {
   /** Environment for `git` (PATH at least); nothing else is inherited. */
   toolEnv: Readonly<Record<string, string>>;
-}
-
-export function realOrCanonical(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return canonicalPath(p);
-  }
 }
 
 /** Project and workspace root of a canonical workdir, from git when it is a checkout. */
@@ -44,5 +35,5 @@ export async function resolveWorkspace(workdir: string, toolEnv: Readonly<Record
   }
   const [common, top] = out.split("\n").map((l) => l.trim());
   if (!common || !top) return { workdir, project: workdir, root: workdir };
-  return { workdir, project: realOrCanonical(common), root: realOrCanonical(top) };
+  return { workdir, project: canonicalPath(common), root: canonicalPath(top) };
 }

@@ -1,6 +1,7 @@
 import type { DetailedTaskV2 } from "@modelcontextprotocol/ext-tasks/core/v2";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { CancelResult } from "../jobs/engine.ts";
+import { PROVIDERS } from "../jobs/providers/index.ts";
 import type { ServerDeps } from "../services.ts";
 import { isTerminal, type JobRow } from "../store/types.ts";
 import { toolOk } from "./tool-result.ts";
@@ -20,12 +21,7 @@ interface JobService {
 
 /** Job id prefix → the service that owns it. */
 function servicesByPrefix(deps: ServerDeps): [string, () => Promise<JobService>][] {
-  return [
-    ["ag-", deps.agent],
-    ["cx-", deps.codex],
-    ["dsh-", deps.dsh],
-    ["gm-", deps.gemini],
-  ];
+  return PROVIDERS.map((p) => [p.idPrefix, () => deps.jobService(p.name)]);
 }
 
 /** How often a client should ask again, in ms (the engine admits on a 250 ms tick). */

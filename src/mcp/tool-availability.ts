@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import type { Config } from "../config.ts";
-import { findDshLauncher } from "../jobs/providers/dsh-launcher.ts";
+import { findDshLauncher } from "../jobs/providers/dsh/launcher.ts";
 import { BACKENDS, type Backend } from "./tool-table.ts";
 
 /** Whether a backend's tools are listed, and why (for dl status and dl serve --check). */

@@ -1,14 +1,31 @@
 import type { CallToolResult, ServerContext } from "@modelcontextprotocol/server";
-import { describeError } from "../errors.ts";
+import { DlError } from "../errors.ts";
 import type { JobTaskStore } from "./job-tasks.ts";
 import { progressReporter } from "./progress.ts";
 import { declaresTasks } from "./task-methods.ts";
+import { toolFailure, withFailureKind } from "./tool-result.ts";
 import type { ListedTool, ToolSurface } from "./tool-surface.ts";
 import type { ToolCall } from "./tool-table.ts";
 
 type CallRequest = { params: { name: string; arguments?: Record<string, unknown> } };
 
-const failed = (text: string): CallToolResult => ({ isError: true, content: [{ type: "text", text }] });
+/**
+ * The one way a handler runs: whatever it throws, or any error result it returns, goes
+ * out with `failure_kind` and its data in `structuredContent` (tool-result.ts).
+ */
+async function guard(fn: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  try {
+    return withFailureKind(await fn());
+  } catch (e) {
+    return toolFailure(e);
+  }
+}
+
+const run = (tool: ListedTool, args: unknown, call: ToolCall) => guard(() => tool.def.handler(args as never, call));
+
+/** A refusal before any handler ran (unknown tool, bad arguments). */
+const refused = (text: string, failureKind: string): CallToolResult =>
+  toolFailure(new DlError("bad_input", text, { failure_kind: failureKind }));
 
 /** The text of a refusal the model can act on: which field, what is wrong. */
 function invalidArguments(name: string, issues: readonly { path: PropertyKey[]; message: string }[]): string {
@@ -26,9 +43,29 @@ function submittedIds(r: CallToolResult): string[] {
 }
 
 /**
- * The call as an MCP task: a submit tool queues its jobs; a long blocking tool queues the
- * same work as background jobs of its submit tool. A refused submit queued nothing, so
- * it answers with the refusal, not a task.
+ * Queues the call's jobs, answering as a submit tool does: a submit tool itself; a long
+ * blocking tool through its submit tool, or through its own `queue`.
+ */
+async function queueJobs(tool: ListedTool, args: unknown, call: ToolCall, surface: ToolSurface) {
+  const plan = tool.def.task!;
+  if (plan.kind === "submit") return run(tool, args, call);
+  if (plan.kind === "queue") return guard(() => plan.queue(args as never, call));
+  const submit = surface.tool(plan.submit);
+  if (!submit) return run(tool, args, call);
+  let tasks: unknown[];
+  try {
+    tasks = plan.tasks(args as never);
+  } catch (e) {
+    return toolFailure(e);
+  }
+  const parsed = submit.input().safeParse({ tasks });
+  if (!parsed.success) return refused(invalidArguments(tool.def.name, parsed.error.issues), "invalid_arguments");
+  return run(submit, parsed.data, call);
+}
+
+/**
+ * The call as an MCP task: the jobs it queued, read back from their store. A refused
+ * submit queued nothing, so it answers with the refusal, not a task.
  */
 async function startTask(
   tool: ListedTool,
@@ -37,28 +74,14 @@ async function startTask(
   surface: ToolSurface,
   store: JobTaskStore,
 ): Promise<CallToolResult | Record<string, unknown>> {
-  const plan = tool.def.task!;
-  let submit = tool;
-  let submitArgs = args;
-  if (plan.kind === "background") {
-    const found = surface.tool(plan.submit);
-    if (!found) return tool.def.handler(args as never, call);
-    let tasks: unknown[];
-    try {
-      tasks = plan.tasks(args as never);
-    } catch (e) {
-      return failed(describeError(e));
-    }
-    const parsed = found.input().safeParse({ tasks });
-    if (!parsed.success) return failed(invalidArguments(tool.def.name, parsed.error.issues));
-    submit = found;
-    submitArgs = parsed.data;
-  }
-  const r = await submit.def.handler(submitArgs as never, call);
+  const r = await queueJobs(tool, args, call, surface);
   const ids = submittedIds(r);
   if (r.isError || ids.length === 0) return r;
   const task = await store.get(ids.join(","));
-  if (!task) return failed(`the jobs ${ids.join(" ")} were queued but cannot be read back; poll them with poll_*`);
+  if (!task) {
+    const text = `the jobs ${ids.join(" ")} were queued but cannot be read back; poll them with poll_*`;
+    return toolFailure(new DlError("storage", text));
+  }
   const { result: _, ...seed } = task as typeof task & { result?: unknown };
   return { resultType: "task", ...seed };
 }
@@ -74,19 +97,17 @@ export function toolCallHandler(surface: ToolSurface, store: JobTaskStore | unde
     const tool = surface.tool(name);
     if (!tool) {
       const why = surface.whyUnlisted(name);
-      return failed(
-        why
-          ? `${name} is not offered by this server: ${why}`
-          : `unknown tool ${JSON.stringify(name.slice(0, 100))}; tools/list names the tools this server offers`,
-      );
+      if (why) return refused(`${name} is not offered by this server: ${why}`, "tool_unlisted");
+      const shown = JSON.stringify(name.slice(0, 100));
+      return refused(`unknown tool ${shown}; tools/list names the tools this server offers`, "unknown_tool");
     }
     const parsed = tool.input().safeParse(req.params.arguments ?? {});
-    if (!parsed.success) return failed(invalidArguments(name, parsed.error.issues));
+    if (!parsed.success) return refused(invalidArguments(name, parsed.error.issues), "invalid_arguments");
     const call: ToolCall = { signal: ctx.mcpReq.signal, progress: progressReporter(ctx) };
     if (store && tool.def.task && declaresTasks(ctx)) {
       // The SDK passes a `resultType: "task"` answer through on tools/call.
       return (await startTask(tool, parsed.data, call, surface, store)) as CallToolResult;
     }
-    return tool.def.handler(parsed.data as never, call);
+    return run(tool, parsed.data, call);
   };
 }

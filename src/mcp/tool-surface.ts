@@ -3,7 +3,6 @@ import { z } from "zod";
 import { once } from "../once.ts";
 import type { ServerDeps } from "../services.ts";
 import { type BackendVerdict, backendVerdicts } from "./tool-availability.ts";
-import { listCacheFile, readCachedList, writeCachedList } from "./tool-list-cache.ts";
 import type { Backend, ToolDef } from "./tool-table.ts";
 import { dlTools } from "./tools/index.ts";
 
@@ -23,18 +22,15 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output"): Tool["inputSchem
 /**
  * The tools one `dl serve` offers, from the table (tools/index.ts) less the backends that
  * cannot run here (tool-availability.ts). Both protocol eras and every server instance of
- * the process share it, so the JSON Schema of tools/list is made once, when first asked
- * (and kept on disk for the next start of the same binary: tool-list-cache.ts).
+ * the process share it, so the JSON Schema of tools/list is made once, when first asked,
+ * and kept in memory for the life of the process.
  */
 export class ToolSurface {
   readonly verdicts: Record<Backend, BackendVerdict>;
   private readonly listed = new Map<string, ListedTool>();
   private readonly unlisted = new Map<string, Backend>();
-  private readonly cacheFile: string | null;
-  private readonly keep: boolean;
 
-  /** `keep: false` never writes the list to disk (dl serve --check creates nothing). */
-  constructor(deps: ServerDeps, o: { tools?: ToolDef[]; keep?: boolean } = {}) {
+  constructor(deps: ServerDeps, o: { tools?: ToolDef[] } = {}) {
     const tools = o.tools ?? dlTools(deps);
     this.verdicts = backendVerdicts(deps.config);
     for (const def of tools) {
@@ -44,13 +40,6 @@ export class ToolSurface {
       }
       this.listed.set(def.name, { def, input: once(def.input), output: once(def.output) });
     }
-    const { config, version } = deps;
-    this.keep = o.keep ?? true;
-    // Everything besides the code that changes what the list says: which tools, the batch cap.
-    this.cacheFile = listCacheFile(config.paths.cacheDir, version, [
-      ...this.names(),
-      String(config.agent.maxBatchSize),
-    ]);
   }
 
   tool(name: string): ListedTool | undefined {
@@ -67,23 +56,15 @@ export class ToolSurface {
     return backend && this.verdicts[backend].why;
   }
 
-  /** tools/list's tools: from the run-time cache when this binary made them before, else made now and kept. */
-  readonly toolsList = once((): Tool[] => {
-    const cached = this.cacheFile && readCachedList(this.cacheFile, this.names());
-    if (cached) return cached;
-    const tools = this.made();
-    if (this.cacheFile && this.keep) writeCachedList(this.cacheFile, tools);
-    return tools;
-  });
-
-  private made(): Tool[] {
-    return [...this.listed.values()].map(({ def, input, output }) => ({
+  /** tools/list's tools, made on the first tools/list and kept for the process's life. */
+  readonly toolsList = once((): Tool[] =>
+    [...this.listed.values()].map(({ def, input, output }) => ({
       name: def.name,
       title: def.title,
       description: def.description,
       inputSchema: jsonSchema(input(), "input"),
       outputSchema: jsonSchema(output(), "output") as Tool["outputSchema"],
       annotations: def.annotations,
-    }));
-  }
+    })),
+  );
 }

@@ -1,13 +1,18 @@
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/server";
 import type { z } from "zod";
+import { PROVIDERS, type ProviderName } from "../jobs/providers/index.ts";
 import type { ProgressReporter } from "./progress.ts";
 
 /**
- * The backends a tool needs. A backend that cannot run on this machine lists none of its
- * tools (tool-availability.ts): "agent" is the gateway's agent loop and is always there.
+ * The backends a tool needs: the job providers (jobs/providers PROVIDERS), "agent" first
+ * since it is also the gateway's agent loop and always there. A backend that cannot run
+ * on this machine lists none of its tools (tool-availability.ts).
  */
-export const BACKENDS = ["agent", "codex", "gemini", "dsh"] as const;
-export type Backend = (typeof BACKENDS)[number];
+export const BACKENDS: readonly ProviderName[] = [
+  "agent",
+  ...PROVIDERS.map((p) => p.name).filter((name) => name !== "agent"),
+];
+export type Backend = ProviderName;
 
 /** What a handler gets besides its arguments. */
 export interface ToolCall {
@@ -21,9 +26,14 @@ export interface ToolCall {
  * How a call becomes an MCP task (the `io.modelcontextprotocol/tasks` extension) for a
  * client that declares it: a submit tool's task is the jobs it queued; a long blocking
  * tool runs the same work as background jobs of `submit` (its `tasks` turns the
- * arguments into that tool's task list). A tool with no plan always answers in place.
+ * arguments into that tool's task list), or, when its arguments hold what a submit tool
+ * must not take (delegate_to_provider's key), queues its jobs itself with `queue`, which
+ * answers as a submit tool does. A tool with no plan always answers in place.
  */
-type TaskPlan<A> = { kind: "submit" } | { kind: "background"; submit: string; tasks: (args: A) => unknown[] };
+type TaskPlan<A> =
+  | { kind: "submit" }
+  | { kind: "background"; submit: string; tasks: (args: A) => unknown[] }
+  | { kind: "queue"; queue: (args: A, call: ToolCall) => Promise<CallToolResult> };
 
 /**
  * One tool, defined once: what tools/list says about it, what it needs, what it does.

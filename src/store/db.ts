@@ -2,7 +2,8 @@ import { Database } from "bun:sqlite";
 import { mkdirSync, type Stats, statSync } from "node:fs";
 import { join } from "node:path";
 import { DlError, describeError } from "../errors.ts";
-import { JOB_STATE_DIRS } from "../sys/paths.ts";
+// Plain data (no imports): which variable moves a provider's store, for the error text.
+import { PROVIDERS } from "../jobs/providers/index.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { DB_FILE } from "./types.ts";
 
@@ -42,7 +43,7 @@ export function storageCause(e: unknown): string {
 }
 
 const variableOf = (provider: string | undefined) =>
-  JOB_STATE_DIRS.find((d) => d.provider === provider)?.env ?? "the provider's state dir variable";
+  PROVIDERS.find((d) => d.name === provider)?.stateEnv ?? "the provider's state dir variable";
 
 /**
  * A storage failure as a DlError. The message names the operation and a bounded

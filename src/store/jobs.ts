@@ -3,60 +3,49 @@ import { openDatabase, storageError } from "./db.ts";
 import type { JobPatch, JobRow, JobStatus, NewJob } from "./types.ts";
 import { ACTIVE_STATUSES } from "./types.ts";
 
-/** Columns an update may set; keys are checked against this so no caller builds SQL. */
-const PATCHABLE = new Set<string>([
-  "provider",
-  "status",
-  "queue_reason",
-  "project",
-  "workdir",
-  "workspace_root",
-  "model",
-  "effort",
-  "task",
-  "params",
-  "timeout_s",
-  "owner_pid",
-  "owner_start",
-  "server_id",
-  "child_pid",
-  "child_pgid",
-  "child_start",
-  "child_cmd",
-  "created_at",
-  "started_at",
-  "ended_at",
-  "last_activity_at",
-  "exit_code",
-  "failure_kind",
-  "final_response",
-  "usage",
-  "session_id",
-  "retry_count",
-  "retry_at",
-  "warnings",
-  "persist_error",
-]);
+/**
+ * Every column a caller writes, once: `true` for those a new job comes with (the insert's
+ * list), `false` for those only an update sets. Any but `id` may be patched; keys are
+ * checked against this so no caller builds SQL.
+ */
+const COLUMNS = {
+  id: true,
+  provider: true,
+  status: true,
+  queue_reason: true,
+  project: true,
+  workdir: true,
+  workspace_root: true,
+  model: true,
+  effort: true,
+  task: true,
+  params: true,
+  timeout_s: true,
+  owner_pid: true,
+  owner_start: true,
+  server_id: true,
+  child_pid: false,
+  child_pgid: false,
+  child_start: false,
+  child_cmd: false,
+  created_at: true,
+  started_at: false,
+  ended_at: false,
+  last_activity_at: false,
+  exit_code: false,
+  failure_kind: false,
+  final_response: false,
+  usage: false,
+  session_id: false,
+  retry_count: false,
+  retry_at: false,
+  warnings: true,
+  persist_error: false,
+} as const satisfies Record<keyof JobPatch | "id", boolean>;
 
-const INSERT_COLS = [
-  "id",
-  "provider",
-  "status",
-  "queue_reason",
-  "project",
-  "workdir",
-  "workspace_root",
-  "model",
-  "effort",
-  "task",
-  "params",
-  "timeout_s",
-  "owner_pid",
-  "owner_start",
-  "server_id",
-  "created_at",
-  "warnings",
-] as const;
+type Column = keyof typeof COLUMNS;
+const PATCHABLE = new Set<string>(Object.keys(COLUMNS).filter((c) => c !== "id"));
+const INSERT_COLS = (Object.keys(COLUMNS) as Column[]).filter((c) => COLUMNS[c]) as (keyof NewJob)[];
 
 type Bindable = string | number | null;
 

@@ -204,26 +204,48 @@ export interface LockWaitOptions {
  * waiters do not retry in step). Rejects DlError "timeout" or "cancelled".
  */
 export async function lock(path: string, opts: LockWaitOptions = {}): Promise<LockHandle> {
-  const deadline = opts.timeoutMs === undefined ? Infinity : performance.now() + opts.timeoutMs;
-  const maxPoll = opts.maxPollMs ?? 50;
-  let step = 2;
+  const pauses = new PollPauses(opts);
   for (;;) {
     if (opts.signal?.aborted) throw new DlError("cancelled", `cancelled while waiting for lock ${path}`, { path });
     const h = tryLock(path);
     if (h) return h;
-    const left = deadline - performance.now();
-    if (left <= 0) {
+    if (pauses.left() <= 0) {
       throw new DlError("timeout", `lock ${path} still held by another process after ${opts.timeoutMs} ms`, {
         path,
         timeoutMs: opts.timeoutMs,
       });
     }
-    await abortablePause(Math.min(left, step * (0.5 + Math.random())), opts.signal);
-    step = Math.min(step * 1.5, maxPoll);
+    await pauses.pause(opts.signal);
+  }
+}
+
+/**
+ * The pauses of a lock poll (a flock, a slot pool): 2 ms growing 1.5x to `maxPollMs`
+ * (50 by default), each jittered so waiters do not retry in step, none past the
+ * deadline `timeoutMs` sets. The caller checks `left()` and throws its own timeout.
+ */
+export class PollPauses {
+  private readonly deadline: number;
+  private readonly maxPollMs: number;
+  private step = 2;
+
+  constructor(o: { timeoutMs?: number; maxPollMs?: number }) {
+    this.deadline = o.timeoutMs === undefined ? Infinity : performance.now() + o.timeoutMs;
+    this.maxPollMs = o.maxPollMs ?? 50;
+  }
+
+  /** Milliseconds before the deadline; 0 or less once it has passed. */
+  left(): number {
+    return this.deadline - performance.now();
+  }
+
+  async pause(signal?: AbortSignal): Promise<void> {
+    await abortablePause(Math.min(this.left(), this.step * (0.5 + Math.random())), signal);
+    this.step = Math.min(this.step * 1.5, this.maxPollMs);
   }
 }
 
 /** A pause that ends early when the signal aborts (the caller's loop then throws "cancelled"). */
-export function abortablePause(ms: number, signal?: AbortSignal): Promise<void> {
+function abortablePause(ms: number, signal?: AbortSignal): Promise<void> {
   return sleep(ms, undefined, signal ? { signal } : {}).catch(() => undefined);
 }

@@ -1,39 +1,17 @@
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync, lstatSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { DlError } from "../errors.ts";
 
 /**
- * Every job provider's state dir: the provider name `dl wait` prints, the StatePaths field
- * (also the override's name in PathInputs), the default under $HOME and the variable that
- * overrides it, and the prefix of its job ids. The defaults are the reference's, so the predecessor's users find their
- * jobs where they expect. A new provider is one line here.
+ * One provider's job store as the state paths need it: the provider's name, its default
+ * dir under $HOME and the variable that moves it. config.ts passes every provider's
+ * (jobs/providers PROVIDERS), so this module names none of them.
  */
-export const JOB_STATE_DIRS = [
-  {
-    provider: "codex",
-    field: "codexStateDir",
-    homeDir: ".codex-jobs",
-    env: "DELEGATE_CODEX_STATE_DIR",
-    idPrefix: "cx-",
-  },
-  {
-    provider: "gemini",
-    field: "geminiStateDir",
-    homeDir: ".gemini-jobs",
-    env: "DELEGATE_GEMINI_STATE_DIR",
-    idPrefix: "gm-",
-  },
-  { provider: "dsh", field: "dshStateDir", homeDir: ".dsh-jobs", env: "DELEGATE_DSH_STATE_DIR", idPrefix: "dsh-" },
-  {
-    provider: "agent",
-    field: "agentStateDir",
-    homeDir: ".agent-jobs",
-    env: "DELEGATE_AGENT_STATE_DIR",
-    idPrefix: "ag-",
-  },
-] as const;
-
-type JobStateField = (typeof JOB_STATE_DIRS)[number]["field"];
+type JobStoreSpec<N extends string = string> = {
+  readonly name: N;
+  readonly homeDir: string;
+  readonly stateEnv: string;
+};
 
 /** One provider's job store, as the watcher, the reaper and the status report read it. */
 export interface JobStateDir {
@@ -45,24 +23,27 @@ export interface JobStateDir {
  * Where dl keeps its state, resolved once from the environment facts config.ts gathered.
  * The cache (pool slots) follows the platform convention.
  */
-export type PathInputs = {
+export type PathInputs<N extends string = string> = {
   platform: NodeJS.Platform;
   cwd: string;
   home: string;
   xdgCacheHome?: string;
   xdgConfigHome?: string;
   codexHome?: string;
+  jobStores: readonly JobStoreSpec<N>[];
   overrides: {
     agentsDir?: string;
     cacheDir?: string;
     dshModelsFile?: string;
-  } & Partial<Record<JobStateField, string>>;
+    /** A provider's job store moved by its variable. */
+    stateDirs?: Partial<Record<N, string>>;
+  };
   /** DELEGATE_TEST_ISOLATION was present (even empty). */
   isolation: boolean;
   isolationRoot?: string;
 };
 
-export type StatePaths = {
+export type StatePaths<N extends string = string> = {
   home: string;
   agentsDir: string;
   cacheDir: string;
@@ -77,7 +58,10 @@ export type StatePaths = {
   dshModelsFile: string;
   /** Canonical isolation root when the test safety net is on, else null. */
   isolationRoot: string | null;
-} & Record<JobStateField, string>;
+  /** Each provider's job store, with its override applied. */
+  stateDirs: Record<N, string>;
+  jobStores: readonly JobStoreSpec<N>[];
+};
 
 /**
  * Absolute and canonical even when the path does not exist yet: the deepest existing
@@ -102,6 +86,35 @@ export function canonicalPath(p: string, cwd = process.cwd()): string {
   return rest.length ? join(base, ...rest) : base;
 }
 
+/**
+ * canonicalPath's strict sibling, for paths a model names: realpath of the deepest
+ * existing ancestor, with the missing tail appended, but null for a dangling symlink on
+ * the way: where it points cannot be checked, so it is refused.
+ * Synchronous on purpose: realpath(3) and lstat are metadata calls of a few µs, where the
+ * async versions cost a thread-pool round trip each (about 3x the time per tool call).
+ */
+export function realpathDeepest(target: string): string | null {
+  const tail: string[] = [];
+  let cur = target;
+  for (;;) {
+    try {
+      const base = realpathSync.native(cur);
+      return tail.length ? join(base, ...tail.reverse()) : base;
+    } catch {
+      try {
+        lstatSync(cur);
+        return null; // exists (as a link) but cannot be resolved
+      } catch {
+        // does not exist: go up
+      }
+    }
+    const parent = dirname(cur);
+    if (parent === cur) return null;
+    tail.push(cur.slice(parent.length).replace(/^[\\/]+/, ""));
+    cur = parent;
+  }
+}
+
 /** True when `child` is `parent` or lies beneath it (both canonical). */
 export function isWithin(child: string, parent: string): boolean {
   if (child === parent) return true;
@@ -109,7 +122,7 @@ export function isWithin(child: string, parent: string): boolean {
   return child.startsWith(p);
 }
 
-export function resolveStatePaths(input: PathInputs): StatePaths {
+export function resolveStatePaths<N extends string>(input: PathInputs<N>): StatePaths<N> {
   const { home, platform, cwd, overrides: o } = input;
   const canon = (p: string) => canonicalPath(p.startsWith("~/") ? join(home, p.slice(2)) : p, cwd);
 
@@ -126,15 +139,16 @@ export function resolveStatePaths(input: PathInputs): StatePaths {
 
   const cacheDir = canon(o.cacheDir ?? join(cacheBase, "claude-delegate-local"));
   const stateDirs = Object.fromEntries(
-    JOB_STATE_DIRS.map((d) => [d.field, canon(o[d.field] ?? join(home, d.homeDir))]),
-  ) as Record<JobStateField, string>;
-  const paths: StatePaths = {
+    input.jobStores.map((d) => [d.name, canon(o.stateDirs?.[d.name] ?? join(home, d.homeDir))]),
+  ) as Record<N, string>;
+  const paths: StatePaths<N> = {
     home: canon(home),
     agentsDir: canon(o.agentsDir ?? join(home, ".claude", "agents")),
     cacheDir,
     slotsDir: join(cacheDir, "slots"),
     storesRegistryDir: canon(join(cacheBase, "claude-delegate-local", "stores")),
-    ...stateDirs,
+    stateDirs,
+    jobStores: input.jobStores,
     codexHome: canon(input.codexHome ?? join(home, ".codex")),
     dshModelsFile: canon(o.dshModelsFile ?? join(configBase, "neola-lab", "dsh-models.json")),
     isolationRoot: null,
@@ -154,7 +168,7 @@ export function resolveStatePaths(input: PathInputs): StatePaths {
     const writable: [string, string][] = [
       ["cache dir", paths.cacheDir],
       ["stores registry", paths.storesRegistryDir],
-      ...JOB_STATE_DIRS.map((d): [string, string] => [d.env, paths[d.field]]),
+      ...input.jobStores.map((d): [string, string] => [d.stateEnv, stateDirs[d.name]]),
       ["CODEX_HOME", paths.codexHome],
     ];
     for (const [name, p] of writable) {
@@ -177,9 +191,20 @@ export function resolveStatePaths(input: PathInputs): StatePaths {
  * inside one (or holding one) could rewrite queues, locks or other jobs' files.
  */
 export function protectedDirs(p: StatePaths): string[] {
-  const defaults = JOB_STATE_DIRS.map((d) => canonicalPath(join(p.home, d.homeDir)));
+  const defaults = p.jobStores.map((d) => canonicalPath(join(p.home, d.homeDir)));
   const current = jobStateDirs(p).map((s) => s.stateDir);
   return [...new Set([...current, ...defaults, p.cacheDir])];
+}
+
+/**
+ * The variable that places a dir of protectedDirs(p), so a refusal can name the setting
+ * behind it: the cache's, a provider's state dir's (where it is now, or its default under
+ * HOME, which that variable would have moved).
+ */
+export function protectedDirVariable(p: StatePaths, dir: string): string {
+  if (dir === p.cacheDir) return "DELEGATE_CACHE_DIR";
+  const d = p.jobStores.find((s) => p.stateDirs[s.name] === dir || canonicalPath(join(p.home, s.homeDir)) === dir);
+  return d?.stateEnv ?? "HOME";
 }
 
 /** The protected dir `dir` overlaps (inside it, or holding it), or undefined. Both canonical. */
@@ -189,5 +214,5 @@ export function overlappingDir(dir: string, protectedList: readonly string[]): s
 
 /** Every provider's job store, with the overrides applied: what `dl wait`, `dl reap` and `dl status` read. */
 export function jobStateDirs(p: StatePaths): JobStateDir[] {
-  return JOB_STATE_DIRS.map((d) => ({ provider: d.provider, stateDir: p[d.field] }));
+  return p.jobStores.map((d) => ({ provider: d.name, stateDir: p.stateDirs[d.name] as string }));
 }

@@ -11,7 +11,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { DlError, isDlError } from "../errors.ts";
-import { abortablePause, type LockHandle, tryLock } from "./flock.ts";
+import { type LockHandle, PollPauses, tryLock } from "./flock.ts";
 
 /**
  * A cross-process slot pool: `slot-0.lock` … `slot-<size-1>.lock` in one folder, each
@@ -214,25 +214,21 @@ export class SlotPool {
     const first = this.tryAcquire(opts.holder);
     if (first) return first;
     const started = performance.now();
-    const deadline = opts.timeoutMs === undefined ? Infinity : started + opts.timeoutMs;
-    const maxPoll = opts.maxPollMs ?? 50;
+    const pauses = new PollPauses(opts);
     // Counted as waiting until this method returns or throws.
     using _waiting = this.registerWaiter();
-    let step = 2;
     for (;;) {
       if (opts.signal?.aborted) {
         throw new DlError("cancelled", "cancelled while waiting for a slot", { dir: this.dir });
       }
-      const left = deadline - performance.now();
-      if (left <= 0) {
+      if (pauses.left() <= 0) {
         throw new DlError("busy", `all ${this.size} slots stayed busy for ${opts.timeoutMs} ms`, {
           dir: this.dir,
           size: this.size,
           waitedMs: Math.round(performance.now() - started),
         });
       }
-      await abortablePause(Math.min(left, step * (0.5 + Math.random())), opts.signal);
-      step = Math.min(step * 1.5, maxPoll);
+      await pauses.pause(opts.signal);
       const lease = this.tryAcquire(opts.holder);
       if (lease) return lease;
     }

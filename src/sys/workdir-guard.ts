@@ -1,6 +1,6 @@
 import { realpathSync, statSync } from "node:fs";
 import { DlError } from "../errors.ts";
-import { canonicalPath, overlappingDir, protectedDirs, type StatePaths } from "./paths.ts";
+import { canonicalPath, overlappingDir, protectedDirs, protectedDirVariable, type StatePaths } from "./paths.ts";
 
 /**
  * The one check every delegated workdir passes, for agent delegations and provider jobs
@@ -11,17 +11,13 @@ export interface WorkdirGuard {
   home: string;
   /** Dirs no workdir may overlap (inside one, or holding one): see paths.ts protectedDirs. */
   protectedDirs: readonly string[];
+  /** The variable that places a protected dir, named in the refusal so the caller can act on it. */
+  variableOf?: (protectedDir: string) => string;
 }
 
-function realOrCanonical(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return canonicalPath(p);
-  }
-}
-
-const forbidden = (message: string) => new DlError("workdir_forbidden", message, { failure_kind: "workdir_forbidden" });
+/** A refusal with what a caller needs to act on it: the workdir, why, and the variable behind the clash. */
+const forbidden = (message: string, data: Record<string, string | undefined>) =>
+  new DlError("workdir_forbidden", message, { ...data, failure_kind: "workdir_forbidden" });
 
 /**
  * Resolves `path` (absolute, or relative to the current directory) through symlinks and
@@ -39,19 +35,26 @@ export function checkWorkdir(path: string, g: WorkdirGuard): string {
       `workdir ${JSON.stringify(path.slice(0, 200))} does not exist or is not a directory; pass the absolute path of the project checkout (or a worktree of it), creating it first if needed`,
     );
   }
-  if (dir === "/" || dir === realOrCanonical(g.home)) {
+  if (dir === "/" || dir === canonicalPath(g.home)) {
     throw forbidden(
       `workdir ${dir} is refused: the job would get read/write access to all of it; pass a project directory instead`,
+      { workdir: dir, reason: dir === "/" ? "root" : "home", ...(dir === "/" ? {} : { variable: "HOME" }) },
     );
   }
-  const clash = overlappingDir(dir, g.protectedDirs.map(realOrCanonical));
+  const protectedReal = g.protectedDirs.map((d) => canonicalPath(d));
+  const clash = overlappingDir(dir, protectedReal);
   if (clash) {
-    throw forbidden(`workdir ${dir} overlaps dl's own state (${clash}); pass a project directory elsewhere`);
+    const given = g.protectedDirs.find((d) => canonicalPath(d) === clash);
+    const variable = given === undefined ? undefined : g.variableOf?.(given);
+    throw forbidden(
+      `workdir ${dir} overlaps dl's own state (${clash}${variable ? `, placed by ${variable}` : ""}); pass a project directory elsewhere`,
+      { workdir: dir, reason: "state_dir", protected_dir: clash, variable },
+    );
   }
   return dir;
 }
 
 /** The guard for this configuration: its home and every protected dir. */
 export function workdirGuard(p: StatePaths): WorkdirGuard {
-  return { home: p.home, protectedDirs: protectedDirs(p) };
+  return { home: p.home, protectedDirs: protectedDirs(p), variableOf: (d) => protectedDirVariable(p, d) };
 }

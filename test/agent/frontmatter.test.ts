@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { listAgents, parseAgentFile, parseFrontmatter } from "../../src/agent/frontmatter.ts";
+import { tempDir } from "../helpers/dl.ts";
 
 describe("parseFrontmatter", () => {
   test("reads name, description, model, tools and the body", () => {
@@ -53,7 +53,7 @@ describe("parseFrontmatter", () => {
 
 describe("listAgents", () => {
   test("lists every .md sorted, malformed ones with their error", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "agents-"));
+    const dir = tempDir("agents");
     writeFileSync(join(dir, "reviewer.md"), "---\ndescription: reviews\nmodel: m1\n---\nReview.");
     writeFileSync(join(dir, "broken.md"), "---\ndescription: [oops\n---\nx");
     writeFileSync(join(dir, "plain.md"), "No header.");

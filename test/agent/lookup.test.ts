@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lookupAgent } from "../../src/agent/lookup.ts";
 import { isDlError } from "../../src/errors.ts";
+import { tempDir } from "../helpers/dl.ts";
 
 function setup() {
-  const root = mkdtempSync(join(tmpdir(), "lookup-"));
+  const root = tempDir("lookup");
   const workdir = join(root, "proj");
   const agentsDir = join(root, "global");
   mkdirSync(join(workdir, ".claude", "agents"), { recursive: true });

@@ -1,14 +1,15 @@
 /** Helpers for the dispatch tests: settings on disk for workers, worker processes, polling. */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { DispatchSettings } from "../../src/dispatch/pools.ts";
+import { tempDir } from "../helpers/dl.ts";
 import { lineReader } from "../helpers/lines.ts";
 
 const root = process.env.DL_TEST_ROOT ?? "/tmp";
 
 /** A fresh pool root and settings with tiny graces (seconds; fractions allowed). */
 export function testSettings(over: Partial<DispatchSettings> = {}): DispatchSettings {
-  const slotsDir = mkdtempSync(join(root, "slots-"));
+  const slotsDir = tempDir("slots", root);
   return {
     slotsDir,
     sizing: { defaultSize: 6, overrides: {} },

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { selfOwner } from "../../src/jobs/sys-adapters.ts";
+import { selfOwner } from "../../src/jobs/machine.ts";
+import { PROVIDERS } from "../../src/jobs/providers/index.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import { SlotPool } from "../../src/sys/slots.ts";
 import { requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
@@ -300,6 +301,15 @@ describe("dl serve --check", () => {
     const bad = await runDl(["serve", "--check"], { DELEGATE_GATEWAY: "nope" });
     expect(bad.code).toBe(2);
     expect(oneLine(bad.stderr)).toContain("DELEGATE_GATEWAY");
+  });
+
+  test("every provider's state dir is checked, the agent's too (it once was not)", async () => {
+    const blocker = join(tempDir("check-all"), "file");
+    writeFileSync(blocker, "not a dir");
+    const env = Object.fromEntries(PROVIDERS.map((p) => [p.stateEnv, join(blocker, p.name)]));
+    const r = await runDl(["serve", "--check"], env);
+    expect(r.code).toBe(1);
+    for (const p of PROVIDERS) expect(r.stdout).toMatch(new RegExp(`^FAIL state dir ${p.name} jobs`, "m"));
   });
 });
 

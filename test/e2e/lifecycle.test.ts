@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
@@ -162,7 +162,7 @@ describe("no process of the same user can read the server's secrets", () => {
   let home: string;
   beforeAll(() => {
     // The suite's root is private to the test runner's uid; this user needs its own tree.
-    home = mkdtempSync(join(tmpdir(), "dl-harden-"));
+    home = tempDir("dl-harden", tmpdir());
     for (const d of ["home", "proj"]) mkdirSync(join(home, d));
     for (const d of [home, join(home, "home"), join(home, "proj")]) chownSync(d, NOBODY, NOBODY);
   });

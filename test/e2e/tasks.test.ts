@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -242,23 +242,13 @@ describe("both protocol eras", () => {
     expect(names[1]).toEqual(names[0]!);
   });
 
-  test("the tools/list kept on disk serves the next start, and a cache that lists other tools is ignored", async () => {
+  test("tools/list is made once per process and kept in memory: the same answer twice, nothing on disk", async () => {
     const cacheDir = tempDir("list-cache");
-    const list = async () => {
-      const s = await connectDl({ ...env(join(root, "state-cache")), DELEGATE_CACHE_DIR: cacheDir });
-      const tools = (await s.client.listTools()).tools;
-      await s.close();
-      return tools;
-    };
-    const first = await list();
-    const dir = join(cacheDir, "tools-list");
-    const files = readdirSync(dir);
-    expect(files).toHaveLength(1);
-    const file = join(dir, files[0]!);
-    expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(await list()).toEqual(first);
-    // A file naming other tools (a stale or foreign cache) is not served.
-    writeFileSync(file, JSON.stringify(first.map((t, i) => ({ ...t, name: `evil_${i}` }))));
-    expect((await list()).map((t) => t.name)).toEqual(first.map((t) => t.name));
+    const s = await connectDl({ ...env(join(root, "state-cache")), DELEGATE_CACHE_DIR: cacheDir });
+    const first = (await s.client.listTools()).tools;
+    expect(first.length).toBeGreaterThan(5);
+    expect((await s.client.listTools()).tools).toEqual(first);
+    await s.close();
+    expect(existsSync(join(cacheDir, "tools-list"))).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
-import { selfOwner } from "../../src/jobs/sys-adapters.ts";
+import { selfOwner } from "../../src/jobs/machine.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import { connectDl, requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { until } from "../helpers/until.ts";

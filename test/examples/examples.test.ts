@@ -5,7 +5,7 @@ import { listAgents } from "../../src/agent/frontmatter.ts";
 import { isLocalLane } from "../../src/backends/gateway.ts";
 import { parseConfig } from "../../src/config.ts";
 import { DEFAULT_CHAINS } from "../../src/dispatch/failover.ts";
-import { enabledAliases, isXiaomi, loadDshModels } from "../../src/jobs/providers/dsh-models.ts";
+import { enabledAliases, isXiaomi, loadDshModels } from "../../src/jobs/providers/dsh/models.ts";
 import { requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
 
 /**

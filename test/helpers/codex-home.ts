@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CodexService, type CodexServiceOptions } from "../../src/jobs/providers/codex.ts";
+import { CodexService, type CodexServiceOptions } from "../../src/jobs/providers/codex/service.ts";
 import { type FakeResponses, type SeenRequest, type Step, startFakeResponses } from "../fixture/fake-responses.ts";
 
 /** The pinned real CLI (npm devDependency @openai/codex). */
@@ -162,10 +162,7 @@ export async function startCodexRig(
     bin: CODEX_BIN,
     defaultModel: "gpt-6.1-terra",
     allowDanger: false,
-    maxConcurrent: 4,
-    maxPerProject: 2,
-    maxQueue: 32,
-    staggerS: 0,
+    caps: { maxConcurrent: 4, maxPerProject: 2, maxQueue: 32, staggerS: 0 },
     stateDir,
     codexHome,
     quotaWarnPct: 85,

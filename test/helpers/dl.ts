@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -12,11 +12,23 @@ export function requireBinary(): string {
   return DL_BIN;
 }
 
-/** A fresh folder inside the suite's isolated root. */
-export function tempDir(prefix: string): string {
-  const root = process.env.DL_TEST_ROOT;
-  if (!root) throw new Error("DL_TEST_ROOT unset: tests must run through bunfig's preload");
-  return mkdtempSync(join(root, `${prefix}-`));
+/** A temporary folder; `using t = tempFolder(…)` (or `t.cleanup()`) deletes it. */
+export type TempFolder = Disposable & { readonly dir: string; cleanup(): void };
+
+/**
+ * The suite's one temp-dir helper: a fresh, canonical folder inside `parent` (default:
+ * the suite's isolated root, which the preload deletes at the end of the run anyway).
+ */
+export function tempFolder(prefix: string, parent = process.env.DL_TEST_ROOT): TempFolder {
+  if (!parent) throw new Error("DL_TEST_ROOT unset: tests must run through bunfig's preload");
+  const dir = realpathSync(mkdtempSync(join(parent, `${prefix.replace(/-$/, "")}-`)));
+  const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  return { dir, cleanup, [Symbol.dispose]: cleanup };
+}
+
+/** The path of a fresh tempFolder, for a folder that lives as long as the run. */
+export function tempDir(prefix: string, parent?: string): string {
+  return tempFolder(prefix, parent).dir;
 }
 
 /** The suite's environment plus overrides; `undefined` removes a variable. */

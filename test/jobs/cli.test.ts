@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { selfOwner } from "../../src/jobs/sys-adapters.ts";
+import { selfOwner } from "../../src/jobs/machine.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import type { NewJob } from "../../src/store/types.ts";
-import { requireBinary } from "../helpers/dl.ts";
+import { requireBinary, tempDir } from "../helpers/dl.ts";
 
 // State must sit under the preload's isolation root, or config refuses to start.
-const base = mkdtempSync(join(process.env.DL_TEST_ROOT ?? "/nonexistent", "cli-"));
+const base = tempDir("cli");
 const stateDir = join(base, "codex-state");
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 

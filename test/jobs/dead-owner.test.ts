@@ -6,14 +6,14 @@ import { reapDeadOwners } from "../../src/jobs/reaper.ts";
 import { judgePending } from "../../src/jobs/wait.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import type { JobStatus } from "../../src/store/types.ts";
-import { tempRoot } from "./helpers.ts";
+import { tempFolder } from "../helpers/dl.ts";
 
 /**
  * A dead server's job reads the same in the poll, dl wait, dl status and the reap: a
  * running Gemini job (its jail died with the server) is killed_on_restart; a queued job,
  * or a running one of a provider whose child may have ended on its own, is lost.
  */
-const root = tempRoot("dl-dead-owner-");
+const root = tempFolder("dl-dead-owner");
 afterAll(root.cleanup);
 const nobody = { read: () => null };
 

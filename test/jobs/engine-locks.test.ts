@@ -1,12 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { JobLocks } from "../../src/jobs/engine-ports.ts";
-import { flockJobLocks } from "../../src/jobs/sys-adapters.ts";
+import type { JobLocks } from "../../src/jobs/machine.ts";
+import { flockJobLocks } from "../../src/jobs/machine.ts";
 import { testTask } from "../fixture/jobs-provider.ts";
-import { makeRepo, startEngine, tempRoot, until } from "./helpers.ts";
+import { tempFolder } from "../helpers/dl.ts";
+import { makeRepo, startEngine, until } from "./helpers.ts";
 
-const root = tempRoot("dl-engine-locks-");
+const root = tempFolder("dl-engine-locks");
 afterAll(root.cleanup);
 const home = join(root.dir, "home");
 mkdirSync(home);

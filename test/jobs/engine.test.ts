@@ -6,9 +6,10 @@ import type { JobEngine } from "../../src/jobs/engine.ts";
 import type { PollView } from "../../src/jobs/poll.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import { testTask } from "../fixture/jobs-provider.ts";
-import { makeRepo, pidAlive, startEngine, tempRoot, until } from "./helpers.ts";
+import { tempFolder } from "../helpers/dl.ts";
+import { makeRepo, pidAlive, startEngine, until } from "./helpers.ts";
 
-const root = tempRoot();
+const root = tempFolder("dl-jobs");
 afterAll(root.cleanup);
 const home = join(root.dir, "home");
 mkdirSync(home);

@@ -1,17 +1,11 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type EngineOptions, JobEngine } from "../../src/jobs/engine.ts";
+import { flockJobLocks, selfOwner, sysIdentities } from "../../src/jobs/machine.ts";
 import type { RunOutput } from "../../src/jobs/provider.ts";
-import { flockJobLocks, selfOwner, sysIdentities } from "../../src/jobs/sys-adapters.ts";
 import { testProvider } from "../fixture/jobs-provider.ts";
 
 const TOOL_ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" };
-
-export function tempRoot(prefix = "dl-jobs-"): { dir: string; cleanup: () => void } {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
 
 function git(cwd: string, ...args: string[]): void {
   const r = Bun.spawnSync(["git", ...args], {

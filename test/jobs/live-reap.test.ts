@@ -2,14 +2,15 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { testTask } from "../fixture/jobs-provider.ts";
-import { makeRepo, pidAlive, tempRoot, until } from "./helpers.ts";
+import { tempFolder } from "../helpers/dl.ts";
+import { makeRepo, pidAlive, until } from "./helpers.ts";
 import { type ServerProc, startServerProc } from "./server-proc.ts";
 
 /**
  * A server that dies (SIGKILL) while holding the only slot must not stall the live
  * servers on the same state dir: they end its rows themselves, without a restart.
  */
-const root = tempRoot("dl-live-reap-");
+const root = tempFolder("dl-live-reap");
 const home = join(root.dir, "home");
 const servers: ServerProc[] = [];
 afterAll(() => {

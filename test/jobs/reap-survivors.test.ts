@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
+import { sysIdentities } from "../../src/jobs/machine.ts";
 import { reapDeadOwners } from "../../src/jobs/reaper.ts";
-import { sysIdentities } from "../../src/jobs/sys-adapters.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import { identity } from "../../src/sys/identity.ts";
 import { groupAlive, killGroup } from "../../src/sys/process.ts";

@@ -2,13 +2,13 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { reapDeadOwners } from "../../src/jobs/reaper.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import type { ProcessIdentity } from "../../src/sys/identity.ts";
-import { tempRoot } from "./helpers.ts";
+import { tempFolder } from "../helpers/dl.ts";
 
 /**
  * The reaper's identity checks with a scripted process table: a pid alone never proves
  * who owns a row or who a child is, since pids are reused.
  */
-const root = tempRoot("dl-reaper-id-");
+const root = tempFolder("dl-reaper-id");
 afterAll(root.cleanup);
 
 const table = (procs: ProcessIdentity[]) => ({

@@ -1,14 +1,15 @@
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { selfOwner, sysIdentities } from "../../src/jobs/machine.ts";
 import type { Provider } from "../../src/jobs/provider.ts";
 import { type RunnerContext, runJob } from "../../src/jobs/runner.ts";
-import { selfOwner, sysIdentities } from "../../src/jobs/sys-adapters.ts";
 import { guardGitControl, jailPolicyFor } from "../../src/sandbox/index.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import type { JobRow } from "../../src/store/types.ts";
 import { testProvider } from "../fixture/jobs-provider.ts";
-import { makeRepo, tempRoot } from "./helpers.ts";
+import { tempFolder } from "../helpers/dl.ts";
+import { makeRepo } from "./helpers.ts";
 
 /**
  * The runner's end of the git snapshot: a job whose run changed a git control file ends
@@ -17,7 +18,7 @@ import { makeRepo, tempRoot } from "./helpers.ts";
  * failed: the check after the run must not depend on the jail having held.
  */
 
-const root = tempRoot("dl-runner-tamper-");
+const root = tempFolder("dl-runner-tamper");
 afterAll(root.cleanup);
 const stateDir = join(root.dir, "state");
 const store = JobStore.open(stateDir);

@@ -3,11 +3,12 @@ import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { CHILD_SCRIPT, testTask } from "../fixture/jobs-provider.ts";
+import { tempFolder } from "../helpers/dl.ts";
 import { killPid } from "../helpers/proc.ts";
-import { makeRepo, pidAlive, tempRoot, until } from "./helpers.ts";
+import { makeRepo, pidAlive, until } from "./helpers.ts";
 import { type ServerProc, startServerProc } from "./server-proc.ts";
 
-const root = tempRoot("dl-servers-");
+const root = tempFolder("dl-servers");
 const home = join(root.dir, "home");
 const servers: ServerProc[] = [];
 afterAll(async () => {

@@ -2,13 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { JobEngine } from "../../src/jobs/engine.ts";
-import { selfOwner, sysIdentities } from "../../src/jobs/sys-adapters.ts";
+import { selfOwner, sysIdentities } from "../../src/jobs/machine.ts";
 import { type WaitOptions, waitForJobs } from "../../src/jobs/wait.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import { testTask } from "../fixture/jobs-provider.ts";
-import { makeRepo, startEngine, tempRoot } from "./helpers.ts";
+import { tempFolder } from "../helpers/dl.ts";
+import { makeRepo, startEngine } from "./helpers.ts";
 
-const root = tempRoot("dl-wait-");
+const root = tempFolder("dl-wait");
 const home = join(root.dir, "home");
 mkdirSync(home);
 const stateDir = join(root.dir, "state");

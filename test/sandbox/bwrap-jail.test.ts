@@ -1,10 +1,11 @@
 import { beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { parseAgyOutput } from "../../src/jobs/providers/gemini-output.ts";
+import { parseAgyOutput } from "../../src/jobs/providers/gemini/output.ts";
 import { ensureAgyStateDirs, jailPolicyFor } from "../../src/sandbox/index.ts";
 import type { JailPolicy } from "../../src/sandbox/policy.ts";
 import { runGroup } from "../../src/sys/process.ts";
+import { tempDir } from "../helpers/dl.ts";
 import { linuxProbe, runInJail, skipBwrap } from "./jail-env.ts";
 
 /**
@@ -67,7 +68,7 @@ async function git(cwd: string, ...args: string[]): Promise<string> {
 }
 
 beforeAll(() => {
-  home = realpathSync(mkdtempSync(join(process.env.HOME ?? "/tmp", "jail-home-")));
+  home = tempDir("jail-home", process.env.HOME ?? "/tmp");
   stateDir = join(home, ".local/state/dl-gemini");
   plant(join(home, ".ssh/id_rsa"), "SSH-PRIVATE-KEY");
   plant(join(home, ".codex/auth.json"), "CODEX-TOKEN");
@@ -85,7 +86,7 @@ test.skipIf(skipBwrap)("the bwrap jail is usable here (required when CI is set)"
 
 test("control: outside the jail the same fake agy does read a planted secret", async () => {
   // Proves the escape report can say LEAKED, so "blocked" below means the jail blocked it.
-  const scratch = mkdtempSync(join(home, "scratch-"));
+  const scratch = tempDir("scratch", home);
   const task = `ESCAPE read=${home}/other-project/secret.txt`;
   const r = await runGroup({
     argv: [FAKE_AGY, "-p", task, "--output-format", "json"],

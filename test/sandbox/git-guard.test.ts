@@ -1,9 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, realpathSync } from "node:fs";
+import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { localPathOf } from "../../src/sandbox/git-guard.ts";
 import { checkGitConfig, JAIL_GIT_HINT, jailPolicyFor } from "../../src/sandbox/index.ts";
 import { runGroup } from "../../src/sys/process.ts";
+import { tempDir } from "../helpers/dl.ts";
 
 const env = { PATH: "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", LANG: "C" };
 const home = () => realpathSync(process.env.HOME ?? "/tmp");
@@ -15,7 +16,7 @@ async function git(cwd: string, ...args: string[]): Promise<void> {
 
 /** A fresh repository under the test HOME, and its jail policy. */
 async function repo() {
-  const workdir = mkdtempSync(join(home(), "guard-repo-"));
+  const workdir = tempDir("guard-repo", home());
   await git(workdir, "init", "-q", "-b", "main");
   return { workdir, policy: jailPolicyFor({ platform: "linux", home: home(), workdir, stateDirs: [] }) };
 }
@@ -70,7 +71,7 @@ describe("checkGitConfig (real git)", () => {
   test("no remotes at all, and a plain directory (git reads only the global config there)", async () => {
     const { policy } = await repo();
     expect(await checkGitConfig(policy, { env })).toEqual({ ok: true, checked: true });
-    const plain = mkdtempSync(join(home(), "guard-plain-"));
+    const plain = tempDir("guard-plain", home());
     const p = jailPolicyFor({ platform: "linux", home: home(), workdir: plain, stateDirs: [] });
     expect(await checkGitConfig(p, { env: { ...env, GIT_CEILING_DIRECTORIES: home() } })).toMatchObject({ ok: true });
   });

@@ -1,18 +1,19 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDlError } from "../../src/errors.ts";
 import { jailPlatform, probeJailOnce, wrapCommand } from "../../src/sandbox/index.ts";
 import { buildJailPolicy } from "../../src/sandbox/policy.ts";
 import { type JailProbe, probeJail } from "../../src/sandbox/probe.ts";
+import { tempDir } from "../helpers/dl.ts";
 import { skipBwrap } from "./jail-env.ts";
 
 const cwd = tmpdir();
 
 /** A directory holding one executable `bwrap` with the given body. */
 function fakeBwrapDir(body: string): string {
-  const dir = mkdtempSync(join(process.env.HOME ?? tmpdir(), "fake-bwrap-"));
+  const dir = tempDir("fake-bwrap", process.env.HOME ?? tmpdir());
   writeFileSync(join(dir, "bwrap"), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
   return dir;
 }
@@ -25,7 +26,7 @@ describe("probeJail", () => {
   });
 
   test("no bwrap on PATH: the fix is installing it", async () => {
-    const empty = mkdtempSync(join(process.env.HOME ?? tmpdir(), "empty-path-"));
+    const empty = tempDir("empty-path", process.env.HOME ?? tmpdir());
     const p = await probeJail({ platform: "linux", path: empty, cwd });
     expect(p).toMatchObject({ kind: "bwrap", ok: false, bin: null, detail: "bwrap not found on PATH" });
     expect(p.fix).toContain("apt-get install bubblewrap");
@@ -64,7 +65,7 @@ describe("probeJail", () => {
     const first = await probeJailOnce({ platform: "linux", path, cwd });
     expect(first.ok).toBe(true);
     expect(await probeJailOnce({ platform: "linux", path, cwd })).toBe(first);
-    const empty = mkdtempSync(join(process.env.HOME ?? tmpdir(), "empty-path-"));
+    const empty = tempDir("empty-path", process.env.HOME ?? tmpdir());
     const missing = await probeJailOnce({ platform: "linux", path: empty, cwd });
     expect(missing.ok).toBe(false);
     expect(await probeJailOnce({ platform: "linux", path: empty, cwd })).not.toBe(missing);

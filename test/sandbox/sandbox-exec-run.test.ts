@@ -1,10 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { parseAgyOutput } from "../../src/jobs/providers/gemini-output.ts";
+import { parseAgyOutput } from "../../src/jobs/providers/gemini/output.ts";
 import { ensureAgyStateDirs, jailPolicyFor, wrapCommand } from "../../src/sandbox/index.ts";
 import { probeJail } from "../../src/sandbox/probe.ts";
 import { runGroup } from "../../src/sys/process.ts";
+import { tempDir } from "../helpers/dl.ts";
 
 /**
  * The generated profile, run for real by sandbox-exec: macOS only. The test HOME lives
@@ -22,7 +23,7 @@ function plant(path: string, text: string): void {
 
 describe.skipIf(process.platform !== "darwin")("fake agy inside the real sandbox-exec profile", () => {
   test("HOME's secrets unreadable, writes outside refused, open not executable; workdir and agy state writable", async () => {
-    const home = realpathSync(mkdtempSync(join(process.env.HOME ?? "/tmp", "sbx-home-")));
+    const home = tempDir("sbx-home", process.env.HOME ?? "/tmp");
     const workdir = join(home, "code/app");
     const tmp = join(home, "run-tmp");
     mkdirSync(workdir, { recursive: true });

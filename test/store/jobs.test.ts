@@ -1,21 +1,14 @@
-import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { chmodSync } from "node:fs";
 import { join } from "node:path";
 import { isDlError } from "../../src/errors.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
+import { tempDir } from "../helpers/dl.ts";
 import { until } from "../helpers/until.ts";
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "dl-store-"));
-  dirs.push(d);
-  return d;
-}
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+/** A fresh store folder; the suite's root (and it) is deleted at the end of the run. */
+const storeDir = () => tempDir("dl-store");
 
 const job = (id: string) => ({
   id,
@@ -29,7 +22,7 @@ const job = (id: string) => ({
 
 describe("JobStore", () => {
   test("migrates to the latest schema in WAL mode and reopens idempotently", () => {
-    const dir = tempDir();
+    const dir = storeDir();
     const a = JobStore.open(dir);
     const b = JobStore.open(dir);
     expect((a.db.query("PRAGMA user_version").get() as { user_version: number }).user_version).toBe(MIGRATIONS.length);
@@ -41,7 +34,7 @@ describe("JobStore", () => {
   });
 
   test("insertMany is atomic and its guard can refuse the whole batch", () => {
-    const s = JobStore.open(tempDir());
+    const s = JobStore.open(storeDir());
     s.insertMany([job("a"), job("b")]);
     expect(() => s.insertMany([job("c"), job("a")])).toThrow(); // duplicate id: nothing inserted
     expect(s.get("c")).toBeUndefined();
@@ -56,7 +49,7 @@ describe("JobStore", () => {
   });
 
   test("update with expected status is a compare-and-set", () => {
-    const s = JobStore.open(tempDir());
+    const s = JobStore.open(storeDir());
     s.insertMany([job("a")]);
     expect(s.update("a", { status: "running" }, ["queued"])).toBe(true);
     expect(s.update("a", { status: "running" }, ["queued"])).toBe(false);
@@ -67,7 +60,7 @@ describe("JobStore", () => {
   });
 
   test("claimLaunch enforces the shared stagger and refuses rows no longer queued", () => {
-    const s = JobStore.open(tempDir());
+    const s = JobStore.open(storeDir());
     s.insertMany([job("a"), job("b"), job("c")]);
     expect(s.claimLaunch("a", { started_at: 1000 }, 1000, 2500)).toEqual({ ok: true });
     expect(s.claimLaunch("b", {}, 2000, 2500)).toEqual({ ok: false, waitMs: 1500 });
@@ -79,7 +72,7 @@ describe("JobStore", () => {
   });
 
   test("dataVersion moves when another connection commits", () => {
-    const dir = tempDir();
+    const dir = storeDir();
     const w = JobStore.open(dir);
     const r = JobStore.open(dir);
     const v0 = r.dataVersion();
@@ -90,7 +83,7 @@ describe("JobStore", () => {
   });
 
   test("pruneFinished deletes only old finished rows", () => {
-    const s = JobStore.open(tempDir());
+    const s = JobStore.open(storeDir());
     s.insertMany([job("old"), job("new"), job("live")]);
     s.update("old", { status: "done", ended_at: 100 });
     s.update("new", { status: "failed", ended_at: 900 });
@@ -101,7 +94,7 @@ describe("JobStore", () => {
   });
 
   test("a database written by a newer dl is refused (storage), not read or migrated backwards", () => {
-    const dir = tempDir();
+    const dir = storeDir();
     const a = JobStore.open(dir);
     a.db.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`);
     a.close();
@@ -117,7 +110,7 @@ describe("JobStore", () => {
   test("an unwritable state dir fails closed with a storage error that names no path", () => {
     if (process.getuid?.() === 0) {
       // root ignores directory permissions; use a path under a regular file instead.
-      const f = join(tempDir(), "file");
+      const f = join(storeDir(), "file");
       Bun.write(f, "x");
       try {
         JobStore.open(join(f, "state"));
@@ -128,7 +121,7 @@ describe("JobStore", () => {
       }
       return;
     }
-    const dir = tempDir();
+    const dir = storeDir();
     chmodSync(dir, 0o500);
     try {
       JobStore.open(join(dir, "state"));
@@ -142,7 +135,7 @@ describe("JobStore", () => {
   });
 
   test("several processes writing at once: no SQLITE_BUSY escapes, no row lost, each claim once", async () => {
-    const dir = tempDir();
+    const dir = storeDir();
     JobStore.open(dir).close();
     const writers = 4;
     const per = 150;

@@ -1,10 +1,10 @@
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "../helpers/dl.ts";
 import { lineReader } from "../helpers/lines.ts";
 
-const root = mkdtempSync(join(tmpdir(), "dl-store-race-"));
+const root = tempDir("dl-store-race");
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const OPENER = join(import.meta.dir, "../fixture/jobs-store-open.ts");
 

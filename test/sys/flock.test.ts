@@ -1,23 +1,13 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
-import {
-  closeSync,
-  existsSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isDlError } from "../../src/errors.ts";
 import { EBADF, EWOULDBLOCK, flockFd, lock, tryLock } from "../../src/sys/flock.ts";
 import { isAlive } from "../../src/sys/identity.ts";
+import { tempDir } from "../helpers/dl.ts";
 import { startFixture, stopAll, until } from "./util.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "dl-flock-"));
+const dir = tempDir("dl-flock");
 afterEach(stopAll);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;

@@ -1,6 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import {
   identity,
@@ -13,11 +12,12 @@ import {
   stillRunning,
 } from "../../src/sys/identity.ts";
 import { spawnGroup, terminateGroup } from "../../src/sys/process.ts";
+import { tempDir } from "../helpers/dl.ts";
 import { killPid } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
 
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
-const dir = mkdtempSync(join(tmpdir(), "dl-identity-"));
+const dir = tempDir("dl-identity");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const ticks = (id: { startTime: string }) => Number(id.startTime.split("@")[0]);

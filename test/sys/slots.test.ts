@@ -1,12 +1,12 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tryLock } from "../../src/sys/flock.ts";
 import { SlotPool } from "../../src/sys/slots.ts";
+import { tempDir } from "../helpers/dl.ts";
 import { startFixture, stopAll, until } from "./util.ts";
 
-const root = mkdtempSync(join(tmpdir(), "dl-slots-"));
+const root = tempDir("dl-slots");
 afterEach(stopAll);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 let n = 0;
@@ -209,7 +209,7 @@ describe("SlotPool across processes", () => {
 
 describe("a pool never hands out more than its size", () => {
   test("size 3: three leases, then null until one is released", () => {
-    const dir = mkdtempSync(join(tmpdir(), "dl-slots-size-"));
+    const dir = tempDir("dl-slots-size");
     try {
       const pool = new SlotPool({ dir, size: 3 });
       const leases = [0, 1, 2].map(() => pool.tryAcquire({ label: "t" }));

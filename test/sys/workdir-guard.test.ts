@@ -5,8 +5,9 @@ import type { AgentSettings } from "../../src/agent/settings.ts";
 import type { Config } from "../../src/config.ts";
 import { prepareDelegation } from "../../src/dispatch/run-delegation.ts";
 import { isDlError } from "../../src/errors.ts";
-import { codexOptionsFromConfig } from "../../src/jobs/providers/codex-options.ts";
-import { JOB_STATE_DIRS, jobStateDirs, protectedDirs, resolveStatePaths } from "../../src/sys/paths.ts";
+import { codexServiceOptions } from "../../src/jobs/providers/codex/service.ts";
+import { PROVIDERS } from "../../src/jobs/providers/index.ts";
+import { jobStateDirs, protectedDirs, resolveStatePaths } from "../../src/sys/paths.ts";
 import { checkWorkdir, workdirGuard } from "../../src/sys/workdir-guard.ts";
 import { tempDir } from "../helpers/dl.ts";
 
@@ -19,7 +20,8 @@ function setup() {
     cwd: root,
     home,
     xdgCacheHome: join(root, "cache"),
-    overrides: { codexStateDir: join(root, "elsewhere", "codex-state") },
+    jobStores: PROVIDERS,
+    overrides: { stateDirs: { codex: join(root, "elsewhere", "codex-state") } },
     isolation: false,
   });
   for (const d of [...protectedDirs(paths), paths.slotsDir, join(root, "project")]) mkdirSync(d, { recursive: true });
@@ -40,9 +42,9 @@ describe("the one workdir guard", () => {
   test("an overridden state dir is protected, and so is the default one it replaced, and the pool cache", () => {
     const { home, paths, project } = setup();
     const guard = workdirGuard(paths);
-    expect(paths.codexStateDir).not.toBe(join(home, ".codex-jobs"));
+    expect(paths.stateDirs.codex).not.toBe(join(home, ".codex-jobs"));
     const refused = [
-      paths.codexStateDir,
+      paths.stateDirs.codex,
       join(home, ".codex-jobs"),
       join(home, ".gemini-jobs"),
       join(home, ".dsh-jobs"),
@@ -67,8 +69,8 @@ describe("the one workdir guard", () => {
 
   test("both users refuse the pool cache dir: a Codex job's guard and an agent delegation", async () => {
     const { paths } = setup();
-    const config = { paths, codex: {}, childEnv: { PATH: "/usr/bin:/bin" } } as unknown as Config;
-    const codexGuards = codexOptionsFromConfig(config, "dl wait").guards;
+    const config = { paths, codex: { caps: {} }, childEnv: { PATH: "/usr/bin:/bin" } } as unknown as Config;
+    const codexGuards = codexServiceOptions(config, "dl wait").guards;
     expect(forbidden(() => checkWorkdir(paths.slotsDir, codexGuards))).toBe("workdir_forbidden");
     const agent = prepareDelegation(
       { agent_name: "helper", task: "x", workdir: paths.slotsDir },
@@ -84,8 +86,8 @@ describe("the one workdir guard", () => {
   test("one list of job state dirs: every provider, with its override applied", () => {
     const { home, paths } = setup();
     const dirs = jobStateDirs(paths);
-    expect(dirs.map((d) => d.provider)).toEqual(JOB_STATE_DIRS.map((d) => d.provider));
-    expect(dirs.find((d) => d.provider === "codex")?.stateDir).toBe(paths.codexStateDir);
+    expect(dirs.map((d) => d.provider)).toEqual(PROVIDERS.map((d) => d.name));
+    expect(dirs.find((d) => d.provider === "codex")?.stateDir).toBe(paths.stateDirs.codex);
     expect(dirs.find((d) => d.provider === "gemini")?.stateDir).toBe(join(home, ".gemini-jobs"));
   });
 });

@@ -1,6 +1,6 @@
-import { lstatSync, realpathSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import { DlError } from "../../errors.ts";
+import { realpathDeepest } from "../../sys/paths.ts";
 
 /**
  * Resolves a path a model gave a tool to an absolute path inside `workdir`.
@@ -35,34 +35,6 @@ export function escapeError(given: string): DlError {
     "path_escape",
     `path ${JSON.stringify(given.slice(0, 200))} is outside the working directory (directly, through '..' or through a symlink); use a path inside the working directory`,
   );
-}
-
-/**
- * realpath of the deepest existing ancestor, with the missing tail appended. Returns null
- * for a dangling symlink on the way: where it points cannot be checked, so it is refused.
- * Synchronous on purpose: realpath(3) and lstat are metadata calls of a few µs, where the
- * async versions cost a thread-pool round trip each (about 3x the time per tool call).
- */
-function realpathDeepest(target: string): string | null {
-  const tail: string[] = [];
-  let cur = target;
-  for (;;) {
-    try {
-      const base = realpathSync.native(cur);
-      return tail.length ? join(base, ...tail.reverse()) : base;
-    } catch {
-      try {
-        lstatSync(cur);
-        return null; // exists (as a link) but cannot be resolved
-      } catch {
-        // does not exist: go up
-      }
-    }
-    const parent = dirname(cur);
-    if (parent === cur) return null;
-    tail.push(cur.slice(parent.length).replace(/^[\\/]+/, ""));
-    cur = parent;
-  }
 }
 
 /** A path relative to the workdir for messages, or the absolute one if it is outside. */

@@ -1,16 +1,13 @@
-import { codexTaskInput } from "../../jobs/providers/codex-task.ts";
+import { codexTaskInput } from "../../jobs/providers/codex/task.ts";
 import type { ServerDeps } from "../../services.ts";
-import { guarded, toolOk } from "../tool-result.ts";
+import { toolOk } from "../tool-result.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";
-import { CODEX_CLOUD_WARNING } from "./codex-schemas.ts";
+import { CODEX_CLOUD_WARNING } from "./codex-warning.ts";
 import delegateToCodexText from "./delegate-to-codex.txt" with { type: "text" };
 import { codexJobOutput } from "./job-schemas.ts";
 import { jobTools } from "./job-tools.ts";
 import pollCodexText from "./poll-codex.txt" with { type: "text" };
 import submitCodexText from "./submit-codex.txt" with { type: "text" };
-
-/** A refusal carries its failure_kind as structured content; job-schemas.ts allows that shape. */
-const STRUCTURED_ERRORS = { structuredErrors: true };
 
 /**
  * The four Codex tools: delegate_to_codex here, the job trio from job-tools.ts. They share
@@ -27,12 +24,11 @@ export function codexTools(deps: ServerDeps): ToolDef[] {
     backend: "codex",
     // As a task, the same call is one submit_codex job.
     task: { kind: "background", submit: "submit_codex", tasks: (args) => [args] },
-    handler: ({ allow_over_quota, ...task }, call) =>
-      guarded(async () => {
-        const svc = await deps.codex();
-        const view = await svc.delegate(task, { signal: call.signal, allowOverQuota: allow_over_quota });
-        return toolOk({ ...view });
-      }, STRUCTURED_ERRORS),
+    handler: async ({ allow_over_quota, ...task }, call) => {
+      const svc = await deps.codex();
+      const view = await svc.delegate(task, { signal: call.signal, allowOverQuota: allow_over_quota });
+      return toolOk({ ...view });
+    },
   });
   return [
     delegate,

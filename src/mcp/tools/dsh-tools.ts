@@ -1,4 +1,4 @@
-import { dshTaskInput } from "../../jobs/providers/dsh-task.ts";
+import { dshTaskInput } from "../../jobs/providers/dsh/task.ts";
 import type { ServerDeps } from "../../services.ts";
 import type { ToolDef } from "../tool-table.ts";
 import cancelDshText from "./cancel-dsh.txt" with { type: "text" };

@@ -1,6 +1,6 @@
-import { geminiTaskInput } from "../../jobs/providers/gemini-task.ts";
+import { geminiTaskInput } from "../../jobs/providers/gemini/task.ts";
 import type { ServerDeps } from "../../services.ts";
-import { guarded, toolOk } from "../tool-result.ts";
+import { toolOk } from "../tool-result.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";
 import cancelGeminiText from "./cancel-gemini.txt" with { type: "text" };
 import delegateToGeminiText from "./delegate-to-gemini.txt" with { type: "text" };
@@ -10,8 +10,6 @@ import { jobTools } from "./job-tools.ts";
 import pollGeminiText from "./poll-gemini.txt" with { type: "text" };
 import submitGeminiText from "./submit-gemini.txt" with { type: "text" };
 
-/** A refusal carries its failure_kind as structured content; job-schemas.ts allows that shape. */
-const STRUCTURED_ERRORS = { structuredErrors: true };
 const WARNING = warningText.trim();
 
 /**
@@ -28,11 +26,10 @@ export function geminiTools(deps: ServerDeps): ToolDef[] {
     annotations: { openWorldHint: true, destructiveHint: true },
     backend: "gemini",
     task: { kind: "background", submit: "submit_gemini", tasks: (args) => [args] },
-    handler: (task, call) =>
-      guarded(async () => {
-        const svc = await deps.gemini();
-        return toolOk({ ...(await svc.delegate(task, { signal: call.signal })) });
-      }, STRUCTURED_ERRORS),
+    handler: async (task, call) => {
+      const svc = await deps.gemini();
+      return toolOk({ ...(await svc.delegate(task, { signal: call.signal })) });
+    },
   });
   return [
     delegate,
@@ -48,8 +45,6 @@ export function geminiTools(deps: ServerDeps): ToolDef[] {
         cancel: `${cancelGeminiText.trim()} Refused unless DELEGATE_GEMINI_ALLOW_DANGER=1.`,
       },
       service: deps.gemini,
-      // The gate refuses every tool, so its failure_kind travels on poll and cancel too.
-      structuredPollErrors: true,
     }),
   ];
 }

@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { CancelResult, SubmitResult } from "../../jobs/engine.ts";
-import { guarded, toolOk } from "../tool-result.ts";
+import { toolOk } from "../tool-result.ts";
 import { type Backend, defineTool, type ToolDef } from "../tool-table.ts";
 import { boundedTotal } from "./call-size.ts";
 import { cancelOutput, pollOutput, submitOutput } from "./job-schemas.ts";
@@ -26,15 +26,10 @@ export interface JobToolSpec {
   descriptions: { submit: string; poll: string; cancel: string };
   /** The service, started on first use; throws (DlError) to refuse, e.g. behind a gate. */
   service: () => Promise<JobToolService>;
-  /** Poll and cancel refusals carry structured content too (a gate that refuses every tool). */
-  structuredPollErrors?: boolean;
 }
 
-/** A refusal carries its failure_kind as structured content; job-schemas.ts allows that shape. */
-const STRUCTURED_ERRORS = { structuredErrors: true };
-
 /** What a submit answers: the ids, the watch command and any warnings, then the whole result. */
-function submittedResult(label: string, r: SubmitResult): CallToolResult {
+export function submittedResult(label: string, r: SubmitResult): CallToolResult {
   const text = [
     `queued ${r.jobs.length} ${label} job(s): ${r.jobs.map((j) => j.id).join(" ")}`,
     r.watch_hint,
@@ -49,7 +44,6 @@ function submittedResult(label: string, r: SubmitResult): CallToolResult {
  * start); if its state cannot be written every tool fails closed with that error.
  */
 export function jobTools(s: JobToolSpec): ToolDef[] {
-  const pollErrors = s.structuredPollErrors ? STRUCTURED_ERRORS : {};
   const submit = defineTool({
     name: `submit_${s.kind}`,
     title: `Submit ${s.label} jobs`,
@@ -59,8 +53,7 @@ export function jobTools(s: JobToolSpec): ToolDef[] {
     annotations: { openWorldHint: true, destructiveHint: true },
     backend: s.kind,
     task: { kind: "submit" },
-    handler: ({ tasks }) =>
-      guarded(async () => submittedResult(s.label, await (await s.service()).submit(tasks)), STRUCTURED_ERRORS),
+    handler: async ({ tasks }) => submittedResult(s.label, await (await s.service()).submit(tasks)),
   });
   const poll = defineTool({
     name: `poll_${s.kind}`,
@@ -71,7 +64,7 @@ export function jobTools(s: JobToolSpec): ToolDef[] {
     output: pollOutput,
     annotations: { readOnlyHint: true },
     backend: s.kind,
-    handler: ({ ids }) => guarded(async () => toolOk({ ...(await (await s.service()).poll(ids)) }), pollErrors),
+    handler: async ({ ids }) => toolOk({ ...(await (await s.service()).poll(ids)) }),
   });
   const cancel = defineTool({
     name: `cancel_${s.kind}`,
@@ -81,7 +74,7 @@ export function jobTools(s: JobToolSpec): ToolDef[] {
     output: cancelOutput,
     annotations: { destructiveHint: true },
     backend: s.kind,
-    handler: ({ id }) => guarded(async () => toolOk({ ...(await (await s.service()).cancel(id)) }), pollErrors),
+    handler: async ({ id }) => toolOk({ ...(await (await s.service()).cancel(id)) }),
   });
   return [submit, poll, cancel];
 }

@@ -1,8 +1,7 @@
 import { z } from "zod";
-import { listAgents } from "../../agent/frontmatter.ts";
 import { once } from "../../once.ts";
 import type { ServerDeps } from "../../services.ts";
-import { guarded, toolOk } from "../tool-result.ts";
+import { toolOk } from "../tool-result.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";
 import description from "./list-local-agents.txt" with { type: "text" };
 
@@ -27,11 +26,12 @@ export function listLocalAgentsTool(deps: ServerDeps): ToolDef {
     output: () => z.object({ agents_dir: z.string(), count: z.number(), agents: z.array(AgentEntry()) }),
     annotations: { readOnlyHint: true, openWorldHint: false },
     backend: "agent",
-    handler: () =>
-      guarded(async () => {
-        const dir = deps.config.paths.agentsDir;
-        const agents = await listAgents(dir);
-        return toolOk({ agents_dir: dir, count: agents.length, agents });
-      }),
+    handler: async () => {
+      const dir = deps.config.paths.agentsDir;
+      // The agent file reader (YAML frontmatter) loads with the first call.
+      const { listAgents } = await import("../../agent/frontmatter.ts");
+      const agents = await listAgents(dir);
+      return toolOk({ agents_dir: dir, count: agents.length, agents });
+    },
   });
 }

@@ -1,9 +1,7 @@
 import { z } from "zod";
-import { probeModels } from "../../backends/models-list.ts";
-import { backendProbeTargets } from "../../backends/probe-targets.ts";
 import { once } from "../../once.ts";
 import type { ServerDeps } from "../../services.ts";
-import { guarded, toolOk } from "../tool-result.ts";
+import { toolOk } from "../tool-result.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";
 import description from "./local-backend-status.txt" with { type: "text" };
 
@@ -18,8 +16,6 @@ const Probe = once(() =>
     error: z.string().optional(),
   }),
 );
-
-const BACKEND_PROBE_TIMEOUT_MS = 3000;
 
 export function localBackendStatusTool(deps: ServerDeps): ToolDef {
   return defineTool({
@@ -37,28 +33,18 @@ export function localBackendStatusTool(deps: ServerDeps): ToolDef {
       }),
     annotations: { readOnlyHint: true, openWorldHint: true },
     backend: "agent",
-    handler: () =>
-      guarded(async () => {
-        const c = deps.config;
-        const backends = await Promise.all(
-          backendProbeTargets(c).map(async (t) => ({
-            lane: t.lane,
-            ...(await probeModels({
-              endpointUrl: t.url,
-              apiKey: t.apiKey,
-              headers: t.headers,
-              timeoutMs: BACKEND_PROBE_TIMEOUT_MS,
-              fetch: deps.fetch,
-            })),
-          })),
-        );
-        return toolOk({
-          gateway: c.gateway.kind,
-          default_model: c.backend.model,
-          coding_model: c.backend.codingModel,
-          healthy: backends.every((b) => b.reachable && b.error === undefined),
-          backends,
-        });
-      }),
+    handler: async () => {
+      const c = deps.config;
+      // The probes (HTTP client, gateway lanes) load with the first call.
+      const { probeBackends } = await import("../../backends/probe-targets.ts");
+      const backends = await probeBackends(c, deps.fetch);
+      return toolOk({
+        gateway: c.gateway.kind,
+        default_model: c.backend.model,
+        coding_model: c.backend.codingModel,
+        healthy: backends.every((b) => b.reachable && b.error === undefined),
+        backends,
+      });
+    },
   });
 }

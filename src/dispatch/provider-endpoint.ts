@@ -1,0 +1,28 @@
+import { endpointFor } from "../backends/route.ts";
+import type { Endpoint } from "../backends/types.ts";
+
+/** A named endpoint a delegation talks to instead of the gateway (delegate_to_provider). */
+export interface ProviderTarget {
+  url: string;
+  apiKey: string;
+  format?: "anthropic" | "openai" | undefined;
+}
+
+/**
+ * The delegation-context overrides for a named endpoint: its URL once it has passed the
+ * SSRF guard, its key, and no failover (a fallback would send the work elsewhere). The
+ * guard runs wherever the call is made, in the server and again in a job's child.
+ */
+export async function providerOverrides(
+  t: ProviderTarget,
+  allowHosts: readonly string[],
+): Promise<{ endpointFor: (model: string) => Endpoint; failover: false }> {
+  // The SSRF guard (node:net, node:dns, the address tables) loads with the first call.
+  const { guardProviderUrl } = await import("../backends/ssrf.ts");
+  const url = await guardProviderUrl(t.url, { allowHosts });
+  return {
+    endpointFor: (model) =>
+      endpointFor({ baseUrl: url.toString(), apiKey: t.apiKey, model, ...(t.format ? { format: t.format } : {}) }),
+    failover: false,
+  };
+}

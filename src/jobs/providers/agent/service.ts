@@ -1,0 +1,155 @@
+import { join } from "node:path";
+import type { Config } from "../../../config.ts";
+import type { ProviderTarget } from "../../../dispatch/provider-endpoint.ts";
+import type { JobRow } from "../../../store/types.ts";
+import { selfArgv } from "../../../sys/self-command.ts";
+import { workdirGuard } from "../../../sys/workdir-guard.ts";
+import type { JobCaps } from "../../caps.ts";
+import type { EngineOptions, SubmitResult } from "../../engine.ts";
+import { jsonColumn, type PollView } from "../../poll.ts";
+import { sanitizeJson, sanitizeLine } from "../../sanitize.ts";
+import { JobService } from "../../service.ts";
+import type { WorkspaceGuards } from "../../workspace.ts";
+import { ProviderEndpoints } from "./endpoints.ts";
+import { type AgentProgress, readAgentProgress } from "./progress.ts";
+import { agentProvider } from "./provider.ts";
+import { agentProgressFile, PROVIDER_REF_FIELD } from "./task.ts";
+
+/**
+ * The agent provider's job service: submit_agent, poll_agent, cancel_agent on the generic
+ * JobService. Each job is a child `dl run --json`, so the model's machine-wide pool still
+ * bounds what reaches the backend, while these caps bound how many agents run.
+ */
+export interface AgentServiceOptions {
+  /** What a relative workdir ('.' by default) is relative to. */
+  baseDir: string;
+  /** argv prefix that starts this dl again. */
+  self: readonly string[];
+  /** The child environment (config.dlChildEnv): allowlist plus dl's own settings. */
+  env: Readonly<Record<string, string>>;
+  /** DELEGATE_LOCAL_AGENTS_DIR (resolved): submit refuses an agent none of the three places has. */
+  agentsDir: string;
+  caps: Readonly<JobCaps>;
+  /** DELEGATE_AGENT_STATE_DIR (resolved). */
+  stateDir: string;
+  guards: WorkspaceGuards;
+  /** Tests: engine tick, grace, clock; the watcher command. */
+  engine?: Partial<EngineOptions>;
+}
+
+/** A poll row as poll_agent shows it: the engine's view plus the agent's own result fields. */
+type AgentPollView = Omit<PollView, "usage" | "effort" | "session_id"> & {
+  agent_name: string | null;
+  success: boolean | null;
+  turns: number | null;
+  bash_calls: number | null;
+  bash_failures: number | null;
+  last_bash_exit: number | null;
+  usage: unknown;
+  model_used: string | null;
+  failed_over_from: string | null;
+  /** The finished run's conversation, for a follow-up (continue_from). */
+  conversation_id: string | null;
+  /** Model turns plus tool calls the child recorded, and the command that prints them. */
+  steps: number | null;
+  logs: string;
+  /** While running: turn n of max and the last action, from the child's progress file. */
+  progress?: AgentProgress;
+};
+
+const PROVIDER_KEY_LOST =
+  "this delegate_to_provider job's server stopped before the job ended; the provider key lived only in that server's memory, so the job cannot be resumed. Call delegate_to_provider again";
+
+const num = (v: unknown): number | null => (typeof v === "number" ? v : null);
+const str = (v: unknown, max = 200): string | null => (typeof v === "string" ? sanitizeLine(v, max) : null);
+
+export type AgentService = JobService<AgentPollView> & {
+  /**
+   * delegate_to_provider as a background job: one agent job whose child talks to `target`.
+   * The target stays in this server's memory until the launch (endpoints.ts).
+   */
+  submitToProvider(task: Readonly<Record<string, unknown>>, target: ProviderTarget): Promise<SubmitResult>;
+};
+
+/** The agent job service's settings, taken from the one Config; `baseDir` is where the server runs. */
+export function agentServiceOptions(c: Config, waitCommand: string, baseDir: string): AgentServiceOptions {
+  return {
+    baseDir,
+    self: selfArgv(),
+    env: c.dlChildEnv,
+    agentsDir: c.paths.agentsDir,
+    caps: c.agentJobs.caps,
+    stateDir: c.paths.stateDirs.agent,
+    guards: { ...workdirGuard(c.paths), toolEnv: c.childEnv },
+    engine: { waitCommand },
+  };
+}
+
+/** This provider's jobs under the Config, relative workdirs resolved against `baseDir` (PROVIDERS loads it on first use). */
+export function startJobs(c: Config, waitCommand: string, baseDir: string): Promise<AgentService> {
+  return startAgentService(agentServiceOptions(c, waitCommand, baseDir));
+}
+
+/** Opens the shared state (fails closed with DlError "storage" when it cannot be written) and reaps dead servers' jobs. */
+export async function startAgentService(o: AgentServiceOptions): Promise<AgentService> {
+  const endpoints = new ProviderEndpoints();
+  const provider = agentProvider({ baseDir: o.baseDir, self: o.self, env: o.env, agentsDir: o.agentsDir, endpoints });
+  // The model pool paces requests; launching a local process needs no stagger (caps.staggerS is 0).
+  // An agent run is not replayed: its changes would be made twice.
+  const engine = { provider, stateDir: o.stateDir, caps: o.caps, guards: o.guards, maxRetries: 0 };
+  const service = await JobService.start(
+    engine,
+    {
+      view: (v, row) => agentView(v, row, o.stateDir),
+      // A cancelled provider job never launches: its endpoint (and key) leave memory with it.
+      cancelled: (row) => {
+        const ref = jsonColumn(row?.params).provider_ref;
+        if (typeof ref === "string") endpoints.drop(ref);
+      },
+    },
+    o.engine,
+  );
+  return Object.assign(service, {
+    async submitToProvider(task: Readonly<Record<string, unknown>>, target: ProviderTarget) {
+      const ref = endpoints.put(target);
+      try {
+        return await service.engine.submit([{ ...task, [PROVIDER_REF_FIELD]: ref }]);
+      } catch (e) {
+        endpoints.drop(ref);
+        throw e;
+      }
+    },
+  });
+}
+
+/** Async: a running job's progress file is the child's, read through the bounded reader. */
+async function agentView(v: PollView, row: JobRow | undefined, stateDir: string): Promise<AgentPollView> {
+  const { usage: _u, effort: _e, session_id: _s, ...rest } = v;
+  const r = jsonColumn(row?.usage);
+  const params = jsonColumn(row?.params);
+  const view: AgentPollView = {
+    ...rest,
+    agent_name: str(params.agent_name, 128),
+    success: typeof r.success === "boolean" ? r.success : null,
+    turns: num(r.turns),
+    bash_calls: num(r.bash_calls),
+    bash_failures: num(r.bash_failures),
+    last_bash_exit: num(r.last_bash_exit),
+    usage: sanitizeJson(r.usage ?? null),
+    model_used: str(r.model_used),
+    failed_over_from: str(r.failed_over_from),
+    conversation_id: str(r.conversation_id, 64),
+    steps: num(r.steps),
+    logs: `dl logs ${v.id}`,
+  };
+  if (v.status === "lost" && typeof params.provider_ref === "string" && !v.failure_kind) {
+    // Its server died holding the provider key in memory: no server can ever run it.
+    view.failure_kind = "provider_key_lost";
+    view.final_response ??= PROVIDER_KEY_LOST;
+  }
+  if (v.status === "running") {
+    const p = await readAgentProgress(agentProgressFile(join(stateDir, "jobs", v.id)), Date.now());
+    if (p) view.progress = p;
+  }
+  return view;
+}

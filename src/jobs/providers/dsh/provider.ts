@@ -1,0 +1,110 @@
+import type { JobRow } from "../../../store/types.ts";
+import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../provider.ts";
+import { outputExcerpt } from "../../sanitize.ts";
+import { providerEntry } from "../index.ts";
+import { requireDshLauncher } from "./launcher.ts";
+import { type DshOutcome, type DshResult, readDshResult } from "./result.ts";
+import { buildDshLaunch, type DshTaskRules, dshResultFile, validateDshTask } from "./task.ts";
+
+export interface DshProviderOptions extends DshTaskRules {
+  /** DELEGATE_DSH_LAUNCHER (name on PATH or absolute path), found again at each launch. */
+  launcher: string;
+  /** The launcher's environment (config.dshChildEnv: the allowlist plus DELEGATE_DSH_ENV_PASSTHROUGH). */
+  childEnv: Readonly<Record<string, string>>;
+  /** Values the launcher was given by name (its provider key): cut out of what a run reports. */
+  secretValues?: readonly string[];
+}
+
+/** Values shorter than this are no credential, and cutting them would garble the text. */
+const MIN_SECRET_CHARS = 4;
+
+/** Every string in `v` with each secret replaced. */
+function scrubbed(v: unknown, scrub: (t: string) => string): unknown {
+  if (typeof v === "string") return scrub(v);
+  if (Array.isArray(v)) return v.map((x) => scrubbed(x, scrub));
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, scrubbed(x, scrub)]));
+  return v;
+}
+
+/**
+ * A launcher that prints its key (an auth error quoting it, an `env` dump) must not put
+ * it in the job's answer: every given value is replaced wherever the run's words appear.
+ */
+export function withoutSecrets(parsed: ParsedResult, secrets: readonly string[]): ParsedResult {
+  const cut = secrets.filter((v) => v.length >= MIN_SECRET_CHARS);
+  if (!cut.length) return parsed;
+  const scrub = (t: string) => cut.reduce((acc, v) => acc.split(v).join("[redacted]"), t);
+  return {
+    ...parsed,
+    finalResponse: parsed.finalResponse === null ? null : scrub(parsed.finalResponse),
+    usage: parsed.usage ? (scrubbed(parsed.usage, scrub) as Record<string, unknown>) : parsed.usage,
+  };
+}
+
+/** What poll_dsh lifts out of a result into its own fields. */
+function usageOf(r: DshResult | undefined): Record<string, unknown> | null {
+  if (!r) return null;
+  return { diff_stat: r.diff_stat ?? null, tokens: r.tokens ?? null, wall_s: r.wall_s ?? null };
+}
+
+/**
+ * Reads a finished run: `<out-dir>/result.json` is the answer. A launcher that exited 0
+ * without a readable result, or with one that says it failed, is a failed job whose
+ * response says why and ends with what the launcher printed.
+ */
+export async function parseDshRun(out: RunOutput): Promise<ParsedResult> {
+  const read = await readDshResult(dshResultFile(out.jobDir));
+  const result = read.result;
+  const usage = usageOf(result);
+  if (read.ok && out.exitCode === 0) return { finalResponse: read.result.summary ?? "", usage };
+  const ended = out.exitCode === null ? `was stopped (${out.signal ?? "signal"})` : `exited ${out.exitCode}`;
+  const why =
+    out.exitCode === 0
+      ? `dsh run failed: ${read.ok ? "" : read.reason}`
+      : `the dsh launcher ${ended}${read.ok ? "" : `; ${read.reason}`}`;
+  const parts = [why];
+  if (result?.summary) parts.push(`summary: ${result.summary}`);
+  parts.push(`launcher output (end):\n${outputExcerpt(out)}`);
+  const failure = dshFailure(out, read);
+  return { finalResponse: parts.join("\n"), usage, failure };
+}
+
+function dshFailure(out: RunOutput, read: DshOutcome): FailureClass | null {
+  if (!read.ok && read.refused) return "result_file_refused";
+  if (out.exitCode !== 0) return null;
+  return read.result ? "other" : "infra";
+}
+
+/**
+ * The dsh launcher as a job-engine provider. The engine runs it in its own process group
+ * with stdin closed; the task travels in a private file.
+ */
+export function dshProvider(o: DshProviderOptions): Provider {
+  return {
+    name: "dsh",
+    idPrefix: providerEntry("dsh").idPrefix,
+
+    validate(raw: unknown): ValidatedTask {
+      return validateDshTask(raw, o);
+    },
+
+    launch(job: JobRow, ctx: { jobDir: string }) {
+      // Found again now: it may have been removed or replaced since submit.
+      const launcher = requireDshLauncher(o.launcher, o.childEnv);
+      return buildDshLaunch(job, ctx.jobDir, { launcher, childEnv: o.childEnv });
+    },
+
+    async parse(out: RunOutput): Promise<ParsedResult> {
+      return withoutSecrets(await parseDshRun(out), o.secretValues ?? []);
+    },
+
+    secretValues: o.secretValues ?? [],
+
+    /** Exit 126/127 (cannot run) or 2 (the launcher refused its arguments) is our side; the rest is the run's. */
+    classify(out: RunOutput): FailureClass {
+      if (out.exitCode === 126 || out.exitCode === 127) return "infra";
+      if (out.exitCode === 2 && /usage:/i.test(out.stderr)) return "infra";
+      return "other";
+    },
+  };
+}

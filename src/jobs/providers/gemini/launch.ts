@@ -1,0 +1,108 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { DlError, isDlError } from "../../../errors.ts";
+import {
+  checkGitConfig,
+  ensureAgyStateDirs,
+  type GitGuardResult,
+  guardGitControl,
+  type JailPolicy,
+  type JailProbe,
+  jailPlatform,
+  jailPolicyFor,
+  wrapCommand,
+} from "../../../sandbox/index.ts";
+import type { JobRow } from "../../../store/types.ts";
+import { isWithin } from "../../../sys/paths.ts";
+import type { LaunchSpec } from "../../provider.ts";
+import { agyArgv } from "./task.ts";
+
+/**
+ * How one Gemini job starts: `agy -p …` inside the jail, always. Every refusal here ends
+ * the job before anything runs, with a failure_kind the caller can act on:
+ * `jail_unavailable` (the fix is named) or `jail_git_config` (the hint is named). After
+ * the run, a change to the git control files fails it `jail_git_tampered` (restored).
+ */
+
+export interface GeminiJailInputs {
+  platform: NodeJS.Platform;
+  /** The user's home: hidden in the jail but for agy's own state. */
+  home: string;
+  /** dl's state dirs (every provider's jobs, the pool cache): never visible. */
+  stateDirs: readonly string[];
+  /** The allowlisted child environment (config.childEnv). */
+  childEnv: Readonly<Record<string, string>>;
+  /** This machine's jail probe (remembered once it succeeds). */
+  probe: () => Promise<JailProbe>;
+  /** Tests: a scripted git config check. */
+  gitGuard?: (policy: JailPolicy, env: Readonly<Record<string, string>>) => Promise<GitGuardResult>;
+}
+
+function jailRefused(message: string, fix: string | null): DlError {
+  return new DlError("jail_unavailable", message, { failure_kind: "jail_unavailable", fix });
+}
+
+/**
+ * The binary's own directory, read-only: agy is not always under a system path
+ * (~/.local/bin, a checkout). Never HOME itself or anything holding it.
+ */
+function binReadPaths(bin: string, home: string): string[] {
+  const dir = dirname(bin);
+  if (isWithin(home, dir)) {
+    throw new DlError(
+      "bad_config",
+      `agy sits in ${dir}, which holds the home directory; move it (or point DELEGATE_AGY_BIN) to its own directory`,
+    );
+  }
+  return [dir];
+}
+
+function policyFor(job: JobRow, bin: string, o: GeminiJailInputs): JailPolicy {
+  const platform = jailPlatform(o.platform);
+  if (!platform) {
+    throw jailRefused(
+      `no jail for platform ${o.platform}, so nothing runs`,
+      "run Gemini jobs on Linux (bubblewrap) or macOS (sandbox-exec)",
+    );
+  }
+  return jailPolicyFor({
+    platform,
+    home: o.home,
+    workdir: job.workdir,
+    stateDirs: o.stateDirs,
+    // macOS has no private /tmp mount: each run gets its own temporary dir (outside dl's
+    // state, which the jail hides). Linux mounts a fresh tmpfs on /tmp instead.
+    tmpDir: platform === "darwin" ? mkdtempSync(join(tmpdir(), "dl-agy-")) : undefined,
+    extraReadPaths: binReadPaths(bin, o.home),
+  });
+}
+
+export async function buildGeminiLaunch(job: JobRow, bin: string, o: GeminiJailInputs): Promise<LaunchSpec> {
+  const policy = policyFor(job, bin, o);
+  const probe = await o.probe();
+  if (!probe.ok) {
+    const fix = probe.fix ? `; fix: ${probe.fix}` : "";
+    throw jailRefused(`the jail cannot start, so agy did not run: ${probe.detail}${fix}`, probe.fix);
+  }
+  const guard = await (o.gitGuard ?? ((p, env) => checkGitConfig(p, { env })))(policy, o.childEnv);
+  if (!guard.ok) {
+    throw new DlError("bad_input", `${guard.message} (hint: ${guard.hint})`, {
+      failure_kind: guard.failure_kind,
+      hint: guard.hint,
+    });
+  }
+  // Before wrapping: the compiler binds only state dirs that exist on the host, and the
+  // git control files' placeholders must be there to be bound read-only.
+  ensureAgyStateDirs(policy);
+  const git = guardGitControl(policy);
+  const env = { ...o.childEnv, HOME: policy.home };
+  try {
+    const wrapped = wrapCommand(policy, agyArgv(bin, job), env, probe);
+    return { argv: wrapped.argv, env: wrapped.env, cwd: policy.workdir, jailNet: wrapped.jailNet, afterRun: git.check };
+  } catch (e) {
+    git.check();
+    if (isDlError(e, "jail_unavailable")) throw jailRefused(e.message, probe.fix);
+    throw e;
+  }
+}

@@ -1,0 +1,84 @@
+import type { JobRow } from "../store/types.ts";
+import { awaitJob } from "./await-job.ts";
+import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "./engine.ts";
+import { type ServiceEngineOptions, startMachineEngine } from "./machine.ts";
+import { type PollView, pollWith } from "./poll.ts";
+
+/**
+ * What only one provider has, around the same job trio: a gate on every entry point
+ * (Gemini's DELEGATE_GEMINI_ALLOW_DANGER), checks before a submit records anything (the
+ * dsh launcher, agy's binary, Codex's version and quota), and how its poll shows a job.
+ */
+export interface ServiceHooks<V, R> {
+  gate?(): void;
+  beforeSubmit?(): void | Promise<void>;
+  /**
+   * A known job's poll row as the provider's tools show it (default: the engine's view).
+   * May be async: what a running child wrote is read through the bounded reader.
+   */
+  view?(v: PollView, row: JobRow | undefined): V | Promise<V>;
+  /** What delegate_to_<name> answers for the finished job (default: its poll view). */
+  answer?(v: PollView): R;
+  /** After cancel_<name> asked the engine to cancel a job: drop what the job held in memory. */
+  cancelled?(row: JobRow | undefined): void;
+}
+
+type PollRow<V> = V | ReturnType<JobEngine["poll"]>[number];
+
+/**
+ * One provider's jobs as its MCP tools use them: submit_<name> → submit, poll_<name> →
+ * poll, cancel_<name> → cancel, delegate_to_<name> → delegate, and stop when the server
+ * leaves. One instance per server process; every instance on the same state dir shares
+ * the queue and the caps (flock slots).
+ */
+export class JobService<V = PollView, R = PollView> {
+  private constructor(
+    readonly engine: JobEngine,
+    private readonly hooks: ServiceHooks<V, R>,
+  ) {}
+
+  /** Opens the shared state (fails closed with DlError "storage" when it cannot be written) and reaps dead servers' jobs. */
+  static async start<V = PollView, R = PollView>(
+    engine: ServiceEngineOptions,
+    hooks: ServiceHooks<V, R>,
+    overrides?: Partial<EngineOptions>,
+  ): Promise<JobService<V, R>> {
+    return new JobService(await startMachineEngine(engine, overrides), hooks);
+  }
+
+  /** Every task is checked (after the provider's own checks) before any is recorded; returns ids and the watch command at once. */
+  async submit(tasks: readonly unknown[]): Promise<SubmitResult> {
+    this.hooks.gate?.();
+    await this.hooks.beforeSubmit?.();
+    return this.engine.submit(tasks);
+  }
+
+  /** Per-job snapshots (other servers' jobs read-only); unknown ids pass as the engine answers them. */
+  async poll(ids: readonly string[]): Promise<{ jobs: PollRow<V>[] }> {
+    this.hooks.gate?.();
+    const view = this.hooks.view;
+    if (!view) return { jobs: this.engine.poll(ids) as PollRow<V>[] };
+    return { jobs: await Promise.all(pollWith(this.engine, ids, view)) };
+  }
+
+  async cancel(id: string): Promise<CancelResult> {
+    this.hooks.gate?.();
+    const result = await this.engine.cancel(id);
+    this.hooks.cancelled?.(this.engine.row(id));
+    return result;
+  }
+
+  /**
+   * One job through the same queue and caps, waited for here. An abort (MCP cancel)
+   * cancels the job, so nothing runs on after the caller left.
+   */
+  async delegate(task: Record<string, unknown>, opts: { signal?: AbortSignal; pollMs?: number } = {}): Promise<R> {
+    const r = await this.submit([task]);
+    const v = await awaitJob(this.engine, r.jobs[0]!.id, { tool: `delegate_to_${this.engine.provider.name}`, ...opts });
+    return this.hooks.answer ? this.hooks.answer(v) : (v as R);
+  }
+
+  stop(): Promise<void> {
+    return this.engine.stop();
+  }
+}
