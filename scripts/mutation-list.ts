@@ -1326,4 +1326,14 @@ export const MUTATIONS: Mutation[] = [
     replace: "if (v === undefined) continue;",
     tests: ["test/config.test.ts"],
   },
+  // ── jail start-up races between servers ───────────────────────────────────────────
+  {
+    id: "jail-pids-sweep-spares-starting",
+    guard: "the sweep of dead jails' pids cgroups skips one whose first process is alive",
+    why: "another server's jail, between making its cgroup and moving its process in, would lose the cgroup and fail to start",
+    file: "src/sys/jail-pids.ts",
+    search: "if (!pid || alive(Number(pid))) continue;",
+    replace: "if (!pid) continue;",
+    tests: ["test/sys/jail-pids.test.ts"],
+  },
 ];

@@ -49,16 +49,28 @@ export function pidsCgroup(pid: number, max: number): () => void {
 
 /**
  * Empty cgroups of jails whose dl exited before their last process was reaped: rmdir
- * removes only an empty cgroup, so a live jail's is never touched.
+ * removes only an empty cgroup, so a running jail's is never touched. One whose first
+ * process is alive is skipped too: another dl may have just made it and not yet moved
+ * that process in (empty for a moment), and removing it then would fail that jail's start.
  */
 function sweep(root: string): void {
   for (const name of readdirSync(root)) {
-    if (!name.startsWith("dl-jail-")) continue;
+    const pid = /^dl-jail-(\d+)$/.exec(name)?.[1];
+    if (!pid || alive(Number(pid))) continue;
     try {
       rmdirSync(join(root, name));
     } catch {
       // in use
     }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
