@@ -138,6 +138,14 @@ export const SETTINGS = {
   },
   watcher: { intervalS: num("DELEGATE_WAIT_INTERVAL", 5, 0.05, 3600) },
   jobs: { retentionDays: num("DELEGATE_JOB_RETENTION_DAYS", 7, 0, 3650) },
+  /**
+   * The usage ledger: prices in LiteLLM's model_prices_and_context_window.json shape, and
+   * the models the user pays nothing per token for (local, flat-rate plans; `prefix*` allowed).
+   */
+  usage: {
+    pricesFile: optStr("DELEGATE_PRICES_FILE"),
+    flatRateModels: list("DELEGATE_FLAT_RATE_MODELS", /^[^\s,]+$/, "model names (a trailing * matches a prefix)"),
+  },
   logLevel: oneOf("DELEGATE_LOG_LEVEL", ["silent", "error", "warn", "info", "debug"], "info"),
   /** Where state lives: read by sys/paths.ts into Config.paths. */
   places: {

@@ -8,8 +8,11 @@ claude mcp add delegate-local --scope user \
   --env DELEGATE_LOCAL_URL=http://localhost:4000/v1/messages \
   --env DELEGATE_LOCAL_KEY="${LITELLM_KEY:-}" \
   --env DELEGATE_LOCAL_MODEL=local-qwen-3-6-35b \
-  --env DELEGATE_LOCAL_CODING_MODEL=local-coder \
   -- "$DL" serve
+
+# Coding agents (coder, test-writer) use DELEGATE_LOCAL_MODEL unless you name a separate
+# coding model. Add one only if your gateway serves it (`dl status` checks that it does):
+#   --env DELEGATE_LOCAL_CODING_MODEL=local-coder
 
 # Through Bifrost instead of LiteLLM (local lane on its own host):
 # claude mcp add delegate-local --scope user \

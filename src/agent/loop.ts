@@ -26,6 +26,7 @@ import { type BashCounters, runToolCalls } from "./tool-calls.ts";
 import { toolGrants } from "./tool-grants.ts";
 import { buildTools, grantTools } from "./tools/index.ts";
 import type { AgentTool, ToolContext } from "./tools/types.ts";
+import type { ToolRecord, TranscriptSink } from "./transcript.ts";
 
 export type RunAgentOptions = {
   agent: Agent;
@@ -52,6 +53,8 @@ export type RunAgentOptions = {
    * final reply included, for a later follow-up (and the budget its prompt names).
    */
   onConversation?: (messages: Message[], promptTurns: number) => void;
+  /** Where each model turn and tool call is recorded (dl logs). */
+  transcript?: TranscriptSink;
 };
 
 /** The model and the limits one run works within. */
@@ -320,6 +323,7 @@ function stopped(conv: Conversation): AgentEnd {
 /** One model call, its usage counted; a failure ends the run with what to try. */
 async function callModel(conv: Conversation, turn: number): Promise<ModelResponse | AgentEnd> {
   let resp: ModelResponse;
+  const t0 = performance.now();
   try {
     resp = await conv.opts.complete({ ...conv.request, messages: conv.history });
   } catch (e) {
@@ -338,13 +342,23 @@ async function callModel(conv: Conversation, turn: number): Promise<ModelRespons
   c.turns = turn;
   c.usage = addUsage(c.usage, resp.usage);
   if (resp.model) c.modelUsed = resp.model;
+  conv.opts.transcript?.turn({
+    n: turn,
+    model: resp.model || conv.budget.model,
+    in: resp.usage.input_tokens,
+    cached: resp.usage.cache_read_tokens,
+    out: resp.usage.output_tokens,
+    stop: String(resp.stop_reason),
+    ms: Math.round(performance.now() - t0),
+  });
   return resp;
 }
 
 /** Runs the turn's tool calls and sends their results back with the turn countdown. */
 async function toolTurn(conv: Conversation, turn: number, uses: ToolUseBlock[]): Promise<AgentEnd | undefined> {
   const { maxTurns } = conv.budget;
-  const { results, names } = await runToolCalls(conv.tools, uses, conv.ctx, conv.counters);
+  const record = conv.opts.transcript && ((r: Omit<ToolRecord, "n">) => conv.opts.transcript?.tool({ n: turn, ...r }));
+  const { results, names } = await runToolCalls(conv.tools, uses, conv.ctx, conv.counters, record);
   if (conv.signal.aborted) return stopped(conv);
   const note = countdownNote(maxTurns - turn);
   const last = results[results.length - 1];

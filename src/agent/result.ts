@@ -36,6 +36,10 @@ export const agentResultSchema = once(() =>
       .string()
       .optional()
       .describe("pass as continue_from with a new task to continue this conversation (same agent, model, workdir)"),
+    // Kept short: every word here is paid for in every host's tool list.
+    steps: z.number().int().optional(),
+    logs: z.string().optional().describe("prints each step"),
+    cost: z.object({ state: z.string(), usd: z.number().nullable() }).optional(),
   }),
 );
 

@@ -1,7 +1,9 @@
 import { toolInputError } from "../backends/tool-input.ts";
 import type { ToolResultBlock, ToolUseBlock } from "../backends/types.ts";
 import { describeError } from "../errors.ts";
+import { redactSecrets } from "../jobs/redact.ts";
 import type { AgentTool, ToolContext, ToolOutcome } from "./tools/types.ts";
+import type { ToolRecord } from "./transcript.ts";
 
 /** The run_bash facts dl measures itself (never what the model claims). */
 export type BashCounters = { bashCalls: number; bashFailures: number; lastBashExit: number | null };
@@ -22,11 +24,23 @@ export async function runToolCalls(
   uses: ToolUseBlock[],
   ctx: ToolContext,
   bash: BashCounters,
+  record?: (r: Omit<ToolRecord, "n">) => void,
 ): Promise<ToolCallsOutcome> {
   const results: ToolResultBlock[] = [];
   const names: string[] = [];
   for (const use of uses) {
+    const t0 = performance.now();
     const out = await runTool(tools, use, ctx);
+    const target = toolTarget(use.input);
+    const exit = out.bash ? out.bash.exitCode : out.is_error ? 1 : 0;
+    record?.({
+      tool: use.name,
+      target,
+      exit,
+      bytes_in: Buffer.byteLength(JSON.stringify(use.input ?? {})),
+      bytes_out: Buffer.byteLength(out.content),
+      ms: Math.round(performance.now() - t0),
+    });
     if (out.bash) {
       bash.bashCalls++;
       bash.lastBashExit = out.bash.exitCode;
@@ -35,7 +49,10 @@ export async function runToolCalls(
     const block: ToolResultBlock = { type: "tool_result", tool_use_id: use.id, content: out.content };
     if (out.is_error) block.is_error = true;
     results.push(block);
-    names.push(out.bash ? `${use.name} (exit ${out.bash.exitCode})` : use.name);
+    // Progress names what was touched: the path read or written, the command run.
+    const shown = redactSecrets(target);
+    const what = shown ? ` ${shown.length > 80 ? `${shown.slice(0, 79)}…` : shown}` : "";
+    names.push(`${use.name}${what}${out.bash ? ` (exit ${out.bash.exitCode})` : out.is_error ? " (failed)" : ""}`);
     if (ctx.signal.aborted) break;
   }
   return { results, names };
@@ -67,4 +84,12 @@ function offeredNames(tools: Map<string, AgentTool>): string {
       .map((t) => t.spec.name)
       .join(", ") || "none"
   );
+}
+
+/** The path, command or pattern a tool call was about, from its input (one line). */
+function toolTarget(input: unknown): string {
+  if (!input || typeof input !== "object" || Array.isArray(input)) return "";
+  const i = input as Record<string, unknown>;
+  const v = [i.command, i.path, i.file_path, i.pattern, i.dir].find((x) => typeof x === "string") as string | undefined;
+  return (v ?? "").replace(/\s+/g, " ").trim().slice(0, 400);
 }

@@ -18,6 +18,12 @@ const COMMANDS: Record<string, () => Promise<DlCommand>> = {
   run: () => import("./run.ts").then((m) => m.runCommand),
   wait: () => import("./wait.ts").then((m) => m.waitCommand),
   reap: () => import("./reap.ts").then((m) => m.reapCommand),
+  jobs: () => import("./jobs.ts").then((m) => m.jobsCommand),
+  show: () => import("./show.ts").then((m) => m.showCommand),
+  logs: () => import("./logs.ts").then((m) => m.logsCommand),
+  cancel: () => import("./cancel.ts").then((m) => m.cancelCommand),
+  usage: () => import("./usage.ts").then((m) => m.usageCommand),
+  init: () => import("./init.ts").then((m) => m.initCommand),
 };
 const NAMES = Object.keys(COMMANDS);
 

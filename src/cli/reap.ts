@@ -1,9 +1,11 @@
 import { defineCommand } from "citty";
 import { ConversationStore } from "../agent/conversation-store.ts";
+import type { Config } from "../config.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
 import { sysIdentities } from "../jobs/machine.ts";
 import { reapAll } from "../jobs/maintenance.ts";
-import { jobStateDirs } from "../sys/paths.ts";
+import { forgetVanishedStores, knownJobStores } from "../jobs/store-registry.ts";
+import { pruneDelegationTranscripts } from "../jobs/transcript-prune.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
@@ -21,7 +23,7 @@ const def = defineCommand({
   async run({ args }) {
     const config = configOrExit();
     const dryRun = args["dry-run"];
-    const dirs = jobStateDirs(config.paths);
+    const dirs = knownJobStores(config.paths);
     if (refuseIrregularStores("reap", dirs)) return;
     const reports = await reapAll(dirs, {
       identities: sysIdentities,
@@ -29,16 +31,18 @@ const def = defineCommand({
       dryRun,
     });
     const prunedPools = dryRun ? [] : pruneIdlePools(config.paths.slotsDir);
-    // Kept conversations (follow-ups) go after as long as finished jobs do.
-    const retentionMs = config.jobs.retentionDays * 86_400_000;
-    const prunedConversations = dryRun ? 0 : ConversationStore.in(config.paths.stateDirs.agent).prune(retentionMs);
+    const kept = housekeeping(config, dryRun);
     if (args.json) {
       const out = { dry_run: dryRun, providers: reports, pruned_pools: prunedPools };
-      process.stdout.write(`${JSON.stringify({ ...out, pruned_conversations: prunedConversations })}\n`);
+      process.stdout.write(`${JSON.stringify({ ...out, ...kept })}\n`);
     } else {
       if (prunedPools.length) process.stdout.write(`pools: removed ${prunedPools.length} idle pool folder(s)\n`);
-      if (prunedConversations)
-        process.stdout.write(`conversations: removed ${prunedConversations} older than the job retention\n`);
+      if (kept.pruned_conversations)
+        process.stdout.write(`conversations: removed ${kept.pruned_conversations} older than the job retention\n`);
+      if (kept.pruned_transcripts)
+        process.stdout.write(
+          `delegations: ${dryRun ? "would prune" : "pruned"} ${kept.pruned_transcripts} old transcript(s)\n`,
+        );
       if (reports.length === 0) process.stdout.write("no job stores yet: nothing to reap\n");
       for (const r of reports) {
         if (r.error) {
@@ -61,3 +65,17 @@ export const reapCommand: DlCommand = {
   def,
   examples: ["dl reap --dry-run", "dl reap --json"],
 };
+
+/**
+ * What goes after as long as finished jobs do: kept conversations (follow-ups), delegation
+ * transcripts, and the registry entries of stores whose folder is gone.
+ */
+function housekeeping(config: Config, dryRun: boolean): { pruned_conversations: number; pruned_transcripts: number } {
+  const retentionMs = config.jobs.retentionDays * 86_400_000;
+  forgetVanishedStores(config.paths.storesRegistryDir, config.paths.isolationRoot, dryRun);
+  const stores = knownJobStores(config.paths, true);
+  return {
+    pruned_conversations: dryRun ? 0 : ConversationStore.in(config.paths.stateDirs.agent).prune(retentionMs),
+    pruned_transcripts: pruneDelegationTranscripts(stores, Date.now() - retentionMs, dryRun),
+  };
+}

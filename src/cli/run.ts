@@ -76,6 +76,11 @@ const def = defineCommand({
       valueHint: "FILE",
       description: "read the task from this file; the task argument must then be '-' (keeps it out of argv)",
     },
+    "transcript-file": {
+      type: "string",
+      valueHint: "FILE",
+      description: "record every model turn and tool call in this new file (default: a dg-… transcript for dl logs)",
+    },
     "progress-file": {
       type: "string",
       valueHint: "FILE",
@@ -128,6 +133,11 @@ const def = defineCommand({
         onModelCall: (call, model) => {
           if (call === 1) say(`turn 1 started: waiting for ${model}'s first reply`);
         },
+        // A job's child records into its job folder; the job's id is what dl logs takes.
+        // Its engine records the job's usage from its row; a run from a shell is its own entry.
+        ...(args["transcript-file"]
+          ? { transcript: { file: args["transcript-file"], logId: null }, kind: null }
+          : { kind: "dl_run" }),
       }),
     );
     // Anything an agent command left running in the background ends with the run.

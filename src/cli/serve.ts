@@ -8,6 +8,7 @@ import type { Config } from "../config.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
 import { describeError } from "../errors.ts";
 import { PROVIDERS } from "../jobs/providers/index.ts";
+import { registerStores } from "../jobs/store-registry.ts";
 import { log } from "../log.ts";
 import { forwardLogsTo } from "../mcp/log-forward.ts";
 import { MAX_MESSAGE_BYTES } from "../mcp/result-limits.ts";
@@ -16,6 +17,7 @@ import { CappedStdioTransport } from "../mcp/stdio-transport.ts";
 import { defaultDeps, jobServiceAllowed, type ServerDeps } from "../services.ts";
 import { DB_FILE } from "../store/types.ts";
 import { hardenProcess } from "../sys/hardening.ts";
+import { jobStateDirs } from "../sys/paths.ts";
 import { killAllGroupsNow, terminateAllGroups } from "../sys/process.ts";
 import { VERSION } from "../version.ts";
 import type { DlCommand } from "./command.ts";
@@ -92,6 +94,9 @@ const def = defineCommand({
 
     handle = serveBothEras(deps, transport);
     log.debug(`dl serve ${VERSION} ready on stdio`);
+    // The watch command we hand back runs in the host's shell, without our settings.
+    const unrecorded = registerStores(config.paths.storesRegistryDir, jobStateDirs(config.paths));
+    if (unrecorded) log.warn(`dl serve: could not record its job stores for dl wait/jobs/status: ${unrecorded}`);
     startRecordedJobServices(config, deps);
     // Pool folders of models nobody used for an hour (each model name makes one) go away.
     pruneIdlePools(config.paths.slotsDir);
@@ -162,7 +167,7 @@ async function stopServing(why: string, running: Running): Promise<void> {
 export const serveCommand: DlCommand = {
   def,
   ownSignals: true,
-  examples: ["claude mcp add dl --scope user -- /absolute/path/to/dl serve", "dl serve --check"],
+  examples: ["claude mcp add delegate-local --scope user -- /absolute/path/to/dl serve", "dl serve --check"],
 };
 
 /**

@@ -1,6 +1,8 @@
+import type { PoolStatus } from "../dispatch/status.ts";
 import type { ActiveJob, JobsSummary } from "../jobs/maintenance.ts";
 import type { GeminiStatusReport } from "../jobs/providers/gemini/status.ts";
 import { versionLine } from "../version.ts";
+import { humanAge as age } from "./job-format.ts";
 import type { StatusReport } from "./status-report.ts";
 
 /** `dl status` as text: one section per concern, failed checks last. */
@@ -20,7 +22,7 @@ export function renderStatus(r: StatusReport): string {
     ...renderPools(r),
     "",
     "jobs:",
-    ...r.jobs.flatMap((j) => renderJobs(j, Date.now(), false)),
+    ...r.jobs.flatMap((j) => renderJobs(j, Date.now(), false, { defaultModel: cfg.backend.model })),
     ...renderCodex(r.codex),
     ...renderDsh(r.dsh),
     ...renderGemini(r.gemini),
@@ -52,44 +54,61 @@ export function renderPools(r: Pick<StatusReport, "pools">, busyOnly = false): s
   for (const p of shown) {
     const wait = p.waiting ? `, ${p.waiting} waiting` : "";
     lines.push(`  ${p.bucket.padEnd(20)} ${String(p.in_use).padStart(2)}/${p.size} in use${wait}`);
-    for (const h of p.holders)
-      lines.push(`    pid ${h.pid} ${h.model} since ${h.since}${h.task ? ` (${h.task})` : ""}`);
+    for (const h of p.holders) lines.push(`    ${holderText(h, Date.now())}`);
   }
   return lines;
 }
 
-const age = (ms: number) => {
-  const s = Math.max(0, Math.round(ms / 1000));
-  return s < 60
-    ? `${s}s`
-    : s < 3600
-      ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`
-      : `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
-};
+/** A slot holder as a person reads it: its agent, its model and how long it has held the slot. */
+function holderText(h: PoolStatus["holders"][number], now: number): string {
+  const since = Date.parse(h.since);
+  const held = Number.isFinite(since) ? ` for ${age(now - since)}` : "";
+  const who = h.task ? `agent ${h.task}` : "a delegation";
+  const asked = h.requested ? ` (asked for ${h.requested})` : "";
+  return `${who}, model ${h.model}${asked}${held} (pid ${h.pid})`;
+}
 
-function jobLine(j: ActiveJob, now: number): string {
-  // A dead server's job has the status it reads as (killed_on_restart, lost): it ran if it started.
-  const running = j.started_at !== null && j.status !== "queued";
-  const since = running ? `running ${age(now - j.started_at!)}` : `queued ${age(now - j.created_at)}`;
-  const why = j.queue_reason ? ` (${j.queue_reason})` : "";
-  const dead = j.owner_alive ? "" : ` [server gone: ${j.status} once dl reap records it]`;
-  return `    ${j.id.padEnd(16)} ${since}${why}  ${j.model ?? "default model"}  ${j.workdir}${dead}`;
+/** What a waiting job waits behind: the holders of its pool. */
+function waitLine(j: ActiveJob, pools: readonly PoolStatus[], now: number): string {
+  const pool = pools.find((p) => p.bucket === j.slot_wait?.bucket);
+  const holders = pool?.holders.map((h) => holderText(h, now)) ?? [];
+  return `      behind ${holders.length ? holders.join("; ") : "a holder that has not written its record yet"}`;
+}
+
+function jobLine(j: ActiveJob, now: number, defaultModel: string): string {
+  const from = j.status === "running" && j.started_at !== null ? j.started_at : j.created_at;
+  const why = j.reason ? ` (${j.reason})` : "";
+  const model = j.model ?? (j.agent ? defaultModel : "the CLI's own model");
+  const who = j.agent ? `agent ${j.agent}, model ${model}` : `model ${model}`;
+  return `    ${j.id.padEnd(16)} ${j.state} ${age(now - from)}${why}  ${who}  ${j.workdir}`;
 }
 
 /** "1 killed_on_restart, 2 lost": how a dead server's jobs read until a reap records them. */
 function orphanStatuses(active: readonly ActiveJob[]): string {
   const counts = new Map<string, number>();
-  for (const a of active) if (!a.owner_alive) counts.set(a.status, (counts.get(a.status) ?? 0) + 1);
-  return [...counts].map(([status, n]) => `${n} ${status}`).join(", ");
+  for (const a of active) if (a.orphaned) counts.set(a.state, (counts.get(a.state) ?? 0) + 1);
+  return [...counts].map(([state, n]) => `${n} ${state}`).join(", ");
 }
 
-/** One provider's jobs: counts, per project, and with `each` every active job. */
-export function renderJobs(j: JobsSummary, now: number, each: boolean): string[] {
+/**
+ * One provider's jobs: counts, per project, and with `each` every active job (a waiting
+ * one with the holders it waits behind, from `pools`).
+ */
+export function renderJobs(
+  j: JobsSummary,
+  now: number,
+  each: boolean,
+  ctx: { defaultModel: string; pools?: readonly PoolStatus[] } = { defaultModel: "" },
+): string[] {
   const orphans = j.orphaned ? `, ${j.orphaned} orphaned: ${orphanStatuses(j.active)} (run dl reap)` : "";
   const lines = [
     `  ${j.provider.padEnd(8)} ${j.running} running, ${j.queued} queued${orphans}${j.error ? `  (${j.error})` : ""}`,
   ];
-  if (each) lines.push(...j.active.map((a) => jobLine(a, now)));
+  if (each)
+    for (const a of j.active) {
+      lines.push(jobLine(a, now, ctx.defaultModel));
+      if (a.state === "waiting") lines.push(waitLine(a, ctx.pools ?? [], now));
+    }
   else for (const p of j.projects) lines.push(`    ${p.project}: ${p.running} running, ${p.queued} queued`);
   return lines;
 }

@@ -15,9 +15,9 @@ import { type DshStatusReport, dshStatus } from "../jobs/providers/dsh/status.ts
 import { geminiServiceOptions } from "../jobs/providers/gemini/service.ts";
 import { type GeminiStatusReport, geminiStatus } from "../jobs/providers/gemini/status.ts";
 import { PROVIDERS } from "../jobs/providers/index.ts";
+import { knownJobStores } from "../jobs/store-registry.ts";
 import { type BackendVerdict, backendVerdicts } from "../mcp/tool-availability.ts";
 import type { Backend } from "../mcp/tool-table.ts";
-import { jobStateDirs } from "../sys/paths.ts";
 import { dirState } from "../sys/writable.ts";
 import type { BuildInfo } from "../version.ts";
 import { checkModels, type ModelCheck } from "./status-models.ts";
@@ -104,7 +104,7 @@ export async function gatherStatus(config: Config, build: BuildInfo): Promise<St
   failed_checks.push(...models.failed);
   for (const d of state_dirs) if (!d.writable) failed_checks.push(`state dir ${d.name} (${d.path}): ${d.error}`);
   const poolList = pools(config, failed_checks);
-  const jobs = jobsSummary(jobStateDirs(config.paths), sysIdentities);
+  const jobs = jobsSummary(knownJobStores(config.paths), sysIdentities);
   for (const j of jobs) if (j.error) failed_checks.push(`jobs ${j.provider}: ${j.error}`);
   const codex = await codexReport(config);
   const gemini = await geminiStatus(geminiServiceOptions(config, "dl wait"));

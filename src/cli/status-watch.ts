@@ -5,10 +5,11 @@ import { poolStatus } from "../dispatch/status.ts";
 import { capsView } from "../jobs/caps.ts";
 import { sysIdentities } from "../jobs/machine.ts";
 import { jobsSummary } from "../jobs/maintenance.ts";
+import { agentSlotWait } from "../jobs/providers/agent/slot-wait.ts";
 import { CodexAccount } from "../jobs/providers/codex/account.ts";
 import { CodexQuota } from "../jobs/providers/codex/quota.ts";
 import { codexServiceOptions } from "../jobs/providers/codex/service.ts";
-import { jobStateDirs } from "../sys/paths.ts";
+import { knownJobStores } from "../jobs/store-registry.ts";
 import { renderCodex, renderJobs, renderPools } from "./status-render.ts";
 
 /**
@@ -33,7 +34,10 @@ function sources(config: Config): Sources {
 async function frame(s: Sources, now: Date): Promise<string> {
   const d = dispatchSettingsFromConfig(s.config);
   const pools = poolStatus({ slotsDir: d.slotsDir, sizing: d.sizing });
-  const jobs = jobsSummary(jobStateDirs(s.config.paths), sysIdentities);
+  const t0 = now.getTime();
+  const jobs = jobsSummary(knownJobStores(s.config.paths), sysIdentities, (store, row) =>
+    store.provider === "agent" ? agentSlotWait(store.stateDir, row.id, t0) : null,
+  );
   await s.quota.refresh(true);
   const codex = renderCodex(
     {
@@ -50,7 +54,7 @@ async function frame(s: Sources, now: Date): Promise<string> {
     ...renderPools({ pools }),
     "",
     "jobs (queued and running):",
-    ...jobs.flatMap((j) => renderJobs(j, now.getTime(), true)),
+    ...jobs.flatMap((j) => renderJobs(j, t0, true, { defaultModel: s.config.backend.model, pools })),
     ...codex,
   ].join("\n");
 }

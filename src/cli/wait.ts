@@ -1,7 +1,8 @@
 import { defineCommand } from "citty";
+import { jobIdProblem } from "../jobs/job-id.ts";
 import { sysIdentities } from "../jobs/machine.ts";
+import { knownJobStores } from "../jobs/store-registry.ts";
 import { describeUnusable, waitForJobs } from "../jobs/wait.ts";
-import { jobStateDirs } from "../sys/paths.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
@@ -39,7 +40,14 @@ const def = defineCommand({
       timeoutMs = s * 1000;
     }
     const ids = (args._ as string[]).filter((x) => x.length > 0);
-    const sources = jobStateDirs(config.paths);
+    // A typo would otherwise look like a job not recorded yet for 30 s (or a running one).
+    const bad = ids.map(jobIdProblem).find((p) => p !== null);
+    if (bad) {
+      process.stderr.write(`dl wait: ${bad}\n`);
+      process.exitCode = EXIT.usage;
+      return;
+    }
+    const sources = knownJobStores(config.paths);
     if (refuseIrregularStores("wait", sources)) return;
     using interrupt = interruptScope();
     const r = await waitForJobs({

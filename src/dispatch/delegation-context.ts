@@ -2,6 +2,7 @@ import type { AgentSettings } from "../agent/settings.ts";
 import type { Endpoint } from "../backends/types.ts";
 import type { Config } from "../config.ts";
 import type { Surface } from "../surface.ts";
+import { newDelegationTranscript, type TranscriptTarget } from "./delegation-transcript.ts";
 import type { AcquireSlot, DelegationContext } from "./run-delegation.ts";
 
 /** The long-lived services a delegation draws on (built once per process from Config). */
@@ -27,6 +28,10 @@ export function delegationContext(
     failover?: boolean;
     surface?: Surface;
     onModelCall?: (call: number, model: string) => void;
+    /** Default: a new delegation transcript (dg-…); `dl run` in a job passes the job's file. */
+    transcript?: TranscriptTarget;
+    /** The usage ledger's kind (the entry point); null records nothing (a job's child). */
+    kind?: string | null;
   },
 ): DelegationContext {
   return {
@@ -41,5 +46,7 @@ export function delegationContext(
     onModelCall: o.onModelCall,
     completeOptions: { turnTimeoutMs: deps.config.backend.httpTimeoutS * 1000 },
     fallbackNote: deps.fallbackNote,
+    transcript: o.transcript ?? newDelegationTranscript(deps.config),
+    ...(o.kind === null ? {} : { usageKind: o.kind ?? "delegation" }),
   };
 }

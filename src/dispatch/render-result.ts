@@ -24,6 +24,11 @@ export function renderResult(r: RenderableResult, previewChars?: number): string
     `${r.usage.input_tokens} in / ${r.usage.output_tokens} out tokens (cache read ${r.usage.cache_read_tokens}, write ${r.usage.cache_write_tokens})`,
     `${r.elapsed_s} s`,
   ];
+  if (r.cost)
+    facts.push(
+      `cost ${r.cost.state}${r.cost.usd !== null && r.cost.state !== "included" ? ` $${r.cost.usd.toFixed(4)}` : ""}`,
+    );
+  if (r.steps !== undefined) facts.push(`${r.steps} steps${r.logs ? ` (${r.logs})` : ""}`);
   const lines = [facts.join(" · ")];
   if (r.fallback_note) lines.push(`note: ${r.fallback_note}`);
   if (r.nudges) lines.push(`nudged ${r.nudges}x${r.resumed_after_nudge ? ", resumed" : ""}`);

@@ -10,6 +10,8 @@ import type { Config } from "../config.ts";
 import { DlError } from "../errors.ts";
 import type { Surface } from "../surface.ts";
 import { checkWorkdir, workdirGuard } from "../sys/workdir-guard.ts";
+import { openTranscript, type TranscriptTarget } from "./delegation-transcript.ts";
+import { delegationCost, recordDelegation } from "./delegation-usage.ts";
 import { type HeldConversation, holdConversation, loadPrior } from "./follow-up.ts";
 import type { DispatchLease } from "./pools.ts";
 
@@ -64,6 +66,10 @@ export type DelegationContext = {
   /** Injected in tests; production uses the HTTP client. */
   complete?: (req: ModelRequest) => Promise<ModelResponse>;
   completeOptions?: CompleteOptions;
+  /** The ledger's kind for this delegation; absent, nothing is recorded (a job's child: its engine records the job). */
+  usageKind?: string;
+  /** Where the steps are recorded; none given, no transcript is kept. */
+  transcript?: TranscriptTarget;
   /** "answered_by: X (requested Y)" when the backend reports another model. */
   fallbackNote?: (requested: string, answered: string, routing: Record<string, string>) => string | undefined;
 };
@@ -137,6 +143,7 @@ async function runHeld(
   const doComplete = ctx.complete ?? ((req: ModelRequest) => httpComplete(req, ctx.completeOptions));
   // Loaded on the first run: a server answering initialize or tools/list never pays for the loop.
   const { runAgent } = await import("../agent/loop.ts");
+  const transcript = ctx.transcript ? openTranscript(ctx.config, ctx.transcript) : null;
   const result: DelegationResult = await runAgent({
     agent: p.agent,
     task: p.input.task,
@@ -158,6 +165,7 @@ async function runHeld(
     onConversation: (messages, promptTurns) => {
       kept = held?.keep(messages, promptTurns, lease.model_used) ?? false;
     },
+    transcript: transcript?.sink,
   });
   if (kept && held) result.conversation_id = held.id;
   if (lease.failed_over_from) {
@@ -167,7 +175,28 @@ async function runHeld(
   }
   const note = lastResponse && ctx.fallbackNote?.(lease.model_used, lastResponse.model, lastResponse.routing);
   if (note) result.fallback_note = note;
+  await recordRun(p, ctx, result, { transcript, started });
   return result;
+}
+
+/** After the run: its transcript closed and named, its cost stated, its usage in the ledger. */
+async function recordRun(
+  p: PreparedDelegation,
+  ctx: DelegationContext,
+  result: DelegationResult,
+  o: { transcript: ReturnType<typeof openTranscript> | null; started: number },
+): Promise<void> {
+  const t = o.transcript;
+  if (t) {
+    t.close();
+    result.steps = t.sink.steps;
+    if (t.logId) result.logs = `dl logs ${t.logId}`;
+  }
+  result.cost = delegationCost(ctx.config, result);
+  if (ctx.usageKind) {
+    const at = { kind: ctx.usageKind, id: t?.logId ?? null, elapsedMs: performance.now() - o.started };
+    await recordDelegation(ctx.config, p, result, at);
+  }
 }
 
 /** The result of a run that never started: no slot, or a conversation it cannot continue now. */

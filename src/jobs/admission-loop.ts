@@ -2,10 +2,12 @@ import { describeError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { JobRow, QueueReason } from "../store/types.ts";
 import { planAdmission } from "./admission.ts";
+import { cancelJobs } from "./cancel.ts";
+import { serveCancelRequests } from "./cancel-requests.ts";
 import type { EngineContext } from "./engine-options.ts";
 import type { Launcher } from "./launch.ts";
 import type { LiveReaper } from "./live-reap.ts";
-import { ownerAlive } from "./reaper.ts";
+import { ownerAlive } from "./liveness.ts";
 
 /** Reasons a dead server's running rows can cause: they count toward these caps until reaped. */
 const CAP_REASONS: ReadonlySet<QueueReason> = new Set([
@@ -66,6 +68,7 @@ export class AdmissionLoop {
       // run): end them first, so the slots they freed are used by live servers' jobs.
       if (this.reaper.due()) await this.reaper.reapDead();
       if (this.halted) return;
+      serveCancelRequests(this.c, (id) => this.cancelOwn(id));
       next = Math.min(next, this.admit());
       next = Math.min(next, this.reaper.wakeInMs());
     } catch (e) {
@@ -127,5 +130,12 @@ export class AdmissionLoop {
     // The plan asked about queued rows' owners; ask about running rows' too (cached per owner).
     this.reaper.observe(rows.some((r) => !alive(r)) ? { blocked } : null);
     return Math.max(0, next);
+  }
+
+  /** A dl cancel request for a job this server runs: the engine's own cancel, as its server (the rule passes). */
+  private async cancelOwn(id: string) {
+    const self = { serverId: this.c.serverId, project: "", ownerAlive: () => true };
+    const [r] = await cancelJobs(this.c, this.launcher, [id], self);
+    return r!;
   }
 }

@@ -19,7 +19,7 @@ export interface Canceller {
  * dead. Another live project's job is refused, naming its owner: one project's session
  * must not be able to empty another's queue. Null when the cancel may go ahead.
  */
-function cancelRefusal(row: JobRow, who: Canceller): string | null {
+export function cancelRefusal(row: JobRow, who: Canceller): string | null {
   if (isTerminal(row.status)) return null; // nothing would change
   if (row.server_id === who.serverId || row.project === who.project) return null;
   if (!who.ownerAlive(row)) return null;

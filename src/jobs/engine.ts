@@ -8,10 +8,12 @@ import { type Canceller, type CancelResult, cancelJobs, cancelOwnQueued } from "
 import type { EngineContext, EngineOptions } from "./engine-options.ts";
 import { Launcher } from "./launch.ts";
 import { LiveReaper, logReaped } from "./live-reap.ts";
+import { jobLiveness, type Liveness } from "./liveness.ts";
 import { type PollView, pollView, unknownView } from "./poll.ts";
 import type { Provider } from "./provider.ts";
-import { ownerAlive, type ReapAction } from "./reaper.ts";
+import type { ReapAction } from "./reaper.ts";
 import { prepareJobs, queueBound, type SubmitResult, watchFor } from "./submit.ts";
+import { recordJobEnd } from "./usage-ledger.ts";
 import { resolveWorkspace } from "./workspace.ts";
 
 export type { CancelResult } from "./cancel.ts";
@@ -51,7 +53,11 @@ export class JobEngine {
     };
     this.reaper = new LiveReaper(this.c);
     // A job's end frees slots: admission looks again at once.
-    this.launcher = new Launcher(this.c, () => this.loop.schedule(0));
+    // A job's end also goes into the usage ledger, before anything else can prune its row.
+    this.launcher = new Launcher(this.c, (id) => {
+      recordJobEnd(this.c.store, id);
+      this.loop.schedule(0);
+    });
     this.loop = new AdmissionLoop(this.c, this.launcher, this.reaper);
   }
 
@@ -93,7 +99,7 @@ export class JobEngine {
     return ids.map((id) => {
       const r = rows.get(id);
       if (!r) return unknownView(id);
-      return pollView(r, now, this.ownerAlive(r), this.serverId, this.launcher.persistError(id));
+      return pollView(r, now, this.liveness(r), this.serverId, this.launcher.persistError(id));
     });
   }
 
@@ -105,7 +111,7 @@ export class JobEngine {
   /** Recent jobs of every server, newest first (for status). */
   list(limit = 50): PollView[] {
     const now = this.c.now();
-    return this.c.store.listRecent(limit).map((r) => pollView(r, now, this.ownerAlive(r), this.serverId));
+    return this.c.store.listRecent(limit).map((r) => pollView(r, now, this.liveness(r), this.serverId));
   }
 
   /**
@@ -124,7 +130,7 @@ export class JobEngine {
   }
 
   private async canceller(): Promise<Canceller> {
-    return { serverId: this.serverId, project: await this.callerProject(), ownerAlive: (r) => this.ownerAlive(r) };
+    return { serverId: this.serverId, project: await this.callerProject(), ownerAlive: (r) => this.liveness(r).owner };
   }
 
   /** The project key of the folder this server serves, resolved once (git, like a job's). */
@@ -153,7 +159,7 @@ export class JobEngine {
   }
 
   /** Our own rows are alive by definition; others' owners are checked by pid + start time. */
-  private ownerAlive(r: JobRow): boolean {
-    return r.server_id === this.serverId || ownerAlive(r, this.options.identities);
+  private liveness(r: JobRow): Liveness {
+    return jobLiveness(r, this.options.identities, this.serverId);
   }
 }

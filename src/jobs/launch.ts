@@ -37,7 +37,7 @@ export class Launcher {
   /** `onEnded` runs after each job ends and its slots are free (admission looks again). */
   constructor(
     private readonly c: EngineContext,
-    private readonly onEnded: () => void,
+    private readonly onEnded: (id: string) => void,
   ) {}
 
   /** The last failed write of job `id`'s state, if it is not yet superseded by its row. */
@@ -99,7 +99,7 @@ export class Launcher {
         locks.dispose();
         this.active.delete(row.id);
         this.forgetPersistError(row.id);
-        this.onEnded();
+        this.onEnded(row.id);
       });
     this.active.set(row.id, { abort, done, locks });
     return "started";

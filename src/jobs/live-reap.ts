@@ -1,7 +1,8 @@
 import { describeError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { EngineContext } from "./engine-options.ts";
-import { ownerAlive, type ReapAction, reapDeadOwners } from "./reaper.ts";
+import { ownerAlive } from "./liveness.ts";
+import { type ReapAction, reapDeadOwners } from "./reaper.ts";
 
 /** Floor between two reaps while our jobs wait on caps (a reap that cannot end a row must not spin). */
 const REAP_BLOCKED_MS = 250;

@@ -5,10 +5,11 @@ import { JobStore } from "../store/jobs.ts";
 import type { JobRow } from "../store/types.ts";
 import { DB_FILE } from "../store/types.ts";
 import type { JobStateDir } from "../sys/paths.ts";
-import { deadOwnerStatus } from "./dead-owner.ts";
+import { type DisplayState, judgeJob } from "./display-state.ts";
+import { jobLiveness } from "./liveness.ts";
 import type { Identities } from "./machine.ts";
 import { jobDirOf } from "./outcome-file.ts";
-import { ownerAlive, type ReapAction, reapDeadOwners } from "./reaper.ts";
+import { type ReapAction, reapDeadOwners } from "./reaper.ts";
 
 export interface ReapReport {
   provider: string;
@@ -74,7 +75,29 @@ export type ActiveJob = {
   created_at: number;
   started_at: number | null;
   owner_alive: boolean;
+  /** How the job reads (display-state.ts): the same word in every command. */
+  state: DisplayState;
+  reason: string;
+  /** Its server is gone; `state` is what dl reap will record. */
+  orphaned: boolean;
+  /** The agent of an agent job. */
+  agent: string | null;
+  /** A running job whose child waits for a model pool slot: which one. */
+  slot_wait: { model: string; bucket: string } | null;
 };
+
+/** The agent an agent job's params name (null for other kinds, or unreadable params). */
+export function agentOf(params: string | null): string | null {
+  try {
+    const v = JSON.parse(params ?? "null") as { agent_name?: unknown } | null;
+    return typeof v?.agent_name === "string" ? v.agent_name : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Tells whether a running job's child waits for a pool slot (agent jobs know; others never do). */
+export type SlotWaitOf = (s: JobStateDir, row: JobRow) => { model: string; bucket: string } | null;
 
 export interface JobsSummary {
   provider: string;
@@ -95,22 +118,35 @@ function emptySummary(provider: string): JobsSummary {
   return { provider, running: 0, queued: 0, projects: [], orphaned: 0, active: [], last_launch_ms: null };
 }
 
-/** `status` of a dead server's row is how it reads until a reap records it (deadOwnerStatus). */
-function activeJob(r: JobRow, alive: boolean): ActiveJob {
+function activeJob(s: JobStateDir, r: JobRow, identities: Identities, slotWaitOf?: SlotWaitOf): ActiveJob {
+  const live = jobLiveness(r, identities);
+  const slot_wait = live.owner && r.status === "running" ? (slotWaitOf?.(s, r) ?? null) : null;
+  const verdict = judgeJob(r, live, slot_wait ? `waiting for a slot of pool ${slot_wait.bucket}` : null);
+  const agent = agentOf(r.params);
   return {
     id: r.id,
-    status: alive ? r.status : deadOwnerStatus(r),
+    // A dead server's row has the status it reads as until a reap records it.
+    status: verdict.orphaned ? verdict.state : r.status,
     queue_reason: r.status === "queued" ? r.queue_reason : null,
     workdir: r.workdir,
     model: r.model,
     created_at: r.created_at,
     started_at: r.started_at,
-    owner_alive: alive,
+    owner_alive: live.owner,
+    state: verdict.state,
+    reason: verdict.reason,
+    orphaned: verdict.orphaned,
+    agent,
+    slot_wait,
   };
 }
 
 /** The jobs section of `dl status`. Read-only apart from opening existing stores. */
-export function jobsSummary(sources: readonly JobStateDir[], identities: Identities): JobsSummary[] {
+export function jobsSummary(
+  sources: readonly JobStateDir[],
+  identities: Identities,
+  slotWaitOf?: SlotWaitOf,
+): JobsSummary[] {
   const out: JobsSummary[] = [];
   for (const s of sources) {
     if (!existsSync(join(s.stateDir, DB_FILE))) {
@@ -129,9 +165,9 @@ export function jobsSummary(sources: readonly JobStateDir[], identities: Identit
         if (r.status === "running") p.running++;
         else p.queued++;
         per.set(r.project, p);
-        const alive = ownerAlive(r, identities);
-        if (!alive) orphaned++;
-        active.push(activeJob(r, alive));
+        const job = activeJob(s, r, identities, slotWaitOf);
+        if (job.orphaned) orphaned++;
+        active.push(job);
       }
       const last = store.getMeta("last_launch_ms");
       out.push({

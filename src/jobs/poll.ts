@@ -1,7 +1,8 @@
 import type { JobRow } from "../store/types.ts";
 import { isTerminal } from "../store/types.ts";
-import { deadOwnerStatus } from "./dead-owner.ts";
+import { judgeJob } from "./display-state.ts";
 import type { JobEngine } from "./engine.ts";
+import type { Liveness } from "./liveness.ts";
 import { sanitizeJson, sanitizeLine, shortenResponse } from "./sanitize.ts";
 
 /** Runs shorter than this usually mean the CLI refused or crashed early. */
@@ -54,7 +55,8 @@ function parseJson(s: string | null): unknown {
 export function pollView(
   row: JobRow,
   now: number,
-  ownerAlive: boolean,
+  /** The owner's liveness (and, for an orphan, its child's: jobLiveness); a boolean means no child was looked at. */
+  liveness: boolean | Liveness,
   selfServerId?: string,
   persistError?: string,
 ): PollView {
@@ -65,7 +67,10 @@ export function pollView(
   const warnings = parseJson(row.warnings);
   // A dead server's row reads as it will be recorded (dl wait says the same), not as the
   // queued or running it still says until a reap ends it.
-  const status = terminal || ownerAlive ? row.status : deadOwnerStatus(row);
+  const live: Liveness = typeof liveness === "boolean" ? { owner: liveness, child: null } : liveness;
+  const ownerAlive = live.owner;
+  // How it reads in every command (display-state.ts); a poll never says "waiting".
+  const status = terminal || ownerAlive ? row.status : judgeJob(row, live).state;
   const view: PollView = {
     id: row.id,
     provider: row.provider,

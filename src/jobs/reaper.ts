@@ -1,9 +1,9 @@
 import { describeError } from "../errors.ts";
 import type { JobStore } from "../store/jobs.ts";
 import type { JobPatch, JobRow, JobStatus } from "../store/types.ts";
-import { sameSessionLeader } from "../sys/identity.ts";
 import { terminateGroup } from "../sys/process.ts";
-import { deadOwnerStatus } from "./dead-owner.ts";
+import { orphanPlan } from "./display-state.ts";
+import { childVerified, ownerAlive } from "./liveness.ts";
 import type { Identities } from "./machine.ts";
 import { jobDirOf, readOutcome } from "./outcome-file.ts";
 
@@ -17,51 +17,6 @@ export interface ReapAction {
   /** The orphan child whose identity matched and that was (or would be) killed. */
   killed_pid: number | null;
   reason: string;
-}
-
-/** True when the row's owning server is still the same live process. */
-export function ownerAlive(row: Pick<JobRow, "owner_pid" | "owner_start">, ids: Identities): boolean {
-  if (row.owner_pid === null) return false;
-  const now = ids.read(row.owner_pid);
-  if (!now) return false;
-  return row.owner_start === null || now.startTime === row.owner_start;
-}
-
-/**
- * The recorded child is still the very process we started: same pid and start time, and
- * still the leader of the group and session dl created for it (exec keeps both, so the
- * npm Codex wrapper that became `node …` after the row recorded `/usr/bin/env node …`
- * still matches). A pid the OS reused for something else has another start time and
- * leads no such group: it fails this check and is never signalled.
- */
-function childVerified(row: JobRow, ids: Identities): "leader" | "survivors" | null {
-  if (row.child_pid === null || row.child_pgid === null || row.child_start === null) return null;
-  // dl starts every child with setsid: a row naming another group was not written by us.
-  if (row.child_pgid !== row.child_pid) return null;
-  const now = ids.read(row.child_pid);
-  if (now) return sameSessionLeader({ pid: row.child_pid, startTime: row.child_start }, now) ? "leader" : null;
-  // The leader is gone. The OS gives no process a pid that is still the number of a
-  // process group with members, so members of group child_pgid can only be the rest of
-  // the group dl created (a jail's inner process, a CLI's helpers): they are ours to stop.
-  return ids.groupAlive?.(row.child_pgid) ? "survivors" : null;
-}
-
-const KILLED_REASON = {
-  leader: "owner server died; its child was still running and has been killed",
-  survivors:
-    "owner server died; its child had exited but processes of its group were still running and have been killed",
-} as const;
-
-/** A dead owner's row with no verified child left to kill: how deadOwnerStatus reads it. */
-function goneAction(row: JobRow): ReapAction {
-  const status = deadOwnerStatus(row);
-  const reason =
-    row.status === "queued"
-      ? "owner server died before the job started"
-      : status === "killed_on_restart"
-        ? "owner server died and its jailed run died with it; what it changed in the workdir stays: review it before resubmitting"
-        : "owner server died; no verified child left to stop";
-  return { id: row.id, status, killed_pid: null, reason };
 }
 
 export interface ReapOptions {
@@ -85,22 +40,28 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
   for (const row of store.listActive()) {
     if (opts.selfServerId && row.server_id === opts.selfServerId) continue;
     const key = `${row.owner_pid}:${row.owner_start}`;
-    let live = alive.get(key);
-    if (live === undefined) {
-      live = ownerAlive(row, opts.identities);
-      alive.set(key, live);
+    let ownerLive = alive.get(key);
+    if (ownerLive === undefined) {
+      ownerLive = ownerAlive(row, opts.identities);
+      alive.set(key, ownerLive);
     }
-    if (live) continue;
+    if (ownerLive) continue;
     const kept =
       row.status === "running" ? await readOutcome(jobDirOf(store.stateDir, row.id), row.id, row.started_at) : null;
     if (kept) {
       actions.push(recordKept(store, row, kept, opts));
       continue;
     }
-    const verified = row.status === "running" ? childVerified(row, opts.identities) : null;
-    const action: ReapAction = verified
-      ? { id: row.id, status: "killed_on_restart", killed_pid: row.child_pid, reason: KILLED_REASON[verified] }
-      : goneAction(row);
+    const live = { owner: false, child: row.status === "running" ? childVerified(row, opts.identities) : null };
+    const story = orphanPlan(row, live);
+    const verified = story.plan.kills;
+    const action: ReapAction = {
+      id: row.id,
+      status: story.plan.becomes,
+      killed_pid: verified ? row.child_pid : null,
+      // The story dl status and dl wait tell, in the tense of what happened (or would).
+      reason: `${story.why}; ${opts.dryRun ? `would ${story.act}` : story.done}`,
+    };
     actions.push(action);
     if (opts.dryRun) continue;
     if (verified) {

@@ -7,6 +7,7 @@ import { type RunResult, runGroup } from "../sys/process.ts";
 import { chooseOutcome, type JobStopCause, outcomePatch, stoppedPatch } from "./job-outcome.ts";
 import type { Identities } from "./machine.ts";
 import { reserveOutcome } from "./outcome-file.ts";
+import { keepOutputTail } from "./output-tail.ts";
 import type { LaunchSpec, ParsedResult, Provider, RunOutput } from "./provider.ts";
 import { JobRowWriter, type RowWriterOptions, type WriteResult } from "./row-writer.ts";
 
@@ -181,6 +182,7 @@ async function recordEnd(
     jobDir: o.jobDir,
   };
   const ended = ctx.now();
+  keepOutputTail(o.jobDir, out, ctx.provider.secretValues);
   if (recorded.written === "gone") return;
   if (recorded.written === "error") {
     const why = `could not record the child process (${recorded.error}); it was stopped`;

@@ -1,9 +1,9 @@
 import { isTerminal, type JobRow } from "../store/types.ts";
 import type { JobStateDir } from "../sys/paths.ts";
-import { deadOwnerStatus } from "./dead-owner.ts";
+import { judgeJob } from "./display-state.ts";
+import { jobLiveness, type Liveness } from "./liveness.ts";
 import type { Identities } from "./machine.ts";
 import { PROVIDERS } from "./providers/index.ts";
-import { ownerAlive } from "./reaper.ts";
 import { PREVIEW_CAP, sanitizeJson, sanitizeLine } from "./sanitize.ts";
 import { type UnusableStore, WatchedStores } from "./watched-stores.ts";
 
@@ -50,7 +50,7 @@ export interface WaitOutcome {
 const SUCCESS = new Set(["done"]);
 
 /** The line printed when a job ends, sanitized: it goes to a terminal and to a model. */
-function finishedLine(row: JobRow, status: string, json: boolean): string {
+function finishedLine(row: JobRow, status: string, json: boolean, reason = ""): string {
   const elapsed =
     row.started_at !== null && row.ended_at !== null ? Math.round((row.ended_at - row.started_at) / 100) / 10 : null;
   const preview = row.final_response ? sanitizeLine(row.final_response, PREVIEW_CAP) : "";
@@ -65,12 +65,14 @@ function finishedLine(row: JobRow, status: string, json: boolean): string {
         elapsed_s: elapsed,
         session_id: row.session_id,
         preview,
+        ...(reason ? { reason } : {}),
       }),
     );
   }
   const parts = [row.id, status.toUpperCase(), `exit=${row.exit_code ?? "-"}`];
   if (elapsed !== null) parts.push(`${elapsed}s`);
   if (row.failure_kind) parts.push(row.failure_kind);
+  if (reason) parts.push(`(${reason})`);
   return sanitizeLine(parts.join(" ") + (preview ? ` — ${preview}` : ""));
 }
 
@@ -117,18 +119,19 @@ function unreadableLine(id: string, stores: readonly UnusableStore[], json: bool
 }
 
 /** A job whose wait is over: its row and final status, or an id whose row was pruned. */
-export type EndedJob = { id: string; row: JobRow; status: string } | { id: string; pruned: true };
+export type EndedJob = { id: string; row: JobRow; status: string; reason?: string } | { id: string; pruned: true };
 
 /**
  * One pass's verdict on the pending ids, given the rows just read. `seen` holds every id
- * that ever had a row (this pass's included); `ownerGone` is set on passes that check
- * owners, and ends a queued/running job of a dead owner at once, as deadOwnerStatus reads it.
+ * that ever had a row (this pass's included); `liveness` is set on passes that check
+ * owners: a queued/running job of a dead owner ends the wait at once, read as every other
+ * command reads it (display-state.ts: what dl reap will record, and why).
  */
 export function judgePending(
   pending: readonly string[],
   read: { rows: ReadonlyMap<string, JobRow>; complete: boolean },
   seen: ReadonlySet<string>,
-  ownerGone: ((r: JobRow) => boolean) | null,
+  liveness: ((r: JobRow) => Liveness) | null,
 ): { ended: EndedJob[]; still: string[] } {
   const ended: EndedJob[] = [];
   const still: string[] = [];
@@ -141,8 +144,12 @@ export function judgePending(
       else still.push(id);
       continue;
     }
-    const status = isTerminal(row.status) ? row.status : ownerGone?.(row) ? deadOwnerStatus(row) : null;
-    if (status) ended.push({ id, row, status });
+    if (isTerminal(row.status)) {
+      ended.push({ id, row, status: row.status });
+      continue;
+    }
+    const verdict = liveness ? judgeJob(row, liveness(row)) : null;
+    if (verdict?.orphaned) ended.push({ id, row, status: verdict.state, reason: verdict.reason });
     else still.push(id);
   }
   return { ended, still };
@@ -207,10 +214,10 @@ export async function waitForJobs(o: WaitOptions): Promise<WaitOutcome> {
     if (!(stores.changed() || checkOwners || t - lastFull >= o.intervalMs)) return;
     const read = stores.rows(pending);
     for (const id of read.rows.keys()) seen.add(id);
-    const verdict = judgePending(pending, read, seen, checkOwners ? (r) => !ownerAlive(r, o.identities) : null);
+    const verdict = judgePending(pending, read, seen, checkOwners ? (r) => jobLiveness(r, o.identities) : null);
     for (const e of verdict.ended) {
       if ("pruned" in e || !SUCCESS.has(e.status)) unsuccessful = true;
-      emit("pruned" in e ? prunedLine(e.id, o.json) : finishedLine(e.row, e.status, o.json));
+      emit("pruned" in e ? prunedLine(e.id, o.json) : finishedLine(e.row, e.status, o.json, e.reason));
     }
     pending = verdict.still;
     if (checkOwners) lastOwners = t;

@@ -49,6 +49,9 @@ const INSERT_COLS = (Object.keys(COLUMNS) as Column[]).filter((c) => COLUMNS[c])
 
 type Bindable = string | number | null;
 
+/** The meta key prefix of a pending cancel request (one row per job id). */
+const CANCEL_REQUEST = "cancel_request:";
+
 export type LaunchClaim =
   | { ok: true }
   /** Another server launched less than `staggerMs` ago; try again after `waitMs`. */
@@ -192,6 +195,31 @@ export class JobStore {
       this.db
         .query("INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
         .run(key, value),
+    );
+  }
+
+  /**
+   * Asks the server that runs job `id` to cancel it (dl cancel from a shell cannot stop
+   * another process's child safely; the owner's admission loop reads these each pass).
+   */
+  requestCancel(id: string, at: number): void {
+    this.setMeta(`${CANCEL_REQUEST}${id}`, String(at));
+  }
+
+  /** Ids whose cancellation was asked for and not yet served. */
+  cancelRequests(): string[] {
+    return this.run("read cancel requests", () =>
+      (
+        this.db
+          .query("SELECT key FROM meta WHERE key >= ? AND key < ? ORDER BY key LIMIT 1000")
+          .all(CANCEL_REQUEST, `${CANCEL_REQUEST}\uffff`) as { key: string }[]
+      ).map((r) => r.key.slice(CANCEL_REQUEST.length)),
+    );
+  }
+
+  clearCancelRequest(id: string): void {
+    this.run("clear a cancel request", () =>
+      this.db.query("DELETE FROM meta WHERE key = ?").run(`${CANCEL_REQUEST}${id}`),
     );
   }
 

@@ -50,4 +50,23 @@ export const MIGRATIONS: readonly string[] = [
     value TEXT NOT NULL
   );
   `,
+  // 2: the usage ledger. One row per delegation or job (INSERT OR REPLACE by id, so a
+  // retried job counts once); it outlives the job rows dl reap prunes.
+  `
+  CREATE TABLE usage (
+    id               TEXT PRIMARY KEY,
+    kind             TEXT NOT NULL,
+    at               INTEGER NOT NULL,
+    project          TEXT NOT NULL,
+    model_requested  TEXT NOT NULL,
+    model_used       TEXT NOT NULL,
+    input_tokens     INTEGER NOT NULL,
+    cache_read       INTEGER NOT NULL,
+    cache_write      INTEGER NOT NULL,
+    output_tokens    INTEGER NOT NULL,
+    elapsed_ms       INTEGER NOT NULL,
+    outcome          TEXT NOT NULL
+  );
+  CREATE INDEX usage_at ON usage(at);
+  `,
 ];

@@ -48,6 +48,12 @@ export type StatePaths<N extends string = string> = {
   agentsDir: string;
   cacheDir: string;
   slotsDir: string;
+  /**
+   * Where every `dl serve` records the stores it serves, so a shell without the host's
+   * DELEGATE_*_STATE_DIR finds them. Always the default cache place (DELEGATE_CACHE_DIR
+   * does not move it): a reader cannot know another process's override.
+   */
+  storesRegistryDir: string;
   codexHome: string;
   dshModelsFile: string;
   /** Canonical isolation root when the test safety net is on, else null. */
@@ -140,6 +146,7 @@ export function resolveStatePaths<N extends string>(input: PathInputs<N>): State
     agentsDir: canon(o.agentsDir ?? join(home, ".claude", "agents")),
     cacheDir,
     slotsDir: join(cacheDir, "slots"),
+    storesRegistryDir: canon(join(cacheBase, "claude-delegate-local", "stores")),
     stateDirs,
     jobStores: input.jobStores,
     codexHome: canon(input.codexHome ?? join(home, ".codex")),
@@ -160,6 +167,7 @@ export function resolveStatePaths<N extends string>(input: PathInputs<N>): State
     // Everything dl may write must sit under the root; refuse to start otherwise.
     const writable: [string, string][] = [
       ["cache dir", paths.cacheDir],
+      ["stores registry", paths.storesRegistryDir],
       ...input.jobStores.map((d): [string, string] => [d.stateEnv, stateDirs[d.name]]),
       ["CODEX_HOME", paths.codexHome],
     ];

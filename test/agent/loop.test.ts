@@ -109,7 +109,7 @@ describe("runAgent", () => {
       "list_files",
       "run_bash",
     ]);
-    expect(progress[1]).toBe("2/25 turn 2/25: read_file, run_bash (exit 4)");
+    expect(progress[1]).toBe("2/25 turn 2/25: read_file out/a.txt, run_bash exit 4 (exit 4)");
   });
 
   test("a tool-less 'I'll…' turn is nudged, and the resume is reported", async () => {

@@ -15,7 +15,7 @@ const store = JobStore.open(stateDir);
 afterAll(() => store.close());
 const ended = { owner_pid: 1, owner_start: "1", server_id: "srv-gone", started_at: Date.now() - 2000 };
 store.insertMany(
-  ["cx-waitdone01", "cx-waitfail01"].map((id) => ({
+  ["cx-00000a0d01", "cx-00000a0f01"].map((id) => ({
     id,
     provider: "codex",
     project: "/p",
@@ -27,8 +27,8 @@ store.insertMany(
     ...ended,
   })),
 );
-store.update("cx-waitdone01", { status: "done", exit_code: 0, ended_at: Date.now(), final_response: "ok" });
-store.update("cx-waitfail01", { status: "failed", exit_code: 1, ended_at: Date.now(), failure_kind: "other" });
+store.update("cx-00000a0d01", { status: "done", exit_code: 0, ended_at: Date.now(), final_response: "ok" });
+store.update("cx-00000a0f01", { status: "failed", exit_code: 1, ended_at: Date.now(), failure_kind: "other" });
 
 const links = tempDir("links");
 for (const name of ["delegate-wait", "dl-renamed"]) symlinkSync(requireBinary(), join(links, name));
@@ -49,16 +49,16 @@ async function run(argv: string[]) {
 
 describe("delegate-wait (a link to dist/dl)", () => {
   test("waits like dl wait: one line per ended job, exit 0 for done and 1 for failed", async () => {
-    const viaLink = await run([join(links, "delegate-wait"), "cx-waitdone01"]);
+    const viaLink = await run([join(links, "delegate-wait"), "cx-00000a0d01"]);
     expect(viaLink.stderr).toBe("");
     expect(viaLink.code).toBe(0);
-    expect(viaLink.stdout).toContain("cx-waitdone01 DONE");
-    const direct = await run([requireBinary(), "wait", "cx-waitdone01"]);
+    expect(viaLink.stdout).toContain("cx-00000a0d01 DONE");
+    const direct = await run([requireBinary(), "wait", "cx-00000a0d01"]);
     expect(viaLink.stdout).toBe(direct.stdout);
 
-    const failed = await run([join(links, "delegate-wait"), "--json", "cx-waitfail01"]);
+    const failed = await run([join(links, "delegate-wait"), "--json", "cx-00000a0f01"]);
     expect(failed.code).toBe(1);
-    expect(JSON.parse(failed.stdout.trim())).toMatchObject({ id: "cx-waitfail01", status: "failed" });
+    expect(JSON.parse(failed.stdout.trim())).toMatchObject({ id: "cx-00000a0f01", status: "failed" });
   });
 
   test("--help is dl wait's help; a bad flag is refused as dl wait refuses it", async () => {
@@ -74,10 +74,10 @@ describe("delegate-wait (a link to dist/dl)", () => {
   });
 
   test("under any other name the binary is plain dl", async () => {
-    const renamed = await run([join(links, "dl-renamed"), "cx-waitdone01"]);
+    const renamed = await run([join(links, "dl-renamed"), "cx-00000a0d01"]);
     expect(renamed.code).toBe(2);
     expect(renamed.stderr).toContain("unknown command");
-    const waited = await run([join(links, "dl-renamed"), "wait", "cx-waitdone01"]);
+    const waited = await run([join(links, "dl-renamed"), "wait", "cx-00000a0d01"]);
     expect(waited.code).toBe(0);
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { selfOwner } from "../../src/jobs/machine.ts";
 import { PROVIDERS } from "../../src/jobs/providers/index.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import { SlotPool } from "../../src/sys/slots.ts";
@@ -256,7 +257,7 @@ function hasStoreOpen(pid: number, dir: string): boolean {
 describe("Ctrl-C", () => {
   test.skipIf(process.platform !== "linux")("dl wait interrupted by SIGINT exits 130", async () => {
     const o = orphanStore();
-    const p = Bun.spawn([requireBinary(), "wait", "cx-neverappears"], {
+    const p = Bun.spawn([requireBinary(), "wait", "cx-0e0e0e0e0e"], {
       env: testEnv({ DELEGATE_CODEX_STATE_DIR: o.stateDir }),
       stdout: "pipe",
       stderr: "pipe",
@@ -328,13 +329,58 @@ describe("dl status --watch", () => {
         created_at: Date.now() - 5_000,
         status: "queued",
         owner_pid: process.pid,
-        owner_start: "1",
+        owner_start: selfOwner().startTime,
         server_id: "srv-test",
       },
     ]);
     store.close();
     return stateDir;
   }
+
+  /** An agent job of a live server whose child waits for a slot of the local- pool, as dl run says it does. */
+  function waitingAgentJob(): string {
+    const stateDir = join(tempDir("watch"), "agent");
+    const store = JobStore.open(stateDir);
+    const t = Date.now();
+    const me = selfOwner();
+    const base = { provider: "agent", project: "/p", workdir: "/p", workspace_root: "/p", task: "t", created_at: t };
+    store.insertMany([
+      {
+        ...base,
+        id: "ag-0000000a11",
+        status: "running",
+        owner_pid: me.pid,
+        owner_start: me.startTime,
+        params: '{"agent_name":"reviewer"}',
+      },
+    ]);
+    store.update("ag-0000000a11", { started_at: t - 3000 });
+    store.close();
+    const msg = "waiting for a slot for local-qwen-3-6-35b: all 2 slots of pool local- are busy — 3 s of up to 120 s";
+    mkdirSync(join(stateDir, "jobs", "ag-0000000a11"), { recursive: true });
+    writeFileSync(
+      join(stateDir, "jobs", "ag-0000000a11", "progress.json"),
+      JSON.stringify({ turn: 0, max_turns: 10, message: msg, at: t }),
+    );
+    return stateDir;
+  }
+
+  test("a job waiting for a pool slot reads waiting, with the holder's agent, model and age", async () => {
+    const cache = tempDir("watch-cache");
+    using _slot = new SlotPool({ dir: join(cache, "slots", "local-"), size: 2 }).tryAcquire({
+      label: "local-qwen-3-6-35b",
+      model: "local-qwen-3-6-35b",
+      task: "helper",
+    });
+    const r = await runDl(["status", "--watch"], {
+      DELEGATE_AGENT_STATE_DIR: waitingAgentJob(),
+      DELEGATE_CACHE_DIR: cache,
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/ag-0000000a11 +waiting \d+s \(waiting for a slot of pool local-\) +agent reviewer/);
+    expect(r.stdout).toMatch(/behind agent helper, model local-qwen-3-6-35b for \d+s \(pid \d+\)/);
+    expect(r.stdout).not.toMatch(/ag-0000000a11 +running/);
+  });
 
   test("without a terminal it prints one snapshot with pools and holders, jobs and the Codex account", async () => {
     // This test process holds a slot of the local- pool, as a delegation would.
@@ -348,8 +394,7 @@ describe("dl status --watch", () => {
     expect(r.code).toBe(0);
     expect(r.stdout.match(/dl status --watch —/g)).toHaveLength(1);
     expect(r.stdout).toMatch(/local- +1\/2 in use/);
-    expect(r.stdout).toContain(`pid ${process.pid} local-qwen-3-6-35b since`);
-    expect(r.stdout).toContain("(helper)");
+    expect(r.stdout).toContain(`agent helper, model local-qwen-3-6-35b for 0s (pid ${process.pid})`);
     expect(r.stdout).toMatch(/cx-watchme0001 +queued \d+s/);
     expect(r.stdout).toContain("account: ok");
   });

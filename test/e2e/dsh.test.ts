@@ -396,8 +396,11 @@ describe("dsh caps across servers", () => {
 
     const wait = await runDl(["wait", ...ids], { DELEGATE_DSH_STATE_DIR: stateDir });
     expect(wait.code).toBe(1);
-    expect(wait.stdout).toContain(`${ids[0]} LOST`);
+    // One story: the running one's child still runs (reap will stop it), the queued one never started.
+    expect(wait.stdout).toContain(`${ids[0]} KILLED_ON_RESTART`);
+    expect(wait.stdout).toContain("dl reap will stop the child and record killed_on_restart");
     expect(wait.stdout).toContain(`${ids[1]} LOST`);
+    expect(wait.stdout).toContain("dl reap will record it lost");
 
     // A new server on the state dir reaps them at start: lost, the verified orphan killed.
     const next = await serve(stateDir);

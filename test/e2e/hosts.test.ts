@@ -33,6 +33,22 @@ describe("host examples", () => {
       expect(server?.args).toEqual(["serve"]);
     }
     expect(readme).toContain("Troubleshooting");
+    // One server name everywhere; no example names a coding model the gateway may lack;
+    // Gemini's example works in `gemini -p`, which drops an untrusted server's tools.
+    for (const f of ["claude-code.mcp.json", "gemini-settings.json"]) {
+      const cfg = JSON.parse(readFileSync(join(ROOT, "examples/hosts", f), "utf8"));
+      expect(Object.keys(cfg.mcpServers)).toEqual(["delegate-local"]);
+      expect(JSON.stringify(cfg)).not.toContain("DELEGATE_LOCAL_CODING_MODEL");
+    }
+    expect(readFileSync(join(ROOT, "examples/hosts/codex-config.toml"), "utf8")).toContain(
+      "[mcp_servers.delegate-local]",
+    );
+    const register = readFileSync(join(ROOT, "examples/hosts/claude-code-register.sh"), "utf8");
+    expect(register).not.toMatch(/^\s*--env DELEGATE_LOCAL_CODING_MODEL/m);
+    const gemini = JSON.parse(readFileSync(join(ROOT, "examples/hosts/gemini-settings.json"), "utf8"));
+    expect(gemini.mcpServers["delegate-local"].trust).toBe(true);
+    expect(readme).toContain("folder trust");
+    expect(readme).not.toMatch(/mcp_servers\.dl\b|"dl": \{/);
     expect(readme).toContain("dl serve --check");
   });
 
@@ -41,7 +57,7 @@ describe("host examples", () => {
     const toml = readFileSync(join(ROOT, "examples/hosts/codex-config.toml"), "utf8");
     expect(toml).toContain('default_tools_approval_mode = "approve"');
     writeFileSync(join(home, "config.toml"), toml.replace("/absolute/path/to/dist/dl", requireBinary()));
-    const p = Bun.spawn([CODEX, "mcp", "get", "dl", "--json"], {
+    const p = Bun.spawn([CODEX, "mcp", "get", "delegate-local", "--json"], {
       env: testEnv({ CODEX_HOME: home }),
       stdout: "pipe",
       stderr: "pipe",

@@ -31,7 +31,7 @@ function hasStoreOpen(pid: number): boolean {
 }
 
 async function wakeLatencyMs(i: number): Promise<number> {
-  const id = `cx-wake${i}`;
+  const id = `cx-00000ae0${String(i).padStart(2, "0")}`;
   store.insertMany([
     {
       id,

@@ -28,19 +28,19 @@ beforeAll(async () => {
   const dead = Bun.spawn(["true"]);
   await dead.exited;
   s.insertMany([
-    row("cx-done", { owner_pid: me.pid, owner_start: me.startTime }),
-    row("cx-failed", { owner_pid: me.pid, owner_start: me.startTime }),
-    row("cx-running", { status: "running", owner_pid: me.pid, owner_start: me.startTime, server_id: "srv-me" }),
-    row("cx-orphan", { status: "queued", owner_pid: dead.pid, owner_start: "0@gone", server_id: "srv-dead" }),
+    row("cx-00000000d0", { owner_pid: me.pid, owner_start: me.startTime }),
+    row("cx-00000000fa", { owner_pid: me.pid, owner_start: me.startTime }),
+    row("cx-0000000e00", { status: "running", owner_pid: me.pid, owner_start: me.startTime, server_id: "srv-me" }),
+    row("cx-00000000a0", { status: "queued", owner_pid: dead.pid, owner_start: "0@gone", server_id: "srv-dead" }),
   ]);
-  s.update("cx-done", {
+  s.update("cx-00000000d0", {
     status: "done",
     exit_code: 0,
     started_at: Date.now() - 3000,
     ended_at: Date.now(),
     final_response: "all \u001b[31mgood\u202e",
   });
-  s.update("cx-failed", { status: "failed", exit_code: 2, failure_kind: "other", ended_at: Date.now() });
+  s.update("cx-00000000fa", { status: "failed", exit_code: 2, failure_kind: "other", ended_at: Date.now() });
   s.close();
 });
 
@@ -56,10 +56,10 @@ async function cli(...args: string[]): Promise<{ code: number; out: string; err:
 
 describe("dl wait / dl reap commands", () => {
   test("wait: 0 done, 1 failed, 3 timeout; lines are sanitized", async () => {
-    const ok = await cli("wait", "cx-done");
+    const ok = await cli("wait", "cx-00000000d0");
     expect(ok.code).toBe(0);
-    expect(ok.out).toMatch(/^cx-done DONE exit=0 3(\.\d)?s — all good\n$/);
-    const bad = await cli("wait", "--json", "cx-done", "cx-failed");
+    expect(ok.out).toMatch(/^cx-00000000d0 DONE exit=0 3(\.\d)?s — all good\n$/);
+    const bad = await cli("wait", "--json", "cx-00000000d0", "cx-00000000fa");
     expect(bad.code).toBe(1);
     expect(
       bad.out
@@ -67,10 +67,10 @@ describe("dl wait / dl reap commands", () => {
         .split("\n")
         .map((l) => JSON.parse(l).status),
     ).toEqual(["done", "failed"]);
-    const slow = await cli("wait", "--timeout", "0.3", "cx-running");
+    const slow = await cli("wait", "--timeout", "0.3", "cx-0000000e00");
     expect(slow.code).toBe(3);
-    expect(slow.err).toContain("cx-running");
-    const usage = await cli("wait", "--timeout", "soon", "cx-done");
+    expect(slow.err).toContain("cx-0000000e00");
+    const usage = await cli("wait", "--timeout", "soon", "cx-00000000d0");
     expect(usage.code).toBe(2);
   });
 
@@ -81,17 +81,17 @@ describe("dl wait / dl reap commands", () => {
       providers: { provider: string; reaped: { id: string; status: string }[] }[];
     };
     expect(report.providers.find((p) => p.provider === "codex")?.reaped).toEqual([
-      expect.objectContaining({ id: "cx-orphan", status: "lost" }),
+      expect.objectContaining({ id: "cx-00000000a0", status: "lost" }),
     ]);
     let s = JobStore.open(stateDir);
-    expect(s.get("cx-orphan")?.status).toBe("queued");
+    expect(s.get("cx-00000000a0")?.status).toBe("queued");
     s.close();
     const real = await cli("reap");
     expect(real.code).toBe(0);
-    expect(real.out).toContain("cx-orphan → lost");
+    expect(real.out).toContain("cx-00000000a0 → lost");
     s = JobStore.open(stateDir);
-    expect(s.get("cx-orphan")?.status).toBe("lost");
-    expect(s.get("cx-running")?.status).toBe("running"); // live owner: untouched
+    expect(s.get("cx-00000000a0")?.status).toBe("lost");
+    expect(s.get("cx-0000000e00")?.status).toBe("running"); // live owner: untouched
     s.close();
   });
 });

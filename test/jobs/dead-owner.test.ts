@@ -41,12 +41,10 @@ for (const [provider, status, reads] of CASES) {
       const row = s.get("j1")!;
       expect(deadOwnerStatus(row)).toBe(reads);
       expect(pollView(row, 10, false).status).toBe(reads);
-      const waited = judgePending(
-        ["j1"],
-        { rows: new Map([["j1", row]]), complete: true },
-        new Set(["j1"]),
-        () => true,
-      );
+      const waited = judgePending(["j1"], { rows: new Map([["j1", row]]), complete: true }, new Set(["j1"]), () => ({
+        owner: false,
+        child: null,
+      }));
       expect(waited.ended).toMatchObject([{ id: "j1", status: reads }]);
       const summary = jobsSummary([{ provider, stateDir: dir }], nobody)[0]!;
       expect(summary.active).toMatchObject([{ id: "j1", status: reads, owner_alive: false }]);

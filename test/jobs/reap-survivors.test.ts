@@ -68,7 +68,8 @@ test("a dead leader whose group lives on: the survivors are killed and the job e
 
   const [action] = await reapDeadOwners(store, { identities: sysIdentities, now: Date.now, graceMs: 500 });
   expect(action).toMatchObject({ id: "t-surv", status: "killed_on_restart", killed_pid: leader.pid });
-  expect(action!.reason).toContain("processes of its group were still running");
+  expect(action!.reason).toContain("processes of its group");
+  expect(action!.reason).toContain("they were stopped, recorded killed_on_restart");
   expect(groupAlive(leader.pid)).toBe(false);
   expect(store.get("t-surv")?.status).toBe("killed_on_restart");
   store.close();

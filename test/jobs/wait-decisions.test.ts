@@ -20,13 +20,19 @@ describe("dl wait decisions", () => {
     expect(v.still).toEqual(["b"]);
   });
 
-  test("a dead owner makes a live row lost, only on passes that check owners", () => {
+  test("a dead owner ends a live row as what reap will record, only on passes that check owners", () => {
     const read = { rows: rowsOf(row("a", "queued")), complete: true };
+    const dead = () => ({ owner: false, child: null });
     expect(judgePending(["a"], read, new Set(["a"]), null).still).toEqual(["a"]);
-    expect(judgePending(["a"], read, new Set(["a"]), () => true).ended).toEqual([
-      { id: "a", row: read.rows.get("a")!, status: "lost" },
+    expect(judgePending(["a"], read, new Set(["a"]), dead).ended).toEqual([
+      {
+        id: "a",
+        row: read.rows.get("a")!,
+        status: "lost",
+        reason: "its server died before the job started; dl reap will record it lost",
+      },
     ]);
-    expect(judgePending(["a"], read, new Set(["a"]), () => false).still).toEqual(["a"]);
+    expect(judgePending(["a"], read, new Set(["a"]), () => ({ owner: true, child: null })).still).toEqual(["a"]);
   });
 
   test("a seen id gone from every store is pruned; not when a store did not answer, nor when never seen", () => {

@@ -92,7 +92,7 @@ describe("dl wait (engine level)", () => {
     await engine.cancel(slow);
   });
 
-  test("a job whose owner is dead is LOST at once (exit 1)", async () => {
+  test("a job whose owner is dead ends at once as what reap will record (exit 1), saying why", async () => {
     const dead = Bun.spawn(["true"]);
     await dead.exited;
     const s = JobStore.open(stateDir);
@@ -117,6 +117,7 @@ describe("dl wait (engine level)", () => {
     const r = await waitForJobs(opts);
     expect(r.code).toBe(1);
     expect(lines[0]!.line).toStartWith("tj-orphanrow LOST");
+    expect(lines[0]!.line).toContain("dl reap will record it lost");
     expect(Date.now() - t0).toBeLessThan(1500);
   });
 

@@ -127,7 +127,8 @@ describe("signals end a waiting command within a second", () => {
 
   for (const sig of SIGNALS) {
     test(`dl wait on a running job: ${sig} ends it within 1 s`, async () => {
-      const id = `cx-sig${sig.toLowerCase()}`;
+      // A well-formed id (dl wait refuses any other at once): one per signal.
+      const id = `cx-00000051${sig === "SIGTERM" ? "f0" : "f1"}`;
       runningJob(id);
       const p = run(["wait", id], { DELEGATE_CODEX_STATE_DIR: stateDir });
       await until(() => hasStoreOpen(p.pid), "dl wait to open the store");
@@ -149,7 +150,7 @@ describe("signals end a waiting command within a second", () => {
     holder.exec("PRAGMA locking_mode = EXCLUSIVE");
     holder.exec("BEGIN EXCLUSIVE");
     try {
-      const p = run(["wait", "cx-sigbusy"], { DELEGATE_CODEX_STATE_DIR: busyDir });
+      const p = run(["wait", "cx-00000b0511"], { DELEGATE_CODEX_STATE_DIR: busyDir });
       await until(() => hasStoreOpen(p.pid, busyDir), "dl wait to open the store");
       const t0 = performance.now();
       p.kill("SIGTERM");

@@ -72,6 +72,7 @@ async function runAll(prepared: PreparedDelegation[], deps: ServerDeps, call: To
         delegationContext(deps, {
           signal: call.signal,
           onProgress: (_turn, _max, message) => progress(finished(), total, `task ${i + 1}: ${message}`),
+          kind: "delegate_batch",
         }),
       );
       done[i] = true;

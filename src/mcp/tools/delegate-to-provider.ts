@@ -45,7 +45,7 @@ export function delegateToProviderTool(deps: ServerDeps): ToolDef {
     handler: async (args, call) => {
       const { target, rest } = split(args);
       const endpoint = await providerOverrides(target, allowHosts);
-      return (await import("./delegation-run.ts")).runDelegation(deps, rest, call, endpoint);
+      return (await import("./delegation-run.ts")).runDelegation(deps, rest, call, endpoint, "delegate_to_provider");
     },
   });
 }

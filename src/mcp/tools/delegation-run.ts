@@ -20,6 +20,7 @@ export async function runDelegation(
   args: DelegationArgs,
   call: ToolCall,
   endpoint: { endpointFor?: (model: string) => Endpoint; failover?: boolean } = {},
+  kind: "delegate_to_local_agent" | "delegate_to_provider" = "delegate_to_local_agent",
 ): Promise<CallToolResult> {
   const prepared = await prepareDelegation(
     { ...args, max_turns: normalizeTurns(args.max_turns) },
@@ -28,7 +29,7 @@ export async function runDelegation(
   );
   const result = await runPrepared(
     prepared,
-    delegationContext(deps, { ...endpoint, signal: call.signal, onProgress: call.progress }),
+    delegationContext(deps, { ...endpoint, signal: call.signal, onProgress: call.progress, kind }),
   );
   const bounded = await boundResult(result, deps.config.paths.cacheDir);
   await call.progress.settle();

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { readChildFile } from "../../../sys/child-file.ts";
+import { readChildFile, readChildFileSync } from "../../../sys/child-file.ts";
 import { sanitizeLine } from "../../sanitize.ts";
 
 /** Where a running agent job is: the child `dl run` keeps its latest progress line in a file. */
@@ -22,10 +22,19 @@ const PROGRESS_MAX_BYTES = 64 * 1024;
  */
 export async function readAgentProgress(file: string, now: number): Promise<AgentProgress | null> {
   const read = await readChildFile(file, { maxBytes: PROGRESS_MAX_BYTES, over: "refuse" });
-  if (!read.ok) return null;
+  return read.ok ? parseAgentProgress(read.text, now) : null;
+}
+
+/** The same, on a synchronous path (dl status --watch): the same bounded reader's sync form. */
+export function readAgentProgressSync(file: string, now: number): AgentProgress | null {
+  const read = readChildFileSync(file, PROGRESS_MAX_BYTES);
+  return read.ok ? parseAgentProgress(read.text, now) : null;
+}
+
+function parseAgentProgress(text: string, now: number): AgentProgress | null {
   let json: unknown;
   try {
-    json = JSON.parse(read.text);
+    json = JSON.parse(text);
   } catch {
     return null;
   }

@@ -33,6 +33,7 @@ const childResult = z.object({
   usage: z.record(z.string(), z.number()).optional(),
   model_used: z.string().optional(),
   failed_over_from: z.string().optional(),
+  steps: count.optional(),
   hit_turn_limit: z.boolean().optional(),
   incomplete: z.boolean().optional(),
   stop_reason: z.string().optional(),

@@ -50,6 +50,9 @@ type AgentPollView = Omit<PollView, "usage" | "effort" | "session_id"> & {
   failed_over_from: string | null;
   /** The finished run's conversation, for a follow-up (continue_from). */
   conversation_id: string | null;
+  /** Model turns plus tool calls the child recorded, and the command that prints them. */
+  steps: number | null;
+  logs: string;
   /** While running: turn n of max and the last action, from the child's progress file. */
   progress?: AgentProgress;
 };
@@ -136,6 +139,8 @@ async function agentView(v: PollView, row: JobRow | undefined, stateDir: string)
     model_used: str(r.model_used),
     failed_over_from: str(r.failed_over_from),
     conversation_id: str(r.conversation_id, 64),
+    steps: num(r.steps),
+    logs: `dl logs ${v.id}`,
   };
   if (v.status === "lost" && typeof params.provider_ref === "string" && !v.failure_kind) {
     // Its server died holding the provider key in memory: no server can ever run it.

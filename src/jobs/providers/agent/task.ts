@@ -5,6 +5,7 @@ import { delegationInput } from "../../../dispatch/delegation-fields.ts";
 import { DlError } from "../../../errors.ts";
 import type { JobRow } from "../../../store/types.ts";
 import type { LaunchSpec, ValidatedTask } from "../../provider.ts";
+import { TRANSCRIPT_FILE } from "../../transcript-path.ts";
 import type { ProviderEndpoints } from "./endpoints.ts";
 
 /**
@@ -86,6 +87,7 @@ export function validateAgentTask(raw: unknown, rules: AgentTaskRules): Validate
 /** Where a job's files go, inside the engine's private per-job dir. */
 const agentTaskFile = (jobDir: string) => join(jobDir, "task.md");
 export const agentProgressFile = (jobDir: string) => join(jobDir, "progress.json");
+const jobTranscriptFileIn = (jobDir: string) => join(jobDir, TRANSCRIPT_FILE);
 
 function paramsOf(job: JobRow): AgentParams {
   const p = JSON.parse(job.params ?? "{}") as Partial<AgentParams>;
@@ -120,6 +122,6 @@ export function buildAgentLaunch(
   if (p.max_turns) argv.push("--max-turns", String(p.max_turns));
   if (p.max_tokens) argv.push("--max-tokens", String(p.max_tokens));
   if (p.continue_from) argv.push("--continue-from", p.continue_from);
-  argv.push("--progress-file", agentProgressFile(jobDir), "--json");
+  argv.push("--progress-file", agentProgressFile(jobDir), "--transcript-file", jobTranscriptFileIn(jobDir), "--json");
   return { argv, env: { ...o.env, ...providerEnv }, cwd: job.workdir };
 }

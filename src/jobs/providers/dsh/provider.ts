@@ -98,6 +98,8 @@ export function dshProvider(o: DshProviderOptions): Provider {
       return withoutSecrets(await parseDshRun(out), o.secretValues ?? []);
     },
 
+    secretValues: o.secretValues ?? [],
+
     /** Exit 126/127 (cannot run) or 2 (the launcher refused its arguments) is our side; the rest is the run's. */
     classify(out: RunOutput): FailureClass {
       if (out.exitCode === 126 || out.exitCode === 127) return "infra";

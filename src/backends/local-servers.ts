@@ -1,0 +1,62 @@
+import { DlError } from "../errors.ts";
+import { type ModelsProbe, probeModels } from "./models-list.ts";
+
+/**
+ * Model servers a newcomer may already run on this machine, on their usual ports. `dl
+ * init` asks each for its models; it reaches nothing but localhost.
+ */
+const LOCAL_SERVERS = [
+  { name: "LiteLLM", port: 4000 },
+  { name: "Ollama", port: 11434 },
+  { name: "llama.cpp", port: 8080 },
+  { name: "LM Studio", port: 1234 },
+  { name: "vLLM", port: 8000 },
+] as const;
+
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
+
+/** The URL, if it names this machine over http(s); else a DlError saying why not. */
+export function localOnly(raw: string, flag: string): URL {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new DlError(
+      "bad_input",
+      `${flag} ${JSON.stringify(raw.slice(0, 60))} is not a URL; e.g. http://localhost:11434`,
+    );
+  }
+  if (!/^https?:$/.test(u.protocol) || u.username || u.password)
+    throw new DlError("bad_input", `${flag} must be an http(s) URL without credentials, e.g. http://localhost:11434`);
+  if (!LOOPBACK.has(u.hostname))
+    throw new DlError(
+      "bad_input",
+      `${flag} must name this machine (localhost, 127.0.0.1 or [::1]); dl init reaches nothing else`,
+    );
+  return u;
+}
+
+export type FoundServer = { name: string; base: string } & Pick<ModelsProbe, "reachable" | "models" | "error">;
+
+/** The origin (and any path prefix) of a server URL, without the endpoint suffix. */
+function baseOf(u: URL): string {
+  const path = u.pathname.replace(/\/+$/, "").replace(/\/(v1\/messages|v1\/chat\/completions|v1\/models|v1)$/, "");
+  return `${u.protocol}//${u.host}${path}`;
+}
+
+/** Asks every usual port and each `extra` URL which models it serves, all at once. */
+export async function findLocalServers(extra: readonly URL[], timeoutMs: number): Promise<FoundServer[]> {
+  const targets = [
+    ...LOCAL_SERVERS.map((s) => ({ name: s.name, base: `http://127.0.0.1:${s.port}` })),
+    ...extra.map((u) => ({ name: "--probe", base: baseOf(u) })),
+  ];
+  return Promise.all(
+    targets.map(async (t) => {
+      const p = await probeModels({ endpointUrl: `${t.base}/v1/messages`, apiKey: "", timeoutMs });
+      const found: FoundServer = { name: t.name, base: t.base, reachable: p.reachable && !p.error, models: p.models };
+      // Nothing listening is the common case, not an error worth a line.
+      if (p.reachable && p.error) found.error = `answered HTTP ${p.status ?? "?"} to GET /v1/models`;
+      return found;
+    }),
+  );
+}
