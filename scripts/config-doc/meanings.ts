@@ -141,18 +141,27 @@ export const MEANINGS: Readonly<Record<string, Meaning>> = {
   DELEGATE_JOB_RETENTION_DAYS: {
     meaning: "Finished jobs, kept conversations and transcripts older than this are pruned by `dl reap`.",
   },
+  DELEGATE_PRICES_FILE: {
+    meaning:
+      "A price table in LiteLLM's `model_prices_and_context_window.json` shape (`input_cost_per_token`, `output_cost_per_token`, `cache_read_input_token_cost`, `cache_creation_input_token_cost`): costs of the models it lists are `priced` in results and `dl usage`.",
+  },
+  DELEGATE_FLAT_RATE_MODELS: {
+    meaning:
+      "Models you pay nothing per token for (local, flat-rate plans), `prefix*` allowed: their cost is `included`. Any other model's cost is `unknown`, never a guessed zero.",
+  },
   DELEGATE_LOG_LEVEL: { meaning: "What reaches stderr (and the host's MCP log)." },
   DELEGATE_LOCAL_AGENTS_DIR: {
     meaning: "Global agent definitions, the third place an agent is looked up.",
     shownDefault: "`~/.claude/agents`",
   },
   DELEGATE_CACHE_DIR: {
-    meaning: "Pool slot files (`slots/`) and the whole text of answers cut in a result (`results/`).",
+    meaning:
+      "Pool slot files (`slots/`), the whole text of answers cut in a result (`results/`), and the per-user record of the job stores each `dl serve` serves (`stores/`, always under the default cache dir).",
     shownDefault:
       "`~/.cache/claude-delegate-local` (Linux, or under `$XDG_CACHE_HOME`), `~/Library/Caches/claude-delegate-local` (macOS)",
   },
   DELEGATE_DSH_MODELS_FILE: {
-    meaning: "The models dsh tasks may name, read at every submit.",
+    meaning: "The models dsh tasks may name, read at every submit ([the models file](GUIDE.md#the-models-file)).",
     shownDefault: "`~/.config/neola-lab/dsh-models.json` (under `$XDG_CONFIG_HOME` on Linux)",
   },
   CODEX_HOME: {
