@@ -167,9 +167,10 @@ export function resolveStatePaths<N extends string>(input: PathInputs<N>): State
     // Everything dl may write must sit under the root; refuse to start otherwise.
     const writable: [string, string][] = [
       ["cache dir", paths.cacheDir],
-      ["stores registry", paths.storesRegistryDir],
       ...input.jobStores.map((d): [string, string] => [d.stateEnv, stateDirs[d.name]]),
       ["CODEX_HOME", paths.codexHome],
+      // Last, so a moved state dir or CODEX_HOME is named first (it is the likelier mistake).
+      ["stores registry", paths.storesRegistryDir],
     ];
     for (const [name, p] of writable) {
       if (!isWithin(p, root)) {
