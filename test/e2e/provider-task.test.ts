@@ -157,11 +157,12 @@ describe("delegate_to_provider as a task (2026-07-28)", () => {
     scriptWaitForRelease();
     const stateDir = join(root, "state-restart");
     const first = await taskDl(stateDir, { DELEGATE_AGENT_MAX_CONCURRENT: "1", DELEGATE_AGENT_MAX_PER_PROJECT: "1" });
+    // The blocker talks to the provider too (the gateway is a closed port, where a job
+    // fails at once and frees the slot): it holds the only slot until `release` exists.
     const busy = makeRepo(root, "busy", 0).repo;
-    const blocker = await first.session.callTool("submit_agent", {
-      tasks: [{ agent_name: "helper", task: "Hold the slot.", workdir: busy, model: MODEL }],
-    });
+    const blocker = await first.session.callTool("delegate_to_provider", providerArgs(busy));
     expect(blocker.kind).toBe("task");
+    await until(() => existsSync(join(busy, "seen-env.txt")), "the blocker running its command", 30_000);
     const repo = makeRepo(root, "queued", 0).repo;
     const execution = await first.session.callTool("delegate_to_provider", providerArgs(repo));
     const taskId = execution.handle!.taskId;
