@@ -1336,4 +1336,14 @@ export const MUTATIONS: Mutation[] = [
     replace: "if (!pid) continue;",
     tests: ["test/sys/jail-pids.test.ts"],
   },
+  // ── docs generated from the source (issue 26 item 7) ─────────────────────────────────
+  {
+    id: "config-doc-every-group",
+    guard: "every settings group of config.ts sits in exactly one generated region of docs/CONFIGURATION.md",
+    why: "a new group of settings (a provider's) would be left out of the configuration reference unnoticed",
+    file: "scripts/config-doc/render.ts",
+    search: "if (n !== 1) throw new Error(",
+    replace: "if (n > 1) throw new Error(",
+    tests: ["test/docs/configuration-doc.test.ts"],
+  },
 ];

@@ -23,6 +23,7 @@ const COPY = [
   "test",
   "examples",
   "scripts",
+  "docs",
   "build.ts",
   "package.json",
   "bunfig.toml",

@@ -22,6 +22,8 @@ export type EnvField<T, D = T> = { readonly rule: () => z.ZodType<T, string>; re
  */
 export type Leaf<T, D = T> = EnvField<T, D> & {
   readonly env: string;
+  /** What the rule allows, completing "expected …": the error says it, docs/CONFIGURATION.md lists it. */
+  readonly expects: string;
   readonly secret?: true;
   readonly only?: { readonly env: string; readonly is: string };
   readonly required?: string;
@@ -80,46 +82,54 @@ function sharedRule<T>(key: string, make: () => z.ZodType<T, string>): () => z.Z
 
 const stringRule = sharedRule("string", () => z.string());
 
+const ANY_TEXT = "any text";
+
 export function str(env: string, def: string): Leaf<string> {
-  return { env, rule: stringRule, def };
+  return { env, rule: stringRule, def, expects: ANY_TEXT };
 }
 
 export function optStr(env: string): Leaf<string, undefined> {
-  return { env, rule: stringRule, def: undefined };
+  return { env, rule: stringRule, def: undefined, expects: ANY_TEXT };
 }
 
 /** An integer rule on its own, for a family of variables (DELEGATE_CONCURRENCY_<BUCKET>). */
 export function intRule(min: number, max: number): () => z.ZodType<number, string> {
   return sharedRule(`int ${min} ${max}`, () => {
-    const error = `an integer from ${min} to ${max}`;
+    const error = intExpects(min, max);
     const digits = z.string().regex(/^[+-]?\d+$/, { error });
     return digits.pipe(z.coerce.number<string>().check(z.int({ error }), z.gte(min, { error }), z.lte(max, { error })));
   });
 }
 
+/** What an integer rule allows (also the DELEGATE_CONCURRENCY_<BUCKET> family's). */
+export function intExpects(min: number, max: number): string {
+  return `an integer from ${min} to ${max}`;
+}
+
 export function int<D extends number | undefined>(env: string, def: D, min: number, max: number): Leaf<number, D> {
-  return { env, rule: intRule(min, max), def };
+  return { env, rule: intRule(min, max), def, expects: intExpects(min, max) };
 }
 
 export function num<D extends number | undefined>(env: string, def: D, min: number, max: number): Leaf<number, D> {
-  const rule = sharedRule(`number ${min} ${max}`, () => {
-    const error = `a number from ${min} to ${max}`;
-    return z.coerce.number<string>({ error }).check(z.gte(min, { error }), z.lte(max, { error }));
-  });
-  return { env, rule, def };
+  const error = `a number from ${min} to ${max}`;
+  const rule = sharedRule(`number ${min} ${max}`, () =>
+    z.coerce.number<string>({ error }).check(z.gte(min, { error }), z.lte(max, { error })),
+  );
+  return { env, rule, def, expects: error };
 }
 
+const BOOL_EXPECTS = "1 or 0 (also true/false, yes/no, on/off)";
 const boolRule = sharedRule("bool", () =>
   z.stringbool({
     truthy: ["1", "true", "yes", "on"],
     falsy: ["0", "false", "no", "off"],
     case: "insensitive",
-    error: "1 or 0 (also true/false, yes/no, on/off)",
+    error: BOOL_EXPECTS,
   }),
 );
 
 export function bool(env: string, def: boolean): Leaf<boolean> {
-  return { env, rule: boolRule, def };
+  return { env, rule: boolRule, def, expects: BOOL_EXPECTS };
 }
 
 export function oneOf<const T extends readonly [string, ...string[]]>(
@@ -127,12 +137,9 @@ export function oneOf<const T extends readonly [string, ...string[]]>(
   values: T,
   def: T[number],
 ): Leaf<T[number]> {
-  const rule = () =>
-    z
-      .string()
-      .toLowerCase()
-      .pipe(z.enum(values, { error: `one of ${values.join(", ")}` })) as z.ZodType<T[number], string>;
-  return { env, rule, def };
+  const error = `one of ${values.join(", ")}`;
+  const rule = () => z.string().toLowerCase().pipe(z.enum(values, { error })) as z.ZodType<T[number], string>;
+  return { env, rule, def, expects: error };
 }
 
 /**
@@ -145,8 +152,8 @@ export function list(
   what: string,
   problem: (items: string[]) => string | undefined = () => undefined,
 ): Leaf<string[]> {
+  const error = `a comma-separated list of ${what}`;
   const rule = () => {
-    const error = `a comma-separated list of ${what}`;
     return z
       .string()
       .transform((s) => s.split(/[\s,]+/).filter(Boolean))
@@ -156,9 +163,10 @@ export function list(
         if (message) ctx.issues.push({ code: "custom", input: ctx.value, message });
       });
   };
-  return { env, rule, def: [] };
+  return { env, rule, def: [], expects: error };
 }
 
+const URL_EXPECTS = "an http(s) URL with a host and no credentials";
 /** An http(s) URL with a host and no credentials (backends/url.ts owns the rule). */
 const urlRule = sharedRule("url", () =>
   z.string().check((ctx) => {
@@ -167,14 +175,14 @@ const urlRule = sharedRule("url", () =>
       ctx.issues.push({
         code: "custom",
         input: ctx.value,
-        message: `an http(s) URL with a host and no credentials (${c.problem})`,
+        message: `${URL_EXPECTS} (${c.problem})`,
       });
     }
   }),
 );
 
 export function url<D extends string | undefined>(env: string, def: D): Leaf<string, D> {
-  return { env, rule: urlRule, def };
+  return { env, rule: urlRule, def, expects: URL_EXPECTS };
 }
 
 /** A leaf whose value is never shown in an error (a key). */

@@ -3,6 +3,7 @@ import {
   bool,
   envText,
   int,
+  intExpects,
   intRule,
   list,
   num,
@@ -25,9 +26,10 @@ import { resolveStatePaths, type StatePaths } from "./sys/paths.ts";
  * Every setting dl understands, once: the tree's shape is the Config's, each leaf names
  * its variable, default and rule (config-fields.ts), and one schema is built from the
  * variables an environment sets (config-tree.ts). This module is the only reader of
- * process.env: everything else receives the frozen Config.
+ * process.env: everything else receives the frozen Config. scripts/config-doc.ts writes
+ * docs/CONFIGURATION.md from this tree.
  */
-const SETTINGS = {
+export const SETTINGS = {
   gateway: {
     kind: oneOf("DELEGATE_GATEWAY", ["litellm", "bifrost"], "litellm"),
     localUrl: url("DELEGATE_LOCAL_URL", "http://localhost:4000/v1/messages"),
@@ -171,6 +173,18 @@ const SECRET_VARS = new Set(
 
 const BUCKET_VAR = /^DELEGATE_CONCURRENCY_([A-Z0-9_]+)$/;
 const bucketSize = intRule(1, 1024);
+
+/** What this module reads beside the tree (a family of variables, the test net, the platform's own), for docs/CONFIGURATION.md. */
+export const READ_BESIDE_SETTINGS = [
+  { env: "DELEGATE_CONCURRENCY_<BUCKET>", expects: intExpects(1, 1024) },
+  { env: "DELEGATE_TEST_ISOLATION", expects: "present or not (any value, even empty, turns it on)" },
+  { env: "HOME", expects: "the user's home directory (required)" },
+  { env: "XDG_CACHE_HOME", expects: "a folder (Linux)" },
+  { env: "XDG_CONFIG_HOME", expects: "a folder (Linux)" },
+  { env: "NO_COLOR", expects: "any non-empty value" },
+  { env: "FORCE_COLOR", expects: "any value; 0 or false turn colour off" },
+  { env: "TERM", expects: "dumb turns colour off" },
+] as const;
 
 function parseEnv(env: Record<string, string | undefined>): Settings {
   const read = readTree(SETTINGS, tidyEnv(env));
