@@ -3,25 +3,15 @@ import { listJobs } from "../jobs/job-finder.ts";
 import { sysIdentities } from "../jobs/machine.ts";
 import { PROVIDERS } from "../jobs/providers/index.ts";
 import { knownJobStores } from "../jobs/store-registry.ts";
+import { ACTIVE_STATUSES, TERMINAL_STATUSES } from "../store/types.ts";
 import { canonicalPath } from "../sys/paths.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
 import { humanAge, jobJson, projectName, table, whoRuns } from "./job-format.ts";
 
-const STATES = [
-  "queued",
-  "running",
-  "waiting",
-  "orphaned",
-  "done",
-  "failed",
-  "timeout",
-  "cancelled",
-  "auth_failed",
-  "lost",
-  "killed_on_restart",
-];
+/** What --status takes: the stored statuses, plus how dl reads a job (waiting for a slot, orphaned). */
+const STATES = [...ACTIVE_STATUSES, "waiting", "orphaned", ...TERMINAL_STATUSES];
 
 const def = defineCommand({
   meta: {

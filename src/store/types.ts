@@ -3,7 +3,7 @@ export const DB_FILE = "jobs.sqlite";
 
 /** Job statuses, spelled as the reference spells them. */
 export const ACTIVE_STATUSES = ["queued", "running"] as const;
-const TERMINAL_STATUSES = [
+export const TERMINAL_STATUSES = [
   "done",
   "failed",
   "timeout",
