@@ -24,8 +24,9 @@ export async function runToolCalls(
   uses: ToolUseBlock[],
   ctx: ToolContext,
   bash: BashCounters,
-  record?: (r: Omit<ToolRecord, "n">) => void,
+  o: { record?: ((r: Omit<ToolRecord, "n">) => void) | undefined; knownSecrets?: readonly string[] | undefined } = {},
 ): Promise<ToolCallsOutcome> {
+  const record = o.record;
   const results: ToolResultBlock[] = [];
   const names: string[] = [];
   for (const use of uses) {
@@ -50,7 +51,7 @@ export async function runToolCalls(
     if (out.is_error) block.is_error = true;
     results.push(block);
     // Progress names what was touched: the path read or written, the command run.
-    const shown = redactSecrets(target);
+    const shown = redactSecrets(target, o.knownSecrets);
     const what = shown ? ` ${shown.length > 80 ? `${shown.slice(0, 79)}…` : shown}` : "";
     names.push(`${use.name}${what}${out.bash ? ` (exit ${out.bash.exitCode})` : out.is_error ? " (failed)" : ""}`);
     if (ctx.signal.aborted) break;

@@ -169,7 +169,15 @@ function redactedConfig(c: Config): Record<string, unknown> {
       vkLocal: hide(c.gateway.vkLocal),
       vkCode: hide(c.gateway.vkCode),
     },
-    backend: { ...c.backend, key: hide(c.backend.key) },
+    backend: {
+      ...c.backend,
+      key: hide(c.backend.key),
+      runProvider: c.backend.runProvider && {
+        ...c.backend.runProvider,
+        url: redactUrl(c.backend.runProvider.url),
+        apiKey: hide(c.backend.runProvider.apiKey),
+      },
+    },
     agent: c.agent,
     pools: c.pools,
     codex: inlineCaps(c.codex),

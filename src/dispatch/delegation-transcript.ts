@@ -16,9 +16,10 @@ export function newDelegationTranscript(config: Config): TranscriptTarget {
   return { file: delegationTranscriptFile(config.paths.stateDirs.agent, id), logId: id };
 }
 
-/** The keys dl holds: never written to a transcript, whatever a command or path contains. */
-function secretsOf(config: Config): string[] {
-  return [config.backend.key, config.gateway.vkLocal, config.gateway.vkCode].filter((k) => k.length > 0);
+/** The keys dl holds: never written to a transcript or a progress line, whatever a command or path contains. */
+export function delegationSecrets(config: Config): string[] {
+  const run = config.backend.runProvider?.apiKey ?? "";
+  return [config.backend.key, run, config.gateway.vkLocal, config.gateway.vkCode].filter((k) => k.length > 0);
 }
 
 /**
@@ -32,7 +33,7 @@ export function openTranscript(
   try {
     if (t.logId?.startsWith(DELEGATION_ID_PREFIX))
       mkdirSync(delegationsDir(config.paths.stateDirs.agent), { recursive: true, mode: 0o700 });
-    const file = new TranscriptFile(t.file, secretsOf(config));
+    const file = new TranscriptFile(t.file, delegationSecrets(config));
     return { sink: file, close: () => file.close(), logId: t.logId };
   } catch (e) {
     log.warn(`the delegation's transcript could not be kept: ${describeError(e)}`);

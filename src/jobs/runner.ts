@@ -10,6 +10,7 @@ import { reserveOutcome } from "./outcome-file.ts";
 import { keepOutputTail } from "./output-tail.ts";
 import type { LaunchSpec, ParsedResult, Provider, RunOutput } from "./provider.ts";
 import { JobRowWriter, type RowWriterOptions, type WriteResult } from "./row-writer.ts";
+import { withoutSecrets } from "./secrets.ts";
 
 export interface RunnerContext extends RowWriterOptions {
   provider: Provider;
@@ -204,10 +205,10 @@ async function recordEnd(
   });
 }
 
-/** What the provider read out of the run; a parser that throws leaves a warning, not a crash. */
+/** What the provider read out of the run, its secret values cut; a parser that throws leaves a warning, not a crash. */
 async function parseRun(row: JobRow, out: RunOutput, ctx: RunnerContext): Promise<ParsedResult> {
   try {
-    return await ctx.provider.parse(out, row);
+    return withoutSecrets(await ctx.provider.parse(out, row), ctx.provider.secretValues ?? []);
   } catch (e) {
     return { finalResponse: null, warnings: [`could not read the result: ${describeError(e)}`] };
   }

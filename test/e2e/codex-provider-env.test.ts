@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
 import { CODEX_BIN, makeCodexHome, markerRouter } from "../helpers/codex-home.ts";
@@ -42,8 +43,21 @@ async function serve(env: Record<string, string>): Promise<DlSession> {
   return s;
 }
 
+/** The files under `dir` (the store, its WAL, job folders, output tails) that hold `needle`. */
+function filesHolding(dir: string, needle: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && readFileSync(join(e.parentPath, e.name), "latin1").includes(needle))
+    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1));
+}
+
 beforeAll(() => {
-  fake = startFakeResponses(markerRouter());
+  const markers = markerRouter();
+  // [echokey]: a proxy that quotes the key it was sent in its answer, as an auth error might.
+  fake = startFakeResponses((req) =>
+    req.prompt.includes("[echokey]")
+      ? { kind: "ok", text: `proxy: the key ${req.authorization?.replace(/^Bearer /, "")} is on a trial plan` }
+      : markers(req),
+  );
   root = tempDir("codex-provider-env");
 });
 afterAll(async () => {
@@ -65,6 +79,24 @@ describe("DELEGATE_CODEX_ENV_PASSTHROUGH with the real Codex CLI", () => {
     expect(st.stdout).toContain(KEY_VAR);
     expect(st.stdout).not.toContain(KEY_VALUE);
     expect(st.stderr).not.toContain(KEY_VALUE);
+  }, 120_000);
+
+  test("a run that prints the passed key has it cut from the answer, the store and the job's files", async () => {
+    const env = serveEnv("echo", { DELEGATE_CODEX_ENV_PASSTHROUGH: KEY_VAR });
+    const s = await serve(env);
+    const repo = makeRepo(root, "echo", 0).repo;
+    const r = await call<JobView>(s, "delegate_to_codex", { task: "[echokey] hello", workdir: repo });
+    expect(r.status).toBe("done");
+    expect(fake.requests.find((q) => q.prompt.includes("[echokey]"))?.authorization).toBe(`Bearer ${KEY_VALUE}`);
+    expect(r.final_response).toContain("proxy: the key [redacted] is on a trial plan");
+    expect(JSON.stringify(r)).not.toContain(KEY_VALUE);
+    // dl's own records (the store and its WAL, outcome.json, output.log) hold no key. What
+    // Codex itself wrote in the job folder (its -o file, its per-run sqlite home) is the
+    // CLI's, kept as it wrote it until dl reap removes the folder.
+    const held = filesHolding(join(root, "state-echo"), KEY_VALUE);
+    expect(held.filter((f) => !/^jobs\/cx-[0-9a-f]+\/(last-message\.txt|sqlite\/)/.test(f))).toEqual([]);
+    const logs = await runDl(["logs", r.id], env);
+    expect(logs.stdout + logs.stderr).not.toContain(KEY_VALUE);
   }, 120_000);
 
   test("the agent passthrough still refuses a credential-looking name", async () => {

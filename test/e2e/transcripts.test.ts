@@ -65,6 +65,35 @@ function expectThreeSteps(out: string): void {
 }
 
 describe("transcripts", () => {
+  test("dl run against DELEGATE_RUN_PROVIDER_*: that endpoint's key reaches no transcript, progress line or status", async () => {
+    // Not key-shaped, so only dl knowing it is its key can keep it out.
+    const runKey = "plain-run-provider-secret-4711";
+    const other = await startFakeModel({ apiKey: runKey });
+    try {
+      other.script(reply.tool("run_bash", { command: `echo ${runKey}` }), reply.text("done"));
+      const repo = makeRepo(root, "run-provider").repo;
+      const env = shell({
+        DELEGATE_LOCAL_URL: fake.anthropicUrl,
+        DELEGATE_LOCAL_AGENTS_DIR: join(root, "agents"),
+        // Its own store: the submit_agent test below counts the ledger's kinds.
+        DELEGATE_AGENT_STATE_DIR: join(root, "run-provider-state"),
+        DELEGATE_RUN_PROVIDER_URL: other.anthropicUrl,
+        DELEGATE_RUN_PROVIDER_KEY: runKey,
+        DELEGATE_PROVIDER_ALLOW_HOSTS: "127.0.0.1",
+      });
+      const run = await runDl(["run", "helper", "echo the key", "--workdir", repo, "--json"], env);
+      expect(run.code).toBe(0);
+      const result = JSON.parse(run.stdout) as { logs: string };
+      const logs = await runDl(result.logs.split(" ").slice(1), env);
+      expect(logs.stdout).toMatch(/run_bash {2}echo <redacted>/);
+      expect(logs.stdout + logs.stderr + run.stderr).not.toContain(runKey);
+      const status = await runDl(["status", "--json"], env);
+      expect(status.stdout + status.stderr).not.toContain(runKey);
+    } finally {
+      await other.stop();
+    }
+  }, 60_000);
+
   test("delegate_to_local_agent: the result says how many steps and how to read them; dl logs lists every call", async () => {
     scriptThreeTools();
     const repo = makeRepo(root, "sync").repo;

@@ -5,6 +5,7 @@ import { awaitJob } from "../../await-job.ts";
 import type { JobCaps } from "../../caps.ts";
 import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../../engine.ts";
 import type { PollView } from "../../poll.ts";
+import { passedValues } from "../../secrets.ts";
 import { JobService } from "../../service.ts";
 import type { WorkspaceGuards } from "../../workspace.ts";
 import { type AccountOptions, type AccountView, CodexAccount } from "./account.ts";
@@ -36,6 +37,8 @@ export interface CodexServiceOptions {
   quotaRefusePct?: number | null;
   /** The Codex child environment (config.codexChildEnv: the allowlist plus DELEGATE_CODEX_ENV_PASSTHROUGH). */
   childEnv: Readonly<Record<string, string>>;
+  /** The values of DELEGATE_CODEX_ENV_PASSTHROUGH: cut out of what a run reports. */
+  secretValues?: readonly string[];
   guards: WorkspaceGuards;
   defaultTimeoutS?: number;
   /** Tests: faster backoff, clocks, engine tick/grace, a scripted version probe. */
@@ -72,6 +75,7 @@ export function codexServiceOptions(c: Config, waitCommand: string): CodexServic
     quotaRefusePct: c.codex.quotaRefusePct ?? null,
     // Only the Codex child gets DELEGATE_CODEX_ENV_PASSTHROUGH; git probes do not.
     childEnv: c.codexChildEnv,
+    secretValues: passedValues(c.codex.envPassthrough, c.codexChildEnv),
     guards: { ...workdirGuard(c.paths), toolEnv: c.childEnv },
     engine: { waitCommand },
   };
@@ -126,6 +130,7 @@ export class CodexService {
       defaultTimeoutS: o.defaultTimeoutS,
       codexHome: o.codexHome,
       childEnv: o.childEnv,
+      secretValues: o.secretValues,
       account,
       quota,
       bin: () => {

@@ -15,32 +15,6 @@ export interface DshProviderOptions extends DshTaskRules {
   secretValues?: readonly string[];
 }
 
-/** Values shorter than this are no credential, and cutting them would garble the text. */
-const MIN_SECRET_CHARS = 4;
-
-/** Every string in `v` with each secret replaced. */
-function scrubbed(v: unknown, scrub: (t: string) => string): unknown {
-  if (typeof v === "string") return scrub(v);
-  if (Array.isArray(v)) return v.map((x) => scrubbed(x, scrub));
-  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, scrubbed(x, scrub)]));
-  return v;
-}
-
-/**
- * A launcher that prints its key (an auth error quoting it, an `env` dump) must not put
- * it in the job's answer: every given value is replaced wherever the run's words appear.
- */
-export function withoutSecrets(parsed: ParsedResult, secrets: readonly string[]): ParsedResult {
-  const cut = secrets.filter((v) => v.length >= MIN_SECRET_CHARS);
-  if (!cut.length) return parsed;
-  const scrub = (t: string) => cut.reduce((acc, v) => acc.split(v).join("[redacted]"), t);
-  return {
-    ...parsed,
-    finalResponse: parsed.finalResponse === null ? null : scrub(parsed.finalResponse),
-    usage: parsed.usage ? (scrubbed(parsed.usage, scrub) as Record<string, unknown>) : parsed.usage,
-  };
-}
-
 /** What poll_dsh lifts out of a result into its own fields. */
 function usageOf(r: DshResult | undefined): Record<string, unknown> | null {
   if (!r) return null;
@@ -94,8 +68,9 @@ export function dshProvider(o: DshProviderOptions): Provider {
       return buildDshLaunch(job, ctx.jobDir, { launcher, childEnv: o.childEnv });
     },
 
-    async parse(out: RunOutput): Promise<ParsedResult> {
-      return withoutSecrets(await parseDshRun(out), o.secretValues ?? []);
+    // The runner cuts secretValues out of what this returns (jobs/secrets.ts).
+    parse(out: RunOutput): Promise<ParsedResult> {
+      return parseDshRun(out);
     },
 
     secretValues: o.secretValues ?? [],

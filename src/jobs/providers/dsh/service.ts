@@ -8,6 +8,7 @@ import type { JobCaps } from "../../caps.ts";
 import type { EngineOptions } from "../../engine.ts";
 import { jsonColumn, type PollView } from "../../poll.ts";
 import { sanitizeBlock, sanitizeJson } from "../../sanitize.ts";
+import { passedValues } from "../../secrets.ts";
 import { JobService } from "../../service.ts";
 import type { WorkspaceGuards } from "../../workspace.ts";
 import { findDshLauncher, requireDshLauncher } from "./launcher.ts";
@@ -61,7 +62,7 @@ export function dshServiceOptions(c: Config, waitCommand: string, baseDir: strin
     stateDir: c.paths.stateDirs.dsh,
     // Only the launcher gets DELEGATE_DSH_ENV_PASSTHROUGH; git probes do not.
     childEnv: c.dshChildEnv,
-    secretValues: c.dsh.envPassthrough.flatMap((name) => c.dshChildEnv[name] ?? []),
+    secretValues: passedValues(c.dsh.envPassthrough, c.dshChildEnv),
     guards: { ...workdirGuard(c.paths), toolEnv: c.childEnv },
     engine: { waitCommand },
   };

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { withoutSecrets } from "../../../../src/jobs/providers/dsh/provider.ts";
+import { withoutSecrets } from "../../../../src/jobs/secrets.ts";
 
 /** What a dsh run reports never holds a value the launcher was given by name. */
 test("every given value is cut from the answer and from every string of its usage", () => {
