@@ -114,6 +114,7 @@ fetch() {
 }
 
 where=${from:-$url}
+[ -z "$from" ] || [ -d "$from" ] || die "--from $from is not a folder; give the folder that holds SHA256SUMS and the archives"
 fetch SHA256SUMS || die "no SHA256SUMS in $where: refusing to install anything unverified"
 # The one archive for this platform: dl-<version>-linux-x64.tar.gz is not ...-linux-x64-musl.tar.gz.
 archive=$(awk -v p="-$platform.tar.gz" '{ n = $2; sub(/^\*/, "", n) }
@@ -158,6 +159,15 @@ if [ -f "$target" ] && cmp -s "$new" "$target"; then
 else
 	mv -f "$new" "$target" || die "cannot rename the new dl over $target"
 	echo "installed $version at $target"
+fi
+
+# The predecessor's watcher name: dl started as delegate-wait behaves as dl wait. Made
+# only where nothing else has that name (a link we made before is replaced, a file is kept).
+wait_link="$prefix/delegate-wait"
+if [ -L "$wait_link" ] || [ ! -e "$wait_link" ]; then
+	ln -sf dl "$wait_link" || die "cannot link $wait_link to dl"
+else
+	echo "kept $wait_link (not a link dl made); dl wait does the same"
 fi
 
 # The path in a form a shell reads back as one word.

@@ -1377,4 +1377,13 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/e2e/transcripts.test.ts"],
     build: true,
   },
+  {
+    id: "install-keeps-foreign-delegate-wait",
+    guard: "install.sh links delegate-wait only where no file of that name is",
+    why: "the predecessor's own delegate-wait (or any user file) would be replaced without a word",
+    file: "install.sh",
+    search: 'if [ -L "$wait_link" ] || [ ! -e "$wait_link" ]; then',
+    replace: "if true; then",
+    tests: ["test/release/install.test.ts"],
+  },
 ];

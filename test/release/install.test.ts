@@ -5,7 +5,17 @@
  * upgrades dl while the old binary is serving MCP without disturbing that server.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -59,7 +69,30 @@ describe("install.sh", () => {
     expect(again.stdout).toContain("is already installed at");
     expect(again.stdout).not.toContain("not on your PATH");
     expect(statSync(dl).ino).toBe(before.ino);
-    expect(readdirSync(join(home, ".local", "bin"))).toEqual(["dl"]);
+    expect(readdirSync(join(home, ".local", "bin")).sort()).toEqual(["delegate-wait", "dl"]);
+  });
+
+  test("links delegate-wait to dl (the predecessor's watcher name), and keeps a file of that name", async () => {
+    const { home, env } = freshHome("home");
+    expect((await install(["--from", release.dir], env)).code).toBe(0);
+    const bin = join(home, ".local", "bin");
+    expect(readlinkSync(join(bin, "delegate-wait"))).toBe("dl");
+    const w = await run([join(bin, "delegate-wait"), "cx-0000000000", "--timeout", "0.1"], env);
+    expect(w.stdout + w.stderr).toContain("cx-0000000000");
+    // Someone else's delegate-wait (the Python predecessor's) is not replaced.
+    rmSync(join(bin, "delegate-wait"));
+    writeFileSync(join(bin, "delegate-wait"), "#!/bin/sh\necho theirs\n");
+    const again = await install(["--from", release.dir], env);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("kept");
+    expect(readFileSync(join(bin, "delegate-wait"), "utf8")).toContain("theirs");
+  });
+
+  test("a --from folder that does not exist is named as such", async () => {
+    const { env } = freshHome("home");
+    const r = await install(["--from", "/nonexistent-release-dir"], env);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain("--from /nonexistent-release-dir is not a folder");
   });
 
   test("refuses a tampered archive in one line and installs nothing", async () => {
@@ -171,7 +204,7 @@ describe("install.sh", () => {
       await client.ping();
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(tools);
       expect(client.getServerVersion()?.version).toBe(oldVersion);
-      expect(readdirSync(join(home, ".local", "bin"))).toEqual(["dl"]);
+      expect(readdirSync(join(home, ".local", "bin")).sort()).toEqual(["delegate-wait", "dl"]);
     } finally {
       await client.close();
     }
