@@ -1352,7 +1352,7 @@ export const MUTATIONS: Mutation[] = [
     guard: "dl status --json shows DELEGATE_RUN_PROVIDER_KEY as <redacted>",
     why: "the key a delegate_to_provider job's child holds would be printed by any dl status in that environment",
     file: "src/cli/status-report.ts",
-    search: "apiKey: hide(c.backend.runProvider.apiKey),",
+    search: 'apiKey: hide(c.backend.runProvider.apiKey ?? ""),',
     replace: "",
     tests: ["test/e2e/transcripts.test.ts"],
     build: true,

@@ -29,6 +29,9 @@ import { resolveStatePaths, type StatePaths } from "./sys/paths.ts";
  * process.env: everything else receives the frozen Config. scripts/config-doc.ts writes
  * docs/CONFIGURATION.md from this tree.
  */
+/** What DELEGATE_TOOLS names: the in-process agent and every job provider but it, as listed once in PROVIDERS. */
+const BACKENDS = ["agent", ...PROVIDERS.map((p) => p.name).filter((n) => n !== "agent")];
+
 export const SETTINGS = {
   gateway: {
     kind: oneOf("DELEGATE_GATEWAY", ["litellm", "bifrost"], "litellm"),
@@ -57,9 +60,11 @@ export const SETTINGS = {
     providerAllowHosts: list("DELEGATE_PROVIDER_ALLOW_HOSTS", /^[A-Za-z0-9.:\-_[\]/]+$/, "host names or IP addresses"),
     // Set by dl serve for the child `dl run` of a delegate_to_provider background job (and
     // usable from a shell): that endpoint instead of the gateway, no failover. Never passed on.
-    runProviderUrl: url("DELEGATE_RUN_PROVIDER_URL", undefined),
-    runProviderKey: secret(optStr("DELEGATE_RUN_PROVIDER_KEY")),
-    runProviderFormat: oneOf("DELEGATE_RUN_PROVIDER_FORMAT", ["auto", "anthropic", "openai"], "auto"),
+    runProvider: {
+      url: url("DELEGATE_RUN_PROVIDER_URL", undefined),
+      apiKey: secret(optStr("DELEGATE_RUN_PROVIDER_KEY")),
+      format: oneOf("DELEGATE_RUN_PROVIDER_FORMAT", ["auto", "anthropic", "openai"], "auto"),
+    },
   },
   agent: {
     maxTurnsLocal: int("DELEGATE_MAX_TURNS_LOCAL", 25, 1, 40),
@@ -82,7 +87,11 @@ export const SETTINGS = {
     failoverChains: optStr("DELEGATE_FAILOVER_CHAINS"),
   },
   /** Backends whose tools are listed whatever this machine has (`all`, or names); empty: the usable ones (lowercased in buildConfig). */
-  tools: list("DELEGATE_TOOLS", /^(?:all|agent|codex|gemini|dsh)$/i, "backends (agent, codex, gemini, dsh) or all"),
+  tools: list(
+    "DELEGATE_TOOLS",
+    new RegExp(`^(?:all|${BACKENDS.join("|")})$`, "i"),
+    `backends (${BACKENDS.join(", ")}) or all`,
+  ),
   codex: {
     bin: str("DELEGATE_CODEX_BIN", "codex"),
     model: str("DELEGATE_CODEX_MODEL", "gpt-6.1-terra"),
@@ -287,23 +296,6 @@ function dlChildEnv(env: Record<string, string | undefined>, base: Record<string
   return out;
 }
 
-/** The backend settings, with the coding model defaulted and the DELEGATE_RUN_PROVIDER_* leaves as one target. */
-function backend(b: Settings["backend"]) {
-  const { runProviderUrl, runProviderKey, runProviderFormat, ...rest } = b;
-  return {
-    ...rest,
-    codingModel: b.codingModel ?? b.model,
-    /** `dl run` against a named endpoint (DELEGATE_RUN_PROVIDER_*), or null for the gateway. */
-    runProvider: runProviderUrl
-      ? {
-          url: runProviderUrl,
-          apiKey: runProviderKey ?? "",
-          format: runProviderFormat === "auto" ? undefined : runProviderFormat,
-        }
-      : null,
-  };
-}
-
 /** The pools settings with the bucket sizes beside the default size, in the order status shows them. */
 function pools(p: Settings["pools"], buckets: Record<string, number>) {
   const { defaultSize, ...rest } = p;
@@ -317,7 +309,7 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
   const children = childEnv(env, settings.agent.envPassthrough, facts.home, paths);
   return {
     ...settings,
-    backend: backend(settings.backend),
+    backend: { ...settings.backend, codingModel: settings.backend.codingModel ?? settings.backend.model },
     pools: pools(settings.pools, bucketOverrides(env)),
     tools: settings.tools.map((t) => t.toLowerCase()),
     paths,

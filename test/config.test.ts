@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { parseConfig } from "../src/config.ts";
+import { runProviderTarget } from "../src/dispatch/provider-endpoint.ts";
 import { isDlError } from "../src/errors.ts";
 
 const base = () => ({ ...process.env }) as Record<string, string | undefined>;
@@ -125,7 +126,7 @@ describe("config", () => {
       DELEGATE_RUN_PROVIDER_KEY: "sk-one-job",
       DELEGATE_RUN_PROVIDER_FORMAT: "anthropic",
     });
-    expect(c.backend.runProvider).toEqual({
+    expect(runProviderTarget(c.backend.runProvider)).toEqual({
       url: "http://127.0.0.1:9/v1/messages",
       apiKey: "sk-one-job",
       format: "anthropic",
@@ -133,7 +134,7 @@ describe("config", () => {
     // A server started with them set must not send every agent job to that endpoint.
     expect(Object.keys(c.dlChildEnv).filter((k) => k.startsWith("DELEGATE_RUN_PROVIDER_"))).toEqual([]);
     expect(JSON.stringify(c.childEnv)).not.toContain("sk-one-job");
-    expect(parseConfig(base()).backend.runProvider).toBeNull();
+    expect(runProviderTarget(parseConfig(base()).backend.runProvider)).toBeNull();
   });
 
   test("agent job caps: defaults, and a per-project cap above the global one is refused", () => {

@@ -2,7 +2,7 @@ import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { defineCommand } from "citty";
 import { bucketFor } from "../dispatch/buckets.ts";
 import { delegationContext } from "../dispatch/delegation-context.ts";
-import { providerOverrides } from "../dispatch/provider-endpoint.ts";
+import { providerOverrides, runProviderTarget } from "../dispatch/provider-endpoint.ts";
 import { renderResult } from "../dispatch/render-result.ts";
 import { prepareDelegation, runPrepared } from "../dispatch/run-delegation.ts";
 import { DlError } from "../errors.ts";
@@ -117,7 +117,7 @@ const def = defineCommand({
       `${prepared.agent.name} on ${prepared.model} in ${prepared.workdir}; taking a slot of pool ${bucketFor(prepared.model)}`,
     );
     // A delegate_to_provider job (DELEGATE_RUN_PROVIDER_*): that endpoint, not the gateway.
-    const target = config.backend.runProvider;
+    const target = runProviderTarget(config.backend.runProvider);
     const endpoint = target ? await providerOverrides(target, config.backend.providerAllowHosts) : {};
     using interrupt = interruptScope();
     const result = await runPrepared(

@@ -172,10 +172,10 @@ function redactedConfig(c: Config): Record<string, unknown> {
     backend: {
       ...c.backend,
       key: hide(c.backend.key),
-      runProvider: c.backend.runProvider && {
+      runProvider: {
         ...c.backend.runProvider,
-        url: redactUrl(c.backend.runProvider.url),
-        apiKey: hide(c.backend.runProvider.apiKey),
+        url: c.backend.runProvider.url === undefined ? undefined : redactUrl(c.backend.runProvider.url),
+        apiKey: hide(c.backend.runProvider.apiKey ?? ""),
       },
     },
     agent: c.agent,

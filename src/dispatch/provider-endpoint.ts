@@ -8,6 +8,16 @@ export interface ProviderTarget {
   format?: "anthropic" | "openai" | undefined;
 }
 
+/** The endpoint a job's child `dl run` was handed (DELEGATE_RUN_PROVIDER_*), or null for the gateway. */
+export function runProviderTarget(r: {
+  readonly url?: string | undefined;
+  readonly apiKey?: string | undefined;
+  readonly format: "auto" | "anthropic" | "openai";
+}): ProviderTarget | null {
+  if (!r.url) return null;
+  return { url: r.url, apiKey: r.apiKey ?? "", format: r.format === "auto" ? undefined : r.format };
+}
+
 /**
  * The delegation-context overrides for a named endpoint: its URL once it has passed the
  * SSRF guard, its key, and no failover (a fallback would send the work elsewhere). The

@@ -219,7 +219,9 @@ describe.skipIf(skipBwrap)("Gemini jobs through dist/dl serve, fake agy in the r
     );
     console.log(`gemini caps: 6 jobs, 2 servers, peak running ${peak} (cap 2)`);
     // A job that did not finish says why, so a failure here names its cause.
-    const outcomes = views.map((v) => (v.status === "done" ? "done" : `${v.status}: ${JSON.stringify(v).slice(0, 400)}`));
+    const outcomes = views.map((v) =>
+      v.status === "done" ? "done" : `${v.status}: ${JSON.stringify(v).slice(0, 400)}`,
+    );
     expect(outcomes).toEqual(Array(6).fill("done"));
     expect(peak).toBeLessThanOrEqual(2);
     expect(peak).toBe(2);
