@@ -69,7 +69,11 @@ describe("the one workdir guard", () => {
 
   test("both users refuse the pool cache dir: a Codex job's guard and an agent delegation", async () => {
     const { paths } = setup();
-    const config = { paths, codex: { caps: {} }, childEnv: { PATH: "/usr/bin:/bin" } } as unknown as Config;
+    const config = {
+      paths,
+      codex: { caps: {}, envPassthrough: [] },
+      childEnv: { PATH: "/usr/bin:/bin" },
+    } as unknown as Config;
     const codexGuards = codexServiceOptions(config, "dl wait").guards;
     expect(forbidden(() => checkWorkdir(paths.slotsDir, codexGuards))).toBe("workdir_forbidden");
     const agent = prepareDelegation(
