@@ -296,12 +296,6 @@ function dlChildEnv(env: Record<string, string | undefined>, base: Record<string
   return out;
 }
 
-/** The pools settings with the bucket sizes beside the default size, in the order status shows them. */
-function pools(p: Settings["pools"], buckets: Record<string, number>) {
-  const { defaultSize, ...rest } = p;
-  return { defaultSize, bucketOverrides: buckets, ...rest };
-}
-
 function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
   const { places, ...settings } = parseEnv(env);
   const paths = statePaths(env, places, facts);
@@ -310,7 +304,8 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
   return {
     ...settings,
     backend: { ...settings.backend, codingModel: settings.backend.codingModel ?? settings.backend.model },
-    pools: pools(settings.pools, bucketOverrides(env)),
+    // DELEGATE_CONCURRENCY_<BUCKET>: names made from the bucket, read beside the tree.
+    pools: { ...settings.pools, bucketOverrides: bucketOverrides(env) },
     tools: settings.tools.map((t) => t.toLowerCase()),
     paths,
     childEnv: children,
