@@ -52,6 +52,8 @@ const BWRAP_TRIAL = [
 ];
 /** Processes the trial may start (it starts one). */
 const TRIAL_MAX_PROCS = 16;
+/** How often a failed trial is run before the jail is called unusable. */
+const TRIAL_TRIES = 3;
 
 /** bwrap's own error line, made safe to show: controls out, one line, capped. */
 function oneLine(s: string): string {
@@ -96,7 +98,12 @@ async function probeBwrap(opts: ProbeOptions): Promise<JailProbe> {
   }
   // The whole start, forwarder and process limit included, around `true`.
   const args = [...BWRAP_TRIAL, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"];
-  const r = await trial("bwrap", bin, args, opts, { forwarder, maxProcs: TRIAL_MAX_PROCS });
+  const net = { forwarder, maxProcs: TRIAL_MAX_PROCS };
+  let r = await trial("bwrap", bin, args, opts, net);
+  // With several jails starting at once, bwrap's loopback set-up has failed now and then
+  // (RTM_NEWADDR, seen twice in ~20 parallel runs) where the next try works: a machine
+  // whose jail is broken fails every try, so only a failure that repeats is reported.
+  for (let again = 1; !r.ok && again < TRIAL_TRIES; again++) r = await trial("bwrap", bin, args, opts, net);
   return r.ok ? { ...r, forwarder } : { ...r, forwarder, fix: r.fix ?? bwrapFix(r.detail) };
 }
 

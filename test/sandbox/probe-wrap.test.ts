@@ -25,6 +25,35 @@ describe("probeJail", () => {
     expect(p.bin).toStartWith("/");
   });
 
+  test("a trial that fails now and then is tried again; one that keeps failing is reported", async () => {
+    const dir = fakeBwrapDir("exit 0");
+    writeFileSync(join(dir, "pasta"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    const flaky = "bwrap: loopback: Failed RTM_NEWADDR: No child processes";
+    const runs = (failures: number) => {
+      let n = 0;
+      const run = async () => {
+        n++;
+        const failed = n <= failures;
+        return {
+          exitCode: failed ? 1 : 0,
+          signal: null,
+          timedOut: false,
+          stderr: { text: () => (failed ? flaky : "") },
+        };
+      };
+      return { run: run as unknown as NonNullable<Parameters<typeof probeJail>[0]["run"]>, count: () => n };
+    };
+    const twice = runs(2);
+    const ok = await probeJail({ platform: "linux", path: dir, cwd, run: twice.run });
+    expect(ok).toMatchObject({ kind: "bwrap", ok: true });
+    expect(twice.count()).toBe(3);
+    const always = runs(99);
+    const broken = await probeJail({ platform: "linux", path: dir, cwd, run: always.run });
+    expect(broken).toMatchObject({ kind: "bwrap", ok: false });
+    expect(broken.detail).toContain("RTM_NEWADDR");
+    expect(always.count()).toBe(3);
+  });
+
   test("no bwrap on PATH: the fix is installing it", async () => {
     const empty = tempDir("empty-path", process.env.HOME ?? tmpdir());
     const p = await probeJail({ platform: "linux", path: empty, cwd });
