@@ -1386,4 +1386,13 @@ export const MUTATIONS: Mutation[] = [
     replace: "if true; then",
     tests: ["test/release/install.test.ts"],
   },
+  {
+    id: "jail-setup-retried",
+    guard: "a jail whose set-up failed (nothing ran) is started again, at most 3 times",
+    why: "a jailed job or run_bash command would fail on a set-up race the next start gets past",
+    file: "src/sys/process-run.ts",
+    search: "if (!r.jailSetupFailed || r.timedOut || r.aborted || attempt >= JAIL_SETUP_TRIES) return r.result;",
+    replace: "return r.result;",
+    tests: ["test/sys/jail-setup-retry.test.ts"],
+  },
 ];

@@ -41,6 +41,23 @@ export interface RunResult extends ExitInfo {
  * the signal is already aborted (nothing is started).
  */
 export async function runGroup(opts: RunOptions): Promise<RunResult> {
+  for (let attempt = 1; ; attempt++) {
+    const r = await runGroupOnce(opts);
+    // A jail whose set-up failed ran nothing: with several jails starting at once,
+    // bwrap's loopback set-up has failed now and then where the next start works.
+    if (!r.jailSetupFailed || r.timedOut || r.aborted || attempt >= JAIL_SETUP_TRIES) return r.result;
+  }
+}
+
+/** How often a jail whose set-up failed (nothing ran) is started before the failure stands. */
+const JAIL_SETUP_TRIES = 3;
+
+async function runGroupOnce(opts: RunOptions): Promise<{
+  result: RunResult;
+  jailSetupFailed: boolean;
+  timedOut: boolean;
+  aborted: boolean;
+}> {
   if (opts.signal?.aborted) throw new DlError("cancelled", "cancelled before the command started");
   const started = performance.now();
   const child = spawnGroup(opts);
@@ -79,7 +96,7 @@ export async function runGroup(opts: RunOptions): Promise<RunResult> {
     const drainTimer = setTimeout(() => child.stopCapture(), opts.drainMs ?? 1000);
     await child.drained;
     clearTimeout(drainTimer);
-    return {
+    const result: RunResult = {
       ...exit,
       pid: child.pid,
       pgid: child.pgid,
@@ -89,6 +106,7 @@ export async function runGroup(opts: RunOptions): Promise<RunResult> {
       stdout: child.stdout(),
       stderr: child.stderr(),
     };
+    return { result, jailSetupFailed: await child.jailSetupFailed, timedOut, aborted };
   } finally {
     if (timer) clearTimeout(timer);
     opts.signal?.removeEventListener("abort", onAbort);

@@ -58,6 +58,8 @@ export interface GroupChild {
   stderr(): Captured;
   /** Stops reading both pipes (an escaped grandchild may hold them open forever). */
   stopCapture(): void;
+  /** True once known that the jail's set-up failed, so its command never ran (false without a jail). */
+  jailSetupFailed: Promise<boolean>;
 }
 
 const DEFAULT_OUTPUT_CAP = 1024 * 1024;
@@ -197,6 +199,7 @@ export function spawnGroup(opts: SpawnGroupOptions): GroupChild {
     pgid: proc.pid,
     exited,
     drained,
+    jailSetupFailed: attached ? attached.then((a) => a.failed !== null && !a.ended) : Promise.resolve(false),
     stdout: () => out.snapshot(),
     stderr: () => err.snapshot(),
     stopCapture: () => {

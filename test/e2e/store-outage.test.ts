@@ -54,6 +54,7 @@ describe("a job that ends while its store cannot be written", () => {
 
     // Another process takes the write lock and keeps it: every write of dl's fails now.
     const blocker = new Database(join(stateDir, "jobs.sqlite"));
+    blocker.exec("PRAGMA busy_timeout = 10000"); // the server may be writing right now
     blocker.exec("BEGIN IMMEDIATE");
     await until(() => outcomeStatus(id) === "done", "the job's end to be kept in its dir", 60_000);
     const serverPid = session.transport.pid!;
@@ -90,6 +91,8 @@ describe("a job that ends while its store cannot be written", () => {
       const store = JobStore.open(stateDir);
       await until(() => store.get(id)?.child_start, "the Codex child to be recorded", 60_000);
       const blocker = new Database(join(stateDir, "jobs.sqlite"));
+      // The server may be writing right now: wait for its lock rather than fail on it.
+      blocker.exec("PRAGMA busy_timeout = 10000");
       blocker.exec("BEGIN IMMEDIATE");
       // The server tries the end, then its failed/infra fallback, and gives up on both.
       await until(
