@@ -1391,8 +1391,9 @@ export const MUTATIONS: Mutation[] = [
     guard: "a jail whose set-up failed (nothing ran) is started again, at most 3 times",
     why: "a jailed job or run_bash command would fail on a set-up race the next start gets past",
     file: "src/sys/process-run.ts",
-    search: "if (!r.jailSetupFailed || r.timedOut || r.aborted || attempt >= JAIL_SETUP_TRIES) return r.result;",
-    replace: "return r.result;",
+    search:
+      "if (!r.jailSetupFailed || result.timedOut || result.aborted || attempt >= JAIL_SETUP_TRIES) return result;",
+    replace: "return result;",
     tests: ["test/sys/jail-setup-retry.test.ts"],
   },
 ];

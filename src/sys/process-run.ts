@@ -45,19 +45,15 @@ export async function runGroup(opts: RunOptions): Promise<RunResult> {
     const r = await runGroupOnce(opts);
     // A jail whose set-up failed ran nothing: with several jails starting at once,
     // bwrap's loopback set-up has failed now and then where the next start works.
-    if (!r.jailSetupFailed || r.timedOut || r.aborted || attempt >= JAIL_SETUP_TRIES) return r.result;
+    const { result } = r;
+    if (!r.jailSetupFailed || result.timedOut || result.aborted || attempt >= JAIL_SETUP_TRIES) return result;
   }
 }
 
 /** How often a jail whose set-up failed (nothing ran) is started before the failure stands. */
 const JAIL_SETUP_TRIES = 3;
 
-async function runGroupOnce(opts: RunOptions): Promise<{
-  result: RunResult;
-  jailSetupFailed: boolean;
-  timedOut: boolean;
-  aborted: boolean;
-}> {
+async function runGroupOnce(opts: RunOptions): Promise<{ result: RunResult; jailSetupFailed: boolean }> {
   if (opts.signal?.aborted) throw new DlError("cancelled", "cancelled before the command started");
   const started = performance.now();
   const child = spawnGroup(opts);
@@ -106,7 +102,7 @@ async function runGroupOnce(opts: RunOptions): Promise<{
       stdout: child.stdout(),
       stderr: child.stderr(),
     };
-    return { result, jailSetupFailed: await child.jailSetupFailed, timedOut, aborted };
+    return { result, jailSetupFailed: await child.jailSetupFailed };
   } finally {
     if (timer) clearTimeout(timer);
     opts.signal?.removeEventListener("abort", onAbort);
