@@ -15,27 +15,17 @@
  *
  *   bun build.ts && bun bench/edit.ts
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { type RecordedRequest, reply, startFakeModel } from "../test/fixture/fake-model.ts";
+import { dlRunHome } from "./fixture/dl-run-home.ts";
 import { measure } from "./fixture/prefix-cache.ts";
 
 const LINES = 3000;
 const CHANGES = 10;
 const MODEL = "glm-bench";
 
-const root = resolve(import.meta.dir, "..");
-const dl = join(root, "dist", "dl");
-if (!existsSync(dl)) {
-  console.error("dist/dl is missing: run `bun build.ts` first");
-  process.exit(2);
-}
-
-const base = realpathSync(mkdtempSync(join(tmpdir(), "dl-bench-edit-")));
-const home = join(base, "home");
-mkdirSync(join(home, ".claude", "agents"), { recursive: true });
-writeFileSync(join(home, ".claude", "agents", "editor.md"), "---\nname: editor\n---\nMake the changes asked for.\n");
+const { dl, base, home } = dlRunHome("edit", { name: "editor", prompt: "Make the changes asked for." });
 
 const original = Array.from({ length: LINES }, (_, i) => `export const value${i} = compute(${i}, "unchanged");`);
 const changedLine = (k: number) => 150 + k * 290; // spread over the file

@@ -16,27 +16,17 @@
  *
  *   bun build.ts && bun bench/followup.ts
  */
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { type RecordedRequest, reply, startFakeModel } from "../test/fixture/fake-model.ts";
+import { dlRunHome } from "./fixture/dl-run-home.ts";
 import { measure, parts, reusedBytes, totalBytes } from "./fixture/prefix-cache.ts";
 
 const READS = 9;
 const FOLLOW_TOOLS = 4;
 const MODEL = "glm-bench";
 
-const root = resolve(import.meta.dir, "..");
-const dl = join(root, "dist", "dl");
-if (!existsSync(dl)) {
-  console.error("dist/dl is missing: run `bun build.ts` first");
-  process.exit(2);
-}
-
-const base = realpathSync(mkdtempSync(join(tmpdir(), "dl-bench-followup-")));
-const home = join(base, "home");
-mkdirSync(join(home, ".claude", "agents"), { recursive: true });
-writeFileSync(join(home, ".claude", "agents", "worker.md"), "---\nname: worker\n---\nDo the task.\n");
+const { dl, base, home } = dlRunHome("followup", { name: "worker", prompt: "Do the task." });
 const repo = join(base, "repo");
 mkdirSync(repo);
 for (let i = 0; i < READS; i++) {

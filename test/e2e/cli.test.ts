@@ -1,11 +1,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { selfOwner } from "../../src/jobs/machine.ts";
 import { PROVIDERS } from "../../src/jobs/providers/index.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import { SlotPool } from "../../src/sys/slots.ts";
 import { requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
+import { hasStoreOpen } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
 
 /**
@@ -238,21 +239,6 @@ describe("dl status is read-only", () => {
     ).toBe("local-qwen-3-6-35b");
   });
 });
-
-/** True once `pid` has the job store under `dir` open (it is past start-up and polling). */
-function hasStoreOpen(pid: number, dir: string): boolean {
-  try {
-    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
-      try {
-        return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(join(dir, "jobs.sqlite"));
-      } catch {
-        return false;
-      }
-    });
-  } catch {
-    return false;
-  }
-}
 
 describe("Ctrl-C", () => {
   test.skipIf(process.platform !== "linux")("dl wait interrupted by SIGINT exits 130", async () => {

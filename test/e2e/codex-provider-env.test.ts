@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
 import { CODEX_BIN, makeCodexHome, markerRouter } from "../helpers/codex-home.ts";
-import { callTool, connectDl, type DlSession, runDl, tempDir } from "../helpers/dl.ts";
+import { callTool, type DlSession, runDl, sessionPool, tempDir } from "../helpers/dl.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
 /**
@@ -17,7 +17,7 @@ const KEY_VAR = "SOMETHING_KEY";
 const KEY_VALUE = "sk-azure-not-a-real-key-4711";
 let fake: FakeResponses;
 let root: string;
-const sessions: DlSession[] = [];
+const sessions = sessionPool();
 
 type JobView = { id: string; status: string; failure_kind?: string | null; final_response?: string | null };
 type Account = { state: string };
@@ -37,11 +37,7 @@ async function call<T>(s: DlSession, name: string, args: Record<string, unknown>
   return (await callTool<T>(s, name, args)).data;
 }
 
-async function serve(env: Record<string, string>): Promise<DlSession> {
-  const s = await connectDl(env);
-  sessions.push(s);
-  return s;
-}
+const serve = (env: Record<string, string>) => sessions.serve(env);
 
 /** The files under `dir` (the store, its WAL, job folders, output tails) that hold `needle`. */
 function filesHolding(dir: string, needle: string): string[] {
@@ -61,7 +57,7 @@ beforeAll(() => {
   root = tempDir("codex-provider-env");
 });
 afterAll(async () => {
-  for (const s of sessions) await s.close().catch(() => {});
+  await sessions.closeAll();
   await fake?.stop();
 });
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
-import { callTool, connectDl, type DlSession, requireBinary, runDl, tempDir } from "../helpers/dl.ts";
+import { callTool, type DlSession, requireBinary, runDl, sessionPool, tempDir } from "../helpers/dl.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 import { skipBwrap } from "../sandbox/jail-env.ts";
@@ -14,7 +14,7 @@ import { skipBwrap } from "../sandbox/jail-env.ts";
  */
 const LAUNCHER = join(import.meta.dir, "..", "fixture", "fake-dsh.sh");
 const FAKE_AGY = join(import.meta.dir, "..", "fixture", "fake-agy.sh");
-const sessions: DlSession[] = [];
+const sessions = sessionPool();
 let root: string;
 
 beforeAll(() => {
@@ -22,14 +22,10 @@ beforeAll(() => {
   root = tempDir("small-guards");
 });
 afterAll(async () => {
-  await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
+  await sessions.closeAll();
 });
 
-async function serve(env: Record<string, string>): Promise<DlSession> {
-  const s = await connectDl(env);
-  sessions.push(s);
-  return s;
-}
+const serve = (env: Record<string, string>) => sessions.serve(env);
 
 type Job = { id: string; status: string; final_response: string | null };
 

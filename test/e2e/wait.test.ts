@@ -1,10 +1,11 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { selfOwner } from "../../src/jobs/machine.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import { connectDl, requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
+import { hasStoreOpen } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
+import { liveCodexRow } from "../jobs/helpers.ts";
 
 /**
  * `dl wait` is the orchestrator's only completion signal: it must notice a job's end
@@ -15,44 +16,15 @@ const store = JobStore.open(stateDir);
 afterAll(() => store.close());
 const me = selfOwner();
 
-/** The watcher is ready once it has the store open (its fd table names the file). */
-function hasStoreOpen(pid: number): boolean {
-  try {
-    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
-      try {
-        return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(join(stateDir, "jobs.sqlite"));
-      } catch {
-        return false;
-      }
-    });
-  } catch {
-    return false;
-  }
-}
-
 async function wakeLatencyMs(i: number): Promise<number> {
   const id = `cx-00000ae0${String(i).padStart(2, "0")}`;
-  store.insertMany([
-    {
-      id,
-      provider: "codex",
-      project: "/p",
-      workdir: "/p",
-      workspace_root: "/p",
-      task: "t",
-      created_at: Date.now(),
-      status: "running",
-      owner_pid: me.pid,
-      owner_start: me.startTime,
-      server_id: "srv-test",
-    },
-  ]);
+  store.insertMany([liveCodexRow(id, me)]);
   const p = Bun.spawn([requireBinary(), "wait", id], {
     env: testEnv({ DELEGATE_CODEX_STATE_DIR: stateDir, DELEGATE_WAIT_INTERVAL: "5" }),
     stdout: "pipe",
     stderr: "pipe",
   });
-  await until(() => hasStoreOpen(p.pid), "dl wait to open the store", 10_000);
+  await until(() => hasStoreOpen(p.pid, stateDir), "dl wait to open the store", 10_000);
   const reader = p.stdout.getReader();
   const ended = performance.now();
   store.update(id, {

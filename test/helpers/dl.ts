@@ -66,6 +66,24 @@ export async function connectDl(
   return { client, transport, stderr: () => err, close: () => client.close() };
 }
 
+/** The `dl serve` sessions one test file opens; `closeAll` (its afterAll) ends every one. */
+export function sessionPool(): {
+  serve(env: Record<string, string | undefined>): Promise<DlSession>;
+  closeAll(): Promise<void>;
+} {
+  const open: DlSession[] = [];
+  return {
+    async serve(env) {
+      const s = await connectDl(env);
+      open.push(s);
+      return s;
+    },
+    async closeAll() {
+      await Promise.all(open.map((s) => s.close().catch(() => undefined)));
+    },
+  };
+}
+
 /** What a tool call answered: its error flag, first text block and structured content. */
 export type ToolAnswer<T> = { isError?: boolean; text: string; data: T };
 

@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { join } from "node:path";
 
 /**
  * Is `pid` a live process? Tests use this as their own oracle (independent of
@@ -58,4 +59,19 @@ export function groupMembers(leader: number): number[] {
     }
   }
   return out;
+}
+
+/** True once `pid` has the job store under `dir` open: a watcher is past start-up and polling. */
+export function hasStoreOpen(pid: number, dir: string): boolean {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(join(dir, "jobs.sqlite"));
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
 }

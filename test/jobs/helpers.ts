@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { type EngineOptions, JobEngine } from "../../src/jobs/engine.ts";
 import { flockJobLocks, selfOwner, sysIdentities } from "../../src/jobs/machine.ts";
 import type { RunOutput } from "../../src/jobs/provider.ts";
+import type { NewJob } from "../../src/store/types.ts";
 import { testProvider } from "../fixture/jobs-provider.ts";
 
 const TOOL_ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" };
@@ -76,6 +77,23 @@ export function runOutput(jobDir: string, over: Partial<RunOutput> = {}): RunOut
     durationMs: 10,
     jobDir,
     ...over,
+  };
+}
+
+/** A Codex job row that `owner` (usually this test process) runs: `dl wait` on it waits for its end. */
+export function liveCodexRow(id: string, owner: { pid: number; startTime: string }): NewJob {
+  return {
+    id,
+    provider: "codex",
+    project: "/p",
+    workdir: "/p",
+    workspace_root: "/p",
+    task: "t",
+    created_at: Date.now(),
+    status: "running",
+    owner_pid: owner.pid,
+    owner_start: owner.startTime,
+    server_id: "srv-test",
   };
 }
 

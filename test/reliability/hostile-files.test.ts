@@ -4,8 +4,9 @@ import { join } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
 import { codexServeEnv } from "../helpers/codex-home.ts";
-import { callTool, connectDl, type DlSession, requireBinary, tempDir } from "../helpers/dl.ts";
+import { callTool, type DlSession, requireBinary, sessionPool, tempDir } from "../helpers/dl.ts";
 import { makeFifo } from "../helpers/fifo.ts";
+import { pingWhile } from "../helpers/pinging.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
@@ -24,7 +25,7 @@ const isRoot = process.getuid?.() === 0;
 
 let root: string;
 let secretFile: string;
-const sessions: DlSession[] = [];
+const sessions = sessionPool();
 
 beforeAll(() => {
   requireBinary();
@@ -33,14 +34,10 @@ beforeAll(() => {
   writeFileSync(secretFile, `${SECRET}\n`);
 });
 afterAll(async () => {
-  await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
+  await sessions.closeAll();
 });
 
-async function serve(env: Record<string, string>): Promise<DlSession> {
-  const s = await connectDl(env);
-  sessions.push(s);
-  return s;
-}
+const serve = (env: Record<string, string>) => sessions.serve(env);
 
 function rssOf(s: DlSession): number {
   const status = readFileSync(`/proc/${s.transport.pid}/status`, "utf8");
@@ -49,20 +46,8 @@ function rssOf(s: DlSession): number {
 
 /** Pings `s` until `p` settles: the slowest ping and the largest RSS seen meanwhile. */
 async function watchWhile<T>(s: DlSession, p: Promise<T>): Promise<{ value: T; slowestPing: number; peakRss: number }> {
-  let settled = false;
-  let slowestPing = 0;
-  let peakRss = 0;
-  const done = p.finally(() => {
-    settled = true;
-  });
-  while (!settled) {
-    const t0 = performance.now();
-    await s.client.ping({ timeout: 5_000 });
-    slowestPing = Math.max(slowestPing, performance.now() - t0);
-    peakRss = Math.max(peakRss, rssOf(s));
-    await Promise.race([done, Bun.sleep(50)]).catch(() => {});
-  }
-  return { value: await p, slowestPing, peakRss };
+  const w = await pingWhile(s.client, p, () => rssOf(s));
+  return { value: w.value, slowestPing: w.slowestPing, peakRss: w.peakSample };
 }
 
 type Job = { id: string; status: string; failure_kind: string | null; final_response: string | null };

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type FakeModel, type FakeReply, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { connectWithHelperAgent, type DlSession, tempDir } from "../helpers/dl.ts";
+import { pingWhile } from "../helpers/pinging.ts";
 
 /**
  * Hostile backends through dist/dl serve, with a pool of ONE slot for the model: for each
@@ -41,22 +42,7 @@ async function delegate(): Promise<{ r: Result; ms: number }> {
 }
 
 /** Pings the server until `p` settles; resolves to p's value and the slowest ping. */
-async function pingingWhile<T>(p: Promise<T>): Promise<{ value: T; slowestPing: number; pings: number }> {
-  let settled = false;
-  let slowest = 0;
-  let pings = 0;
-  const done = p.finally(() => {
-    settled = true;
-  });
-  while (!settled) {
-    const t0 = performance.now();
-    await s.client.ping({ timeout: 5_000 });
-    slowest = Math.max(slowest, performance.now() - t0);
-    pings++;
-    await Promise.race([done, Bun.sleep(50)]).catch(() => {});
-  }
-  return { value: await p, slowestPing: slowest, pings };
-}
+const pingingWhile = <T>(p: Promise<T>) => pingWhile(s.client, p);
 
 const FAULTS: [string, FakeReply[], "recovers" | "fails", RegExp?][] = [
   ["429 with Retry-After, then an answer", [reply.rateLimit("1"), reply.text("fine")], "recovers"],

@@ -1,12 +1,14 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { selfOwner } from "../../src/jobs/machine.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import { requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { makeFifo } from "../helpers/fifo.ts";
+import { hasStoreOpen } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
+import { liveCodexRow } from "../jobs/helpers.ts";
 
 /**
  * A job store that is not a regular file, and signals, through dist/dl. Before: `dl wait`
@@ -94,35 +96,7 @@ describe("signals end a waiting command within a second", () => {
 
   /** A job of a live owner (this test): `dl wait` on it waits until a signal. */
   function runningJob(id: string): void {
-    store.insertMany([
-      {
-        id,
-        provider: "codex",
-        project: "/p",
-        workdir: "/p",
-        workspace_root: "/p",
-        task: "t",
-        created_at: Date.now(),
-        status: "running",
-        owner_pid: me.pid,
-        owner_start: me.startTime,
-        server_id: "srv-test",
-      },
-    ]);
-  }
-
-  function hasStoreOpen(pid: number, dir = stateDir): boolean {
-    try {
-      return readdirSync(`/proc/${pid}/fd`).some((fd) => {
-        try {
-          return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(join(dir, "jobs.sqlite"));
-        } catch {
-          return false;
-        }
-      });
-    } catch {
-      return false;
-    }
+    store.insertMany([liveCodexRow(id, me)]);
   }
 
   for (const sig of SIGNALS) {
@@ -131,7 +105,7 @@ describe("signals end a waiting command within a second", () => {
       const id = `cx-00000051${sig === "SIGTERM" ? "f0" : "f1"}`;
       runningJob(id);
       const p = run(["wait", id], { DELEGATE_CODEX_STATE_DIR: stateDir });
-      await until(() => hasStoreOpen(p.pid), "dl wait to open the store");
+      await until(() => hasStoreOpen(p.pid, stateDir), "dl wait to open the store");
       const t0 = performance.now();
       p.kill(sig);
       const r = await finished(p);

@@ -1,21 +1,11 @@
 import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isDlError } from "../../../../src/errors.ts";
 import { loadDshModels, resolveDshModel } from "../../../../src/jobs/providers/dsh/models.ts";
 import { tempDir } from "../../../helpers/dl.ts";
+import { refusal } from "../../../helpers/refusal.ts";
 
 const EXAMPLE = join(import.meta.dir, "..", "..", "..", "..", "examples", "dsh-models.json");
-
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (isDlError(e)) return e.message;
-    throw e;
-  }
-  throw new Error("expected a refusal");
-}
 
 test("the shipped example parses: enabled aliases resolve, by alias or real name", () => {
   const models = loadDshModels(EXAMPLE);

@@ -1,7 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isDlError } from "../../../../src/errors.ts";
 import { chooseOutcome } from "../../../../src/jobs/job-outcome.ts";
 import { findDshLauncher } from "../../../../src/jobs/providers/dsh/launcher.ts";
 import { dshProvider, parseDshRun } from "../../../../src/jobs/providers/dsh/provider.ts";
@@ -15,21 +14,12 @@ import {
 import { outputExcerpt } from "../../../../src/jobs/sanitize.ts";
 import type { JobRow } from "../../../../src/store/types.ts";
 import { tempDir } from "../../../helpers/dl.ts";
+import { refusal } from "../../../helpers/refusal.ts";
 import { runOutput } from "../../helpers.ts";
 
 const EXAMPLE = join(import.meta.dir, "..", "..", "..", "..", "examples", "dsh-models.json");
 const FAKE = join(import.meta.dir, "..", "..", "..", "fixture", "fake-dsh.sh");
 const rules = { modelsFile: EXAMPLE, baseDir: "/srv/project" };
-
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (isDlError(e)) return e.message;
-    throw e;
-  }
-  throw new Error("expected a refusal");
-}
 
 describe("validateDshTask", () => {
   test("defaults: workdir '.' is the server's directory, timeout 2400 s; an alias is resolved and noted", async () => {
