@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
-import { callTool, type DlSession, requireBinary, runDl, sessionPool, tempDir } from "../helpers/dl.ts";
-import { until } from "../helpers/until.ts";
+import { callTool, type DlSession, pollUntilEnded, requireBinary, runDl, sessionPool, tempDir } from "../helpers/dl.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 import { skipBwrap } from "../sandbox/jail-env.ts";
 
@@ -28,17 +27,6 @@ afterAll(async () => {
 const serve = (env: Record<string, string>) => sessions.serve(env);
 
 type Job = { id: string; status: string; final_response: string | null };
-
-async function ended(s: DlSession, tool: string, id: string): Promise<Job> {
-  return until(
-    async () => {
-      const [j] = (await callTool<{ jobs: Job[] }>(s, tool, { ids: [id] })).data.jobs;
-      return j && !["queued", "running"].includes(j.status) ? j : null;
-    },
-    `job ${id} to end`,
-    60_000,
-  );
-}
 
 describe("one state dir for two providers is a configuration error", () => {
   test("both given: dl status and dl serve exit 2 naming both variables", async () => {
@@ -96,7 +84,7 @@ describe("dsh through dist/dl serve", () => {
   test("model names are trimmed and case-folded before the allowlist: ' DS-Flash ' runs the file's alias", async () => {
     const r = await submit(" DS-Flash ");
     expect(r.isError).toBeFalsy();
-    const job = await ended(s, "poll_dsh", r.data.jobs[0]!.id);
+    const job = await pollUntilEnded<Job>(s, "poll_dsh", r.data.jobs[0]!.id);
     expect(job.status).toBe("done");
     // The fake launcher answers with the --model it was given: the alias as the file spells it.
     expect(job.final_response).toBe("Did the task with ds-flash.");
@@ -122,7 +110,7 @@ describe("dsh through dist/dl serve", () => {
   test("dl reap deletes the folders of the rows it prunes; a dry run and a tampered id delete nothing", async () => {
     const r = await submit("ds-flash");
     const id = r.data.jobs[0]!.id;
-    expect((await ended(s, "poll_dsh", id)).status).toBe("done");
+    expect((await pollUntilEnded<Job>(s, "poll_dsh", id)).status).toBe("done");
     const dir = join(stateDir, "jobs", id);
     expect(existsSync(join(dir, "out", "result.json"))).toBe(true);
     // A row whose id climbs out of jobs/ (a tampered store): its "folder" must survive.

@@ -65,19 +65,7 @@ describe("dl serve start", () => {
     const dead = Bun.spawn(["true"]);
     await dead.exited;
     s.insertMany([
-      {
-        id: "cx-orphaned",
-        provider: "codex",
-        project: "/p",
-        workdir: "/p",
-        workspace_root: "/p",
-        task: "t",
-        created_at: Date.now(),
-        status: "running",
-        owner_pid: dead.pid,
-        owner_start: "1@gone",
-        server_id: "srv-dead",
-      },
+      { ...liveCodexRow("cx-orphaned", { pid: dead.pid, startTime: "1@gone" }), server_id: "srv-dead" },
       {
         id: "cx-mine",
         provider: "codex",

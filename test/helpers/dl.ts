@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { until } from "./until.ts";
 
 /** The compiled binary every end-to-end test drives (`npm test` builds it first). */
 const DL_BIN = resolve(import.meta.dir, "..", "..", "dist", "dl");
@@ -128,4 +129,16 @@ export async function runDl(args: string[], env: Record<string, string | undefin
     proc.exited,
   ]);
   return { code, stdout, stderr };
+}
+
+/** Polls a job with `tool` (poll_dsh, poll_codex, …) until it has left queued and running; its view then. */
+export async function pollUntilEnded<J extends { status: string }>(s: DlSession, tool: string, id: string): Promise<J> {
+  return until(
+    async () => {
+      const [j] = (await callTool<{ jobs: J[] }>(s, tool, { ids: [id] })).data.jobs;
+      return j && !["queued", "running"].includes(j.status) ? j : null;
+    },
+    `job ${id} to end`,
+    60_000,
+  );
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
 import { codexServeEnv } from "../helpers/codex-home.ts";
-import { callTool, type DlSession, requireBinary, sessionPool, tempDir } from "../helpers/dl.ts";
+import { callTool, type DlSession, pollUntilEnded, requireBinary, sessionPool, tempDir } from "../helpers/dl.ts";
 import { makeFifo } from "../helpers/fifo.ts";
 import { pingWhile } from "../helpers/pinging.ts";
 import { until } from "../helpers/until.ts";
@@ -52,17 +52,6 @@ async function watchWhile<T>(s: DlSession, p: Promise<T>): Promise<{ value: T; s
 
 type Job = { id: string; status: string; failure_kind: string | null; final_response: string | null };
 
-async function pollUntilEnded(s: DlSession, tool: string, id: string): Promise<Job> {
-  return until(
-    async () => {
-      const [j] = (await callTool<{ jobs: Job[] }>(s, tool, { ids: [id] })).data.jobs;
-      return j && !["queued", "running"].includes(j.status) ? j : null;
-    },
-    `job ${id} to end`,
-    60_000,
-  );
-}
-
 function expectHeld(w: { slowestPing: number; peakRss: number }): void {
   console.log(`  slowest ping ${w.slowestPing.toFixed(0)} ms, peak server RSS ${(w.peakRss / 2 ** 20).toFixed(0)} MiB`);
   expect(w.slowestPing).toBeLessThan(1_000);
@@ -98,7 +87,7 @@ describe("dsh: a hostile result.json", () => {
         tasks: [{ task, model: "ds-flash", workdir: repo }],
       });
       const id = sub.data.jobs[0]!.id;
-      const w = await watchWhile(s, pollUntilEnded(s, "poll_dsh", id));
+      const w = await watchWhile(s, pollUntilEnded<Job>(s, "poll_dsh", id));
       expect(w.value).toMatchObject({ status: "failed", failure_kind: "result_file_refused" });
       expect(w.value.final_response).toMatch(why);
       expect(w.value.final_response).not.toContain(SECRET);
@@ -162,7 +151,7 @@ describe("codex: a hostile last-message.txt put in place while Codex works", () 
         tasks: [{ task: "go", workdir: repo, timeout_s: 30 }],
       });
       const id = sub.data.jobs[0]!.id;
-      const w = await watchWhile(s, pollUntilEnded(s, "poll_codex", id));
+      const w = await watchWhile(s, pollUntilEnded<Job>(s, "poll_codex", id));
       plant = null;
       expect(planted).toBe(true);
       expect(w.value).toMatchObject({ status: "failed", failure_kind: "result_file_refused" });
@@ -177,7 +166,7 @@ describe("codex: a hostile last-message.txt put in place while Codex works", () 
     const sub = await callTool<{ jobs: { id: string }[] }>(s, "submit_codex", {
       tasks: [{ task: "go", workdir: repo }],
     });
-    expect(await pollUntilEnded(s, "poll_codex", sub.data.jobs[0]!.id)).toMatchObject({
+    expect(await pollUntilEnded<Job>(s, "poll_codex", sub.data.jobs[0]!.id)).toMatchObject({
       status: "done",
       final_response: "all done",
     });
