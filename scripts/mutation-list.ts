@@ -1396,4 +1396,13 @@ export const MUTATIONS: Mutation[] = [
     replace: "return result;",
     tests: ["test/sys/jail-setup-retry.test.ts"],
   },
+  {
+    id: "jail-probe-retried",
+    guard: "a failed bwrap trial is run again (3 tries) before the jail is called unusable",
+    why: "one set-up race at probe time would refuse a Gemini job whose next start would have worked",
+    file: "src/sandbox/probe.ts",
+    search: "for (let again = 1; !r.ok && again < TRIAL_TRIES; again++)",
+    replace: "for (let again = 1; !r.ok && again < 1; again++)",
+    tests: ["test/sandbox/probe-wrap.test.ts"],
+  },
 ];
