@@ -167,7 +167,8 @@ describe("submit_agent / poll_agent / cancel_agent through dist/dl serve", () =>
 
   test("4 repos: the job caps allow 4, the model's pool still holds the backend to 2", async () => {
     const s = await serve(join(root, "state-pool"));
-    scriptBashThenAnswer(300);
+    // Long enough that runs overlap even on a loaded machine: the peak of 2 shows the pool full.
+    scriptBashThenAnswer(1500);
     const repos = [0, 1, 2, 3].map((i) => makeRepo(root, `pool-${i}`, 0).repo);
     const sub = await call<Submitted>(s, "submit_agent", { tasks: repos.map((r) => agentTask(r)) });
     const jobs = await pollUntilEnded(

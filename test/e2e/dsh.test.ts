@@ -122,7 +122,9 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
     const log = join(root, "events-main.log");
     const s = await serve(stateDir);
     const { trees } = makeRepo(root, "main", 2);
-    const tasks = [0, 1, 2, 3].map((i) => task(trees[1 + (i % 2)]!, { ms: 300, events: log }));
+    // Long enough that the second launch starts before the first ends even on a loaded
+    // machine (the suite runs files in parallel): the peak of 2 shows both slots in use.
+    const tasks = [0, 1, 2, 3].map((i) => task(trees[1 + (i % 2)]!, { ms: 2000, events: log }));
     const sub = await call<Submitted>(s, "submit_dsh", { tasks });
     expect(sub.isError).toBeFalsy();
     const ids = sub.data.jobs.map((j) => j.id);

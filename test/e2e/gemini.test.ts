@@ -201,7 +201,8 @@ describe.skipIf(skipBwrap)("Gemini jobs through dist/dl serve, fake agy in the r
       startServer({ DELEGATE_GEMINI_STATE_DIR: shared }),
     ]);
     const repos = [0, 1, 2, 3, 4, 5].map((i) => makeRepo(root, `caps-${i}`, 0).repo);
-    const task = (i: number) => ({ task: `SLEEP=0.6 job ${i}`, workdir: repos[i]! });
+    // Long enough that two jobs overlap between polls even on a loaded machine.
+    const task = (i: number) => ({ task: `SLEEP=2 job ${i}`, workdir: repos[i]! });
     const [sa, sb] = await Promise.all([
       call(a, "submit_gemini", { tasks: [task(0), task(1), task(2)] }),
       call(b, "submit_gemini", { tasks: [task(3), task(4), task(5)] }),
