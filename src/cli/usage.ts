@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { isDlError } from "../errors.ts";
 import { knownJobStores } from "../jobs/shell/store-registry.ts";
-import { loadPrices } from "../usage/cost.ts";
+import { type PriceTable, priceTable } from "../usage/cost.ts";
 import { readLedger } from "../usage/ledger.ts";
 import { parseSince, USAGE_GROUPS, type UsageGroupBy, usageReport } from "../usage/report.ts";
 import type { DlCommand } from "./command.ts";
@@ -35,9 +35,9 @@ const def = defineCommand({
       process.exitCode = EXIT.usage;
       return;
     }
-    let prices: ReturnType<typeof loadPrices>;
+    let prices: PriceTable;
     try {
-      prices = loadPrices(config.usage.pricesFile);
+      prices = priceTable(config.usage.pricesFile);
     } catch (e) {
       process.stderr.write(`dl usage: ${isDlError(e) ? e.message : String(e)}\n`);
       process.exitCode = EXIT.usage;

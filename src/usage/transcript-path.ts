@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { jobDirOf } from "../jobs/engine/outcome-file.ts";
 import type { JobStateDir } from "../sys/paths.ts";
+import { jobDirOf } from "../sys/paths.ts";
 
 /** A job's transcript (agent jobs: the child `dl run` writes it in the job's folder). */
 export const TRANSCRIPT_FILE = "transcript.jsonl";

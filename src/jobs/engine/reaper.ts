@@ -1,11 +1,12 @@
 import { describeError } from "../../errors.ts";
 import type { JobStore } from "../../store/jobs.ts";
 import type { JobPatch, JobRow, JobStatus } from "../../store/types.ts";
+import { jobDirOf } from "../../sys/paths.ts";
 import { terminateGroup } from "../../sys/process.ts";
 import { orphanPlan } from "./display-state.ts";
 import { childVerified, ownerAlive } from "./liveness.ts";
 import type { Identities } from "./machine.ts";
-import { jobDirOf, readOutcome } from "./outcome-file.ts";
+import { readOutcome } from "./outcome-file.ts";
 
 export interface ReapAction {
   id: string;

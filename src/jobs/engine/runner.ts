@@ -4,12 +4,12 @@ import { describeError, isDlError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import type { JobPatch, JobRow } from "../../store/types.ts";
 import { type RunResult, runGroup } from "../../sys/process.ts";
-import type { LaunchSpec, ParsedResult, Provider, RunOutput } from "../provider.ts";
 import { withoutSecrets } from "../secrets.ts";
 import { chooseOutcome, type JobStopCause, outcomePatch, stoppedPatch } from "./job-outcome.ts";
 import type { Identities } from "./machine.ts";
 import { reserveOutcome } from "./outcome-file.ts";
 import { keepOutputTail } from "./output-tail.ts";
+import type { LaunchSpec, ParsedResult, Provider, RunOutput } from "./provider.ts";
 import { JobRowWriter, type RowWriterOptions, type WriteResult } from "./row-writer.ts";
 
 export interface RunnerContext extends RowWriterOptions {

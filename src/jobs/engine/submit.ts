@@ -3,8 +3,8 @@ import { isAbsolute } from "node:path";
 import { DlError } from "../../errors.ts";
 import type { NewJob } from "../../store/types.ts";
 import { checkWorkdir } from "../../sys/workdir-guard.ts";
+import { resolveWorkspace } from "../../sys/workspace.ts";
 import type { EngineContext } from "./options.ts";
-import { resolveWorkspace } from "./workspace.ts";
 
 export interface SubmitResult {
   jobs: { id: string; status: "queued"; workdir: string; project: string; warnings: string[] }[];

@@ -5,10 +5,10 @@ import { JobStore } from "../../store/jobs.ts";
 import type { JobRow } from "../../store/types.ts";
 import { DB_FILE } from "../../store/types.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
+import { jobDirOf } from "../../sys/paths.ts";
 import { type DisplayState, judgeJob } from "../engine/display-state.ts";
 import { jobLiveness } from "../engine/liveness.ts";
 import type { Identities } from "../engine/machine.ts";
-import { jobDirOf } from "../engine/outcome-file.ts";
 import { type ReapAction, reapDeadOwners } from "../engine/reaper.ts";
 
 export interface ReapReport {

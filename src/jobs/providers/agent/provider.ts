@@ -2,7 +2,7 @@ import { z } from "zod";
 import { lookupAgent } from "../../../agent/lookup.ts";
 import { providerEntry } from "../../../providers.ts";
 import type { JobRow } from "../../../store/types.ts";
-import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../provider.ts";
+import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../engine/provider.ts";
 import { outputExcerpt } from "../../sanitize.ts";
 import type { ProviderEndpoints } from "./endpoints.ts";
 import { type AgentTaskRules, buildAgentLaunch, validateAgentTask } from "./task.ts";

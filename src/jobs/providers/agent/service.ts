@@ -1,13 +1,13 @@
 import { join } from "node:path";
 import type { Config } from "../../../config.ts";
+import type { JobCaps } from "../../../config-tree.ts";
 import type { ProviderTarget } from "../../../dispatch/provider-endpoint.ts";
 import type { JobRow } from "../../../store/types.ts";
 import { selfArgv } from "../../../sys/self-command.ts";
 import { workdirGuard } from "../../../sys/workdir-guard.ts";
-import type { JobCaps } from "../../engine/caps.ts";
+import type { WorkspaceGuards } from "../../../sys/workspace.ts";
 import type { EngineOptions, SubmitResult } from "../../engine/engine.ts";
 import { jsonColumn, type PollView } from "../../engine/poll.ts";
-import type { WorkspaceGuards } from "../../engine/workspace.ts";
 import { sanitizeJson, sanitizeLine } from "../../sanitize.ts";
 import { JobService } from "../../service.ts";
 import { ProviderEndpoints } from "./endpoints.ts";

@@ -5,7 +5,7 @@ import { delegationInput } from "../../../dispatch/delegation-fields.ts";
 import { DlError } from "../../../errors.ts";
 import type { JobRow } from "../../../store/types.ts";
 import { TRANSCRIPT_FILE } from "../../../usage/transcript-path.ts";
-import type { LaunchSpec, ValidatedTask } from "../../provider.ts";
+import type { LaunchSpec, ValidatedTask } from "../../engine/provider.ts";
 import type { ProviderEndpoints } from "./endpoints.ts";
 
 /**

@@ -1,11 +1,11 @@
 import type { Config } from "../../../config.ts";
+import type { JobCaps } from "../../../config-tree.ts";
 import { log } from "../../../log.ts";
 import { workdirGuard } from "../../../sys/workdir-guard.ts";
+import type { WorkspaceGuards } from "../../../sys/workspace.ts";
 import { awaitJob } from "../../engine/await-job.ts";
-import type { JobCaps } from "../../engine/caps.ts";
 import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../../engine/engine.ts";
 import type { PollView } from "../../engine/poll.ts";
-import type { WorkspaceGuards } from "../../engine/workspace.ts";
 import { passedValues } from "../../secrets.ts";
 import { JobService } from "../../service.ts";
 import { type AccountOptions, type AccountView, CodexAccount } from "./account.ts";

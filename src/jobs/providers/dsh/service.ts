@@ -1,13 +1,13 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../../../config.ts";
+import type { JobCaps } from "../../../config-tree.ts";
 import { log } from "../../../log.ts";
 import type { JobRow } from "../../../store/types.ts";
 import { workdirGuard } from "../../../sys/workdir-guard.ts";
-import type { JobCaps } from "../../engine/caps.ts";
+import type { WorkspaceGuards } from "../../../sys/workspace.ts";
 import type { EngineOptions } from "../../engine/engine.ts";
 import { jsonColumn, type PollView } from "../../engine/poll.ts";
-import type { WorkspaceGuards } from "../../engine/workspace.ts";
 import { sanitizeBlock, sanitizeJson } from "../../sanitize.ts";
 import { passedValues } from "../../secrets.ts";
 import { JobService } from "../../service.ts";

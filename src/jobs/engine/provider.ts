@@ -1,5 +1,5 @@
-import type { JobRow } from "../store/types.ts";
-import type { JailNet } from "../sys/jail-net.ts";
+import type { JobRow } from "../../store/types.ts";
+import type { JailNet } from "../../sys/jail-net.ts";
 
 /**
  * What a coding-CLI provider (Codex, agy, dsh, a test script) tells the engine. The

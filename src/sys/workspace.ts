@@ -1,6 +1,6 @@
-import { canonicalPath } from "../../sys/paths.ts";
-import { runGroup } from "../../sys/process.ts";
-import type { WorkdirGuard } from "../../sys/workdir-guard.ts";
+import { canonicalPath } from "./paths.ts";
+import { runGroup } from "./process.ts";
+import type { WorkdirGuard } from "./workdir-guard.ts";
 
 export interface Workspace {
   /** Canonical workdir. */
