@@ -1,5 +1,5 @@
 import { type EnvField, envDefaults, envObject, type Leaf } from "./config-fields.ts";
-import type { JobCaps } from "./jobs/caps.ts";
+import type { JobCaps } from "./jobs/engine/caps.ts";
 
 /**
  * How config.ts's one tree of settings is read. A leaf (config-fields.ts) names its

@@ -18,7 +18,7 @@ import {
 } from "./config-fields.ts";
 import { caps, leavesOf, readTree, type Values } from "./config-tree.ts";
 import { DlError } from "./errors.ts";
-import { PROVIDERS, type ProviderName } from "./jobs/providers/index.ts";
+import { PROVIDERS, type ProviderName } from "./providers.ts";
 import { codexPassthroughProblem, inheritedEnv, namedEnv, passthroughProblem } from "./sys/child-env.ts";
 import { resolveStatePaths, type StatePaths } from "./sys/paths.ts";
 

@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
 import type { Config } from "../config.ts";
 import { describeError } from "../errors.ts";
-import { DELEGATION_ID_PREFIX } from "../jobs/job-id.ts";
-import { type Cost, costOf, loadPrices, type PriceTable } from "../jobs/usage-cost.ts";
-import { recordDelegationUsage } from "../jobs/usage-ledger.ts";
-import { resolveWorkspace } from "../jobs/workspace.ts";
+import { resolveWorkspace } from "../jobs/engine/workspace.ts";
 import { log } from "../log.ts";
+import { type Cost, costOf, loadPrices, type PriceTable } from "../usage/cost.ts";
+import { DELEGATION_ID_PREFIX } from "../usage/job-id.ts";
+import { recordDelegationUsage } from "../usage/ledger.ts";
 import type { DelegationResult, PreparedDelegation } from "./run-delegation.ts";
 
 /** The price table, read once per process; a bad file prices nothing (and says so once). */

@@ -1,8 +1,8 @@
 import type { JobRow } from "../store/types.ts";
-import { awaitJob } from "./await-job.ts";
-import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "./engine.ts";
-import { type ServiceEngineOptions, startMachineEngine } from "./machine.ts";
-import { type PollView, pollWith } from "./poll.ts";
+import { awaitJob } from "./engine/await-job.ts";
+import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "./engine/engine.ts";
+import { type ServiceEngineOptions, startMachineEngine } from "./engine/machine.ts";
+import { type PollView, pollWith } from "./engine/poll.ts";
 
 /**
  * What only one provider has, around the same job trio: a gate on every entry point

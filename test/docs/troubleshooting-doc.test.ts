@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { EXIT, EXIT_AFTER_SIGNAL } from "../../src/cli/exit.ts";
-import { WAIT_EXIT } from "../../src/jobs/wait.ts";
+import { WAIT_EXIT } from "../../src/jobs/shell/wait.ts";
 
 /**
  * docs/TROUBLESHOOTING.md explains every failure_kind the source can give a caller and

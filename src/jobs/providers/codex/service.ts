@@ -1,13 +1,13 @@
 import type { Config } from "../../../config.ts";
 import { log } from "../../../log.ts";
 import { workdirGuard } from "../../../sys/workdir-guard.ts";
-import { awaitJob } from "../../await-job.ts";
-import type { JobCaps } from "../../caps.ts";
-import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../../engine.ts";
-import type { PollView } from "../../poll.ts";
+import { awaitJob } from "../../engine/await-job.ts";
+import type { JobCaps } from "../../engine/caps.ts";
+import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../../engine/engine.ts";
+import type { PollView } from "../../engine/poll.ts";
+import type { WorkspaceGuards } from "../../engine/workspace.ts";
 import { passedValues } from "../../secrets.ts";
 import { JobService } from "../../service.ts";
-import type { WorkspaceGuards } from "../../workspace.ts";
 import { type AccountOptions, type AccountView, CodexAccount } from "./account.ts";
 import { codexProvider } from "./provider.ts";
 import { CodexQuota } from "./quota.ts";
