@@ -19,7 +19,7 @@ import {
 import { type Origins, sourcesOf, withSettingsFile } from "./config-origin.ts";
 import { caps, leavesOf, readTree, type Values } from "./config-tree.ts";
 import { DlError } from "./errors.ts";
-import { PROVIDERS, type ProviderName } from "./jobs/providers/index.ts";
+import { PROVIDERS, type ProviderName } from "./providers.ts";
 import { codexPassthroughProblem, inheritedEnv, namedEnv, passthroughProblem } from "./sys/child-env.ts";
 import { resolveStatePaths, type StatePaths, settingsFilePath } from "./sys/paths.ts";
 

@@ -1,6 +1,6 @@
 import type { PoolStatus } from "../dispatch/status.ts";
-import type { ActiveJob, JobsSummary } from "../jobs/maintenance.ts";
 import type { GeminiStatusReport } from "../jobs/providers/gemini/status.ts";
+import type { ActiveJob, JobsSummary } from "../jobs/shell/maintenance.ts";
 import { versionLine } from "../version.ts";
 import { humanAge as age } from "./job-format.ts";
 import type { StatusReport } from "./status-report.ts";

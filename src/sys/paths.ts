@@ -14,6 +14,11 @@ type JobStoreSpec<N extends string = string> = {
 };
 
 /** One provider's job store, as the watcher, the reaper and the status report read it. */
+/** Where job `id` keeps its files under a provider state dir (the runner's jobDir). */
+export function jobDirOf(stateDir: string, id: string): string {
+  return join(stateDir, "jobs", id);
+}
+
 export interface JobStateDir {
   provider: string;
   stateDir: string;

@@ -9,11 +9,13 @@ import {
   chmodSync,
   copyFileSync,
   existsSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   readlinkSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -90,6 +92,36 @@ describe("install.sh", () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toContain("kept");
     expect(readFileSync(join(bin, "delegate-wait"), "utf8")).toContain("theirs");
+  });
+
+  test("keeps a delegate-wait link the user made (to their own watcher), and remakes only its own", async () => {
+    const { home, env } = freshHome("home");
+    const bin = join(home, ".local", "bin");
+    mkdirSync(bin, { recursive: true });
+    const theirs = join(home, "predecessor-wait");
+    writeFileSync(theirs, "#!/bin/sh\necho theirs\n");
+    symlinkSync(theirs, join(bin, "delegate-wait"));
+    const r = await install(["--from", release.dir], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`kept ${join(bin, "delegate-wait")}`);
+    expect(readlinkSync(join(bin, "delegate-wait"))).toBe(theirs);
+    // The link install.sh made itself is left as it is on the next run, and said nothing about.
+    rmSync(join(bin, "delegate-wait"));
+    expect((await install(["--from", release.dir], env)).code).toBe(0);
+    const again = await install(["--from", release.dir], env);
+    expect(again.stdout).not.toContain("kept");
+    expect(readlinkSync(join(bin, "delegate-wait"))).toBe("dl");
+  });
+
+  test("reads a SHA256SUMS with CRLF line endings (written on Windows) and installs", async () => {
+    const { home, env } = freshHome("home");
+    const dir = copyRelease();
+    const sums = join(dir, "SHA256SUMS");
+    writeFileSync(sums, readFileSync(sums, "utf8").replace(/\r?\n/g, "\r\n"));
+    const r = await install(["--from", dir], env);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(statSync(join(home, ".local", "bin", "dl")).isFile()).toBe(true);
   });
 
   test("a --from folder that does not exist is named as such", async () => {
