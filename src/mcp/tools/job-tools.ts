@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import type { CancelResult, SubmitResult } from "../../jobs/engine.ts";
+import type { CancelResult, SubmitResult } from "../../jobs/engine/engine.ts";
 import { toolOk } from "../tool-result.ts";
 import { type Backend, defineTool, type ToolDef } from "../tool-table.ts";
 import { boundedTotal } from "./call-size.ts";

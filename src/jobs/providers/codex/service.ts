@@ -1,13 +1,13 @@
 import type { Config } from "../../../config.ts";
+import type { JobCaps } from "../../../config-tree.ts";
 import { log } from "../../../log.ts";
 import { workdirGuard } from "../../../sys/workdir-guard.ts";
-import { awaitJob } from "../../await-job.ts";
-import type { JobCaps } from "../../caps.ts";
-import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../../engine.ts";
-import type { PollView } from "../../poll.ts";
+import type { WorkspaceGuards } from "../../../sys/workspace.ts";
+import { awaitJob } from "../../engine/await-job.ts";
+import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../../engine/engine.ts";
+import type { PollView } from "../../engine/poll.ts";
 import { passedValues } from "../../secrets.ts";
 import { JobService } from "../../service.ts";
-import type { WorkspaceGuards } from "../../workspace.ts";
 import { type AccountOptions, type AccountView, CodexAccount } from "./account.ts";
 import { codexProvider } from "./provider.ts";
 import { CodexQuota } from "./quota.ts";
