@@ -30,6 +30,8 @@ export function agentSettingsFromConfig(c: Config): AgentSettings {
             home: c.paths.home,
             stateDirs: protectedDirs(c.paths),
             path: c.childEnv.PATH ?? "",
+            gitEnv: c.childEnv,
+            writable: c.jail.writableToolConfig,
           })
         : null,
     },

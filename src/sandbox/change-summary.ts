@@ -37,7 +37,8 @@ export function summarizeChanges(before: TreeScan, after: TreeScan, ignored: Rea
     if (now.kind === "dir") continue;
     const was = before.entries.get(rel);
     if (!was) all.push({ path: rel, change: "added" });
-    else if (was.kind !== now.kind || was.sig !== now.sig || was.id !== now.id) all.push({ path: rel, change: "changed" });
+    else if (was.kind !== now.kind || was.sig !== now.sig || was.id !== now.id)
+      all.push({ path: rel, change: "changed" });
   }
   for (const [rel, was] of before.entries) {
     if (was.kind !== "dir" && !after.entries.has(rel)) all.push({ path: rel, change: "deleted" });

@@ -7,7 +7,16 @@ import { join } from "node:path";
  * writable (delegates add dependencies and scripts), so these keys are compared before
  * and after the job, and put back if they changed.
  */
-const HOOK_KEYS = ["lint-staged", "simple-git-hooks", "husky", "gitHooks", "ghooks", "pre-commit", "precommit", "commitlint"];
+const HOOK_KEYS = [
+  "lint-staged",
+  "simple-git-hooks",
+  "husky",
+  "gitHooks",
+  "ghooks",
+  "pre-commit",
+  "precommit",
+  "commitlint",
+];
 const MAX_BYTES = 4 << 20;
 
 type Json = Record<string, unknown>;
@@ -48,7 +57,8 @@ export function restoreHookKeys(root: string, rel: string, before: HookKeys): st
   const changed = [...before.keys()].filter((k) => before.get(k) !== now.get(k));
   if (changed.length === 0 || !pkg) return [];
   for (const k of changed) {
-    const target = k === "config.ghooks" ? ((pkg.config ??= {}) as Json) : pkg;
+    if (k === "config.ghooks" && (typeof pkg.config !== "object" || pkg.config === null)) pkg.config = {};
+    const target = k === "config.ghooks" ? (pkg.config as Json) : pkg;
     const key = k === "config.ghooks" ? "ghooks" : k;
     const was = before.get(k);
     if (was === undefined) delete target[key];

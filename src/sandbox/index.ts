@@ -2,10 +2,10 @@ import { mkdirSync, realpathSync } from "node:fs";
 import { DlError } from "../errors.ts";
 import { INSTALL_PASTA, type JailNet } from "../sys/jail-net.ts";
 import { bwrapPrefix, type FsView, hostFs } from "./bwrap.ts";
-import type { TreeGuard } from "./tree-guard.ts";
 import { buildJailPolicy, type JailPlatform, type JailPolicy, type JailPolicyInput } from "./policy.ts";
 import { type JailKind, type JailProbe, type ProbeOptions, probeJail } from "./probe.ts";
 import { sandboxExecPrefix } from "./sandbox-exec.ts";
+import type { TreeGuard } from "./tree-guard.ts";
 
 /**
  * The jail as the rest of dl sees it: build the policy for a job, check that the jail can
@@ -18,6 +18,8 @@ export {
   type GitGuardResult,
   JAIL_GIT_HINT,
 } from "./git-guard.ts";
+export type { JailPlatform, JailPolicy, JailPolicyInput } from "./policy.ts";
+export type { JailProbe } from "./probe.ts";
 export {
   type GitTamper,
   prepareTreeGuard,
@@ -25,8 +27,6 @@ export {
   type TreeGuardOptions,
   type TreeVerdict,
 } from "./tree-guard.ts";
-export type { JailPlatform, JailPolicy, JailPolicyInput } from "./policy.ts";
-export type { JailProbe } from "./probe.ts";
 
 export interface WrappedCommand {
   argv: string[];

@@ -188,7 +188,10 @@ export function buildJailPolicy(input: JailPolicyInput): JailPolicy {
     systemRead: darwin ? DARWIN_SYSTEM : LINUX_SYSTEM,
     readOnly,
     writable,
-    protectedPaths: (input.protectedPaths ?? []).map((p) => ({ path: checkPath("protected path", p.path), kind: p.kind })),
+    protectedPaths: (input.protectedPaths ?? []).map((p) => ({
+      path: checkPath("protected path", p.path),
+      kind: p.kind,
+    })),
     hidden: [...HOME_SECRETS.map((p) => join(home, p)), ...input.stateDirs.map((p) => checkPath("state dir", p))],
     // `security` finds the keychain only if it may stat ~/Library (reference, measured).
     statOnly: darwin ? ["/", join(home, "Library")] : [],

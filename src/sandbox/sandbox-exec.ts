@@ -32,7 +32,7 @@ function anyCase(source: string): string {
 
 /** Quotes a literal path for an SBPL regex. */
 function regexLiteral(p: string): string {
-  return p.replace(/[.*+?^${}()|[\]\\]/g, (c) => `\\${c}`);
+  return p.replace(/[.*+?^${}()|[\]\\"]/g, (c) => `\\${c}`);
 }
 
 /**
@@ -43,7 +43,7 @@ function protectedNameRegexes(workdir: string): string[] {
   return PROTECT_RULES.map((r) => {
     const names = anyCase(r.names.source.replace(/^\^/, "").replace(/\$$/, ""));
     const under = r.under ? `${anyCase(regexLiteral(r.under))}/` : "";
-    return `(regex #"^${regexLiteral(workdir)}/(.*/)?${under}${names}(/.*)?$")`;
+    return `(regex #"^${regexLiteral(workdir)}/(.*/)?${under}(${names})(/.*)?$")`;
   });
 }
 

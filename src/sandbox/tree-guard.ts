@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { DlError } from "../errors.ts";
 import { isWithin } from "../sys/paths.ts";
-import { isDotGit } from "../sys/protected-names.ts";
+import { isDotGit, ruleForPath } from "../sys/protected-names.ts";
 import { type ChangeSummary, summarizeChanges } from "./change-summary.ts";
-import { type GitAsk, type RepoFacts, askGit } from "./git-reach.ts";
+import { askGit, type GitAsk, type RepoFacts } from "./git-reach.ts";
 import { type HookKeys, readHookKeys, restoreHookKeys } from "./hook-keys.ts";
 import { MAX_SCAN_ENTRIES, scanTree, type TreeScan } from "./tree-scan.ts";
 import { judgeTree } from "./tree-verdict.ts";
@@ -79,10 +79,14 @@ function gitfileTarget(path: string): string | null {
 }
 
 function insideGitDir(workdir: string, gitDir: string): DlError {
-  return new DlError("workdir_forbidden", `workdir ${workdir} is inside a git dir (${gitDir}); pass the work tree instead`, {
-    failure_kind: "workdir_forbidden",
-    reason: "git_dir",
-  });
+  return new DlError(
+    "workdir_forbidden",
+    `workdir ${workdir} is inside a git dir (${gitDir}); pass the work tree instead`,
+    {
+      failure_kind: "workdir_forbidden",
+      reason: "git_dir",
+    },
+  );
 }
 
 /** What git says about the workdir's repository and every repository nested in it. */
@@ -119,7 +123,8 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: TreeGua
     if (k === "dir" || k === "file") paths.set(abs, k);
   };
   for (const r of scan.gitEntries.keys()) add(join(workdir, r));
-  for (const [r, { rule }] of scan.ruleEntries) if (rule.id === "git-metadata" || !writable.has(r)) add(join(workdir, r));
+  for (const [r, { rule }] of scan.ruleEntries)
+    if (rule.id === "git-metadata" || !writable.has(r)) add(join(workdir, r));
   const named = new Set<string>();
   const standIns: string[] = [];
   for (const repo of repos) {
@@ -154,6 +159,13 @@ function standIn(dirs: string[]): string[] {
     }
   }
   return created.reverse();
+}
+
+/** The stand-ins, and any folder made for one that a rule names (`.husky` above `.husky/_`). */
+function standInMounts(workdir: string, created: string[], standIns: string[]): ProtectedPath[] {
+  return created
+    .filter((p) => standIns.includes(p) || ruleForPath(rel(workdir, p)) !== null)
+    .map((path) => ({ path, kind: "dir" as const }));
 }
 
 /** rmdir only: a stand-in the host wrote into meanwhile (it is not read-only outside) stays. */
@@ -205,9 +217,12 @@ export async function prepareTreeGuard(workdir: string, o: TreeGuardOptions): Pr
   const gitDirsOutside = ownRepo && !isWithin(ownRepo.commonDir, workdir) ? [ownRepo.commonDir] : [];
   let done = false;
   return {
-    protectedPaths: [...plan.protectedPaths, ...plan.standIns.map((path) => ({ path, kind: "dir" as const }))],
+    protectedPaths: [...plan.protectedPaths, ...standInMounts(workdir, created, plan.standIns)],
     gitDirsOutside,
-    keptReadOnly: [...plan.protectedPaths.map((p) => rel(workdir, p.path)), ...plan.standIns.map((p) => rel(workdir, p))],
+    keptReadOnly: [
+      ...plan.protectedPaths.map((p) => rel(workdir, p.path)),
+      ...plan.standIns.map((p) => rel(workdir, p)),
+    ],
     async finish() {
       if (done) throw new DlError("internal", "the tree check runs once per job");
       done = true;

@@ -76,7 +76,8 @@ export function judgeTree(
       changed.push(`${rel} (${old ? "replaced" : "new"})`);
     }
   }
-  for (const rel of was.keys()) if (!now.has(rel) && !moved.some((m) => m.from === rel)) changed.push(`${rel} (removed)`);
+  for (const rel of was.keys())
+    if (!now.has(rel) && !moved.some((m) => m.from === rel)) changed.push(`${rel} (removed)`);
   for (const rel of namedChanges(before, after, o.named)) {
     if (!now.has(rel)) {
       impostors.push(rel);

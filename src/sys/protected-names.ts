@@ -72,7 +72,12 @@ export const PROTECT_RULES: readonly ProtectRule[] = [
     what: "a shell environment loader's configuration (direnv, mise)",
     names: /^(\.envrc|\.mise|mise\.toml|\.mise\.toml|mise\.local\.toml|\.mise\.local\.toml)$/,
   },
-  { id: "shell-env", what: "a shell environment loader's configuration (direnv, mise)", names: /^(mise|direnv)$/, under: ".config" },
+  {
+    id: "shell-env",
+    what: "a shell environment loader's configuration (direnv, mise)",
+    names: /^(mise|direnv)$/,
+    under: ".config",
+  },
 ];
 
 /** Code points HFS+ and APFS drop when they compare names (git's own list). */
@@ -80,7 +85,11 @@ const IGNORABLE = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 
 /** A name as macOS compares it: composed, lower case, without ignorable code points or trailing dots and spaces. */
 export function foldName(name: string): string {
-  return name.normalize("NFC").replace(IGNORABLE, "").toLowerCase().replace(/[. ]+$/, "");
+  return name
+    .normalize("NFC")
+    .replace(IGNORABLE, "")
+    .toLowerCase()
+    .replace(/[. ]+$/, "");
 }
 
 /** `.git` in every spelling a case-insensitive or Unicode-folding file system accepts. */
