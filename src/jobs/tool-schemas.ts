@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { once } from "../../once.ts";
+import { once } from "../once.ts";
 
 /**
  * Output schemas of the job tools (Codex, Gemini, dsh, background agents). A refusal of these tools is an
