@@ -1,13 +1,13 @@
+import { CODEX_CLOUD_WARNING } from "../../jobs/providers/codex/codex-warning.ts";
+import delegateToCodexText from "../../jobs/providers/codex/delegate-to-codex.txt" with { type: "text" };
+import pollCodexText from "../../jobs/providers/codex/poll-codex.txt" with { type: "text" };
+import submitCodexText from "../../jobs/providers/codex/submit-codex.txt" with { type: "text" };
 import { codexTaskInput } from "../../jobs/providers/codex/task.ts";
+import { codexJobOutput } from "../../jobs/tool-schemas.ts";
 import type { ServerDeps } from "../../services.ts";
 import { toolOk } from "../tool-result.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";
-import { CODEX_CLOUD_WARNING } from "./codex-warning.ts";
-import delegateToCodexText from "./delegate-to-codex.txt" with { type: "text" };
-import { codexJobOutput } from "./job-schemas.ts";
 import { jobTools } from "./job-tools.ts";
-import pollCodexText from "./poll-codex.txt" with { type: "text" };
-import submitCodexText from "./submit-codex.txt" with { type: "text" };
 
 /**
  * The four Codex tools: delegate_to_codex here, the job trio from job-tools.ts. They share
@@ -17,7 +17,7 @@ export function codexTools(deps: ServerDeps): ToolDef[] {
   const delegate = defineTool({
     name: "delegate_to_codex",
     title: "Run a Codex CLI task and wait",
-    description: `${delegateToCodexText.trim()} ${CODEX_CLOUD_WARNING}`,
+    description: `${delegateToCodexText.trim()} A cloud model: never personal or health data.`,
     input: codexTaskInput,
     output: codexJobOutput,
     annotations: { openWorldHint: true, destructiveHint: true },
@@ -42,8 +42,9 @@ export function codexTools(deps: ServerDeps): ToolDef[] {
         submit: `${submitCodexText.trim()} ${CODEX_CLOUD_WARNING}`,
         poll: pollCodexText.trim(),
         cancel:
-          "Dequeues a queued job or kills the process group of a running one; it ends cancelled with its slots released. A finished job is left as it is.",
+          "Cancels one Codex job: drops it from the queue, or kills the Codex CLI's process group. An ended job is left as it is.",
       },
+      withAccount: true,
       service: deps.codex,
     }),
   ];
