@@ -631,7 +631,8 @@ export const MUTATIONS: Mutation[] = [
     guard: "a workdir without .claude gets a read-only stand-in for the job",
     why: "the jail creates .claude/agents/coder.md and dl's next delegation to 'coder' runs it with Bash",
     file: "src/sandbox/tree-guard.ts",
-    search: '  if (!scan.ruleEntries.has(".claude") && !writable.has(".claude")) standIns.push(join(workdir, ".claude"));',
+    search:
+      '  if (!scan.ruleEntries.has(".claude") && !writable.has(".claude")) standIns.push(join(workdir, ".claude"));',
     replace: "",
     tests: ["test/reliability/jail-escape.test.ts"],
   },
