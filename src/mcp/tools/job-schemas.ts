@@ -61,23 +61,16 @@ const account = once(() =>
     .describe("the Codex account: ok, cooldown or auth_failed, and the caps in force"),
 );
 
-const submitted = once(() =>
-  z
-    .object({
-      id: z.string(),
-      status: z.string(),
-      workdir: z.string(),
-      project: z.string(),
-      warnings: z.array(z.string()),
-    })
-    .loose(),
-);
-
 /** submit_codex / submit_gemini / submit_dsh / submit_agent. */
 export const submitOutput = once(() =>
   z
     .object({
-      jobs: z.array(submitted()).optional(),
+      jobs: z
+        .array(jobView())
+        .optional()
+        .describe(
+          "the jobs queued (id, status, workdir, project, warnings); as a task, the completed task has them as poll_* shows them once ended",
+        ),
       watch: z.string().optional().describe("the dl wait command to start in the background now"),
       watch_hint: z.string().optional(),
       account: account().optional(),
