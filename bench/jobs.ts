@@ -7,9 +7,9 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { JobEngine } from "../src/jobs/engine.ts";
-import { flockJobLocks, selfOwner, sysIdentities } from "../src/jobs/machine.ts";
-import { waitForJobs } from "../src/jobs/wait.ts";
+import { JobEngine } from "../src/jobs/engine/engine.ts";
+import { flockJobLocks, selfOwner, sysIdentities } from "../src/jobs/engine/machine.ts";
+import { waitForJobs } from "../src/jobs/shell/wait.ts";
 import { JobStore } from "../src/store/jobs.ts";
 import { testProvider, testTask } from "../test/fixture/jobs-provider.ts";
 import { startServerProc } from "../test/jobs/server-proc.ts";

@@ -8,7 +8,7 @@ import { parseFailoverChains } from "./dispatch/failover.ts";
 import type { Dispatcher } from "./dispatch/pools.ts";
 import type { AcquireSlot } from "./dispatch/run-delegation.ts";
 import { requireGeminiAllowed } from "./jobs/providers/gemini/gate.ts";
-import { PROVIDERS, type ProviderName } from "./jobs/providers/index.ts";
+import { PROVIDERS, type ProviderName } from "./providers.ts";
 import { isCompiledDl } from "./sys/self-command.ts";
 
 /**

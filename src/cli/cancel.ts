@@ -1,12 +1,12 @@
 import { defineCommand } from "citty";
 import { describeError, isDlError } from "../errors.ts";
-import { cancelRefusal } from "../jobs/cancel.ts";
-import type { FoundJob } from "../jobs/job-finder.ts";
-import { sysIdentities } from "../jobs/machine.ts";
+import { cancelRefusal } from "../jobs/engine/cancel.ts";
+import { sysIdentities } from "../jobs/engine/machine.ts";
 import { sanitizeLine } from "../jobs/sanitize.ts";
-import { cancelFromShell, shellCanceller } from "../jobs/shell-cancel.ts";
-import { resolveWorkspace } from "../jobs/workspace.ts";
+import { cancelFromShell, shellCanceller } from "../jobs/shell/cancel.ts";
+import type { FoundJob } from "../jobs/shell/job-finder.ts";
 import { canonicalPath } from "../sys/paths.ts";
+import { resolveWorkspace } from "../sys/workspace.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";

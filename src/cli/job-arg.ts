@@ -1,8 +1,8 @@
 import type { Config } from "../config.ts";
-import { type FoundJob, findJob } from "../jobs/job-finder.ts";
-import { jobIdProblem } from "../jobs/job-id.ts";
-import { sysIdentities } from "../jobs/machine.ts";
-import { knownJobStores } from "../jobs/store-registry.ts";
+import { sysIdentities } from "../jobs/engine/machine.ts";
+import { type FoundJob, findJob } from "../jobs/shell/job-finder.ts";
+import { knownJobStores } from "../jobs/shell/store-registry.ts";
+import { jobIdProblem } from "../usage/job-id.ts";
 import { EXIT } from "./exit.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { basename, dirname } from "node:path";
-import type { FoundJob } from "../jobs/job-finder.ts";
-import { agentOf } from "../jobs/maintenance.ts";
 import { sanitizeLine } from "../jobs/sanitize.ts";
+import type { FoundJob } from "../jobs/shell/job-finder.ts";
+import { agentOf } from "../jobs/shell/maintenance.ts";
 
 /** A duration as people read it: 42s, 3m05s, 2h10m, 3d04h. */
 export function humanAge(ms: number): string {

@@ -1,8 +1,8 @@
 import { defineCommand } from "citty";
-import { listJobs } from "../jobs/job-finder.ts";
-import { sysIdentities } from "../jobs/machine.ts";
-import { PROVIDERS } from "../jobs/providers/index.ts";
-import { knownJobStores } from "../jobs/store-registry.ts";
+import { sysIdentities } from "../jobs/engine/machine.ts";
+import { listJobs } from "../jobs/shell/job-finder.ts";
+import { knownJobStores } from "../jobs/shell/store-registry.ts";
+import { PROVIDERS } from "../providers.ts";
 import { ACTIVE_STATUSES, TERMINAL_STATUSES } from "../store/types.ts";
 import { canonicalPath } from "../sys/paths.ts";
 import type { DlCommand } from "./command.ts";

@@ -2,8 +2,8 @@ import { InMemoryTransport, type JSONRPCMessage } from "@modelcontextprotocol/se
 import { probeBackends } from "../backends/probe-targets.ts";
 import type { Config } from "../config.ts";
 import { describeError } from "../errors.ts";
-import { sysIdentities } from "../jobs/machine.ts";
-import { jobsSummary } from "../jobs/maintenance.ts";
+import { sysIdentities } from "../jobs/engine/machine.ts";
+import { jobsSummary } from "../jobs/shell/maintenance.ts";
 import { createServer } from "../mcp/server.ts";
 import { backendVerdicts } from "../mcp/tool-availability.ts";
 import { defaultDeps } from "../services.ts";

@@ -6,14 +6,15 @@ import { type StdioServerHandle, serveStdio } from "@modelcontextprotocol/server
 import { defineCommand } from "citty";
 import type { Config } from "../config.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
+import { recordServerCache } from "../dispatch/server-caches.ts";
 import { describeError } from "../errors.ts";
-import { PROVIDERS } from "../jobs/providers/index.ts";
-import { registerStores } from "../jobs/store-registry.ts";
+import { registerStores } from "../jobs/shell/store-registry.ts";
 import { log } from "../log.ts";
 import { forwardLogsTo } from "../mcp/log-forward.ts";
 import { MAX_MESSAGE_BYTES } from "../mcp/result-limits.ts";
 import { serverFactory } from "../mcp/server.ts";
 import { CappedStdioTransport } from "../mcp/stdio-transport.ts";
+import { PROVIDERS } from "../providers.ts";
 import { defaultDeps, jobServiceAllowed, type ServerDeps } from "../services.ts";
 import { DB_FILE } from "../store/types.ts";
 import { hardenProcess } from "../sys/hardening.ts";
@@ -97,6 +98,8 @@ const def = defineCommand({
     // The watch command we hand back runs in the host's shell, without our settings.
     const unrecorded = registerStores(config.paths.storesRegistryDir, jobStateDirs(config.paths));
     if (unrecorded) log.warn(`dl serve: could not record its job stores for dl wait/jobs/status: ${unrecorded}`);
+    const cacheUnrecorded = recordServerCache(config.paths.serversRegistryDir, config.paths.cacheDir);
+    if (cacheUnrecorded) log.warn(`dl serve: could not record its cache dir for dl status: ${cacheUnrecorded}`);
     startRecordedJobServices(config, deps);
     // Pool folders of models nobody used for an hour (each model name makes one) go away.
     pruneIdlePools(config.paths.slotsDir);

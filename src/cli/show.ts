@@ -1,8 +1,8 @@
 import { defineCommand } from "citty";
-import { jobFiles } from "../jobs/job-files.ts";
-import type { FoundJob } from "../jobs/job-finder.ts";
-import { pollView } from "../jobs/poll.ts";
+import { jobFiles } from "../jobs/engine/job-files.ts";
+import { pollView } from "../jobs/engine/poll.ts";
 import { sanitizeLine } from "../jobs/sanitize.ts";
+import type { FoundJob } from "../jobs/shell/job-finder.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";

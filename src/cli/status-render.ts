@@ -1,6 +1,6 @@
 import type { PoolStatus } from "../dispatch/status.ts";
-import type { ActiveJob, JobsSummary } from "../jobs/maintenance.ts";
 import type { GeminiStatusReport } from "../jobs/providers/gemini/status.ts";
+import type { ActiveJob, JobsSummary } from "../jobs/shell/maintenance.ts";
 import { versionLine } from "../version.ts";
 import { humanAge as age } from "./job-format.ts";
 import type { StatusReport } from "./status-report.ts";
@@ -11,6 +11,7 @@ export function renderStatus(r: StatusReport): string {
   const lines = [
     `${versionLine(r)} — ${r.healthy ? "healthy" : "UNHEALTHY"}`,
     `gateway: ${cfg.gateway.kind}   default model: ${cfg.backend.model}   coding model: ${cfg.backend.coding_model}`,
+    ...renderSettings(r.settings),
     ...renderBackends(r),
     "",
     "state dirs:",
@@ -20,6 +21,9 @@ export function renderStatus(r: StatusReport): string {
       return `  ${d.name.padEnd(20)} ${state} ${d.path}${note}`;
     }),
     ...renderPools(r),
+    ...r.other_cache_dirs.flatMap((o) =>
+      renderPools(o, false, `pools of dl serve pid ${o.server_pids.join(", ")} (cache dir ${o.cache_dir}):`),
+    ),
     "",
     "jobs:",
     ...r.jobs.flatMap((j) => renderJobs(j, Date.now(), false, { defaultModel: cfg.backend.model })),
@@ -30,6 +34,19 @@ export function renderStatus(r: StatusReport): string {
   ];
   if (r.failed_checks.length) lines.push("", "failed checks:", ...r.failed_checks.map((f) => `  - ${f}`));
   return lines.join("\n");
+}
+
+/** The settings file and every setting that is not at its default, with where it came from. */
+function renderSettings(s: StatusReport["settings"]): string[] {
+  const set = Object.entries(s.sources).filter(([, from]) => from !== "default");
+  const file = s.file_mode ? `${s.file} (${s.file_mode})` : `${s.file} (none yet: dl init writes it)`;
+  const width = Math.max(0, ...set.map(([n]) => n.length));
+  return [
+    "",
+    `settings file: ${file}`,
+    ...set.map(([n, from]) => `  ${n.padEnd(width)}  from the ${from}`),
+    `  ${set.length ? "every other setting" : "every setting"}: its default (docs/CONFIGURATION.md)`,
+  ];
 }
 
 function renderBackends(r: StatusReport): string[] {
@@ -47,8 +64,12 @@ function renderBackends(r: StatusReport): string[] {
   return lines;
 }
 
-export function renderPools(r: Pick<StatusReport, "pools">, busyOnly = false): string[] {
-  const lines = ["", "pools (machine-wide):"];
+export function renderPools(
+  r: Pick<StatusReport, "pools">,
+  busyOnly = false,
+  title = "pools (machine-wide):",
+): string[] {
+  const lines = ["", title];
   const shown = busyOnly ? r.pools.filter((p) => p.in_use || p.waiting) : r.pools;
   if (!shown.length) lines.push("  (every pool idle)");
   for (const p of shown) {

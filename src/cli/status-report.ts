@@ -3,21 +3,22 @@ import { probeBackends } from "../backends/probe-targets.ts";
 import { redactUrl } from "../backends/url.ts";
 import type { Config } from "../config.ts";
 import { REDACTED } from "../config.ts";
+import type { JobCaps } from "../config-tree.ts";
 import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
+import { type OtherCacheDir, otherCacheDirs } from "../dispatch/server-caches.ts";
 import { type PoolStatus, poolStatus } from "../dispatch/status.ts";
-import type { JobCaps } from "../jobs/caps.ts";
-import { sysIdentities } from "../jobs/machine.ts";
-import { type JobsSummary, jobsSummary } from "../jobs/maintenance.ts";
+import { sysIdentities } from "../jobs/engine/machine.ts";
 import { codexServiceOptions } from "../jobs/providers/codex/service.ts";
 import { type CodexStatusReport, codexStatus } from "../jobs/providers/codex/status.ts";
 import { dshServiceOptions } from "../jobs/providers/dsh/service.ts";
 import { type DshStatusReport, dshStatus } from "../jobs/providers/dsh/status.ts";
 import { geminiServiceOptions } from "../jobs/providers/gemini/service.ts";
 import { type GeminiStatusReport, geminiStatus } from "../jobs/providers/gemini/status.ts";
-import { PROVIDERS } from "../jobs/providers/index.ts";
-import { knownJobStores } from "../jobs/store-registry.ts";
+import { type JobsSummary, jobsSummary } from "../jobs/shell/maintenance.ts";
+import { knownJobStores } from "../jobs/shell/store-registry.ts";
 import { type BackendVerdict, backendVerdicts } from "../mcp/tool-availability.ts";
 import type { Backend } from "../mcp/tool-table.ts";
+import { PROVIDERS } from "../providers.ts";
 import { dirState } from "../sys/writable.ts";
 import type { BuildInfo } from "../version.ts";
 import { checkModels, type ModelCheck } from "./status-models.ts";
@@ -36,10 +37,14 @@ export type StatusReport = {
   healthy: boolean;
   failed_checks: string[];
   config: Record<string, unknown>;
+  /** The settings file and where each setting's value came from (environment, file, default). */
+  settings: { file: string; file_mode: string | null; sources: Record<string, string> };
   backends: (ModelsProbe & { lane: string })[];
   models: ModelCheck[];
   state_dirs: { name: string; path: string; exists: boolean; writable: boolean; error?: string }[];
   pools: PoolStatus[];
+  /** Live servers whose cache dir (pool slots) is not this process's: their pools are not shared with it. */
+  other_cache_dirs: (OtherCacheDir & { pools: PoolStatus[] })[];
   jobs: JobsSummary[];
   codex: CodexStatusReport | { error: string };
   dsh: DshStatusReport | { error: string };
@@ -66,14 +71,31 @@ function stateDirs(config: Config): StatusReport["state_dirs"] {
   });
 }
 
-function pools(config: Config, failed: string[]): PoolStatus[] {
+function pools(config: Config, failed: string[], slotsDir?: string): PoolStatus[] {
   try {
     const d = dispatchSettingsFromConfig(config);
-    return poolStatus({ slotsDir: d.slotsDir, sizing: d.sizing });
+    return poolStatus({ slotsDir: slotsDir ?? d.slotsDir, sizing: d.sizing });
   } catch (e) {
     failed.push(`pools: ${e instanceof Error ? e.message : String(e)}`);
     return [];
   }
+}
+
+/**
+ * Servers on other cache dirs: their pools (what they hold is what this machine runs)
+ * and a failed check naming both dirs, since neither side's limit counts the other's slots.
+ */
+function otherCaches(config: Config, failed: string[]): StatusReport["other_cache_dirs"] {
+  const p = config.paths;
+  return otherCacheDirs(p.serversRegistryDir, p.cacheDir, p.isolationRoot).map((o) => {
+    const from = config.settings.sources.DELEGATE_CACHE_DIR;
+    failed.push(
+      `pools: dl serve (pid ${o.server_pids.join(", ")}) uses the cache dir ${o.cache_dir}, this process ${p.cacheDir} ` +
+        `(DELEGATE_CACHE_DIR: ${from}); their pool slots are not shared, so the machine-wide limits do not hold. ` +
+        `Set DELEGATE_CACHE_DIR in ${config.settings.file} (or nowhere) instead of in the host's config, and restart the host`,
+    );
+    return { ...o, pools: pools(config, failed, o.slots_dir) };
+  });
 }
 
 /** A missing Codex CLI is information, not ill health: dl works without it. */
@@ -104,6 +126,7 @@ export async function gatherStatus(config: Config, build: BuildInfo): Promise<St
   failed_checks.push(...models.failed);
   for (const d of state_dirs) if (!d.writable) failed_checks.push(`state dir ${d.name} (${d.path}): ${d.error}`);
   const poolList = pools(config, failed_checks);
+  const other_cache_dirs = otherCaches(config, failed_checks);
   const jobs = jobsSummary(knownJobStores(config.paths), sysIdentities);
   for (const j of jobs) if (j.error) failed_checks.push(`jobs ${j.provider}: ${j.error}`);
   const codex = await codexReport(config);
@@ -114,10 +137,16 @@ export async function gatherStatus(config: Config, build: BuildInfo): Promise<St
     healthy: failed_checks.length === 0,
     failed_checks,
     config: snakeKeys(redactedConfig(config)) as Record<string, unknown>,
+    settings: {
+      file: config.settings.file,
+      file_mode: config.settings.fileMode,
+      sources: { ...config.settings.sources },
+    },
     backends,
     models: models.checks,
     state_dirs,
     pools: poolList,
+    other_cache_dirs,
     jobs,
     codex,
     dsh: dshReport(config),

@@ -2,14 +2,14 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Config } from "../config.ts";
 import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
 import { poolStatus } from "../dispatch/status.ts";
-import { capsView } from "../jobs/caps.ts";
-import { sysIdentities } from "../jobs/machine.ts";
-import { jobsSummary } from "../jobs/maintenance.ts";
+import { capsView } from "../jobs/engine/caps.ts";
+import { sysIdentities } from "../jobs/engine/machine.ts";
 import { agentSlotWait } from "../jobs/providers/agent/slot-wait.ts";
 import { CodexAccount } from "../jobs/providers/codex/account.ts";
 import { CodexQuota } from "../jobs/providers/codex/quota.ts";
 import { codexServiceOptions } from "../jobs/providers/codex/service.ts";
-import { knownJobStores } from "../jobs/store-registry.ts";
+import { jobsSummary } from "../jobs/shell/maintenance.ts";
+import { knownJobStores } from "../jobs/shell/store-registry.ts";
 import { renderCodex, renderJobs, renderPools } from "./status-render.ts";
 
 /**

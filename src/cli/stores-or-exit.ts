@@ -1,4 +1,4 @@
-import { irregularStores } from "../jobs/store-files.ts";
+import { irregularStores } from "../jobs/shell/store-files.ts";
 import type { JobStateDir } from "../sys/paths.ts";
 import { EXIT } from "./exit.ts";
 

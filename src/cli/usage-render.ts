@@ -1,5 +1,5 @@
-import type { Cost } from "../jobs/usage-cost.ts";
-import type { UsageTotals } from "../jobs/usage-report.ts";
+import type { Cost } from "../usage/cost.ts";
+import type { UsageTotals } from "../usage/report.ts";
 import { table } from "./job-format.ts";
 
 const BAR_WIDTH = 24;

@@ -1,9 +1,9 @@
 import { defineCommand } from "citty";
 import { isDlError } from "../errors.ts";
-import { knownJobStores } from "../jobs/store-registry.ts";
-import { loadPrices } from "../jobs/usage-cost.ts";
-import { readLedger } from "../jobs/usage-ledger.ts";
-import { parseSince, USAGE_GROUPS, type UsageGroupBy, usageReport } from "../jobs/usage-report.ts";
+import { knownJobStores } from "../jobs/shell/store-registry.ts";
+import { type PriceTable, priceTable } from "../usage/cost.ts";
+import { readLedger } from "../usage/ledger.ts";
+import { parseSince, USAGE_GROUPS, type UsageGroupBy, usageReport } from "../usage/report.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
@@ -35,9 +35,9 @@ const def = defineCommand({
       process.exitCode = EXIT.usage;
       return;
     }
-    let prices: ReturnType<typeof loadPrices>;
+    let prices: PriceTable;
     try {
-      prices = loadPrices(config.usage.pricesFile);
+      prices = priceTable(config.usage.pricesFile);
     } catch (e) {
       process.stderr.write(`dl usage: ${isDlError(e) ? e.message : String(e)}\n`);
       process.exitCode = EXIT.usage;

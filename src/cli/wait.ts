@@ -1,8 +1,8 @@
 import { defineCommand } from "citty";
-import { jobIdProblem } from "../jobs/job-id.ts";
-import { sysIdentities } from "../jobs/machine.ts";
-import { knownJobStores } from "../jobs/store-registry.ts";
-import { describeUnusable, waitForJobs } from "../jobs/wait.ts";
+import { sysIdentities } from "../jobs/engine/machine.ts";
+import { knownJobStores } from "../jobs/shell/store-registry.ts";
+import { describeUnusable, waitForJobs } from "../jobs/shell/wait.ts";
+import { jobIdProblem } from "../usage/job-id.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";

@@ -3,9 +3,9 @@ import { mkdirSync } from "node:fs";
 import { countingSink, TranscriptFile, type TranscriptSink } from "../agent/transcript.ts";
 import type { Config } from "../config.ts";
 import { describeError } from "../errors.ts";
-import { DELEGATION_ID_PREFIX } from "../jobs/job-id.ts";
-import { delegationsDir, delegationTranscriptFile } from "../jobs/transcript-path.ts";
 import { log } from "../log.ts";
+import { DELEGATION_ID_PREFIX } from "../usage/job-id.ts";
+import { delegationsDir, delegationTranscriptFile } from "../usage/transcript-path.ts";
 
 /** Where one delegation's steps go, and the id `dl logs` takes to print them. */
 export type TranscriptTarget = { file: string; logId: string | null };

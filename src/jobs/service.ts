@@ -1,9 +1,10 @@
+import type { JobCaps } from "../config-tree.ts";
 import { DlError } from "../errors.ts";
 import type { JobRow } from "../store/types.ts";
-import { awaitJob } from "./await-job.ts";
-import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "./engine.ts";
-import { type ServiceEngineOptions, startMachineEngine } from "./machine.ts";
-import { type PollView, pollWith } from "./poll.ts";
+import { awaitJob } from "./engine/await-job.ts";
+import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "./engine/engine.ts";
+import { flockJobLocks, selfOwner, sysIdentities } from "./engine/machine.ts";
+import type { PollView } from "./engine/poll.ts";
 
 /**
  * What only one provider has, around the same job trio: a gate on every entry point
@@ -94,4 +95,49 @@ export class JobService<V = PollView, R = PollView> {
   stop(): Promise<void> {
     return this.engine.stop();
   }
+}
+
+/**
+ * What a provider's service chooses for its engine — its caps as config.ts parsed them —
+ * while the machine-wide parts are filled in.
+ */
+type ServiceEngineOptions = Omit<
+  EngineOptions,
+  "locks" | "identities" | "self" | "maxConcurrent" | "maxPerProject" | "maxQueue" | "staggerMs"
+> & { caps: Readonly<JobCaps> };
+
+/**
+ * A provider's engine on this machine: caps as flock slot files in its state dir (so
+ * every server shares them), real process identities for the reaper, and this server as
+ * the owner of the jobs it starts. `overrides` (tests: tick, grace, clock) win.
+ */
+async function startMachineEngine(
+  options: ServiceEngineOptions,
+  overrides: Partial<EngineOptions> = {},
+): Promise<JobEngine> {
+  // Loaded here, not at the top: `dl wait`, `dl status` and `dl reap` need only the
+  // identities above, never the engine.
+  const { JobEngine } = await import("./engine/engine.ts");
+  const { caps, ...rest } = options;
+  const { engine } = await JobEngine.start({
+    ...rest,
+    maxConcurrent: caps.maxConcurrent,
+    maxPerProject: caps.maxPerProject,
+    maxQueue: caps.maxQueue,
+    staggerMs: Math.round(caps.staggerS * 1000),
+    locks: flockJobLocks(options.stateDir),
+    identities: sysIdentities,
+    self: selfOwner(),
+    ...overrides,
+  });
+  return engine;
+}
+
+/** The engine's poll, each known job's view extended by `view`; unknown ids pass as they are. */
+function pollWith<V>(
+  engine: JobEngine,
+  ids: readonly string[],
+  view: (v: PollView, row: JobRow | undefined) => V,
+): (V | ReturnType<JobEngine["poll"]>[number])[] {
+  return engine.poll(ids).map((v) => ("provider" in v ? view(v, engine.row(v.id)) : v));
 }

@@ -1,7 +1,7 @@
 import type { DetailedTaskV2 } from "@modelcontextprotocol/ext-tasks/core/v2";
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { CancelResult } from "../jobs/engine.ts";
-import { PROVIDERS } from "../jobs/providers/index.ts";
+import type { CancelResult } from "../jobs/engine/engine.ts";
+import { PROVIDERS } from "../providers.ts";
 import type { ServerDeps } from "../services.ts";
 import { isTerminal, type JobRow } from "../store/types.ts";
 import type { TaskAnswer } from "./tool-table.ts";

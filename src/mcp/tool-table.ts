@@ -1,6 +1,6 @@
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/server";
 import type { z } from "zod";
-import { PROVIDERS, type ProviderName } from "../jobs/providers/index.ts";
+import { PROVIDERS, type ProviderName } from "../providers.ts";
 import type { ProgressReporter } from "./progress.ts";
 
 /**

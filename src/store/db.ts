@@ -3,7 +3,7 @@ import { mkdirSync, type Stats, statSync } from "node:fs";
 import { join } from "node:path";
 import { DlError, describeError } from "../errors.ts";
 // Plain data (no imports): which variable moves a provider's store, for the error text.
-import { PROVIDERS } from "../jobs/providers/index.ts";
+import { PROVIDERS } from "../providers.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { DB_FILE } from "./types.ts";
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { EXIT, EXIT_AFTER_SIGNAL } from "../../src/cli/exit.ts";
-import { WAIT_EXIT } from "../../src/jobs/wait.ts";
+import { WAIT_EXIT } from "../../src/jobs/shell/wait.ts";
 
 /**
  * docs/TROUBLESHOOTING.md explains every failure_kind the source can give a caller and
@@ -35,7 +35,7 @@ function failureKindsInSource(): Set<string> {
   for (const m of read("src/jobs/providers/codex/classify.ts").matchAll(/kind: "([a-z_]+)"/g)) kinds.add(m[1]!);
   const unions: [string, string][] = [
     ["src/errors.ts", "DlErrorCode"],
-    ["src/jobs/provider.ts", "FailureClass"],
+    ["src/jobs/engine/provider.ts", "FailureClass"],
     ["src/store/types.ts", "FailureKind"],
     ["src/jobs/providers/gemini/output.ts", "AgyFailureKind"],
   ];

@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { selfOwner } from "../../src/jobs/machine.ts";
-import { PROVIDERS } from "../../src/jobs/providers/index.ts";
+import { selfOwner } from "../../src/jobs/engine/machine.ts";
+import { PROVIDERS } from "../../src/providers.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import { SlotPool } from "../../src/sys/slots.ts";
 import { requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { selfOwner } from "../../src/jobs/machine.ts";
+import { selfOwner } from "../../src/jobs/engine/machine.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import { connectDl, requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { hasStoreOpen } from "../helpers/proc.ts";

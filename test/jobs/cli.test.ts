@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { selfOwner } from "../../src/jobs/machine.ts";
+import { selfOwner } from "../../src/jobs/engine/machine.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import type { NewJob } from "../../src/store/types.ts";
 import { requireBinary, tempDir } from "../helpers/dl.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { pollView } from "../../src/jobs/poll.ts";
+import { pollView } from "../../src/jobs/engine/poll.ts";
 import { sanitizeJson, sanitizeLine, sanitizeMultiline, shortenResponse } from "../../src/jobs/sanitize.ts";
 import type { JobRow } from "../../src/store/types.ts";
 

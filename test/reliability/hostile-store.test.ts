@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { selfOwner } from "../../src/jobs/machine.ts";
+import { selfOwner } from "../../src/jobs/engine/machine.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import { requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { makeFifo } from "../helpers/fifo.ts";

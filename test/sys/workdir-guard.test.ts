@@ -6,7 +6,7 @@ import type { Config } from "../../src/config.ts";
 import { prepareDelegation } from "../../src/dispatch/run-delegation.ts";
 import { isDlError } from "../../src/errors.ts";
 import { codexServiceOptions } from "../../src/jobs/providers/codex/service.ts";
-import { PROVIDERS } from "../../src/jobs/providers/index.ts";
+import { PROVIDERS } from "../../src/providers.ts";
 import { jobStateDirs, protectedDirs, resolveStatePaths } from "../../src/sys/paths.ts";
 import { checkWorkdir, workdirGuard } from "../../src/sys/workdir-guard.ts";
 import { tempDir } from "../helpers/dl.ts";

@@ -1,10 +1,10 @@
 import { delegationInput } from "../../dispatch/delegation-fields.ts";
+import cancelAgentText from "../../jobs/providers/agent/cancel-agent.txt" with { type: "text" };
+import pollAgentText from "../../jobs/providers/agent/poll-agent.txt" with { type: "text" };
+import submitAgentText from "../../jobs/providers/agent/submit-agent.txt" with { type: "text" };
 import type { ServerDeps } from "../../services.ts";
 import type { ToolDef } from "../tool-table.ts";
-import cancelAgentText from "./cancel-agent.txt" with { type: "text" };
 import { jobTools } from "./job-tools.ts";
-import pollAgentText from "./poll-agent.txt" with { type: "text" };
-import submitAgentText from "./submit-agent.txt" with { type: "text" };
 
 /** The three agent job tools: the job trio on one AgentService per server, started on first use. */
 export function agentJobTools(deps: ServerDeps): ToolDef[] {

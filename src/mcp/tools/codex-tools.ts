@@ -1,13 +1,13 @@
+import { CODEX_CLOUD_WARNING } from "../../jobs/providers/codex/codex-warning.ts";
+import delegateToCodexText from "../../jobs/providers/codex/delegate-to-codex.txt" with { type: "text" };
+import pollCodexText from "../../jobs/providers/codex/poll-codex.txt" with { type: "text" };
+import submitCodexText from "../../jobs/providers/codex/submit-codex.txt" with { type: "text" };
 import { codexTaskInput } from "../../jobs/providers/codex/task.ts";
+import { codexJobOutput } from "../../jobs/tool-schemas.ts";
 import type { ServerDeps } from "../../services.ts";
 import { toolOk } from "../tool-result.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";
-import { CODEX_CLOUD_WARNING } from "./codex-warning.ts";
-import delegateToCodexText from "./delegate-to-codex.txt" with { type: "text" };
-import { codexJobOutput } from "./job-schemas.ts";
 import { jobTools } from "./job-tools.ts";
-import pollCodexText from "./poll-codex.txt" with { type: "text" };
-import submitCodexText from "./submit-codex.txt" with { type: "text" };
 
 /**
  * The four Codex tools: delegate_to_codex here, the job trio from job-tools.ts. They share

@@ -1,10 +1,10 @@
+import cancelDshText from "../../jobs/providers/dsh/cancel-dsh.txt" with { type: "text" };
+import pollDshText from "../../jobs/providers/dsh/poll-dsh.txt" with { type: "text" };
+import submitDshText from "../../jobs/providers/dsh/submit-dsh.txt" with { type: "text" };
 import { dshTaskInput } from "../../jobs/providers/dsh/task.ts";
 import type { ServerDeps } from "../../services.ts";
 import type { ToolDef } from "../tool-table.ts";
-import cancelDshText from "./cancel-dsh.txt" with { type: "text" };
 import { jobTools } from "./job-tools.ts";
-import pollDshText from "./poll-dsh.txt" with { type: "text" };
-import submitDshText from "./submit-dsh.txt" with { type: "text" };
 
 const DSH_PRIVACY =
   "Cloud models take code only: never send PHI or real personal data, in the task or in any file under workdir.";

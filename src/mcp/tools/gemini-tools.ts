@@ -1,14 +1,14 @@
+import cancelGeminiText from "../../jobs/providers/gemini/cancel-gemini.txt" with { type: "text" };
+import delegateToGeminiText from "../../jobs/providers/gemini/delegate-to-gemini.txt" with { type: "text" };
+import warningText from "../../jobs/providers/gemini/gemini-warning.txt" with { type: "text" };
+import pollGeminiText from "../../jobs/providers/gemini/poll-gemini.txt" with { type: "text" };
+import submitGeminiText from "../../jobs/providers/gemini/submit-gemini.txt" with { type: "text" };
 import { geminiTaskInput } from "../../jobs/providers/gemini/task.ts";
+import { geminiJobOutput } from "../../jobs/tool-schemas.ts";
 import type { ServerDeps } from "../../services.ts";
 import { toolOk } from "../tool-result.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";
-import cancelGeminiText from "./cancel-gemini.txt" with { type: "text" };
-import delegateToGeminiText from "./delegate-to-gemini.txt" with { type: "text" };
-import warningText from "./gemini-warning.txt" with { type: "text" };
-import { geminiJobOutput } from "./job-schemas.ts";
 import { jobTools } from "./job-tools.ts";
-import pollGeminiText from "./poll-gemini.txt" with { type: "text" };
-import submitGeminiText from "./submit-gemini.txt" with { type: "text" };
 
 const WARNING = warningText.trim();
 

@@ -1,10 +1,10 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import type { CancelResult, SubmitResult } from "../../jobs/engine.ts";
+import type { CancelResult, SubmitResult } from "../../jobs/engine/engine.ts";
+import { cancelOutput, pollOutput, submitOutput } from "../../jobs/tool-schemas.ts";
 import { toolOk } from "../tool-result.ts";
 import { type Backend, defineTool, type ToolDef } from "../tool-table.ts";
 import { boundedTotal } from "./call-size.ts";
-import { cancelOutput, pollOutput, submitOutput } from "./job-schemas.ts";
 
 /** What the three job tools of one provider need from its service. */
 interface JobToolService {

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { lookupAgent } from "../../../agent/lookup.ts";
 import { delegationOutcomeSchema } from "../../../dispatch/delegation-result.ts";
+import { providerEntry } from "../../../providers.ts";
 import type { JobRow } from "../../../store/types.ts";
-import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../provider.ts";
+import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../engine/provider.ts";
 import { outputExcerpt } from "../../sanitize.ts";
-import { providerEntry } from "../index.ts";
 import type { ProviderEndpoints } from "./endpoints.ts";
 import { jobAnswer } from "./result.ts";
 import { type AgentTaskRules, buildAgentLaunch, validateAgentTask } from "./task.ts";

@@ -3,7 +3,7 @@ import { delegationOutcomeSchema } from "../../../dispatch/delegation-result.ts"
 import type { DelegationResult } from "../../../dispatch/run-delegation.ts";
 import { once } from "../../../once.ts";
 import type { JobRow } from "../../../store/types.ts";
-import { jsonColumn } from "../../poll.ts";
+import { jsonColumn } from "../../engine/poll.ts";
 
 /**
  * An agent job's result as delegate_to_local_agent would have returned it: what its

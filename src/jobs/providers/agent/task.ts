@@ -4,8 +4,8 @@ import type { z } from "zod";
 import { delegationInput } from "../../../dispatch/delegation-fields.ts";
 import { DlError } from "../../../errors.ts";
 import type { JobRow } from "../../../store/types.ts";
-import type { LaunchSpec, ValidatedTask } from "../../provider.ts";
-import { TRANSCRIPT_FILE } from "../../transcript-path.ts";
+import { TRANSCRIPT_FILE } from "../../../usage/transcript-path.ts";
+import type { LaunchSpec, ValidatedTask } from "../../engine/provider.ts";
 import type { ProviderEndpoints } from "./endpoints.ts";
 
 /**

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { log } from "../../../log.ts";
 import type { QueueReason } from "../../../store/types.ts";
 import { readChildFileSync } from "../../../sys/child-file.ts";
-import { BACKOFF_S, backoffMs } from "../../backoff.ts";
+import { BACKOFF_S, backoffMs } from "../../engine/backoff.ts";
 import { type SharedState, SharedStateFile } from "./shared-state.ts";
 
 export type { SharedState } from "./shared-state.ts";

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
-import { type CapsView, capsView, type JobCaps } from "../../caps.ts";
+import type { JobCaps } from "../../../config-tree.ts";
+import { type CapsView, capsView } from "../../engine/caps.ts";
 import { type AccountView, CodexAccount } from "./account.ts";
 import { CodexQuota, type QuotaVerdict } from "./quota.ts";
 import type { CodexServiceOptions } from "./service.ts";

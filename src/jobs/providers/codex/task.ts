@@ -3,7 +3,7 @@ import { z } from "zod";
 import { DlError } from "../../../errors.ts";
 import { once } from "../../../once.ts";
 import type { JobRow } from "../../../store/types.ts";
-import type { LaunchSpec, ValidatedTask } from "../../provider.ts";
+import type { LaunchSpec, ValidatedTask } from "../../engine/provider.ts";
 import { parseTask, taskText, timeoutSeconds } from "../../task-input.ts";
 import { resolveCodexEffort, resolveCodexModel } from "./models.ts";
 

@@ -1,5 +1,5 @@
 import { describeError } from "../../../errors.ts";
-import { type CapsView, capsView } from "../../caps.ts";
+import { type CapsView, capsView } from "../../engine/caps.ts";
 import { type DshLauncherStatus, findDshLauncher } from "./launcher.ts";
 import { enabledAliases, isXiaomi, loadDshModels } from "./models.ts";
 import type { DshServiceOptions } from "./service.ts";

@@ -15,7 +15,7 @@ import {
 } from "../../../sandbox/index.ts";
 import type { JobRow } from "../../../store/types.ts";
 import { isWithin } from "../../../sys/paths.ts";
-import type { LaunchSpec } from "../../provider.ts";
+import type { LaunchSpec } from "../../engine/provider.ts";
 import { agyArgv } from "./task.ts";
 
 /**

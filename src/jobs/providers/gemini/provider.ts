@@ -1,6 +1,6 @@
+import { providerEntry } from "../../../providers.ts";
 import type { JobRow } from "../../../store/types.ts";
-import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../provider.ts";
-import { providerEntry } from "../index.ts";
+import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../engine/provider.ts";
 import { requireAgyBin } from "./bin.ts";
 import { buildGeminiLaunch, type GeminiJailInputs } from "./launch.ts";
 import { type AgyOutcome, parseAgyOutput } from "./output.ts";

@@ -1,12 +1,12 @@
 import type { Config } from "../../../config.ts";
+import type { JobCaps } from "../../../config-tree.ts";
 import { probeJailOnce } from "../../../sandbox/index.ts";
 import { protectedDirs } from "../../../sys/paths.ts";
 import { workdirGuard } from "../../../sys/workdir-guard.ts";
-import type { JobCaps } from "../../caps.ts";
-import type { EngineOptions } from "../../engine.ts";
-import type { PollView } from "../../poll.ts";
+import type { WorkspaceGuards } from "../../../sys/workspace.ts";
+import type { EngineOptions } from "../../engine/engine.ts";
+import type { PollView } from "../../engine/poll.ts";
 import { JobService } from "../../service.ts";
-import type { WorkspaceGuards } from "../../workspace.ts";
 import { requireAgyBin } from "./bin.ts";
 import { requireGeminiAllowed } from "./gate.ts";
 import { type GeminiProviderOptions, geminiProvider } from "./provider.ts";

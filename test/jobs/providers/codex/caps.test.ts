@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 
 import { join } from "node:path";
-import type { PollView } from "../../../../src/jobs/poll.ts";
+import type { PollView } from "../../../../src/jobs/engine/poll.ts";
 import { type FakeResponses, startFakeResponses } from "../../../fixture/fake-responses.ts";
 import { type CodexRig, markerRouter, startCodexRig } from "../../../helpers/codex-home.ts";
 import { tempDir } from "../../../helpers/dl.ts";

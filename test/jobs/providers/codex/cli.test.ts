@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { DlError } from "../../../../src/errors.ts";
-import type { PollView } from "../../../../src/jobs/poll.ts";
+import type { PollView } from "../../../../src/jobs/engine/poll.ts";
 import { type FakeResponses, startFakeResponses } from "../../../fixture/fake-responses.ts";
 import { type CodexRig, markerRouter, startCodexRig, writeAuthJson } from "../../../helpers/codex-home.ts";
 import { tempDir } from "../../../helpers/dl.ts";

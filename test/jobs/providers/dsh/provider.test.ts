@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { chooseOutcome } from "../../../../src/jobs/job-outcome.ts";
+import { chooseOutcome } from "../../../../src/jobs/engine/job-outcome.ts";
 import { findDshLauncher } from "../../../../src/jobs/providers/dsh/launcher.ts";
 import { dshProvider, parseDshRun } from "../../../../src/jobs/providers/dsh/provider.ts";
 import { dshStatus } from "../../../../src/jobs/providers/dsh/status.ts";

@@ -1,0 +1,27 @@
+import { lstatSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { jobDirOf } from "../../sys/paths.ts";
+
+/** A file of a job's folder, as dl show lists it (never followed: a link is shown as one). */
+export type JobFile = { name: string; bytes: number; kind: "file" | "dir" | "link" | "other" };
+
+/** Where a job's files are, and what is there now (the folder may be gone after dl reap). */
+export function jobFiles(stateDir: string, id: string): { dir: string; files: JobFile[] } {
+  const dir = jobDirOf(stateDir, id);
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir).sort();
+  } catch {
+    return { dir, files: [] };
+  }
+  const files = names.slice(0, 200).map((name): JobFile => {
+    try {
+      const st = lstatSync(join(dir, name));
+      const kind = st.isSymbolicLink() ? "link" : st.isFile() ? "file" : st.isDirectory() ? "dir" : "other";
+      return { name, bytes: st.isFile() ? st.size : 0, kind };
+    } catch {
+      return { name, bytes: 0, kind: "other" };
+    }
+  });
+  return { dir, files };
+}

@@ -1,0 +1,59 @@
+import { closeSync, constants, fstatSync, openSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { readChildFileSync } from "../../sys/child-file.ts";
+import { redactSecrets } from "../redact.ts";
+import { sanitizeBlock } from "../sanitize.ts";
+import type { RunOutput } from "./provider.ts";
+
+/**
+ * The end of what a CLI job's child printed (Codex's JSON events, a launcher's log), kept
+ * in its job folder for `dl logs`: bounded, sanitized, keys redacted, 0600. The child may
+ * write in that folder, so the file is opened without following a link it planted.
+ */
+const OUTPUT_FILE = "output.log";
+const STDOUT_TAIL = 16_384;
+const STDERR_TAIL = 8_192;
+
+/** Characters before the tail also redacted, so a key that starts before the cut is found whole. */
+const REDACT_MARGIN = 4096;
+
+const tail = (s: string, n: number) => (s.length > n ? `…${s.slice(-n)}` : s);
+
+export function keepOutputTail(
+  jobDir: string,
+  out: Pick<RunOutput, "stdout" | "stderr" | "exitCode">,
+  secrets: readonly string[] = [],
+): void {
+  // Redacted with a margin before the final cut (a key across the cut keeps nothing), and
+  // only the tail: the whole output of a hostile child may be megabytes.
+  const clean = (s: string, n: number) =>
+    sanitizeBlock(tail(redactSecrets(s.slice(-(n + REDACT_MARGIN)), secrets), n), n + 2);
+  const text = [
+    `--- stdout (last ${STDOUT_TAIL / 1024} KB) ---`,
+    clean(out.stdout, STDOUT_TAIL),
+    `--- stderr (last ${STDERR_TAIL / 1024} KB) ---`,
+    clean(out.stderr, STDERR_TAIL),
+    `--- exit ${out.exitCode ?? "-"} ---`,
+    "",
+  ].join("\n");
+  let fd: number | undefined;
+  try {
+    fd = openSync(
+      join(jobDir, OUTPUT_FILE),
+      constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      0o600,
+    );
+    if (!fstatSync(fd).isFile()) return;
+    writeSync(fd, text);
+  } catch {
+    // The tail is a convenience: a job never fails for want of it.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** The kept tail, or null (no file, not a regular file, over its size): the child could write there. */
+export function readOutputTail(jobDir: string): string | null {
+  const read = readChildFileSync(join(jobDir, OUTPUT_FILE), STDOUT_TAIL + STDERR_TAIL + 4096);
+  return read.ok ? read.text : null;
+}

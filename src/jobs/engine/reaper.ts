@@ -1,0 +1,111 @@
+import { describeError } from "../../errors.ts";
+import type { JobStore } from "../../store/jobs.ts";
+import type { JobPatch, JobRow, JobStatus } from "../../store/types.ts";
+import { jobDirOf } from "../../sys/paths.ts";
+import { terminateGroup } from "../../sys/process.ts";
+import { orphanPlan } from "./display-state.ts";
+import { childVerified, ownerAlive } from "./liveness.ts";
+import type { Identities } from "./machine.ts";
+import { readOutcome } from "./outcome-file.ts";
+
+export interface ReapAction {
+  id: string;
+  /**
+   * What the row became (or would become, on a dry run): killed_on_restart or lost, or
+   * the end its server kept in the job's outcome file but could not write to the store.
+   */
+  status: JobStatus;
+  /** The orphan child whose identity matched and that was (or would be) killed. */
+  killed_pid: number | null;
+  reason: string;
+}
+
+export interface ReapOptions {
+  identities: Identities;
+  now: () => number;
+  /** Rows of this server are never reaped (it is alive: it is us). */
+  selfServerId?: string;
+  dryRun?: boolean;
+  graceMs?: number;
+}
+
+/**
+ * Ends every active row whose owner died: a verified orphan child is killed (its whole
+ * group) → `killed_on_restart`; anything else reads as deadOwnerStatus says (`lost`, or
+ * `killed_on_restart` for a jailed run that died with its server). Nothing unverified is
+ * signalled.
+ */
+export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promise<ReapAction[]> {
+  const actions: ReapAction[] = [];
+  const alive = new Map<string, boolean>();
+  for (const row of store.listActive()) {
+    if (opts.selfServerId && row.server_id === opts.selfServerId) continue;
+    const key = `${row.owner_pid}:${row.owner_start}`;
+    let ownerLive = alive.get(key);
+    if (ownerLive === undefined) {
+      ownerLive = ownerAlive(row, opts.identities);
+      alive.set(key, ownerLive);
+    }
+    if (ownerLive) continue;
+    const kept =
+      row.status === "running" ? await readOutcome(jobDirOf(store.stateDir, row.id), row.id, row.started_at) : null;
+    if (kept) {
+      actions.push(recordKept(store, row, kept, opts));
+      continue;
+    }
+    const live = { owner: false, child: row.status === "running" ? childVerified(row, opts.identities) : null };
+    const story = orphanPlan(row, live);
+    const verified = story.plan.kills;
+    const action: ReapAction = {
+      id: row.id,
+      status: story.plan.becomes,
+      killed_pid: verified ? row.child_pid : null,
+      // The story dl status and dl wait tell, in the tense of what happened (or would).
+      reason: `${story.why}; ${opts.dryRun ? `would ${story.act}` : story.done}`,
+    };
+    actions.push(action);
+    if (opts.dryRun) continue;
+    if (verified) {
+      try {
+        await terminateGroup(row.child_pgid!, opts.graceMs ?? 2000);
+      } catch (e) {
+        action.reason += ` (stopping it failed: ${describeError(e)})`;
+      }
+    }
+    store.update(row.id, { status: action.status, failure_kind: null, ended_at: opts.now(), persist_error: null }, [
+      row.status,
+    ]);
+  }
+  return actions;
+}
+
+/**
+ * The job had ended, and its server kept the end in the job's outcome file, but the store
+ * could not be written before that server died: record that end now, not `lost`. The
+ * child ran to its end (the file is written after its group is gone), so nothing is killed.
+ */
+function recordKept(store: JobStore, row: JobRow, kept: JobPatch, opts: ReapOptions): ReapAction {
+  const note = "owner server died before the store could record the job's end; recorded from its outcome file";
+  const action: ReapAction = { id: row.id, status: kept.status ?? "lost", killed_pid: null, reason: note };
+  if (opts.dryRun) return action;
+  try {
+    store.update(row.id, { ...kept, persist_error: note }, ["running"]);
+  } catch (e) {
+    // A record the store refuses (a value too big) still ends the row, as failed.
+    const why = `${note}, but the store refused it (${describeError(e)})`;
+    store.update(
+      row.id,
+      {
+        status: "failed",
+        failure_kind: "infra",
+        exit_code: kept.exit_code ?? null,
+        ended_at: kept.ended_at ?? opts.now(),
+        persist_error: why.slice(0, 500),
+      },
+      ["running"],
+    );
+    action.status = "failed";
+    action.reason = why;
+  }
+  return action;
+}

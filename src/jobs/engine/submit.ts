@@ -1,0 +1,92 @@
+import { randomBytes } from "node:crypto";
+import { isAbsolute } from "node:path";
+import { DlError } from "../../errors.ts";
+import type { NewJob } from "../../store/types.ts";
+import { checkWorkdir } from "../../sys/workdir-guard.ts";
+import { resolveWorkspace } from "../../sys/workspace.ts";
+import type { EngineContext } from "./options.ts";
+
+export interface SubmitResult {
+  jobs: { id: string; status: "queued"; workdir: string; project: string; warnings: string[] }[];
+  watch: string;
+  watch_hint: string;
+}
+
+/**
+ * Validates every task and resolves its workspace before anything is written, so a
+ * batch with one bad task starts nothing. The error names the task by its position.
+ */
+export async function prepareJobs(
+  rawTasks: readonly unknown[],
+  c: EngineContext,
+): Promise<{ rows: NewJob[]; views: SubmitResult["jobs"] }> {
+  if (rawTasks.length === 0) throw new DlError("bad_input", "tasks is empty; pass at least one task");
+  const { options, serverId } = c;
+  const p = options.provider;
+  const rows: NewJob[] = [];
+  const views: SubmitResult["jobs"] = [];
+  for (const [i, raw] of rawTasks.entries()) {
+    try {
+      const t = p.validate(raw);
+      // Relative to what? The server's cwd means nothing to the caller: absolute only.
+      if (!isAbsolute(t.workdir))
+        throw new DlError(
+          "bad_input",
+          "workdir must be the absolute path of a checkout or worktree (one job per worktree)",
+        );
+      const workdir = checkWorkdir(t.workdir, options.guards);
+      Object.assign(t.params, await p.admit?.(t, workdir));
+      const ws = await resolveWorkspace(workdir, options.guards.toolEnv);
+      const id = `${p.idPrefix}${randomBytes(5).toString("hex")}`;
+      rows.push({
+        id,
+        provider: p.name,
+        project: ws.project,
+        workdir: ws.workdir,
+        workspace_root: ws.root,
+        task: t.task,
+        model: t.model,
+        effort: t.effort,
+        params: JSON.stringify(t.params),
+        timeout_s: t.timeoutS,
+        owner_pid: options.self.pid,
+        owner_start: options.self.startTime,
+        server_id: serverId,
+        created_at: c.now(),
+        warnings: t.warnings.length ? JSON.stringify(t.warnings) : null,
+      });
+      views.push({ id, status: "queued", workdir: ws.workdir, project: ws.project, warnings: t.warnings });
+    } catch (e) {
+      if (e instanceof DlError)
+        throw new DlError(e.code, `task ${i + 1}: ${e.message} (nothing was started)`, { ...e.data, index: i });
+      throw e;
+    }
+  }
+  return { rows, views };
+}
+
+/**
+ * The queue bound, checked inside the insert's transaction against the queued count of
+ * every server: jobs beyond the free slots may wait only up to maxQueue, else the whole
+ * batch is refused (busy) rather than piling up work nobody will see end.
+ */
+export function queueBound(c: EngineContext, free: number, adding: number): (queued: number) => void {
+  return (queued) => {
+    const waiting = queued + adding - free;
+    if (waiting > c.options.maxQueue) {
+      throw new DlError(
+        "busy",
+        `the ${c.options.provider.name} queue is full (${queued} queued, ${free} slots free, bound ${c.options.maxQueue}); nothing was started — wait for jobs to end (dl wait) and submit again`,
+      );
+    }
+  };
+}
+
+/** The watcher command for these ids and the hint that tells the caller to start it. */
+export function watchFor(ids: readonly string[], waitCommand = "dl wait"): Pick<SubmitResult, "watch" | "watch_hint"> {
+  const watch = `${waitCommand} ${ids.join(" ")}`;
+  return {
+    watch,
+    watch_hint: `Start \`${watch}\` now in the background (Bash run_in_background or the Monitor tool): it prints one line as each job ends and is the only completion signal.`,
+  };
+}

@@ -1,0 +1,111 @@
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
+import { z } from "zod";
+import { PROVIDERS } from "../../providers.ts";
+import { DB_FILE } from "../../store/types.ts";
+import { readChildFileSync } from "../../sys/child-file.ts";
+import { canonicalPath, isWithin, type JobStateDir, jobStateDirs, type StatePaths } from "../../sys/paths.ts";
+
+/**
+ * The per-user record of the job stores `dl serve` processes serve. A host's MCP config
+ * may move a store (DELEGATE_CODEX_STATE_DIR=…) where a plain shell's `dl wait`, `dl jobs`
+ * or `dl status` would never look: each server writes one small file per store here, and
+ * those commands read them beside their own settings.
+ */
+
+/** An entry is a few hundred bytes; anything bigger was not written by dl. */
+const ENTRY_MAX_BYTES = 4096;
+
+const PROVIDER_NAMES = PROVIDERS.map((p) => p.name) as [string, ...string[]];
+const Entry = z.object({ provider: z.enum(PROVIDER_NAMES), state_dir: z.string().min(1).max(4000) }).strict();
+
+/** One file per store, named by a hash of its path: serving it again rewrites the same file. */
+function entryFile(registryDir: string, stateDir: string): string {
+  return join(registryDir, `${createHash("sha256").update(stateDir).digest("hex").slice(0, 20)}.json`);
+}
+
+/** Records the stores a server serves. Best effort: a failure only costs the shell's view. */
+export function registerStores(registryDir: string, stores: readonly JobStateDir[]): string | null {
+  try {
+    mkdirSync(registryDir, { recursive: true, mode: 0o700 });
+    for (const s of stores) {
+      const file = entryFile(registryDir, s.stateDir);
+      const tmp = `${file}.${process.pid}.tmp`;
+      writeFileSync(tmp, `${JSON.stringify({ provider: s.provider, state_dir: s.stateDir })}\n`, { mode: 0o600 });
+      renameSync(tmp, file);
+    }
+    return null;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+}
+
+/** One entry, validated: an absolute, canonical store path inside the isolation root when there is one. */
+function parseEntry(text: string, isolationRoot: string | null): JobStateDir | null {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const e = Entry.safeParse(raw);
+  if (!e.success || !isAbsolute(e.data.state_dir)) return null;
+  const stateDir = canonicalPath(e.data.state_dir);
+  if (isolationRoot && !isWithin(stateDir, isolationRoot)) return null;
+  return { provider: e.data.provider, stateDir };
+}
+
+/** Every valid entry with its file, in a stable order. */
+function readEntries(registryDir: string, isolationRoot: string | null): { file: string; entry: JobStateDir }[] {
+  let names: string[];
+  try {
+    names = readdirSync(registryDir).filter((n) => n.endsWith(".json"));
+  } catch {
+    return [];
+  }
+  return names.sort().flatMap((name) => {
+    const file = join(registryDir, name);
+    // The one bounded, no-follow, non-blocking reader: a FIFO or a link here is skipped.
+    const read = readChildFileSync(file, ENTRY_MAX_BYTES);
+    const entry = read.ok ? parseEntry(read.text, isolationRoot) : null;
+    return entry ? [{ file, entry }] : [];
+  });
+}
+
+/**
+ * Every recorded store whose job database exists. A server records its stores at start,
+ * before any job created them, so a missing database is skipped here, never forgotten.
+ */
+function registeredStores(registryDir: string, isolationRoot: string | null): JobStateDir[] {
+  return readEntries(registryDir, isolationRoot)
+    .map((e) => e.entry)
+    .filter((s) => existsSync(join(s.stateDir, DB_FILE)));
+}
+
+/** `dl reap`: forgets stores whose folder is gone altogether. Returns how many. */
+export function forgetVanishedStores(registryDir: string, isolationRoot: string | null, dryRun: boolean): number {
+  const gone = readEntries(registryDir, isolationRoot).filter((e) => !existsSync(e.entry.stateDir));
+  if (!dryRun) for (const g of gone) rmSync(g.file, { force: true });
+  return gone.length;
+}
+
+/**
+ * The stores a shell command reads: its own settings' first (their provider's variable is
+ * the one an error names), then every store a server recorded, each path once.
+ * `withoutDatabase` keeps recorded state dirs that hold no job yet (a delegation's
+ * transcript lives there before any job does).
+ */
+export function knownJobStores(paths: StatePaths, withoutDatabase = false): JobStateDir[] {
+  const own = jobStateDirs(paths);
+  const seen = new Set(own.map((s) => s.stateDir));
+  const recorded = withoutDatabase
+    ? readEntries(paths.storesRegistryDir, paths.isolationRoot).map((e) => e.entry)
+    : registeredStores(paths.storesRegistryDir, paths.isolationRoot);
+  const extra = recorded.filter((s) => {
+    if (seen.has(s.stateDir)) return false;
+    seen.add(s.stateDir);
+    return true;
+  });
+  return [...own, ...extra];
+}

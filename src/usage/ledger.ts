@@ -1,0 +1,103 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { describeError } from "../errors.ts";
+import { log } from "../log.ts";
+import { JobStore } from "../store/jobs.ts";
+import { DB_FILE, isTerminal, type JobRow } from "../store/types.ts";
+import { recordUsage, type UsageRow, usageSince } from "../store/usage.ts";
+import type { JobStateDir } from "../sys/paths.ts";
+import type { Tokens } from "./cost.ts";
+
+/**
+ * The usage ledger: one row per delegation and per job, in the store of its provider
+ * (synchronous delegations in the agent store), so it is shared, survives the pruning of
+ * job rows, and is found wherever the stores are.
+ */
+function jsonColumn(s: string | null): Record<string, unknown> {
+  try {
+    const v = JSON.parse(s ?? "null") as unknown;
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.round(v) : 0);
+const first = (o: Record<string, unknown>, keys: readonly string[]) =>
+  n(keys.map((k) => o[k]).find((v) => v !== undefined));
+
+/** Providers whose CLIs count cached tokens inside the input (OpenAI's accounting); ours keep them apart. */
+const CACHED_INSIDE_INPUT = new Set(["codex", "gemini"]);
+
+/** Tokens from a job's usage column, whatever shape its CLI reported them in. */
+function tokensOf(provider: string, usage: Record<string, unknown>): Tokens {
+  const u = usage.usage && typeof usage.usage === "object" ? (usage.usage as Record<string, unknown>) : usage;
+  const cache_read = first(u, ["cache_read_tokens", "cached_input_tokens", "cached_tokens", "cache_read_input_tokens"]);
+  const rawIn = first(u, ["input_tokens", "prompt_tokens"]);
+  return {
+    input_tokens: CACHED_INSIDE_INPUT.has(provider) ? Math.max(0, rawIn - cache_read) : rawIn,
+    cache_read,
+    cache_write: first(u, ["cache_write_tokens", "cache_creation_input_tokens"]),
+    output_tokens: first(u, ["output_tokens", "completion_tokens"]),
+  };
+}
+
+/** A finished job's ledger row. */
+function jobUsageRow(row: JobRow): UsageRow {
+  const usage = jsonColumn(row.usage);
+  const used = typeof usage.model_used === "string" ? usage.model_used : "";
+  return {
+    id: row.id,
+    kind: row.provider,
+    at: row.ended_at ?? Date.now(),
+    project: row.project,
+    model_requested: row.model ?? "",
+    model_used: used,
+    ...tokensOf(row.provider, usage),
+    elapsed_ms: row.started_at !== null && row.ended_at !== null ? row.ended_at - row.started_at : 0,
+    outcome: row.status,
+  };
+}
+
+/** At a job's end (engine side): its row goes into the ledger. Never fails the job. */
+export function recordJobEnd(store: JobStore, id: string): void {
+  try {
+    const row = store.get(id);
+    if (row && isTerminal(row.status)) recordUsage(store, jobUsageRow(row));
+  } catch (e) {
+    log.warn(`usage of job ${id} not recorded: ${describeError(e)}`);
+  }
+}
+
+/** A synchronous delegation's row, into the agent store. Never fails the delegation. */
+export function recordDelegationUsage(agentStateDir: string, row: UsageRow): void {
+  let store: JobStore | undefined;
+  try {
+    store = JobStore.open(agentStateDir, { provider: "agent" });
+    recordUsage(store, row);
+  } catch (e) {
+    log.warn(`usage of delegation ${row.id} not recorded: ${describeError(e)}`);
+  } finally {
+    store?.close();
+  }
+}
+
+/** Every ledger row since `since` in the known stores, each id once. */
+export function readLedger(stores: readonly JobStateDir[], since: number): { rows: UsageRow[]; problems: string[] } {
+  const rows = new Map<string, UsageRow>();
+  const problems: string[] = [];
+  for (const s of stores) {
+    if (!existsSync(join(s.stateDir, DB_FILE))) continue;
+    let store: JobStore | undefined;
+    try {
+      // Opened writable: an older store gets the ledger's table by its migration.
+      store = JobStore.open(s.stateDir, { provider: s.provider });
+      for (const r of usageSince(store, since)) rows.set(r.id, r);
+    } catch (e) {
+      problems.push(`the ${s.provider} store at ${s.stateDir}: ${describeError(e)}`);
+    } finally {
+      store?.close();
+    }
+  }
+  return { rows: [...rows.values()], problems };
+}

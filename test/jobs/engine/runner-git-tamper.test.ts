@@ -1,0 +1,81 @@
+import { afterAll, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { selfOwner, sysIdentities } from "../../../src/jobs/engine/machine.ts";
+import type { Provider } from "../../../src/jobs/engine/provider.ts";
+import { type RunnerContext, runJob } from "../../../src/jobs/engine/runner.ts";
+import { guardGitControl, jailPolicyFor } from "../../../src/sandbox/index.ts";
+import { JobStore } from "../../../src/store/jobs.ts";
+import type { JobRow } from "../../../src/store/types.ts";
+import { testProvider } from "../../fixture/jobs-provider.ts";
+import { tempFolder } from "../../helpers/dl.ts";
+import { makeRepo } from "../helpers.ts";
+
+/**
+ * The runner's end of the git snapshot: a job whose run changed a git control file ends
+ * `failed` with failure_kind `jail_git_tampered`, naming the file, and the file is put
+ * back. The child here writes the hook on the host directly, as it could if a mount
+ * failed: the check after the run must not depend on the jail having held.
+ */
+
+const root = tempFolder("dl-runner-tamper");
+afterAll(root.cleanup);
+const stateDir = join(root.dir, "state");
+const store = JobStore.open(stateDir);
+afterAll(() => store.close());
+const { repo } = makeRepo(root.dir, "proj", 0);
+
+const tampering: Provider = {
+  ...testProvider,
+  launch(job: JobRow) {
+    const policy = jailPolicyFor({ platform: "linux", home: root.dir, workdir: job.workdir, stateDirs: [stateDir] });
+    const git = guardGitControl(policy);
+    const script = "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit && echo 'ran the job'";
+    return { argv: ["/bin/sh", "-c", script], env: { PATH: "/usr/bin:/bin" }, cwd: job.workdir, afterRun: git.check };
+  },
+};
+
+function ctx(): RunnerContext {
+  return {
+    store,
+    provider: tampering,
+    identities: sysIdentities,
+    now: Date.now,
+    graceMs: 300,
+    outputCap: 1 << 20,
+    jobsDir: join(stateDir, "jobs"),
+    maxRetries: 0,
+    retryDelayMs: () => 10,
+    onPersistError: () => {},
+  };
+}
+
+test("a run that changed .git/hooks fails jail_git_tampered, names the hook, and the hook is gone", async () => {
+  const me = selfOwner();
+  const now = Date.now();
+  const id = "tj-tamper1";
+  store.insertMany([
+    {
+      id,
+      provider: "test",
+      project: repo,
+      workdir: repo,
+      workspace_root: repo,
+      task: "{}",
+      timeout_s: 60,
+      created_at: now,
+      owner_pid: me.pid,
+      owner_start: me.startTime,
+      server_id: "srv-test",
+    },
+  ]);
+  store.update(id, { status: "running", started_at: now, last_activity_at: now }, ["queued"]);
+  await runJob(store.get(id)!, ctx(), new AbortController().signal);
+  const row = store.get(id)!;
+  expect(row.status).toBe("failed");
+  expect(row.failure_kind).toBe("jail_git_tampered");
+  expect(row.final_response).toContain(join(repo, ".git/hooks/pre-commit"));
+  expect(row.final_response).toContain("restored");
+  expect(existsSync(join(repo, ".git/hooks/pre-commit"))).toBe(false);
+  expect(readFileSync(join(repo, "README"), "utf8")).toBe("proj");
+});
