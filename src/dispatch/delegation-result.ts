@@ -10,13 +10,7 @@ import { once } from "../once.ts";
  */
 export const delegationOutcomeSchema = once(() =>
   agentResultSchema().extend({
-    failed_over_from: z
-      .string()
-      .optional()
-      .describe("the model asked for, when its pool was full and an equivalent one ran"),
-    fallback_note: z
-      .string()
-      .optional()
-      .describe("answered_by: X (requested Y) when the backend reports another model"),
+    failed_over_from: z.string().optional().describe("the model asked for, when an equivalent one ran"),
+    fallback_note: z.string().optional(),
   }),
 );

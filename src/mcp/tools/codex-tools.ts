@@ -17,7 +17,7 @@ export function codexTools(deps: ServerDeps): ToolDef[] {
   const delegate = defineTool({
     name: "delegate_to_codex",
     title: "Run a Codex CLI task and wait",
-    description: `${delegateToCodexText.trim()} ${CODEX_CLOUD_WARNING}`,
+    description: `${delegateToCodexText.trim()} A cloud model: never personal or health data.`,
     input: codexTaskInput,
     output: codexJobOutput,
     annotations: { openWorldHint: true, destructiveHint: true },
@@ -47,8 +47,9 @@ export function codexTools(deps: ServerDeps): ToolDef[] {
         submit: `${submitCodexText.trim()} ${CODEX_CLOUD_WARNING}`,
         poll: pollCodexText.trim(),
         cancel:
-          "Dequeues a queued job or kills the process group of a running one; it ends cancelled with its slots released. A finished job is left as it is.",
+          "Cancels one Codex job: drops it from the queue, or kills the Codex CLI's process group. An ended job is left as it is.",
       },
+      withAccount: true,
       service: deps.codex,
     }),
   ];

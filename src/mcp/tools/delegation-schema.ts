@@ -7,9 +7,9 @@ export { type DelegationArgs, delegationFields, delegationInput } from "../../di
 
 export const delegationResultSchema = once(() =>
   delegationOutcomeSchema().extend({
-    truncated: z.boolean().optional().describe("final_response was cut to fit the reply; see final_response_path"),
-    final_response_length: z.number().int().optional().describe("characters in the whole answer, when truncated"),
-    final_response_path: z.string().optional().describe("private file holding the whole answer, when truncated"),
+    truncated: z.boolean().optional().describe("final_response was cut; the whole is at final_response_path"),
+    final_response_length: z.number().int().optional(),
+    final_response_path: z.string().optional(),
   }),
 );
 

@@ -14,13 +14,14 @@ const WARNING = warningText.trim();
 
 /**
  * The four Gemini tools, on one GeminiService per server (started on first use). Each one
- * refuses, saying why, unless DELEGATE_GEMINI_ALLOW_DANGER=1: deps.gemini() is the gate.
+ * refuses, saying why, unless DELEGATE_GEMINI_ALLOW_DANGER=1: deps.gemini() is the gate. The privacy
+ * warning is said once, on submit_gemini; delegate_to_gemini points to its rules.
  */
 export function geminiTools(deps: ServerDeps): ToolDef[] {
   const delegate = defineTool({
     name: "delegate_to_gemini",
     title: "Run a Gemini (agy) task and wait",
-    description: `${delegateToGeminiText.trim()} ${WARNING}`,
+    description: delegateToGeminiText.trim(),
     input: geminiTaskInput,
     output: geminiJobOutput,
     annotations: { openWorldHint: true, destructiveHint: true },
@@ -46,8 +47,8 @@ export function geminiTools(deps: ServerDeps): ToolDef[] {
       maxTasks: 256,
       descriptions: {
         submit: `${submitGeminiText.trim()} ${WARNING}`,
-        poll: `${pollGeminiText.trim()} Refused unless DELEGATE_GEMINI_ALLOW_DANGER=1.`,
-        cancel: `${cancelGeminiText.trim()} Refused unless DELEGATE_GEMINI_ALLOW_DANGER=1.`,
+        poll: pollGeminiText.trim(),
+        cancel: cancelGeminiText.trim(),
       },
       service: deps.gemini,
     }),

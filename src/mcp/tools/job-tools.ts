@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { CancelResult, SubmitResult } from "../../jobs/engine/engine.ts";
-import { cancelOutput, pollOutput, submitOutput } from "../../jobs/tool-schemas.ts";
+import { cancelOutput, codexPollOutput, codexSubmitOutput, pollOutput, submitOutput } from "../../jobs/tool-schemas.ts";
 import { toolOk } from "../tool-result.ts";
 import { type Backend, defineTool, type ToolDef } from "../tool-table.ts";
 import { boundedTotal } from "./call-size.ts";
@@ -24,6 +24,8 @@ export interface JobToolSpec {
   task: () => z.ZodType;
   maxTasks: number;
   descriptions: { submit: string; poll: string; cancel: string };
+  /** Codex's submit and poll also show its account (state, cooldown, caps). */
+  withAccount?: boolean;
   /** The service, started on first use; throws (DlError) to refuse, e.g. behind a gate. */
   service: () => Promise<JobToolService>;
 }
@@ -61,8 +63,10 @@ export function jobTools(s: JobToolSpec): ToolDef[] {
     name: `submit_${s.kind}`,
     title: `Submit ${s.label} jobs`,
     description: s.descriptions.submit,
-    input: () => z.object({ tasks: boundedTotal(z.array(s.task()).min(1).max(s.maxTasks)).describe("tasks to queue") }),
-    output: submitOutput,
+    // Strict: a task's field given beside `tasks` (allow_over_quota, say) is refused, not dropped.
+    input: () =>
+      z.object({ tasks: boundedTotal(z.array(s.task()).min(1).max(s.maxTasks)).describe("tasks to queue") }).strict(),
+    output: s.withAccount ? codexSubmitOutput : submitOutput,
     annotations: { openWorldHint: true, destructiveHint: true },
     backend: s.kind,
     task: { kind: "submit", answer: async (ids) => endedJobsResult(await (await s.service()).poll(ids)) },
@@ -74,14 +78,14 @@ export function jobTools(s: JobToolSpec): ToolDef[] {
     description: s.descriptions.poll,
     input: () =>
       z.object({ ids: z.array(z.string().min(1).max(64)).min(1).max(256).describe(`job ids (${s.idPrefix}…)`) }),
-    output: pollOutput,
+    output: s.withAccount ? codexPollOutput : pollOutput,
     annotations: { readOnlyHint: true },
     backend: s.kind,
     handler: async ({ ids }) => toolOk({ ...(await (await s.service()).poll(ids)) }),
   });
   const cancel = defineTool({
     name: `cancel_${s.kind}`,
-    title: `Cancel a ${s.label} job`,
+    title: `Cancel one ${s.label} job`,
     description: s.descriptions.cancel,
     input: () => z.object({ id: z.string().min(1).max(64).describe(`job id (${s.idPrefix}…)`) }),
     output: cancelOutput,
