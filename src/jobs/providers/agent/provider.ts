@@ -38,6 +38,7 @@ const childResult = z.object({
   incomplete: z.boolean().optional(),
   stop_reason: z.string().optional(),
   error: z.string().optional(),
+  failure_kind: z.string().optional(),
   conversation_id: z.string().optional(),
 });
 
@@ -72,9 +73,14 @@ export function parseAgentRun(out: RunOutput): ParsedResult {
     };
   }
   const r = parsed.data;
-  const { final_response, ...fields } = r;
+  const { final_response, failure_kind, ...fields } = r;
   const answer = r.success || !r.error ? final_response : [r.error, final_response].filter(Boolean).join("\n\n");
-  return { finalResponse: answer, usage: { ...fields }, failure: r.success ? null : "other" };
+  // A key the backend refused is the job's auth failure, as a CLI's would be; the rest is other.
+  return {
+    finalResponse: answer,
+    usage: { ...fields },
+    failure: r.success ? null : failure_kind === "auth" ? "auth" : "other",
+  };
 }
 
 /** Background agents as a job-engine provider: each job is a child `dl run` in its own group. */
