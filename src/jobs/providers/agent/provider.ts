@@ -41,6 +41,7 @@ const childResult = z.object({
   incomplete: z.boolean().optional(),
   stop_reason: z.string().optional(),
   error: z.string().optional(),
+  failure_kind: z.string().optional(),
   conversation_id: z.string().optional(),
 });
 
@@ -80,7 +81,9 @@ export function parseAgentRun(out: RunOutput): ParsedResult {
   }
   const r = parsed.data;
   const { final_response: _, ...fields } = r;
-  return { finalResponse: jobAnswer(r), usage: { ...fields }, failure: r.success ? null : "other" };
+  // A key the backend refused is the job's auth failure, as a CLI's would be; the rest is other.
+  const failure = r.success ? null : r.failure_kind === "auth" ? "auth" : "other";
+  return { finalResponse: jobAnswer(r), usage: { ...fields }, failure };
 }
 
 /** Background agents as a job-engine provider: each job is a child `dl run` in its own group. */
