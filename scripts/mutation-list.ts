@@ -1489,6 +1489,16 @@ export const MUTATIONS: Mutation[] = [
     replace: "for (let again = 1; !r.ok && again < 1; again++)",
     tests: ["test/sandbox/probe-wrap.test.ts"],
   },
+  {
+    id: "abandoned-task-call-cancels",
+    guard: "a call its client abandons before it became a task cancels the jobs it queued",
+    why: "work the caller gave up on (and whose task id it never learned) would run on, spending quota and holding slots",
+    file: "src/mcp/tool-call.ts",
+    search: "if (abandoned(call.signal)) await o.store.cancel(taskId).catch(() => false);",
+    replace: "",
+    tests: ["test/e2e/tasks.test.ts"],
+    build: true,
+  },
   // ── the settings file ───────────────────────────────────────────────────────────────
   {
     id: "settings-file-private",

@@ -1,4 +1,5 @@
 import type { JobCaps } from "../config-tree.ts";
+import { DlError } from "../errors.ts";
 import type { JobRow } from "../store/types.ts";
 import { awaitJob } from "./engine/await-job.ts";
 import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "./engine/engine.ts";
@@ -75,7 +76,19 @@ export class JobService<V = PollView, R = PollView> {
    */
   async delegate(task: Record<string, unknown>, opts: { signal?: AbortSignal; pollMs?: number } = {}): Promise<R> {
     const r = await this.submit([task]);
-    const v = await awaitJob(this.engine, r.jobs[0]!.id, { tool: `delegate_to_${this.engine.provider.name}`, ...opts });
+    const id = r.jobs[0]!.id;
+    await awaitJob(this.engine, id, { tool: `delegate_to_${this.engine.provider.name}`, ...opts });
+    return this.ended(id);
+  }
+
+  /**
+   * What delegate_to_<name> answers for job `id` once it has ended: the same answer for a
+   * blocking call and for its MCP task, whichever server asks.
+   */
+  ended(id: string): R {
+    this.hooks.gate?.();
+    const v = this.engine.poll([id])[0]!;
+    if (!("provider" in v)) throw new DlError("not_found", `no ${this.engine.provider.name} job ${v.id}`);
     return this.hooks.answer ? this.hooks.answer(v) : (v as R);
   }
 

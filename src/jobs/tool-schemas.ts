@@ -55,25 +55,13 @@ const account = once(() =>
     .loose(),
 );
 
-const submitted = once(() =>
-  z
-    .object({
-      id: z.string(),
-      status: z.string(),
-      workdir: z.string(),
-      project: z.string(),
-      warnings: z.array(z.string()),
-    })
-    .loose(),
-);
-
 /** The Codex account (its state and the caps in force) rides along with Codex's submit and poll only. */
 const codexAccount = (withAccount: boolean) => (withAccount ? { account: account().optional() } : {});
 
 const submitOutputOf = (withAccount: boolean) =>
   z
     .object({
-      jobs: z.array(submitted()).optional(),
+      jobs: z.array(jobView()).optional().describe("as queued; a completed task has them as poll_* shows them"),
       watch: z.string().optional().describe("the dl wait command to start in the background now"),
       watch_hint: z.string().optional(),
       ...codexAccount(withAccount),

@@ -4,7 +4,7 @@ import { once } from "../once.ts";
 import type { ServerDeps } from "../services.ts";
 import { toolJsonSchema } from "./json-schema.ts";
 import { type BackendVerdict, backendVerdicts } from "./tool-availability.ts";
-import type { Backend, ToolDef } from "./tool-table.ts";
+import type { Backend, TaskAnswer, ToolDef } from "./tool-table.ts";
 import { dlTools } from "./tools/index.ts";
 
 /** A listed tool with its schemas built once, on first use. */
@@ -44,6 +44,12 @@ export class ToolSurface {
 
   tool(name: string): ListedTool | undefined {
     return this.listed.get(name);
+  }
+
+  /** The completed-task answer of a listed tool that runs as `provider`'s jobs; undefined otherwise. */
+  taskAnswer(name: string, provider: string): TaskAnswer | undefined {
+    const def = this.listed.get(name)?.def;
+    return def?.task && def.backend === provider ? def.task.answer : undefined;
   }
 
   names(): string[] {

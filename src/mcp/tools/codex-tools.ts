@@ -23,7 +23,12 @@ export function codexTools(deps: ServerDeps): ToolDef[] {
     annotations: { openWorldHint: true, destructiveHint: true },
     backend: "codex",
     // As a task, the same call is one submit_codex job.
-    task: { kind: "background", submit: "submit_codex", tasks: (args) => [args] },
+    task: {
+      kind: "background",
+      submit: "submit_codex",
+      tasks: (args) => [args],
+      answer: async ([id]) => toolOk({ ...(await deps.codex()).ended(id!) }),
+    },
     handler: async ({ allow_over_quota, ...task }, call) => {
       const svc = await deps.codex();
       const view = await svc.delegate(task, { signal: call.signal, allowOverQuota: allow_over_quota });

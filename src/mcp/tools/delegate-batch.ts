@@ -33,7 +33,12 @@ export function delegateBatchTool(deps: ServerDeps): ToolDef {
     annotations: { openWorldHint: true, destructiveHint: true },
     backend: "agent",
     // As a task, each of the tasks is one background agent job.
-    task: { kind: "background", submit: "submit_agent", tasks: (args) => withinCap(args.tasks, max) },
+    task: {
+      kind: "background",
+      submit: "submit_agent",
+      tasks: (args) => withinCap(args.tasks, max),
+      answer: async (ids) => (await import("./agent-job-answer.ts")).batchAnswer(deps, ids),
+    },
     handler: async ({ tasks }, call) =>
       (await import("./delegate-batch-run.ts")).runBatch(withinCap(tasks, max), deps, call),
   });

@@ -41,6 +41,7 @@ export function delegateToProviderTool(deps: ServerDeps): ToolDef {
         await providerOverrides(target, allowHosts); // an unsafe URL is refused now, not in the job
         return submittedResult("agent", await (await deps.agent()).submitToProvider(rest, target));
       },
+      answer: async (ids) => (await import("./agent-job-answer.ts")).delegationAnswer(deps, ids),
     },
     handler: async (args, call) => {
       const { target, rest } = split(args);

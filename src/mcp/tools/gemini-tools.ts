@@ -26,7 +26,12 @@ export function geminiTools(deps: ServerDeps): ToolDef[] {
     output: geminiJobOutput,
     annotations: { openWorldHint: true, destructiveHint: true },
     backend: "gemini",
-    task: { kind: "background", submit: "submit_gemini", tasks: (args) => [args] },
+    task: {
+      kind: "background",
+      submit: "submit_gemini",
+      tasks: (args) => [args],
+      answer: async ([id]) => toolOk({ ...(await deps.gemini()).ended(id!) }),
+    },
     handler: async (task, call) => {
       const svc = await deps.gemini();
       return toolOk({ ...(await svc.delegate(task, { signal: call.signal })) });

@@ -9,7 +9,7 @@ import { boundedTotal } from "./call-size.ts";
 /** What the three job tools of one provider need from its service. */
 interface JobToolService {
   submit(tasks: readonly unknown[]): Promise<SubmitResult>;
-  poll(ids: readonly string[]): object | Promise<object>;
+  poll(ids: readonly string[]): { jobs: readonly unknown[] } | Promise<{ jobs: readonly unknown[] }>;
   cancel(id: string): Promise<CancelResult>;
 }
 
@@ -41,6 +41,19 @@ export function submittedResult(label: string, r: SubmitResult): CallToolResult 
 }
 
 /**
+ * What a completed submit task answers: its jobs as poll_<kind> shows them once ended, a
+ * tool error (isError) when any of them did not end `done`.
+ */
+export function endedJobsResult(polled: { jobs: readonly unknown[] }): CallToolResult {
+  const statuses = polled.jobs.map((j) => (j as { status?: unknown }).status);
+  const counts = new Map<unknown, number>();
+  for (const st of statuses) counts.set(st, (counts.get(st) ?? 0) + 1);
+  const summary = [...counts].map(([st, n]) => `${n} ${String(st)}`).join(", ");
+  const result = toolOk({ ...polled }, `${summary}\n\n${JSON.stringify(polled, null, 2)}`);
+  return statuses.every((st) => st === "done") ? result : { ...result, isError: true };
+}
+
+/**
  * submit_<kind>, poll_<kind> and cancel_<kind>, the same for every job provider: they
  * share one service per server, started on first use (it reaps jobs of dead servers on
  * start); if its state cannot be written every tool fails closed with that error.
@@ -56,7 +69,7 @@ export function jobTools(s: JobToolSpec): ToolDef[] {
     output: s.withAccount ? codexSubmitOutput : submitOutput,
     annotations: { openWorldHint: true, destructiveHint: true },
     backend: s.kind,
-    task: { kind: "submit" },
+    task: { kind: "submit", answer: async (ids) => endedJobsResult(await (await s.service()).poll(ids)) },
     handler: async ({ tasks }) => submittedResult(s.label, await (await s.service()).submit(tasks)),
   });
   const poll = defineTool({

@@ -1,5 +1,6 @@
 import type { Config } from "../../../config.ts";
 import type { JobCaps } from "../../../config-tree.ts";
+import { DlError } from "../../../errors.ts";
 import { log } from "../../../log.ts";
 import { workdirGuard } from "../../../sys/workdir-guard.ts";
 import type { WorkspaceGuards } from "../../../sys/workspace.ts";
@@ -189,7 +190,16 @@ export class CodexService {
     opts: { signal?: AbortSignal; pollMs?: number; allowOverQuota?: boolean } = {},
   ): Promise<PollView> {
     const r = await this.submit([task], { allowOverQuota: opts.allowOverQuota });
-    return awaitJob(this.engine, r.jobs[0]!.id, { tool: "delegate_to_codex", ...opts });
+    const id = r.jobs[0]!.id;
+    await awaitJob(this.engine, id, { tool: "delegate_to_codex", ...opts });
+    return this.ended(id);
+  }
+
+  /** What delegate_to_codex answers for job `id` once it has ended (a blocking call and its MCP task alike). */
+  ended(id: string): PollView {
+    const v = this.engine.poll([id])[0]!;
+    if (!("provider" in v)) throw new DlError("not_found", `no Codex job ${v.id}`);
+    return v;
   }
 
   accountView(): AccountView {
