@@ -24,7 +24,6 @@ export {
   type GitTamper,
   prepareTreeGuard,
   type TreeGuard,
-  type TreeGuardOptions,
   type TreeVerdict,
 } from "./tree-guard.ts";
 
