@@ -33,7 +33,10 @@ export interface LaunchSpec {
    * Runs once the child's group has ended, however it ended (the jail's git check). A
    * failure it returns ends the job `failed` with that failure_kind and message.
    */
-  afterRun?: () => { failureKind: string; message: string } | null;
+  afterRun?: () =>
+    | Promise<{ failureKind: string; message: string } | null>
+    | { failureKind: string; message: string }
+    | null;
 }
 
 /** What the run produced, handed to `parse` and `classify`. */

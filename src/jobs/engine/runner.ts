@@ -52,22 +52,22 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
   const spec = await prepareLaunch(row, ctx, jobDir, rw);
   if (!spec) return;
   if (signal.aborted) {
-    afterRun(row, spec); // nothing ran, but the launch may have prepared files to put back
+    await afterRun(row, spec); // nothing ran, but the launch may have prepared files to put back
     return rw.finish(stoppedPatch(signal.reason as JobStopCause, ctx.now()));
   }
   let run: SupervisedRun;
   try {
     run = await superviseChild(row, spec, ctx, signal, rw);
   } catch (e) {
-    afterRun(row, spec);
+    await afterRun(row, spec);
     return rw.fail("infra", describeError(e));
   }
-  await recordEnd(row, run, { ctx, signal, rw, jobDir, after: afterRun(row, spec) });
+  await recordEnd(row, run, { ctx, signal, rw, jobDir, after: await afterRun(row, spec) });
 }
 
-function afterRun(row: JobRow, spec: LaunchSpec): { failureKind: string; message: string } | null {
+async function afterRun(row: JobRow, spec: LaunchSpec): Promise<{ failureKind: string; message: string } | null> {
   try {
-    return spec.afterRun?.() ?? null;
+    return (await spec.afterRun?.()) ?? null;
   } catch (e) {
     log.error(`job ${row.id}: the check after the run failed: ${describeError(e)}`);
     return { failureKind: "infra", message: `the check after the run failed: ${describeError(e)}` };

@@ -72,6 +72,7 @@ export function geminiServiceOptions(c: Config, waitCommand: string): GeminiServ
     home: c.paths.home,
     stateDirs: protectedDirs(c.paths),
     childEnv: c.childEnv,
+    writable: c.jail.writableToolConfig,
     probe: () => probeJailOnce({ platform, path: c.childEnv.PATH ?? "", cwd: "/" }),
     guards: { ...workdirGuard(c.paths), toolEnv: c.childEnv },
     engine: { waitCommand },
