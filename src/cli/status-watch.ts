@@ -10,7 +10,7 @@ import { CodexQuota } from "../jobs/providers/codex/quota.ts";
 import { codexServiceOptions } from "../jobs/providers/codex/service.ts";
 import { jobsSummary } from "../jobs/shell/maintenance.ts";
 import { knownJobStores } from "../jobs/shell/store-registry.ts";
-import { renderCodex, renderJobs, renderPools } from "./status-render.ts";
+import { renderAllJobs, renderCodex, renderPools } from "./status-render.ts";
 
 /**
  * `dl status --watch`: what is running where, for someone with several windows open.
@@ -54,7 +54,7 @@ async function frame(s: Sources, now: Date): Promise<string> {
     ...renderPools({ pools }),
     "",
     "jobs (queued and running):",
-    ...jobs.flatMap((j) => renderJobs(j, t0, true, { defaultModel: s.config.backend.model, pools })),
+    ...renderAllJobs(jobs, t0, true, { defaultModel: s.config.backend.model, pools }),
     ...codex,
   ].join("\n");
 }
