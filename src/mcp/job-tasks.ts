@@ -1,7 +1,6 @@
 import type { DetailedTaskV2 } from "@modelcontextprotocol/ext-tasks/core/v2";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { CancelResult } from "../jobs/engine/engine.ts";
-import { PROVIDERS } from "../providers.ts";
 import type { ServerDeps } from "../services.ts";
 import { isTerminal, type JobRow } from "../store/types.ts";
 import { toolOk } from "./tool-result.ts";
@@ -21,7 +20,7 @@ interface JobService {
 
 /** Job id prefix → the service that owns it. */
 function servicesByPrefix(deps: ServerDeps): [string, () => Promise<JobService>][] {
-  return PROVIDERS.map((p) => [p.idPrefix, () => deps.jobService(p.name)]);
+  return deps.providers.map((m) => [m.facts.idPrefix, () => deps.jobService(m)]);
 }
 
 /** How often a client should ask again, in ms (the engine admits on a 250 ms tick). */

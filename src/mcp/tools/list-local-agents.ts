@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { agent } from "../../jobs/providers/agent/index.ts";
 import { once } from "../../once.ts";
 import type { ServerDeps } from "../../services.ts";
 import { toolOk } from "../tool-result.ts";
@@ -25,7 +26,7 @@ export function listLocalAgentsTool(deps: ServerDeps): ToolDef {
     input: () => z.object({}),
     output: () => z.object({ agents_dir: z.string(), count: z.number(), agents: z.array(AgentEntry()) }),
     annotations: { readOnlyHint: true, openWorldHint: false },
-    backend: "agent",
+    backend: agent.facts.name,
     handler: async () => {
       const dir = deps.config.paths.agentsDir;
       // The agent file reader (YAML frontmatter) loads with the first call.

@@ -1,6 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import type { Config } from "../../../config.ts";
 import { DlError, isDlError } from "../../../errors.ts";
 import {
   checkGitConfig,
@@ -11,6 +12,7 @@ import {
   type JailProbe,
   jailPlatform,
   jailPolicyFor,
+  probeJailOnce,
   wrapCommand,
 } from "../../../sandbox/index.ts";
 import type { JobRow } from "../../../store/types.ts";
@@ -24,6 +26,11 @@ import { agyArgv } from "./task.ts";
  * `jail_unavailable` (the fix is named) or `jail_git_config` (the hint is named). After
  * the run, a change to the git control files fails it `jail_git_tampered` (restored).
  */
+
+/** This machine's jail probe, as Gemini jobs and `dl status` run it (remembered once it succeeds). */
+export function geminiJailProbe(c: Pick<Config, "childEnv">): Promise<JailProbe> {
+  return probeJailOnce({ platform: process.platform, path: c.childEnv.PATH ?? "", cwd: "/" });
+}
 
 export interface GeminiJailInputs {
   platform: NodeJS.Platform;
