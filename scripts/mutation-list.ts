@@ -1197,8 +1197,8 @@ export const MUTATIONS: Mutation[] = [
     guard: "Gemini's tools are listed only with DELEGATE_GEMINI_ALLOW_DANGER=1 (or DELEGATE_TOOLS naming it)",
     why: "a host would be offered a cloud model that uploads the workdir, on a machine whose user never allowed it",
     file: "src/jobs/providers/gemini/index.ts",
-    search: "geminiRefusal(c) ? \"DELEGATE_GEMINI_ALLOW_DANGER is not 1",
-    replace: "false ? \"DELEGATE_GEMINI_ALLOW_DANGER is not 1",
+    search: 'geminiRefusal(c) ? "DELEGATE_GEMINI_ALLOW_DANGER is not 1',
+    replace: 'false ? "DELEGATE_GEMINI_ALLOW_DANGER is not 1',
     tests: ["test/mcp/tool-surface.test.ts"],
   },
 
@@ -1432,6 +1432,16 @@ export const MUTATIONS: Mutation[] = [
     search: "for (let again = 1; !r.ok && again < TRIAL_TRIES; again++)",
     replace: "for (let again = 1; !r.ok && again < 1; again++)",
     tests: ["test/sandbox/probe-wrap.test.ts"],
+  },
+  {
+    id: "abandoned-task-call-cancels",
+    guard: "a call its client abandons before it became a task cancels the jobs it queued",
+    why: "work the caller gave up on (and whose task id it never learned) would run on, spending quota and holding slots",
+    file: "src/mcp/tool-call.ts",
+    search: "if (abandoned(call.signal)) await o.store.cancel(taskId).catch(() => false);",
+    replace: "",
+    tests: ["test/e2e/tasks.test.ts"],
+    build: true,
   },
   // ── the settings file ───────────────────────────────────────────────────────────────
   {

@@ -141,6 +141,10 @@ export const MEANINGS: Readonly<Record<string, Meaning>> = {
   DELEGATE_JOB_RETENTION_DAYS: {
     meaning: "Finished jobs, kept conversations and transcripts older than this are pruned by `dl reap`.",
   },
+  DELEGATE_TASK_INLINE_S: {
+    meaning:
+      "For a host that runs calls as MCP tasks: a delegation or submit whose jobs all end within this many seconds answers the call in place; only one still running becomes a task. `0` makes every such call a task.",
+  },
   DELEGATE_PRICES_FILE: {
     meaning:
       "A price table in LiteLLM's `model_prices_and_context_window.json` shape (`input_cost_per_token`, `output_cost_per_token`, `cache_read_input_token_cost`, `cache_creation_input_token_cost`): costs of the models it lists are `priced` in results and `dl usage`.",

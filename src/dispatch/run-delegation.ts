@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { keyMismatch, type StoredConversation } from "../agent/conversation.ts";
+import { refusalFailure } from "../agent/failure-kind.ts";
 import { type Agent, lookupAgent } from "../agent/lookup.ts";
 import { resolveModel } from "../agent/policy.ts";
 import type { AgentResult } from "../agent/result.ts";
@@ -224,5 +225,6 @@ function failure(p: PreparedDelegation, e: unknown, started: number): Delegation
       e instanceof DlError
         ? e.message
         : "no dispatch slot could be taken; try again, or check `dl status` for who holds the pool",
+    ...refusalFailure(e),
   };
 }

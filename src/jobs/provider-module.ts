@@ -51,6 +51,9 @@ interface ProviderTools {
   task: () => z.ZodType;
   maxTasks: number;
   descriptions: { submit: string; poll: string; cancel: string };
+  /** What submit_<name> and poll_<name> answer, when they carry more than the jobs (Codex: its account). */
+  submitOutput?: () => z.ZodObject;
+  pollOutput?: () => z.ZodObject;
   delegate?: {
     title: string;
     description: string;

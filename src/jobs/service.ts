@@ -1,5 +1,6 @@
 import type { Config } from "../config.ts";
 import type { JobCaps } from "../config-tree.ts";
+import { DlError } from "../errors.ts";
 import type { JobRow } from "../store/types.ts";
 import { workdirGuard } from "../sys/workdir-guard.ts";
 import type { WorkspaceGuards } from "../sys/workspace.ts";
@@ -131,7 +132,18 @@ export class JobService<V = PollView, R = PollView, X extends object = {}> {
    */
   async delegate(task: Record<string, unknown>, opts: { signal?: AbortSignal; pollMs?: number } = {}): Promise<R> {
     const r = await this.submit([task]);
-    const v = await awaitJob(this.engine, r.jobs[0]!.id, { tool: `delegate_to_${this.engine.provider.name}`, ...opts });
+    const id = r.jobs[0]!.id;
+    await awaitJob(this.engine, id, { tool: `delegate_to_${this.engine.provider.name}`, ...opts });
+    return this.ended(id);
+  }
+
+  /**
+   * What delegate_to_<name> answers for job `id` once it has ended: the same answer for a
+   * blocking call and for its MCP task, whichever server asks.
+   */
+  ended(id: string): R {
+    const v = this.engine.poll([id])[0]!;
+    if (!("provider" in v)) throw new DlError("not_found", `no ${this.engine.provider.name} job ${v.id}`);
     return this.hooks.answer ? this.hooks.answer(v) : (v as R);
   }
 

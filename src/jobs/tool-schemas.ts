@@ -10,9 +10,9 @@ import { once } from "../once.ts";
  * stay open (`loose`) so a new field never breaks an older client.
  */
 export const errorFields = once(() => ({
-  error: z.string().optional().describe("error results only: what failed and what to do next"),
-  code: z.string().optional().describe("error results only: dl's error code"),
-  failure_kind: z.string().nullable().optional().describe("why a job failed or a call was refused"),
+  error: z.string().optional().describe("what failed and what to do next"),
+  code: z.string().optional(),
+  failure_kind: z.string().nullable().optional(),
 }));
 
 export const nullableString = once(() => z.string().nullable().optional());
@@ -22,7 +22,7 @@ export const nullableNumber = once(() => z.number().nullable().optional());
 const jobFields = once(() => ({
   id: z.string().optional(),
   provider: z.string().optional(),
-  status: z.string().optional().describe("queued, running, done, failed, timeout, cancelled, lost, unknown, …"),
+  status: z.string().optional(),
   queue_reason: nullableString(),
   workdir: z.string().optional(),
   model: nullableString(),
@@ -31,19 +31,14 @@ const jobFields = once(() => ({
   queued_s: z.number().optional(),
   final_response: nullableString(),
   truncated: z.boolean().optional(),
-  final_response_length: z.number().optional(),
-  retry_count: z.number().optional(),
-  retry_in_s: nullableNumber(),
-  last_activity_age_s: nullableNumber(),
   exit_code: nullableNumber(),
   session_id: nullableString(),
   usage: z.unknown().optional(),
-  owner: z.object({}).loose().optional(),
   read_only: z.boolean().optional(),
   warnings: z.array(z.unknown()).optional(),
-  persist_error: nullableString(),
-  very_short_run: z.boolean().optional(),
-  empty_response: z.boolean().optional(),
+  // Rarer fields (retry_count, retry_in_s, last_activity_age_s, owner, persist_error,
+  // very_short_run, empty_response, final_response_length …) come in the open object
+  // without a line each here: every line is paid for in every session's tools/list.
 }));
 
 const jobView = once(() =>
@@ -57,39 +52,33 @@ const account = once(() =>
       cooldown_until: z.string().nullable(),
       effective_caps: z.object({ global: z.number(), per_project: z.number() }).loose(),
     })
-    .loose()
-    .describe("the Codex account: ok, cooldown or auth_failed, and the caps in force"),
-);
-
-const submitted = once(() =>
-  z
-    .object({
-      id: z.string(),
-      status: z.string(),
-      workdir: z.string(),
-      project: z.string(),
-      warnings: z.array(z.string()),
-    })
     .loose(),
 );
 
-/** submit_codex / submit_gemini / submit_dsh / submit_agent. */
-export const submitOutput = once(() =>
+/** The Codex account (its state and the caps in force) rides along with Codex's submit and poll only. */
+const codexAccount = (withAccount: boolean) => (withAccount ? { account: account().optional() } : {});
+
+const submitOutputOf = (withAccount: boolean) =>
   z
     .object({
-      jobs: z.array(submitted()).optional(),
+      jobs: z.array(jobView()).optional().describe("as queued; a completed task has them as poll_* shows them"),
       watch: z.string().optional().describe("the dl wait command to start in the background now"),
       watch_hint: z.string().optional(),
-      account: account().optional(),
+      ...codexAccount(withAccount),
       ...errorFields(),
     })
-    .loose(),
-);
+    .loose();
 
-/** poll_codex / poll_gemini / poll_dsh / poll_agent. */
-export const pollOutput = once(() =>
-  z.object({ jobs: z.array(jobView()).optional(), account: account().optional(), ...errorFields() }).loose(),
-);
+/** submit_gemini / submit_dsh / submit_agent; submit_codex with the account. */
+export const submitOutput = once(() => submitOutputOf(false));
+export const codexSubmitOutput = once(() => submitOutputOf(true));
+
+const pollOutputOf = (withAccount: boolean) =>
+  z.object({ jobs: z.array(jobView()).optional(), ...codexAccount(withAccount), ...errorFields() }).loose();
+
+/** poll_gemini / poll_dsh / poll_agent; poll_codex with the account. */
+export const pollOutput = once(() => pollOutputOf(false));
+export const codexPollOutput = once(() => pollOutputOf(true));
 
 /** cancel_codex / cancel_gemini / cancel_dsh / cancel_agent. */
 export const cancelOutput = once(() =>
@@ -97,7 +86,7 @@ export const cancelOutput = once(() =>
     .object({
       id: z.string().optional(),
       status: z.string().optional(),
-      changed: z.boolean().optional().describe("false when the job had already ended"),
+      changed: z.boolean().optional(),
       note: z.string().optional(),
       ...errorFields(),
     })

@@ -56,6 +56,54 @@ describe("which backends' tools are listed", () => {
   });
 });
 
+/** The whole list as a host gets it (names, titles, descriptions, both schemas, annotations): characters / 4 of its JSON. */
+const wholeTokens = (surface: ToolSurface) => Math.round(JSON.stringify(surface.toolsList()).length / 4);
+
+describe("what the model reads", () => {
+  const all = new ToolSurface(defaultDeps(config({ DELEGATE_TOOLS: "all" }), "test")).toolsList();
+
+  test("the default tools/list (no coding CLI on the machine) is under 4,000 tokens whole", () => {
+    const surface = new ToolSurface(defaultDeps(config({ DELEGATE_TOOLS: "agent" }), "test"));
+    expect(surface.names()).toHaveLength(8);
+    expect(wholeTokens(surface)).toBeLessThan(4000);
+  });
+
+  test("no schema repeats zod's safe-integer bounds or says `any extra property` ({})", () => {
+    const text = JSON.stringify(all);
+    expect(text).not.toContain(String(Number.MAX_SAFE_INTEGER));
+    expect(text).not.toContain('"additionalProperties":{}');
+  });
+
+  test("no description names a setting the model cannot act on, nor says a sentence another one says", () => {
+    const seen = new Map<string, string>();
+    for (const t of all) {
+      const text = `${t.title} ${t.description} ${JSON.stringify(t.inputSchema)} ${JSON.stringify(t.outputSchema)}`;
+      expect(`${t.name}: ${text.match(/DELEGATE_[A-Z_]+/)?.[0] ?? "none"}`).toBe(`${t.name}: none`);
+      expect(text).not.toMatch(/\ba agent\b/i);
+      for (const sentence of (t.description ?? "").split(/(?<=[.:;])\s+/).filter((x) => x.length >= 50)) {
+        expect(`${t.name}: ${sentence} (also in ${seen.get(sentence)})`).toBe(
+          `${t.name}: ${sentence} (also in undefined)`,
+        );
+        seen.set(sentence, t.name);
+      }
+    }
+  });
+
+  test("the local agent's description says which tool is for what", () => {
+    const d = all.find((t) => t.name === "delegate_to_local_agent")!.description!;
+    for (const other of [
+      "submit_agent",
+      "delegate_batch",
+      "delegate_to_codex",
+      "submit_codex",
+      "submit_gemini",
+      "submit_dsh",
+    ])
+      expect(d).toContain(other);
+    expect(d).toContain("private data");
+  });
+});
+
 describe("the tool list a host pays for", () => {
   test("the default configuration on a machine with Codex lists under 3,000 tokens", () => {
     const surface = new ToolSurface(defaultDeps(config({ DELEGATE_TOOLS: "agent,codex" }), "test"));

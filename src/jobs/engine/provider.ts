@@ -84,8 +84,9 @@ export interface Provider {
   /**
    * Checks that need the disk, once the task and its workdir have passed (the agent
    * provider looks its agent up). Throws DlError to refuse; submit then starts nothing.
+   * What it returns joins the task's params (what the check found: the agent's source).
    */
-  admit?(task: ValidatedTask, workdir: string): Promise<void>;
+  admit?(task: ValidatedTask, workdir: string): Promise<Record<string, unknown> | undefined>;
   /**
    * argv/env/cwd for a job about to start. `jobDir` exists and is private to the job. A
    * throw ends the job `failed` without running anything: failure_kind `infra`, or the

@@ -15,7 +15,12 @@ export function delegateToLocalAgentTool(deps: ServerDeps): ToolDef {
     annotations: { openWorldHint: true, destructiveHint: true },
     backend: agent.facts.name,
     // As a task, the same arguments are one background agent job.
-    task: { kind: "background", submit: "submit_agent", tasks: (args) => [args] },
+    task: {
+      kind: "background",
+      submit: "submit_agent",
+      tasks: (args) => [args],
+      answer: async (ids) => (await import("./agent-job-answer.ts")).delegationAnswer(deps, ids),
+    },
     handler: async (args, call) => (await import("./delegation-run.ts")).runDelegation(deps, args, call),
   });
 }

@@ -43,6 +43,7 @@ export function delegateToProviderTool(deps: ServerDeps): ToolDef {
         const jobs = await deps.jobService(agent);
         return submittedResult(agent.facts.label, await jobs.submitToProvider(rest, target));
       },
+      answer: async (ids) => (await import("./agent-job-answer.ts")).delegationAnswer(deps, ids),
     },
     handler: async (args, call) => {
       const { target, rest } = split(args);

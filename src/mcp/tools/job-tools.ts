@@ -19,6 +19,19 @@ export function submittedResult(label: string, r: SubmitResult): CallToolResult 
 }
 
 /**
+ * What a completed submit task answers: its jobs as poll_<name> shows them once ended, a
+ * tool error (isError) when any of them did not end `done`.
+ */
+export function endedJobsResult(polled: { jobs: readonly unknown[] }): CallToolResult {
+  const statuses = polled.jobs.map((j) => (j as { status?: unknown }).status);
+  const counts = new Map<unknown, number>();
+  for (const st of statuses) counts.set(st, (counts.get(st) ?? 0) + 1);
+  const summary = [...counts].map(([st, n]) => `${n} ${String(st)}`).join(", ");
+  const result = toolOk({ ...polled }, `${summary}\n\n${JSON.stringify(polled, null, 2)}`);
+  return statuses.every((st) => st === "done") ? result : { ...result, isError: true };
+}
+
+/**
  * One provider's tools, the same for every job provider: submit_<name>, poll_<name> and
  * cancel_<name>, and delegate_to_<name> when its module has one. They share one service
  * per server, started on first use (it reaps jobs of dead servers on start); if its state
@@ -32,11 +45,13 @@ export function jobTools(deps: ServerDeps, m: ProviderModule): ToolDef[] {
     name: `submit_${name}`,
     title: `Submit ${label} jobs`,
     description: t.descriptions.submit,
-    input: () => z.object({ tasks: boundedTotal(z.array(t.task()).min(1).max(t.maxTasks)).describe("tasks to queue") }),
-    output: submitOutput,
+    // Strict: a task's field given beside `tasks` (allow_over_quota, say) is refused, not dropped.
+    input: () =>
+      z.object({ tasks: boundedTotal(z.array(t.task()).min(1).max(t.maxTasks)).describe("tasks to queue") }).strict(),
+    output: t.submitOutput ?? submitOutput,
     annotations: { openWorldHint: true, destructiveHint: true },
     backend: name,
-    task: { kind: "submit" },
+    task: { kind: "submit", answer: async (ids) => endedJobsResult(await (await service()).poll(ids)) },
     handler: async ({ tasks }) => submittedResult(label, await (await service()).submit(tasks)),
   });
   const poll = defineTool({
@@ -45,14 +60,14 @@ export function jobTools(deps: ServerDeps, m: ProviderModule): ToolDef[] {
     description: t.descriptions.poll,
     input: () =>
       z.object({ ids: z.array(z.string().min(1).max(64)).min(1).max(256).describe(`job ids (${idPrefix}…)`) }),
-    output: pollOutput,
+    output: t.pollOutput ?? pollOutput,
     annotations: { readOnlyHint: true },
     backend: name,
     handler: async ({ ids }) => toolOk({ ...(await (await service()).poll(ids)) }),
   });
   const cancel = defineTool({
     name: `cancel_${name}`,
-    title: `Cancel a ${label} job`,
+    title: `Cancel one ${label} job`,
     description: t.descriptions.cancel,
     input: () => z.object({ id: z.string().min(1).max(64).describe(`job id (${idPrefix}…)`) }),
     output: cancelOutput,
@@ -63,11 +78,15 @@ export function jobTools(deps: ServerDeps, m: ProviderModule): ToolDef[] {
   return [...delegateTool(deps, m), submit, poll, cancel];
 }
 
-/** delegate_to_<name>: one task through the same queue, waited for; as an MCP task, one submit_<name> job. */
+/**
+ * delegate_to_<name>: one task through the same queue, waited for. As an MCP task it is
+ * one submit_<name> job, whose completed result is what the blocking call returns.
+ */
 function delegateTool(deps: ServerDeps, m: ProviderModule): ToolDef[] {
   const d = m.tools.delegate;
   if (!d) return [];
   const name = m.facts.name;
+  const service = () => deps.jobService(m);
   return [
     defineTool({
       name: `delegate_to_${name}`,
@@ -77,11 +96,13 @@ function delegateTool(deps: ServerDeps, m: ProviderModule): ToolDef[] {
       output: d.output,
       annotations: { openWorldHint: true, destructiveHint: true },
       backend: name,
-      task: { kind: "background", submit: `submit_${name}`, tasks: (args) => [args] },
-      handler: async (task, call) => {
-        const svc = await deps.jobService(m);
-        return toolOk({ ...(await svc.delegate(task, { signal: call.signal })) });
+      task: {
+        kind: "background",
+        submit: `submit_${name}`,
+        tasks: (args) => [args],
+        answer: async ([id]) => toolOk({ ...(await service()).ended(id!) }),
       },
+      handler: async (task, call) => toolOk({ ...(await (await service()).delegate(task, { signal: call.signal })) }),
     }),
   ];
 }

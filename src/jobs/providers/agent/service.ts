@@ -10,6 +10,7 @@ import { JobService, type ServiceContext } from "../../service.ts";
 import { ProviderEndpoints } from "./endpoints.ts";
 import { type AgentProgress, readAgentProgress } from "./progress.ts";
 import { agentProvider } from "./provider.ts";
+import { providerKeyLost } from "./result.ts";
 import { agentProgressFile, PROVIDER_REF_FIELD } from "./task.ts";
 
 /**
@@ -37,9 +38,6 @@ type AgentPollView = Omit<PollView, "usage" | "effort" | "session_id"> & {
   /** While running: turn n of max and the last action, from the child's progress file. */
   progress?: AgentProgress;
 };
-
-const PROVIDER_KEY_LOST =
-  "this delegate_to_provider job's server stopped before the job ended; the provider key lived only in that server's memory, so the job cannot be resumed. Call delegate_to_provider again";
 
 const num = (v: unknown): number | null => (typeof v === "number" ? v : null);
 const str = (v: unknown, max = 200): string | null => (typeof v === "string" ? sanitizeLine(v, max) : null);
@@ -114,10 +112,10 @@ async function agentView(v: PollView, row: JobRow | undefined, stateDir: string)
     steps: num(r.steps),
     logs: `dl logs ${v.id}`,
   };
-  if (v.status === "lost" && typeof params.provider_ref === "string" && !v.failure_kind) {
-    // Its server died holding the provider key in memory: no server can ever run it.
+  const lostKey = row && v.status === "lost" && !v.failure_kind ? providerKeyLost({ ...row, status: "lost" }) : null;
+  if (lostKey) {
     view.failure_kind = "provider_key_lost";
-    view.final_response ??= PROVIDER_KEY_LOST;
+    view.final_response ??= lostKey;
   }
   if (v.status === "running") {
     const p = await readAgentProgress(agentProgressFile(jobDirOf(stateDir, v.id)), Date.now());

@@ -1,6 +1,6 @@
 import { providerEntry } from "../../../providers.ts";
 import type { ProviderModule } from "../../provider-module.ts";
-import { jobOutput } from "../../tool-schemas.ts";
+import { codexPollOutput, codexSubmitOutput, jobOutput } from "../../tool-schemas.ts";
 import { CODEX_CLOUD_WARNING } from "./codex-warning.ts";
 import delegateText from "./delegate-to-codex.txt" with { type: "text" };
 import pollText from "./poll-codex.txt" with { type: "text" };
@@ -23,11 +23,13 @@ export const codex = {
       submit: `${submitText.trim()} ${CODEX_CLOUD_WARNING}`,
       poll: pollText.trim(),
       cancel:
-        "Dequeues a queued job or kills the process group of a running one; it ends cancelled with its slots released. A finished job is left as it is.",
+        "Cancels one Codex job: drops it from the queue, or kills the Codex CLI's process group. An ended job is left as it is.",
     },
+    submitOutput: codexSubmitOutput,
+    pollOutput: codexPollOutput,
     delegate: {
       title: "Run a Codex CLI task and wait",
-      description: `${delegateText.trim()} ${CODEX_CLOUD_WARNING}`,
+      description: `${delegateText.trim()} A cloud model: never personal or health data.`,
       input: codexTaskInput,
       output: jobOutput,
     },

@@ -27,12 +27,13 @@ export const gemini = {
     maxTasks: 256,
     descriptions: {
       submit: `${submitText.trim()} ${WARNING}`,
-      poll: `${pollText.trim()} Refused unless DELEGATE_GEMINI_ALLOW_DANGER=1.`,
-      cancel: `${cancelText.trim()} Refused unless DELEGATE_GEMINI_ALLOW_DANGER=1.`,
+      poll: pollText.trim(),
+      cancel: cancelText.trim(),
     },
     delegate: {
       title: "Run a Gemini (agy) task and wait",
-      description: `${delegateText.trim()} ${WARNING}`,
+      // The privacy warning is said once, on submit_gemini; delegate_to_gemini points to its rules.
+      description: delegateText.trim(),
       input: geminiTaskInput,
       output: geminiJobOutput,
     },
