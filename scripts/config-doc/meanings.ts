@@ -123,6 +123,10 @@ export const MEANINGS: Readonly<Record<string, Meaning>> = {
   DELEGATE_GEMINI_ALLOW_DANGER: {
     meaning: "`1` allows the Gemini tools at all (`agy -p` runs with `--dangerously-skip-permissions`).",
   },
+  DELEGATE_WRITABLE_TOOL_CONFIG: {
+    meaning:
+      "Workdir paths (comma-separated) of the project's tool configuration that delegates may write all the same, e.g. `CLAUDE.md`; git metadata never (see [SECURITY.md](SECURITY.md#the-jail)).",
+  },
   DELEGATE_DSH_LAUNCHER: { meaning: "The DeepSeek-harness launcher: a name on `PATH` or an absolute path." },
   DELEGATE_DSH_MAX_CONCURRENT: { meaning: running("dsh") },
   DELEGATE_DSH_MAX_PER_PROJECT: { meaning: perProject("dsh") },

@@ -27,20 +27,38 @@ const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 
 const first = (o: Record<string, unknown>, keys: readonly string[]) =>
   n(keys.map((k) => o[k]).find((v) => v !== undefined));
 
+/** Where a usage column keeps its counts: `usage` (an agent's result), `tokens` (a dsh result.json), or itself (a CLI's). */
+function countsIn(usage: Record<string, unknown>): Record<string, unknown> {
+  for (const key of ["usage", "tokens"]) {
+    const v = usage[key];
+    if (v && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
+  }
+  // A launcher that reports one number says how many, not of which kind: counted as input.
+  if (typeof usage.tokens === "number") return { input_tokens: usage.tokens };
+  return usage;
+}
+
 /**
  * Tokens from a job's usage column, whatever shape its CLI reported them in. A CLI that
  * counts cached tokens inside the input (PROVIDERS' cachedInsideInput, OpenAI's
  * accounting) has them taken out: the ledger keeps them apart.
  */
 function tokensOf(provider: string, usage: Record<string, unknown>): Tokens {
-  const u = usage.usage && typeof usage.usage === "object" ? (usage.usage as Record<string, unknown>) : usage;
-  const cache_read = first(u, ["cache_read_tokens", "cached_input_tokens", "cached_tokens", "cache_read_input_tokens"]);
-  const rawIn = first(u, ["input_tokens", "prompt_tokens"]);
+  const u = countsIn(usage);
+  const cache_read = first(u, [
+    "cache_read_tokens",
+    "cached_input_tokens",
+    "cached_tokens",
+    "cache_read_input_tokens",
+    "cache_read",
+    "cached",
+  ]);
+  const rawIn = first(u, ["input_tokens", "prompt_tokens", "input", "prompt"]);
   return {
     input_tokens: factsOf(provider)?.cachedInsideInput ? Math.max(0, rawIn - cache_read) : rawIn,
     cache_read,
-    cache_write: first(u, ["cache_write_tokens", "cache_creation_input_tokens"]),
-    output_tokens: first(u, ["output_tokens", "completion_tokens"]),
+    cache_write: first(u, ["cache_write_tokens", "cache_creation_input_tokens", "cache_write"]),
+    output_tokens: first(u, ["output_tokens", "completion_tokens", "output", "completion"]),
   };
 }
 

@@ -7,6 +7,7 @@ import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } f
 import { outputExcerpt } from "../../sanitize.ts";
 import type { ProviderEndpoints } from "./endpoints.ts";
 import { jobAnswer } from "./result.ts";
+import { agentSpent } from "./spent.ts";
 import { type AgentTaskRules, buildAgentLaunch, validateAgentTask } from "./task.ts";
 
 export interface AgentProviderOptions extends AgentTaskRules {
@@ -110,6 +111,9 @@ export function agentProvider(o: AgentProviderOptions): Provider {
     },
     parse(out: RunOutput): ParsedResult {
       return parseAgentRun(out);
+    },
+    spent(_job: JobRow, jobDir: string) {
+      return agentSpent(jobDir);
     },
     /** 126/127: the binary could not run; 2: dl refused its own arguments. Both are ours. */
     classify(out: RunOutput): FailureClass {

@@ -57,6 +57,7 @@ export function startJobs(c: Config, ctx: ServiceContext): Promise<GeminiService
     home: c.paths.home,
     stateDirs: protectedDirs(c.paths),
     childEnv: c.childEnv,
+    writable: c.jail.writableToolConfig,
     probe: () => geminiJailProbe(c),
   });
   return JobService.start(c, ctx, {

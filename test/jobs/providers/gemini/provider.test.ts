@@ -101,10 +101,16 @@ describe("the Gemini task", () => {
 
 describe("the jailed launch refuses before anything runs", () => {
   test("no usable jail: jail_unavailable, naming the fix", async () => {
-    const e = await refusal(buildGeminiLaunch(row(), "/usr/bin/agy", inputs({ probe: async () => NO_USERNS })));
+    const e = await refusal(
+      buildGeminiLaunch(row(), "/usr/bin/agy", inputs({ probe: async () => NO_USERNS }), {
+        jobDir: join(root.dir, "job"),
+      }),
+    );
     expect(e.data.failure_kind).toBe("jail_unavailable");
     expect(e.message).toContain("enable unprivileged user namespaces");
-    const win = await refusal(buildGeminiLaunch(row(), "/usr/bin/agy", inputs({ platform: "win32" })));
+    const win = await refusal(
+      buildGeminiLaunch(row(), "/usr/bin/agy", inputs({ platform: "win32" }), { jobDir: join(root.dir, "job") }),
+    );
     expect(win.data.failure_kind).toBe("jail_unavailable");
   });
 
@@ -116,18 +122,22 @@ describe("the jailed launch refuses before anything runs", () => {
       message: "the workdir's git config points at a local path outside the jail",
       offending: [],
     });
-    const e = await refusal(buildGeminiLaunch(row(), "/usr/bin/agy", inputs({ gitGuard })));
+    const e = await refusal(
+      buildGeminiLaunch(row(), "/usr/bin/agy", inputs({ gitGuard }), { jobDir: join(root.dir, "job") }),
+    );
     expect(e.data).toMatchObject({ failure_kind: "jail_git_config", hint: "git branch --unset-upstream" });
     expect(e.message).toContain("git branch --unset-upstream");
   });
 
   test("agy in a directory holding HOME is refused rather than exposing HOME", async () => {
-    const e = await refusal(buildGeminiLaunch(row(), join(root.dir, "agy"), inputs()));
+    const e = await refusal(
+      buildGeminiLaunch(row(), join(root.dir, "agy"), inputs(), { jobDir: join(root.dir, "job") }),
+    );
     expect(e.code).toBe("bad_config");
   });
 
   test("a good launch is bwrap around agy, with HOME set and the environment passed inside", async () => {
-    const spec = await buildGeminiLaunch(row(), "/usr/bin/agy", inputs());
+    const spec = await buildGeminiLaunch(row(), "/usr/bin/agy", inputs(), { jobDir: join(root.dir, "job") });
     expect(spec.argv[0]).toBe("/usr/bin/bwrap");
     expect(spec.argv.slice(-8)).toEqual(agyArgv("/usr/bin/agy", row()));
     expect(spec.env).toEqual({});
