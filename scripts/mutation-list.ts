@@ -720,6 +720,15 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/sandbox/probe-wrap.test.ts"],
   },
   {
+    id: "jail-pasta-owner-userns",
+    guard: "as an ordinary user pasta joins the user namespace that owns the jail's network namespace",
+    why: "attached by the child's pid, pasta joins bwrap's nested user namespace: jails started together fail",
+    file: "src/sys/jail-net.ts",
+    search: '    : ["--userns", "/proc/self/fd/3", "--netns", "/proc/self/fd/4"];',
+    replace: "    : [String(pid)];",
+    tests: ["test/reliability/jail-user.test.ts"],
+  },
+  {
     id: "jail-process-limit",
     guard: "each jail gets a process limit (pids cgroup as root, RLIMIT_NPROC otherwise)",
     why: "a fork bomb in the jail takes the host's whole pid space",
