@@ -148,6 +148,16 @@ export const SETTINGS = {
   },
   watcher: { intervalS: num("DELEGATE_WAIT_INTERVAL", 5, 0.05, 3600) },
   jobs: { retentionDays: num("DELEGATE_JOB_RETENTION_DAYS", 7, 0, 3650) },
+  /** Workdir-relative paths a protect rule names that delegates may write all the same (never git's). */
+  jail: {
+    writableToolConfig: list(
+      "DELEGATE_WRITABLE_TOOL_CONFIG",
+      /^(?!\/)(?!.*(^|\/)\.\.(\/|$))\S+$/,
+      "paths relative to the workdir",
+    ),
+  },
+  /** MCP tasks: a call that ends within this many seconds answers in place; 0 makes every call a task. */
+  tasks: { inlineS: num("DELEGATE_TASK_INLINE_S", 3, 0, 60) },
   /**
    * The usage ledger: prices in LiteLLM's model_prices_and_context_window.json shape, and
    * the models the user pays nothing per token for (local, flat-rate plans; `prefix*` allowed).

@@ -358,6 +358,7 @@ async function callModel(conv: Conversation, turn: number): Promise<ModelRespons
     model: resp.model || conv.budget.model,
     in: resp.usage.input_tokens,
     cached: resp.usage.cache_read_tokens,
+    written: resp.usage.cache_write_tokens,
     out: resp.usage.output_tokens,
     stop: String(resp.stop_reason),
     ms: Math.round(performance.now() - t0),

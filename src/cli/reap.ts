@@ -3,6 +3,7 @@ import { ConversationStore } from "../agent/conversation-store.ts";
 import type { Config } from "../config.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
 import { sysIdentities } from "../jobs/engine/machine.ts";
+import { agentSpent } from "../jobs/providers/agent/spent.ts";
 import { reapAll } from "../jobs/shell/maintenance.ts";
 import { forgetVanishedStores, knownJobStores } from "../jobs/shell/store-registry.ts";
 import { pruneDelegationTranscripts } from "../usage/transcript-prune.ts";
@@ -30,6 +31,8 @@ const def = defineCommand({
       identities: sysIdentities,
       retentionMs: config.jobs.retentionDays * 86_400_000,
       dryRun,
+      // An agent job's child keeps its transcript: what a reaped one spent still reaches the ledger.
+      spent: (provider, _row, jobDir) => (provider === "agent" ? agentSpent(jobDir) : null),
     });
     const prunedPools = dryRun ? [] : pruneIdlePools(config.paths.slotsDir);
     const kept = housekeeping(config, dryRun);

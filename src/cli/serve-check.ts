@@ -3,6 +3,7 @@ import { probeBackends } from "../backends/probe-targets.ts";
 import type { Config } from "../config.ts";
 import { describeError } from "../errors.ts";
 import { sysIdentities } from "../jobs/engine/machine.ts";
+import { PROVIDER_MODULES } from "../jobs/providers/index.ts";
 import { jobsSummary } from "../jobs/shell/maintenance.ts";
 import { createServer } from "../mcp/server.ts";
 import { backendVerdicts } from "../mcp/tool-availability.ts";
@@ -64,7 +65,7 @@ async function handshake(config: Config): Promise<CheckLine> {
 
 /** Which backends' tools tools/list names, and why the others are not there. */
 function toolLines(config: Config): CheckLine[] {
-  return Object.entries(backendVerdicts(config)).map(([backend, v]) => ({
+  return Object.entries(backendVerdicts(config, PROVIDER_MODULES)).map(([backend, v]) => ({
     level: "ok",
     text: v.listed ? `${backend} tools listed (${v.why})` : `${backend} tools not listed: ${v.why}`,
   }));

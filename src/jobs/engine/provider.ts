@@ -33,7 +33,10 @@ export interface LaunchSpec {
    * Runs once the child's group has ended, however it ended (the jail's git check). A
    * failure it returns ends the job `failed` with that failure_kind and message.
    */
-  afterRun?: () => { failureKind: string; message: string } | null;
+  afterRun?: () =>
+    | Promise<{ failureKind: string; message: string } | null>
+    | { failureKind: string; message: string }
+    | null;
 }
 
 /** What the run produced, handed to `parse` and `classify`. */
@@ -84,8 +87,9 @@ export interface Provider {
   /**
    * Checks that need the disk, once the task and its workdir have passed (the agent
    * provider looks its agent up). Throws DlError to refuse; submit then starts nothing.
+   * What it returns joins the task's params (what the check found: the agent's source).
    */
-  admit?(task: ValidatedTask, workdir: string): Promise<void>;
+  admit?(task: ValidatedTask, workdir: string): Promise<Record<string, unknown> | undefined>;
   /**
    * argv/env/cwd for a job about to start. `jobDir` exists and is private to the job. A
    * throw ends the job `failed` without running anything: failure_kind `infra`, or the
@@ -98,6 +102,14 @@ export interface Provider {
    * the server).
    */
   parse(out: RunOutput, job: JobRow): ParsedResult | Promise<ParsedResult>;
+  /**
+   * What a run spent, from the files it left in `jobDir`, for a run whose output reported
+   * nothing (stopped before it printed its result, or its supervisor died): a usage
+   * object in the shape `parse` gives, so the ledger and poll read it alike. An agent's
+   * child keeps a transcript of every turn's tokens; a CLI whose usage only its output
+   * carries has none.
+   */
+  spent?(job: JobRow, jobDir: string): Record<string, unknown> | null;
   /** Classifies a run that did not exit 0 (not called for timeouts or cancels). */
   classify(out: RunOutput, job: JobRow): FailureClass;
   /** Values no kept output may show (keys the provider hands its CLI), beside the key shapes. */

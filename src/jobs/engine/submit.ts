@@ -35,7 +35,7 @@ export async function prepareJobs(
           "workdir must be the absolute path of a checkout or worktree (one job per worktree)",
         );
       const workdir = checkWorkdir(t.workdir, options.guards);
-      await p.admit?.(t, workdir);
+      Object.assign(t.params, await p.admit?.(t, workdir));
       const ws = await resolveWorkspace(workdir, options.guards.toolEnv);
       const id = `${p.idPrefix}${randomBytes(5).toString("hex")}`;
       rows.push({

@@ -46,7 +46,14 @@ function removeJobDirs(stateDir: string, ids: readonly string[]): void {
  */
 export async function reapAll(
   sources: readonly JobStateDir[],
-  o: { identities: Identities; retentionMs: number; dryRun: boolean; now?: () => number },
+  o: {
+    identities: Identities;
+    retentionMs: number;
+    dryRun: boolean;
+    now?: () => number;
+    /** What a reaped run of `provider` spent, from its files (Provider.spent), for the ledger. */
+    spent?: (provider: string, row: JobRow, jobDir: string) => Record<string, unknown> | null;
+  },
 ): Promise<ReapReport[]> {
   const now = o.now ?? Date.now;
   const out: ReapReport[] = [];
@@ -55,7 +62,8 @@ export async function reapAll(
     let store: JobStore | undefined;
     try {
       store = JobStore.open(s.stateDir, { provider: s.provider });
-      const reaped = await reapDeadOwners(store, { identities: o.identities, now, dryRun: o.dryRun });
+      const spent = o.spent && ((row: JobRow, dir: string) => o.spent!(s.provider, row, dir));
+      const reaped = await reapDeadOwners(store, { identities: o.identities, now, dryRun: o.dryRun, spent });
       const pruned = store.pruneFinished(now() - o.retentionMs, o.dryRun);
       if (!o.dryRun) removeJobDirs(s.stateDir, pruned);
       out.push({ provider: s.provider, state_dir: s.stateDir, reaped, pruned: pruned.length });

@@ -1,14 +1,12 @@
 import { z } from "zod";
-import { agentResultSchema } from "../../agent/result.ts";
+import { delegationOutcomeSchema } from "../../dispatch/delegation-result.ts";
 import { once } from "../../once.ts";
 
 // The input shape lives in dispatch/ so the agent job provider (jobs/) validates with it too.
 export { type DelegationArgs, delegationFields, delegationInput } from "../../dispatch/delegation-fields.ts";
 
 export const delegationResultSchema = once(() =>
-  agentResultSchema().extend({
-    failed_over_from: z.string().optional().describe("the model asked for, when an equivalent one ran"),
-    fallback_note: z.string().optional(),
+  delegationOutcomeSchema().extend({
     truncated: z.boolean().optional().describe("final_response was cut; the whole is at final_response_path"),
     final_response_length: z.number().int().optional(),
     final_response_path: z.string().optional(),

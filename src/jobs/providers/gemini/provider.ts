@@ -46,9 +46,9 @@ export function geminiProvider(o: GeminiProviderOptions): Provider {
       return validateGeminiTask(raw, o.defaultTimeoutS);
     },
 
-    launch(job: JobRow) {
+    launch(job: JobRow, ctx: { jobDir: string }) {
       const bin = requireAgyBin(o.bin, o.childEnv.PATH ?? "");
-      return buildGeminiLaunch(job, bin, o);
+      return buildGeminiLaunch(job, bin, o, ctx);
     },
 
     parse(out: RunOutput): ParsedResult {
