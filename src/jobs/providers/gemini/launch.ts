@@ -1,6 +1,7 @@
 import { mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import type { Config } from "../../../config.ts";
 import { DlError, isDlError } from "../../../errors.ts";
 import {
   checkGitConfig,
@@ -12,6 +13,7 @@ import {
   jailPlatform,
   jailPolicyFor,
   prepareTreeGuard,
+  probeJailOnce,
   type TreeGuard,
   wrapCommand,
 } from "../../../sandbox/index.ts";
@@ -26,6 +28,11 @@ import { agyArgv } from "./task.ts";
  * `jail_unavailable` (the fix is named) or `jail_git_config` (the hint is named). After
  * the run, a change to the git control files fails it `jail_git_tampered` (restored).
  */
+
+/** This machine's jail probe, as Gemini jobs and `dl status` run it (remembered once it succeeds). */
+export function geminiJailProbe(c: Pick<Config, "childEnv">): Promise<JailProbe> {
+  return probeJailOnce({ platform: process.platform, path: c.childEnv.PATH ?? "", cwd: "/" });
+}
 
 export interface GeminiJailInputs {
   platform: NodeJS.Platform;
