@@ -18,6 +18,8 @@ interface JailedCommand {
   env: Record<string, string>;
   /** Linux: pass to runGroup (the jail waits for its network and process limit). */
   jailNet: JailNet | null;
+  /** Pass to runGroup: the command sits behind the start marker (sys/jail-start.ts). */
+  jailMarked: true;
   /**
    * Call once the command has ended: walks the workdir again (a new `.git` or protected
    * entry is moved out and returned), removes the stand-ins and the run's private
@@ -69,7 +71,7 @@ export function commandJail(o: CommandJailOptions): CommandJail {
           guard,
         );
         const wrapped = wrapCommand(policy, argv, { ...env, HOME: policy.home }, p);
-        return { argv: wrapped.argv, env: wrapped.env, jailNet: wrapped.jailNet, dispose };
+        return { argv: wrapped.argv, env: wrapped.env, jailNet: wrapped.jailNet, jailMarked: true, dispose };
       } catch (e) {
         await dispose();
         throw e;

@@ -6,6 +6,7 @@ import { RUN_BASH_DEFAULTS } from "../../src/agent/tools/settings.ts";
 import { type CommandJail, commandJail } from "../../src/sandbox/command-jail.ts";
 import { prepareTreeGuard } from "../../src/sandbox/index.ts";
 import type { JailProbe } from "../../src/sandbox/probe.ts";
+import { markedEntry } from "../../src/sys/jail-start.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
 import { requireLinuxProbe, skipBwrap } from "./jail-env.ts";
@@ -74,7 +75,13 @@ test("run_bash: a command that planted a nested repository gets jail_git_tampere
   const leaky: CommandJail = {
     async wrap(argv, env, workdir) {
       const guard = await prepareTreeGuard(workdir, { home: process.env.HOME!, env: { PATH: "/usr/bin:/bin" } });
-      return { argv: [...argv], env: { ...env }, jailNet: null, dispose: async () => (await guard.finish()).tamper };
+      return {
+        argv: markedEntry(argv),
+        env: { ...env },
+        jailNet: null,
+        jailMarked: true,
+        dispose: async () => (await guard.finish()).tamper,
+      };
     },
   };
   const tool = runBashTool({

@@ -3,6 +3,7 @@ import { constants } from "node:os";
 import { z } from "zod";
 import { describeError, isDlError } from "../../errors.ts";
 import type { CommandJail } from "../../sandbox/command-jail.ts";
+import { jailFailureMessage } from "../../sandbox/jail-causes.ts";
 import type { GitTamper } from "../../sandbox/tree-guard.ts";
 import type { JailNet } from "../../sys/jail-net.ts";
 import { runGroup, type StreamName } from "../../sys/process.ts";
@@ -74,6 +75,7 @@ async function commandFor(
   argv: string[];
   env: Record<string, string>;
   jailNet?: JailNet | null;
+  jailMarked?: boolean;
   dispose: () => Promise<GitTamper | null>;
 }> {
   if (!jail) return { argv, env, dispose: async () => null };
@@ -106,6 +108,7 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
           cwd: ctx.workdir,
           env: cmd.env,
           jailNet: cmd.jailNet ?? undefined,
+          jailMarked: cmd.jailMarked,
           stdoutCap: settings.stdoutCap,
           stderrCap: settings.stderrCap,
           onOutput: (stream, chunk) => tails[stream].push(chunk),
@@ -113,6 +116,8 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
           signal: ctx.signal,
           graceMs: settings.graceMs,
         });
+        // Known out of band: the jail never started the command (its output is not asked).
+        if (r.jailSetupFailure) return fail(`run_bash: ${jailFailureMessage(r.jailSetupFailure).message}`);
         // The shell's convention for a signal death (128 + n), so the number is never null.
         const exitCode = r.exitCode ?? 128 + (signalNumber(r.signal) ?? 0);
         const parts: string[] = [];

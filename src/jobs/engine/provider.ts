@@ -29,6 +29,8 @@ export interface LaunchSpec {
   cwd: string;
   /** A jailed command: what to attach while bwrap waits (sandbox wrapCommand's jailNet). */
   jailNet?: JailNet | null;
+  /** A jailed command behind the start marker (wrapCommand's jailMarked): set-up failures read jail_unavailable. */
+  jailMarked?: boolean;
   /**
    * Runs once the child's group has ended, however it ended (the jail's git check). A
    * failure it returns ends the job `failed` with that failure_kind and message.

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describeError, isDlError } from "../../errors.ts";
 import { log } from "../../log.ts";
+import { jailFailureMessage } from "../../sandbox/jail-causes.ts";
 import type { JobPatch, JobRow } from "../../store/types.ts";
 import { type RunResult, runGroup } from "../../sys/process.ts";
 import { withoutSecrets } from "../secrets.ts";
@@ -120,6 +121,7 @@ async function superviseChild(
       env: spec.env,
       cwd: spec.cwd,
       jailNet: spec.jailNet ?? undefined,
+      jailMarked: spec.jailMarked,
       stdoutCap: ctx.outputCap,
       stderrCap: ctx.outputCap,
       timeoutMs: Math.max(0, budgetMs),
@@ -195,6 +197,11 @@ async function recordEnd(
   if (recorded.written === "error") {
     const why = `could not record the child process (${recorded.error}); it was stopped`;
     return rw.finish({ exit_code: out.exitCode, ended_at: ended }, why);
+  }
+  // The jail never started its command (known out of band, never from the output).
+  if (result.jailSetupFailure && !o.signal.aborted) {
+    const { message } = jailFailureMessage(result.jailSetupFailure, "the job");
+    return rw.finish({ status: "failed", failure_kind: "jail_unavailable", final_response: message, ended_at: ended });
   }
   const parsed = await parseRun(row, out, ctx);
   // However it ended, what ran was spent: the usage its output reports, else what its files say.

@@ -130,7 +130,14 @@ export async function buildGeminiLaunch(
     ensureAgyStateDirs(policy);
     const env = { ...o.childEnv, HOME: policy.home };
     const wrapped = wrapCommand(policy, agyArgv(bin, job), env, probe);
-    return { argv: wrapped.argv, env: wrapped.env, cwd: policy.workdir, jailNet: wrapped.jailNet, afterRun };
+    return {
+      argv: wrapped.argv,
+      env: wrapped.env,
+      cwd: policy.workdir,
+      jailNet: wrapped.jailNet,
+      jailMarked: true,
+      afterRun,
+    };
   } catch (e) {
     await afterRun();
     if (isDlError(e, "jail_unavailable")) throw jailRefused(e.message, probe.fix);
