@@ -27,6 +27,7 @@ export {
   type TreeGuard,
   type TreeVerdict,
 } from "./tree-guard.ts";
+export { readTreeReport, treeReport, treeReportLines } from "./tree-report.ts";
 
 export interface WrappedCommand {
   argv: string[];

@@ -25,7 +25,7 @@ export interface JailFailure {
 
 export const INSTALL_BWRAP =
   "install bubblewrap: apt-get install bubblewrap (Debian/Ubuntu) or dnf install bubblewrap (Fedora)";
-export const ENABLE_USERNS =
+const ENABLE_USERNS =
   "enable unprivileged user namespaces: sysctl -w kernel.unprivileged_userns_clone=1 (Debian), sysctl -w user.max_user_namespaces=15000 (where it is 0), or on Ubuntu 23.10+ sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile allowing bwrap); in a container, allow user namespaces (e.g. docker --security-opt seccomp=unconfined)";
 const TUN_MODE =
   "let this user open /dev/net/tun, which pasta needs for the jail's network: chmod 0666 /dev/net/tun (the mode distributions ship), or run dl as root";

@@ -4,7 +4,7 @@ import { Semaphore } from "../../src/agent/semaphore.ts";
 import { runBashTool } from "../../src/agent/tools/run-bash.ts";
 import { RUN_BASH_DEFAULTS } from "../../src/agent/tools/settings.ts";
 import { type CommandJail, commandJail } from "../../src/sandbox/command-jail.ts";
-import { prepareTreeGuard } from "../../src/sandbox/index.ts";
+import { prepareTreeGuard, treeReport } from "../../src/sandbox/index.ts";
 import type { JailProbe } from "../../src/sandbox/probe.ts";
 import { markedEntry } from "../../src/sys/jail-start.ts";
 import { runGroup } from "../../src/sys/process.ts";
@@ -80,7 +80,10 @@ test("run_bash: a command that planted a nested repository gets jail_git_tampere
         env: { ...env },
         jailNet: null,
         jailMarked: true,
-        dispose: async () => (await guard.finish()).tamper,
+        dispose: async () => {
+          const verdict = await guard.finish();
+          return { tamper: verdict.tamper, report: treeReport(verdict, guard.keptReadOnly) };
+        },
       };
     },
   };
@@ -93,9 +96,12 @@ test("run_bash: a command that planted a nested repository gets jail_git_tampere
   });
   const c = ctx();
   await runGroup({ argv: ["git", "init", "-q"], cwd: c.workdir, env: { PATH: "/usr/bin:/bin" } });
-  const r = await tool.run({ command: "mkdir inner && git -C inner init -q" }, c);
+  const r = await tool.run({ command: "mkdir inner && git -C inner init -q && echo x > inner/a.txt" }, c);
   expect(r.is_error).toBe(true);
   expect(r.content).toContain("[jail_git_tampered:");
   expect(r.content).toContain("inner/.git (new)");
+  // What the command changed and what stayed read-only, measured by dl, in the result.
+  expect(r.content).toContain("files changed: 1 added, 0 changed, 0 deleted\n  added inner/a.txt");
+  expect(r.content).toMatch(/kept read-only: \d+ paths \(git metadata/);
   expect(await Bun.file(`${c.workdir}/inner/.git/HEAD`).exists()).toBe(false);
 });

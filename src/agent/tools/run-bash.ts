@@ -2,9 +2,9 @@ import { existsSync } from "node:fs";
 import { constants } from "node:os";
 import { z } from "zod";
 import { describeError, isDlError } from "../../errors.ts";
-import type { CommandJail } from "../../sandbox/command-jail.ts";
+import type { CommandJail, JailCheck } from "../../sandbox/command-jail.ts";
 import { jailFailureMessage } from "../../sandbox/jail-causes.ts";
-import type { GitTamper } from "../../sandbox/tree-guard.ts";
+import { treeReportLines } from "../../sandbox/tree-report.ts";
 import type { JailNet } from "../../sys/jail-net.ts";
 import { runGroup, type StreamName } from "../../sys/process.ts";
 import { sharedSemaphore } from "../semaphore.ts";
@@ -76,7 +76,7 @@ async function commandFor(
   env: Record<string, string>;
   jailNet?: JailNet | null;
   jailMarked?: boolean;
-  dispose: () => Promise<GitTamper | null>;
+  dispose: () => Promise<JailCheck | null>;
 }> {
   if (!jail) return { argv, env, dispose: async () => null };
   return jail.wrap(argv, env, workdir);
@@ -99,7 +99,7 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
         return fail(`run_bash: ${describeError(e)}`);
       }
       const tails = { stdout: new TailKeeper(settings.stdoutCap), stderr: new TailKeeper(settings.stderrCap) };
-      let dispose: () => Promise<GitTamper | null> = async () => null;
+      let dispose: () => Promise<JailCheck | null> = async () => null;
       try {
         const cmd = await commandFor([shell, "-c", command], env, ctx.workdir, settings.jail);
         dispose = cmd.dispose;
@@ -130,9 +130,11 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
         if (err) parts.push(`--- stderr ---\n${err}`);
         if (!out && !err) parts.push("(no output)");
         // The git check runs here, not in finally, so its verdict reaches the result.
-        const tamper = await cmd.dispose();
+        const check = await cmd.dispose();
         dispose = async () => null;
+        const tamper = check?.tamper ?? null;
         if (tamper) parts.unshift(`[${tamper.failureKind}: ${tamper.message}]`);
+        if (check) parts.push(`--- measured by dl ---\n${treeReportLines(check.report).join("\n")}`);
         const isError = exitCode !== 0 || tamper !== null;
         return { content: parts.join("\n"), is_error: isError, bash: { exitCode, timedOut: r.timedOut } };
       } catch (e) {

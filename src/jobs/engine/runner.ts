@@ -10,7 +10,7 @@ import { chooseOutcome, type JobStopCause, outcomePatch, stoppedPatch } from "./
 import type { Identities } from "./machine.ts";
 import { reserveOutcome } from "./outcome-file.ts";
 import { keepOutputTail } from "./output-tail.ts";
-import type { LaunchSpec, ParsedResult, Provider, RunOutput } from "./provider.ts";
+import type { LaunchSpec, ParsedResult, Provider, RunCheck, RunOutput } from "./provider.ts";
 import { JobRowWriter, type RowWriterOptions, type WriteResult } from "./row-writer.ts";
 
 export interface RunnerContext extends RowWriterOptions {
@@ -66,12 +66,12 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
   await recordEnd(row, run, { ctx, signal, rw, jobDir, after: await afterRun(row, spec) });
 }
 
-async function afterRun(row: JobRow, spec: LaunchSpec): Promise<{ failureKind: string; message: string } | null> {
+async function afterRun(row: JobRow, spec: LaunchSpec): Promise<RunCheck> {
   try {
-    return (await spec.afterRun?.()) ?? null;
+    return (await spec.afterRun?.()) ?? { failure: null };
   } catch (e) {
     log.error(`job ${row.id}: the check after the run failed: ${describeError(e)}`);
-    return { failureKind: "infra", message: `the check after the run failed: ${describeError(e)}` };
+    return { failure: { failureKind: "infra", message: `the check after the run failed: ${describeError(e)}` } };
   }
 }
 
@@ -177,10 +177,13 @@ async function recordEnd(
     signal: AbortSignal;
     rw: JobRowWriter;
     jobDir: string;
-    after: { failureKind: string; message: string } | null;
+    after: RunCheck;
   },
 ): Promise<void> {
-  const { ctx, rw } = o;
+  const { ctx } = o;
+  // What the check after the run measured (files changed, kept read-only) rides on every end.
+  const changes = o.after.changes ? JSON.stringify(o.after.changes) : null;
+  const rw = { finish: (p: JobPatch, why?: string) => o.rw.finish({ ...p, changes }, why) };
   const { result, recorded } = run;
   const out: RunOutput = {
     exitCode: result.exitCode,
@@ -207,8 +210,8 @@ async function recordEnd(
   // However it ended, what ran was spent: the usage its output reports, else what its files say.
   parsed.usage ??= spentOf(row, o.jobDir, ctx);
   const usage = parsed.usage ? JSON.stringify(parsed.usage) : null;
-  if (o.after) {
-    const { failureKind, message } = o.after;
+  if (o.after.failure) {
+    const { failureKind, message } = o.after.failure;
     return rw.finish({ status: "failed", failure_kind: failureKind, final_response: message, ended_at: ended, usage });
   }
   if (o.signal.aborted)
