@@ -117,10 +117,10 @@ where=${from:-$url}
 [ -z "$from" ] || [ -d "$from" ] || die "--from $from is not a folder; give the folder that holds SHA256SUMS and the archives"
 fetch SHA256SUMS || die "no SHA256SUMS in $where: refusing to install anything unverified"
 # The one archive for this platform: dl-<version>-linux-x64.tar.gz is not ...-linux-x64-musl.tar.gz.
-archive=$(awk -v p="-$platform.tar.gz" '{ n = $2; sub(/^\*/, "", n) }
+archive=$(awk -v p="-$platform.tar.gz" '{ sub(/\r$/, ""); n = $2; sub(/^\*/, "", n) }
 	substr(n, 1, 3) == "dl-" && length(n) > length(p) && substr(n, length(n) - length(p) + 1) == p { print n; exit }' "$tmp/SHA256SUMS")
 [ -n "$archive" ] || die "SHA256SUMS in $where has no entry for $platform: refusing to install an unverified dl"
-expected=$(awk -v n="$archive" '{ f = $2; sub(/^\*/, "", f) } f == n { print $1; exit }' "$tmp/SHA256SUMS")
+expected=$(awk -v n="$archive" '{ sub(/\r$/, ""); f = $2; sub(/^\*/, "", f) } f == n { print $1; exit }' "$tmp/SHA256SUMS")
 fetch "$archive" || die "$archive is listed in SHA256SUMS but missing from $where"
 
 if command -v sha256sum >/dev/null 2>&1; then
@@ -162,10 +162,13 @@ else
 fi
 
 # The predecessor's watcher name: dl started as delegate-wait behaves as dl wait. Made
-# only where nothing else has that name (a link we made before is replaced, a file is kept).
+# only where nothing else has that name: the link this script made (to dl, beside it) is
+# made again; anything else there, a file or a link of the user's own, is kept.
 wait_link="$prefix/delegate-wait"
-if [ -L "$wait_link" ] || [ ! -e "$wait_link" ]; then
-	ln -sf dl "$wait_link" || die "cannot link $wait_link to dl"
+if [ ! -e "$wait_link" ] && [ ! -L "$wait_link" ]; then
+	ln -s dl "$wait_link" || die "cannot link $wait_link to dl"
+elif [ -L "$wait_link" ] && [ "$(readlink "$wait_link")" = dl ]; then
+	: # ours already
 else
 	echo "kept $wait_link (not a link dl made); dl wait does the same"
 fi
@@ -174,8 +177,9 @@ fi
 quoted=$target
 case $target in *[!A-Za-z0-9/._+-]*) quoted="'$(printf '%s' "$target" | sed "s/'/'\\\\''/g")'" ;; esac
 echo
-echo "Register it with Claude Code (set the URL to your gateway's):"
-echo "  claude mcp add delegate-local --scope user --env DELEGATE_LOCAL_URL=http://localhost:4000/v1/messages -- $quoted serve"
+echo "Next: $quoted init   (finds your model server and writes the settings every dl process reads)"
+echo "Then register it with Claude Code, once for every project (the line dl init prints too):"
+echo "  claude mcp add delegate-local --scope user -- $quoted serve"
 case ":${PATH:-}:" in
 *":$prefix:"*) ;;
 *)

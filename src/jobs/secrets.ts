@@ -1,4 +1,4 @@
-import type { ParsedResult } from "./provider.ts";
+import type { ParsedResult } from "./engine/provider.ts";
 
 /**
  * A CLI given a key by name (DELEGATE_CODEX_ENV_PASSTHROUGH, DELEGATE_DSH_ENV_PASSTHROUGH)

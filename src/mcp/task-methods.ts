@@ -1,5 +1,6 @@
 import { ProtocolError, ProtocolErrorCode, type Server, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { isDlError } from "../errors.ts";
 import type { JobTaskStore } from "./job-tasks.ts";
 
 /** The extension's id, in capabilities and in a request's declared client capabilities. */
@@ -27,6 +28,14 @@ const notFound = (taskId: string) =>
     `Failed to retrieve task: Task not found (${taskId.slice(0, 200)})`,
   );
 
+/**
+ * A cancel this session may not make (another live project's job): the extension's
+ * protocol errors are -32602 for a task id the request cannot act on, -32603 only for the
+ * server's own faults, so a refusal is Invalid params with the owner named.
+ */
+const refusedCancel = (message: string, data: Record<string, unknown>) =>
+  new ProtocolError(ProtocolErrorCode.InvalidParams, message, { reason: "not_owner", ...data });
+
 const taskIdParams = z.object({ taskId: z.string().min(1).max(20_000) }).loose();
 const anyResult = z.object({}).loose();
 
@@ -50,7 +59,13 @@ export function registerTaskMethods(server: Server, store: JobTaskStore): void {
   });
   server.setRequestHandler("tasks/cancel", schemas, async ({ taskId }, ctx) => {
     requireDeclared(ctx);
-    if (!(await store.cancel(taskId))) throw notFound(taskId);
+    let known: boolean;
+    try {
+      known = await store.cancel(taskId);
+    } catch (e) {
+      throw isDlError(e, "not_owner") ? refusedCancel(e.message, e.data) : e;
+    }
+    if (!known) throw notFound(taskId);
     return {};
   });
 }

@@ -3,7 +3,7 @@ import { mkdirSync, type Stats, statSync } from "node:fs";
 import { join } from "node:path";
 import { DlError, describeError } from "../errors.ts";
 // Plain data (no imports): which variable moves a provider's store, for the error text.
-import { PROVIDERS } from "../providers.ts";
+import { factsOf } from "../providers.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { DB_FILE } from "./types.ts";
 
@@ -43,7 +43,7 @@ export function storageCause(e: unknown): string {
 }
 
 const variableOf = (provider: string | undefined) =>
-  PROVIDERS.find((d) => d.name === provider)?.stateEnv ?? "the provider's state dir variable";
+  (provider && factsOf(provider)?.stateEnv) || "the provider's state dir variable";
 
 /**
  * A storage failure as a DlError. The message names the operation and a bounded

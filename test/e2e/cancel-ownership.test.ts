@@ -60,12 +60,12 @@ async function serveIn(project: string): Promise<Session> {
 }
 
 /** tasks/cancel as the ext-tasks requester sends it; the error message when it is refused. */
-async function cancelTask(s: Session, taskId: string): Promise<{ ok: boolean; message: string }> {
+async function cancelTask(s: Session, taskId: string): Promise<{ ok: boolean; message: string; code?: number }> {
   try {
     await s.tasks.session.cancelTask(taskId as never); // a task id is the job ids, as the server made it
     return { ok: true, message: "" };
   } catch (e) {
-    return { ok: false, message: (e as Error).message };
+    return { ok: false, message: (e as Error).message, code: (e as { code?: number }).code };
   }
 }
 
@@ -110,6 +110,8 @@ describe("cancel_agent and tasks/cancel act on the caller's project only", () =>
     const r = await cancelTask(b, queued);
     expect(r.ok).toBe(false);
     expect(r.message).toContain(`job ${queued} belongs to project`);
+    // The extension's protocol error for a task id this request cannot act on; not -32603 (a server fault).
+    expect(r.code).toBe(-32602);
     expect(await statusOf(a, queued)).toBe("queued");
   });
 

@@ -9,11 +9,13 @@ import {
   chmodSync,
   copyFileSync,
   existsSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   readlinkSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -57,8 +59,12 @@ describe("install.sh", () => {
     const v = await run([dl, "--version", "--json"], env);
     expect(JSON.parse(v.stdout)).toMatchObject({ target: HOST });
     expect(r.stdout).toContain(`installed dl `);
-    expect(r.stdout).toContain(`claude mcp add delegate-local --scope user`);
-    expect(r.stdout).toContain(` -- ${dl} serve\n`);
+    // The one registration line: the same as the installed dl init prints, with no --env and no key.
+    const init = await run([dl, "init", "--endpoint", "http://127.0.0.1:9", "--model", "m", "--json"], env);
+    const line = JSON.parse(init.stdout).register_line as string;
+    expect(line).toBe(`claude mcp add delegate-local --scope user -- ${dl} serve`);
+    expect(r.stdout).toContain(`\n  ${line}\n`);
+    expect(r.stdout).toContain(`Next: ${dl} init`);
     expect(r.stdout).toContain(`${join(home, ".local", "bin")} is not on your PATH`);
     const before = statSync(dl);
     const again = await install(["--from", release.dir], {
@@ -86,6 +92,36 @@ describe("install.sh", () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toContain("kept");
     expect(readFileSync(join(bin, "delegate-wait"), "utf8")).toContain("theirs");
+  });
+
+  test("keeps a delegate-wait link the user made (to their own watcher), and remakes only its own", async () => {
+    const { home, env } = freshHome("home");
+    const bin = join(home, ".local", "bin");
+    mkdirSync(bin, { recursive: true });
+    const theirs = join(home, "predecessor-wait");
+    writeFileSync(theirs, "#!/bin/sh\necho theirs\n");
+    symlinkSync(theirs, join(bin, "delegate-wait"));
+    const r = await install(["--from", release.dir], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`kept ${join(bin, "delegate-wait")}`);
+    expect(readlinkSync(join(bin, "delegate-wait"))).toBe(theirs);
+    // The link install.sh made itself is left as it is on the next run, and said nothing about.
+    rmSync(join(bin, "delegate-wait"));
+    expect((await install(["--from", release.dir], env)).code).toBe(0);
+    const again = await install(["--from", release.dir], env);
+    expect(again.stdout).not.toContain("kept");
+    expect(readlinkSync(join(bin, "delegate-wait"))).toBe("dl");
+  });
+
+  test("reads a SHA256SUMS with CRLF line endings (written on Windows) and installs", async () => {
+    const { home, env } = freshHome("home");
+    const dir = copyRelease();
+    const sums = join(dir, "SHA256SUMS");
+    writeFileSync(sums, readFileSync(sums, "utf8").replace(/\r?\n/g, "\r\n"));
+    const r = await install(["--from", dir], env);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(statSync(join(home, ".local", "bin", "dl")).isFile()).toBe(true);
   });
 
   test("a --from folder that does not exist is named as such", async () => {

@@ -1,9 +1,9 @@
 import { closeSync, constants, fstatSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { readChildFileSync } from "../../sys/child-file.ts";
-import type { RunOutput } from "../provider.ts";
 import { redactSecrets } from "../redact.ts";
 import { sanitizeBlock } from "../sanitize.ts";
+import type { RunOutput } from "./provider.ts";
 
 /**
  * The end of what a CLI job's child printed (Codex's JSON events, a launcher's log), kept
