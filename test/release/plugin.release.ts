@@ -7,7 +7,9 @@
  * secret) succeed; `claude mcp list` shows the plugin's server connected; `claude plugin
  * details` lists the agents, commands and server and prints the projected token cost; a
  * `claude -p` session delegates through the plugin's server to a fake model, reached
- * with the plugin's endpoint, model and key; and a /dl: command runs its dl command.
+ * with the plugin's endpoint and key and the model of dl's settings file (the plugin's
+ * model option is empty, and an empty option leaves the file in charge); and a /dl:
+ * command runs its dl command.
  *
  * Claude Code itself talks to a scripted fake Anthropic API on 127.0.0.1 (ANTHROPIC_BASE_URL);
  * its non-essential traffic (updates, telemetry) is turned off. Nothing reaches beyond
@@ -27,7 +29,8 @@ const PLUGIN = "dl@delegate-local";
 const SERVER = "plugin:dl:delegate-local";
 const TOOL = "mcp__plugin_dl_delegate-local__delegate_to_local_agent";
 const KEY = "dl-plugin-test-key-4f1c9b27";
-const AGENT_MODEL = "fake-agent-model";
+/** The model dl's settings file names; the plugin's model option is left empty. */
+const FILE_MODEL = "model-from-settings-file";
 
 let claudeApi: FakeModel;
 let modelApi: FakeModel;
@@ -62,6 +65,10 @@ beforeAll(async () => {
   );
   const r = await run(["npm", "install", "-g", "--offline", ...tarballs], user.env);
   if (r.code !== 0) throw new Error(`installing dl from the release tarballs failed:\n${r.stderr}`);
+  // dl's settings file, as dl init writes it: private, in a private folder.
+  const settings = join(user.home, ".config", "dl");
+  mkdirSync(settings, { recursive: true, mode: 0o700 });
+  writeFileSync(join(settings, "settings.env"), `DELEGATE_LOCAL_MODEL=${FILE_MODEL}\n`, { mode: 0o600 });
   project = join(user.home, "project");
   mkdirSync(join(project, ".claude", "agents"), { recursive: true });
   writeFileSync(
@@ -83,15 +90,15 @@ describe("the dl plugin in Claude Code", () => {
     }
   }, 60_000);
 
-  test("marketplace add <repository> and install dl@delegate-local, with its options and the key as a secret", async () => {
+  test("marketplace add <repository> and install dl@delegate-local, with two options (the key as a secret)", async () => {
     ok(await claude(["plugin", "marketplace", "add", ROOT]));
-    const config = [`endpoint=${modelApi.anthropicUrl}`, `model=${AGENT_MODEL}`, `key=${KEY}`];
+    const config = [`endpoint=${modelApi.anthropicUrl}`, `key=${KEY}`];
     const r = await claude(["plugin", "install", PLUGIN, ...config.flatMap((c) => ["--config", c])]);
     ok(r);
     expect(r.stdout).toContain(`Successfully installed plugin: ${PLUGIN}`);
     // The key went to Claude Code's secure storage, not into the settings files.
     const settings = readFileSync(join(user.home, ".claude", "settings.json"), "utf8");
-    expect(settings).toContain(AGENT_MODEL);
+    expect(settings).toContain(modelApi.anthropicUrl);
     expect(settings).not.toContain(KEY);
   }, 60_000);
 
@@ -120,7 +127,7 @@ describe("the dl plugin in Claude Code", () => {
     console.error(`claude plugin details ${PLUGIN}: always-on ~${cost![1]} tokens per session`);
   }, 60_000);
 
-  test("claude -p delegates through the plugin's server to the model at the plugin's endpoint, with its model and key", async () => {
+  test("claude -p delegates through the plugin's server: the plugin's endpoint and key, the settings file's model (its option left empty)", async () => {
     modelApi.script(reply.text("helper says: 42"));
     claudeApi.always(orchestrator);
     // As a user of claude -p does, the tool is allowed up front (there is nobody to ask).
@@ -128,20 +135,29 @@ describe("the dl plugin in Claude Code", () => {
     ok(r);
     expect(r.stdout).toContain("The helper answered: 42");
     const [agentCall] = modelApi.requests;
-    expect(agentCall?.model).toBe(AGENT_MODEL);
+    expect(agentCall?.model).toBe(FILE_MODEL);
     expect(JSON.stringify(agentCall?.body.system)).toContain("You answer in one line.");
     // The fake refuses any other key with a 401, so the secret option reached dl.
     expect(agentCall?.headers["x-api-key"]).toBe(KEY);
   }, 180_000);
 
-  test("/dl:jobs runs dl jobs and hands its output to the session", async () => {
+  test("/dl:jobs runs dl jobs, which lists the delegation the plugin's server ran, and hands its output to the session", async () => {
     claudeApi.reset();
     claudeApi.always(reply.text("shown"));
     const r = await claude(["-p", "/dl:jobs"]);
     ok(r);
     const prompt = JSON.stringify(claudeApi.requests.at(-1)?.body.messages);
-    expect(prompt).toContain("no jobs yet (submit one through the MCP tools");
+    expect(prompt).toContain("<command-name>/dl:jobs</command-name>");
+    // The shell's dl and the plugin's dl serve share one job state.
+    expect(prompt).toContain(`delegation  done`);
+    expect(prompt).toContain(`delegate_to_local_agent on ${FILE_MODEL}`);
   }, 120_000);
+
+  test("claude plugin uninstall removes the plugin and its server", async () => {
+    ok(await claude(["plugin", "uninstall", PLUGIN]));
+    const r = await claude(["mcp", "list"]);
+    expect(r.stdout).not.toContain(SERVER);
+  }, 60_000);
 });
 
 /** Tool calls (name by id) and results in a Messages request. */
