@@ -742,8 +742,8 @@ export const MUTATIONS: Mutation[] = [
     guard: "a failed check after the run (the git snapshot) is the job's outcome",
     why: "a job that changed .git/hooks would end done, and nobody would be told",
     file: "src/jobs/engine/runner.ts",
-    search: 'if (after && run.recorded.written === "changed") return rw.fail(after.failureKind, after.message);',
-    replace: "",
+    search: "if (o.after) {",
+    replace: "if (false) {",
     tests: ["test/jobs/engine/runner-git-tamper.test.ts"],
   },
   {
