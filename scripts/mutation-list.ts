@@ -1549,4 +1549,14 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/e2e/settings-file.test.ts"],
     build: true,
   },
+  {
+    id: "conversation-missing-no-lock",
+    guard: "a follow-up of a conversation that does not exist removes the lock file it made",
+    why: "every mistyped or expired continue_from would leave a cv-*.lock behind for ever",
+    file: "src/dispatch/follow-up.ts",
+    search: 'if (isDlError(e, "not_found")) store.dropLock(id);',
+    replace: "",
+    tests: ["test/e2e/shell-output.test.ts"],
+    build: true,
+  },
 ];

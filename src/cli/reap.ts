@@ -10,6 +10,7 @@ import { pruneDelegationTranscripts } from "../usage/transcript-prune.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
+import { storeLabels } from "./store-label.ts";
 import { refuseIrregularStores } from "./stores-or-exit.ts";
 
 const def = defineCommand({
@@ -48,14 +49,16 @@ const def = defineCommand({
           `delegations: ${dryRun ? "would prune" : "pruned"} ${kept.pruned_transcripts} old transcript(s)\n`,
         );
       if (reports.length === 0) process.stdout.write("no job stores yet: nothing to reap\n");
+      const labels = storeLabels(reports);
       for (const r of reports) {
+        const name = labels.get(r) ?? r.provider;
         if (r.error) {
-          process.stdout.write(`${r.provider}: store unusable (${r.error})\n`);
+          process.stdout.write(`${name}: store unusable (${r.error}); run dl status for its folder's state\n`);
           continue;
         }
         const verb = dryRun ? "would end" : "ended";
         process.stdout.write(
-          `${r.provider}: ${verb} ${r.reaped.length} job(s) of dead servers, ${dryRun ? "would prune" : "pruned"} ${r.pruned} finished\n`,
+          `${name}: ${verb} ${r.reaped.length} job(s) of dead servers, ${dryRun ? "would prune" : "pruned"} ${r.pruned} finished\n`,
         );
         for (const a of r.reaped)
           process.stdout.write(`  ${a.id} → ${a.status}${a.killed_pid ? ` (pid ${a.killed_pid})` : ""}: ${a.reason}\n`);

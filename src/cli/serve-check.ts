@@ -11,6 +11,7 @@ import { defaultDeps } from "../services.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { dirState } from "../sys/writable.ts";
 import { VERSION } from "../version.ts";
+import { shellWord } from "./shell-word.ts";
 import { checkModels } from "./status-models.ts";
 import { namedStateDirs } from "./status-report.ts";
 
@@ -99,11 +100,13 @@ export async function serveChecks(config: Config): Promise<CheckLine[]> {
   return lines;
 }
 
-export function renderChecks(lines: readonly CheckLine[]): string {
+/** The verdict names the command a host runs: this binary's absolute path, which is what a registration needs. */
+export function renderChecks(lines: readonly CheckLine[], self = process.execPath): string {
   const mark = { ok: "ok  ", warn: "WARN", fail: "FAIL" } as const;
   const failed = lines.filter((l) => l.level === "fail").length;
+  const command = `${shellWord(self)} serve`;
   const verdict = failed
-    ? `dl serve would not work: ${failed} problem(s) marked FAIL above`
-    : "dl serve would start; an MCP host can connect with: dl serve";
+    ? `dl serve would not work: ${failed} problem(s) marked FAIL above; fix them, then run ${command} --check again`
+    : `dl serve would start; an MCP host can connect with: ${command}`;
   return `${[...lines.map((l) => `${mark[l.level]} ${l.text}`), "", verdict].join("\n")}\n`;
 }

@@ -1,8 +1,9 @@
 import type { PoolStatus } from "../dispatch/status.ts";
 import type { ActiveJob, JobsSummary } from "../jobs/shell/maintenance.ts";
 import { versionLine } from "../version.ts";
-import { humanAge as age } from "./job-format.ts";
 import type { StatusReport } from "./status-report.ts";
+import { storeLabels } from "./store-label.ts";
+import { humanAge as age } from "./time-format.ts";
 
 /** `dl status` as text: one section per concern (each provider's part as its module renders it), failed checks last. */
 export function renderStatus(r: StatusReport, providerText: readonly string[]): string {
@@ -25,7 +26,7 @@ export function renderStatus(r: StatusReport, providerText: readonly string[]): 
     ),
     "",
     "jobs:",
-    ...r.jobs.flatMap((j) => renderJobs(j, Date.now(), false, { defaultModel: cfg.backend.model })),
+    ...renderAllJobs(r.jobs, Date.now(), false, { defaultModel: cfg.backend.model }),
     ...providerText,
     ...renderMcpTools(r),
   ];
@@ -108,19 +109,22 @@ function orphanStatuses(active: readonly ActiveJob[]): string {
   return [...counts].map(([state, n]) => `${n} ${state}`).join(", ");
 }
 
+type JobsContext = { defaultModel: string; pools?: readonly PoolStatus[] };
+
+/** Every store's jobs, a provider with two stores named by folder too. */
+export function renderAllJobs(all: readonly JobsSummary[], now: number, each: boolean, ctx: JobsContext): string[] {
+  const labels = storeLabels(all);
+  return all.flatMap((j) => renderJobs(j, labels.get(j) ?? j.provider, now, each, ctx));
+}
+
 /**
- * One provider's jobs: counts, per project, and with `each` every active job (a waiting
+ * One store's jobs: counts, per project, and with `each` every active job (a waiting
  * one with the holders it waits behind, from `pools`).
  */
-export function renderJobs(
-  j: JobsSummary,
-  now: number,
-  each: boolean,
-  ctx: { defaultModel: string; pools?: readonly PoolStatus[] } = { defaultModel: "" },
-): string[] {
+function renderJobs(j: JobsSummary, label: string, now: number, each: boolean, ctx: JobsContext): string[] {
   const orphans = j.orphaned ? `, ${j.orphaned} orphaned: ${orphanStatuses(j.active)} (run dl reap)` : "";
   const lines = [
-    `  ${j.provider.padEnd(8)} ${j.running} running, ${j.queued} queued${orphans}${j.error ? `  (${j.error})` : ""}`,
+    `  ${label.padEnd(8)} ${j.running} running, ${j.queued} queued${orphans}${j.error ? `  (${j.error})` : ""}`,
   ];
   if (each)
     for (const a of j.active) {

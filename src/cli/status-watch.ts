@@ -7,7 +7,7 @@ import type { ProviderModule } from "../jobs/provider-module.ts";
 import { PROVIDER_MODULES } from "../jobs/providers/index.ts";
 import { jobsSummary } from "../jobs/shell/maintenance.ts";
 import { knownJobStores } from "../jobs/shell/store-registry.ts";
-import { renderJobs, renderPools } from "./status-render.ts";
+import { renderAllJobs, renderPools } from "./status-render.ts";
 
 /**
  * `dl status --watch`: what is running where, for someone with several windows open.
@@ -34,7 +34,7 @@ async function frame(config: Config, now: Date, providers: readonly ProviderModu
     ...renderPools({ pools }),
     "",
     "jobs (queued and running):",
-    ...jobs.flatMap((j) => renderJobs(j, t0, true, { defaultModel: config.backend.model, pools })),
+    ...renderAllJobs(jobs, t0, true, { defaultModel: config.backend.model, pools }),
     ...watched.flat(),
   ].join("\n");
 }

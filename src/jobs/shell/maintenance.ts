@@ -13,6 +13,8 @@ import { type ReapAction, reapDeadOwners } from "../engine/reaper.ts";
 
 export interface ReapReport {
   provider: string;
+  /** The store's folder: a provider can have several (a host that moved one). */
+  state_dir: string;
   /** Rows of dead servers ended now (or that would be, on a dry run). */
   reaped: ReapAction[];
   /** Finished rows older than the retention period, deleted (or counted). */
@@ -64,9 +66,9 @@ export async function reapAll(
       const reaped = await reapDeadOwners(store, { identities: o.identities, now, dryRun: o.dryRun, spent });
       const pruned = store.pruneFinished(now() - o.retentionMs, o.dryRun);
       if (!o.dryRun) removeJobDirs(s.stateDir, pruned);
-      out.push({ provider: s.provider, reaped, pruned: pruned.length });
+      out.push({ provider: s.provider, state_dir: s.stateDir, reaped, pruned: pruned.length });
     } catch (e) {
-      out.push({ provider: s.provider, reaped: [], pruned: 0, error: describeError(e) });
+      out.push({ provider: s.provider, state_dir: s.stateDir, reaped: [], pruned: 0, error: describeError(e) });
     } finally {
       store?.close();
     }
@@ -109,6 +111,8 @@ export type SlotWaitOf = (s: JobStateDir, row: JobRow) => { model: string; bucke
 
 export interface JobsSummary {
   provider: string;
+  /** The store's folder: a provider can have several (a host that moved one). */
+  state_dir: string;
   running: number;
   queued: number;
   /** Per project (canonical git common dir): running and queued. */
@@ -122,8 +126,9 @@ export interface JobsSummary {
   error?: string;
 }
 
-function emptySummary(provider: string): JobsSummary {
-  return { provider, running: 0, queued: 0, projects: [], orphaned: 0, active: [], last_launch_ms: null };
+function emptySummary(s: JobStateDir): JobsSummary {
+  const empty = { running: 0, queued: 0, projects: [], orphaned: 0, active: [], last_launch_ms: null };
+  return { provider: s.provider, state_dir: s.stateDir, ...empty };
 }
 
 function activeJob(s: JobStateDir, r: JobRow, identities: Identities, slotWaitOf?: SlotWaitOf): ActiveJob {
@@ -158,7 +163,7 @@ export function jobsSummary(
   const out: JobsSummary[] = [];
   for (const s of sources) {
     if (!existsSync(join(s.stateDir, DB_FILE))) {
-      out.push(emptySummary(s.provider));
+      out.push(emptySummary(s));
       continue;
     }
     let store: JobStore | undefined;
@@ -180,6 +185,7 @@ export function jobsSummary(
       const last = store.getMeta("last_launch_ms");
       out.push({
         provider: s.provider,
+        state_dir: s.stateDir,
         running: rows.filter((r) => r.status === "running").length,
         queued: rows.filter((r) => r.status === "queued").length,
         projects: [...per.values()],
@@ -188,7 +194,7 @@ export function jobsSummary(
         last_launch_ms: last === undefined ? null : Number(last),
       });
     } catch (e) {
-      out.push({ ...emptySummary(s.provider), error: describeError(e) });
+      out.push({ ...emptySummary(s), error: describeError(e) });
     } finally {
       store?.close();
     }
