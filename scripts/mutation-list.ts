@@ -306,6 +306,17 @@ export const MUTATIONS: Mutation[] = [
     replace: "if (false) {",
     tests: ["test/store/jobs.test.ts"],
   },
+  {
+    id: "job-status-legal-moves",
+    guard: "a status write lands only on a row that may make that move (an ended job is never rewritten)",
+    why: "a late writer (a reap racing a job's end, a second cancel) would turn a done job into lost, or a cancelled one back into running",
+    file: "src/store/jobs.ts",
+    search:
+      "const from = patch.status === undefined ? expect : movesInto(patch.status, expect?.length ? expect : undefined);",
+    replace: "const from = expect;",
+    tests: ["test/store/transitions.test.ts"],
+  },
+
   // ── caps and pools ───────────────────────────────────────────────────────────────────
   {
     id: "admission-global-cap",
@@ -742,8 +753,8 @@ export const MUTATIONS: Mutation[] = [
     guard: "a failed check after the run (the git snapshot) is the job's outcome",
     why: "a job that changed .git/hooks would end done, and nobody would be told",
     file: "src/jobs/engine/runner.ts",
-    search: 'if (after && run.recorded.written === "changed") return rw.fail(after.failureKind, after.message);',
-    replace: "",
+    search: "if (o.after) {",
+    replace: "if (false) {",
     tests: ["test/jobs/engine/runner-git-tamper.test.ts"],
   },
   {
@@ -1107,6 +1118,34 @@ export const MUTATIONS: Mutation[] = [
     search: 'archive=$(awk -v p="-$platform.tar.gz" \'{ sub(/\\r$/, "");',
     replace: 'archive=$(awk -v p="-$platform.tar.gz" \'{',
     tests: ["test/release/install.test.ts"],
+  },
+  // ── the npm launcher (issue 34) ───────────────────────────────────────────────────
+  {
+    id: "npm-launcher-exec",
+    guard: "the npm launcher execs dl instead of running it as a child",
+    why: "a shell would stay between the host and dl serve: the host's SIGTERM would end the shell and leave dl running",
+    file: "scripts/npm-launcher.sh",
+    search: '\texec "$found" "$@"',
+    replace: '\t"$found" "$@"; exit $?',
+    tests: ["test/release/npm-launcher.test.ts"],
+  },
+  {
+    id: "npm-launcher-version",
+    guard: "the npm launcher runs only a target package of its own version",
+    why: "a stale copy left in some node_modules above would run instead of the version the user installed",
+    file: "scripts/npm-launcher.sh",
+    search: 'if [ "$copy" != "$version" ]; then',
+    replace: "if false; then",
+    tests: ["test/release/npm-launcher.test.ts"],
+  },
+  {
+    id: "npm-launcher-unsupported",
+    guard: "the npm launcher refuses a machine dl has no build for, naming the supported ones",
+    why: "an i686 or riscv64 user would be told a package is missing instead of that no build exists",
+    file: "scripts/npm-launcher.sh",
+    search: '[ -n "$wanted" ] || fail "no dl build for $machine',
+    replace: 'true || fail "no dl build for $machine',
+    tests: ["test/release/npm-launcher.test.ts"],
   },
   // ── agent edit/search tools and follow-ups (issue 24) ─────────────────────────────
   {

@@ -1,3 +1,4 @@
+import type { FailureKind } from "../../errors.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { JailNet } from "../../sys/jail-net.ts";
 
@@ -41,7 +42,7 @@ export interface LaunchSpec {
 
 /** What the check after a run found. */
 export interface RunCheck {
-  failure: { failureKind: string; message: string } | null;
+  failure: { failureKind: FailureKind; message: string } | null;
   /** A JSON object for the row's `changes` column (sandbox/tree-report.ts), or null. */
   changes?: Record<string, unknown> | null;
 }
@@ -79,7 +80,10 @@ export interface ParsedResult {
  * symlink or too large, so the run's own account of itself is not trusted: the job fails
  * whatever its exit code said.
  */
-export type FailureClass = "quota" | "throttle" | "auth" | "infra" | "config" | "result_file_refused" | "other";
+export type FailureClass = Extract<
+  FailureKind,
+  "quota" | "throttle" | "auth" | "infra" | "config" | "result_file_refused" | "other"
+>;
 
 export interface Provider {
   /** A PROVIDERS name (jobs/providers/index.ts), or a test provider's. */

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { describeError, isDlError } from "../../errors.ts";
+import { describeError, type FailureKind, isDlError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import { jailFailureMessage } from "../../sandbox/jail-causes.ts";
 import type { JobPatch, JobRow } from "../../store/types.ts";
@@ -88,7 +88,7 @@ async function prepareLaunch(
     return await ctx.provider.launch(row, { jobDir });
   } catch (e) {
     // A refusal the provider explains itself (jail unavailable, unsafe git config).
-    const kind = isDlError(e) && typeof e.data.failure_kind === "string" ? e.data.failure_kind : null;
+    const kind = isDlError(e) ? (e.data.failure_kind ?? null) : null;
     await rw.fail(kind ?? "infra", kind ? describeError(e) : `could not prepare the run: ${describeError(e)}`);
     return null;
   }
