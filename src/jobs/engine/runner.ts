@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { describeError, type FailureKind, isDlError } from "../../errors.ts";
+import { describeError, isDlError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import { jailFailureMessage } from "../../sandbox/jail-causes.ts";
 import type { JobPatch, JobRow } from "../../store/types.ts";
