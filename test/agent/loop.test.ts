@@ -140,13 +140,15 @@ describe("runAgent", () => {
     expect(r.error).toContain("announcing work");
   });
 
-  test("countdown at 3 turns left names the wip commit; the last turn says no more tools; the limit is reported", async () => {
+  test("countdown at 3 turns left says save in files, never commit; the last turn says no more tools; the limit is reported", async () => {
     const steps: Step[] = Array.from({ length: 6 }, () => [tool("run_bash", { command: "true" })]);
     const s = scripted(steps);
     const r = await runAgent(opts(s.complete, { max_turns: 6 }));
     expect(s.requests).toHaveLength(6);
     expect(lastToolResult(s.requests[2]!.messages)).not.toContain("[dl:");
-    expect(lastToolResult(s.requests[3]!.messages)).toContain('git add -A && git commit -m "wip:');
+    const countdown = lastToolResult(s.requests[3]!.messages);
+    expect(countdown).toContain("save your work in the files (delegates do not commit");
+    expect(countdown).not.toMatch(/git (add|commit)/);
     expect(lastToolResult(s.requests[5]!.messages)).toContain("no more tools will run");
     expect(r.hit_turn_limit).toBe(true);
     expect(r.incomplete).toBe(true);
