@@ -61,7 +61,9 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
     run = await superviseChild(row, spec, ctx, signal, rw);
   } catch (e) {
     await afterRun(row, spec);
-    return rw.fail("infra", describeError(e));
+    // A spawn refused for a reason of its own (as root without bwrap: jail_unavailable).
+    const kind = isDlError(e, "jail_unavailable") ? "jail_unavailable" : "infra";
+    return rw.fail(kind, describeError(e));
   }
   await recordEnd(row, run, { ctx, signal, rw, jobDir, after: await afterRun(row, spec) });
 }
@@ -122,6 +124,8 @@ async function superviseChild(
       cwd: spec.cwd,
       jailNet: spec.jailNet ?? undefined,
       jailMarked: spec.jailMarked,
+      // Not jailed and not dl: as root, no /proc reach to dl or anyone else.
+      ownPidNamespace: !spec.jailMarked && !spec.selfChild,
       stdoutCap: ctx.outputCap,
       stderrCap: ctx.outputCap,
       timeoutMs: Math.max(0, budgetMs),
