@@ -1,13 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { MUTATIONS } from "../../scripts/mutation-list.ts";
 import { argsOf } from "../../src/cli/command.ts";
 import { EXIT, EXIT_AFTER_SIGNAL } from "../../src/cli/exit.ts";
 import { COMMANDS } from "../../src/cli/main.ts";
 import { READ_BESIDE_SETTINGS, SETTINGS } from "../../src/config.ts";
 import { leavesOf } from "../../src/config-tree.ts";
 import { WAIT_EXIT } from "../../src/jobs/shell/wait.ts";
-import { MUTATIONS } from "../../scripts/mutation-list.ts";
 import { type CodeFacts, docProblems, flagsOf } from "./doc-claims.ts";
 
 /**
@@ -49,6 +49,23 @@ describe("what the docs name exists", () => {
     expect(docProblems(page, f).sort()).toEqual(
       ["command dl frobnicate", "exit code 9", "flag dl jobs --colour", "variable DELEGATE_NO_SUCH_THING"].sort(),
     );
+  });
+
+  test("the README names the two commands of a source checkout, and package.json has them", () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const block = /### From a source checkout[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+    const commands = block
+      .split("\n")
+      .map((l) => l.replace(/#.*/, "").trim())
+      .filter(Boolean);
+    expect(commands).toEqual(["npm ci && npm run setup", "npm test"]);
+    const scripts = (
+      JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }
+    ).scripts;
+    // setup builds and runs dl's own checks; test builds and runs the suite.
+    for (const part of ["bun build.ts", "npm run typecheck", "npm run lint", "./dist/dl status"])
+      expect(scripts.setup).toContain(part);
+    expect(scripts.test).toContain("bun test");
   });
 
   test("CONTRIBUTING.md's mutation figures are the list's", () => {

@@ -16,7 +16,7 @@ export type CodeFacts = {
 };
 
 /** The code of a Markdown page: fenced blocks' lines and inline code spans, each with its line. */
-export function codeOf(md: string): { code: string; line: string }[] {
+function codeOf(md: string): { code: string; line: string }[] {
   const out: { code: string; line: string }[] = [];
   const prose = md.replace(/^```[^\n]*\n([\s\S]*?)^```/gm, (_, body: string) => {
     for (const l of body.split("\n")) out.push({ code: l, line: l });
