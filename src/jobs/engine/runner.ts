@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { describeError, isDlError } from "../../errors.ts";
+import { describeError, type FailureKind, isDlError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import type { JobPatch, JobRow } from "../../store/types.ts";
 import { type RunResult, runGroup } from "../../sys/process.ts";
@@ -65,7 +65,7 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
   await recordEnd(row, run, { ctx, signal, rw, jobDir, after: await afterRun(row, spec) });
 }
 
-async function afterRun(row: JobRow, spec: LaunchSpec): Promise<{ failureKind: string; message: string } | null> {
+async function afterRun(row: JobRow, spec: LaunchSpec): Promise<{ failureKind: FailureKind; message: string } | null> {
   try {
     return (await spec.afterRun?.()) ?? null;
   } catch (e) {
@@ -87,7 +87,7 @@ async function prepareLaunch(
     return await ctx.provider.launch(row, { jobDir });
   } catch (e) {
     // A refusal the provider explains itself (jail unavailable, unsafe git config).
-    const kind = isDlError(e) && typeof e.data.failure_kind === "string" ? e.data.failure_kind : null;
+    const kind = isDlError(e) ? (e.data.failure_kind ?? null) : null;
     await rw.fail(kind ?? "infra", kind ? describeError(e) : `could not prepare the run: ${describeError(e)}`);
     return null;
   }
@@ -175,7 +175,7 @@ async function recordEnd(
     signal: AbortSignal;
     rw: JobRowWriter;
     jobDir: string;
-    after: { failureKind: string; message: string } | null;
+    after: { failureKind: FailureKind; message: string } | null;
   },
 ): Promise<void> {
   const { ctx, rw } = o;
