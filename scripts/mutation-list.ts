@@ -1119,6 +1119,34 @@ export const MUTATIONS: Mutation[] = [
     replace: 'archive=$(awk -v p="-$platform.tar.gz" \'{',
     tests: ["test/release/install.test.ts"],
   },
+  // ── the npm launcher (issue 34) ───────────────────────────────────────────────────
+  {
+    id: "npm-launcher-exec",
+    guard: "the npm launcher execs dl instead of running it as a child",
+    why: "a shell would stay between the host and dl serve: the host's SIGTERM would end the shell and leave dl running",
+    file: "scripts/npm-launcher.sh",
+    search: '\texec "$found" "$@"',
+    replace: '\t"$found" "$@"; exit $?',
+    tests: ["test/release/npm-launcher.test.ts"],
+  },
+  {
+    id: "npm-launcher-version",
+    guard: "the npm launcher runs only a target package of its own version",
+    why: "a stale copy left in some node_modules above would run instead of the version the user installed",
+    file: "scripts/npm-launcher.sh",
+    search: 'if [ "$copy" != "$version" ]; then',
+    replace: "if false; then",
+    tests: ["test/release/npm-launcher.test.ts"],
+  },
+  {
+    id: "npm-launcher-unsupported",
+    guard: "the npm launcher refuses a machine dl has no build for, naming the supported ones",
+    why: "an i686 or riscv64 user would be told a package is missing instead of that no build exists",
+    file: "scripts/npm-launcher.sh",
+    search: '[ -n "$wanted" ] || fail "no dl build for $machine',
+    replace: 'true || fail "no dl build for $machine',
+    tests: ["test/release/npm-launcher.test.ts"],
+  },
   // ── agent edit/search tools and follow-ups (issue 24) ─────────────────────────────
   {
     id: "edit-ambiguous",
