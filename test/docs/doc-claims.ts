@@ -47,9 +47,10 @@ function commandProblems(code: string, line: string, f: CodeFacts): string[] {
   // A quoted argument is a value, not flags ("add a --verbose flag"); a typo shown on
   // purpose ("dl stauts" → "did you mean status?") is the point of its line.
   if (/did you mean|unknown command/.test(line)) return [];
-  const unquoted = code.replace(/"[^"]*"|'[^']*'/g, "ARG");
-  // A command ends at a pipe, a list operator, a comment or a closing parenthesis.
-  for (const segment of unquoted.split(/\||&&|;|#|\)/)) {
+  // A shell comment is prose: "# the plugin runs the dl on PATH" names no command.
+  const unquoted = code.replace(/"[^"]*"|'[^']*'/g, "ARG").replace(/(^|\s)#.*$/, "");
+  // A command ends at a pipe, a list operator or a closing parenthesis.
+  for (const segment of unquoted.split(/\||&&|;|\)/)) {
     const m = /(?:^|[\s`(])dl (-{1,2}[a-z][\w-]*|[a-z][\w-]*)((?:\s+\S+)*)/.exec(segment);
     if (!m) continue;
     const [, word, rest = ""] = m;
