@@ -45,7 +45,11 @@ function outcomeStatus(id: string): string | null {
 
 describe("a job that ends while its store cannot be written", () => {
   test("its end is kept; after the server dies and the store is writable again, dl reap records it done", async () => {
-    session = await connectDl({ ...codexServeEnv(root, fake.baseUrl, stateDir), DELEGATE_CODEX_STAGGER_S: "0", ...QUICK_BUSY });
+    session = await connectDl({
+      ...codexServeEnv(root, fake.baseUrl, stateDir),
+      DELEGATE_CODEX_STAGGER_S: "0",
+      ...QUICK_BUSY,
+    });
     const repo = makeRepo(root, "outage", 0).repo;
     const sub = (await session.client.callTool({
       name: "submit_codex",
@@ -83,7 +87,11 @@ describe("a job that ends while its store cannot be written", () => {
   }, 120_000);
 
   test("while the server lives: once the store can be written again, the kept end is recorded without a restart", async () => {
-    const live = await connectDl({ ...codexServeEnv(root, fake.baseUrl, stateDir), DELEGATE_CODEX_STAGGER_S: "0", ...QUICK_BUSY });
+    const live = await connectDl({
+      ...codexServeEnv(root, fake.baseUrl, stateDir),
+      DELEGATE_CODEX_STAGGER_S: "0",
+      ...QUICK_BUSY,
+    });
     try {
       const repo = makeRepo(root, "outage-live", 0).repo;
       const sub = (await live.client.callTool({
