@@ -1,6 +1,7 @@
 import { type Config, loadConfig } from "../config.ts";
 import { isDlError } from "../errors.ts";
 import { setLogLevel } from "../log.ts";
+import { setStoreBusyTimeout } from "../store/db.ts";
 import { EXIT } from "./exit.ts";
 
 /**
@@ -11,6 +12,7 @@ export function configOrExit(): Config {
   try {
     const config = loadConfig();
     setLogLevel(config.logLevel);
+    setStoreBusyTimeout(config.jobs.storeBusyTimeoutS * 1000);
     return config;
   } catch (e) {
     if (isDlError(e, "bad_config")) {

@@ -154,6 +154,7 @@ const row = (over: Partial<JobRow> = {}): JobRow => ({
   retry_at: null,
   warnings: null,
   persist_error: null,
+  changes: null,
   ...over,
 });
 
