@@ -1147,6 +1147,24 @@ export const MUTATIONS: Mutation[] = [
     replace: 'true || fail "no dl build for $machine',
     tests: ["test/release/npm-launcher.test.ts"],
   },
+  {
+    id: "npm-launcher-musl",
+    guard: "the npm launcher runs the -musl package where ldd names musl",
+    why: "on Alpine a glibc binary beside it would be run, and it cannot start there",
+    file: "scripts/npm-launcher.sh",
+    search: "if ldd --version 2>&1 | grep -qi musl; then",
+    replace: "if false; then",
+    tests: ["test/release/npm-launcher.test.ts"],
+  },
+  {
+    id: "plugin-key-secret",
+    guard: "the plugin's key option is sensitive: Claude Code keeps it in its secure storage",
+    why: "the gateway key would be written in plain text into ~/.claude/settings.json",
+    file: "plugin/.claude-plugin/plugin.json",
+    search: '"sensitive": true',
+    replace: '"sensitive": false',
+    tests: ["test/release/metadata.test.ts"],
+  },
   // ── agent edit/search tools and follow-ups (issue 24) ─────────────────────────────
   {
     id: "edit-ambiguous",

@@ -29,7 +29,7 @@ version_of() {
 	sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$1" 2>/dev/null | head -n 1
 }
 version=$(version_of "$package/package.json")
-[ -n "$version" ] || fail "$package/package.json names no version"
+[ -n "$version" ] || fail "$package/package.json names no version: this script runs as bin/dl of the installed delegate-local package"
 
 # glibc or musl, as install.sh tells them apart (ldd names musl; glibc's getconf knows its version).
 libc() {

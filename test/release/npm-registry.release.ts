@@ -21,7 +21,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { LAUNCHER, platformPackage, SCOPE, tarballName } from "../../scripts/npm-packages.ts";
 import { MODERN_META } from "../helpers/modern.ts";
 import { until } from "../helpers/until.ts";
-import { HOST, ROOT, run } from "./helpers.ts";
+import { HOST, hostRelease, ROOT, run } from "./helpers.ts";
 import { asArm64, childrenOf, exeOf, npmHome, parentOf, publish, type Registry, startRegistry } from "./npm-helpers.ts";
 
 const DIR = join(ROOT, "dist", "release");
@@ -54,7 +54,7 @@ async function versionJson(cmd: string[], env: Record<string, string>): Promise<
 }
 
 /** MCP over stdio to `cmd serve`, in the legacy era (initialize) or the modern one (server/discover). */
-async function eraAnswers(cmd: string[], env: Record<string, string>, mode: "legacy" | "auto") {
+async function eraSession(cmd: string[], env: Record<string, string>, mode: "legacy" | "auto" = "auto") {
   const transport = new StdioClientTransport({
     command: cmd[0]!,
     args: [...cmd.slice(1), "serve"],
@@ -69,7 +69,7 @@ async function eraAnswers(cmd: string[], env: Record<string, string>, mode: "leg
     tools: (await client.listTools()).tools.map((t) => t.name),
     pid: transport.pid,
   };
-  return { answer, close: () => client.close() };
+  return { answer, client, close: () => client.close() };
 }
 
 describe("from the tarballs, with no registry", () => {
@@ -97,7 +97,7 @@ describe("from the local registry", () => {
 
   for (const mode of ["legacy", "auto"] as const)
     test(`dl serve through the installed launcher answers the ${mode === "auto" ? "2026-07-28" : "2025-11-25"} era; the host's child is the target's dl`, async () => {
-      const { answer, close } = await eraAnswers([join(global.prefix, "bin", "dl")], global.env, mode);
+      const { answer, close } = await eraSession([join(global.prefix, "bin", "dl")], global.env, mode);
       expect(answer.era).toBe(mode === "auto" ? "modern" : "legacy");
       expect(answer.server).toMatchObject({ name: "delegate-local", version: pkg.version });
       expect(answer.tools).toContain("list_local_agents");
@@ -135,7 +135,7 @@ describe("from the local registry", () => {
   for (const mode of ["legacy", "auto"] as const)
     test(`npx -y delegate-local serve answers the ${mode === "auto" ? "2026-07-28" : "2025-11-25"} era; dl runs under npm's own process`, async () => {
       const { env } = npmHome(`npx-serve-${mode}`, registry.url);
-      const { answer, close } = await eraAnswers(["npx", "-y", LAUNCHER], env, mode);
+      const { answer, close } = await eraSession(["npx", "-y", LAUNCHER], env, mode);
       expect(answer.era).toBe(mode === "auto" ? "modern" : "legacy");
       expect(answer.server).toMatchObject({ name: "delegate-local", version: pkg.version });
       // npx stays as the host's child (Node running npm exec), with its shell, and dl below them.
@@ -184,7 +184,7 @@ describe.skipIf(process.platform !== "linux" || HOST !== "linux-x64")("linux-arm
     const launcher = asArm64([join(arm.prefix, "bin", "dl")], arm.env);
     expect(await versionJson(launcher.cmd, launcher.env)).toMatchObject({ target: "linux-arm64" });
     for (const mode of ["legacy", "auto"] as const) {
-      const { answer, close } = await eraAnswers(launcher.cmd, launcher.env, mode);
+      const { answer, close } = await eraSession(launcher.cmd, launcher.env, mode);
       expect(answer.era).toBe(mode === "auto" ? "modern" : "legacy");
       expect(answer.server).toMatchObject({ name: "delegate-local", version: pkg.version });
       await close();
@@ -220,6 +220,39 @@ describe("no binary fits", () => {
     expect(dl.stderr).toContain(`${platformPackage(HOST)}@${pkg.version}`);
     expect(dl.stderr).toContain("--include=optional");
   }, 180_000);
+});
+
+/** The next patch version after package.json's, for a release published over it. */
+function nextPatch(version: string): string {
+  const [major = "0", minor = "0", patch = "0"] = version.split("-")[0]!.split(".");
+  return `${major}.${minor}.${Number(patch) + 1}`;
+}
+
+describe("upgrade and uninstall", () => {
+  test("npm install -g delegate-local@latest upgrades launcher and binary together while the old dl serve keeps answering; npm uninstall -g removes both", async () => {
+    const { prefix, env } = npmHome("npm-upgrade", registry.url);
+    expect((await run(["npm", "install", "-g", LAUNCHER], env)).code).toBe(0);
+    const dl = join(prefix, "bin", "dl");
+    const { answer, close, client } = await eraSession([dl], env);
+    expect(answer.server).toMatchObject({ version: pkg.version });
+
+    const next = nextPatch(pkg.version);
+    const release = await hostRelease(next, { npm: true });
+    await publish(registry.url, join(release.dir, tarballName(platformPackage(HOST), next)));
+    await publish(registry.url, join(release.dir, tarballName(LAUNCHER, next)));
+    const up = await run(["npm", "install", "-g", `${LAUNCHER}@latest`], env);
+    expect(`${up.stderr}exit ${up.code}`).toBe("exit 0");
+    expect(await versionJson([dl], env)).toMatchObject({ version: next, target: HOST });
+    expect(installedTargets(prefix)).toEqual([HOST]);
+    // The server started before the upgrade runs the file it started from.
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(answer.tools);
+    await close();
+
+    const down = await run(["npm", "uninstall", "-g", LAUNCHER], env);
+    expect(`${down.stderr}exit ${down.code}`).toBe("exit 0");
+    expect(readdirSync(join(prefix, "bin"))).toEqual([]);
+    expect(existsSync(join(prefix, "lib", "node_modules", LAUNCHER))).toBe(false);
+  }, 300_000);
 });
 
 /** A process and everything below it (Linux). */

@@ -16,7 +16,7 @@
  * this machine.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { LAUNCHER, platformPackage, tarballName } from "../../scripts/npm-packages.ts";
@@ -158,6 +158,10 @@ describe("the dl plugin in Claude Code", () => {
     const r = await claude(["mcp", "list"]);
     expect(r.stdout).not.toContain(SERVER);
   }, 60_000);
+
+  test("Claude Code queued nothing for servers elsewhere: no telemetry events were written to send later", () => {
+    expect(existsSync(join(user.home, ".claude", "telemetry"))).toBe(false);
+  });
 });
 
 /** Tool calls (name by id) and results in a Messages request. */
