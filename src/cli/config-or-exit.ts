@@ -16,7 +16,8 @@ export function configOrExit(): Config {
     return config;
   } catch (e) {
     if (isDlError(e, "bad_config")) {
-      process.stderr.write(`dl: ${e.message}\n`);
+      // One line: what is wrong (and where it was set, when that is the settings file), then what to run.
+      process.stderr.write(`dl: ${e.message}; fix it, then run dl status\n`);
       process.exit(EXIT.usage);
     }
     throw e;

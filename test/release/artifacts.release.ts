@@ -65,18 +65,23 @@ describe("SHA256SUMS and archive contents", () => {
     }
   });
 
-  test("each archive holds dl (executable), LICENSE and a README naming the install step, nothing else", async () => {
+  test("each archive holds dl (executable), LICENSE, a README naming the install steps, and the examples/ the README names", async () => {
+    const examples = (readdirSync(join(ROOT, "examples"), { recursive: true }) as string[]).map((f) =>
+      statSync(join(ROOT, "examples", f)).isDirectory() ? `examples/${f}/` : `examples/${f}`,
+    );
     for (const t of ALL) {
       const folder = archiveName(pkg.version, t).replace(/\.tar\.gz$/, "");
       const list = await run(["tar", "-tvzf", archivePath(t)], { PATH: SYSTEM_PATH });
       const entries = list.stdout.trim().split("\n");
-      expect(entries.map((l) => l.split(/\s+/).pop()).sort()).toEqual(
-        [`${folder}/`, `${folder}/LICENSE`, `${folder}/README`, `${folder}/dl`].sort(),
-      );
+      const own = ["", "LICENSE", "README", "dl", "examples/", ...examples].map((f) => `${folder}/${f}`);
+      expect(entries.map((l) => l.split(/\s+/).pop()).sort()).toEqual(own.sort());
       expect(entries.find((l) => l.endsWith("/dl"))).toStartWith("-rwxr-xr-x 0/0");
       const dl = binary(t);
       const readme = readFileSync(join(dl, "..", "README"), "utf8");
       expect(readme).toContain("sh install.sh --from .");
+      // The same next steps as the README and install.sh: dl init, and the one registration line.
+      expect(readme).toContain("  dl init\n  claude mcp add delegate-local --scope user -- ~/.local/bin/dl serve\n");
+      expect(readme).not.toContain("--env");
       expect(readme).toContain(`dl ${pkg.version} for ${t}`);
       if (t.endsWith("-musl")) expect(readme).toContain("apk add libstdc++ libgcc");
       expect(readFileSync(join(dl, "..", "LICENSE"), "utf8")).toContain("MIT License");
