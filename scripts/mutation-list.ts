@@ -1148,6 +1148,15 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/release/npm-launcher.test.ts"],
   },
   {
+    id: "npm-launcher-musl",
+    guard: "the npm launcher runs the -musl package where ldd names musl",
+    why: "on Alpine a glibc binary beside it would be run, and it cannot start there",
+    file: "scripts/npm-launcher.sh",
+    search: "if ldd --version 2>&1 | grep -qi musl; then",
+    replace: "if false; then",
+    tests: ["test/release/npm-launcher.test.ts"],
+  },
+  {
     id: "plugin-key-secret",
     guard: "the plugin's key option is sensitive: Claude Code keeps it in its secure storage",
     why: "the gateway key would be written in plain text into ~/.claude/settings.json",
