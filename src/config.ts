@@ -1,4 +1,3 @@
-import { redactUrl } from "./backends/url.ts";
 import {
   bool,
   envText,
@@ -22,6 +21,7 @@ import { DlError } from "./errors.ts";
 import { PROVIDERS, type ProviderName } from "./providers.ts";
 import { codexPassthroughProblem, inheritedEnv, namedEnv, passthroughProblem } from "./sys/child-env.ts";
 import { resolveStatePaths, type StatePaths, settingsFilePath } from "./sys/paths.ts";
+import { redactUrl } from "./url.ts";
 
 /**
  * Every setting dl understands, once: the tree's shape is the Config's, each leaf names

@@ -4,9 +4,9 @@
  * can help, and what to try — without ever carrying the API key, URL userinfo or query.
  */
 import { DlError } from "../errors.ts";
+import { redactUrl } from "../url.ts";
 import { safeHost } from "./route.ts";
 import type { Endpoint } from "./types.ts";
-import { redactUrl } from "./url.ts";
 
 const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504, 529]);
 

@@ -1,5 +1,5 @@
 import { describeError } from "../errors.ts";
-import { redactUrl } from "./url.ts";
+import { redactUrl } from "../url.ts";
 
 /**
  * Asks an OpenAI-, Anthropic- or LiteLLM-style gateway which models it serves

@@ -1,6 +1,5 @@
 import type { ModelsProbe } from "../backends/models-list.ts";
 import { probeBackends } from "../backends/probe-targets.ts";
-import { redactUrl } from "../backends/url.ts";
 import type { Config } from "../config.ts";
 import { REDACTED } from "../config.ts";
 import type { JobCaps } from "../config-tree.ts";
@@ -18,6 +17,7 @@ import type { Backend } from "../mcp/tool-table.ts";
 import { PROVIDERS } from "../providers.ts";
 import { probeJailOnce } from "../sandbox/index.ts";
 import { dirState } from "../sys/writable.ts";
+import { redactUrl } from "../url.ts";
 import type { BuildInfo } from "../version.ts";
 import { checkModels, type ModelCheck } from "./status-models.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { sanitizeExcerpt } from "../../src/backends/http.ts";
-import { redactUrl } from "../../src/backends/url.ts";
+import { sanitizeExcerpt } from "../src/backends/http.ts";
+import { redactUrl } from "../src/url.ts";
 
 describe("redactUrl", () => {
   test("credential-looking parameters and userinfo are replaced; the rest stays as written", () => {
