@@ -150,6 +150,7 @@ export const SETTINGS = {
   jobs: {
     retentionDays: num("DELEGATE_JOB_RETENTION_DAYS", 7, 0, 3650),
     storeBusyTimeoutS: num("DELEGATE_STORE_BUSY_TIMEOUT", 5, 0.05, 600),
+    killGraceS: num("DELEGATE_JOB_KILL_GRACE", 5, 0.1, 600),
   },
   /** Workdir-relative paths a protect rule names that delegates may write all the same (never git's). */
   jail: {
