@@ -420,12 +420,12 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     id: "redact-endpoint-key",
-    guard: "the endpoint's key is redacted from error-body excerpts",
-    why: "a backend echoing the request headers would put the key in an MCP error",
+    guard: "an endpoint's key and header values become secrets the redaction knows when a request is built",
+    why: "a backend echoing a key of no known shape would put it in an MCP error, a log line and a job row",
     file: "src/backends/http.ts",
-    search: 'for (const s of secrets) if (s.length >= 4) t = t.split(s).join("[redacted]");',
-    replace: "",
-    tests: ["test/backends/retry.test.ts", "test/backends/hostile-servers.test.ts"],
+    search: "  knowSecrets(endpointSecrets(ep));\n  const h",
+    replace: "  const h",
+    tests: ["test/backends/retry.test.ts"],
   },
   // ── danger gates ─────────────────────────────────────────────────────────────────────
   {

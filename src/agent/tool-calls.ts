@@ -1,7 +1,7 @@
 import { toolInputError } from "../backends/tool-input.ts";
 import type { ToolResultBlock, ToolUseBlock } from "../backends/types.ts";
 import { describeError } from "../errors.ts";
-import { redactSecrets } from "../jobs/redact.ts";
+import { redact } from "../sys/redact.ts";
 import type { AgentTool, ToolContext, ToolOutcome } from "./tools/types.ts";
 import type { ToolRecord } from "./transcript.ts";
 
@@ -24,7 +24,7 @@ export async function runToolCalls(
   uses: ToolUseBlock[],
   ctx: ToolContext,
   bash: BashCounters,
-  o: { record?: ((r: Omit<ToolRecord, "n">) => void) | undefined; knownSecrets?: readonly string[] | undefined } = {},
+  o: { record?: ((r: Omit<ToolRecord, "n">) => void) | undefined } = {},
 ): Promise<ToolCallsOutcome> {
   const record = o.record;
   const results: ToolResultBlock[] = [];
@@ -50,8 +50,9 @@ export async function runToolCalls(
     const block: ToolResultBlock = { type: "tool_result", tool_use_id: use.id, content: out.content };
     if (out.is_error) block.is_error = true;
     results.push(block);
-    // Progress names what was touched: the path read or written, the command run.
-    const shown = redactSecrets(target, o.knownSecrets);
+    // Progress names what was touched: the path read or written, the command run. Redacted
+    // before it is cut: half a key is no longer a key the channels' redaction can recognize.
+    const shown = redact(target);
     const what = shown ? ` ${shown.length > 80 ? `${shown.slice(0, 79)}…` : shown}` : "";
     names.push(`${use.name}${what}${out.bash ? ` (exit ${out.bash.exitCode})` : out.is_error ? " (failed)" : ""}`);
     if (ctx.signal.aborted) break;

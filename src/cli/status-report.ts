@@ -1,8 +1,6 @@
 import type { ModelsProbe } from "../backends/models-list.ts";
 import { probeBackends } from "../backends/probe-targets.ts";
-import { redactUrl } from "../backends/url.ts";
 import type { Config } from "../config.ts";
-import { REDACTED } from "../config.ts";
 import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
 import { type PoolStatus, poolStatus } from "../dispatch/status.ts";
 import type { JobCaps } from "../jobs/engine/caps.ts";
@@ -18,6 +16,7 @@ import { knownJobStores } from "../jobs/shell/store-registry.ts";
 import { type BackendVerdict, backendVerdicts } from "../mcp/tool-availability.ts";
 import type { Backend } from "../mcp/tool-table.ts";
 import { PROVIDERS } from "../providers.ts";
+import { REDACTED, redact } from "../sys/redact.ts";
 import { dirState } from "../sys/writable.ts";
 import type { BuildInfo } from "../version.ts";
 import { checkModels, type ModelCheck } from "./status-models.ts";
@@ -163,9 +162,9 @@ function redactedConfig(c: Config): Record<string, unknown> {
     gateway: {
       ...c.gateway,
       // A key in a URL's query string or userinfo is as secret as DELEGATE_LOCAL_KEY.
-      localUrl: redactUrl(c.gateway.localUrl),
-      bifrostUrl: c.gateway.bifrostUrl === undefined ? undefined : redactUrl(c.gateway.bifrostUrl),
-      bifrostLocalUrl: c.gateway.bifrostLocalUrl === undefined ? undefined : redactUrl(c.gateway.bifrostLocalUrl),
+      localUrl: redact(c.gateway.localUrl),
+      bifrostUrl: c.gateway.bifrostUrl === undefined ? undefined : redact(c.gateway.bifrostUrl),
+      bifrostLocalUrl: c.gateway.bifrostLocalUrl === undefined ? undefined : redact(c.gateway.bifrostLocalUrl),
       vkLocal: hide(c.gateway.vkLocal),
       vkCode: hide(c.gateway.vkCode),
     },
@@ -174,7 +173,7 @@ function redactedConfig(c: Config): Record<string, unknown> {
       key: hide(c.backend.key),
       runProvider: {
         ...c.backend.runProvider,
-        url: c.backend.runProvider.url === undefined ? undefined : redactUrl(c.backend.runProvider.url),
+        url: c.backend.runProvider.url === undefined ? undefined : redact(c.backend.runProvider.url),
         apiKey: hide(c.backend.runProvider.apiKey ?? ""),
       },
     },

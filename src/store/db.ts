@@ -1,9 +1,10 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync, type Stats, statSync } from "node:fs";
+import { closeSync, constants, openSync, type Stats, statSync } from "node:fs";
 import { join } from "node:path";
 import { DlError, describeError } from "../errors.ts";
 // Plain data (no imports): which variable moves a provider's store, for the error text.
 import { PROVIDERS } from "../providers.ts";
+import { privateDir, privateFileMode, tightenTree } from "../sys/private-file.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { DB_FILE } from "./types.ts";
 
@@ -118,7 +119,7 @@ export function openDatabase(stateDir: string, opts: { readonly?: boolean; provi
       db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
       return db;
     }
-    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    keepPrivate(stateDir);
     db = new Database(file, { create: true, readwrite: true, strict: true });
     db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     // journal_mode is persistent in the file; setting it again is cheap and idempotent.
@@ -133,6 +134,28 @@ export function openDatabase(stateDir: string, opts: { readonly?: boolean; provi
     db?.close(false);
     throw storageError("open the job database", e, opts.provider);
   }
+}
+
+/**
+ * The state dir 0700 (tightened when an older dl or a user left it 0755) and its store
+ * files 0600. The database is created 0600 before SQLite opens it, since SQLite gives its
+ * -wal and -shm the database's own mode: another user can read none of them.
+ */
+function keepPrivate(stateDir: string): void {
+  privateDir(stateDir);
+  try {
+    closeSync(
+      openSync(
+        join(stateDir, DB_FILE),
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+        0o600,
+      ),
+    );
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+  }
+  for (const name of STORE_FILES) privateFileMode(join(stateDir, name));
+  tightenTree(stateDir);
 }
 
 /**

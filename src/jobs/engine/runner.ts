@@ -1,11 +1,10 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describeError, isDlError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import type { JobPatch, JobRow } from "../../store/types.ts";
+import { privateDir } from "../../sys/private-file.ts";
 import { type RunResult, runGroup } from "../../sys/process.ts";
 import type { LaunchSpec, ParsedResult, Provider, RunOutput } from "../provider.ts";
-import { withoutSecrets } from "../secrets.ts";
 import { chooseOutcome, type JobStopCause, outcomePatch, stoppedPatch } from "./job-outcome.ts";
 import type { Identities } from "./machine.ts";
 import { reserveOutcome } from "./outcome-file.ts";
@@ -85,7 +84,7 @@ async function prepareLaunch(
   rw: JobRowWriter,
 ): Promise<LaunchSpec | null> {
   try {
-    mkdirSync(jobDir, { recursive: true, mode: 0o700 });
+    privateDir(jobDir, dirname(ctx.jobsDir));
     reserveOutcome(jobDir);
     return await ctx.provider.launch(row, { jobDir });
   } catch (e) {
@@ -183,7 +182,7 @@ async function recordEnd(
     jobDir: o.jobDir,
   };
   const ended = ctx.now();
-  keepOutputTail(o.jobDir, out, ctx.provider.secretValues);
+  keepOutputTail(o.jobDir, out);
   if (recorded.written === "gone") return;
   if (recorded.written === "error") {
     const why = `could not record the child process (${recorded.error}); it was stopped`;
@@ -205,10 +204,10 @@ async function recordEnd(
   });
 }
 
-/** What the provider read out of the run, its secret values cut; a parser that throws leaves a warning, not a crash. */
+/** What the provider read out of the run (the row's and the outcome file's writers redact it); a parser that throws leaves a warning, not a crash. */
 async function parseRun(row: JobRow, out: RunOutput, ctx: RunnerContext): Promise<ParsedResult> {
   try {
-    return withoutSecrets(await ctx.provider.parse(out, row), ctx.provider.secretValues ?? []);
+    return await ctx.provider.parse(out, row);
   } catch (e) {
     return { finalResponse: null, warnings: [`could not read the result: ${describeError(e)}`] };
   }

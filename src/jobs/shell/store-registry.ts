@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { dirname, isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { PROVIDERS } from "../../providers.ts";
 import { DB_FILE } from "../../store/types.ts";
 import { readChildFileSync } from "../../sys/child-file.ts";
 import { canonicalPath, isWithin, type JobStateDir, jobStateDirs, type StatePaths } from "../../sys/paths.ts";
+import { privateDir, replacePrivate } from "../../sys/private-file.ts";
 
 /**
  * The per-user record of the job stores `dl serve` processes serve. A host's MCP config
@@ -28,13 +29,12 @@ function entryFile(registryDir: string, stateDir: string): string {
 /** Records the stores a server serves. Best effort: a failure only costs the shell's view. */
 export function registerStores(registryDir: string, stores: readonly JobStateDir[]): string | null {
   try {
-    mkdirSync(registryDir, { recursive: true, mode: 0o700 });
-    for (const s of stores) {
-      const file = entryFile(registryDir, s.stateDir);
-      const tmp = `${file}.${process.pid}.tmp`;
-      writeFileSync(tmp, `${JSON.stringify({ provider: s.provider, state_dir: s.stateDir })}\n`, { mode: 0o600 });
-      renameSync(tmp, file);
-    }
+    privateDir(registryDir, dirname(registryDir));
+    for (const s of stores)
+      replacePrivate(
+        entryFile(registryDir, s.stateDir),
+        `${JSON.stringify({ provider: s.provider, state_dir: s.stateDir })}\n`,
+      );
     return null;
   } catch (e) {
     return e instanceof Error ? e.message : String(e);

@@ -6,7 +6,6 @@ import type { JobCaps } from "../../engine/caps.ts";
 import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../../engine/engine.ts";
 import type { PollView } from "../../engine/poll.ts";
 import type { WorkspaceGuards } from "../../engine/workspace.ts";
-import { passedValues } from "../../secrets.ts";
 import { JobService } from "../../service.ts";
 import { type AccountOptions, type AccountView, CodexAccount } from "./account.ts";
 import { codexProvider } from "./provider.ts";
@@ -37,8 +36,6 @@ export interface CodexServiceOptions {
   quotaRefusePct?: number | null;
   /** The Codex child environment (config.codexChildEnv: the allowlist plus DELEGATE_CODEX_ENV_PASSTHROUGH). */
   childEnv: Readonly<Record<string, string>>;
-  /** The values of DELEGATE_CODEX_ENV_PASSTHROUGH: cut out of what a run reports. */
-  secretValues?: readonly string[];
   guards: WorkspaceGuards;
   defaultTimeoutS?: number;
   /** Tests: faster backoff, clocks, engine tick/grace, a scripted version probe. */
@@ -75,7 +72,6 @@ export function codexServiceOptions(c: Config, waitCommand: string): CodexServic
     quotaRefusePct: c.codex.quotaRefusePct ?? null,
     // Only the Codex child gets DELEGATE_CODEX_ENV_PASSTHROUGH; git probes do not.
     childEnv: c.codexChildEnv,
-    secretValues: passedValues(c.codex.envPassthrough, c.codexChildEnv),
     guards: { ...workdirGuard(c.paths), toolEnv: c.childEnv },
     engine: { waitCommand },
   };
@@ -130,7 +126,6 @@ export class CodexService {
       defaultTimeoutS: o.defaultTimeoutS,
       codexHome: o.codexHome,
       childEnv: o.childEnv,
-      secretValues: o.secretValues,
       account,
       quota,
       bin: () => {

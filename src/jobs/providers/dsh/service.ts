@@ -9,7 +9,6 @@ import type { EngineOptions } from "../../engine/engine.ts";
 import { jsonColumn, type PollView } from "../../engine/poll.ts";
 import type { WorkspaceGuards } from "../../engine/workspace.ts";
 import { sanitizeBlock, sanitizeJson } from "../../sanitize.ts";
-import { passedValues } from "../../secrets.ts";
 import { JobService } from "../../service.ts";
 import { findDshLauncher, requireDshLauncher } from "./launcher.ts";
 import { dshProvider } from "./provider.ts";
@@ -32,8 +31,6 @@ export interface DshServiceOptions {
   stateDir: string;
   /** The launcher's environment (config.dshChildEnv: the allowlist plus DELEGATE_DSH_ENV_PASSTHROUGH). */
   childEnv: Readonly<Record<string, string>>;
-  /** Values of DELEGATE_DSH_ENV_PASSTHROUGH (keys, likely): never shown in what a job reports. */
-  secretValues?: readonly string[];
   guards: WorkspaceGuards;
   /** Tests: engine tick, grace, clock; the watcher command. */
   engine?: Partial<EngineOptions>;
@@ -62,7 +59,6 @@ export function dshServiceOptions(c: Config, waitCommand: string, baseDir: strin
     stateDir: c.paths.stateDirs.dsh,
     // Only the launcher gets DELEGATE_DSH_ENV_PASSTHROUGH; git probes do not.
     childEnv: c.dshChildEnv,
-    secretValues: passedValues(c.dsh.envPassthrough, c.dshChildEnv),
     guards: { ...workdirGuard(c.paths), toolEnv: c.childEnv },
     engine: { waitCommand },
   };
@@ -84,7 +80,6 @@ export function startDshService(o: DshServiceOptions): Promise<DshService> {
   const provider = dshProvider({
     launcher: o.launcher,
     childEnv: o.childEnv,
-    secretValues: o.secretValues ?? [],
     modelsFile: o.modelsFile,
     baseDir: o.baseDir,
   });
