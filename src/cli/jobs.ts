@@ -55,7 +55,9 @@ const def = defineCommand({
       );
     } else if (jobs.length === 0) {
       process.stdout.write(
-        "no jobs yet (submit one through the MCP tools; dl jobs lists every store this machine's servers use)\n",
+        problems.length
+          ? "no jobs in the stores that could be read (the others are named below)\n"
+          : "no jobs yet (submit one through the MCP tools; dl jobs lists every store this machine's servers use)\n",
       );
     } else {
       const rows = jobs.map((j) => {

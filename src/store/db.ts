@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { DlError, describeError } from "../errors.ts";
 // Plain data (no imports): which variable moves a provider's store, for the error text.
 import { PROVIDERS } from "../providers.ts";
-import { privateDir, privateFileMode, tightenTree } from "../sys/private-file.ts";
+import { privateDir, privateFileMode } from "../sys/private-file.ts";
+import { tightenTree } from "../sys/private-tree.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { DB_FILE } from "./types.ts";
 

@@ -8,13 +8,12 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
-  readdirSync,
   renameSync,
   rmSync,
   type Stats,
   writeSync,
 } from "node:fs";
-import { dirname, join, sep } from "node:path";
+import { dirname, sep } from "node:path";
 import { DlError } from "../errors.ts";
 import { redact } from "./redact.ts";
 
@@ -78,45 +77,6 @@ export function privateFileMode(path: string): void {
   }
   if (!st.isFile() || (st.mode & 0o077) === 0 || st.uid !== euid()) return;
   chmodSync(path, PRIVATE_FILE_MODE);
-}
-
-/** Entries one tightening pass looks at, at most: a state dir of a normal life holds far fewer. */
-const TIGHTEN_MAX_ENTRIES = 50_000;
-const tightened = new Set<string>();
-
-/**
- * Everything under `root` (its job folders, transcripts, locks, whatever an older dl left
- * 0755 or 0644) made 0700 / 0600, once per process and root; links are never followed
- * and what belongs to another user is left alone. Bounded: a pass stops after
- * TIGHTEN_MAX_ENTRIES entries (the root itself, already 0700, keeps others out anyway).
- */
-export function tightenTree(root: string): void {
-  if (tightened.has(root)) return;
-  tightened.add(root);
-  const stack = [root];
-  let seen = 0;
-  while (stack.length > 0 && seen < TIGHTEN_MAX_ENTRIES) {
-    const dir = stack.pop()!;
-    let names: string[];
-    try {
-      names = readdirSync(dir);
-    } catch {
-      continue;
-    }
-    for (const name of names) {
-      if (++seen > TIGHTEN_MAX_ENTRIES) break;
-      const path = join(dir, name);
-      try {
-        const st = lstatSync(path);
-        if (st.uid !== euid() || st.isSymbolicLink()) continue;
-        if (st.isDirectory()) stack.push(path);
-        if ((st.mode & 0o077) !== 0 && (st.isDirectory() || st.isFile()))
-          chmodSync(path, st.isDirectory() ? PRIVATE_DIR_MODE : PRIVATE_FILE_MODE);
-      } catch {
-        // gone meanwhile, or not ours to change
-      }
-    }
-  }
 }
 
 /** Opens `path` for writing, refusing a link or anything but a regular file, and makes it 0600. */

@@ -1,9 +1,8 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { describeError } from "../errors.ts";
+import { storeAccess } from "../jobs/shell/store-files.ts";
 import { log } from "../log.ts";
 import { JobStore } from "../store/jobs.ts";
-import { DB_FILE, isTerminal, type JobRow } from "../store/types.ts";
+import { isTerminal, type JobRow } from "../store/types.ts";
 import { recordUsage, type UsageRow, usageSince } from "../store/usage.ts";
 import type { JobStateDir } from "../sys/paths.ts";
 import type { Tokens } from "./cost.ts";
@@ -87,7 +86,12 @@ export function readLedger(stores: readonly JobStateDir[], since: number): { row
   const rows = new Map<string, UsageRow>();
   const problems: string[] = [];
   for (const s of stores) {
-    if (!existsSync(join(s.stateDir, DB_FILE))) continue;
+    const access = storeAccess(s.stateDir);
+    if (access.state === "absent") continue;
+    if (access.state === "unreadable") {
+      problems.push(`the ${s.provider} store at ${s.stateDir}: ${access.reason}`);
+      continue;
+    }
     let store: JobStore | undefined;
     try {
       // Opened writable: an older store gets the ledger's table by its migration.

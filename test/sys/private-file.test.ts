@@ -9,9 +9,9 @@ import {
   privateFileMode,
   replacePrivate,
   rewritePrivate,
-  tightenTree,
   writeNewPrivate,
 } from "../../src/sys/private-file.ts";
+import { scrubTree, tightenTree } from "../../src/sys/private-tree.ts";
 import { knowSecrets } from "../../src/sys/redact.ts";
 import { tempDir } from "../helpers/dl.ts";
 
@@ -126,5 +126,27 @@ describe("private folders", () => {
     const dir = tempDir("pd");
     symlinkSync(tempDir("elsewhere"), join(dir, "jobs"));
     expect(() => privateDir(join(dir, "jobs"))).toThrow("is not a directory");
+  });
+});
+
+describe("what a job's child left", () => {
+  test("scrubTree redacts text files in place, removes binary ones holding a key, keeps the rest", () => {
+    const dir = tempDir("scrub");
+    mkdirSync(join(dir, "out", "sqlite"), { recursive: true });
+    writeFileSync(join(dir, "out", "log.txt"), `launcher: using ${KEY}\nok\n`);
+    writeFileSync(
+      join(dir, "out", "sqlite", "state.sqlite"),
+      Buffer.concat([Buffer.from([0, 1, 2]), Buffer.from(KEY)]),
+    );
+    writeFileSync(join(dir, "out", "plain.bin"), Buffer.from([0, 1, 2, 3]));
+    writeFileSync(join(dir, "clean.txt"), "nothing secret\n");
+    const outside = victim();
+    writeFileSync(outside, KEY);
+    symlinkSync(outside, join(dir, "link"));
+    expect(scrubTree(dir)).toEqual([join(dir, "out", "sqlite", "state.sqlite")]);
+    expect(readFileSync(join(dir, "out", "log.txt"), "utf8")).toBe("launcher: using <redacted>\nok\n");
+    expect(readFileSync(join(dir, "out", "plain.bin"))).toEqual(Buffer.from([0, 1, 2, 3]));
+    expect(readFileSync(join(dir, "clean.txt"), "utf8")).toBe("nothing secret\n");
+    expect(readFileSync(outside, "utf8")).toBe(KEY);
   });
 });

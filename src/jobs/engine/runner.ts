@@ -3,6 +3,7 @@ import { describeError, isDlError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import type { JobPatch, JobRow } from "../../store/types.ts";
 import { privateDir } from "../../sys/private-file.ts";
+import { scrubTree } from "../../sys/private-tree.ts";
 import { type RunResult, runGroup } from "../../sys/process.ts";
 import type { LaunchSpec, ParsedResult, Provider, RunOutput } from "../provider.ts";
 import { chooseOutcome, type JobStopCause, outcomePatch, stoppedPatch } from "./job-outcome.ts";
@@ -47,6 +48,27 @@ interface SupervisedRun {
  */
 export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSignal): Promise<void> {
   const jobDir = join(ctx.jobsDir, row.id);
+  try {
+    await runAndRecord(row, ctx, signal, jobDir);
+  } finally {
+    scrubJobDir(row.id, jobDir);
+  }
+}
+
+/**
+ * What the child (and its CLI's own state, Codex's per-run SQLite home) left in the job's
+ * folder, checked once it ended: no key outlives the run in dl's state (sys/private-tree.ts).
+ */
+function scrubJobDir(id: string, jobDir: string): void {
+  try {
+    const removed = scrubTree(jobDir);
+    if (removed.length) log.info(`job ${id}: removed ${removed.length} file(s) its child left holding a key`);
+  } catch (e) {
+    log.warn(`job ${id}: could not check the files its child left: ${describeError(e)}`);
+  }
+}
+
+async function runAndRecord(row: JobRow, ctx: RunnerContext, signal: AbortSignal, jobDir: string): Promise<void> {
   const rw = new JobRowWriter(row.id, ctx, { jobDir, startedAt: row.started_at });
   const spec = await prepareLaunch(row, ctx, jobDir, rw);
   if (!spec) return;

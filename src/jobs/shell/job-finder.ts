@@ -1,14 +1,12 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { describeError } from "../../errors.ts";
 import { PROVIDERS } from "../../providers.ts";
 import { JobStore } from "../../store/jobs.ts";
 import type { JobRow } from "../../store/types.ts";
-import { DB_FILE } from "../../store/types.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
 import { type JobVerdict, judgeJob } from "../engine/display-state.ts";
 import { jobLiveness, type Liveness } from "../engine/liveness.ts";
 import type { Identities } from "../engine/machine.ts";
+import { storeAccess } from "./store-files.ts";
 
 /**
  * The shell's read side of the job stores (dl jobs, show, logs, cancel): every known store
@@ -28,7 +26,12 @@ function eachStore<T>(
   const found: T[] = [];
   const problems: StoreProblem[] = [];
   for (const s of stores) {
-    if (!existsSync(join(s.stateDir, DB_FILE))) continue;
+    const access = storeAccess(s.stateDir);
+    if (access.state === "absent") continue;
+    if (access.state === "unreadable") {
+      problems.push({ provider: s.provider, state_dir: s.stateDir, error: access.reason });
+      continue;
+    }
     let st: JobStore | undefined;
     try {
       st = JobStore.open(s.stateDir, { readonly: true, provider: s.provider });

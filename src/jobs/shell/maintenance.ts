@@ -1,15 +1,14 @@
-import { existsSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { describeError } from "../../errors.ts";
 import { JobStore } from "../../store/jobs.ts";
 import type { JobRow } from "../../store/types.ts";
-import { DB_FILE } from "../../store/types.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
 import { type DisplayState, judgeJob } from "../engine/display-state.ts";
 import { jobLiveness } from "../engine/liveness.ts";
 import type { Identities } from "../engine/machine.ts";
 import { jobDirOf } from "../engine/outcome-file.ts";
 import { type ReapAction, reapDeadOwners } from "../engine/reaper.ts";
+import { storeAccess } from "./store-files.ts";
 
 export interface ReapReport {
   provider: string;
@@ -49,7 +48,12 @@ export async function reapAll(
   const now = o.now ?? Date.now;
   const out: ReapReport[] = [];
   for (const s of sources) {
-    if (!existsSync(join(s.stateDir, DB_FILE))) continue;
+    const access = storeAccess(s.stateDir);
+    if (access.state === "absent") continue;
+    if (access.state === "unreadable") {
+      out.push({ provider: s.provider, reaped: [], pruned: 0, error: `the store at ${s.stateDir}: ${access.reason}` });
+      continue;
+    }
     let store: JobStore | undefined;
     try {
       store = JobStore.open(s.stateDir, { provider: s.provider });
@@ -149,8 +153,10 @@ export function jobsSummary(
 ): JobsSummary[] {
   const out: JobsSummary[] = [];
   for (const s of sources) {
-    if (!existsSync(join(s.stateDir, DB_FILE))) {
-      out.push(emptySummary(s.provider));
+    const access = storeAccess(s.stateDir);
+    if (access.state !== "present") {
+      const error = access.state === "unreadable" ? `the store at ${s.stateDir}: ${access.reason}` : undefined;
+      out.push(error ? { ...emptySummary(s.provider), error } : emptySummary(s.provider));
       continue;
     }
     let store: JobStore | undefined;

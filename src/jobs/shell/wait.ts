@@ -235,7 +235,8 @@ export async function waitForJobs(o: WaitOptions): Promise<WaitOutcome> {
     const t = now();
     blocking(() => pass(t));
     if (pending.length === 0) {
-      if (unreadable) return finish(WAIT_EXIT.missing);
+      // --all over a store it cannot read has not seen every job: not "all done".
+      if (unreadable || (o.all && stores.unusable().length > 0)) return finish(WAIT_EXIT.missing);
       return finish(unsuccessful ? WAIT_EXIT.unsuccessful : WAIT_EXIT.allDone);
     }
     const step = nextStep({
