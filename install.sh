@@ -177,8 +177,9 @@ fi
 quoted=$target
 case $target in *[!A-Za-z0-9/._+-]*) quoted="'$(printf '%s' "$target" | sed "s/'/'\\\\''/g")'" ;; esac
 echo
-echo "Register it with Claude Code (set the URL to your gateway's):"
-echo "  claude mcp add delegate-local --scope user --env DELEGATE_LOCAL_URL=http://localhost:4000/v1/messages -- $quoted serve"
+echo "Next: $quoted init   (finds your model server and writes the settings every dl process reads)"
+echo "Then register it with Claude Code, once for every project (the line dl init prints too):"
+echo "  claude mcp add delegate-local --scope user -- $quoted serve"
 case ":${PATH:-}:" in
 *":$prefix:"*) ;;
 *)

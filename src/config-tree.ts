@@ -1,5 +1,4 @@
 import { type EnvField, envDefaults, envObject, type Leaf } from "./config-fields.ts";
-import type { JobCaps } from "./jobs/engine/caps.ts";
 
 /**
  * How config.ts's one tree of settings is read. A leaf (config-fields.ts) names its
@@ -28,7 +27,14 @@ export type Values<N> =
       ? JobCaps
       : { -readonly [K in keyof N]: Values<N[K]> };
 
-/** One provider's job caps, shared by every server on its state dir (the engine's JobCaps). */
+/**
+ * A provider's job caps, shared by every server on its state dir: jobs running at once in
+ * all and per project, jobs that may wait beyond the free slots, and the least gap between
+ * two launches. A `caps(...)` group of SETTINGS parses to one.
+ */
+export type JobCaps = { maxConcurrent: number; maxPerProject: number; maxQueue: number; staggerS: number };
+
+/** One provider's job caps, shared by every server on its state dir. */
 export function caps(leaves: CapsLeaves): CapsNode {
   return { kind: "caps", leaves };
 }

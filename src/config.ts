@@ -15,11 +15,12 @@ import {
   tidyEnv,
   url,
 } from "./config-fields.ts";
+import { type Origins, sourcesOf, withSettingsFile } from "./config-origin.ts";
 import { caps, leavesOf, readTree, type Values } from "./config-tree.ts";
 import { DlError } from "./errors.ts";
 import { PROVIDERS, type ProviderName } from "./providers.ts";
 import { codexPassthroughProblem, inheritedEnv, namedEnv, passthroughProblem } from "./sys/child-env.ts";
-import { resolveStatePaths, type StatePaths } from "./sys/paths.ts";
+import { resolveStatePaths, type StatePaths, settingsFilePath } from "./sys/paths.ts";
 import { isSecretName, knowSecrets, REDACTED, redact, secretValuesOf } from "./sys/redact.ts";
 
 /**
@@ -147,6 +148,16 @@ export const SETTINGS = {
   },
   watcher: { intervalS: num("DELEGATE_WAIT_INTERVAL", 5, 0.05, 3600) },
   jobs: { retentionDays: num("DELEGATE_JOB_RETENTION_DAYS", 7, 0, 3650) },
+  /** Workdir-relative paths a protect rule names that delegates may write all the same (never git's). */
+  jail: {
+    writableToolConfig: list(
+      "DELEGATE_WRITABLE_TOOL_CONFIG",
+      /^(?!\/)(?!.*(^|\/)\.\.(\/|$))\S+$/,
+      "paths relative to the workdir",
+    ),
+  },
+  /** MCP tasks: a call that ends within this many seconds answers in place; 0 makes every call a task. */
+  tasks: { inlineS: num("DELEGATE_TASK_INLINE_S", 3, 0, 60) },
   /**
    * The usage ledger: prices in LiteLLM's model_prices_and_context_window.json shape, and
    * the models the user pays nothing per token for (local, flat-rate plans; `prefix*` allowed).
@@ -180,6 +191,11 @@ const SECRET_VARS = new Set(
     .map((l) => l.env),
 );
 
+/** Every variable of the tree, in its order: what the settings file may set and status lists by source. */
+const SETTING_NAMES = leavesOf(SETTINGS)
+  .map((l) => l.env)
+  .filter((n) => n.startsWith("DELEGATE_") && n !== "DELEGATE_TEST_ISOLATION_ROOT");
+
 const BUCKET_VAR = /^DELEGATE_CONCURRENCY_([A-Z0-9_]+)$/;
 const bucketSize = intRule(1, 1024);
 
@@ -195,15 +211,15 @@ export const READ_BESIDE_SETTINGS = [
   { env: "TERM", expects: "dumb turns colour off" },
 ] as const;
 
-function parseEnv(env: Record<string, string | undefined>): Settings {
+function parseEnv(env: Record<string, string | undefined>, origin: Origins): Settings {
   const read = readTree(SETTINGS, tidyEnv(env));
   if (read.ok) return read.values;
   const { variable, expected } = read.refusal;
-  throw configError(variable, env[variable], expected);
+  throw configError(variable, env[variable], expected, origin);
 }
 
 /** DELEGATE_CONCURRENCY_<BUCKET>: pool sizes per bucket, beside the default size. */
-function bucketOverrides(env: Record<string, string | undefined>): Record<string, number> {
+function bucketOverrides(env: Record<string, string | undefined>, origin: Origins): Record<string, number> {
   const sizes: Record<string, number> = {};
   for (const [name, value] of Object.entries(env)) {
     const m = BUCKET_VAR.exec(name);
@@ -211,7 +227,7 @@ function bucketOverrides(env: Record<string, string | undefined>): Record<string
     const text = envText(value);
     if (text === undefined) continue;
     const parsed = bucketSize().safeParse(text);
-    if (!parsed.success) throw configError(name, value, parsed.error.issues[0]!.message);
+    if (!parsed.success) throw configError(name, value, parsed.error.issues[0]!.message, origin);
     sizes[m[1]!] = parsed.data;
   }
   return sizes;
@@ -313,8 +329,8 @@ function heldSecrets(env: Record<string, string | undefined>, passedByName: read
   return [...new Set([...own, ...secretValuesOf(env), ...passedByName.flatMap((e) => Object.values(e))])];
 }
 
-function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
-  const { places, ...settings } = parseEnv(env);
+function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts, origin: Origins) {
+  const { places, ...settings } = parseEnv(env, origin);
   const paths = statePaths(env, places, facts);
   ownStateDirs(paths, env);
   const children = childEnv(env, settings.agent.envPassthrough, facts.home, paths);
@@ -324,7 +340,7 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
     ...settings,
     backend: { ...settings.backend, codingModel: settings.backend.codingModel ?? settings.backend.model },
     // DELEGATE_CONCURRENCY_<BUCKET>: names made from the bucket, read beside the tree.
-    pools: { ...settings.pools, bucketOverrides: bucketOverrides(env) },
+    pools: { ...settings.pools, bucketOverrides: bucketOverrides(env, origin) },
     tools: settings.tools.map((t) => t.toLowerCase()),
     paths,
     childEnv: children,
@@ -338,6 +354,8 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts) {
     dlChildEnv: dlChildEnv(env, children, [codexNamed, dshNamed]),
     /** The secrets these settings hold: loadConfig makes them known to every channel's redaction. */
     secrets: heldSecrets(env, [codexNamed, dshNamed]),
+    /** Where each setting came from: the settings file's path and state, and every variable's source. */
+    settings: { file: origin.file, fileMode: origin.fileMode, sources: sourcesOf(origin, SETTING_NAMES) },
   };
 }
 
@@ -352,9 +370,10 @@ type DeepReadonly<T> = T extends (infer U)[]
 /** Facts about the process that are not DELEGATE_* settings but shape the defaults. */
 export type EnvFacts = { platform: NodeJS.Platform; cwd: string; home: string };
 
-function configError(name: string, value: string | undefined, expected: string): DlError {
+function configError(name: string, value: string | undefined, expected: string, origin?: Origins): DlError {
   const shown = value === undefined ? "unset" : SECRET_VARS.has(name) ? REDACTED : JSON.stringify(clip(value));
-  return new DlError("bad_config", `${name}=${shown} is invalid: expected ${expected}`, { variable: name });
+  const from = origin?.byName[name] === "file" ? ` (set in ${origin.file})` : "";
+  return new DlError("bad_config", `${name}=${shown}${from} is invalid: expected ${expected}`, { variable: name });
 }
 
 function clip(s: string): string {
@@ -371,17 +390,20 @@ function deepFreeze<T>(o: T): T {
   return o;
 }
 
-/** Parse an environment (tests pass their own; production passes process.env). */
-export function parseConfig(env: Record<string, string | undefined>, facts?: Partial<EnvFacts>): Config {
+/**
+ * Parse an environment and the user's settings file (tests pass their own environment,
+ * and `settingsText` instead of a file; production passes process.env).
+ */
+export function parseConfig(
+  env: Record<string, string | undefined>,
+  facts?: Partial<EnvFacts> & { settingsText?: string | null },
+): Config {
   const home = facts?.home ?? env.HOME ?? "";
   if (!home) throw new DlError("bad_config", "HOME=unset is invalid: expected the user's home directory");
-  return deepFreeze(
-    buildConfig(env, {
-      platform: facts?.platform ?? process.platform,
-      cwd: facts?.cwd ?? process.cwd(),
-      home,
-    }),
-  );
+  const platform = facts?.platform ?? process.platform;
+  const file = settingsFilePath({ platform, home, xdgConfigHome: env.XDG_CONFIG_HOME });
+  const { effective, origin } = withSettingsFile(env, file, new Set(SETTING_NAMES), facts?.settingsText);
+  return deepFreeze(buildConfig(effective, { platform, cwd: facts?.cwd ?? process.cwd(), home }, origin));
 }
 
 /**

@@ -123,6 +123,10 @@ export const MEANINGS: Readonly<Record<string, Meaning>> = {
   DELEGATE_GEMINI_ALLOW_DANGER: {
     meaning: "`1` allows the Gemini tools at all (`agy -p` runs with `--dangerously-skip-permissions`).",
   },
+  DELEGATE_WRITABLE_TOOL_CONFIG: {
+    meaning:
+      "Workdir paths (comma-separated) of the project's tool configuration that delegates may write all the same, e.g. `CLAUDE.md`; git metadata never (see [SECURITY.md](SECURITY.md#the-jail)).",
+  },
   DELEGATE_DSH_LAUNCHER: { meaning: "The DeepSeek-harness launcher: a name on `PATH` or an absolute path." },
   DELEGATE_DSH_MAX_CONCURRENT: { meaning: running("dsh") },
   DELEGATE_DSH_MAX_PER_PROJECT: { meaning: perProject("dsh") },
@@ -140,6 +144,10 @@ export const MEANINGS: Readonly<Record<string, Meaning>> = {
   },
   DELEGATE_JOB_RETENTION_DAYS: {
     meaning: "Finished jobs, kept conversations and transcripts older than this are pruned by `dl reap`.",
+  },
+  DELEGATE_TASK_INLINE_S: {
+    meaning:
+      "For a host that runs calls as MCP tasks: a delegation or submit whose jobs all end within this many seconds answers the call in place; only one still running becomes a task. `0` makes every such call a task.",
   },
   DELEGATE_PRICES_FILE: {
     meaning:

@@ -130,34 +130,48 @@ export async function parseAgentFile(file: string): Promise<ParsedAgent> {
   return parseFrontmatter(text, file);
 }
 
+/** One agent file as a listing: its name, description, model and the dl tools it may use. */
+async function listingOf(name: string, file: string): Promise<AgentListing> {
+  const parsed = await parseAgentFile(file);
+  const listing: AgentListing = {
+    name,
+    file,
+    description: parsed.meta.description ?? "",
+    model: parsed.meta.model ?? "",
+  };
+  if (parsed.error) listing.error = parsed.error;
+  const grants = toolGrants(parsed.meta.tools);
+  if (grants.allowed) listing.tools = [...grants.allowed];
+  if (grants.warnings.length) listing.warnings = grants.warnings;
+  return listing;
+}
+
+async function entriesOf(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).filter((f) => !f.startsWith(".")).sort();
+  } catch {
+    return [];
+  }
+}
+
 /**
  * Every `*.md` agent directly in `dir`, sorted by name. The name is the file's base name
  * (what a caller passes as agent_name). A missing directory lists nothing; a malformed
  * file is listed with its error so one bad file does not hide the others.
  */
 export async function listAgents(dir: string): Promise<AgentListing[]> {
-  let entries: string[];
-  try {
-    entries = await readdir(dir);
-  } catch {
-    return [];
-  }
-  const files = entries.filter((f) => f.endsWith(".md") && !f.startsWith(".")).sort();
-  return Promise.all(
-    files.map(async (f) => {
-      const file = join(dir, f);
-      const parsed = await parseAgentFile(file);
-      const listing: AgentListing = {
-        name: basename(f, ".md"),
-        file,
-        description: parsed.meta.description ?? "",
-        model: parsed.meta.model ?? "",
-      };
-      if (parsed.error) listing.error = parsed.error;
-      const grants = toolGrants(parsed.meta.tools);
-      if (grants.allowed) listing.tools = [...grants.allowed];
-      if (grants.warnings.length) listing.warnings = grants.warnings;
-      return listing;
+  const files = (await entriesOf(dir)).filter((f) => f.endsWith(".md"));
+  return Promise.all(files.map((f) => listingOf(basename(f, ".md"), join(dir, f))));
+}
+
+/** Every skill in `dir` (`<name>/SKILL.md`), sorted by name, as agents are. */
+export async function listSkills(dir: string): Promise<AgentListing[]> {
+  const names = await entriesOf(dir);
+  const found = await Promise.all(
+    names.map(async (n) => {
+      const file = join(dir, n, "SKILL.md");
+      return (await Bun.file(file).exists()) ? listingOf(n, file) : null;
     }),
   );
+  return found.filter((l): l is AgentListing => l !== null);
 }

@@ -14,6 +14,7 @@ import {
 import { describeError, isDlError } from "../errors.ts";
 import { type Surface, wordsFor } from "../surface.ts";
 import { continueMessages } from "./conversation.ts";
+import { backendFailure, stopFailure } from "./failure-kind.ts";
 import { countdownNote, seedPruner, ToolResultPruner } from "./history.ts";
 import type { Agent } from "./lookup.ts";
 import { resolveMaxTokens, resolveMaxTurns, resolveModel } from "./policy.ts";
@@ -105,7 +106,12 @@ async function runConversation(opts: RunAgentOptions, budget: RunBudget, counter
   try {
     endpoint = typeof opts.endpoint === "function" ? opts.endpoint(budget.model) : opts.endpoint;
   } catch (e) {
-    return { final: "", stop: "error", error: `no endpoint for model ${budget.model}: ${describeError(e)}` };
+    return {
+      final: "",
+      stop: "error",
+      error: `no endpoint for model ${budget.model}: ${describeError(e)}`,
+      failure: { failure_kind: "bad_config", code: "bad_config" },
+    };
   }
   const conv = startConversation(opts, budget, counters, { signal, workdir, endpoint });
   const end = await converse(conv);
@@ -179,6 +185,8 @@ export function agentResult(
     elapsed_s: Math.round((performance.now() - run.started) / 100) / 10,
   };
   if (end.error) r.error = end.error;
+  // Every failed result says what kind of failure it is, as a failed job does.
+  if (!r.success) Object.assign(r, end.failure ?? stopFailure(end.stop));
   return r;
 }
 
@@ -336,6 +344,7 @@ async function callModel(conv: Conversation, turn: number): Promise<ModelRespons
       stop: "error",
       incomplete: true,
       error: `model call ${turn} to ${conv.budget.model} failed: ${why}. To see whether the backend is up and serves this model, ${check}; or try another model.`,
+      failure: backendFailure(e),
     };
   }
   const c = conv.counters;
@@ -347,6 +356,7 @@ async function callModel(conv: Conversation, turn: number): Promise<ModelRespons
     model: resp.model || conv.budget.model,
     in: resp.usage.input_tokens,
     cached: resp.usage.cache_read_tokens,
+    written: resp.usage.cache_write_tokens,
     out: resp.usage.output_tokens,
     stop: String(resp.stop_reason),
     ms: Math.round(performance.now() - t0),

@@ -11,6 +11,8 @@ export type AgentEnd = {
   hitLimit?: boolean;
   incomplete?: boolean;
   error?: string;
+  /** Why it failed, when the stop reason alone does not say (a model call's HTTP answer): agent/failure-kind.ts. */
+  failure?: { failure_kind: string; code: string };
 };
 
 /** What the model answered this turn, reduced to what the decision needs. */

@@ -9,16 +9,14 @@ import { once } from "../once.ts";
 export const agentResultSchema = once(() =>
   z.object({
     success: z.boolean().describe("true only if the agent finished on its own, without error"),
-    final_response: z.string().describe("the agent's last text reply"),
+    final_response: z.string(),
     agent_source: z.enum(["project-agent", "project-skill", "global"]),
-    model: z.string().describe("the model requested"),
-    model_used: z.string().describe("the model the backend says answered"),
+    model: z.string(),
+    model_used: z.string(),
     turns: z.number().int(),
     stop_reason: z.string(),
     hit_turn_limit: z.boolean(),
-    incomplete: z
-      .boolean()
-      .describe("the agent stopped before finishing (turn limit, output cut, announced work not done)"),
+    incomplete: z.boolean().describe("stopped before finishing (turn limit, output cut, work announced not done)"),
     nudges: z.number().int(),
     resumed_after_nudge: z.boolean(),
     bash_calls: z.number().int(),
@@ -32,13 +30,14 @@ export const agentResultSchema = once(() =>
     }),
     elapsed_s: z.number(),
     error: z.string().optional().describe("what failed and what to try"),
-    conversation_id: z
-      .string()
-      .optional()
-      .describe("pass as continue_from with a new task to continue this conversation (same agent, model, workdir)"),
+    /** On every failed result, as on a job's: what kind of failure (TROUBLESHOOTING.md lists them). */
+    failure_kind: z.string().optional(),
+    /** On every failed result: dl's error code. */
+    code: z.string().optional(),
+    conversation_id: z.string().optional().describe("pass as continue_from to follow up"),
     // Kept short: every word here is paid for in every host's tool list.
     steps: z.number().int().optional(),
-    logs: z.string().optional().describe("prints each step"),
+    logs: z.string().optional(),
     cost: z.object({ state: z.string(), usd: z.number().nullable() }).optional(),
   }),
 );

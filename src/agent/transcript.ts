@@ -16,6 +16,8 @@ const TranscriptTurn = z.object({
   model: z.string(),
   in: z.number().int(),
   cached: z.number().int(),
+  /** Cache writes (Anthropic's cache_creation_input_tokens); absent in transcripts of older dl. */
+  written: z.number().int().optional(),
   out: z.number().int(),
   stop: z.string(),
   ms: z.number().int(),
@@ -144,6 +146,51 @@ export function readTranscript(file: string, from = 0): { lines: TranscriptLine[
       }
     });
   return { lines, next: from + Buffer.byteLength(rest.slice(0, end)) };
+}
+
+/** What a run's transcript says it did: the turns' tokens and model, the tools' exits. */
+export type TranscriptTotals = {
+  turns: number;
+  /** The model the last turn named, or null before the first turn. */
+  model: string | null;
+  usage: { input_tokens: number; output_tokens: number; cache_read_tokens: number; cache_write_tokens: number };
+  steps: number;
+  bash_calls: number;
+  bash_failures: number;
+  last_bash_exit: number | null;
+};
+
+/**
+ * Sums a transcript: what a run spent and did even when it never printed a result (it was
+ * cancelled, timed out, or its supervisor died), so its tokens still reach the ledger.
+ */
+export function transcriptTotals(lines: readonly TranscriptLine[]): TranscriptTotals {
+  const t: TranscriptTotals = {
+    turns: 0,
+    model: null,
+    usage: { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 },
+    steps: 0,
+    bash_calls: 0,
+    bash_failures: 0,
+    last_bash_exit: null,
+  };
+  for (const l of lines) {
+    if (l.t === "end") continue;
+    t.steps++;
+    if (l.t === "turn") {
+      t.turns = Math.max(t.turns, l.n);
+      t.model = l.model;
+      t.usage.input_tokens += l.in;
+      t.usage.cache_read_tokens += l.cached;
+      t.usage.cache_write_tokens += l.written ?? 0;
+      t.usage.output_tokens += l.out;
+    } else if (l.tool === "run_bash") {
+      t.bash_calls++;
+      t.last_bash_exit = l.exit;
+      if (l.exit !== 0) t.bash_failures++;
+    }
+  }
+  return t;
 }
 
 const kb = (n: number) => (n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1)} KB`);

@@ -44,15 +44,29 @@ function baseOf(u: URL): string {
   return `${u.protocol}//${u.host}${path}`;
 }
 
-/** Asks every usual port and each `extra` URL which models it serves, all at once. */
-export async function findLocalServers(extra: readonly URL[], timeoutMs: number): Promise<FoundServer[]> {
-  const targets = [
-    ...LOCAL_SERVERS.map((s) => ({ name: s.name, base: `http://127.0.0.1:${s.port}` })),
-    ...extra.map((u) => ({ name: "--probe", base: baseOf(u) })),
-  ];
+/** Port and path: one server, whichever loopback name (localhost, 127.0.0.1, [::1]) reaches it. */
+function placeOf(base: string): string {
+  const u = new URL(base);
+  return `${u.port || (u.protocol === "https:" ? "443" : "80")}${u.pathname.replace(/\/+$/, "")}`;
+}
+
+/**
+ * Asks each URL given by a flag (named by it: `--probe`, `--endpoint`) and every usual
+ * port which models it serves, all at once; a usual port a flag already names is asked once.
+ */
+export async function findLocalServers(
+  given: readonly { flag: string; url: URL }[],
+  timeoutMs: number,
+  apiKey = "",
+): Promise<FoundServer[]> {
+  const named = given.map((g) => ({ name: g.flag, base: baseOf(g.url) }));
+  const seen = new Set(named.map((t) => placeOf(t.base)));
+  const usual = LOCAL_SERVERS.map((s) => ({ name: s.name, base: `http://127.0.0.1:${s.port}` })).filter(
+    (t) => !seen.has(placeOf(t.base)),
+  );
   return Promise.all(
-    targets.map(async (t) => {
-      const p = await probeModels({ endpointUrl: `${t.base}/v1/messages`, apiKey: "", timeoutMs });
+    [...named, ...usual].map(async (t) => {
+      const p = await probeModels({ endpointUrl: `${t.base}/v1/messages`, apiKey, timeoutMs });
       const found: FoundServer = { name: t.name, base: t.base, reachable: p.reachable && !p.error, models: p.models };
       // Nothing listening is the common case, not an error worth a line.
       if (p.reachable && p.error) found.error = `answered HTTP ${p.status ?? "?"} to GET /v1/models`;

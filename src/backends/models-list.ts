@@ -76,7 +76,7 @@ export async function probeModels(opts: {
     const models = [...(body.data ?? []).map((m) => m.id), ...(body.models ?? []).map((m) => m.name ?? m.model)].filter(
       (m): m is string => typeof m === "string",
     );
-    return { url: shown, reachable: true, status: res.status, models: [...new Set(models)].sort(), latency_ms };
+    return { url: shown, reachable: true, status: res.status, models: [...new Set(models)], latency_ms };
   } catch (e) {
     const latency_ms = Math.round(now() - started);
     const timedOut = e instanceof DOMException && e.name === "TimeoutError";

@@ -28,15 +28,16 @@ const PROBE_TIMEOUT_MS = 3000;
  */
 export function probeBackends(c: Config, fetch?: typeof globalThis.fetch): Promise<(ModelsProbe & { lane: string })[]> {
   return Promise.all(
-    backendProbeTargets(c).map(async (t) => ({
-      lane: t.lane,
-      ...(await probeModels({
+    backendProbeTargets(c).map(async (t) => {
+      const p = await probeModels({
         endpointUrl: t.url,
         apiKey: t.apiKey,
         headers: t.headers,
         timeoutMs: PROBE_TIMEOUT_MS,
         fetch,
-      })),
-    })),
+      });
+      // A reader looks a model up by name here; dl init keeps the server's own order.
+      return { lane: t.lane, ...p, models: [...p.models].sort() };
+    }),
   );
 }

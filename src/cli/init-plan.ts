@@ -1,52 +1,85 @@
+import { isLocalLane } from "../backends/gateway.ts";
 import type { FoundServer } from "../backends/local-servers.ts";
 import { sanitizeLine } from "../jobs/sanitize.ts";
+import { shellWord } from "./shell-word.ts";
 
-/** The server name dl is registered under, everywhere (README, examples, this line). */
+/** The server name dl is registered under, everywhere (README, install.sh, examples, this line). */
 const SERVER_NAME = "delegate-local";
 
-/** One word for a POSIX shell: as it is when safe, else single-quoted. */
-export function shellWord(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
+/** Servers that run models on this machine themselves: every model they list is local. */
+const LOCAL_RUNTIMES = new Set(["Ollama", "llama.cpp", "LM Studio", "vLLM"]);
+
+export type Choice = { endpoint: string; model: string; why: string; local: boolean };
+
+/**
+ * The model dl init proposes from one server, and why: a model server's first model (it
+ * runs them here); from a gateway (LiteLLM, or a URL given by hand), the first model it
+ * lists whose name dl keeps on this machine (`local-*`, `ornith*`), since a gateway may
+ * send any other name to a cloud provider; the server's own order, never the alphabet.
+ */
+function pickModel(s: FoundServer): { model: string; why: string; local: boolean } | null {
+  const first = s.models[0];
+  if (first === undefined) return null;
+  if (LOCAL_RUNTIMES.has(s.name))
+    return {
+      model: first,
+      why: `the first model ${s.name} lists; ${s.name} runs its models on this machine`,
+      local: true,
+    };
+  const local = s.models.find(isLocalLane);
+  if (local)
+    return {
+      model: local,
+      why: `the first local model (local-*, ornith*) that ${s.base} lists; other names may go to a cloud provider`,
+      local: true,
+    };
+  return {
+    model: first,
+    why: `${s.base} lists no local model (local-*, ornith*), so the first one it lists; it may be a cloud model`,
+    local: false,
+  };
 }
 
-/** What dl init settles on: the endpoint and model, from the flags or the first server that serves one. */
+const NOTHING_ANSWERED =
+  "no model server answered on localhost (ports 4000, 11434, 8080, 1234, 8000); start Ollama (ollama serve) or llama.cpp (llama-server -m model.gguf --port 8080), or pass --probe URL / --endpoint URL";
+
+/**
+ * What dl init settles on. `--endpoint` is that server; otherwise a server given with
+ * `--probe` wins over the usual ports, then a server offering a local model, then the
+ * first that serves any. `--model` is that model.
+ */
 export function choose(
   servers: readonly FoundServer[],
   o: { endpoint?: string; model?: string },
-): { endpoint: string; model: string } | { problem: string } {
+): Choice | { problem: string } {
   const serving = servers.filter((s) => s.reachable && s.models.length > 0);
-  const server = o.endpoint ? servers.find((s) => s.base === o.endpoint) : serving[0];
-  const endpoint = o.endpoint ?? server?.base;
-  if (!endpoint)
-    return {
-      problem:
-        "no model server answered on localhost (ports 4000, 11434, 8080, 1234, 8000); start Ollama (ollama serve) or llama.cpp (llama-server -m model.gguf --port 8080), or pass --probe URL / --endpoint URL",
-    };
-  const model = o.model ?? server?.models[0];
-  if (!model) return { problem: `${endpoint} lists no models; pass --model NAME` };
-  return { endpoint, model };
-}
-
-/** The `claude mcp add` command line (argv), with the absolute path of this binary. */
-export function registerArgv(self: string, endpoint: string, model: string): string[] {
-  return [
-    "claude",
-    "mcp",
-    "add",
-    SERVER_NAME,
-    "--scope",
-    "user",
-    "--env",
-    `DELEGATE_LOCAL_URL=${endpoint}`,
-    "--env",
-    `DELEGATE_LOCAL_MODEL=${model}`,
-    "--",
-    self,
-    "serve",
+  const ranked = [
+    ...serving.filter((s) => s.name === "--probe"),
+    ...serving.filter((s) => s.name !== "--probe" && pickModel(s)?.local),
+    ...serving,
   ];
+  const server = o.endpoint ? servers.find((s) => s.base === o.endpoint) : ranked[0];
+  const endpoint = o.endpoint ?? server?.base;
+  if (!endpoint) return { problem: NOTHING_ANSWERED };
+  if (o.model) return { endpoint, model: o.model, why: "given with --model", local: isLocalLane(o.model) };
+  const pick = server ? pickModel(server) : null;
+  if (!pick) return { problem: `${endpoint} lists no models; pass --model NAME` };
+  return { endpoint, ...pick };
 }
 
-/** The servers as lines for a person: what answered and what it serves. */
+/** The one registration line (argv): no --env and no key; dl reads its settings from the settings file. */
+export function registerArgv(self: string): string[] {
+  return ["claude", "mcp", "add", SERVER_NAME, "--scope", "user", "--", self, "serve"];
+}
+
+/** How to replace an existing registration, as a line a person can paste. */
+export function replaceLine(self: string): string {
+  return `claude mcp remove ${SERVER_NAME} --scope user && ${registerArgv(self).map(shellWord).join(" ")}`;
+}
+
+export const registeredName = SERVER_NAME;
+
+/** The servers as lines for a person: what answered and what it serves, in its own order. */
 export function serverLines(servers: readonly FoundServer[]): string[] {
   return servers.map((s) => {
     if (!s.reachable) return `  ${s.name.padEnd(10)} ${s.base}  ${s.error ?? "nothing answers"}`;

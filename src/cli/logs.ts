@@ -2,14 +2,15 @@ import { defineCommand } from "citty";
 import { readTranscript, renderTranscriptLine, type TranscriptLine } from "../agent/transcript.ts";
 import type { Config } from "../config.ts";
 import { sysIdentities } from "../jobs/engine/machine.ts";
-import { jobDirOf } from "../jobs/engine/outcome-file.ts";
 import { readOutputTail } from "../jobs/engine/output-tail.ts";
 import { sanitizeMultiline } from "../jobs/sanitize.ts";
 import { findJob } from "../jobs/shell/job-finder.ts";
 import { knownJobStores } from "../jobs/shell/store-registry.ts";
 import { isTerminal } from "../store/types.ts";
+import { jobDirOf } from "../sys/paths.ts";
 import { isDelegationId, logIdProblem } from "../usage/job-id.ts";
 import { findDelegationTranscript, jobTranscriptFile } from "../usage/transcript-path.ts";
+import { codexSteps } from "./codex-steps.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
@@ -55,7 +56,9 @@ async function jobLogs(config: Config, id: string, follow: boolean, o: Out): Pro
   if (from > 0) return;
   const tail = readOutputTail(jobDirOf(job.store.stateDir, id));
   if (tail) {
-    o.write(o.json ? JSON.stringify({ t: "output", text: tail }) : tail.trimEnd());
+    // A Codex job's output is its CLI's event stream: shown as steps, like an agent job's.
+    const steps = !o.json && job.row.provider === "codex" ? codexSteps(tail) : null;
+    o.write(o.json ? JSON.stringify({ t: "output", text: tail }) : steps ? steps.join("\n") : tail.trimEnd());
     return;
   }
   const answer = job.row.final_response ? sanitizeMultiline(job.row.final_response, 8000) : null;

@@ -38,8 +38,10 @@ function usageError(where: string, problem: string, helpFor?: string): void {
 }
 
 function unknownCommand(name: string): void {
-  const guess = closest(name, [...NAMES, "help"]);
-  usageError("dl", `unknown command ${JSON.stringify(name.slice(0, 60))}${guess ? `; did you mean ${guess}?` : ""}`);
+  // `dl version` is `dl --version`: a flag, suggested as the whole command to type.
+  const guess = closest(name, [...NAMES, "help", "--version"]);
+  const typed = guess?.startsWith("--") ? `dl ${guess}` : guess;
+  usageError("dl", `unknown command ${JSON.stringify(name.slice(0, 60))}${typed ? `; did you mean ${typed}?` : ""}`);
 }
 
 async function showHelp(topic: string | undefined): Promise<void> {

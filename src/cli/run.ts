@@ -7,6 +7,7 @@ import { renderResult } from "../dispatch/render-result.ts";
 import { prepareDelegation, runPrepared } from "../dispatch/run-delegation.ts";
 import { DlError } from "../errors.ts";
 import { defaultDeps } from "../services.ts";
+import type { Surface } from "../surface.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { replacePrivate } from "../sys/private-file.ts";
 import { terminateAllGroups } from "../sys/process.ts";
@@ -45,6 +46,12 @@ function writeProgress(file: string, p: { turn: number; max_turns: number; messa
   } catch {
     // progress only
   }
+}
+
+/** --answer-for: an agent job's child speaks to the MCP caller the job answers (tool and field names). */
+function readSurface(raw: string | undefined): Surface {
+  if (raw === undefined || raw === "cli" || raw === "mcp") return raw ?? "cli";
+  throw new DlError("bad_input", `--answer-for ${JSON.stringify(raw.slice(0, 40))} is invalid: expected cli or mcp`);
 }
 
 const say = (line: string) => process.stderr.write(`dl run: ${line}\n`);
@@ -91,11 +98,17 @@ const def = defineCommand({
       description: "continue a finished delegation (its result's conversation_id) with this task",
     },
     json: { type: "boolean", description: "print the result as one JSON object", default: false },
+    "answer-for": {
+      type: "string",
+      valueHint: "cli|mcp",
+      description: "who reads the result's errors: cli (default) or mcp (an agent job's run, answering an MCP tool)",
+    },
   },
   async run({ args }) {
     // Agent commands run as this user: keep dl's own environment (keys) out of their reach.
     hardenProcess();
     const config = configOrExit();
+    const surface = readSurface(args["answer-for"]);
     const deps = defaultDeps(config, VERSION);
     const prepared = await prepareDelegation(
       {
@@ -109,7 +122,7 @@ const def = defineCommand({
       },
       config,
       deps.settings,
-      "cli",
+      surface,
     );
     // Say at once what is happening: a full pool or a slow first reply is otherwise silence.
     say(
@@ -124,7 +137,7 @@ const def = defineCommand({
       delegationContext(deps, {
         ...endpoint,
         signal: interrupt.signal,
-        surface: "cli",
+        surface,
         onProgress: (turn, max, message) => {
           say(message);
           if (args["progress-file"]) writeProgress(args["progress-file"], { turn, max_turns: max, message });
@@ -141,7 +154,7 @@ const def = defineCommand({
     );
     // Anything an agent command left running in the background ends with the run.
     await terminateAllGroups(2_000, 1_000);
-    process.stdout.write(args.json ? `${JSON.stringify(result)}\n` : `${renderResult(result)}\n`);
+    process.stdout.write(args.json ? `${JSON.stringify(result)}\n` : `${renderResult(result, undefined, "cli")}\n`);
     process.exitCode = result.success ? EXIT.ok : EXIT.failure;
   },
 });

@@ -6,6 +6,7 @@ import { type StdioServerHandle, serveStdio } from "@modelcontextprotocol/server
 import { defineCommand } from "citty";
 import type { Config } from "../config.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
+import { recordServerCache } from "../dispatch/server-caches.ts";
 import { describeError } from "../errors.ts";
 import { registerStores } from "../jobs/shell/store-registry.ts";
 import { log } from "../log.ts";
@@ -13,8 +14,7 @@ import { forwardLogsTo } from "../mcp/log-forward.ts";
 import { MAX_MESSAGE_BYTES } from "../mcp/result-limits.ts";
 import { serverFactory } from "../mcp/server.ts";
 import { CappedStdioTransport } from "../mcp/stdio-transport.ts";
-import { PROVIDERS } from "../providers.ts";
-import { defaultDeps, jobServiceAllowed, type ServerDeps } from "../services.ts";
+import { defaultDeps, jobServiceAllowed, type ServerDeps, stateDirOf } from "../services.ts";
 import { DB_FILE } from "../store/types.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { jobStateDirs } from "../sys/paths.ts";
@@ -99,6 +99,8 @@ const def = defineCommand({
     // The watch command we hand back runs in the host's shell, without our settings.
     const unrecorded = registerStores(config.paths.storesRegistryDir, jobStateDirs(config.paths));
     if (unrecorded) log.warn(`dl serve: could not record its job stores for dl wait/jobs/status: ${unrecorded}`);
+    const cacheUnrecorded = recordServerCache(config.paths.serversRegistryDir, config.paths.cacheDir);
+    if (cacheUnrecorded) log.warn(`dl serve: could not record its cache dir for dl status: ${cacheUnrecorded}`);
     startRecordedJobServices(config, deps);
     // Pool folders of models nobody used for an hour (each model name makes one) go away.
     pruneIdlePools(config.paths.slotsDir);
@@ -179,8 +181,8 @@ export const serveCommand: DlCommand = {
  */
 function startRecordedJobServices(config: Config, deps: ServerDeps): void {
   const recorded = (dir: string) => existsSync(join(dir, DB_FILE));
-  for (const { name } of PROVIDERS) {
-    if (!recorded(config.paths.stateDirs[name]) || !jobServiceAllowed(config, name)) continue;
-    deps.jobService(name).catch((e: unknown) => log.warn(`${name} jobs unavailable: ${describeError(e)}`));
+  for (const m of deps.providers) {
+    if (!recorded(stateDirOf(config, m)) || !jobServiceAllowed(config, m)) continue;
+    deps.jobService(m).catch((e: unknown) => log.warn(`${m.facts.name} jobs unavailable: ${describeError(e)}`));
   }
 }

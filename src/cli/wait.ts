@@ -43,13 +43,14 @@ const def = defineCommand({
     // A typo would otherwise look like a job not recorded yet for 30 s (or a running one).
     const bad = ids.map(jobIdProblem).find((p) => p !== null);
     if (bad) {
-      process.stderr.write(`dl wait: ${bad}\n`);
+      process.stderr.write(`dl wait: ${bad}; dl jobs lists the ids on this machine\n`);
       process.exitCode = EXIT.usage;
       return;
     }
     const sources = knownJobStores(config.paths);
     if (refuseIrregularStores("wait", sources)) return;
     using interrupt = interruptScope();
+    let written = 0;
     const r = await waitForJobs({
       ids,
       all: args.all,
@@ -60,8 +61,16 @@ const def = defineCommand({
       identities: sysIdentities,
       signal: interrupt.signal,
       blocking: interrupt.blocking,
-      write: (line) => process.stdout.write(`${line}\n`),
+      write: (line) => {
+        written++;
+        process.stdout.write(`${line}\n`);
+      },
     });
+    // Waiting for "every job" when there is none is not silence: say so, and where to look.
+    if (ids.length === 0 && written === 0 && r.code === 0)
+      process.stderr.write(
+        "dl wait: nothing to wait for: no job is queued or running on this machine (dl jobs lists the ended ones)\n",
+      );
     if (r.unusable.length) process.stderr.write(`dl wait: ${describeUnusable(r.unusable)}\n`);
     if (r.code === 3 && r.pending.length) {
       process.stderr.write(

@@ -1,4 +1,5 @@
 import { type AgentSettings, agentSettings } from "../agent/settings.ts";
+import { WRITE_FILE_DEFAULTS } from "../agent/tools/settings.ts";
 import type { Config } from "../config.ts";
 import type { CommandJail, CommandJailOptions } from "../sandbox/command-jail.ts";
 import { protectedDirs } from "../sys/paths.ts";
@@ -19,6 +20,10 @@ export function agentSettingsFromConfig(c: Config): AgentSettings {
     allowPathEscape: c.agent.allowPathEscape,
     dispatchTimeoutMs: c.backend.dispatchTimeoutS * 1000,
     baseEnv: c.childEnv,
+    write: {
+      ...WRITE_FILE_DEFAULTS,
+      protect: { writable: c.jail.writableToolConfig, gitEnv: c.childEnv },
+    },
     bash: {
       enabled: c.agent.runBash,
       timeoutMs: c.agent.runBashTimeoutS * 1000,
@@ -30,6 +35,8 @@ export function agentSettingsFromConfig(c: Config): AgentSettings {
             home: c.paths.home,
             stateDirs: protectedDirs(c.paths),
             path: c.childEnv.PATH ?? "",
+            gitEnv: c.childEnv,
+            writable: c.jail.writableToolConfig,
           })
         : null,
     },

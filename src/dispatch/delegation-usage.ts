@@ -1,43 +1,48 @@
 import { randomBytes } from "node:crypto";
+import type { AgentResult } from "../agent/result.ts";
 import type { Config } from "../config.ts";
 import { describeError } from "../errors.ts";
-import { resolveWorkspace } from "../jobs/engine/workspace.ts";
 import { log } from "../log.ts";
-import { type Cost, costOf, loadPrices, type PriceTable } from "../usage/cost.ts";
+import { resolveWorkspace } from "../sys/workspace.ts";
+import { type Cost, costOf, type PriceTable, priceTable } from "../usage/cost.ts";
 import { DELEGATION_ID_PREFIX } from "../usage/job-id.ts";
 import { recordDelegationUsage } from "../usage/ledger.ts";
-import type { DelegationResult, PreparedDelegation } from "./run-delegation.ts";
 
-/** The price table, read once per process; a bad file prices nothing (and says so once). */
-let prices: { file: string | undefined; table: PriceTable } | undefined;
-function priceTable(config: Config): PriceTable {
-  if (prices && prices.file === config.usage.pricesFile) return prices.table;
-  let table: PriceTable = new Map();
+/** What the ledger reads of a finished delegation (run-delegation.ts's DelegationResult). */
+type Finished = Pick<AgentResult, "usage" | "model" | "model_used" | "success" | "stop_reason"> & {
+  failed_over_from?: string;
+};
+
+/** The price file that was last found bad here: said once, not on every delegation. */
+let warnedFile: string | undefined;
+
+/** The price table; a bad file prices nothing (and says so once). */
+function prices(config: Config): PriceTable {
   try {
-    table = loadPrices(config.usage.pricesFile);
+    return priceTable(config.usage.pricesFile);
   } catch (e) {
-    log.warn(`${describeError(e)}; costs read unknown`);
+    if (warnedFile !== config.usage.pricesFile) log.warn(`${describeError(e)}; costs read unknown`);
+    warnedFile = config.usage.pricesFile;
+    return new Map();
   }
-  prices = { file: config.usage.pricesFile, table };
-  return table;
 }
 
-/** What a delegation's tokens cost, in one of the cost states (usage-cost.ts). */
-export function delegationCost(config: Config, r: DelegationResult): Cost {
+/** What a delegation's tokens cost, in one of the cost states (usage/cost.ts). */
+export function delegationCost(config: Config, r: Finished): Cost {
   const tokens = {
     input_tokens: r.usage.input_tokens,
     cache_read: r.usage.cache_read_tokens,
     cache_write: r.usage.cache_write_tokens,
     output_tokens: r.usage.output_tokens,
   };
-  return costOf(r.model_used || r.model, tokens, priceTable(config), config.usage.flatRateModels);
+  return costOf(r.model_used || r.model, tokens, prices(config), config.usage.flatRateModels);
 }
 
 /** Records one finished synchronous delegation in the usage ledger (the agent store). */
 export async function recordDelegation(
   config: Config,
-  p: PreparedDelegation,
-  r: DelegationResult,
+  p: { workdir: string; model: string },
+  r: Finished,
   o: { kind: string; id: string | null; elapsedMs: number },
 ): Promise<void> {
   const project = (await resolveWorkspace(p.workdir, config.childEnv)).project;

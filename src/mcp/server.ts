@@ -28,9 +28,9 @@ export function createServer(deps: ServerDeps, era: Era = "legacy", surface = ne
       instructions: INSTRUCTIONS,
     },
   );
-  const store = modern ? new JobTaskStore(deps) : undefined;
+  const store = modern ? new JobTaskStore(deps, (name, provider) => surface.taskAnswer(name, provider)) : undefined;
   server.setRequestHandler("tools/list", () => ({ tools: surface.toolsList() }));
-  server.setRequestHandler("tools/call", toolCallHandler(surface, store));
+  server.setRequestHandler("tools/call", toolCallHandler(surface, store, deps.config.tasks.inlineS * 1000));
   if (store) registerTaskMethods(server, store);
   return server;
 }

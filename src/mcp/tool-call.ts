@@ -1,6 +1,6 @@
-import type { CallToolResult, ServerContext } from "@modelcontextprotocol/server";
+import { type CallToolResult, SdkError, SdkErrorCode, type ServerContext } from "@modelcontextprotocol/server";
 import { DlError } from "../errors.ts";
-import type { JobTaskStore } from "./job-tasks.ts";
+import { type JobTaskStore, taskIdOf } from "./job-tasks.ts";
 import { progressReporter } from "./progress.ts";
 import { declaresTasks } from "./task-methods.ts";
 import { toolFailure, withFailureKind } from "./tool-result.ts";
@@ -64,20 +64,40 @@ async function queueJobs(tool: ListedTool, args: unknown, call: ToolCall, surfac
 }
 
 /**
+ * Whether the call was abandoned by its client (notifications/cancelled), not cut by the
+ * server's own end: the SDK aborts every running handler with a ConnectionClosed error
+ * when the connection closes, and a closing window keeps its work.
+ */
+function abandoned(signal: AbortSignal): boolean {
+  return signal.aborted && !(signal.reason instanceof SdkError && signal.reason.code === SdkErrorCode.ConnectionClosed);
+}
+
+/** The task's name for a call of `tool`: a submit tool's task is its jobs; any other tool is named first. */
+const taskToolName = (tool: ListedTool) => (tool.def.task?.kind === "submit" ? null : tool.def.name);
+
+/**
  * The call as an MCP task: the jobs it queued, read back from their store. A refused
- * submit queued nothing, so it answers with the refusal, not a task.
+ * submit queued nothing, so it answers with the refusal, not a task. Jobs that all end
+ * within `inlineMs` answer the call in place, with what their task would have completed
+ * with; only work still running becomes a task. A call its client abandons in that time
+ * cancels its jobs, as a blocking call does.
  */
 async function startTask(
   tool: ListedTool,
   args: unknown,
   call: ToolCall,
-  surface: ToolSurface,
-  store: JobTaskStore,
+  o: { surface: ToolSurface; store: JobTaskStore; inlineMs: number },
 ): Promise<CallToolResult | Record<string, unknown>> {
-  const r = await queueJobs(tool, args, call, surface);
+  const r = await queueJobs(tool, args, call, o.surface);
   const ids = submittedIds(r);
   if (r.isError || ids.length === 0) return r;
-  const task = await store.get(ids.join(","));
+  const taskId = taskIdOf(taskToolName(tool), ids);
+  if (o.inlineMs > 0 && (await o.store.settle(taskId, o.inlineMs, call.signal))) {
+    const inline = await o.store.result(taskId).catch((e: unknown) => toolFailure(e));
+    if (inline) return inline;
+  }
+  if (abandoned(call.signal)) await o.store.cancel(taskId).catch(() => false);
+  const task = await o.store.get(taskId);
   if (!task) {
     const text = `the jobs ${ids.join(" ")} were queued but cannot be read back; poll them with poll_*`;
     return toolFailure(new DlError("storage", text));
@@ -91,7 +111,7 @@ async function startTask(
  * error result saying what to do; a client that declares the tasks extension gets a
  * task for the tools that have a task plan; every other call answers in place.
  */
-export function toolCallHandler(surface: ToolSurface, store: JobTaskStore | undefined) {
+export function toolCallHandler(surface: ToolSurface, store: JobTaskStore | undefined, inlineMs = 0) {
   return async (req: CallRequest, ctx: ServerContext): Promise<CallToolResult> => {
     const { name } = req.params;
     const tool = surface.tool(name);
@@ -106,7 +126,7 @@ export function toolCallHandler(surface: ToolSurface, store: JobTaskStore | unde
     const call: ToolCall = { signal: ctx.mcpReq.signal, progress: progressReporter(ctx) };
     if (store && tool.def.task && declaresTasks(ctx)) {
       // The SDK passes a `resultType: "task"` answer through on tools/call.
-      return (await startTask(tool, parsed.data, call, surface, store)) as CallToolResult;
+      return (await startTask(tool, parsed.data, call, { surface, store, inlineMs })) as CallToolResult;
     }
     return run(tool, parsed.data, call);
   };

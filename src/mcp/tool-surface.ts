@@ -1,9 +1,10 @@
 import type { Tool } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import type { z } from "zod";
 import { once } from "../once.ts";
 import type { ServerDeps } from "../services.ts";
+import { toolJsonSchema } from "./json-schema.ts";
 import { type BackendVerdict, backendVerdicts } from "./tool-availability.ts";
-import type { Backend, ToolDef } from "./tool-table.ts";
+import type { Backend, TaskAnswer, ToolDef } from "./tool-table.ts";
 import { dlTools } from "./tools/index.ts";
 
 /** A listed tool with its schemas built once, on first use. */
@@ -13,10 +14,9 @@ export interface ListedTool {
   output: () => z.ZodObject;
 }
 
-/** JSON Schema for tools/list: the `$schema` line says nothing a host uses and costs every session tokens. */
+/** JSON Schema for tools/list, without what says nothing (json-schema.ts). */
 function jsonSchema(schema: z.ZodType, io: "input" | "output"): Tool["inputSchema"] {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<string, unknown>;
-  return rest as Tool["inputSchema"];
+  return toolJsonSchema(schema, io) as Tool["inputSchema"];
 }
 
 /**
@@ -32,9 +32,9 @@ export class ToolSurface {
 
   constructor(deps: ServerDeps, o: { tools?: ToolDef[] } = {}) {
     const tools = o.tools ?? dlTools(deps);
-    this.verdicts = backendVerdicts(deps.config);
+    this.verdicts = backendVerdicts(deps.config, deps.providers);
     for (const def of tools) {
-      if (!this.verdicts[def.backend].listed) {
+      if (!this.verdicts[def.backend]?.listed) {
         this.unlisted.set(def.name, def.backend);
         continue;
       }
@@ -46,6 +46,12 @@ export class ToolSurface {
     return this.listed.get(name);
   }
 
+  /** The completed-task answer of a listed tool that runs as `provider`'s jobs; undefined otherwise. */
+  taskAnswer(name: string, provider: string): TaskAnswer | undefined {
+    const def = this.listed.get(name)?.def;
+    return def?.task && def.backend === provider ? def.task.answer : undefined;
+  }
+
   names(): string[] {
     return [...this.listed.keys()];
   }
@@ -53,7 +59,7 @@ export class ToolSurface {
   /** Why a tool the table has is not offered here, or undefined for a name dl does not know. */
   whyUnlisted(name: string): string | undefined {
     const backend = this.unlisted.get(name);
-    return backend && this.verdicts[backend].why;
+    return backend && this.verdicts[backend]?.why;
   }
 
   /** tools/list's tools, made on the first tools/list and kept for the process's life. */

@@ -1,18 +1,13 @@
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/server";
 import type { z } from "zod";
-import { PROVIDERS, type ProviderName } from "../providers.ts";
 import type { ProgressReporter } from "./progress.ts";
 
 /**
- * The backends a tool needs: the job providers (jobs/providers PROVIDERS), "agent" first
- * since it is also the gateway's agent loop and always there. A backend that cannot run
- * on this machine lists none of its tools (tool-availability.ts).
+ * The backend a tool needs: a job provider's name (PROVIDERS). The gateway's tools belong
+ * to the agent provider's (jobs/providers/agent), whose loop runs in process. A backend
+ * that cannot run on this machine lists none of its tools (tool-availability.ts).
  */
-export const BACKENDS: readonly ProviderName[] = [
-  "agent",
-  ...PROVIDERS.map((p) => p.name).filter((name) => name !== "agent"),
-];
-export type Backend = ProviderName;
+export type Backend = string;
 
 /** What a handler gets besides its arguments. */
 export interface ToolCall {
@@ -23,17 +18,26 @@ export interface ToolCall {
 }
 
 /**
+ * What a completed task of a tool answers, from the ids of the jobs it queued (all of
+ * them ended): exactly what the blocking call returns, with the same structuredContent
+ * (valid against the tool's output schema) and the same isError. Read from the job
+ * stores, so any server of the machine gives the same answer.
+ */
+export type TaskAnswer = (ids: readonly string[]) => Promise<CallToolResult>;
+
+/**
  * How a call becomes an MCP task (the `io.modelcontextprotocol/tasks` extension) for a
  * client that declares it: a submit tool's task is the jobs it queued; a long blocking
  * tool runs the same work as background jobs of `submit` (its `tasks` turns the
  * arguments into that tool's task list), or, when its arguments hold what a submit tool
  * must not take (delegate_to_provider's key), queues its jobs itself with `queue`, which
- * answers as a submit tool does. A tool with no plan always answers in place.
+ * answers as a submit tool does. `answer` makes the completed task's result. A tool with
+ * no plan always answers in place.
  */
 type TaskPlan<A> =
-  | { kind: "submit" }
-  | { kind: "background"; submit: string; tasks: (args: A) => unknown[] }
-  | { kind: "queue"; queue: (args: A, call: ToolCall) => Promise<CallToolResult> };
+  | { kind: "submit"; answer: TaskAnswer }
+  | { kind: "background"; submit: string; tasks: (args: A) => unknown[]; answer: TaskAnswer }
+  | { kind: "queue"; queue: (args: A, call: ToolCall) => Promise<CallToolResult>; answer: TaskAnswer };
 
 /**
  * One tool, defined once: what tools/list says about it, what it needs, what it does.

@@ -57,19 +57,14 @@ function systemMounts(policy: JailPolicy, fs: FsView): string[] {
 }
 
 /**
- * The workdir, agy's state, extra paths and the git common dir. Sorted parents first so
- * a nested mount lands on top of its parent (a read-only tree with a writable workdir
- * inside it, or the reverse), and at equal depth read-only last so it wins.
+ * The workdir, agy's state and extra paths. Sorted parents first so a nested mount lands
+ * on top of its parent (a read-only tree with a writable workdir inside it, or the
+ * reverse), and at equal depth read-only last so it wins.
  */
 function userMounts(policy: JailPolicy, fs: FsView): string[] {
   const mounts: Mount[] = [
     ...policy.writable.map((path): Mount => ({ path, mode: "rw" })),
     ...policy.readOnly.map((path): Mount => ({ path, mode: "ro" })),
-    // Git writes objects, refs, logs and the worktree's own HEAD/index under the common
-    // dir, so a commit from a linked worktree needs it read-write. Only `<main>/.git` is
-    // bound, not the main checkout's files; its hooks and config are put back read-only
-    // below, since the host runs them after the job.
-    ...(policy.gitCommonDir ? [{ path: policy.gitCommonDir, mode: "rw" as const }] : []),
   ];
   const depth = (p: string) => p.split("/").length;
   mounts.sort((a, b) => depth(a.path) - depth(b.path) || (a.mode === b.mode ? 0 : a.mode === "rw" ? -1 : 1));
@@ -84,20 +79,16 @@ function userMounts(policy: JailPolicy, fs: FsView): string[] {
 }
 
 /**
- * `.git` and the worktree admin folders bound onto themselves (mount points cannot be
- * renamed or removed), parents first; then the git control files read-only. A protected
- * path with a placeholder is bound even when the compiler cannot see it: git-snapshot.ts
- * creates it before the job, and if it is still missing bwrap refuses to start.
+ * What the host runs or obeys after the job, bound read-only onto itself inside the
+ * writable workdir, parents first: nothing below it can be written, and as a mount point
+ * it cannot be renamed, removed or replaced either. A path that vanished since the tree
+ * guard listed it is bound with "-try" (bwrap would refuse to start on it otherwise).
  */
-function gitMounts(policy: JailPolicy, fs: FsView): string[] {
-  const out: string[] = [];
+function protectedMounts(policy: JailPolicy): string[] {
   const depth = (p: string) => p.split("/").length;
-  for (const pin of [...policy.gitPinned].sort((a, b) => depth(a.path) - depth(b.path))) {
-    if (fs.kind(pin.path) === null) continue;
-    out.push(pin.kind === "dir" ? "--bind" : "--ro-bind", pin.path, pin.path);
-  }
-  for (const c of policy.gitProtected) {
-    if (c.placeholder !== null || fs.kind(c.path) !== null) out.push("--ro-bind", c.path, c.path);
+  const out: string[] = [];
+  for (const p of [...policy.protectedPaths].sort((a, b) => depth(a.path) - depth(b.path))) {
+    out.push("--ro-bind-try", p.path, p.path);
   }
   return out;
 }
@@ -105,8 +96,7 @@ function gitMounts(policy: JailPolicy, fs: FsView): string[] {
 /** Paths that must stay hidden or read-only although a visible tree contains them. */
 function overlays(policy: JailPolicy, fs: FsView): string[] {
   const visible = [...policy.systemRead, ...policy.writable, ...policy.readOnly];
-  if (policy.gitCommonDir) visible.push(policy.gitCommonDir);
-  const out = gitMounts(policy, fs);
+  const out = protectedMounts(policy);
   for (const p of policy.hidden) {
     if (!visible.some((v) => isWithin(p, v))) continue; // already absent
     const kind = fs.kind(p);

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DlError } from "../errors.ts";
 import type { JailNet } from "../sys/jail-net.ts";
-import { type GitTamper, guardGitControl } from "./git-snapshot.ts";
 import { jailPlatform, jailPolicyFor, probeJailOnce, wrapCommand } from "./index.ts";
 import type { JailProbe } from "./probe.ts";
+import { type GitTamper, prepareTreeGuard, type TreeGuard } from "./tree-guard.ts";
 
 /**
  * The jail for commands that are not agy (an agent's run_bash): the workdir read-write,
@@ -19,10 +19,11 @@ interface JailedCommand {
   /** Linux: pass to runGroup (the jail waits for its network and process limit). */
   jailNet: JailNet | null;
   /**
-   * Call once the command has ended: checks the git control files (a change is undone
-   * and returned), removes the placeholders and the run's private temporary dir (macOS).
+   * Call once the command has ended: walks the workdir again (a new `.git` or protected
+   * entry is moved out and returned), removes the stand-ins and the run's private
+   * temporary dir (macOS).
    */
-  dispose(): GitTamper | null;
+  dispose(): Promise<GitTamper | null>;
 }
 
 export interface CommandJail {
@@ -36,6 +37,10 @@ export interface CommandJailOptions {
   stateDirs: readonly string[];
   /** PATH to find bwrap on. */
   path: string;
+  /** The allowlisted environment dl's own git questions run with. */
+  gitEnv: Readonly<Record<string, string>>;
+  /** DELEGATE_WRITABLE_TOOL_CONFIG: workdir paths a rule names that delegates may write. */
+  writable?: readonly string[];
   /** Tests: a scripted probe. */
   probe?: () => Promise<JailProbe>;
 }
@@ -50,25 +55,23 @@ export function commandJail(o: CommandJailOptions): CommandJail {
       }
       const p = await probe();
       const tmp = platform === "darwin" ? mkdtempSync(join(tmpdir(), "dl-bash-")) : null;
-      let checkGit: () => GitTamper | null = () => null;
-      const dispose = () => {
+      let guard: TreeGuard | null = null;
+      const dispose = async () => {
         if (tmp) rmSync(tmp, { recursive: true, force: true });
-        return checkGit();
+        const g = guard;
+        guard = null;
+        return g ? (await g.finish()).tamper : null;
       };
       try {
-        const policy = jailPolicyFor({
-          platform,
-          home: o.home,
-          workdir,
-          stateDirs: o.stateDirs,
-          tmpDir: tmp ?? undefined,
-          agyState: false,
-        });
-        checkGit = guardGitControl(policy).check;
+        guard = await prepareTreeGuard(workdir, { home: o.home, env: o.gitEnv, writable: o.writable });
+        const policy = jailPolicyFor(
+          { platform, home: o.home, workdir, stateDirs: o.stateDirs, tmpDir: tmp ?? undefined, agyState: false },
+          guard,
+        );
         const wrapped = wrapCommand(policy, argv, { ...env, HOME: policy.home }, p);
         return { argv: wrapped.argv, env: wrapped.env, jailNet: wrapped.jailNet, dispose };
       } catch (e) {
-        dispose();
+        await dispose();
         throw e;
       }
     },

@@ -61,7 +61,7 @@ function unsafeEntries(entries: GitConfigEntry[], policy: JailPolicy): GitConfig
   const remotes = new Set(
     entries.map((e) => /^remote\.(.+)\.url$/.exec(e.key)?.[1]).filter((n): n is string => n !== undefined),
   );
-  const visible = [...policy.writable, ...policy.readOnly, ...(policy.gitCommonDir ? [policy.gitCommonDir] : [])];
+  const visible = [...policy.writable, ...policy.readOnly];
   return entries.filter((e) => {
     // A branch's remote is usually the name of a remote (checked through its url), or "."
     // (this repository); anything else is a URL or a path of its own.

@@ -2,10 +2,10 @@ import { mkdirSync, realpathSync } from "node:fs";
 import { DlError } from "../errors.ts";
 import { INSTALL_PASTA, type JailNet } from "../sys/jail-net.ts";
 import { bwrapPrefix, type FsView, hostFs } from "./bwrap.ts";
-import { gitLayoutOf, linkedWorktreeCommonDir } from "./git-worktree.ts";
 import { buildJailPolicy, type JailPlatform, type JailPolicy, type JailPolicyInput } from "./policy.ts";
 import { type JailKind, type JailProbe, type ProbeOptions, probeJail } from "./probe.ts";
 import { sandboxExecPrefix } from "./sandbox-exec.ts";
+import type { TreeGuard } from "./tree-guard.ts";
 
 /**
  * The jail as the rest of dl sees it: build the policy for a job, check that the jail can
@@ -18,9 +18,14 @@ export {
   type GitGuardResult,
   JAIL_GIT_HINT,
 } from "./git-guard.ts";
-export { type GitTamper, guardGitControl } from "./git-snapshot.ts";
 export type { JailPlatform, JailPolicy, JailPolicyInput } from "./policy.ts";
 export type { JailProbe } from "./probe.ts";
+export {
+  type GitTamper,
+  prepareTreeGuard,
+  type TreeGuard,
+  type TreeVerdict,
+} from "./tree-guard.ts";
 
 export interface WrappedCommand {
   argv: string[];
@@ -39,10 +44,13 @@ export function jailPlatform(platform: NodeJS.Platform): JailPlatform | null {
 
 /**
  * A policy from a job's paths: canonical paths (sandbox rules and mounts compare real
- * paths; on macOS /var and /tmp are links into /private), and the common git dir when
- * the workdir is a linked worktree.
+ * paths; on macOS /var and /tmp are links into /private), and what the tree guard keeps
+ * read-only (see tree-guard.ts; the caller prepares it on the same canonical workdir).
  */
-export function jailPolicyFor(input: Omit<JailPolicyInput, "gitCommonDir" | "git">): JailPolicy {
+export function jailPolicyFor(
+  input: Omit<JailPolicyInput, "protectedPaths" | "gitDirsOutside">,
+  guard?: Pick<TreeGuard, "protectedPaths" | "gitDirsOutside">,
+): JailPolicy {
   const real = (p: string) => {
     try {
       return realpathSync(p);
@@ -51,16 +59,14 @@ export function jailPolicyFor(input: Omit<JailPolicyInput, "gitCommonDir" | "git
     }
   };
   const workdir = real(input.workdir);
-  const common = linkedWorktreeCommonDir(workdir);
-  const commonReal = common ? real(common) : null;
   return buildJailPolicy({
     ...input,
     home: real(input.home),
     workdir,
     tmpDir: input.tmpDir ? real(input.tmpDir) : undefined,
     stateDirs: input.stateDirs.map(real),
-    gitCommonDir: commonReal,
-    git: gitLayoutOf(workdir, commonReal),
+    protectedPaths: guard?.protectedPaths ?? [],
+    gitDirsOutside: (guard?.gitDirsOutside ?? []).map(real),
   });
 }
 

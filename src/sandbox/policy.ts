@@ -1,7 +1,7 @@
 import { isAbsolute, join, normalize } from "node:path";
 import { DlError } from "../errors.ts";
 import { isWithin } from "../sys/paths.ts";
-import { type GitControlPath, type GitLayout, type GitPin, gitControlFor } from "./git-control.ts";
+import type { ProtectedPath } from "./tree-guard.ts";
 
 /**
  * One description of the jail a CLI job runs in, independent of the mechanism that
@@ -26,14 +26,13 @@ export interface JailPolicyInput {
   stateDirs: readonly string[];
   /** A per-run private temporary dir (macOS; Linux mounts a fresh tmpfs on /tmp instead). */
   tmpDir?: string;
-  /** The common git dir of a linked worktree (`<main>/.git`), when the workdir is one. */
-  gitCommonDir?: string | null;
   /**
-   * What the workdir's `.git` is, and the linked worktrees of its repository (found on
-   * disk by jailPolicyFor). Default: a `.git` folder, or a `.git` file when gitCommonDir
-   * is given, and no other worktree.
+   * Inside the workdir, kept read-only: every git dir and gitfile, hooks dirs and hook
+   * managers' configs, the project's tool configuration (sandbox/tree-guard.ts finds them).
    */
-  git?: Omit<GitLayout, "commonDir">;
+  protectedPaths?: readonly ProtectedPath[];
+  /** The workdir's own git dirs outside it (a linked worktree's common dir): visible, read-only. */
+  gitDirsOutside?: readonly string[];
   /** More read-only paths, added only after measuring that the real CLI needs them. */
   extraReadPaths?: readonly string[];
   /** More writable paths (same rule). */
@@ -54,14 +53,15 @@ export interface JailPolicy {
   readonly systemRead: readonly string[];
   /** Read-only paths under HOME or elsewhere (agy's configuration, extra reads). */
   readonly readOnly: readonly string[];
-  /** Read-write paths: the workdir, agy's state, extra writes (the git common dir is separate). */
+  /** Read-write paths: the workdir, agy's state, extra writes. */
   readonly writable: readonly string[];
-  /** Linked worktree: `<main>/.git`, read-write so commits can land (see bwrap.ts). */
-  readonly gitCommonDir: string | null;
-  /** Inside a writable git dir, kept read-only: files git runs or obeys later on the host. */
-  readonly gitProtected: readonly GitControlPath[];
-  /** `.git` and the worktree admin folders: never renamed or removed (see git-control.ts). */
-  readonly gitPinned: readonly GitPin[];
+  /**
+   * Inside the workdir, read-only: what the host runs or obeys after the job (git dirs,
+   * gitfiles, hooks, tool configuration). Bound read-only on Linux (mount points, so they
+   * cannot be renamed or removed either); denied in the macOS profile, which also denies
+   * creating any path a protect rule names (sys/protected-names.ts).
+   */
+  readonly protectedPaths: readonly ProtectedPath[];
   /** Never visible, even when a visible tree contains them. */
   readonly hidden: readonly string[];
   /** Only stat() allowed (macOS; on Linux absent paths cannot even be stat'ed). */
@@ -163,20 +163,16 @@ export function buildJailPolicy(input: JailPolicyInput): JailPolicy {
     throw new DlError("workdir_forbidden", "jail policy: the workdir cannot be the whole home directory or hold it");
   }
   const gemini = join(home, ".gemini");
-  const gitCommonDir = input.gitCommonDir ? checkPath("gitCommonDir", input.gitCommonDir) : null;
   const tmpDir = input.tmpDir ? checkPath("tmpDir", input.tmpDir) : null;
   const darwin = input.platform === "darwin";
   const agy = input.agyState !== false;
-  const git = gitControlFor(workdir, {
-    dotGit: input.git?.dotGit !== undefined ? input.git.dotGit : gitCommonDir ? "file" : "dir",
-    commonDir: gitCommonDir,
-    worktreeNames: input.git?.worktreeNames ?? [],
-  });
   const readOnly = [
     ...(agy ? AGY_READ_ONLY.map((p) => join(gemini, p)) : []),
     // agy's Google session lives in the login keychain (reference).
     ...(agy && darwin ? [join(home, "Library/Keychains")] : []),
     ...(input.extraReadPaths ?? []).map((p) => checkPath("extra read path", p)),
+    // Git in a linked worktree needs the main checkout's `.git`: shown, never written.
+    ...(input.gitDirsOutside ?? []).map((p) => checkPath("git dir", p)),
   ];
   const writable = [
     workdir,
@@ -192,9 +188,10 @@ export function buildJailPolicy(input: JailPolicyInput): JailPolicy {
     systemRead: darwin ? DARWIN_SYSTEM : LINUX_SYSTEM,
     readOnly,
     writable,
-    gitCommonDir,
-    gitProtected: git.protected,
-    gitPinned: git.pinned,
+    protectedPaths: (input.protectedPaths ?? []).map((p) => ({
+      path: checkPath("protected path", p.path),
+      kind: p.kind,
+    })),
     hidden: [...HOME_SECRETS.map((p) => join(home, p)), ...input.stateDirs.map((p) => checkPath("state dir", p))],
     // `security` finds the keychain only if it may stat ~/Library (reference, measured).
     statOnly: darwin ? ["/", join(home, "Library")] : [],

@@ -1,3 +1,4 @@
+import { PROTECT_RULES } from "../sys/protected-names.ts";
 import type { JailPolicy } from "./policy.ts";
 
 /**
@@ -24,16 +25,36 @@ function rule(verdict: "allow" | "deny", ops: string, filters: string[]): string
 const subpaths = (paths: readonly string[]) => paths.map((p) => `(subpath ${quote(p)})`);
 const literals = (paths: readonly string[]) => paths.map((p) => `(literal ${quote(p)})`);
 
+/** A regex of letters made case-insensitive ([gG]), other characters as they are. */
+function anyCase(source: string): string {
+  return source.replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}]`);
+}
+
+/** Quotes a literal path for an SBPL regex. */
+function regexLiteral(p: string): string {
+  return p.replace(/[.*+?^${}()|[\]\\"]/g, (c) => `\\${c}`);
+}
+
+/**
+ * One SBPL regex per protect rule: any path under the workdir with a component of that
+ * name (or below it). The rules' patterns use only ERE syntax (groups, `|`, `?`, `.*`).
+ */
+function protectedNameRegexes(workdir: string): string[] {
+  return PROTECT_RULES.map((r) => {
+    const names = anyCase(r.names.source.replace(/^\^/, "").replace(/\$$/, ""));
+    const under = r.under ? `${anyCase(regexLiteral(r.under))}/` : "";
+    return `(regex #"^${regexLiteral(workdir)}/(.*/)?${under}(${names})(/.*)?$")`;
+  });
+}
+
 /** Device files any CLI writes to (discarding output, its terminal). */
 const DEVICE_WRITES = ["/dev/null", "/dev/zero", "/dev/tty", "/dev/stdout", "/dev/stderr", "/dev/dtracehelper"];
 
 export function sandboxExecProfile(policy: JailPolicy): string {
   const readable = [...policy.systemRead, ...policy.readOnly, ...policy.writable];
   const writable = [...policy.writable];
-  if (policy.gitCommonDir) {
-    readable.push(policy.gitCommonDir);
-    writable.push(policy.gitCommonDir);
-  }
+  const dirs = policy.protectedPaths.filter((p) => p.kind === "dir").map((p) => p.path);
+  const files = policy.protectedPaths.filter((p) => p.kind === "file").map((p) => p.path);
   const lines = [
     "(version 1)",
     "(allow default)",
@@ -44,10 +65,11 @@ export function sandboxExecProfile(policy: JailPolicy): string {
     ...rule("allow", "file-read*", subpaths(readable)),
     ...rule("allow", "file-write*", subpaths(writable)),
     ...rule("allow", "file-write-data", literals(DEVICE_WRITES)),
-    ";; Run or obeyed by git on the host after the job: read-only even inside a writable tree.",
-    ...rule("deny", "file-write*", subpaths(policy.gitProtected.map((c) => c.path))),
-    ";; .git itself and the worktree admin folders: never renamed, removed or replaced.",
-    ...rule("deny", "file-write*", literals(policy.gitPinned.map((p) => p.path))),
+    ";; Run or obeyed by the host after the job (git dirs, gitfiles, hooks, tool configuration):",
+    ";; read-only even inside the writable workdir, and never renamed, removed or replaced.",
+    ...rule("deny", "file-write*", [...subpaths(dirs), ...literals(files)]),
+    ";; And no new entry of a protected name anywhere in the workdir (case-insensitive, as APFS).",
+    ...rule("deny", "file-write*", protectedNameRegexes(policy.workdir)),
     ";; Never visible, not even to stat().",
     ...rule("deny", "file-read* file-write*", subpaths(policy.hidden)),
     ";; No opening apps or scripting the desktop (a login page must never open).",

@@ -3,7 +3,7 @@ import { closeSync, constants, openSync, type Stats, statSync } from "node:fs";
 import { join } from "node:path";
 import { DlError, describeError } from "../errors.ts";
 // Plain data (no imports): which variable moves a provider's store, for the error text.
-import { PROVIDERS } from "../providers.ts";
+import { factsOf } from "../providers.ts";
 import { privateDir, privateFileMode } from "../sys/private-file.ts";
 import { tightenTree } from "../sys/private-tree.ts";
 import { MIGRATIONS } from "./migrations.ts";
@@ -45,7 +45,7 @@ export function storageCause(e: unknown): string {
 }
 
 const variableOf = (provider: string | undefined) =>
-  PROVIDERS.find((d) => d.name === provider)?.stateEnv ?? "the provider's state dir variable";
+  (provider && factsOf(provider)?.stateEnv) || "the provider's state dir variable";
 
 /**
  * A storage failure as a DlError. The message names the operation and a bounded

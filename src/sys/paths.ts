@@ -14,6 +14,11 @@ type JobStoreSpec<N extends string = string> = {
 };
 
 /** One provider's job store, as the watcher, the reaper and the status report read it. */
+/** Where job `id` keeps its files under a provider state dir (the runner's jobDir). */
+export function jobDirOf(stateDir: string, id: string): string {
+  return join(stateDir, "jobs", id);
+}
+
 export interface JobStateDir {
   provider: string;
   stateDir: string;
@@ -54,6 +59,11 @@ export type StatePaths<N extends string = string> = {
    * does not move it): a reader cannot know another process's override.
    */
   storesRegistryDir: string;
+  /**
+   * Where every `dl serve` records the cache dir (pool slots) it uses, beside the stores
+   * registry and for the same reason: `dl status` names a server whose host moved it.
+   */
+  serversRegistryDir: string;
   codexHome: string;
   dshModelsFile: string;
   /** Canonical isolation root when the test safety net is on, else null. */
@@ -122,6 +132,22 @@ export function isWithin(child: string, parent: string): boolean {
   return child.startsWith(p);
 }
 
+/** The user's config folder: XDG_CONFIG_HOME when absolute (not on macOS), else ~/.config. */
+function configBaseOf(o: { platform: NodeJS.Platform; home: string; xdgConfigHome?: string }): string {
+  return o.xdgConfigHome && isAbsolute(o.xdgConfigHome) && o.platform !== "darwin"
+    ? o.xdgConfigHome
+    : join(o.home, ".config");
+}
+
+/**
+ * The per-user settings file every dl process reads (and `dl init` writes):
+ * ~/.config/dl/settings.env, or under XDG_CONFIG_HOME. Not moved by any DELEGATE_*
+ * variable: a process can only agree with the others on a place none of them chose.
+ */
+export function settingsFilePath(o: { platform: NodeJS.Platform; home: string; xdgConfigHome?: string }): string {
+  return join(configBaseOf(o), "dl", "settings.env");
+}
+
 export function resolveStatePaths<N extends string>(input: PathInputs<N>): StatePaths<N> {
   const { home, platform, cwd, overrides: o } = input;
   const canon = (p: string) => canonicalPath(p.startsWith("~/") ? join(home, p.slice(2)) : p, cwd);
@@ -132,10 +158,7 @@ export function resolveStatePaths<N extends string>(input: PathInputs<N>): State
       : input.xdgCacheHome && isAbsolute(input.xdgCacheHome)
         ? input.xdgCacheHome
         : join(home, ".cache");
-  const configBase =
-    input.xdgConfigHome && isAbsolute(input.xdgConfigHome) && platform !== "darwin"
-      ? input.xdgConfigHome
-      : join(home, ".config");
+  const configBase = configBaseOf(input);
 
   const cacheDir = canon(o.cacheDir ?? join(cacheBase, "claude-delegate-local"));
   const stateDirs = Object.fromEntries(
@@ -147,6 +170,7 @@ export function resolveStatePaths<N extends string>(input: PathInputs<N>): State
     cacheDir,
     slotsDir: join(cacheDir, "slots"),
     storesRegistryDir: canon(join(cacheBase, "claude-delegate-local", "stores")),
+    serversRegistryDir: canon(join(cacheBase, "claude-delegate-local", "servers")),
     stateDirs,
     jobStores: input.jobStores,
     codexHome: canon(input.codexHome ?? join(home, ".codex")),
@@ -171,6 +195,7 @@ export function resolveStatePaths<N extends string>(input: PathInputs<N>): State
       ["CODEX_HOME", paths.codexHome],
       // Last, so a moved state dir or CODEX_HOME is named first (it is the likelier mistake).
       ["stores registry", paths.storesRegistryDir],
+      ["servers registry", paths.serversRegistryDir],
     ];
     for (const [name, p] of writable) {
       if (!isWithin(p, root)) {

@@ -1,6 +1,7 @@
-import { realpathSync, statSync } from "node:fs";
+import { readdirSync, realpathSync, statSync } from "node:fs";
 import { DlError } from "../errors.ts";
 import { canonicalPath, overlappingDir, protectedDirs, protectedDirVariable, type StatePaths } from "./paths.ts";
+import { foldName, ruleForName } from "./protected-names.ts";
 
 /**
  * The one check every delegated workdir passes, for agent delegations and provider jobs
@@ -41,6 +42,7 @@ export function checkWorkdir(path: string, g: WorkdirGuard): string {
       { workdir: dir, reason: dir === "/" ? "root" : "home", ...(dir === "/" ? {} : { variable: "HOME" }) },
     );
   }
+  refuseInsideGitDir(dir);
   const protectedReal = g.protectedDirs.map((d) => canonicalPath(d));
   const clash = overlappingDir(dir, protectedReal);
   if (clash) {
@@ -52,6 +54,35 @@ export function checkWorkdir(path: string, g: WorkdirGuard): string {
     );
   }
   return dir;
+}
+
+/** HEAD, objects/ and refs/ side by side: git takes the folder for a git dir. */
+function isGitDir(dir: string): boolean {
+  try {
+    const names = new Set(readdirSync(dir).map(foldName));
+    return names.has("head") && names.has("objects") && (names.has("refs") || names.has("commondir"));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A workdir inside a git dir (`<repo>/.git`, a module's or worktree's admin folder, a
+ * bare repository) or inside a folder the host obeys (`.claude`, `.vscode`, `.husky`):
+ * every file of it is metadata or configuration, so no delegate may have it as its tree.
+ */
+function refuseInsideGitDir(dir: string): void {
+  const parts = dir.split("/").filter(Boolean);
+  for (let i = 0; i < parts.length; i++) {
+    const at = `/${parts.slice(0, i + 1).join("/")}`;
+    const rule = ruleForName(parts[i]!, i > 0 ? parts[i - 1]! : null);
+    if (rule || isGitDir(at)) {
+      throw forbidden(
+        `workdir ${dir} is inside ${rule ? rule.what : "a git dir"} (${at}); pass the project's work tree instead`,
+        { workdir: dir, reason: "git_dir", protected_dir: at },
+      );
+    }
+  }
 }
 
 /** The guard for this configuration: its home and every protected dir. */

@@ -44,7 +44,7 @@ function readBounded(file: string): string {
 }
 
 /** The price table; entries that are not objects with numeric costs (LiteLLM's sample_spec) are skipped. */
-export function loadPrices(file: string | undefined): PriceTable {
+function loadPrices(file: string | undefined): PriceTable {
   if (!file) return new Map();
   let raw: unknown;
   try {
@@ -65,6 +65,30 @@ export function loadPrices(file: string | undefined): PriceTable {
       table.set(name.toLowerCase(), p.data);
   }
   return table;
+}
+
+/** The price table of one file, read once per process; a file that cannot be used is remembered as its error. */
+let prices: { file: string | undefined; table: PriceTable | DlError } | undefined;
+
+/**
+ * DELEGATE_PRICES_FILE's table, the one loader of both the delegation path (which prices
+ * nothing, and says so, when the file is bad) and `dl usage` (which refuses it). Throws
+ * DlError("bad_config") for a file that cannot be used.
+ */
+export function priceTable(file: string | undefined): PriceTable {
+  const read = prices && prices.file === file ? prices : { file, table: loadOrError(file) };
+  prices = read;
+  const { table } = read;
+  if (table instanceof DlError) throw table;
+  return table;
+}
+
+function loadOrError(file: string | undefined): PriceTable | DlError {
+  try {
+    return loadPrices(file);
+  } catch (e) {
+    return e instanceof DlError ? e : new DlError("bad_config", String(e));
+  }
 }
 
 /** A flat-rate pattern: exact, or a prefix when it ends with `*`; case-insensitive. */

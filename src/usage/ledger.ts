@@ -1,6 +1,7 @@
 import { describeError } from "../errors.ts";
 import { storeAccess } from "../jobs/shell/store-files.ts";
 import { log } from "../log.ts";
+import { DELEGATIONS_PROVIDER, factsOf } from "../providers.ts";
 import { JobStore } from "../store/jobs.ts";
 import { isTerminal, type JobRow } from "../store/types.ts";
 import { recordUsage, type UsageRow, usageSince } from "../store/usage.ts";
@@ -25,19 +26,38 @@ const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 
 const first = (o: Record<string, unknown>, keys: readonly string[]) =>
   n(keys.map((k) => o[k]).find((v) => v !== undefined));
 
-/** Providers whose CLIs count cached tokens inside the input (OpenAI's accounting); ours keep them apart. */
-const CACHED_INSIDE_INPUT = new Set(["codex", "gemini"]);
+/** Where a usage column keeps its counts: `usage` (an agent's result), `tokens` (a dsh result.json), or itself (a CLI's). */
+function countsIn(usage: Record<string, unknown>): Record<string, unknown> {
+  for (const key of ["usage", "tokens"]) {
+    const v = usage[key];
+    if (v && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
+  }
+  // A launcher that reports one number says how many, not of which kind: counted as input.
+  if (typeof usage.tokens === "number") return { input_tokens: usage.tokens };
+  return usage;
+}
 
-/** Tokens from a job's usage column, whatever shape its CLI reported them in. */
+/**
+ * Tokens from a job's usage column, whatever shape its CLI reported them in. A CLI that
+ * counts cached tokens inside the input (PROVIDERS' cachedInsideInput, OpenAI's
+ * accounting) has them taken out: the ledger keeps them apart.
+ */
 function tokensOf(provider: string, usage: Record<string, unknown>): Tokens {
-  const u = usage.usage && typeof usage.usage === "object" ? (usage.usage as Record<string, unknown>) : usage;
-  const cache_read = first(u, ["cache_read_tokens", "cached_input_tokens", "cached_tokens", "cache_read_input_tokens"]);
-  const rawIn = first(u, ["input_tokens", "prompt_tokens"]);
+  const u = countsIn(usage);
+  const cache_read = first(u, [
+    "cache_read_tokens",
+    "cached_input_tokens",
+    "cached_tokens",
+    "cache_read_input_tokens",
+    "cache_read",
+    "cached",
+  ]);
+  const rawIn = first(u, ["input_tokens", "prompt_tokens", "input", "prompt"]);
   return {
-    input_tokens: CACHED_INSIDE_INPUT.has(provider) ? Math.max(0, rawIn - cache_read) : rawIn,
+    input_tokens: factsOf(provider)?.cachedInsideInput ? Math.max(0, rawIn - cache_read) : rawIn,
     cache_read,
-    cache_write: first(u, ["cache_write_tokens", "cache_creation_input_tokens"]),
-    output_tokens: first(u, ["output_tokens", "completion_tokens"]),
+    cache_write: first(u, ["cache_write_tokens", "cache_creation_input_tokens", "cache_write"]),
+    output_tokens: first(u, ["output_tokens", "completion_tokens", "output", "completion"]),
   };
 }
 
@@ -68,11 +88,11 @@ export function recordJobEnd(store: JobStore, id: string): void {
   }
 }
 
-/** A synchronous delegation's row, into the agent store. Never fails the delegation. */
-export function recordDelegationUsage(agentStateDir: string, row: UsageRow): void {
+/** A synchronous delegation's row, into the store that keeps delegations (the agent's). Never fails the delegation. */
+export function recordDelegationUsage(stateDir: string, row: UsageRow): void {
   let store: JobStore | undefined;
   try {
-    store = JobStore.open(agentStateDir, { provider: "agent" });
+    store = JobStore.open(stateDir, { provider: DELEGATIONS_PROVIDER });
     recordUsage(store, row);
   } catch (e) {
     log.warn(`usage of delegation ${row.id} not recorded: ${describeError(e)}`);

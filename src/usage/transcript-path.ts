@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { jobDirOf } from "../jobs/engine/outcome-file.ts";
+import { DELEGATIONS_PROVIDER } from "../providers.ts";
 import type { JobStateDir } from "../sys/paths.ts";
+import { jobDirOf } from "../sys/paths.ts";
 
 /** A job's transcript (agent jobs: the child `dl run` writes it in the job's folder). */
 export const TRANSCRIPT_FILE = "transcript.jsonl";
@@ -15,7 +16,7 @@ export const delegationTranscriptFile = (agentStateDir: string, id: string) =>
 /** The delegation's transcript in any known agent store, or null. */
 export function findDelegationTranscript(stores: readonly JobStateDir[], id: string): string | null {
   for (const s of stores) {
-    if (s.provider !== "agent") continue;
+    if (s.provider !== DELEGATIONS_PROVIDER) continue;
     const f = delegationTranscriptFile(s.stateDir, id);
     if (existsSync(f)) return f;
   }

@@ -12,7 +12,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { readFileTool } from "../../src/agent/tools/read-file.ts";
-import { READ_FILE_DEFAULTS } from "../../src/agent/tools/settings.ts";
+import { READ_FILE_DEFAULTS, WRITE_FILE_DEFAULTS } from "../../src/agent/tools/settings.ts";
 import type { ToolContext } from "../../src/agent/tools/types.ts";
 import { writeFileTool } from "../../src/agent/tools/write-file.ts";
 import { tempDir } from "../helpers/dl.ts";
@@ -29,7 +29,7 @@ function ctx(): ToolContext & { outside: string } {
 }
 
 const read = readFileTool();
-const write = writeFileTool({ maxBytes: 1000 });
+const write = writeFileTool({ ...WRITE_FILE_DEFAULTS, maxBytes: 1000 });
 
 describe("read_file", () => {
   test("numbers lines and heads the page with [lines N-M of TOTAL]", async () => {

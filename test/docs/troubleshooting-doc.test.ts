@@ -35,7 +35,7 @@ function failureKindsInSource(): Set<string> {
   for (const m of read("src/jobs/providers/codex/classify.ts").matchAll(/kind: "([a-z_]+)"/g)) kinds.add(m[1]!);
   const unions: [string, string][] = [
     ["src/errors.ts", "DlErrorCode"],
-    ["src/jobs/provider.ts", "FailureClass"],
+    ["src/jobs/engine/provider.ts", "FailureClass"],
     ["src/store/types.ts", "FailureKind"],
     ["src/jobs/providers/gemini/output.ts", "AgyFailureKind"],
   ];

@@ -46,6 +46,7 @@ async function taskDl(stateDir: string, extra: Record<string, string> = {}): Pro
     DELEGATE_AGENT_STATE_DIR: stateDir,
     DELEGATE_PROVIDER_ALLOW_HOSTS: "127.0.0.1",
     DELEGATE_CACHE_DIR: join(stateDir, "..", `${stateDir.split("/").pop()}-cache`),
+    DELEGATE_TASK_INLINE_S: "0",
     ...extra,
   });
   open.push(s);
@@ -106,24 +107,25 @@ describe("delegate_to_provider as a task (2026-07-28)", () => {
     const execution = await s.session.callTool("delegate_to_provider", providerArgs(repo));
     expect(execution.kind).toBe("task");
     const taskId = execution.handle!.taskId;
-    expect(taskId).toMatch(/^ag-[0-9a-f]+$/);
+    expect(taskId).toMatch(/^delegate_to_provider:ag-[0-9a-f]+$/);
+    const jobId = taskId.split(":")[1]!;
 
     // While the child runs: its argv, and what the agent's own command saw.
     const children = await until(() => {
-      const a = argvsNaming(`jobs/${taskId}/task.md`);
+      const a = argvsNaming(`jobs/${jobId}/task.md`);
       return a.length > 0 && existsSync(join(repo, "seen-env.txt")) ? a : undefined;
     }, "the job's child dl run and its first command");
     expect(children.join("\n")).toContain(" run helper ");
     expect(children.join("\n")).not.toContain(PROVIDER_KEY);
-    const polled = await s.client.callTool({ name: "poll_agent", arguments: { ids: [taskId] } });
+    const polled = await s.client.callTool({ name: "poll_agent", arguments: { ids: [jobId] } });
     expect(JSON.stringify(polled)).not.toContain(PROVIDER_KEY);
     writeFileSync(join(repo, "release"), "");
 
     const { outcome } = await (execution as unknown as { settle: () => Promise<{ outcome: never }> }).settle();
     const result = resultFromTaskOutcome(outcome) as ToolResult;
-    const [job] = (result.structuredContent as { jobs: JobView[] }).jobs;
-    expect(job!.status).toBe("done");
-    expect(job!.final_response).toContain("Released and done.");
+    // The delegation's own result, as the blocking call returns it.
+    expect(result.structuredContent).toMatchObject({ success: true, last_bash_exit: 0, model_used: MODEL });
+    expect(String(result.structuredContent!.final_response)).toContain("Released and done.");
     // Both turns went to the provider, with its key (the fake answers 401 to any other).
     expect(provider.requests.length).toBeGreaterThanOrEqual(2);
     expect(provider.requests.every((r) => JSON.stringify(r.headers).includes(PROVIDER_KEY))).toBe(true);
@@ -165,8 +167,8 @@ describe("delegate_to_provider as a task (2026-07-28)", () => {
     await until(() => existsSync(join(busy, "seen-env.txt")), "the blocker running its command", 30_000);
     const repo = makeRepo(root, "queued", 0).repo;
     const execution = await first.session.callTool("delegate_to_provider", providerArgs(repo));
-    const taskId = execution.handle!.taskId;
-    const queued = await first.client.callTool({ name: "poll_agent", arguments: { ids: [taskId] } });
+    const jobId = execution.handle!.taskId.split(":")[1]!;
+    const queued = await first.client.callTool({ name: "poll_agent", arguments: { ids: [jobId] } });
     expect((queued.structuredContent as { jobs: JobView[] }).jobs[0]!.status).toBe("queued");
 
     const reference = (execution as never as { serializeReference: () => never }).serializeReference();
@@ -176,11 +178,14 @@ describe("delegate_to_provider as a task (2026-07-28)", () => {
     const { outcome } = await (await second.session.resumeTask(reference)).settle();
     expect(outcome.status).toBe("completed");
     const result = resultFromTaskOutcome(outcome) as ToolResult;
-    expect(result.isError).toBe(true);
-    const [job] = (result.structuredContent as { jobs: JobView[] }).jobs;
+    // A delegation that could not run reports it in its result, as the blocking call does.
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ success: false, stop_reason: "provider_key_lost", turns: 0 });
+    expect(String(result.structuredContent!.error)).toContain("delegate_to_provider again");
+    const polled = await second.client.callTool({ name: "poll_agent", arguments: { ids: [jobId] } });
+    const [job] = (polled.structuredContent as { jobs: JobView[] }).jobs;
     expect(job!.status).toBe("lost");
     expect(job!.failure_kind).toBe("provider_key_lost");
-    expect(job!.final_response).toContain("delegate_to_provider again");
     expect(everything(stateDir)).not.toContain(PROVIDER_KEY);
     writeFileSync(join(busy, "release"), ""); // the blocker's orphaned child may end
   }, 90_000);

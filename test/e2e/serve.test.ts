@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
 import { modernRequest } from "../helpers/modern.ts";
@@ -65,9 +65,9 @@ describe("dl serve over stdio", () => {
       expect(t.description?.trim()).toBe(t.description);
       expect(t.description?.length).toBeGreaterThan(100);
     }
-    expect(description("delegate_batch")).toStartWith("Delegates up to 4 agent tasks at once");
+    expect(description("delegate_batch")).toStartWith("Runs up to 4 delegate_to_local_agent tasks at once");
     expect(description("submit_codex")).toContain("watch");
-    expect(description("submit_codex")).toEndWith("run the project's tests in the worktree before merging.");
+    expect(description("submit_codex")).toEndWith("run the project's tests before merging.");
   });
 
   test("list_local_agents lists agents and a malformed one with its error", async () => {
@@ -81,6 +81,22 @@ describe("dl serve over stdio", () => {
     expect(broken?.error).toContain("broken.md:");
   });
 
+  test("list_local_agents with a workdir: the project's agents and skills first, hiding a global one of the same name", async () => {
+    const project = tempDir("project");
+    mkdirSync(join(project, ".claude", "agents"), { recursive: true });
+    mkdirSync(join(project, ".claude", "skills", "deploy"), { recursive: true });
+    writeFileSync(join(project, ".claude", "agents", "coder.md"), "---\ndescription: the project's coder\n---\nx\n");
+    writeFileSync(join(project, ".claude", "skills", "deploy", "SKILL.md"), "---\ndescription: ships it\n---\nx\n");
+    const res = await session.client.callTool({ name: "list_local_agents", arguments: { workdir: project } });
+    const s = res.structuredContent as { agents: { name: string; source: string; description: string }[] };
+    expect(s.agents.map((a) => [a.name, a.source])).toEqual([
+      ["coder", "project-agent"],
+      ["deploy", "project-skill"],
+      ["broken", "global"],
+    ]);
+    expect(s.agents[0]!.description).toBe("the project's coder");
+  });
+
   test("local_backend_status lists the gateway's models and never shows the key", async () => {
     const res = await session.client.callTool({ name: "local_backend_status", arguments: {} });
     const s = res.structuredContent as Structured & { backends: { models: string[]; reachable: boolean }[] };
@@ -88,6 +104,15 @@ describe("dl serve over stdio", () => {
     expect(s.backends[0]?.reachable).toBe(true);
     expect(s.backends[0]?.models).toEqual(["deepseek-v4-flash", "local-qwen-3-6-35b"]);
     expect(JSON.stringify(res)).not.toContain("sk-test-key-123");
+  });
+
+  test("a task's field given beside tasks (allow_over_quota on submit_codex) is refused by name, not dropped", async () => {
+    const res = await session.client.callTool({
+      name: "submit_codex",
+      arguments: { tasks: [{ task: "x", workdir: tempDir("w") }], allow_over_quota: true },
+    });
+    expect(res.isError).toBe(true);
+    expect(JSON.stringify(res.content)).toContain("allow_over_quota");
   });
 
   test("an unknown tool is refused and the server stays up", async () => {

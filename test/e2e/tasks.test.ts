@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
+import { JobStore } from "../../src/store/jobs.ts";
 import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { callTool, connectDl, type DlSession, requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { MODERN_META } from "../helpers/modern.ts";
@@ -41,11 +42,13 @@ afterAll(async () => {
 });
 beforeEach(() => fake.reset());
 
+/** Every call that can be a task is one (DELEGATE_TASK_INLINE_S=0) unless a test says otherwise. */
 const env = (stateDir: string, extra: Record<string, string> = {}) => ({
   DELEGATE_LOCAL_URL: fake.anthropicUrl,
   DELEGATE_LOCAL_KEY: KEY,
   DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
   DELEGATE_AGENT_STATE_DIR: stateDir,
+  DELEGATE_TASK_INLINE_S: "0",
   ...extra,
 });
 
@@ -101,17 +104,19 @@ describe("MCP tasks through dist/dl serve (2026-07-28)", () => {
     expect(job!.last_bash_exit).toBe(3);
   }, 60_000);
 
-  test("delegate_to_local_agent as a task runs as a background agent job and settles", async () => {
+  test("delegate_to_local_agent as a task runs as a background agent job and settles with the delegation's result", async () => {
     scriptBashThenAnswer();
     const s = await taskDl(join(root, "state-delegate"));
     const repo = makeRepo(root, "delegate", 0).repo;
     const execution = await s.session.callTool("delegate_to_local_agent", agentTask(repo));
     expect(execution.kind).toBe("task");
-    expect(execution.handle?.taskId).toMatch(/^ag-/);
+    const taskId = execution.handle!.taskId;
+    expect(taskId).toMatch(/^delegate_to_local_agent:ag-[0-9a-f]{10}$/);
     const result = await settle(execution as never);
-    const [job] = (result.structuredContent as { jobs: JobView[] }).jobs;
-    expect(job!.status).toBe("done");
-    expect(job!.final_response).toContain("exited 3");
+    const r = result.structuredContent as { success: boolean; final_response: string; logs: string };
+    expect(r.success).toBe(true);
+    expect(r.final_response).toContain("exited 3");
+    expect(r.logs).toBe(`dl logs ${taskId.split(":")[1]}`);
   }, 60_000);
 
   test("delegate_batch as a task is one background job per task; over DELEGATE_MAX_BATCH_SIZE it is refused", async () => {
@@ -122,7 +127,9 @@ describe("MCP tasks through dist/dl serve (2026-07-28)", () => {
     expect(execution.kind).toBe("task");
     expect(execution.handle!.taskId.split(",")).toHaveLength(2);
     const result = await settle(execution as never);
-    expect((result.structuredContent as { jobs: JobView[] }).jobs.map((j) => j.status)).toEqual(["done", "done"]);
+    const batch = result.structuredContent as { results: { success: boolean }[]; succeeded: number };
+    expect(batch.results.map((r) => r.success)).toEqual([true, true]);
+    expect(batch.succeeded).toBe(2);
     const five = Array.from({ length: 5 }, () => agentTask(repos[0]!));
     const refused = await s.session.callTool("delegate_batch", { tasks: five });
     expect(refused.kind).toBe("immediate");
@@ -131,7 +138,7 @@ describe("MCP tasks through dist/dl serve (2026-07-28)", () => {
     expect(answer.content[0]!.text).toContain("DELEGATE_MAX_BATCH_SIZE");
   }, 60_000);
 
-  test("a failing delegation is a completed task with isError", async () => {
+  test("a failing delegation is a completed task whose result says it failed, as the blocking call's does", async () => {
     fake.always(() => reply.status(401, { body: '{"error":{"message":"bad key"}}' }));
     const s = await taskDl(join(root, "state-fail"));
     const repo = makeRepo(root, "fail", 0).repo;
@@ -142,9 +149,16 @@ describe("MCP tasks through dist/dl serve (2026-07-28)", () => {
     ).settle();
     expect(outcome.status).toBe("completed");
     const result = resultFromTaskOutcome(outcome as never) as ToolResult;
-    expect(result.isError).toBe(true);
-    const [job] = (result.structuredContent as { jobs: JobView[] }).jobs;
-    expect(job!.status).toBe("failed");
+    // The blocking call reports a run that failed in its result (success false), not as a tool error.
+    expect(result.isError).toBeFalsy();
+    const r = result.structuredContent as { success: boolean; error: string };
+    expect(r.success).toBe(false);
+    expect(r.error).toContain("401");
+    // A submit task's jobs that did not end done are a tool error (its poll view).
+    const submitted = await s.session.callTool("submit_agent", { tasks: [agentTask(repo)] });
+    const polled = await settle(submitted as never);
+    expect(polled.isError).toBe(true);
+    expect((polled.structuredContent as { jobs: JobView[] }).jobs[0]!.status).toBe("failed");
   }, 60_000);
 
   test("tasks/cancel stops the work and frees its slot", async () => {
@@ -218,6 +232,126 @@ describe("MCP tasks through dist/dl serve (2026-07-28)", () => {
     )) as ToolResult;
     expect(r.isError).toBeFalsy();
     expect((r.structuredContent as { final_response: string }).final_response).toContain("exited 3");
+  }, 60_000);
+});
+
+/** A gate a scripted model reply waits on: the test opens it when it has looked. */
+function gate(): { wait: Promise<void>; open: () => void } {
+  const { promise, resolve } = Promise.withResolvers<void>();
+  return { wait: promise, open: () => resolve() };
+}
+
+const TASKS_META = {
+  ...MODERN_META,
+  "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } },
+};
+
+describe("quick calls answer in place; slow ones become tasks (DELEGATE_TASK_INLINE_S)", () => {
+  test("a delegation that ends within the threshold answers the call itself, with no task", async () => {
+    scriptBashThenAnswer(10);
+    const s = await taskDl(join(root, "state-inline"), { DELEGATE_TASK_INLINE_S: "10" });
+    const repo = makeRepo(root, "inline", 0).repo;
+    const execution = await s.session.callTool("delegate_to_local_agent", agentTask(repo));
+    expect(execution.kind).toBe("immediate");
+    expect(execution.handle).toBeUndefined();
+    const result = await settle(execution as never);
+    const r = result.structuredContent as { success: boolean; final_response: string; logs: string };
+    expect(r.success).toBe(true);
+    expect(r.final_response).toContain("exited 3");
+    // It ran as an agent job all the same: its log is the job's.
+    expect(r.logs).toMatch(/^dl logs ag-[0-9a-f]{10}$/);
+  }, 60_000);
+
+  test("one still running when the threshold passes becomes a task, and settles later", async () => {
+    const later = gate();
+    fake.always(async (req) => {
+      if (!afterTool(req)) return reply.tool("run_bash", { command: "exit 0" });
+      await later.wait;
+      return reply.text("finished late");
+    });
+    const s = await taskDl(join(root, "state-slow"), { DELEGATE_TASK_INLINE_S: "0.3" });
+    const repo = makeRepo(root, "slow", 0).repo;
+    const execution = await s.session.callTool("delegate_to_local_agent", agentTask(repo));
+    expect(execution.kind).toBe("task");
+    later.open();
+    const r = (await settle(execution as never)).structuredContent as { final_response: string };
+    expect(r.final_response).toBe("finished late");
+  }, 60_000);
+
+  test("a call its client abandons before it became a task cancels its job", async () => {
+    fake.always(reply.hang());
+    const stateDir = join(root, "state-abandon");
+    const s = await taskDl(stateDir, { DELEGATE_TASK_INLINE_S: "30" });
+    const repo = makeRepo(root, "abandon", 0).repo;
+    const params = { name: "submit_agent", arguments: { tasks: [agentTask(repo)] }, _meta: TASKS_META };
+    const answer = s.io.raw({ method: "tools/call", params });
+    const requestId = s.io.lastRawId;
+    await until(async () => fake.inFlight() >= 1, "the agent to reach the backend");
+    // The client gives up on the call before it was answered.
+    await s.io.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId } } as never);
+    void answer;
+    const plain = await plainDl(stateDir);
+    await until(async () => {
+      const listed = await callTool<{ jobs: JobView[] }>(plain, "poll_agent", {
+        ids: [(await jobIds(stateDir))[0]!],
+      });
+      return listed.data.jobs[0]?.status === "cancelled";
+    }, "the abandoned call's job to be cancelled");
+  }, 60_000);
+});
+
+/** The ids of the jobs in an agent store, oldest first (the tests above queue one per store). */
+async function jobIds(stateDir: string): Promise<string[]> {
+  const store = JobStore.open(stateDir, { provider: "agent", readonly: true });
+  try {
+    return store
+      .listRecent(10)
+      .map((r) => r.id)
+      .reverse();
+  } finally {
+    store.close();
+  }
+}
+
+describe("a running agent task's statusMessage moves with the work", () => {
+  test("turn n of max, the last tool and its exit, as each turn ends", async () => {
+    const second = gate();
+    const third = gate();
+    let calls = 0;
+    fake.always(async () => {
+      calls++;
+      if (calls === 1) return reply.tool("run_bash", { command: "echo one; exit 3" });
+      if (calls === 2) {
+        await second.wait;
+        return reply.tool("run_bash", { command: "echo two" });
+      }
+      await third.wait;
+      return reply.text("all done");
+    });
+    const s = await taskDl(join(root, "state-progress"));
+    const repo = makeRepo(root, "progress", 0).repo;
+    const execution = await s.session.callTool("delegate_to_local_agent", { ...agentTask(repo), max_turns: 5 });
+    expect(execution.kind).toBe("task");
+    const task = s.session.task(execution.handle!.taskId);
+    // While the model thinks about turn 2, the task says what turn 1 did.
+    await until(async () => calls >= 2, "the second model call");
+    const first = await until(async () => {
+      const m = (await task.snapshot()).statusMessage ?? "";
+      return m.includes("turn 1/5") ? m : null;
+    }, "the first turn in the status");
+    expect(first).toContain("run_bash");
+    expect(first).toContain("(exit 3)");
+    second.open();
+    await until(async () => calls >= 3, "the third model call");
+    const next = await until(async () => {
+      const m = (await task.snapshot()).statusMessage ?? "";
+      return m.includes("turn 2/5") ? m : null;
+    }, "the second turn in the status");
+    expect(next).toContain("(exit 0)");
+    expect(next).not.toBe(first);
+    third.open();
+    const done = await settle(execution as never);
+    expect((done.structuredContent as { final_response: string }).final_response).toBe("all done");
   }, 60_000);
 });
 

@@ -70,14 +70,23 @@ class SharedStdio implements Transport {
     waiter(m.error ? { kind: "error", error: m.error } : { kind: "result", result: m.result as never });
   }
 
+  /** Requests written to the server, by method (the benchmark counts round trips). */
+  readonly sent = new Map<string, number>();
+
   async send(m: JSONRPCMessage): Promise<void> {
+    const method = (m as { method?: unknown; id?: unknown }).method;
+    if (typeof method === "string" && "id" in m) this.sent.set(method, (this.sent.get(method) ?? 0) + 1);
     this.proc.stdin.write(`${JSON.stringify(m)}\n`);
     this.proc.stdin.flush();
   }
 
   /** The requester's own request on the shared pipe (its `rawDispatch`). */
+  /** The id of the last raw request sent (a test that cancels it names it). */
+  lastRawId = "";
+
   raw = (request: unknown): Promise<RawAnswer> => {
     const id = `raw-${++this.next}`;
+    this.lastRawId = id;
     const answer = new Promise<RawAnswer>((resolve) => this.waiting.set(id, resolve));
     void this.send({ ...(request as object), jsonrpc: "2.0", id } as JSONRPCMessage);
     return answer;

@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type EngineOptions, JobEngine } from "../../src/jobs/engine/engine.ts";
 import { flockJobLocks, selfOwner, sysIdentities } from "../../src/jobs/engine/machine.ts";
-import type { RunOutput } from "../../src/jobs/provider.ts";
+import type { RunOutput } from "../../src/jobs/engine/provider.ts";
 import type { NewJob } from "../../src/store/types.ts";
 import { testProvider } from "../fixture/jobs-provider.ts";
 

@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import type { ServerContext } from "@modelcontextprotocol/server";
 import { parseConfig } from "../../src/config.ts";
-import { backendVerdicts, type MachineFacts } from "../../src/mcp/tool-availability.ts";
+import type { MachineFacts } from "../../src/jobs/provider-module.ts";
+import { PROVIDER_MODULES } from "../../src/jobs/providers/index.ts";
+import { backendVerdicts } from "../../src/mcp/tool-availability.ts";
 import { toolCallHandler } from "../../src/mcp/tool-call.ts";
 import { ToolSurface } from "../../src/mcp/tool-surface.ts";
 import { defaultDeps } from "../../src/services.ts";
@@ -24,32 +26,81 @@ function tokens(surface: ToolSurface): number {
 
 describe("which backends' tools are listed", () => {
   test("a machine without Codex, the Gemini gate or a dsh launcher lists only the agent tools, saying why", () => {
-    const v = backendVerdicts(config(), machine());
-    expect(v.agent.listed).toBe(true);
+    const v = backendVerdicts(config(), PROVIDER_MODULES, machine());
+    expect(v.agent?.listed).toBe(true);
     expect(v.codex).toMatchObject({ listed: false, why: expect.stringContaining("Codex CLI (codex) is not on PATH") });
     expect(v.gemini).toMatchObject({ listed: false, why: expect.stringContaining("DELEGATE_GEMINI_ALLOW_DANGER") });
     expect(v.dsh).toMatchObject({ listed: false, why: expect.stringContaining("launcher") });
   });
 
   test("Codex on PATH and the Gemini gate list their tools", () => {
-    const v = backendVerdicts(config({ DELEGATE_GEMINI_ALLOW_DANGER: "1" }), machine(["codex"]));
-    expect([v.codex.listed, v.gemini.listed]).toEqual([true, true]);
+    const v = backendVerdicts(config({ DELEGATE_GEMINI_ALLOW_DANGER: "1" }), PROVIDER_MODULES, machine(["codex"]));
+    expect([v.codex?.listed, v.gemini?.listed]).toEqual([true, true]);
   });
 
   test("DELEGATE_TOOLS names the backends to list, or all of them", () => {
-    const some = backendVerdicts(config({ DELEGATE_TOOLS: "agent,dsh" }), machine());
+    const some = backendVerdicts(config({ DELEGATE_TOOLS: "agent,dsh" }), PROVIDER_MODULES, machine());
+    // In the providers' order (PROVIDERS).
     expect(Object.entries(some).map(([b, x]) => [b, x.listed])).toEqual([
-      ["agent", true],
       ["codex", false],
       ["gemini", false],
       ["dsh", true],
+      ["agent", true],
     ]);
-    const all = backendVerdicts(config({ DELEGATE_TOOLS: "ALL" }), machine());
+    const all = backendVerdicts(config({ DELEGATE_TOOLS: "ALL" }), PROVIDER_MODULES, machine());
     expect(Object.values(all).every((x) => x.listed)).toBe(true);
   });
 
   test("DELEGATE_TOOLS with an unknown backend is a configuration error naming it", () => {
     expect(() => config({ DELEGATE_TOOLS: "agent,bard" })).toThrow(/DELEGATE_TOOLS/);
+  });
+});
+
+/** The whole list as a host gets it (names, titles, descriptions, both schemas, annotations): characters / 4 of its JSON. */
+const wholeTokens = (surface: ToolSurface) => Math.round(JSON.stringify(surface.toolsList()).length / 4);
+
+describe("what the model reads", () => {
+  const all = new ToolSurface(defaultDeps(config({ DELEGATE_TOOLS: "all" }), "test")).toolsList();
+
+  test("the default tools/list (no coding CLI on the machine) is under 4,000 tokens whole", () => {
+    const surface = new ToolSurface(defaultDeps(config({ DELEGATE_TOOLS: "agent" }), "test"));
+    expect(surface.names()).toHaveLength(8);
+    expect(wholeTokens(surface)).toBeLessThan(4000);
+  });
+
+  test("no schema repeats zod's safe-integer bounds or says `any extra property` ({})", () => {
+    const text = JSON.stringify(all);
+    expect(text).not.toContain(String(Number.MAX_SAFE_INTEGER));
+    expect(text).not.toContain('"additionalProperties":{}');
+  });
+
+  test("no description names a setting the model cannot act on, nor says a sentence another one says", () => {
+    const seen = new Map<string, string>();
+    for (const t of all) {
+      const text = `${t.title} ${t.description} ${JSON.stringify(t.inputSchema)} ${JSON.stringify(t.outputSchema)}`;
+      expect(`${t.name}: ${text.match(/DELEGATE_[A-Z_]+/)?.[0] ?? "none"}`).toBe(`${t.name}: none`);
+      expect(text).not.toMatch(/\ba agent\b/i);
+      for (const sentence of (t.description ?? "").split(/(?<=[.:;])\s+/).filter((x) => x.length >= 50)) {
+        expect(`${t.name}: ${sentence} (also in ${seen.get(sentence)})`).toBe(
+          `${t.name}: ${sentence} (also in undefined)`,
+        );
+        seen.set(sentence, t.name);
+      }
+    }
+  });
+
+  test("the local agent's description says which tool is for what", () => {
+    const d = all.find((t) => t.name === "delegate_to_local_agent")!.description!;
+    for (const other of [
+      "submit_agent",
+      "delegate_batch",
+      "delegate_to_codex",
+      "submit_codex",
+      "submit_gemini",
+      "submit_dsh",
+    ])
+      expect(d).toContain(other);
+    expect(d).toContain("private data");
   });
 });
 

@@ -59,8 +59,12 @@ describe("install.sh", () => {
     const v = await run([dl, "--version", "--json"], env);
     expect(JSON.parse(v.stdout)).toMatchObject({ target: HOST });
     expect(r.stdout).toContain(`installed dl `);
-    expect(r.stdout).toContain(`claude mcp add delegate-local --scope user`);
-    expect(r.stdout).toContain(` -- ${dl} serve\n`);
+    // The one registration line: the same as the installed dl init prints, with no --env and no key.
+    const init = await run([dl, "init", "--endpoint", "http://127.0.0.1:9", "--model", "m", "--json"], env);
+    const line = JSON.parse(init.stdout).register_line as string;
+    expect(line).toBe(`claude mcp add delegate-local --scope user -- ${dl} serve`);
+    expect(r.stdout).toContain(`\n  ${line}\n`);
+    expect(r.stdout).toContain(`Next: ${dl} init`);
     expect(r.stdout).toContain(`${join(home, ".local", "bin")} is not on your PATH`);
     const before = statSync(dl);
     const again = await install(["--from", release.dir], {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { jailPolicyFor } from "../../src/sandbox/index.ts";
+import { jailPolicyFor, type TreeGuard } from "../../src/sandbox/index.ts";
 import type { JailPolicy } from "../../src/sandbox/policy.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { runInJail, skipBwrap } from "../sandbox/jail-env.ts";
@@ -20,23 +20,19 @@ const GIT_ID = { GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@x", GIT_COMMITTER_NA
 let home = "";
 let n = 0;
 
-const JAILS: { name: string; policy: (workdir: string) => JailPolicy }[] = [
+const JAILS: { name: string; policy: (workdir: string, guard?: TreeGuard) => JailPolicy }[] = [
   {
     name: "Gemini jail",
-    policy: (workdir) =>
-      jailPolicyFor({ platform: "linux", home, workdir, stateDirs: [], extraReadPaths: [dirname(HOSTILE)] }),
+    policy: (workdir, guard) =>
+      jailPolicyFor({ platform: "linux", home, workdir, stateDirs: [], extraReadPaths: [dirname(HOSTILE)] }, guard),
   },
   {
     name: "run_bash jail",
-    policy: (workdir) =>
-      jailPolicyFor({
-        platform: "linux",
-        home,
-        workdir,
-        stateDirs: [],
-        agyState: false,
-        extraReadPaths: [dirname(HOSTILE)],
-      }),
+    policy: (workdir, guard) =>
+      jailPolicyFor(
+        { platform: "linux", home, workdir, stateDirs: [], agyState: false, extraReadPaths: [dirname(HOSTILE)] },
+        guard,
+      ),
   },
 ];
 
@@ -56,17 +52,36 @@ async function repo(name: string): Promise<string> {
   return dir;
 }
 
-async function hostile(policy: JailPolicy, ...args: string[]) {
+async function hostile(policy: (g?: TreeGuard) => JailPolicy, ...args: string[]) {
   const { run, tamper } = await runInJail(policy, ["/bin/sh", HOSTILE, ...args], env(), { timeoutMs: 60_000 });
   return { out: run.stdout.text() + run.stderr.text(), tamper, run };
 }
 
-/** The user's next commit on the host: it must work, and no planted hook may run. */
-async function hostCommitRunsNothing(checkout: string, marker: string): Promise<void> {
+/**
+ * The user's ordinary git commands on the host after the job: review (status, diff), a
+ * commit, `rebase --continue`, `submodule status`. Whatever the job planted, none of them
+ * may run it (the payload would create the marker).
+ */
+async function hostGitRunsNothing(checkout: string, marker: string): Promise<void> {
+  await git(checkout, "status");
+  await git(checkout, "diff");
   const r = await git(checkout, "commit", "-q", "--allow-empty", "-m", "after the job");
   expect(r.stderr.text()).toBe("");
   expect(r.exitCode).toBe(0);
+  await git(checkout, "rebase", "--continue");
+  await git(checkout, "submodule", "status");
   expect(existsSync(marker)).toBe(false);
+}
+
+/** A repository with a submodule (absorbed into .git/modules) and a nested repository. */
+async function repoWithNeighbours(name: string): Promise<string> {
+  const lib = await repo(`${name}-lib`);
+  const dir = await repo(name);
+  await git(dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "sub");
+  await git(dir, "commit", "-q", "-m", "sub");
+  mkdirSync(join(dir, "vendor/nested"), { recursive: true });
+  await git(join(dir, "vendor/nested"), "init", "-q");
+  return dir;
 }
 
 beforeAll(() => {
@@ -75,72 +90,140 @@ beforeAll(() => {
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 for (const jail of JAILS) {
-  describe.skipIf(skipBwrap)(`${jail.name}: no host code through .git`, () => {
-    test("a repository without .git/hooks: the jail cannot create hooks/pre-commit", async () => {
-      const dir = await repo("nohooks");
-      rmSync(join(dir, ".git/hooks"), { recursive: true, force: true });
+  describe.skipIf(skipBwrap)(`${jail.name}: nothing the job writes runs on the host`, () => {
+    test("every git dir, gitfile and hook folder is read-only: modules, nested repositories, rebase todo", async () => {
+      const dir = await repoWithNeighbours("gitdirs");
       const marker = join(home, `marker-${n}`);
-      const { out, tamper } = await hostile(jail.policy(dir), "hooks", marker);
-      expect(out).toContain("cannot create .git/hooks/pre-commit: Read-only file system");
+      const gitfile = readFileSync(join(dir, "sub/.git"), "utf8");
+      const targets = [
+        ".git/hooks/pre-commit",
+        ".git/hooks/post-index-change",
+        ".git/modules/sub/hooks/pre-commit",
+        "vendor/nested/.git/hooks/pre-commit",
+        "sub/.git",
+      ].map((p) => join(dir, p));
+      const { out, tamper } = await hostile((g) => jail.policy(dir, g), "write", marker, ...targets);
+      for (const t of targets) expect(out).toContain(`write ${t}: refused`);
       expect(tamper).toBeNull();
-      // The placeholder folder is gone again: the repository is as it was.
-      expect(existsSync(join(dir, ".git/hooks"))).toBe(false);
-      await hostCommitRunsNothing(dir, marker);
+      for (const cfg of [".git/config", ".git/modules/sub/config", "vendor/nested/.git/config"]) {
+        const r = await hostile((g) => jail.policy(dir, g), "fsmonitor", marker, join(dir, cfg));
+        expect(r.out).toContain("refused");
+      }
+      expect((await hostile((g) => jail.policy(dir, g), "rebase-todo", marker)).out).toContain("rebase todo: refused");
+      expect((await hostile((g) => jail.policy(dir, g), "worktree", marker)).out).toContain("worktree: refused");
+      expect(readFileSync(join(dir, "sub/.git"), "utf8")).toBe(gitfile);
+      await hostGitRunsNothing(dir, marker);
+      await hostGitRunsNothing(join(dir, "sub"), marker);
     });
 
-    test("mv .git away and a new .git with core.hooksPath: the move is refused", async () => {
+    test("a nested repository the job makes (hooks, fsmonitor, a gitlink) is moved out and fails the job", async () => {
+      const dir = await repo("gitlink");
+      const marker = join(home, `marker-${n}`);
+      const { out, tamper } = await hostile((g) => jail.policy(dir, g), "gitlink", marker);
+      expect(out).toContain("gitlink: refused");
+      expect(tamper?.failureKind).toBe("jail_git_tampered");
+      expect(tamper?.changed).toContain("nested/.git (new)");
+      expect(existsSync(join(dir, "nested/.git"))).toBe(false);
+      await hostGitRunsNothing(dir, marker);
+    });
+
+    test("a folder git takes for a repository (bare, with a config) is moved out too", async () => {
+      const dir = await repo("bare");
+      const marker = join(home, `marker-${n}`);
+      const { tamper } = await hostile((g) => jail.policy(dir, g), "bare", marker);
+      expect(tamper?.changed).toContain("trap (new)");
+      expect(existsSync(join(dir, "trap/config"))).toBe(false);
+      await hostGitRunsNothing(dir, marker);
+    });
+
+    test("core.hooksPath inside the work tree (husky): read-only, also while the folder is absent", async () => {
+      const dir = await repo("husky");
+      await git(dir, "config", "core.hooksPath", ".husky/_");
+      mkdirSync(join(dir, ".githooks"));
+      const marker = join(home, `marker-${n}`);
+      const targets = [".husky/_/pre-commit", ".husky/pre-commit", ".githooks/pre-commit"].map((p) => join(dir, p));
+      const { out, tamper } = await hostile((g) => jail.policy(dir, g), "write", marker, ...targets);
+      for (const t of targets) expect(out).toContain(`write ${t}: refused`);
+      expect(tamper).toBeNull();
+      expect(existsSync(join(dir, ".husky"))).toBe(false); // the stand-in is gone again
+      await hostGitRunsNothing(dir, marker);
+    });
+
+    test("hook managers' keys in package.json are put back; their config files are read-only", async () => {
+      const dir = await repo("keys");
+      writeFileSync(join(dir, "package.json"), '{\n  "name": "x",\n  "lint-staged": {"*.js": "eslint"}\n}\n');
+      writeFileSync(join(dir, ".pre-commit-config.yaml"), "repos: []\n");
+      const marker = join(home, `marker-${n}`);
+      const w = await hostile((g) => jail.policy(dir, g), "write", marker, join(dir, ".pre-commit-config.yaml"));
+      expect(w.out).toContain("refused");
+      const { tamper } = await hostile((g) => jail.policy(dir, g), "hook-keys", marker);
+      expect(tamper?.changed).toContain("package.json#lint-staged (restored)");
+      expect(JSON.parse(readFileSync(join(dir, "package.json"), "utf8"))["lint-staged"]).toEqual({ "*.js": "eslint" });
+    });
+
+    test("the project's tool configuration is read-only, and a new one anywhere is moved out", async () => {
+      const dir = await repo("toolconf");
+      mkdirSync(join(dir, ".claude/agents"), { recursive: true });
+      writeFileSync(join(dir, ".claude/settings.json"), "{}\n");
+      writeFileSync(join(dir, "CLAUDE.md"), "be careful\n");
+      const marker = join(home, `marker-${n}`);
+      const kept = [".claude/settings.json", ".claude/settings.local.json", ".claude/agents/coder.md", "CLAUDE.md"];
+      const { out } = await hostile((g) => jail.policy(dir, g), "write", marker, ...kept.map((p) => join(dir, p)));
+      for (const p of kept) expect(out).toContain(`write ${join(dir, p)}: refused`);
+      expect(readFileSync(join(dir, ".claude/settings.json"), "utf8")).toBe("{}\n");
+      const fresh = [".vscode/tasks.json", "pkg/.envrc", ".mcp.json", "pkg/.idea/workspace.xml"];
+      const r = await hostile((g) => jail.policy(dir, g), "write", marker, ...fresh.map((p) => join(dir, p)));
+      expect(r.tamper?.failureKind).toBe("jail_git_tampered");
+      for (const p of [".vscode", "pkg/.envrc", ".mcp.json", "pkg/.idea"]) {
+        expect(r.tamper?.changed).toContain(`${p} (new)`);
+        expect(existsSync(join(dir, p))).toBe(false);
+      }
+    });
+
+    test("a workdir without .claude gets a read-only stand-in: no agent for dl to pick up", async () => {
+      const dir = await repo("noclaude");
+      const marker = join(home, `marker-${n}`);
+      const { out } = await hostile((g) => jail.policy(dir, g), "write", marker, join(dir, ".claude/agents/coder.md"));
+      expect(out).toContain("refused");
+      expect(existsSync(join(dir, ".claude"))).toBe(false);
+    });
+
+    test("mv .git away: refused (a mount point); a linked worktree cannot rewrite its admin files", async () => {
       const dir = await repo("mvgit");
       const marker = join(home, `marker-${n}`);
-      const { out } = await hostile(jail.policy(dir), "mv-git", marker);
-      expect(out).toContain("mv .git: refused");
-      expect(existsSync(join(dir, ".git-orig"))).toBe(false);
-      await hostCommitRunsNothing(dir, marker);
-    });
-
-    test("writing .git/commondir to a git dir the jail made: refused, and git still works", async () => {
-      const dir = await repo("commondir");
-      const marker = join(home, `marker-${n}`);
-      const { out } = await hostile(jail.policy(dir), "commondir", marker);
-      expect(out).toContain("commondir: refused");
-      expect(existsSync(join(dir, ".git/commondir"))).toBe(false);
-      await hostCommitRunsNothing(dir, marker);
-    });
-
-    test("a linked worktree rewriting the main checkout's worktrees/<name>/commondir or its .git file", async () => {
+      expect((await hostile((g) => jail.policy(dir, g), "mv-git", marker)).out).toContain("mv .git: refused");
+      await hostGitRunsNothing(dir, marker);
       const main = await repo("main");
       const wt = join(home, `wt-${n}`);
       await git(main, "worktree", "add", "-q", wt, "-b", `feat-${n}`);
       const dotGit = readFileSync(join(wt, ".git"), "utf8");
-      const marker = join(home, `marker-${n}`);
-      const { out, tamper } = await hostile(jail.policy(wt), "worktree-commondir", marker);
+      const { out } = await hostile((g) => jail.policy(wt, g), "worktree-commondir", marker);
       expect(out).toContain("admin commondir: refused");
       expect(out).toContain(".git file: refused");
-      expect(tamper).toBeNull();
       expect(readFileSync(join(wt, ".git"), "utf8")).toBe(dotGit);
-      await hostCommitRunsNothing(wt, marker);
-      await hostCommitRunsNothing(main, marker);
+      await hostGitRunsNothing(wt, marker);
+      await hostGitRunsNothing(main, marker);
     });
 
-    test("a commit from inside still lands (objects, refs, index, logs, HEAD writable)", async () => {
+    test("git works read-only inside; a commit is refused (delegates edit, they do not commit)", async () => {
       const dir = await repo("commit");
       writeFileSync(join(dir, "a.txt"), "x");
-      const policy = jail.policy(dir);
       const { run, tamper } = await runInJail(
-        policy,
-        ["/bin/sh", "-c", "git add a.txt && git commit -q -m 'from the jail' && git checkout -q -b side"],
+        (g) => jail.policy(dir, g),
+        ["/bin/sh", "-c", "git status --short; git add a.txt && git commit -q -m 'from the jail'"],
         env(),
       );
-      expect(run.stderr.text()).toBe("");
+      expect(run.stdout.text()).toContain("?? a.txt");
+      expect(run.stderr.text()).toContain("Read-only file system");
       expect(tamper).toBeNull();
-      expect((await git(dir, "log", "-1", "--format=%s")).stdout.text().trim()).toBe("from the jail");
-      expect((await git(dir, "branch", "--show-current")).stdout.text().trim()).toBe("side");
+      expect((await git(dir, "log", "-1", "--format=%s")).stdout.text().trim()).toBe("first");
     });
   });
 
   describe.skipIf(skipBwrap)(`${jail.name}: no root, no local IPC, a process limit`, () => {
     test("/proc/sys cannot be written, and the jail's uid is not 0", async () => {
       const dir = await repo("sysctl");
-      const { out } = await hostile(jail.policy(dir), "sysctl", "-");
+      const { out } = await hostile((g) => jail.policy(dir, g), "sysctl", "-");
       expect(out).toContain("uid 1000");
       expect(out).toContain("sysctl: refused");
       expect(out).not.toContain("SYSCTL-WRITTEN");
@@ -157,7 +240,7 @@ for (const jail of JAILS) {
       try {
         const control = await runGroup({ argv: ["/bin/sh", HOSTILE, "abstract", "-", name], cwd: dir, env: env() });
         expect(control.stdout.text()).toContain("abstract: SENT");
-        const { out } = await hostile(jail.policy(dir), "abstract", "-", name);
+        const { out } = await hostile((g) => jail.policy(dir, g), "abstract", "-", name);
         expect(out).toContain("abstract: refused");
         expect(heard.join("")).toBe("FROM-JAIL\n"); // the control's line only
       } finally {
@@ -174,7 +257,7 @@ for (const jail of JAILS) {
         socket: { data: (_s, d) => void heard.push(String(d)) },
       });
       try {
-        const { out } = await hostile(jail.policy(dir), "tcp", "-", String(server.port), "192.0.2.1");
+        const { out } = await hostile((g) => jail.policy(dir, g), "tcp", "-", String(server.port), "192.0.2.1");
         expect(out).toContain("tcp 127.0.0.1: refused");
         expect(out).toContain("tcp 192.0.2.1: refused");
         expect(heard).toEqual([]);
@@ -185,7 +268,7 @@ for (const jail of JAILS) {
 
     test("a fork bomb stops at the per-job process limit", async () => {
       const dir = await repo("forkbomb");
-      const { out } = await hostile(jail.policy(dir), "forkbomb", "-");
+      const { out } = await hostile((g) => jail.policy(dir, g), "forkbomb", "-");
       expect(out).toMatch(/running \d+/); // else the output says why the bomb never ran
       const running = Number(/running (\d+)/.exec(out)?.[1]);
       expect(running).toBeGreaterThan(100);

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseAgyOutput } from "../../src/jobs/providers/gemini/output.ts";
-import { ensureAgyStateDirs, jailPolicyFor } from "../../src/sandbox/index.ts";
+import { ensureAgyStateDirs, jailPolicyFor, type TreeGuard } from "../../src/sandbox/index.ts";
 import type { JailPolicy } from "../../src/sandbox/policy.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
@@ -29,15 +29,18 @@ function envFor(extra: Record<string, string> = {}): Record<string, string> {
   return { PATH: "/usr/bin:/bin", HOME: home, LANG: "C", ...GIT_ID, ...extra };
 }
 
-function policyFor(workdir: string): JailPolicy {
-  return jailPolicyFor({
-    platform: "linux",
-    home,
-    workdir,
-    stateDirs: [stateDir],
-    // The fake agy lives in this repository; the real one would sit under /usr or ~/.gemini/bin.
-    extraReadPaths: [dirname(FAKE_AGY)],
-  });
+function policyFor(workdir: string, guard?: TreeGuard): JailPolicy {
+  return jailPolicyFor(
+    {
+      platform: "linux",
+      home,
+      workdir,
+      stateDirs: [stateDir],
+      // The fake agy lives in this repository; the real one would sit under /usr or ~/.gemini/bin.
+      extraReadPaths: [dirname(FAKE_AGY)],
+    },
+    guard,
+  );
 }
 
 async function agyInJail(workdir: string, task: string) {
@@ -53,7 +56,7 @@ async function agyInJail(workdir: string, task: string) {
     "--model",
     "gemini-3.8-flash-low",
   ];
-  const { run: r, tamper } = await runInJail(policy, argv, envFor(), { timeoutMs: 30_000 });
+  const { run: r, tamper } = await runInJail((g) => policyFor(workdir, g), argv, envFor(), { timeoutMs: 30_000 });
   return {
     tamper,
     run: r,
@@ -145,14 +148,16 @@ describe.skipIf(skipBwrap)("fake agy inside the real bwrap jail", () => {
   test("the child sees only the allowlisted environment", async () => {
     const workdir = join(home, "projects/env");
     mkdirSync(workdir, { recursive: true });
-    const policy = policyFor(workdir);
-    const { run: r } = await runInJail(policy, ["/usr/bin/env"], { PATH: "/usr/bin:/bin", HOME: home });
+    const { run: r } = await runInJail((g) => policyFor(workdir, g), ["/usr/bin/env"], {
+      PATH: "/usr/bin:/bin",
+      HOME: home,
+    });
     const vars = r.stdout.text().trim().split("\n").sort();
     // PWD is bwrap's own (--chdir); nothing of the test runner's environment gets through.
     expect(vars).toEqual([`HOME=${home}`, "PATH=/usr/bin:/bin", `PWD=${workdir}`, "TMPDIR=/tmp"]);
   });
 
-  test("a linked worktree commits from inside; the main checkout stays out of reach", async () => {
+  test("a linked worktree: git reads the main checkout's .git but cannot commit or plant a hook; its files stay out of reach", async () => {
     const main = join(home, "repos/main");
     const wt = join(home, "repos/feature");
     mkdirSync(main, { recursive: true });
@@ -165,19 +170,21 @@ describe.skipIf(skipBwrap)("fake agy inside the real bwrap jail", () => {
     const task = `ESCAPE RUN=git-commit read=${main}/main-only.txt write=${hook} write=${main}/.git/config`;
     const { outcome } = await agyInJail(wt, task);
     if (outcome.status !== "done") throw new Error(`agy failed: ${JSON.stringify(outcome)}`);
-    expect(outcome.response).toContain("git commit: ok");
+    // Delegates edit the work tree; they do not commit: the common dir is read-only.
+    expect(outcome.response).toContain("git commit: failed");
+    expect(outcome.response).toContain("Read-only file system");
     expect(outcome.response).toContain(`read ${main}/main-only.txt: blocked`);
     expect(outcome.response).toContain(`write ${hook}: blocked`);
     expect(outcome.response).toContain(`write ${main}/.git/config: blocked`);
     expect(existsSync(hook)).toBe(false);
-    expect((await git(main, "log", "-1", "--format=%s", "feat")).trim()).toBe("commit from the jail");
-    expect(await git(main, "show", "--name-only", "--format=", "feat")).toContain("agy-wrote.txt");
+    expect((await git(main, "log", "-1", "--format=%s", "feat")).trim()).toBe("first");
+    expect(readFileSync(join(wt, "agy-wrote.txt"), "utf8")).toBe("written by fake agy\n");
   });
 
   test("without -p the fake hangs like the real agy, and the run's timeout ends it", async () => {
     const workdir = join(home, "projects/hang");
     mkdirSync(workdir, { recursive: true });
-    const { run: r } = await runInJail(policyFor(workdir), [FAKE_AGY, "--output-format", "json"], envFor(), {
+    const { run: r } = await runInJail((g) => policyFor(workdir, g), [FAKE_AGY, "--output-format", "json"], envFor(), {
       timeoutMs: 500,
       graceMs: 200,
     });

@@ -4,7 +4,7 @@ import { Semaphore } from "../../src/agent/semaphore.ts";
 import { runBashTool } from "../../src/agent/tools/run-bash.ts";
 import { RUN_BASH_DEFAULTS } from "../../src/agent/tools/settings.ts";
 import { type CommandJail, commandJail } from "../../src/sandbox/command-jail.ts";
-import { guardGitControl, jailPolicyFor } from "../../src/sandbox/index.ts";
+import { prepareTreeGuard } from "../../src/sandbox/index.ts";
 import type { JailProbe } from "../../src/sandbox/probe.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
@@ -21,7 +21,14 @@ const BROKEN: JailProbe = {
 };
 
 function bash(probe: () => Promise<JailProbe>, platform: NodeJS.Platform = "linux") {
-  const jail = commandJail({ platform, home: process.env.HOME!, stateDirs: [], path: "/usr/bin:/bin", probe });
+  const jail = commandJail({
+    platform,
+    home: process.env.HOME!,
+    stateDirs: [],
+    path: "/usr/bin:/bin",
+    gitEnv: { PATH: "/usr/bin:/bin" },
+    probe,
+  });
   return runBashTool({
     ...RUN_BASH_DEFAULTS,
     baseEnv: { PATH: "/usr/bin:/bin", HOME: process.env.HOME },
@@ -61,13 +68,13 @@ describe("run_bash in the command jail", () => {
   });
 });
 
-test("run_bash: a command that changed the git control files gets jail_git_tampered, and the change is undone", async () => {
+test("run_bash: a command that planted a nested repository gets jail_git_tampered, and it is moved out", async () => {
   // A jail whose mounts failed, as far as the check knows: the command runs unjailed,
-  // with the same snapshot and check around it.
+  // with the same walks and check around it.
   const leaky: CommandJail = {
     async wrap(argv, env, workdir) {
-      const policy = jailPolicyFor({ platform: "linux", home: process.env.HOME!, workdir, stateDirs: [] });
-      return { argv: [...argv], env: { ...env }, jailNet: null, dispose: guardGitControl(policy).check };
+      const guard = await prepareTreeGuard(workdir, { home: process.env.HOME!, env: { PATH: "/usr/bin:/bin" } });
+      return { argv: [...argv], env: { ...env }, jailNet: null, dispose: async () => (await guard.finish()).tamper };
     },
   };
   const tool = runBashTool({
@@ -79,9 +86,9 @@ test("run_bash: a command that changed the git control files gets jail_git_tampe
   });
   const c = ctx();
   await runGroup({ argv: ["git", "init", "-q"], cwd: c.workdir, env: { PATH: "/usr/bin:/bin" } });
-  const r = await tool.run({ command: "echo 'exit 0' > .git/hooks/pre-commit" }, c);
+  const r = await tool.run({ command: "mkdir inner && git -C inner init -q" }, c);
   expect(r.is_error).toBe(true);
   expect(r.content).toContain("[jail_git_tampered:");
-  expect(r.content).toContain(`${c.workdir}/.git/hooks/pre-commit`);
-  expect(await Bun.file(`${c.workdir}/.git/hooks/pre-commit`).exists()).toBe(false);
+  expect(r.content).toContain("inner/.git (new)");
+  expect(await Bun.file(`${c.workdir}/inner/.git/HEAD`).exists()).toBe(false);
 });

@@ -30,7 +30,12 @@ describe("bwrap", () => {
     home: "/home/u",
     workdir: "/home/u/proj/",
     stateDirs: ["/home/u/proj/.state", "/var/lib/dl"],
-    gitCommonDir: "/home/u/main/.git",
+    gitDirsOutside: ["/home/u/main/.git"],
+    protectedPaths: [
+      { path: "/home/u/proj/.claude", kind: "dir" },
+      { path: "/home/u/proj/.git", kind: "file" },
+      { path: "/home/u/proj/sub/.husky", kind: "dir" },
+    ],
   });
 
   test("the whole argument list, in mount order", () => {
@@ -45,16 +50,15 @@ describe("bwrap", () => {
       ...["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"],
       ...["--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/home/u"],
       // HOME's visible parts, parents first
-      ...["--bind", "/home/u/proj", "/home/u/proj", "--bind", "/home/u/main/.git", "/home/u/main/.git"],
+      ...["--bind", "/home/u/proj", "/home/u/proj"],
       ...["--ro-bind", "/home/u/.gemini/settings.json", "/home/u/.gemini/settings.json"],
+      // the linked worktree's common dir: shown for git to read, never written
+      ...["--ro-bind", "/home/u/main/.git", "/home/u/main/.git"],
       ...["--bind", "/home/u/.gemini/antigravity-cli/brain", "/home/u/.gemini/antigravity-cli/brain"],
-      // put back read-only / hidden inside visible trees
-      // the git control files, read-only whether they exist or not (placeholders)
-      ...["--ro-bind", "/home/u/main/.git/hooks", "/home/u/main/.git/hooks"],
-      ...["--ro-bind", "/home/u/main/.git/info", "/home/u/main/.git/info"],
-      ...["--ro-bind", "/home/u/main/.git/config", "/home/u/main/.git/config"],
-      ...["--ro-bind", "/home/u/main/.git/config.worktree", "/home/u/main/.git/config.worktree"],
-      ...["--ro-bind", "/home/u/main/.git/commondir", "/home/u/main/.git/commondir"],
+      // put back read-only / hidden inside visible trees: what the host runs or obeys, parents first
+      ...["--ro-bind-try", "/home/u/proj/.claude", "/home/u/proj/.claude"],
+      ...["--ro-bind-try", "/home/u/proj/.git", "/home/u/proj/.git"],
+      ...["--ro-bind-try", "/home/u/proj/sub/.husky", "/home/u/proj/sub/.husky"],
       ...["--tmpfs", "/home/u/proj/.state"],
       ...["--chdir", "/home/u/proj", "--clearenv"],
       ...["--setenv", "PATH", "/usr/bin", "--setenv", "HOME", "/home/u", "--setenv", "TMPDIR", "/tmp", "--"],
@@ -95,7 +99,11 @@ describe("sandbox-exec profile", () => {
     workdir: "/Users/ana/code/app",
     tmpDir: "/private/var/folders/x1/T/dl-run-1",
     stateDirs: ["/Users/ana/.codex-jobs"],
-    gitCommonDir: "/Users/ana/code/main/.git",
+    gitDirsOutside: ["/Users/ana/code/main/.git"],
+    protectedPaths: [
+      { path: "/Users/ana/code/app/.git", kind: "file" },
+      { path: "/Users/ana/code/app/.claude", kind: "dir" },
+    ],
   });
 
   test("generated profile (snapshot)", () => {
@@ -110,7 +118,13 @@ describe("sandbox-exec profile", () => {
       return i;
     };
     expect(at('(deny file-read* file-write* (subpath "/"))')).toBeLessThan(at("(allow file-read*\n"));
-    expect(at("(allow file-write*\n")).toBeLessThan(at('  (subpath "/Users/ana/code/main/.git/hooks")'));
+    // The common dir of a linked worktree is readable, never writable.
+    expect(at("(allow file-read*\n")).toBeLessThan(at('  (subpath "/Users/ana/code/main/.git")'));
+    expect(profile.indexOf('(subpath "/Users/ana/code/main/.git")', at("(allow file-write*\n"))).toBe(-1);
+    // What the host obeys is denied after the workdir is allowed, and so is any new `.git` or `.claude`.
+    expect(at("(allow file-write*\n")).toBeLessThan(at('  (literal "/Users/ana/code/app/.git")'));
+    expect(at("(allow file-write*\n")).toBeLessThan(at('  (subpath "/Users/ana/code/app/.claude")'));
+    at('(regex #"^/Users/ana/code/app/(.*/)?(\\.[gG][iI][tT]([mM][oO][dD][uU][lL][eE][sS])?)(/.*)?$")');
     expect(at("(deny file-read* file-write*\n")).toBeLessThan(at('  (subpath "/Users/ana/.ssh")'));
     expect(at('  (literal "/usr/bin/open")')).toBeGreaterThan(at("(deny process-exec"));
     at('  (subpath "/Applications")');

@@ -1,5 +1,12 @@
 import { tmpdir } from "node:os";
-import { type GitTamper, guardGitControl, type JailPolicy, wrapCommand } from "../../src/sandbox/index.ts";
+import {
+  type GitTamper,
+  type JailPolicy,
+  prepareTreeGuard,
+  type TreeGuard,
+  type TreeVerdict,
+  wrapCommand,
+} from "../../src/sandbox/index.ts";
 import { type JailProbe, probeJail } from "../../src/sandbox/probe.ts";
 import { type RunOptions, type RunResult, runGroup } from "../../src/sys/process.ts";
 
@@ -24,27 +31,32 @@ export function requireLinuxProbe(): JailProbe {
 }
 
 /**
- * A command in the real jail as dl runs it: the git control placeholders and snapshot,
- * the wrap, the forwarder and process limit attached, the git check after the run.
+ * A command in the real jail as dl runs it: the tree guard (what git says, the walk, the
+ * stand-ins), the wrap, the forwarder and process limit attached, the walk after the run.
+ * `policy` builds the job's policy around the guard (its workdir must be canonical).
  */
 export async function runInJail(
-  policy: JailPolicy,
+  policy: (guard?: TreeGuard) => JailPolicy,
   argv: string[],
   env: Record<string, string>,
   extra: Partial<RunOptions> = {},
-): Promise<{ run: RunResult; tamper: GitTamper | null }> {
-  const guard = guardGitControl(policy);
+): Promise<{ run: RunResult; tamper: GitTamper | null; verdict: TreeVerdict }> {
+  const bare = policy();
+  const guard = await prepareTreeGuard(bare.workdir, { home: bare.home, env });
+  let verdict: TreeVerdict | null = null;
   try {
-    const wrapped = wrapCommand(policy, argv, env, requireLinuxProbe());
+    const p = policy(guard);
+    const wrapped = wrapCommand(p, argv, env, requireLinuxProbe());
     const run = await runGroup({
       argv: wrapped.argv,
-      cwd: policy.workdir,
+      cwd: p.workdir,
       env: wrapped.env,
       jailNet: wrapped.jailNet ?? undefined,
       ...extra,
     });
-    return { run, tamper: guard.check() };
+    verdict = await guard.finish();
+    return { run, tamper: verdict.tamper, verdict };
   } finally {
-    guard.check();
+    if (!verdict) await guard.finish();
   }
 }

@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, symlinkSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentSettings } from "../../src/agent/settings.ts";
 import type { Config } from "../../src/config.ts";
 import { prepareDelegation } from "../../src/dispatch/run-delegation.ts";
 import { isDlError } from "../../src/errors.ts";
-import { codexServiceOptions } from "../../src/jobs/providers/codex/service.ts";
+import { jobGuards } from "../../src/jobs/service.ts";
 import { PROVIDERS } from "../../src/providers.ts";
 import { jobStateDirs, protectedDirs, resolveStatePaths } from "../../src/sys/paths.ts";
 import { checkWorkdir, workdirGuard } from "../../src/sys/workdir-guard.ts";
@@ -74,7 +74,8 @@ describe("the one workdir guard", () => {
       codex: { caps: {}, envPassthrough: [] },
       childEnv: { PATH: "/usr/bin:/bin" },
     } as unknown as Config;
-    const codexGuards = codexServiceOptions(config, "dl wait").guards;
+    // The guard JobService.start gives every provider's engine, Codex's among them.
+    const codexGuards = jobGuards(config);
     expect(forbidden(() => checkWorkdir(paths.slotsDir, codexGuards))).toBe("workdir_forbidden");
     const agent = prepareDelegation(
       { agent_name: "helper", task: "x", workdir: paths.slotsDir },
@@ -114,5 +115,42 @@ describe("the workdir guard without any state dir in the way", () => {
     }
     mkdirSync(join(home, "project"));
     expect(checkWorkdir(join(home, "project"), g)).toBe(join(home, "project"));
+  });
+});
+
+describe("a workdir inside a git dir or a folder the host obeys", () => {
+  test("<repo>/.git, a module's git dir, a bare repository and .claude are refused; the work tree is not", () => {
+    const root = tempDir("workdir-gitdir");
+    const g = { home: join(root, "home"), protectedDirs: [] };
+    const repo = join(root, "repo");
+    for (const d of [
+      ".git/objects",
+      ".git/refs",
+      ".git/modules/sub/objects",
+      ".git/modules/sub/refs",
+      ".claude/skills",
+    ]) {
+      mkdirSync(join(repo, d), { recursive: true });
+    }
+    writeFileSync(join(repo, ".git/HEAD"), "ref: refs/heads/main\n");
+    mkdirSync(join(root, "bare.git/objects"), { recursive: true });
+    mkdirSync(join(root, "bare.git/refs"));
+    writeFileSync(join(root, "bare.git/HEAD"), "ref: refs/heads/main\n");
+    for (const dir of [
+      join(repo, ".git"),
+      join(repo, ".git/modules/sub"),
+      join(root, "bare.git"),
+      join(repo, ".claude/skills"),
+    ]) {
+      let msg = "";
+      try {
+        checkWorkdir(dir, g);
+      } catch (e) {
+        if (!isDlError(e, "workdir_forbidden")) throw e;
+        msg = e.message;
+      }
+      expect(msg, dir).toContain("pass the project's work tree instead");
+    }
+    expect(checkWorkdir(repo, g)).toBe(repo);
   });
 });

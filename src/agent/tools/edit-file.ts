@@ -4,6 +4,7 @@ import { describeError, isDlError } from "../../errors.ts";
 import { confinePath, displayPath } from "./confine.ts";
 import { applyEdit, isCrlfOnly, lineAt, nearestLine, occurrences } from "./edit-match.ts";
 import { type Confinement, openConfined } from "./open-confined.ts";
+import { refusedWrite } from "./protect-write.ts";
 import { looksBinary, readCapped } from "./read-capped.ts";
 import { WRITE_FILE_DEFAULTS, type WriteFileSettings } from "./settings.ts";
 import { type AgentTool, defineTool, fail, ok, pathArg } from "./types.ts";
@@ -52,6 +53,8 @@ export function editFileTool(settings: WriteFileSettings = WRITE_FILE_DEFAULTS):
       } catch (e) {
         return fail(`edit_file: ${describeError(e)}`);
       }
+      const refused = await refusedWrite(ctx.workdir, abs, settings.protect);
+      if (refused) return { ...fail(`edit_file: ${refused}`), failure_kind: "path_refused" };
       const shown = displayPath(ctx.workdir, abs);
       const where = { workdir: ctx.workdir, allowEscape: ctx.allowEscape };
       try {

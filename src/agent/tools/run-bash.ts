@@ -3,7 +3,7 @@ import { constants } from "node:os";
 import { z } from "zod";
 import { describeError, isDlError } from "../../errors.ts";
 import type { CommandJail } from "../../sandbox/command-jail.ts";
-import type { GitTamper } from "../../sandbox/git-snapshot.ts";
+import type { GitTamper } from "../../sandbox/tree-guard.ts";
 import type { JailNet } from "../../sys/jail-net.ts";
 import { runGroup, type StreamName } from "../../sys/process.ts";
 import { sharedSemaphore } from "../semaphore.ts";
@@ -70,8 +70,13 @@ async function commandFor(
   env: Record<string, string>,
   workdir: string,
   jail: CommandJail | null | undefined,
-): Promise<{ argv: string[]; env: Record<string, string>; jailNet?: JailNet | null; dispose: () => GitTamper | null }> {
-  if (!jail) return { argv, env, dispose: () => null };
+): Promise<{
+  argv: string[];
+  env: Record<string, string>;
+  jailNet?: JailNet | null;
+  dispose: () => Promise<GitTamper | null>;
+}> {
+  if (!jail) return { argv, env, dispose: async () => null };
   return jail.wrap(argv, env, workdir);
 }
 
@@ -92,7 +97,7 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
         return fail(`run_bash: ${describeError(e)}`);
       }
       const tails = { stdout: new TailKeeper(settings.stdoutCap), stderr: new TailKeeper(settings.stderrCap) };
-      let dispose: () => GitTamper | null = () => null;
+      let dispose: () => Promise<GitTamper | null> = async () => null;
       try {
         const cmd = await commandFor([shell, "-c", command], env, ctx.workdir, settings.jail);
         dispose = cmd.dispose;
@@ -120,8 +125,8 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
         if (err) parts.push(`--- stderr ---\n${err}`);
         if (!out && !err) parts.push("(no output)");
         // The git check runs here, not in finally, so its verdict reaches the result.
-        const tamper = cmd.dispose();
-        dispose = () => null;
+        const tamper = await cmd.dispose();
+        dispose = async () => null;
         if (tamper) parts.unshift(`[${tamper.failureKind}: ${tamper.message}]`);
         const isError = exitCode !== 0 || tamper !== null;
         return { content: parts.join("\n"), is_error: isError, bash: { exitCode, timedOut: r.timedOut } };
@@ -129,7 +134,7 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
         const why = isDlError(e) ? e.message : describeError(e);
         return fail(`run_bash: the command could not be run (${why})`);
       } finally {
-        dispose();
+        await dispose().catch(() => null);
         release();
       }
     },

@@ -1,5 +1,6 @@
 import type { CommandJail } from "../../sandbox/command-jail.ts";
 import type { Semaphore } from "../semaphore.ts";
+import type { WriteProtection } from "./protect-write.ts";
 
 /**
  * What the agent tools can be told, and their defaults. Apart from the tools so that
@@ -25,9 +26,14 @@ export const READ_FILE_DEFAULTS: ReadFileSettings = {
 export type WriteFileSettings = {
   /** Largest content accepted in one call, in bytes (UTF-8). */
   maxBytes: number;
+  /** What the write tools refuse (protect-write.ts): the user's writable exceptions, git's environment. */
+  protect: WriteProtection;
 };
 
-export const WRITE_FILE_DEFAULTS: WriteFileSettings = { maxBytes: 5 * 1024 * 1024 };
+export const WRITE_FILE_DEFAULTS: WriteFileSettings = {
+  maxBytes: 5 * 1024 * 1024,
+  protect: { writable: [], gitEnv: { PATH: "/usr/bin:/bin" } },
+};
 
 export type RunBashSettings = {
   /** DELEGATE_RUN_BASH=0 removes the tool (the loop leaves it out). */

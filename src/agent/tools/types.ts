@@ -14,6 +14,8 @@ export type ToolOutcome = {
   /** Text the model sees as the tool_result. */
   content: string;
   is_error: boolean;
+  /** Why a call was refused when a kind names it (`path_refused`: a protected path). */
+  failure_kind?: "path_refused";
   /** Set by run_bash only: what the server measured, not what the model claims. */
   bash?: { exitCode: number | null; timedOut: boolean };
 };

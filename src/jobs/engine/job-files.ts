@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { jobDirOf } from "./outcome-file.ts";
+import { jobDirOf } from "../../sys/paths.ts";
 
 /** A file of a job's folder, as dl show lists it (never followed: a link is shown as one). */
 export type JobFile = { name: string; bytes: number; kind: "file" | "dir" | "link" | "other" };

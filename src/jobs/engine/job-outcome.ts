@@ -1,5 +1,5 @@
 import type { JobPatch, JobStatus } from "../../store/types.ts";
-import type { FailureClass } from "../provider.ts";
+import type { FailureClass } from "./provider.ts";
 
 /**
  * How a run that nobody stopped ends: the one decision of the runner, kept pure so a

@@ -36,6 +36,7 @@ export class LiveReaper {
       selfServerId: serverId,
       dryRun,
       graceMs: options.graceMs,
+      spent: (row, jobDir) => options.provider.spent?.(row, jobDir) ?? null,
     });
   }
 

@@ -3,8 +3,6 @@ import { join } from "node:path";
 import { identity, type ProcessIdentity, selfIdentity } from "../../sys/identity.ts";
 import { groupAlive } from "../../sys/process.ts";
 import { type SlotLease, SlotPool } from "../../sys/slots.ts";
-import type { JobCaps } from "./caps.ts";
-import type { EngineOptions, JobEngine } from "./engine.ts";
 
 /**
  * What the job engine needs of this machine — cap locks shared by every server on a
@@ -71,40 +69,4 @@ export const sysIdentities: Identities = {
 export function selfOwner(): ProcessOwner {
   const me = selfIdentity();
   return { pid: me.pid, startTime: me.startTime };
-}
-
-/**
- * What a provider's service chooses for its engine — its caps as config.ts parsed them —
- * while the machine-wide parts are filled in.
- */
-export type ServiceEngineOptions = Omit<
-  EngineOptions,
-  "locks" | "identities" | "self" | "maxConcurrent" | "maxPerProject" | "maxQueue" | "staggerMs"
-> & { caps: Readonly<JobCaps> };
-
-/**
- * A provider's engine on this machine: caps as flock slot files in its state dir (so
- * every server shares them), real process identities for the reaper, and this server as
- * the owner of the jobs it starts. `overrides` (tests: tick, grace, clock) win.
- */
-export async function startMachineEngine(
-  options: ServiceEngineOptions,
-  overrides: Partial<EngineOptions> = {},
-): Promise<JobEngine> {
-  // Loaded here, not at the top: `dl wait`, `dl status` and `dl reap` need only the
-  // identities above, never the engine.
-  const { JobEngine } = await import("./engine.ts");
-  const { caps, ...rest } = options;
-  const { engine } = await JobEngine.start({
-    ...rest,
-    maxConcurrent: caps.maxConcurrent,
-    maxPerProject: caps.maxPerProject,
-    maxQueue: caps.maxQueue,
-    staggerMs: Math.round(caps.staggerS * 1000),
-    locks: flockJobLocks(options.stateDir),
-    identities: sysIdentities,
-    self: selfOwner(),
-    ...overrides,
-  });
-  return engine;
 }

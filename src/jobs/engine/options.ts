@@ -1,8 +1,8 @@
 import type { JobStore } from "../../store/jobs.ts";
 import type { QueueReason } from "../../store/types.ts";
-import type { Provider } from "../provider.ts";
+import type { WorkspaceGuards } from "../../sys/workspace.ts";
 import type { Identities, JobLocks, ProcessOwner } from "./machine.ts";
-import type { WorkspaceGuards } from "./workspace.ts";
+import type { Provider } from "./provider.ts";
 
 export interface EngineOptions {
   provider: Provider;

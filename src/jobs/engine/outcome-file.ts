@@ -135,8 +135,3 @@ export async function readOutcome(jobDir: string, id: string, startedAt: number 
   if (typeof status !== "string" || !(isTerminal(status) || status === "queued")) return null;
   return patch as JobPatch;
 }
-
-/** Where job `id` keeps its files under a provider state dir (the runner's jobDir). */
-export function jobDirOf(stateDir: string, id: string): string {
-  return join(stateDir, "jobs", id);
-}

@@ -2,8 +2,8 @@ import { join } from "node:path";
 import { readChildFileSync } from "../../sys/child-file.ts";
 import { rewritePrivate } from "../../sys/private-file.ts";
 import { redact } from "../../sys/redact.ts";
-import type { RunOutput } from "../provider.ts";
 import { sanitizeBlock } from "../sanitize.ts";
+import type { RunOutput } from "./provider.ts";
 
 /**
  * The end of what a CLI job's child printed (Codex's JSON events, a launcher's log), kept

@@ -2,7 +2,6 @@ import type { JobRow } from "../../store/types.ts";
 import { isTerminal } from "../../store/types.ts";
 import { sanitizeJson, sanitizeLine, shortenResponse } from "../sanitize.ts";
 import { judgeJob } from "./display-state.ts";
-import type { JobEngine } from "./engine.ts";
 import type { Liveness } from "./liveness.ts";
 
 /** Runs shorter than this usually mean the CLI refused or crashed early. */
@@ -110,15 +109,6 @@ export function unknownView(id: string): { id: string; status: "unknown"; error:
     status: "unknown",
     error: "no job with this id in this provider's state dir (wrong provider, or pruned by dl reap)",
   };
-}
-
-/** The engine's poll, each known job's view extended by `view`; unknown ids pass as they are. */
-export function pollWith<V>(
-  engine: JobEngine,
-  ids: readonly string[],
-  view: (v: PollView, row: JobRow | undefined) => V,
-): (V | ReturnType<JobEngine["poll"]>[number])[] {
-  return engine.poll(ids).map((v) => ("provider" in v ? view(v, engine.row(v.id)) : v));
 }
 
 /** A JSON column of a row read back as an object; null, corrupt or non-object JSON is {}. */

@@ -1,11 +1,14 @@
 import { describeError } from "../../errors.ts";
+import { log } from "../../log.ts";
 import type { JobStore } from "../../store/jobs.ts";
 import type { JobPatch, JobRow, JobStatus } from "../../store/types.ts";
+import { jobDirOf } from "../../sys/paths.ts";
 import { terminateGroup } from "../../sys/process.ts";
+import { recordJobEnd } from "../../usage/ledger.ts";
 import { orphanPlan } from "./display-state.ts";
 import { childVerified, ownerAlive } from "./liveness.ts";
 import type { Identities } from "./machine.ts";
-import { jobDirOf, readOutcome } from "./outcome-file.ts";
+import { readOutcome } from "./outcome-file.ts";
 
 export interface ReapAction {
   id: string;
@@ -26,6 +29,11 @@ export interface ReapOptions {
   selfServerId?: string;
   dryRun?: boolean;
   graceMs?: number;
+  /**
+   * What a reaped run spent, from the files it left (Provider.spent), for a row whose
+   * usage its dead server never wrote: kept in the row, and the row goes into the ledger.
+   */
+  spent?: (row: JobRow, jobDir: string) => Record<string, unknown> | null;
 }
 
 /**
@@ -71,11 +79,23 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
         action.reason += ` (stopping it failed: ${describeError(e)})`;
       }
     }
-    store.update(row.id, { status: action.status, failure_kind: null, ended_at: opts.now(), persist_error: null }, [
-      row.status,
-    ]);
+    const usage = row.status === "running" && row.usage === null ? spentUsage(store, row, opts) : row.usage;
+    const ended = { status: action.status, failure_kind: null, ended_at: opts.now(), persist_error: null, usage };
+    if (store.update(row.id, ended, [row.status]) && row.status === "running") recordJobEnd(store, row.id);
   }
   return actions;
+}
+
+/** The reaped run's usage from its files, as its row keeps it; none when the provider cannot tell. */
+function spentUsage(store: JobStore, row: JobRow, opts: ReapOptions): string | null {
+  try {
+    const spent = opts.spent?.(row, jobDirOf(store.stateDir, row.id)) ?? null;
+    return spent ? JSON.stringify(spent) : null;
+  } catch (e) {
+    // What it spent goes unrecorded; the row still ends.
+    log.warn(`job ${row.id}: could not read what its run spent: ${describeError(e)}`);
+    return null;
+  }
 }
 
 /**
@@ -88,7 +108,7 @@ function recordKept(store: JobStore, row: JobRow, kept: JobPatch, opts: ReapOpti
   const action: ReapAction = { id: row.id, status: kept.status ?? "lost", killed_pid: null, reason: note };
   if (opts.dryRun) return action;
   try {
-    store.update(row.id, { ...kept, persist_error: note }, ["running"]);
+    if (store.update(row.id, { ...kept, persist_error: note }, ["running"])) recordJobEnd(store, row.id);
   } catch (e) {
     // A record the store refuses (a value too big) still ends the row, as failed.
     const why = `${note}, but the store refused it (${describeError(e)})`;

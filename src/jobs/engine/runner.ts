@@ -5,11 +5,11 @@ import type { JobPatch, JobRow } from "../../store/types.ts";
 import { privateDir } from "../../sys/private-file.ts";
 import { scrubTree } from "../../sys/private-tree.ts";
 import { type RunResult, runGroup } from "../../sys/process.ts";
-import type { LaunchSpec, ParsedResult, Provider, RunOutput } from "../provider.ts";
 import { chooseOutcome, type JobStopCause, outcomePatch, stoppedPatch } from "./job-outcome.ts";
 import type { Identities } from "./machine.ts";
 import { reserveOutcome } from "./outcome-file.ts";
 import { keepOutputTail } from "./output-tail.ts";
+import type { LaunchSpec, ParsedResult, Provider, RunOutput } from "./provider.ts";
 import { JobRowWriter, type RowWriterOptions, type WriteResult } from "./row-writer.ts";
 
 export interface RunnerContext extends RowWriterOptions {
@@ -73,25 +73,22 @@ async function runAndRecord(row: JobRow, ctx: RunnerContext, signal: AbortSignal
   const spec = await prepareLaunch(row, ctx, jobDir, rw);
   if (!spec) return;
   if (signal.aborted) {
-    afterRun(row, spec); // nothing ran, but the launch may have prepared files to put back
+    await afterRun(row, spec); // nothing ran, but the launch may have prepared files to put back
     return rw.finish(stoppedPatch(signal.reason as JobStopCause, ctx.now()));
   }
   let run: SupervisedRun;
   try {
     run = await superviseChild(row, spec, ctx, signal, rw);
   } catch (e) {
-    afterRun(row, spec);
+    await afterRun(row, spec);
     return rw.fail("infra", describeError(e));
   }
-  // Whatever the run did, a failed check after it (the jail's git files) is the outcome.
-  const after = afterRun(row, spec);
-  if (after && run.recorded.written === "changed") return rw.fail(after.failureKind, after.message);
-  await recordEnd(row, run, { ctx, signal, rw, jobDir });
+  await recordEnd(row, run, { ctx, signal, rw, jobDir, after: await afterRun(row, spec) });
 }
 
-function afterRun(row: JobRow, spec: LaunchSpec): { failureKind: string; message: string } | null {
+async function afterRun(row: JobRow, spec: LaunchSpec): Promise<{ failureKind: string; message: string } | null> {
   try {
-    return spec.afterRun?.() ?? null;
+    return (await spec.afterRun?.()) ?? null;
   } catch (e) {
     log.error(`job ${row.id}: the check after the run failed: ${describeError(e)}`);
     return { failureKind: "infra", message: `the check after the run failed: ${describeError(e)}` };
@@ -186,11 +183,21 @@ async function recordChild(
   return { written, error: rw.lastError };
 }
 
-/** Writes how the run ended: stopped, unrecorded, or the outcome chooseOutcome picks. */
+/**
+ * Writes how the run ended: unrecorded, failed by the check after it (`after`: the
+ * jail's git files; whatever the run did, that is the outcome), stopped, or the outcome
+ * chooseOutcome picks.
+ */
 async function recordEnd(
   row: JobRow,
   run: SupervisedRun,
-  o: { ctx: RunnerContext; signal: AbortSignal; rw: JobRowWriter; jobDir: string },
+  o: {
+    ctx: RunnerContext;
+    signal: AbortSignal;
+    rw: JobRowWriter;
+    jobDir: string;
+    after: { failureKind: string; message: string } | null;
+  },
 ): Promise<void> {
   const { ctx, rw } = o;
   const { result, recorded } = run;
@@ -210,8 +217,16 @@ async function recordEnd(
     const why = `could not record the child process (${recorded.error}); it was stopped`;
     return rw.finish({ exit_code: out.exitCode, ended_at: ended }, why);
   }
-  if (o.signal.aborted) return rw.finish(stoppedPatch(o.signal.reason as JobStopCause, ended, out.exitCode));
   const parsed = await parseRun(row, out, ctx);
+  // However it ended, what ran was spent: the usage its output reports, else what its files say.
+  parsed.usage ??= spentOf(row, o.jobDir, ctx);
+  const usage = parsed.usage ? JSON.stringify(parsed.usage) : null;
+  if (o.after) {
+    const { failureKind, message } = o.after;
+    return rw.finish({ status: "failed", failure_kind: failureKind, final_response: message, ended_at: ended, usage });
+  }
+  if (o.signal.aborted)
+    return rw.finish({ ...stoppedPatch(o.signal.reason as JobStopCause, ended, out.exitCode), usage });
   const outcome = chooseOutcome({
     timedOut: result.timedOut,
     exitCode: out.exitCode,
@@ -224,6 +239,16 @@ async function recordEnd(
     ...resultFields(row, out, parsed, ctx, run.lastActivity),
     ...outcomePatch(outcome, ended, ctx.retryDelayMs),
   });
+}
+
+/** The provider's account of what a run spent from its files; a reader that throws gives none. */
+function spentOf(row: JobRow, jobDir: string, ctx: RunnerContext): Record<string, unknown> | null {
+  try {
+    return ctx.provider.spent?.(row, jobDir) ?? null;
+  } catch (e) {
+    log.warn(`job ${row.id}: could not read what its run spent: ${describeError(e)}`);
+    return null;
+  }
 }
 
 /** What the provider read out of the run (the row's and the outcome file's writers redact it); a parser that throws leaves a warning, not a crash. */

@@ -4,8 +4,8 @@ import { DlError } from "../../errors.ts";
 import type { NewJob } from "../../store/types.ts";
 import { holdsSecret } from "../../sys/redact.ts";
 import { checkWorkdir } from "../../sys/workdir-guard.ts";
+import { resolveWorkspace } from "../../sys/workspace.ts";
 import type { EngineContext } from "./options.ts";
-import { resolveWorkspace } from "./workspace.ts";
 
 export interface SubmitResult {
   jobs: { id: string; status: "queued"; workdir: string; project: string; warnings: string[] }[];
@@ -36,7 +36,7 @@ export async function prepareJobs(
           "workdir must be the absolute path of a checkout or worktree (one job per worktree)",
         );
       const workdir = checkWorkdir(t.workdir, options.guards);
-      await p.admit?.(t, workdir);
+      Object.assign(t.params, await p.admit?.(t, workdir));
       const ws = await resolveWorkspace(workdir, options.guards.toolEnv);
       // A row holds no key (store/jobs.ts redacts it): a path that does would be recorded as
       // another path, and the job would run nowhere. Said now, with the way out.
@@ -65,8 +65,11 @@ export async function prepareJobs(
       });
       views.push({ id, status: "queued", workdir: ws.workdir, project: ws.project, warnings: t.warnings });
     } catch (e) {
-      if (e instanceof DlError)
-        throw new DlError(e.code, `task ${i + 1}: ${e.message} (nothing was started)`, { ...e.data, index: i });
+      if (e instanceof DlError) {
+        // One task is the delegation itself: "task 1:" would name a list nobody gave.
+        const which = rawTasks.length > 1 ? `task ${i + 1}: ` : "";
+        throw new DlError(e.code, `${which}${e.message} (nothing was started)`, { ...e.data, index: i });
+      }
       throw e;
     }
   }

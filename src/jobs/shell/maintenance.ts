@@ -3,15 +3,17 @@ import { describeError } from "../../errors.ts";
 import { JobStore } from "../../store/jobs.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
+import { jobDirOf } from "../../sys/paths.ts";
 import { type DisplayState, judgeJob } from "../engine/display-state.ts";
 import { jobLiveness } from "../engine/liveness.ts";
 import type { Identities } from "../engine/machine.ts";
-import { jobDirOf } from "../engine/outcome-file.ts";
 import { type ReapAction, reapDeadOwners } from "../engine/reaper.ts";
 import { storeAccess } from "./store-files.ts";
 
 export interface ReapReport {
   provider: string;
+  /** The store's folder: a provider can have several (a host that moved one). */
+  state_dir: string;
   /** Rows of dead servers ended now (or that would be, on a dry run). */
   reaped: ReapAction[];
   /** Finished rows older than the retention period, deleted (or counted). */
@@ -43,7 +45,14 @@ function removeJobDirs(stateDir: string, ids: readonly string[]): void {
  */
 export async function reapAll(
   sources: readonly JobStateDir[],
-  o: { identities: Identities; retentionMs: number; dryRun: boolean; now?: () => number },
+  o: {
+    identities: Identities;
+    retentionMs: number;
+    dryRun: boolean;
+    now?: () => number;
+    /** What a reaped run of `provider` spent, from its files (Provider.spent), for the ledger. */
+    spent?: (provider: string, row: JobRow, jobDir: string) => Record<string, unknown> | null;
+  },
 ): Promise<ReapReport[]> {
   const now = o.now ?? Date.now;
   const out: ReapReport[] = [];
@@ -51,18 +60,20 @@ export async function reapAll(
     const access = storeAccess(s.stateDir);
     if (access.state === "absent") continue;
     if (access.state === "unreadable") {
-      out.push({ provider: s.provider, reaped: [], pruned: 0, error: `the store at ${s.stateDir}: ${access.reason}` });
+      const error = `the store at ${s.stateDir}: ${access.reason}`;
+      out.push({ provider: s.provider, state_dir: s.stateDir, reaped: [], pruned: 0, error });
       continue;
     }
     let store: JobStore | undefined;
     try {
       store = JobStore.open(s.stateDir, { provider: s.provider });
-      const reaped = await reapDeadOwners(store, { identities: o.identities, now, dryRun: o.dryRun });
+      const spent = o.spent && ((row: JobRow, dir: string) => o.spent!(s.provider, row, dir));
+      const reaped = await reapDeadOwners(store, { identities: o.identities, now, dryRun: o.dryRun, spent });
       const pruned = store.pruneFinished(now() - o.retentionMs, o.dryRun);
       if (!o.dryRun) removeJobDirs(s.stateDir, pruned);
-      out.push({ provider: s.provider, reaped, pruned: pruned.length });
+      out.push({ provider: s.provider, state_dir: s.stateDir, reaped, pruned: pruned.length });
     } catch (e) {
-      out.push({ provider: s.provider, reaped: [], pruned: 0, error: describeError(e) });
+      out.push({ provider: s.provider, state_dir: s.stateDir, reaped: [], pruned: 0, error: describeError(e) });
     } finally {
       store?.close();
     }
@@ -105,6 +116,8 @@ export type SlotWaitOf = (s: JobStateDir, row: JobRow) => { model: string; bucke
 
 export interface JobsSummary {
   provider: string;
+  /** The store's folder: a provider can have several (a host that moved one). */
+  state_dir: string;
   running: number;
   queued: number;
   /** Per project (canonical git common dir): running and queued. */
@@ -118,8 +131,9 @@ export interface JobsSummary {
   error?: string;
 }
 
-function emptySummary(provider: string): JobsSummary {
-  return { provider, running: 0, queued: 0, projects: [], orphaned: 0, active: [], last_launch_ms: null };
+function emptySummary(s: JobStateDir): JobsSummary {
+  const empty = { running: 0, queued: 0, projects: [], orphaned: 0, active: [], last_launch_ms: null };
+  return { provider: s.provider, state_dir: s.stateDir, ...empty };
 }
 
 function activeJob(s: JobStateDir, r: JobRow, identities: Identities, slotWaitOf?: SlotWaitOf): ActiveJob {
@@ -156,7 +170,7 @@ export function jobsSummary(
     const access = storeAccess(s.stateDir);
     if (access.state !== "present") {
       const error = access.state === "unreadable" ? `the store at ${s.stateDir}: ${access.reason}` : undefined;
-      out.push(error ? { ...emptySummary(s.provider), error } : emptySummary(s.provider));
+      out.push(error ? { ...emptySummary(s), error } : emptySummary(s));
       continue;
     }
     let store: JobStore | undefined;
@@ -178,6 +192,7 @@ export function jobsSummary(
       const last = store.getMeta("last_launch_ms");
       out.push({
         provider: s.provider,
+        state_dir: s.stateDir,
         running: rows.filter((r) => r.status === "running").length,
         queued: rows.filter((r) => r.status === "queued").length,
         projects: [...per.values()],
@@ -186,7 +201,7 @@ export function jobsSummary(
         last_launch_ms: last === undefined ? null : Number(last),
       });
     } catch (e) {
-      out.push({ ...emptySummary(s.provider), error: describeError(e) });
+      out.push({ ...emptySummary(s), error: describeError(e) });
     } finally {
       store?.close();
     }

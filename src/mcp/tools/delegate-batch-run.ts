@@ -1,6 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { delegationContext } from "../../dispatch/delegation-context.ts";
-import { renderResult } from "../../dispatch/render-result.ts";
 import {
   type DelegationResult,
   type PreparedDelegation,
@@ -9,10 +8,9 @@ import {
 } from "../../dispatch/run-delegation.ts";
 import { DlError } from "../../errors.ts";
 import type { ServerDeps } from "../../services.ts";
-import { TEXT_ANSWER_PREVIEW_CHARS } from "../result-limits.ts";
 import { boundResult } from "../result-spill.ts";
-import { toolOk } from "../tool-result.ts";
 import type { ToolCall } from "../tool-table.ts";
+import { batchResult } from "./batch-result.ts";
 import { type DelegationArgs, normalizeTurns } from "./delegation-schema.ts";
 
 /**
@@ -24,20 +22,7 @@ export async function runBatch(tasks: DelegationArgs[], deps: ServerDeps, call: 
   const prepared = await prepareAll(tasks, deps);
   const cacheDir = deps.config.paths.cacheDir;
   const results = await Promise.all((await runAll(prepared, deps, call)).map((r) => boundResult(r, cacheDir)));
-  const succeeded = results.filter((r) => r.success).length;
-  const structured = {
-    results,
-    succeeded,
-    failed: results.length - succeeded,
-    elapsed_s: Math.round((performance.now() - started) / 100) / 10,
-  };
-  // The text part shares one preview budget across the tasks, so it stays short.
-  const previewChars = Math.max(500, Math.floor(TEXT_ANSWER_PREVIEW_CHARS / results.length));
-  const text = [
-    `${succeeded}/${results.length} tasks succeeded in ${structured.elapsed_s} s`,
-    ...results.map((r, i) => `\n### task ${i + 1}\n${renderResult(r, previewChars)}`),
-  ].join("\n");
-  return toolOk(structured, text);
+  return batchResult(results, performance.now() - started);
 }
 
 /** All-or-nothing validation: a bad task must not leave the others half-started. */

@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { DlError } from "../../errors.ts";
+import { agent } from "../../jobs/providers/agent/index.ts";
 import type { ServerDeps } from "../../services.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";
 import { boundedTotal } from "./call-size.ts";
 import description from "./delegate-batch.txt" with { type: "text" };
-import { delegationInput, delegationResultSchema } from "./delegation-schema.ts";
+import { delegationInput } from "./delegation-schema.ts";
 
 export function delegateBatchTool(deps: ServerDeps): ToolDef {
   const max = deps.config.agent.maxBatchSize;
@@ -22,15 +23,23 @@ export function delegateBatchTool(deps: ServerDeps): ToolDef {
       }),
     output: () =>
       z.object({
-        results: z.array(delegationResultSchema()),
+        // Each result is delegate_to_local_agent's; the items' schema is not repeated here.
+        results: z
+          .array(z.object({ success: z.boolean() }).loose())
+          .describe("each as delegate_to_local_agent returns"),
         succeeded: z.number().int(),
         failed: z.number().int(),
         elapsed_s: z.number(),
       }),
     annotations: { openWorldHint: true, destructiveHint: true },
-    backend: "agent",
+    backend: agent.facts.name,
     // As a task, each of the tasks is one background agent job.
-    task: { kind: "background", submit: "submit_agent", tasks: (args) => withinCap(args.tasks, max) },
+    task: {
+      kind: "background",
+      submit: "submit_agent",
+      tasks: (args) => withinCap(args.tasks, max),
+      answer: async (ids) => (await import("./agent-job-answer.ts")).batchAnswer(deps, ids),
+    },
     handler: async ({ tasks }, call) =>
       (await import("./delegate-batch-run.ts")).runBatch(withinCap(tasks, max), deps, call),
   });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { agent } from "../../jobs/providers/agent/index.ts";
 import type { ServerDeps } from "../../services.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";
 import description from "./delegate-to-local-agent.txt" with { type: "text" };
@@ -12,9 +13,14 @@ export function delegateToLocalAgentTool(deps: ServerDeps): ToolDef {
     input: () => z.object(delegationFields()),
     output: delegationResultSchema,
     annotations: { openWorldHint: true, destructiveHint: true },
-    backend: "agent",
+    backend: agent.facts.name,
     // As a task, the same arguments are one background agent job.
-    task: { kind: "background", submit: "submit_agent", tasks: (args) => [args] },
+    task: {
+      kind: "background",
+      submit: "submit_agent",
+      tasks: (args) => [args],
+      answer: async (ids) => (await import("./agent-job-answer.ts")).delegationAnswer(deps, ids),
+    },
     handler: async (args, call) => (await import("./delegation-run.ts")).runDelegation(deps, args, call),
   });
 }

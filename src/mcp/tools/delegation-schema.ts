@@ -1,23 +1,15 @@
 import { z } from "zod";
-import { agentResultSchema } from "../../agent/result.ts";
+import { delegationOutcomeSchema } from "../../dispatch/delegation-result.ts";
 import { once } from "../../once.ts";
 
 // The input shape lives in dispatch/ so the agent job provider (jobs/) validates with it too.
 export { type DelegationArgs, delegationFields, delegationInput } from "../../dispatch/delegation-fields.ts";
 
 export const delegationResultSchema = once(() =>
-  agentResultSchema().extend({
-    failed_over_from: z
-      .string()
-      .optional()
-      .describe("the model asked for, when its pool was full and an equivalent one ran"),
-    fallback_note: z
-      .string()
-      .optional()
-      .describe("answered_by: X (requested Y) when the backend reports another model"),
-    truncated: z.boolean().optional().describe("final_response was cut to fit the reply; see final_response_path"),
-    final_response_length: z.number().int().optional().describe("characters in the whole answer, when truncated"),
-    final_response_path: z.string().optional().describe("private file holding the whole answer, when truncated"),
+  delegationOutcomeSchema().extend({
+    truncated: z.boolean().optional().describe("final_response was cut; the whole is at final_response_path"),
+    final_response_length: z.number().int().optional(),
+    final_response_path: z.string().optional(),
   }),
 );
 

@@ -2,9 +2,9 @@ import { afterAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { selfOwner, sysIdentities } from "../../../src/jobs/engine/machine.ts";
+import type { Provider } from "../../../src/jobs/engine/provider.ts";
 import { type RunnerContext, runJob } from "../../../src/jobs/engine/runner.ts";
-import type { Provider } from "../../../src/jobs/provider.ts";
-import { guardGitControl, jailPolicyFor } from "../../../src/sandbox/index.ts";
+import { prepareTreeGuard } from "../../../src/sandbox/index.ts";
 import { JobStore } from "../../../src/store/jobs.ts";
 import type { JobRow } from "../../../src/store/types.ts";
 import { testProvider } from "../../fixture/jobs-provider.ts";
@@ -12,10 +12,10 @@ import { tempFolder } from "../../helpers/dl.ts";
 import { makeRepo } from "../helpers.ts";
 
 /**
- * The runner's end of the git snapshot: a job whose run changed a git control file ends
- * `failed` with failure_kind `jail_git_tampered`, naming the file, and the file is put
- * back. The child here writes the hook on the host directly, as it could if a mount
- * failed: the check after the run must not depend on the jail having held.
+ * The runner's end of the tree guard: a job whose run planted a nested repository ends
+ * `failed` with failure_kind `jail_git_tampered`, naming it, and it is moved out of the
+ * workdir. The child here writes on the host directly, as it could if a mount failed:
+ * the check after the run must not depend on the jail having held.
  */
 
 const root = tempFolder("dl-runner-tamper");
@@ -27,11 +27,12 @@ const { repo } = makeRepo(root.dir, "proj", 0);
 
 const tampering: Provider = {
   ...testProvider,
-  launch(job: JobRow) {
-    const policy = jailPolicyFor({ platform: "linux", home: root.dir, workdir: job.workdir, stateDirs: [stateDir] });
-    const git = guardGitControl(policy);
-    const script = "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit && echo 'ran the job'";
-    return { argv: ["/bin/sh", "-c", script], env: { PATH: "/usr/bin:/bin" }, cwd: job.workdir, afterRun: git.check };
+  async launch(job: JobRow, { jobDir }) {
+    const env = { PATH: "/usr/bin:/bin", HOME: root.dir };
+    const guard = await prepareTreeGuard(job.workdir, { home: root.dir, env, quarantineDir: join(jobDir, "q") });
+    const script = "mkdir -p sub && git -C sub init -q && echo 'ran the job'";
+    const afterRun = async () => (await guard.finish()).tamper;
+    return { argv: ["/bin/sh", "-c", script], env, cwd: job.workdir, afterRun };
   },
 };
 
@@ -50,7 +51,7 @@ function ctx(): RunnerContext {
   };
 }
 
-test("a run that changed .git/hooks fails jail_git_tampered, names the hook, and the hook is gone", async () => {
+test("a run that made a nested repository fails jail_git_tampered, names it, and it is moved out", async () => {
   const me = selfOwner();
   const now = Date.now();
   const id = "tj-tamper1";
@@ -74,8 +75,9 @@ test("a run that changed .git/hooks fails jail_git_tampered, names the hook, and
   const row = store.get(id)!;
   expect(row.status).toBe("failed");
   expect(row.failure_kind).toBe("jail_git_tampered");
-  expect(row.final_response).toContain(join(repo, ".git/hooks/pre-commit"));
-  expect(row.final_response).toContain("restored");
-  expect(existsSync(join(repo, ".git/hooks/pre-commit"))).toBe(false);
+  expect(row.final_response).toContain("sub/.git (new)");
+  expect(row.final_response).toContain("moved out of the workdir");
+  expect(existsSync(join(repo, "sub/.git"))).toBe(false);
+  expect(existsSync(join(stateDir, "jobs", id, "q/sub/.git/HEAD"))).toBe(true);
   expect(readFileSync(join(repo, "README"), "utf8")).toBe("proj");
 });

@@ -1,10 +1,13 @@
 import { z } from "zod";
 import { lookupAgent } from "../../../agent/lookup.ts";
+import { delegationOutcomeSchema } from "../../../dispatch/delegation-result.ts";
 import { providerEntry } from "../../../providers.ts";
 import type { JobRow } from "../../../store/types.ts";
-import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../provider.ts";
+import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../engine/provider.ts";
 import { outputExcerpt } from "../../sanitize.ts";
 import type { ProviderEndpoints } from "./endpoints.ts";
+import { jobAnswer } from "./result.ts";
+import { agentSpent } from "./spent.ts";
 import { type AgentTaskRules, buildAgentLaunch, validateAgentTask } from "./task.ts";
 
 export interface AgentProviderOptions extends AgentTaskRules {
@@ -19,8 +22,9 @@ export interface AgentProviderOptions extends AgentTaskRules {
 }
 
 /**
- * The part of `dl run --json`'s result that poll_agent shows, kept in the row's usage
- * column. Loose on purpose: a field the child leaves out is null, never a parse failure.
+ * The part of `dl run --json`'s result that poll_agent shows, for a child whose result is
+ * not a whole delegation result (an older dl). Loose on purpose: a field the child leaves
+ * out is null, never a parse failure.
  */
 const count = z.number().int().nonnegative();
 const childResult = z.object({
@@ -38,6 +42,7 @@ const childResult = z.object({
   incomplete: z.boolean().optional(),
   stop_reason: z.string().optional(),
   error: z.string().optional(),
+  failure_kind: z.string().optional(),
   conversation_id: z.string().optional(),
 });
 
@@ -58,11 +63,15 @@ function lastJson(stdout: string): unknown {
 
 /**
  * Reads a finished `dl run --json`: its result is the answer, and a run whose result says
- * it failed is a failed job even if it exited 0. No result at all (the child could not
- * start, or was killed) is infra, with what it printed.
+ * it failed is a failed job even if it exited 0. The whole result but its answer is kept
+ * in the row's usage column (the answer is the row's final_response), so the job's task
+ * answers with exactly what delegate_to_local_agent would have (result.ts). No result at
+ * all (the child could not start, or was killed) is infra, with what it printed.
  */
 export function parseAgentRun(out: RunOutput): ParsedResult {
-  const parsed = childResult.safeParse(lastJson(out.stdout));
+  const json = lastJson(out.stdout);
+  const whole = delegationOutcomeSchema().safeParse(json);
+  const parsed = whole.success ? whole : childResult.safeParse(json);
   if (!parsed.success) {
     const ended = out.exitCode === null ? `was stopped (${out.signal ?? "signal"})` : `exited ${out.exitCode}`;
     return {
@@ -72,9 +81,10 @@ export function parseAgentRun(out: RunOutput): ParsedResult {
     };
   }
   const r = parsed.data;
-  const { final_response, ...fields } = r;
-  const answer = r.success || !r.error ? final_response : [r.error, final_response].filter(Boolean).join("\n\n");
-  return { finalResponse: answer, usage: { ...fields }, failure: r.success ? null : "other" };
+  const { final_response: _, ...fields } = r;
+  // A key the backend refused is the job's auth failure, as a CLI's would be; the rest is other.
+  const failure = r.success ? null : r.failure_kind === "auth" ? "auth" : "other";
+  return { finalResponse: jobAnswer(r), usage: { ...fields }, failure };
 }
 
 /** Background agents as a job-engine provider: each job is a child `dl run` in its own group. */
@@ -88,13 +98,22 @@ export function agentProvider(o: AgentProviderOptions): Provider {
     // An agent that cannot be found or read is refused now, as delegate_to_local_agent
     // refuses it, not queued to fail in its child minutes later.
     async admit(task: ValidatedTask, workdir: string) {
-      await lookupAgent(String(task.params.agent_name), { workdir, agentsDir: o.agentsDir, surface: "mcp" });
+      const agent = await lookupAgent(String(task.params.agent_name), {
+        workdir,
+        agentsDir: o.agentsDir,
+        surface: "mcp",
+      });
+      // Kept so a run that prints no result still says where its agent came from (result.ts).
+      return { agent_source: agent.source };
     },
     launch(job: JobRow, ctx: { jobDir: string }) {
       return buildAgentLaunch(job, ctx.jobDir, o);
     },
     parse(out: RunOutput): ParsedResult {
       return parseAgentRun(out);
+    },
+    spent(_job: JobRow, jobDir: string) {
+      return agentSpent(jobDir);
     },
     /** 126/127: the binary could not run; 2: dl refused its own arguments. Both are ours. */
     classify(out: RunOutput): FailureClass {

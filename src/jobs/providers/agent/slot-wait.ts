@@ -1,4 +1,4 @@
-import { jobDirOf } from "../../engine/outcome-file.ts";
+import { jobDirOf } from "../../../sys/paths.ts";
 import { readAgentProgressSync } from "./progress.ts";
 import { agentProgressFile } from "./task.ts";
 

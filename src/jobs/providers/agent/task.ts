@@ -5,7 +5,7 @@ import { DlError } from "../../../errors.ts";
 import type { JobRow } from "../../../store/types.ts";
 import { rewritePrivate } from "../../../sys/private-file.ts";
 import { TRANSCRIPT_FILE } from "../../../usage/transcript-path.ts";
-import type { LaunchSpec, ValidatedTask } from "../../provider.ts";
+import type { LaunchSpec, ValidatedTask } from "../../engine/provider.ts";
 import type { ProviderEndpoints } from "./endpoints.ts";
 
 /**
@@ -122,6 +122,8 @@ export function buildAgentLaunch(
   if (p.max_turns) argv.push("--max-turns", String(p.max_turns));
   if (p.max_tokens) argv.push("--max-tokens", String(p.max_tokens));
   if (p.continue_from) argv.push("--continue-from", p.continue_from);
-  argv.push("--progress-file", agentProgressFile(jobDir), "--transcript-file", jobTranscriptFileIn(jobDir), "--json");
+  argv.push("--progress-file", agentProgressFile(jobDir), "--transcript-file", jobTranscriptFileIn(jobDir));
+  // Its result is the answer of an MCP tool (poll_agent, a delegation's task): MCP's words.
+  argv.push("--answer-for", "mcp", "--json");
   return { argv, env: { ...o.env, ...providerEnv }, cwd: job.workdir };
 }

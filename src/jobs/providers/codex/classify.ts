@@ -1,4 +1,4 @@
-import type { FailureClass } from "../../provider.ts";
+import type { FailureClass } from "../../engine/provider.ts";
 
 /**
  * Sorts a failed `codex exec` run by what it printed. Texts seen with codex-cli 0.171.0

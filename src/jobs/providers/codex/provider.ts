@@ -1,7 +1,7 @@
 import { providerEntry } from "../../../providers.ts";
 import type { JobRow } from "../../../store/types.ts";
 import { readChildFile } from "../../../sys/child-file.ts";
-import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../provider.ts";
+import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../engine/provider.ts";
 import type { CodexAccount } from "./account.ts";
 import { classifyCodexFailure, missingVariable, missingVariableMessage } from "./classify.ts";
 import { parseCodexEvents } from "./events.ts";

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { DlError } from "../../../errors.ts";
 import { once } from "../../../once.ts";
 import type { JobRow } from "../../../store/types.ts";
-import type { LaunchSpec, ValidatedTask } from "../../provider.ts";
+import type { LaunchSpec, ValidatedTask } from "../../engine/provider.ts";
 import { parseTask, taskText, timeoutSeconds } from "../../task-input.ts";
 import { resolveCodexEffort, resolveCodexModel } from "./models.ts";
 
@@ -59,12 +59,12 @@ export const codexTaskInput = once(() =>
           error: `sandbox must be one of ${CODEX_SANDBOXES.join(", ")} (default workspace-write)`,
         })
         .optional()
-        .describe("default workspace-write; danger-full-access needs DELEGATE_CODEX_ALLOW_DANGER=1"),
+        .describe("default workspace-write; danger-full-access only where the user allowed it"),
       timeout_s: timeoutSeconds(MAX_TIMEOUT_S, DEFAULT_TIMEOUT_S, "the process group is killed"),
       allow_over_quota: z
         .boolean({ error: "allow_over_quota must be true or false" })
         .optional()
-        .describe("run even above DELEGATE_CODEX_QUOTA_REFUSE_PCT"),
+        .describe("run even above the user's quota limit"),
     })
     .strict(),
 );

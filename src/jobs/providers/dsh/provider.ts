@@ -1,6 +1,6 @@
 import { providerEntry } from "../../../providers.ts";
 import type { JobRow } from "../../../store/types.ts";
-import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../provider.ts";
+import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../engine/provider.ts";
 import { outputExcerpt } from "../../sanitize.ts";
 import { requireDshLauncher } from "./launcher.ts";
 import { type DshOutcome, type DshResult, readDshResult } from "./result.ts";

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { once } from "../../../once.ts";
 import type { JobRow } from "../../../store/types.ts";
 import { rewritePrivate } from "../../../sys/private-file.ts";
-import type { LaunchSpec, ValidatedTask } from "../../provider.ts";
+import type { LaunchSpec, ValidatedTask } from "../../engine/provider.ts";
 import { parseTask, taskText, timeoutSeconds } from "../../task-input.ts";
 import { type DshModel, loadDshModels, resolveDshModel } from "./models.ts";
 

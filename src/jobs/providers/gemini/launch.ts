@@ -1,21 +1,25 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import type { Config } from "../../../config.ts";
 import { DlError, isDlError } from "../../../errors.ts";
 import {
   checkGitConfig,
   ensureAgyStateDirs,
   type GitGuardResult,
-  guardGitControl,
+  type JailPlatform,
   type JailPolicy,
   type JailProbe,
   jailPlatform,
   jailPolicyFor,
+  prepareTreeGuard,
+  probeJailOnce,
+  type TreeGuard,
   wrapCommand,
 } from "../../../sandbox/index.ts";
 import type { JobRow } from "../../../store/types.ts";
 import { isWithin } from "../../../sys/paths.ts";
-import type { LaunchSpec } from "../../provider.ts";
+import type { LaunchSpec } from "../../engine/provider.ts";
 import { agyArgv } from "./task.ts";
 
 /**
@@ -24,6 +28,11 @@ import { agyArgv } from "./task.ts";
  * `jail_unavailable` (the fix is named) or `jail_git_config` (the hint is named). After
  * the run, a change to the git control files fails it `jail_git_tampered` (restored).
  */
+
+/** This machine's jail probe, as Gemini jobs and `dl status` run it (remembered once it succeeds). */
+export function geminiJailProbe(c: Pick<Config, "childEnv">): Promise<JailProbe> {
+  return probeJailOnce({ platform: process.platform, path: c.childEnv.PATH ?? "", cwd: "/" });
+}
 
 export interface GeminiJailInputs {
   platform: NodeJS.Platform;
@@ -35,6 +44,8 @@ export interface GeminiJailInputs {
   childEnv: Readonly<Record<string, string>>;
   /** This machine's jail probe (remembered once it succeeds). */
   probe: () => Promise<JailProbe>;
+  /** DELEGATE_WRITABLE_TOOL_CONFIG: workdir paths a rule names that delegates may write. */
+  writable?: readonly string[];
   /** Tests: a scripted git config check. */
   gitGuard?: (policy: JailPolicy, env: Readonly<Record<string, string>>) => Promise<GitGuardResult>;
 }
@@ -58,51 +69,79 @@ function binReadPaths(bin: string, home: string): string[] {
   return [dir];
 }
 
-function policyFor(job: JobRow, bin: string, o: GeminiJailInputs): JailPolicy {
-  const platform = jailPlatform(o.platform);
+function requirePlatform(p: NodeJS.Platform): JailPlatform {
+  const platform = jailPlatform(p);
   if (!platform) {
     throw jailRefused(
-      `no jail for platform ${o.platform}, so nothing runs`,
+      `no jail for platform ${p}, so nothing runs`,
       "run Gemini jobs on Linux (bubblewrap) or macOS (sandbox-exec)",
     );
   }
-  return jailPolicyFor({
-    platform,
-    home: o.home,
-    workdir: job.workdir,
-    stateDirs: o.stateDirs,
-    // macOS has no private /tmp mount: each run gets its own temporary dir (outside dl's
-    // state, which the jail hides). Linux mounts a fresh tmpfs on /tmp instead.
-    tmpDir: platform === "darwin" ? mkdtempSync(join(tmpdir(), "dl-agy-")) : undefined,
-    extraReadPaths: binReadPaths(bin, o.home),
-  });
+  return platform;
 }
 
-export async function buildGeminiLaunch(job: JobRow, bin: string, o: GeminiJailInputs): Promise<LaunchSpec> {
-  const policy = policyFor(job, bin, o);
+function policyFor(job: JobRow, bin: string, o: GeminiJailInputs, guard: TreeGuard): JailPolicy {
+  const platform = requirePlatform(o.platform);
+  return jailPolicyFor(
+    {
+      platform,
+      home: o.home,
+      workdir: job.workdir,
+      stateDirs: o.stateDirs,
+      // macOS has no private /tmp mount: each run gets its own temporary dir (outside dl's
+      // state, which the jail hides). Linux mounts a fresh tmpfs on /tmp instead.
+      tmpDir: platform === "darwin" ? mkdtempSync(join(tmpdir(), "dl-agy-")) : undefined,
+      extraReadPaths: binReadPaths(bin, o.home),
+    },
+    guard,
+  );
+}
+
+export async function buildGeminiLaunch(
+  job: JobRow,
+  bin: string,
+  o: GeminiJailInputs,
+  ctx: { jobDir: string },
+): Promise<LaunchSpec> {
+  requirePlatform(o.platform);
   const probe = await o.probe();
   if (!probe.ok) {
     const fix = probe.fix ? `; fix: ${probe.fix}` : "";
     throw jailRefused(`the jail cannot start, so agy did not run: ${probe.detail}${fix}`, probe.fix);
   }
-  const guard = await (o.gitGuard ?? ((p, env) => checkGitConfig(p, { env })))(policy, o.childEnv);
-  if (!guard.ok) {
-    throw new DlError("bad_input", `${guard.message} (hint: ${guard.hint})`, {
-      failure_kind: guard.failure_kind,
-      hint: guard.hint,
-    });
-  }
-  // Before wrapping: the compiler binds only state dirs that exist on the host, and the
-  // git control files' placeholders must be there to be bound read-only.
-  ensureAgyStateDirs(policy);
-  const git = guardGitControl(policy);
-  const env = { ...o.childEnv, HOME: policy.home };
+  // What git and the tree say before the job; the stand-ins must exist to be bound.
+  const guard = await prepareTreeGuard(realWorkdir(job.workdir), {
+    home: o.home,
+    env: o.childEnv,
+    writable: o.writable,
+    quarantineDir: join(ctx.jobDir, "quarantine"),
+  });
+  const afterRun = async () => (await guard.finish()).tamper;
   try {
+    const policy = policyFor(job, bin, o, guard);
+    const check = await (o.gitGuard ?? ((p, env) => checkGitConfig(p, { env })))(policy, o.childEnv);
+    if (!check.ok) {
+      throw new DlError("bad_input", `${check.message} (hint: ${check.hint})`, {
+        failure_kind: check.failure_kind,
+        hint: check.hint,
+      });
+    }
+    // Before wrapping: the compiler binds only state dirs that exist on the host.
+    ensureAgyStateDirs(policy);
+    const env = { ...o.childEnv, HOME: policy.home };
     const wrapped = wrapCommand(policy, agyArgv(bin, job), env, probe);
-    return { argv: wrapped.argv, env: wrapped.env, cwd: policy.workdir, jailNet: wrapped.jailNet, afterRun: git.check };
+    return { argv: wrapped.argv, env: wrapped.env, cwd: policy.workdir, jailNet: wrapped.jailNet, afterRun };
   } catch (e) {
-    git.check();
+    await afterRun();
     if (isDlError(e, "jail_unavailable")) throw jailRefused(e.message, probe.fix);
     throw e;
+  }
+}
+
+function realWorkdir(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
   }
 }

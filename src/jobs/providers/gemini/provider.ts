@@ -1,6 +1,6 @@
 import { providerEntry } from "../../../providers.ts";
 import type { JobRow } from "../../../store/types.ts";
-import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../provider.ts";
+import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../engine/provider.ts";
 import { requireAgyBin } from "./bin.ts";
 import { buildGeminiLaunch, type GeminiJailInputs } from "./launch.ts";
 import { type AgyOutcome, parseAgyOutput } from "./output.ts";
@@ -46,9 +46,9 @@ export function geminiProvider(o: GeminiProviderOptions): Provider {
       return validateGeminiTask(raw, o.defaultTimeoutS);
     },
 
-    launch(job: JobRow) {
+    launch(job: JobRow, ctx: { jobDir: string }) {
       const bin = requireAgyBin(o.bin, o.childEnv.PATH ?? "");
-      return buildGeminiLaunch(job, bin, o);
+      return buildGeminiLaunch(job, bin, o, ctx);
     },
 
     parse(out: RunOutput): ParsedResult {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { once } from "../../../once.ts";
 import type { JobRow } from "../../../store/types.ts";
-import type { ValidatedTask } from "../../provider.ts";
+import type { ValidatedTask } from "../../engine/provider.ts";
 import { parseTask, taskText, timeoutSeconds } from "../../task-input.ts";
 
 /**

@@ -8,10 +8,10 @@ import { chooseOutcome } from "../../../../src/jobs/engine/job-outcome.ts";
 import type { PollView } from "../../../../src/jobs/engine/poll.ts";
 import { buildGeminiLaunch, type GeminiJailInputs } from "../../../../src/jobs/providers/gemini/launch.ts";
 import { geminiProvider } from "../../../../src/jobs/providers/gemini/provider.ts";
-import { geminiServiceOptions } from "../../../../src/jobs/providers/gemini/service.ts";
 import { agyArgv, validateGeminiTask } from "../../../../src/jobs/providers/gemini/task.ts";
 import type { GitGuardResult, JailProbe } from "../../../../src/sandbox/index.ts";
 import type { JobRow } from "../../../../src/store/types.ts";
+import { protectedDirs } from "../../../../src/sys/paths.ts";
 import { testProvider, testTask } from "../../../fixture/jobs-provider.ts";
 import { tempFolder } from "../../../helpers/dl.ts";
 import { makeRepo, runOutput, startEngine, until } from "../../helpers.ts";
@@ -101,10 +101,16 @@ describe("the Gemini task", () => {
 
 describe("the jailed launch refuses before anything runs", () => {
   test("no usable jail: jail_unavailable, naming the fix", async () => {
-    const e = await refusal(buildGeminiLaunch(row(), "/usr/bin/agy", inputs({ probe: async () => NO_USERNS })));
+    const e = await refusal(
+      buildGeminiLaunch(row(), "/usr/bin/agy", inputs({ probe: async () => NO_USERNS }), {
+        jobDir: join(root.dir, "job"),
+      }),
+    );
     expect(e.data.failure_kind).toBe("jail_unavailable");
     expect(e.message).toContain("enable unprivileged user namespaces");
-    const win = await refusal(buildGeminiLaunch(row(), "/usr/bin/agy", inputs({ platform: "win32" })));
+    const win = await refusal(
+      buildGeminiLaunch(row(), "/usr/bin/agy", inputs({ platform: "win32" }), { jobDir: join(root.dir, "job") }),
+    );
     expect(win.data.failure_kind).toBe("jail_unavailable");
   });
 
@@ -116,18 +122,22 @@ describe("the jailed launch refuses before anything runs", () => {
       message: "the workdir's git config points at a local path outside the jail",
       offending: [],
     });
-    const e = await refusal(buildGeminiLaunch(row(), "/usr/bin/agy", inputs({ gitGuard })));
+    const e = await refusal(
+      buildGeminiLaunch(row(), "/usr/bin/agy", inputs({ gitGuard }), { jobDir: join(root.dir, "job") }),
+    );
     expect(e.data).toMatchObject({ failure_kind: "jail_git_config", hint: "git branch --unset-upstream" });
     expect(e.message).toContain("git branch --unset-upstream");
   });
 
   test("agy in a directory holding HOME is refused rather than exposing HOME", async () => {
-    const e = await refusal(buildGeminiLaunch(row(), join(root.dir, "agy"), inputs()));
+    const e = await refusal(
+      buildGeminiLaunch(row(), join(root.dir, "agy"), inputs(), { jobDir: join(root.dir, "job") }),
+    );
     expect(e.code).toBe("bad_config");
   });
 
   test("a good launch is bwrap around agy, with HOME set and the environment passed inside", async () => {
-    const spec = await buildGeminiLaunch(row(), "/usr/bin/agy", inputs());
+    const spec = await buildGeminiLaunch(row(), "/usr/bin/agy", inputs(), { jobDir: join(root.dir, "job") });
     expect(spec.argv[0]).toBe("/usr/bin/bwrap");
     expect(spec.argv.slice(-8)).toEqual(agyArgv("/usr/bin/agy", row()));
     expect(spec.env).toEqual({});
@@ -197,10 +207,10 @@ test("the Gemini and run_bash jail settings come from the one Config", () => {
   const off = parseConfig(env, { home, cwd: home });
   expect(off.agent.runBashSandbox).toBe(false);
   expect(agentSettingsFromConfig(off).bash.jail).toBeNull();
-  const d = geminiServiceOptions(off, "dl wait");
-  expect(d).toMatchObject({ bin: "agy", allowDanger: false, caps: { maxConcurrent: 4, maxQueue: 32 } });
-  expect(d.stateDir).toBe(join(home, ".gemini-jobs"));
-  expect(d.stateDirs).toContain(join(home, ".codex-jobs"));
+  // What the Gemini service reads (service.ts startJobs): its section, its state dir, and dl's state dirs hidden in the jail.
+  expect(off.gemini).toMatchObject({ bin: "agy", allowDanger: false, caps: { maxConcurrent: 4, maxQueue: 32 } });
+  expect(off.paths.stateDirs.gemini).toBe(join(home, ".gemini-jobs"));
+  expect(protectedDirs(off.paths)).toContain(join(home, ".codex-jobs"));
 
   const on = parseConfig(
     {
@@ -215,7 +225,7 @@ test("the Gemini and run_bash jail settings come from the one Config", () => {
     { home, cwd: home },
   );
   expect(agentSettingsFromConfig(on).bash.jail).not.toBeNull();
-  expect(geminiServiceOptions(on, "dl wait")).toMatchObject({
+  expect({ ...on.gemini, stateDir: on.paths.stateDirs.gemini }).toMatchObject({
     bin: "/opt/agy/agy",
     allowDanger: true,
     caps: { maxConcurrent: 2, maxQueue: 5 },

@@ -1,0 +1,117 @@
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { type RunOptions, type RunResult, runGroup } from "../sys/process.ts";
+
+/**
+ * What git itself says about one repository, asked before a job (never after one: a
+ * job's changes are inspected by dl first, so dl's own git call cannot be what runs a
+ * planted program). Where its git dir and common dir are, and every file or folder its
+ * configuration names, in every scope and through every include: the hooks dir
+ * (`core.hooksPath`), included config files, and any path-like value (a `core.fsmonitor`
+ * script, a filter driver, an editor) — a file git runs or reads that a delegate could
+ * rewrite if it sat in the work tree. Plus the folders git ignores there, which are not
+ * the project's configuration (dependencies, build output).
+ */
+
+export interface RepoFacts {
+  /** The repository's git dir and common dir (absolute). */
+  gitDir: string;
+  commonDir: string;
+  /** The work tree's root; null for a bare repository. */
+  toplevel: string | null;
+  /** `dir` is inside the git dir itself (`<repo>/.git/…`) or is a bare repository. */
+  insideGitDir: boolean;
+  /** Hook folders git runs from: `core.hooksPath` in any scope, resolved. */
+  hooksDirs: string[];
+  /** Files and folders the configuration names (config files, includes, path-like values). */
+  named: string[];
+  /** Ignored folders of the work tree (absolute). */
+  ignoredDirs: string[];
+}
+
+export interface GitAsk {
+  env: Readonly<Record<string, string>>;
+  run?: (opts: RunOptions) => Promise<RunResult>;
+}
+
+const TIMEOUT_MS = 10_000;
+
+async function git(dir: string, args: string[], o: GitAsk): Promise<string | null> {
+  const run = o.run ?? runGroup;
+  // GIT_* of the caller never steer what dl asks (a GIT_DIR would point git elsewhere).
+  const env = Object.fromEntries(Object.entries(o.env).filter(([k]) => !k.startsWith("GIT_")));
+  try {
+    const r = await run({ argv: ["git", ...args], cwd: dir, env, timeoutMs: TIMEOUT_MS, stdoutCap: 8 << 20 });
+    return r.exitCode === 0 ? r.stdout.text() : null;
+  } catch {
+    return null; // no git on PATH: nothing here can ask it either
+  }
+}
+
+/** `git config --list --show-origin -z`: `file:<path>\0<key>\n<value>\0` per entry. */
+export function parseConfigList(text: string): { origin: string | null; key: string; value: string }[] {
+  const parts = text.split("\0");
+  const out: { origin: string | null; key: string; value: string }[] = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const origin = parts[i]!.startsWith("file:") ? parts[i]!.slice(5) : null;
+    const kv = parts[i + 1]!;
+    const nl = kv.indexOf("\n");
+    out.push({ origin, key: (nl < 0 ? kv : kv.slice(0, nl)).toLowerCase(), value: nl < 0 ? "" : kv.slice(nl + 1) });
+  }
+  return out;
+}
+
+/** Words of a config value that name a file: `./x`, `../x`, `/x`, `~/x`, `a/b` (not a URL, not an option). */
+export function pathWords(value: string): string[] {
+  return value
+    .split(/[\s"'=;|&()<>]+/)
+    .map((w) => w.replace(/^!/, ""))
+    .filter((w) => w !== "" && !w.startsWith("-") && !w.includes("://") && /^(\.{1,2}\/|\/|~\/)|\//.test(w));
+}
+
+function resolveWord(word: string, base: string, home: string): string {
+  if (word.startsWith("~/")) return join(home, word.slice(2));
+  return isAbsolute(word) ? resolve(word) : resolve(base, word);
+}
+
+/** Everything the configuration names, and the hooks dirs, resolved the way git resolves them. */
+export function namedByConfig(
+  entries: ReturnType<typeof parseConfigList>,
+  where: { toplevel: string | null; gitDir: string; home: string },
+): { hooksDirs: string[]; named: string[] } {
+  const base = where.toplevel ?? where.gitDir;
+  const hooksDirs: string[] = [];
+  const named = new Set<string>();
+  for (const e of entries) {
+    if (e.origin) named.add(resolve(base, e.origin));
+    if (e.key === "core.hookspath" && e.value) hooksDirs.push(resolveWord(e.value, base, where.home));
+    // An include's path is relative to the file that holds it; other values to the work tree.
+    const isInclude = /^include(if\..*)?\.path$/.test(e.key);
+    const from = isInclude && e.origin ? dirname(resolve(base, e.origin)) : base;
+    for (const w of isInclude ? [e.value] : pathWords(e.value)) if (w) named.add(resolveWord(w, from, where.home));
+  }
+  return { hooksDirs, named: [...named] };
+}
+
+/** The repository `dir` belongs to, as git sees it from there; null when it is in none. */
+export async function askGit(dir: string, home: string, o: GitAsk): Promise<RepoFacts | null> {
+  const revs = await git(
+    dir,
+    ["rev-parse", "--absolute-git-dir", "--git-common-dir", "--is-inside-git-dir", "--is-bare-repository"],
+    o,
+  );
+  if (revs === null) return null;
+  const [gitDir, common, insideGit, bare] = revs.split("\n");
+  if (!gitDir || !common) return null;
+  const insideGitDir = insideGit === "true" || bare === "true";
+  const toplevel = insideGitDir ? null : ((await git(dir, ["rev-parse", "--show-toplevel"], o))?.trim() ?? null);
+  const config = await git(dir, ["config", "--list", "--show-origin", "-z"], o);
+  const { hooksDirs, named } = namedByConfig(parseConfigList(config ?? ""), { toplevel, gitDir, home });
+  const ignored = toplevel
+    ? await git(toplevel, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], o)
+    : null;
+  const ignoredDirs = (ignored ?? "")
+    .split("\0")
+    .filter((p) => p.endsWith("/"))
+    .map((p) => resolve(toplevel!, p));
+  return { gitDir, commonDir: resolve(dir, common), toplevel, insideGitDir, hooksDirs, named, ignoredDirs };
+}

@@ -1,0 +1,253 @@
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { DlError } from "../errors.ts";
+import { isWithin } from "../sys/paths.ts";
+import { isDotGit, ruleForPath } from "../sys/protected-names.ts";
+import { type ChangeSummary, summarizeChanges } from "./change-summary.ts";
+import { askGit, type GitAsk, type RepoFacts } from "./git-reach.ts";
+import { type HookKeys, readHookKeys, restoreHookKeys } from "./hook-keys.ts";
+import { MAX_SCAN_ENTRIES, scanTree, type TreeScan } from "./tree-scan.ts";
+import { judgeTree } from "./tree-verdict.ts";
+
+/**
+ * The principle behind the jail, for one job: nothing a delegate writes is code the host
+ * runs, or configuration that steers the host's tools, before the user chooses to run it.
+ * Before the job: ask git where every repository reachable from the workdir keeps its
+ * metadata and what its configuration names, walk the tree for every `.git`, repository
+ * and protected entry, and hand the jail the list to bind read-only (plus empty stand-ins
+ * for the few absent folders a host reads at once). After it, walk again before anything
+ * runs git there: what is new is moved out and fails the job `jail_git_tampered`, hook
+ * keys of package.json are put back, and the files the job changed are counted.
+ */
+
+export interface GitTamper {
+  failureKind: "jail_git_tampered";
+  message: string;
+  changed: string[];
+}
+
+export interface ProtectedPath {
+  path: string;
+  kind: "dir" | "file";
+}
+
+export interface TreeVerdict {
+  tamper: GitTamper | null;
+  changes: ChangeSummary;
+}
+
+export interface TreeGuard {
+  /** Entries inside the workdir the jail binds read-only (they exist). */
+  protectedPaths: ProtectedPath[];
+  /** The workdir's own git dirs outside it (a linked worktree's common dir): shown read-only. */
+  gitDirsOutside: string[];
+  /** The protected paths relative to the workdir, for the job's result. */
+  keptReadOnly: string[];
+  /** Walks again, judges, removes the stand-ins. Call once, after the run. */
+  finish(): Promise<TreeVerdict>;
+}
+
+export interface TreeGuardOptions extends GitAsk {
+  home: string;
+  /** Where moved-out entries go (the job's folder); a private temporary folder by default. */
+  quarantineDir?: string;
+  /** Workdir-relative paths the user lets delegates write although a rule names them (never git's). */
+  writable?: readonly string[];
+}
+
+const rel = (root: string, p: string) => relative(root, p);
+const inside = (root: string, p: string) => p !== root && isWithin(p, root);
+
+function kindOf(path: string): "dir" | "file" | "link" | null {
+  try {
+    const st = lstatSync(path);
+    return st.isSymbolicLink() ? "link" : st.isDirectory() ? "dir" : "file";
+  } catch {
+    return null;
+  }
+}
+
+/** The git dir a gitfile names (`gitdir: …`), or null. */
+function gitfileTarget(path: string): string | null {
+  try {
+    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(path, "utf8").slice(0, 4096));
+    return m?.[1] ? (isAbsolute(m[1]) ? m[1] : resolve(dirname(path), m[1])) : null;
+  } catch {
+    return null;
+  }
+}
+
+function insideGitDir(workdir: string, gitDir: string): DlError {
+  return new DlError(
+    "workdir_forbidden",
+    `workdir ${workdir} is inside a git dir (${gitDir}); pass the work tree instead`,
+    {
+      failure_kind: "workdir_forbidden",
+      reason: "git_dir",
+    },
+  );
+}
+
+/** What git says about the workdir's repository and every repository nested in it. */
+async function repositories(
+  workdir: string,
+  own: RepoFacts | null,
+  scan: TreeScan,
+  o: TreeGuardOptions,
+): Promise<RepoFacts[]> {
+  const out: RepoFacts[] = own ? [own] : [];
+  // A nested repository's own configuration (hooksPath, includes) counts as much as the top one's.
+  for (const [r, e] of [...scan.gitEntries].slice(0, 200)) {
+    if (!isDotGit(basename(r)) || e.kind === "link") continue; // a bare-like folder: bound whole, no work tree
+    const facts = await askGit(join(workdir, dirname(r)), o.home, o);
+    if (facts && !facts.insideGitDir) out.push(facts);
+  }
+  return out;
+}
+
+interface Plan {
+  protectedPaths: ProtectedPath[];
+  /** Relative to the workdir: config-named paths, watched for new entries. */
+  named: string[];
+  /** Absent folders to stand in for while the job runs. */
+  standIns: string[];
+}
+
+/** Everything to keep read-only, from the walk and from what git said. */
+function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: TreeGuardOptions): Plan {
+  const writable = new Set((o.writable ?? []).map((p) => p.replace(/^\.\/|\/+$/g, "")));
+  const paths = new Map<string, ProtectedPath["kind"]>();
+  const add = (abs: string) => {
+    const k = kindOf(abs);
+    if (k === "dir" || k === "file") paths.set(abs, k);
+  };
+  for (const r of scan.gitEntries.keys()) add(join(workdir, r));
+  for (const [r, { rule }] of scan.ruleEntries)
+    if (rule.id === "git-metadata" || !writable.has(r)) add(join(workdir, r));
+  const named = new Set<string>();
+  const standIns: string[] = [];
+  for (const repo of repos) {
+    for (const p of [...repo.named, ...repo.hooksDirs]) {
+      if (!inside(workdir, p)) continue;
+      named.add(rel(workdir, p));
+      add(p);
+    }
+    // An absent hooks dir in the work tree (husky before `npm install`): an empty stand-in.
+    for (const h of repo.hooksDirs) if (inside(workdir, h) && kindOf(h) === null) standIns.push(h);
+  }
+  for (const g of scan.gitEntries.keys()) {
+    const target = kindOf(join(workdir, g)) === "file" ? gitfileTarget(join(workdir, g)) : null;
+    if (target && inside(workdir, target)) add(target);
+  }
+  // No repository of its own: an empty `.git` keeps the jail from making one. No
+  // `.claude`: an empty one keeps a job from planting the agents dl looks up first.
+  if (!scan.gitEntries.has(".git")) standIns.push(join(workdir, ".git"));
+  if (!scan.ruleEntries.has(".claude") && !writable.has(".claude")) standIns.push(join(workdir, ".claude"));
+  return { protectedPaths: [...paths].map(([path, kind]) => ({ path, kind })), named: [...named], standIns };
+}
+
+/** Creates the stand-ins (and missing parents); returns what to remove afterwards, deepest first. */
+function standIn(dirs: string[]): string[] {
+  const created: string[] = [];
+  for (const d of dirs) {
+    const missing: string[] = [];
+    for (let p = d; kindOf(p) === null; p = dirname(p)) missing.unshift(p);
+    for (const p of missing) {
+      mkdirSync(p, { mode: 0o755 });
+      created.push(p);
+    }
+  }
+  return created.reverse();
+}
+
+/** The stand-ins, and any folder made for one that a rule names (`.husky` above `.husky/_`). */
+function standInMounts(workdir: string, created: string[], standIns: string[]): ProtectedPath[] {
+  return created
+    .filter((p) => standIns.includes(p) || ruleForPath(rel(workdir, p)) !== null)
+    .map((path) => ({ path, kind: "dir" as const }));
+}
+
+/** rmdir only: a stand-in the host wrote into meanwhile (it is not read-only outside) stays. */
+function removeStandIns(created: string[]): void {
+  for (const p of created) {
+    try {
+      rmdirSync(p);
+    } catch {
+      // not empty, or already gone
+    }
+  }
+}
+
+function ignoredSet(workdir: string, repos: RepoFacts[]): Set<string> {
+  return new Set(repos.flatMap((r) => r.ignoredDirs.filter((d) => inside(workdir, d)).map((d) => rel(workdir, d))));
+}
+
+function hookKeysOf(workdir: string, scan: TreeScan, ignored: ReadonlySet<string>): Map<string, HookKeys> {
+  const out = new Map<string, HookKeys>();
+  for (const [r, e] of scan.entries) {
+    if (e.kind !== "file" || !/(^|\/)package\.json$/.test(r)) continue;
+    if ([...ignored].some((i) => r.startsWith(`${i}/`))) continue;
+    out.set(r, readHookKeys(workdir, r));
+  }
+  return out;
+}
+
+function tooLarge(workdir: string): DlError {
+  return new DlError(
+    "bad_input",
+    `workdir ${workdir} holds more than ${MAX_SCAN_ENTRIES} entries: too many for dl to account for what a job changes; pass a smaller folder`,
+    { failure_kind: "workdir_forbidden", reason: "too_large" },
+  );
+}
+
+export async function prepareTreeGuard(workdir: string, o: TreeGuardOptions): Promise<TreeGuard> {
+  // Ignored folders first (git's rules as they are before the job), then the walk.
+  const own = await askGit(workdir, o.home, o);
+  if (own?.insideGitDir) throw insideGitDir(workdir, own.gitDir);
+  const ignored = ignoredSet(workdir, own ? [own] : []);
+  const before = await scanTree(workdir, { ignored });
+  if (before.truncated) throw tooLarge(workdir);
+  const repos = await repositories(workdir, own, before, o);
+  for (const i of ignoredSet(workdir, repos)) ignored.add(i);
+  const plan = planFor(workdir, before, repos, o);
+  const created = standIn(plan.standIns);
+  const keys = hookKeysOf(workdir, before, ignored);
+  const ownRepo = repos[0]?.toplevel === workdir ? repos[0] : undefined;
+  const gitDirsOutside = ownRepo && !isWithin(ownRepo.commonDir, workdir) ? [ownRepo.commonDir] : [];
+  let done = false;
+  return {
+    protectedPaths: [...plan.protectedPaths, ...standInMounts(workdir, created, plan.standIns)],
+    gitDirsOutside,
+    keptReadOnly: [
+      ...plan.protectedPaths.map((p) => rel(workdir, p.path)),
+      ...plan.standIns.map((p) => rel(workdir, p)),
+    ],
+    async finish() {
+      if (done) throw new DlError("internal", "the tree check runs once per job");
+      done = true;
+      removeStandIns(created);
+      return finishGuard(workdir, { before, ignored, named: plan.named, keys, quarantineDir: o.quarantineDir });
+    },
+  };
+}
+
+async function finishGuard(
+  workdir: string,
+  s: { before: TreeScan; ignored: Set<string>; named: string[]; keys: Map<string, HookKeys>; quarantineDir?: string },
+): Promise<TreeVerdict> {
+  const after = await scanTree(workdir, { ignored: s.ignored });
+  const quarantine = () => {
+    const dir = s.quarantineDir ?? mkdtempSync(join(tmpdir(), "dl-quarantine-"));
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return dir;
+  };
+  const judged = judgeTree(s.before, after, { named: s.named, quarantine });
+  const keys = [...s.keys].flatMap(([r, k]) => restoreHookKeys(workdir, r, k));
+  const changes = summarizeChanges(s.before, after, s.ignored);
+  const changed = [...(judged?.changed ?? []), ...keys.map((k) => `${k} (restored)`)];
+  if (changed.length === 0) return { tamper: null, changes };
+  const where = judged?.quarantine ? `; moved out of the workdir to ${judged.quarantine}` : "";
+  const message = `the job wrote git metadata or tool configuration that the host would run or obey (${changed.join(", ")})${where}. Delegates edit the work tree; they do not commit. Its other changes are kept: review them before you commit or run anything.`;
+  return { tamper: { failureKind: "jail_git_tampered", message, changed }, changes };
+}

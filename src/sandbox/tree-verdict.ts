@@ -1,0 +1,99 @@
+import { cpSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { ScanEntry, TreeScan } from "./tree-scan.ts";
+
+/**
+ * After a job: every `.git` entry, repository-like folder and protected entry is compared
+ * with the walk before it. One that is new, or is no longer the same entry, is the job's
+ * doing (the old ones were read-only): it is moved out of the workdir into the job's own
+ * folder, where no host tool looks, and named. An original the job moved elsewhere (with
+ * its parent folder) is put back where it was once the impostor is gone.
+ */
+
+export interface Tampered {
+  /** Path relative to the workdir, with what happened: "a/.git (new)". */
+  changed: string[];
+  /** Where the moved-out entries are now; null when nothing was moved. */
+  quarantine: string | null;
+}
+
+type Watched = Map<string, ScanEntry>;
+
+/** Entries a host would obey, by path: git entries, protected ones and the paths git's config names. */
+function watchedOf(scan: TreeScan, named: readonly string[]): Watched {
+  const out: Watched = new Map(scan.gitEntries);
+  for (const [rel, { entry }] of scan.ruleEntries) out.set(rel, entry);
+  for (const rel of named) {
+    const e = scan.entries.get(rel);
+    if (e) out.set(rel, e);
+  }
+  return out;
+}
+
+/** Paths under a config-named path that appeared or changed (a hooks dir gaining a hook). */
+function namedChanges(before: TreeScan, after: TreeScan, named: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const [rel, now] of after.entries) {
+    if (!named.some((n) => rel === n || rel.startsWith(`${n}/`))) continue;
+    const was = before.entries.get(rel);
+    if (!was || was.id !== now.id || was.sig !== now.sig) out.push(rel);
+  }
+  return out;
+}
+
+function moveOut(root: string, rel: string, quarantine: string): void {
+  const dest = join(quarantine, rel);
+  mkdirSync(dirname(dest), { recursive: true, mode: 0o700 });
+  try {
+    renameSync(join(root, rel), dest);
+  } catch {
+    // Another file system (EXDEV): copy without following links, then remove.
+    cpSync(join(root, rel), dest, { recursive: true, verbatimSymlinks: true });
+    rmSync(join(root, rel), { recursive: true, force: true });
+  }
+}
+
+export function judgeTree(
+  before: TreeScan,
+  after: TreeScan,
+  o: { named: readonly string[]; quarantine: () => string },
+): Tampered | null {
+  const was = watchedOf(before, o.named);
+  const now = watchedOf(after, o.named);
+  const byId = new Map([...was].map(([rel, e]) => [e.id, rel]));
+  const impostors: string[] = [];
+  const moved: { from: string; to: string }[] = [];
+  const changed: string[] = [];
+  for (const [rel, e] of now) {
+    const old = was.get(rel);
+    if (old && old.id === e.id && (old.kind === "dir" || old.sig === e.sig)) continue;
+    const origin = byId.get(e.id);
+    if (origin !== undefined && origin !== rel) {
+      moved.push({ from: origin, to: rel });
+      changed.push(`${rel} (moved from ${origin})`);
+    } else {
+      impostors.push(rel);
+      changed.push(`${rel} (${old ? "replaced" : "new"})`);
+    }
+  }
+  for (const rel of was.keys())
+    if (!now.has(rel) && !moved.some((m) => m.from === rel)) changed.push(`${rel} (removed)`);
+  for (const rel of namedChanges(before, after, o.named)) {
+    if (!now.has(rel)) {
+      impostors.push(rel);
+      changed.push(`${rel} (written)`);
+    }
+  }
+  if (changed.length === 0) return null;
+  let quarantine: string | null = null;
+  // Deepest first, so a new folder's own new entries leave with it, not twice.
+  for (const rel of [...new Set(impostors)].sort((a, b) => b.length - a.length)) {
+    if (!existsSync(join(after.root, rel))) continue;
+    quarantine ??= o.quarantine();
+    moveOut(after.root, rel, quarantine);
+  }
+  for (const m of moved) {
+    if (!existsSync(join(after.root, m.from))) renameSync(join(after.root, m.to), join(after.root, m.from));
+  }
+  return { changed, quarantine };
+}

@@ -1,0 +1,121 @@
+/**
+ * The names a delegate may never write, because a program on the host reads them and
+ * obeys or runs what they say without asking the user again: git's own metadata, the
+ * configs of the hook managers a commit runs, and the project configuration that Claude
+ * Code, editors and shell tools load on their own. One table, read by the jail (bound
+ * read-only, denied in the macOS profile), by the check after every jailed run (a new
+ * entry of these names fails it), and by the agent's write tools (refused).
+ *
+ * A rule matches a path inside the workdir when one of its components has the rule's
+ * name (a folder of that name protects everything below it), or, for `under` rules, when
+ * that name sits directly in the named folder (`.github/copilot-instructions.md`). Names
+ * are compared folded: lower case and without the code points macOS's file systems
+ * ignore, so `.GIT`, `.Claude` and `.g\u200cit` are what they are on a Mac.
+ */
+
+export interface ProtectRule {
+  /** Short id, named in every refusal (`path_refused` … rule `git-metadata`). */
+  id: string;
+  /** What the rule keeps, for a person: "git metadata", "Claude Code's project configuration". */
+  what: string;
+  /** Folded names (or patterns) this rule protects. */
+  names: RegExp;
+  /** Only inside a folder of this (folded) name, e.g. `.github`. */
+  under?: string;
+}
+
+/**
+ * Each entry names what reads it. Hook managers: the hook a user installed runs what
+ * these files say at the next commit. Tool configuration: loaded by the host tool when
+ * it opens the folder (or a file in it) and obeyed, running commands, MCP servers,
+ * tasks, or steering the model that drives the host.
+ */
+export const PROTECT_RULES: readonly ProtectRule[] = [
+  { id: "git-metadata", what: "git metadata (a .git folder or gitfile, .gitmodules)", names: /^\.git(modules)?$/ },
+  {
+    id: "hook-manager",
+    what: "a git hook manager's configuration (run at the next commit)",
+    names:
+      /^(\.husky|\.githooks|\.git-hooks|\.hooks|\.lefthook|\.lefthook-local|\.pre-commit-config\.ya?ml|\.overcommit\.ya?ml|\.?lefthook(-local)?\.(ya?ml|json|jsonc|toml)|\.lintstagedrc(\..*)?|lint-staged\.config\..*|\.?simple-git-hooks(\..*)?|commitlint\.config\..*|\.commitlintrc(\..*)?)$/,
+  },
+  {
+    id: "hook-manager",
+    what: "a git hook manager's configuration (run at the next commit)",
+    names: /^\.?lefthook(-local)?\.(ya?ml|json|jsonc|toml)$/,
+    under: ".config",
+  },
+  {
+    id: "claude-code",
+    what: "Claude Code's project configuration (settings and hooks, agents, commands, skills, MCP servers, memory)",
+    names: /^(\.claude|\.claude-plugin|\.mcp\.json|claude\.md|claude\.local\.md)$/,
+  },
+  {
+    id: "agent-config",
+    what: "another coding agent's project configuration (Codex, Gemini, Cursor, Copilot and the like)",
+    names:
+      /^(\.codex|\.gemini|\.cursor|\.cursorrules|\.windsurf|\.windsurfrules|\.clinerules|\.roo|\.roomodes|\.continue|\.kiro|\.junie|\.opencode|opencode\.jsonc?|\.agent|\.agents|\.amazonq|\.aider\.conf\.ya?ml|agents\.md|agents\.override\.md|gemini\.md)$/,
+  },
+  {
+    id: "agent-config",
+    what: "another coding agent's project configuration (Codex, Gemini, Cursor, Copilot and the like)",
+    names: /^(copilot-instructions\.md|instructions|prompts|agents|chatmodes|hooks)$/,
+    under: ".github",
+  },
+  {
+    id: "editor-config",
+    what: "an editor's project configuration (tasks, run configurations, settings, dev containers)",
+    names:
+      /^(\.vscode|\.idea|\.run|\.zed|\.fleet|\.devcontainer|\.devcontainer\.json|.*\.code-workspace|\.dir-locals(-2)?\.el|\.exrc|\.nvimrc|\.nvim\.lua)$/,
+  },
+  {
+    id: "shell-env",
+    what: "a shell environment loader's configuration (direnv, mise)",
+    names: /^(\.envrc|\.mise|mise\.toml|\.mise\.toml|mise\.local\.toml|\.mise\.local\.toml)$/,
+  },
+  {
+    id: "shell-env",
+    what: "a shell environment loader's configuration (direnv, mise)",
+    names: /^(mise|direnv)$/,
+    under: ".config",
+  },
+];
+
+/** Code points HFS+ and APFS drop when they compare names (git's own list). */
+const IGNORABLE = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+
+/** A name as macOS compares it: composed, lower case, without ignorable code points or trailing dots and spaces. */
+export function foldName(name: string): string {
+  return name
+    .normalize("NFC")
+    .replace(IGNORABLE, "")
+    .toLowerCase()
+    .replace(/[. ]+$/, "");
+}
+
+/** `.git` in every spelling a case-insensitive or Unicode-folding file system accepts. */
+export function isDotGit(name: string): boolean {
+  return foldName(name) === ".git";
+}
+
+/** The rule one path component matches, given the folded name of its parent folder. */
+export function ruleForName(name: string, parent: string | null): ProtectRule | null {
+  const folded = foldName(name);
+  for (const r of PROTECT_RULES) {
+    if (r.under !== undefined && (parent === null || foldName(parent) !== r.under)) continue;
+    if (r.names.test(folded)) return r;
+  }
+  return null;
+}
+
+/**
+ * The rule that covers a path relative to the workdir (`a/b/.claude/x`), or null. Every
+ * component counts: a file anywhere below a protected folder is protected.
+ */
+export function ruleForPath(rel: string): { rule: ProtectRule; at: string } | null {
+  const parts = rel.split("/").filter((p) => p !== "" && p !== ".");
+  for (let i = 0; i < parts.length; i++) {
+    const rule = ruleForName(parts[i]!, i > 0 ? parts[i - 1]! : null);
+    if (rule) return { rule, at: parts.slice(0, i + 1).join("/") };
+  }
+  return null;
+}

@@ -1,0 +1,79 @@
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname } from "node:path";
+
+/**
+ * Reads the per-user settings file (config.ts parses it). It steers which programs dl
+ * starts (DELEGATE_CODEX_BIN …) and holds keys, so it is trusted only when it is private:
+ * a regular file owned by this user that no one else may read or write. A link is followed
+ * (a dotfiles checkout often links it), and the checks are on the opened file. The open
+ * cannot block (a FIFO in its place), and a file larger than any settings file is refused.
+ */
+const MAX_BYTES = 64 * 1024;
+
+export type SettingsFileRead =
+  | { state: "absent" }
+  | { state: "read"; text: string; mode: string }
+  | { state: "refused"; problem: string; fix: string };
+
+const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
+
+/** What stops a file with these facts from being trusted, or null. */
+export function settingsFileProblem(
+  st: { isFile(): boolean; uid: number; mode: number; size: number },
+  uid: number | null,
+  file: string,
+): { problem: string; fix: string } | null {
+  if (!st.isFile()) return { problem: "is not a regular file", fix: `remove it and run dl init` };
+  if (uid !== null && st.uid !== uid)
+    return { problem: `belongs to another user (uid ${st.uid})`, fix: `remove it and run dl init` };
+  if (st.mode & 0o077)
+    return { problem: `can be read or written by others (mode ${octal(st.mode)})`, fix: `run chmod 600 ${file}` };
+  if (st.size > MAX_BYTES)
+    return { problem: `is larger than ${MAX_BYTES} bytes`, fix: "keep only dl's settings in it" };
+  return null;
+}
+
+export function readSettingsFile(file: string): SettingsFileRead {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    const st = fstatSync(fd);
+    const bad = settingsFileProblem(st, process.getuid?.() ?? null, file);
+    if (bad) return { state: "refused", ...bad };
+    const buf = Buffer.alloc(MAX_BYTES + 1);
+    let got = 0;
+    for (let n = -1; n !== 0 && got < buf.length; got += n) n = readSync(fd, buf, got, buf.length - got, got);
+    return { state: "read", text: buf.subarray(0, got).toString("utf8"), mode: octal(st.mode) };
+  } catch (e) {
+    const code = String((e as NodeJS.ErrnoException).code ?? "error");
+    if (code === "ENOENT" || code === "ENOTDIR") return { state: "absent" };
+    return { state: "refused", problem: `cannot be read (${code.slice(0, 20)})`, fix: `check its permissions` };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Writes the settings file whole: a private temp file beside it renamed over it, so a
+ * reader sees the old file or the new one, and the folder is the user's alone.
+ */
+export function writeSettingsFile(file: string, text: string): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    writeFileSync(tmp, text, { mode: 0o600, flag: "wx" });
+    renameSync(tmp, file);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}

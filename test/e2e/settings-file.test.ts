@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
+import { connectDl, runDl, tempDir } from "../helpers/dl.ts";
+
+/**
+ * The per-user settings file through dist/dl: every process reads it (dl serve, the shell
+ * commands, the watcher), the environment wins over it, a file others could read or
+ * write is refused, and where a host still gives its server another cache dir, a shell's
+ * dl status sees that server's pools and names both dirs.
+ */
+let fake: FakeModel;
+beforeAll(async () => {
+  fake = await startFakeModel({ models: ["qwen-3-8-max"] });
+});
+afterAll(() => fake?.stop());
+
+function home(settings?: string, mode = 0o600): { dir: string; env: Record<string, string | undefined> } {
+  const dir = tempDir("settings-home");
+  if (settings !== undefined) {
+    mkdirSync(join(dir, ".config", "dl"), { recursive: true });
+    const file = join(dir, ".config", "dl", "settings.env");
+    writeFileSync(file, settings);
+    chmodSync(file, mode);
+  }
+  const env = { HOME: dir, XDG_CACHE_HOME: undefined, XDG_CONFIG_HOME: undefined, CODEX_HOME: undefined };
+  return { dir, env };
+}
+
+describe("the settings file", () => {
+  test("a file others may read is refused with the command that fixes it; a typo names its line", async () => {
+    const open = home("DELEGATE_LOCAL_MODEL=m\n", 0o644);
+    for (const cmd of [["status"], ["jobs"], ["wait", "--all", "--timeout", "1"]]) {
+      const r = await runDl(cmd, open.env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`run chmod 600 ${join(open.dir, ".config", "dl", "settings.env")}`);
+    }
+    const typo = home("# mine\nDELEGATE_LOCAL_MODEL=m\nDELEGATE_LOCAL_MODLE=n\n");
+    const r = await runDl(["status"], typo.env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("settings.env line 3: DELEGATE_LOCAL_MODLE is not a dl setting");
+    const job = home("DELEGATE_RUN_PROVIDER_KEY=k\n");
+    expect((await runDl(["status"], job.env)).stderr).toContain("one job's endpoint");
+  });
+
+  test("a bad value in the file is refused by name, saying it came from the file, a secret never shown", async () => {
+    const h = home("DELEGATE_WAIT_INTERVAL=soon\nDELEGATE_LOCAL_KEY=sk-file-secret-123456\n");
+    const r = await runDl(["wait", "--all", "--timeout", "1"], h.env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('DELEGATE_WAIT_INTERVAL="soon" (set in');
+    const bad = home("DELEGATE_LOCAL_URL=ftp://x\nDELEGATE_BIFROST_VK_LOCAL=s\n");
+    expect((await runDl(["status"], bad.env)).stderr).toContain("DELEGATE_LOCAL_URL");
+  });
+
+  test("dl serve reads it: a server started with no variable delegates to the file's gateway and model", async () => {
+    const agents = tempDir("settings-agents");
+    writeFileSync(join(agents, "helper.md"), "---\nname: helper\n---\nHelp.\n");
+    const h = home(
+      `DELEGATE_LOCAL_URL=${fake.anthropicUrl}\nDELEGATE_LOCAL_MODEL="qwen-3-8-max"\nDELEGATE_LOCAL_AGENTS_DIR=${agents}\n`,
+    );
+    fake.reset();
+    fake.always(reply.text("from the file's gateway"));
+    const s = await connectDl({ ...h.env, DELEGATE_LOCAL_URL: "", DELEGATE_LOCAL_MODEL: undefined });
+    try {
+      const res = await s.client.callTool(
+        { name: "delegate_to_local_agent", arguments: { agent_name: "helper", task: "go", workdir: tempDir("w") } },
+        { timeout: 60_000 },
+      );
+      expect(res.structuredContent).toMatchObject({ success: true, model_used: "qwen-3-8-max" });
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("a server whose cache dir came only from its host's environment: a shell's dl status sees its slot in use and names both dirs", async () => {
+    const h = home("");
+    const hostCache = tempDir("host-cache");
+    const agents = tempDir("settings-agents");
+    writeFileSync(join(agents, "helper.md"), "---\nname: helper\n---\nHelp.\n");
+    fake.reset();
+    fake.always(reply.hang());
+    const s = await connectDl({
+      ...h.env,
+      DELEGATE_CACHE_DIR: hostCache,
+      DELEGATE_LOCAL_URL: fake.anthropicUrl,
+      DELEGATE_LOCAL_AGENTS_DIR: agents,
+    });
+    const call = s.client
+      .callTool(
+        {
+          name: "delegate_to_local_agent",
+          arguments: { agent_name: "helper", task: "go", workdir: tempDir("w"), model: "qwen-3-8-max" },
+        },
+        { timeout: 60_000 },
+      )
+      .catch(() => undefined);
+    try {
+      await fake.waitFor(() => fake.inFlight("qwen-3-8-max") === 1, 30_000);
+      const r = await runDl(["status", "--json"], h.env);
+      const report = JSON.parse(r.stdout);
+      const own = report.pools.find((p: { bucket: string }) => p.bucket === "qwen-3-8-max");
+      expect(own.in_use).toBe(0);
+      expect(report.other_cache_dirs).toHaveLength(1);
+      const other = report.other_cache_dirs[0];
+      expect(other.cache_dir).toBe(hostCache);
+      expect(other.pools.find((p: { bucket: string }) => p.bucket === "qwen-3-8-max").in_use).toBe(1);
+      const check = report.failed_checks.find((f: string) => f.includes(hostCache));
+      expect(check).toContain(report.config.paths.cache_dir);
+      expect(check).toContain("settings.env");
+      expect(r.code).toBe(1);
+      const text = await runDl(["status"], h.env);
+      expect(text.stdout).toContain(`pools of dl serve pid`);
+      expect(text.stdout).toMatch(/qwen-3-8-max\s+1\/\d+ in use/);
+    } finally {
+      await s.close();
+      await call;
+    }
+  }, 90_000);
+
+  test("with the cache dir in the file instead, the server and the shell share one set of pools", async () => {
+    const cache = tempDir("file-cache");
+    const agents = tempDir("settings-agents");
+    writeFileSync(join(agents, "helper.md"), "---\nname: helper\n---\nHelp.\n");
+    const h = home(`DELEGATE_CACHE_DIR=${cache}\nDELEGATE_LOCAL_AGENTS_DIR=${agents}\n`);
+    fake.reset();
+    fake.always(reply.hang());
+    const s = await connectDl({ ...h.env, DELEGATE_LOCAL_URL: fake.anthropicUrl });
+    const call = s.client
+      .callTool(
+        {
+          name: "delegate_to_local_agent",
+          arguments: { agent_name: "helper", task: "go", workdir: tempDir("w"), model: "qwen-3-8-max" },
+        },
+        { timeout: 60_000 },
+      )
+      .catch(() => undefined);
+    try {
+      await fake.waitFor(() => fake.inFlight("qwen-3-8-max") === 1, 30_000);
+      const report = JSON.parse((await runDl(["status", "--json"], h.env)).stdout);
+      expect(report.other_cache_dirs).toEqual([]);
+      expect(report.pools.find((p: { bucket: string }) => p.bucket === "qwen-3-8-max").in_use).toBe(1);
+      expect(report.settings.sources.DELEGATE_CACHE_DIR).toBe("file");
+    } finally {
+      await s.close();
+      await call;
+    }
+  }, 90_000);
+});

@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
+import { callTool, connectDl, type DlSession, requireBinary, runDl, tempDir } from "../helpers/dl.ts";
+import { pidAlive } from "../helpers/proc.ts";
+import { until } from "../helpers/until.ts";
+import { makeRepo } from "../jobs/helpers.ts";
+
+/**
+ * No spend lost: whatever way a job ended, the tokens it spent reach the usage ledger
+ * (`dl usage`), under the model that spent them. Through dist/dl serve with agent jobs
+ * against a scripted fake model (a first turn that spends a known amount, then a turn
+ * that never answers) and dsh jobs with the fake launcher.
+ */
+const KEY = "sk-usage-jobs";
+const FAKE_DSH = join(import.meta.dir, "..", "fixture", "fake-dsh.sh");
+
+let fake: FakeModel;
+let root: string;
+let agentsDir: string;
+let modelsFile: string;
+const open: DlSession[] = [];
+
+beforeAll(async () => {
+  requireBinary();
+  fake = await startFakeModel({ apiKey: KEY });
+  root = tempDir("usage-jobs");
+  agentsDir = join(root, "agents");
+  await Bun.write(join(agentsDir, "helper.md"), "---\nname: helper\ndescription: helper\n---\nHelp.\n");
+  modelsFile = join(root, "dsh-models.json");
+  writeFileSync(modelsFile, JSON.stringify({ models: { "ds-flash": { model: "deepseek-v4-flash", enabled: true } } }));
+});
+afterAll(async () => {
+  await Promise.all(open.map((s) => s.close().catch(() => undefined)));
+  await fake?.stop();
+});
+
+/** One server's settings and its own user cache (so dl usage from a shell finds its stores). */
+function setting(name: string): Record<string, string> {
+  return {
+    XDG_CACHE_HOME: join(root, `cache-${name}`),
+    DELEGATE_AGENT_STATE_DIR: join(root, `agent-${name}`),
+    DELEGATE_DSH_STATE_DIR: join(root, `dsh-${name}`),
+    DELEGATE_LOCAL_URL: fake.anthropicUrl,
+    DELEGATE_LOCAL_KEY: KEY,
+    DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
+    DELEGATE_DSH_LAUNCHER: FAKE_DSH,
+    DELEGATE_DSH_MODELS_FILE: modelsFile,
+    DELEGATE_DSH_STAGGER_S: "0",
+  };
+}
+
+async function serve(env: Record<string, string>): Promise<DlSession> {
+  const s = await connectDl(env);
+  open.push(s);
+  return s;
+}
+
+const afterTool = (req: RecordedRequest) => JSON.stringify(req.body.messages ?? []).includes("tool_result");
+
+/** Turn 1 spends 700 in, 300 cached, 70 out and runs a command; turn 2 never answers. */
+function spendThenHang(): void {
+  fake.reset();
+  fake.always((req) =>
+    afterTool(req)
+      ? reply.hang()
+      : reply.tool("run_bash", { command: "echo working" }, { usage: { input: 700, cacheRead: 300, output: 70 } }),
+  );
+}
+
+type Group = { key: string; runs: number; input_tokens: number; cache_read: number; output_tokens: number };
+
+async function usageBy(env: Record<string, string>, by: "model" | "kind"): Promise<Map<string, Group>> {
+  const r = await runDl(["usage", "--json", "--by", by], env);
+  expect(r.code).toBe(0);
+  return new Map((JSON.parse(r.stdout) as { groups: Group[] }).groups.map((g) => [g.key, g]));
+}
+
+async function submitAgent(s: DlSession, model: string): Promise<string> {
+  const workdir = makeRepo(root, `repo-${model}-${crypto.randomUUID().slice(0, 8)}`, 0).repo;
+  const r = await callTool<{ jobs: { id: string }[] }>(s, "submit_agent", {
+    tasks: [{ agent_name: "helper", task: "Work.", workdir, model }],
+  });
+  return r.data.jobs[0]!.id;
+}
+
+/** Until the job's second model call is in flight: its first turn has been spent and recorded. */
+const secondTurnWaiting = () =>
+  until(async () => fake.requests.length >= 2 && fake.inFlight() >= 1, "the job's second model call");
+
+describe("every job's tokens reach the ledger, however it ended", () => {
+  test("a cancelled agent job: its turns' tokens under its model", async () => {
+    spendThenHang();
+    const env = setting("cancel");
+    const s = await serve(env);
+    const id = await submitAgent(s, "cloud-cancelled");
+    await secondTurnWaiting();
+    const cancelled = await callTool<{ status: string }>(s, "cancel_agent", { id });
+    expect(cancelled.data.status).toBe("cancelled");
+    const g = (await usageBy(env, "model")).get("cloud-cancelled");
+    expect(g).toMatchObject({ runs: 1, input_tokens: 700, cache_read: 300, output_tokens: 70 });
+  }, 60_000);
+
+  test("an agent job whose server stopped with it (stdin closed): recorded before the server left", async () => {
+    spendThenHang();
+    const env = setting("stopped");
+    const s = await serve(env);
+    await submitAgent(s, "cloud-stopped");
+    await secondTurnWaiting();
+    await s.close();
+    const g = (await usageBy(env, "model")).get("cloud-stopped");
+    expect(g).toMatchObject({ runs: 1, input_tokens: 700, output_tokens: 70 });
+  }, 60_000);
+
+  test("an agent job whose server was SIGKILLed: dl reap kills its run and records what its transcript says it spent", async () => {
+    spendThenHang();
+    const env = setting("killed");
+    const s = await serve(env);
+    const id = await submitAgent(s, "cloud-killed");
+    await secondTurnWaiting();
+    process.kill(s.transport.pid!, "SIGKILL");
+    await until(() => !pidAlive(s.transport.pid!), "the server to be gone");
+    const reap = await runDl(["reap", "--json"], env);
+    expect(reap.code).toBe(0);
+    expect(reap.stdout).toContain(id);
+    const g = (await usageBy(env, "model")).get("cloud-killed");
+    expect(g).toMatchObject({ runs: 1, input_tokens: 700, cache_read: 300, output_tokens: 70 });
+  }, 60_000);
+
+  test("dsh jobs record the tokens their result reports, split or as one total", async () => {
+    const env = setting("dsh");
+    const s = await serve(env);
+    const repo = makeRepo(root, "dsh", 0).repo;
+    const tasks = [
+      { task: "MODE: ok\nDo it.", model: "ds-flash", workdir: repo },
+      { task: "MODE: fail\nDo it.", model: "ds-flash", workdir: makeRepo(root, "dsh-2", 0).repo },
+    ];
+    const r = await callTool<{ jobs: { id: string }[] }>(s, "submit_dsh", { tasks });
+    for (const { id } of r.data.jobs) {
+      await until(async () => {
+        const [j] = (await callTool<{ jobs: { status: string }[] }>(s, "poll_dsh", { ids: [id] })).data.jobs;
+        return j && !["queued", "running"].includes(j.status);
+      }, `dsh job ${id} to end`);
+    }
+    // ok: {"input":1200,"output":340}; fail: 10, a total of no stated kind, counted as input.
+    expect((await usageBy(env, "kind")).get("dsh")).toMatchObject({ runs: 2, input_tokens: 1210, output_tokens: 340 });
+  }, 60_000);
+});

@@ -1,0 +1,78 @@
+import { describe, expect, test } from "bun:test";
+import { CHANGE_LIST_CAP, type ChangedFile, summarizeChanges } from "../../src/sandbox/change-summary.ts";
+import { namedByConfig, parseConfigList, pathWords } from "../../src/sandbox/git-reach.ts";
+import type { TreeScan } from "../../src/sandbox/tree-scan.ts";
+import { foldName, isDotGit, ruleForPath } from "../../src/sys/protected-names.ts";
+
+/** The pure parts of the tree guard: which names a rule covers, and what git's config names. */
+
+describe("protect rules", () => {
+  test("git metadata in every spelling a folding file system accepts", () => {
+    for (const n of [".git", ".GIT", ".Git", ".g\u200cit", ".git.", ".git "]) expect(isDotGit(n)).toBe(true);
+    expect(isDotGit(".gitignore")).toBe(false);
+    expect(ruleForPath("a/.GIT/config")?.rule.id).toBe("git-metadata");
+    expect(ruleForPath(".gitmodules")?.rule.id).toBe("git-metadata");
+  });
+
+  test("tool configuration anywhere in the tree, by the folder or file a host reads", () => {
+    expect(ruleForPath(".claude/settings.local.json")).toMatchObject({ at: ".claude", rule: { id: "claude-code" } });
+    expect(ruleForPath("pkg/.Claude/agents/coder.md")?.at).toBe("pkg/.Claude");
+    expect(ruleForPath(".mcp.json")?.rule.id).toBe("claude-code");
+    expect(ruleForPath(".vscode/tasks.json")?.rule.id).toBe("editor-config");
+    expect(ruleForPath("x.code-workspace")?.rule.id).toBe("editor-config");
+    expect(ruleForPath(".github/copilot-instructions.md")?.rule.id).toBe("agent-config");
+    expect(ruleForPath("docs/copilot-instructions.md")).toBeNull(); // only under .github
+    expect(ruleForPath(".github/workflows/ci.yml")).toBeNull();
+    expect(ruleForPath("web/.envrc")?.rule.id).toBe("shell-env");
+    expect(ruleForPath(".husky/pre-commit")?.rule.id).toBe("hook-manager");
+    expect(ruleForPath("packages/a/.lintstagedrc.mjs")?.rule.id).toBe("hook-manager");
+    expect(ruleForPath("lefthook.yml")?.rule.id).toBe("hook-manager");
+    expect(ruleForPath(".config/lefthook.yaml")?.rule.id).toBe("hook-manager");
+    expect(ruleForPath("src/index.ts")).toBeNull();
+    expect(ruleForPath("package.json")).toBeNull();
+    expect(foldName("CLAUDE.md")).toBe("claude.md");
+  });
+});
+
+describe("what git's configuration names", () => {
+  test("config list with origins; include paths relative to their file, other paths to the work tree", () => {
+    const list = [
+      "file:.git/config\0core.fsmonitor\n./tools/fsmon.sh\0",
+      "file:.git/config\0include.path\n../shared.gitconfig\0",
+      "file:/home/u/.gitconfig\0core.hookspath\n.husky/_\0",
+      "file:.git/config\0remote.origin.url\nhttps://example.test/a/b\0",
+      "command line:\0alias.x\n!sh scripts/x.sh --flag\0",
+    ].join("");
+    const entries = parseConfigList(list);
+    expect(entries[2]).toEqual({ origin: "/home/u/.gitconfig", key: "core.hookspath", value: ".husky/_" });
+    const named = namedByConfig(entries, { toplevel: "/w", gitDir: "/w/.git", home: "/home/u" });
+    expect(named.hooksDirs).toEqual(["/w/.husky/_"]);
+    expect(named.named).toContain("/w/tools/fsmon.sh");
+    expect(named.named).toContain("/w/shared.gitconfig"); // ../ from /w/.git
+    expect(named.named).toContain("/w/scripts/x.sh");
+    expect(named.named).toContain("/w/.git/config");
+    expect(named.named.some((p) => p.includes("example.test"))).toBe(false);
+  });
+
+  test("path words: paths, never URLs or options", () => {
+    expect(pathWords('"./a b" --x=/etc/y ~/z https://h/p c/d')).toEqual(["./a", "/etc/y", "~/z", "c/d"]);
+  });
+});
+
+test("the change summary counts everything and lists at most the cap, project files first", () => {
+  const scan = (files: Record<string, string>): TreeScan => ({
+    root: "/w",
+    entries: new Map(Object.entries(files).map(([p, sig]) => [p, { kind: "file" as const, id: p, sig }])),
+    gitEntries: new Map(),
+    ruleEntries: new Map(),
+    truncated: false,
+  });
+  const before: Record<string, string> = { "a.ts": "1", "b.ts": "1", "node_modules/x/i.js": "1" };
+  const after: Record<string, string> = { "a.ts": "2", "node_modules/x/i.js": "2" };
+  for (let i = 0; i < CHANGE_LIST_CAP + 5; i++) after[`gen/${i}.txt`] = "1";
+  const s = summarizeChanges(scan(before), scan(after), new Set(["node_modules"]));
+  expect(s).toMatchObject({ added: CHANGE_LIST_CAP + 5, changed: 2, deleted: 1, truncated: true });
+  expect(s.files).toHaveLength(CHANGE_LIST_CAP);
+  expect(s.files[0]).toEqual({ path: "a.ts", change: "changed" } satisfies ChangedFile);
+  expect(s.files.some((f) => f.path.startsWith("node_modules/"))).toBe(false);
+});
