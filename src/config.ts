@@ -30,8 +30,8 @@ import { isSecretName, knowSecrets, REDACTED, redact, secretValuesOf } from "./s
  * process.env: everything else receives the frozen Config. scripts/config-doc.ts writes
  * docs/CONFIGURATION.md from this tree.
  */
-/** What DELEGATE_TOOLS names: the in-process agent and every job provider but it, as listed once in PROVIDERS. */
-const BACKENDS = ["agent", ...PROVIDERS.map((p) => p.name).filter((n) => n !== "agent")];
+/** What DELEGATE_TOOLS names: every job provider (the agent's tools include the gateway's), as listed once in PROVIDERS. */
+const BACKENDS = PROVIDERS.map((p) => p.name);
 
 export const SETTINGS = {
   gateway: {

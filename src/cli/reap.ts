@@ -3,7 +3,7 @@ import { ConversationStore } from "../agent/conversation-store.ts";
 import type { Config } from "../config.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
 import { sysIdentities } from "../jobs/engine/machine.ts";
-import { agentSpent } from "../jobs/providers/agent/spent.ts";
+import { PROVIDER_MODULES } from "../jobs/providers/index.ts";
 import { reapAll } from "../jobs/shell/maintenance.ts";
 import { forgetVanishedStores, knownJobStores } from "../jobs/shell/store-registry.ts";
 import { pruneDelegationTranscripts } from "../usage/transcript-prune.ts";
@@ -31,8 +31,9 @@ const def = defineCommand({
       identities: sysIdentities,
       retentionMs: config.jobs.retentionDays * 86_400_000,
       dryRun,
-      // An agent job's child keeps its transcript: what a reaped one spent still reaches the ledger.
-      spent: (provider, _row, jobDir) => (provider === "agent" ? agentSpent(jobDir) : null),
+      // What a reaped run spent (an agent job's child keeps its transcript) still reaches the ledger.
+      spent: (provider, row, jobDir) =>
+        PROVIDER_MODULES.find((m) => m.facts.name === provider)?.spent?.(row, jobDir) ?? null,
     });
     const prunedPools = dryRun ? [] : pruneIdlePools(config.paths.slotsDir);
     const kept = housekeeping(config, dryRun);

@@ -27,6 +27,11 @@ export interface ProviderModule<S extends AnyJobService = AnyJobService> {
   readonly tools: ProviderTools;
   /** Its part of `dl status`, loaded on first use. */
   status?(): Promise<ProviderStatus>;
+  /**
+   * What a reaped run spent, from the files it left in its job folder, for the ledger (an
+   * agent job's child keeps its transcript). Provider.spent says the same for a live engine.
+   */
+  spent?(row: JobRow, jobDir: string): Record<string, unknown> | null;
   /** What an active job's child waits for, for `dl status --watch` (agent jobs: a pool slot). */
   slotWait?(stateDir: string, row: JobRow, now: number): { model: string; bucket: string } | null;
 }

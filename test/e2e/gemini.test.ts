@@ -352,8 +352,10 @@ describe("Gemini tools without their gate or their binary", () => {
       "poll_gemini",
       "submit_gemini",
     ]);
-    for (const t of tools.filter((t) => t.name !== "poll_gemini" && t.name !== "cancel_gemini"))
-      expect(t.description).toContain("Never put PHI");
+    // The privacy rule (issue 33's wording): submit_gemini says it whole, delegate_to_gemini in short.
+    const described = (name: string) => tools.find((t) => t.name === name)?.description ?? "";
+    expect(described("submit_gemini")).toContain("never put personal or health data in the task or under workdir");
+    expect(described("delegate_to_gemini")).toContain("never personal or health data");
   });
 
   test("a missing agy: the server stays up and the tools say what to install", async () => {

@@ -59,7 +59,9 @@ function seed(provider: keyof typeof ID): void {
     ...over,
   });
   const s = JobStore.open(dirs[provider]!);
-  s.insertMany([base(ID[provider]), base(FAILED[provider], {}), base(QUEUED[provider])]);
+  // The done and failed ones ran before they ended (store/transitions.ts).
+  const ran = { status: "running" as const };
+  s.insertMany([base(ID[provider], ran), base(FAILED[provider], ran), base(QUEUED[provider])]);
   s.update(ID[provider], {
     status: "done",
     exit_code: 0,

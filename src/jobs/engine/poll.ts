@@ -1,3 +1,4 @@
+import type { FailureKind } from "../../errors.ts";
 import type { JobRow } from "../../store/types.ts";
 import { isTerminal } from "../../store/types.ts";
 import { sanitizeJson, sanitizeLine, shortenResponse } from "../sanitize.ts";
@@ -24,7 +25,7 @@ export interface PollView {
   retry_in_s: number | null;
   last_activity_age_s: number | null;
   exit_code: number | null;
-  failure_kind: string | null;
+  failure_kind: FailureKind | null;
   session_id: string | null;
   usage: unknown;
   owner: { pid: number | null; sid: string | null; alive: boolean };

@@ -1,3 +1,4 @@
+import type { FailureKind } from "../../errors.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { JailNet } from "../../sys/jail-net.ts";
 
@@ -34,8 +35,8 @@ export interface LaunchSpec {
    * failure it returns ends the job `failed` with that failure_kind and message.
    */
   afterRun?: () =>
-    | Promise<{ failureKind: string; message: string } | null>
-    | { failureKind: string; message: string }
+    | Promise<{ failureKind: FailureKind; message: string } | null>
+    | { failureKind: FailureKind; message: string }
     | null;
 }
 
@@ -72,7 +73,10 @@ export interface ParsedResult {
  * symlink or too large, so the run's own account of itself is not trusted: the job fails
  * whatever its exit code said.
  */
-export type FailureClass = "quota" | "throttle" | "auth" | "infra" | "config" | "result_file_refused" | "other";
+export type FailureClass = Extract<
+  FailureKind,
+  "quota" | "throttle" | "auth" | "infra" | "config" | "result_file_refused" | "other"
+>;
 
 export interface Provider {
   /** A PROVIDERS name (jobs/providers/index.ts), or a test provider's. */

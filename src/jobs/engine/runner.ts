@@ -1,5 +1,5 @@
 import { dirname, join } from "node:path";
-import { describeError, isDlError } from "../../errors.ts";
+import { describeError, type FailureKind, isDlError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import type { JobPatch, JobRow } from "../../store/types.ts";
 import { privateDir } from "../../sys/private-file.ts";
@@ -86,7 +86,7 @@ async function runAndRecord(row: JobRow, ctx: RunnerContext, signal: AbortSignal
   await recordEnd(row, run, { ctx, signal, rw, jobDir, after: await afterRun(row, spec) });
 }
 
-async function afterRun(row: JobRow, spec: LaunchSpec): Promise<{ failureKind: string; message: string } | null> {
+async function afterRun(row: JobRow, spec: LaunchSpec): Promise<{ failureKind: FailureKind; message: string } | null> {
   try {
     return (await spec.afterRun?.()) ?? null;
   } catch (e) {
@@ -108,7 +108,7 @@ async function prepareLaunch(
     return await ctx.provider.launch(row, { jobDir });
   } catch (e) {
     // A refusal the provider explains itself (jail unavailable, unsafe git config).
-    const kind = isDlError(e) && typeof e.data.failure_kind === "string" ? e.data.failure_kind : null;
+    const kind = isDlError(e) ? (e.data.failure_kind ?? null) : null;
     await rw.fail(kind ?? "infra", kind ? describeError(e) : `could not prepare the run: ${describeError(e)}`);
     return null;
   }
@@ -196,7 +196,7 @@ async function recordEnd(
     signal: AbortSignal;
     rw: JobRowWriter;
     jobDir: string;
-    after: { failureKind: string; message: string } | null;
+    after: { failureKind: FailureKind; message: string } | null;
   },
 ): Promise<void> {
   const { ctx, rw } = o;

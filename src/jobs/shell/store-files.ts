@@ -44,7 +44,10 @@ export function storeAccess(stateDir: string): StoreAccess {
     const code = (e as NodeJS.ErrnoException).code ?? "unknown";
     if (code === "ENOENT") return { state: "absent" };
     if (code === "ENOTDIR")
-      return { state: "unreadable", reason: `a part of the path of ${file} is a file, not a folder (ENOTDIR)` };
+      return {
+        state: "unreadable",
+        reason: `a part of the state directory's path is a file, not a directory (ENOTDIR: ${file})`,
+      };
     if (code !== "EACCES" && code !== "EPERM")
       return { state: "unreadable", reason: `${file} cannot be looked at (${code})` };
     return { state: "unreadable", reason: permissionReason(file) };

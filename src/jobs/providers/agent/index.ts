@@ -5,6 +5,7 @@ import cancelText from "./cancel-agent.txt" with { type: "text" };
 import pollText from "./poll-agent.txt" with { type: "text" };
 import type { AgentService } from "./service.ts";
 import { agentSlotWait } from "./slot-wait.ts";
+import { agentSpent } from "./spent.ts";
 import submitText from "./submit-agent.txt" with { type: "text" };
 
 /**
@@ -24,4 +25,5 @@ export const agent = {
     descriptions: { submit: submitText.trim(), poll: pollText.trim(), cancel: cancelText.trim() },
   },
   slotWait: (stateDir, row, now) => agentSlotWait(stateDir, row.id, now),
+  spent: (_row, jobDir) => agentSpent(jobDir),
 } satisfies ProviderModule<AgentService>;
