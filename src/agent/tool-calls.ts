@@ -50,10 +50,8 @@ export async function runToolCalls(
     const block: ToolResultBlock = { type: "tool_result", tool_use_id: use.id, content: out.content };
     if (out.is_error) block.is_error = true;
     results.push(block);
-    // Progress names what was touched: the path read or written, the command run. Redacted
-    // before it is cut: half a key is no longer a key the channels' redaction can recognize.
-    const shown = redact(target);
-    const what = shown ? ` ${shown.length > 80 ? `${shown.slice(0, 79)}…` : shown}` : "";
+    // Progress names what was touched: the path read or written, the command run (redacted).
+    const what = target ? ` ${target.length > 80 ? `${target.slice(0, 79)}…` : target}` : "";
     names.push(`${use.name}${what}${out.bash ? ` (exit ${out.bash.exitCode})` : out.is_error ? " (failed)" : ""}`);
     if (ctx.signal.aborted) break;
   }
@@ -93,5 +91,6 @@ function toolTarget(input: unknown): string {
   if (!input || typeof input !== "object" || Array.isArray(input)) return "";
   const i = input as Record<string, unknown>;
   const v = [i.command, i.path, i.file_path, i.pattern, i.dir].find((x) => typeof x === "string") as string | undefined;
-  return (v ?? "").replace(/\s+/g, " ").trim().slice(0, 400);
+  // Redacted before it is cut: half a key is no longer one the channels can recognize.
+  return redact((v ?? "").replace(/\s+/g, " ").trim()).slice(0, 400);
 }

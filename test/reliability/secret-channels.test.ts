@@ -182,6 +182,7 @@ async function attack(c: Ctx, gateway: FakeModel, provider: FakeModel): Promise<
     const views = [["jobs"], ["jobs", "--json"], ["usage"], ["usage", "--json"], ["status"], ["status", "--json"]];
     for (const args of [...views, ["wait", "--all", "--json"], ["wait", ...jobs]])
       outputs.push([`dl ${args.join(" ")}`, (await dl(c, args)).out]);
+    outputs.push(...(await fromTheShell(c, gateway)));
   } finally {
     await s.close();
   }
@@ -201,6 +202,34 @@ async function attack(c: Ctx, gateway: FakeModel, provider: FakeModel): Promise<
     const keys = occurrences(text);
     return Object.keys(keys).length ? [{ channel, keys }] : [];
   });
+}
+
+/**
+ * What reaches a terminal without a store in between: `dl run`'s answer (text and JSON)
+ * and its progress lines, and a server's log line naming a setting whose path is a key
+ * (a launcher that is not there).
+ */
+async function fromTheShell(c: Ctx, gateway: FakeModel): Promise<[string, string][]> {
+  const workdir = attackRepo(c, "shell-run");
+  const out: [string, string][] = [];
+  for (const json of [[], ["--json"]]) {
+    gateway.script(reply.tool("read_file", { path: ".env" }), reply.text(`run ${ECHO}`, { model: KEYS.model }));
+    const r = await dl(c, ["run", "helper", TASK, "--workdir", workdir, "--model", KEYS.model, ...json]);
+    expect(r.code).toBe(0);
+    out.push([`dl run ${json.join(" ")}`, r.out]);
+  }
+  const missing = { ...c, env: { ...c.env, DELEGATE_DSH_LAUNCHER: join(c.root, KEYS.anthropic) } };
+  const s = await connectTaskDl(missing.env, { command: c.command, cwd: c.root });
+  try {
+    const r = await tool(s, "submit_dsh", { tasks: [{ task: "t", model: "ds-flash", workdir }] });
+    expect(r.isError).toBe(true);
+    out.push(["submit_dsh without its launcher", JSON.stringify(r)]);
+  } finally {
+    await s.close();
+  }
+  out.push(["dl serve stderr, the launcher missing", s.io.stderr]);
+  expect(s.io.stderr).toContain("<redacted>");
+  return out;
 }
 
 type Job = { id: string; status: string; conversation_id?: string; logs?: string };
@@ -287,6 +316,10 @@ async function submitJobs(c: Ctx, s: TaskDl, gateway: FakeModel, provider: FakeM
     return r.jobs[0]!.id;
   };
   const ids: string[] = [];
+  // A workdir whose path is a key: a row cannot hold it, so the job is refused, saying why.
+  const keyDir = attackRepo(c, KEYS.anthropic);
+  const refused = await tool(s, "submit_dsh", { tasks: [{ task: "t", model: "ds-flash", workdir: keyDir }] });
+  expect(JSON.stringify(refused)).toContain("holds what looks like a key");
   ids.push(await submit("submit_dsh", { task: TASK, model: "ds-flash", workdir: attackRepo(c, "dsh") }));
   gateway.script(reply.tool("read_file", { path: ".env" }), reply.text(`job ${ECHO}`, { model: KEYS.model }));
   ids.push(
