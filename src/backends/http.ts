@@ -18,7 +18,11 @@ type BackendErrorData = {
   retryAfterMs?: number;
 };
 
-/** The request's headers. Its key and header values are secrets this process now holds: every channel cuts them. */
+/**
+ * The request's headers. Its key and header values are secrets this process now holds
+ * (a delegate_to_provider key among them, learned at run time): every channel cuts them.
+ * A provider job's child holds its key the same way, from DELEGATE_RUN_PROVIDER_KEY.
+ */
 export function requestHeaders(ep: Endpoint): Record<string, string> {
   knowSecrets(endpointSecrets(ep));
   const h: Record<string, string> = {

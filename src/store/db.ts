@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { DlError, describeError } from "../errors.ts";
 // Plain data (no imports): which variable moves a provider's store, for the error text.
 import { factsOf } from "../providers.ts";
-import { privateDir, privateFileMode } from "../sys/private-file.ts";
+import { privateDir } from "../sys/private-file.ts";
 import { tightenTree } from "../sys/private-tree.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { DB_FILE } from "./types.ts";
@@ -138,25 +138,19 @@ export function openDatabase(stateDir: string, opts: { readonly?: boolean; provi
 }
 
 /**
- * The state dir 0700 (tightened when an older dl or a user left it 0755) and its store
- * files 0600. The database is created 0600 before SQLite opens it, since SQLite gives its
- * -wal and -shm the database's own mode: another user can read none of them.
+ * The state dir 0700 (tightened, with everything an older dl or a user left in it open:
+ * a 0644 store, its WAL, old job folders) and a new store 0600: it is created so before
+ * SQLite opens it, since SQLite gives its -wal and -shm the database's own mode.
  */
 function keepPrivate(stateDir: string): void {
   privateDir(stateDir);
+  tightenTree(stateDir);
   try {
-    closeSync(
-      openSync(
-        join(stateDir, DB_FILE),
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-        0o600,
-      ),
-    );
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+    closeSync(openSync(join(stateDir, DB_FILE), flags, 0o600));
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
   }
-  for (const name of STORE_FILES) privateFileMode(join(stateDir, name));
-  tightenTree(stateDir);
 }
 
 /**

@@ -67,18 +67,6 @@ export function privateDir(dir: string, root?: string): void {
   for (const d of chain.reverse()) tighten(d);
 }
 
-/** A file dl keeps in its state (a store file, a lock) made 0600 when it exists; never through a link. */
-export function privateFileMode(path: string): void {
-  let st: Stats;
-  try {
-    st = lstatSync(path);
-  } catch {
-    return; // not there (yet)
-  }
-  if (!st.isFile() || (st.mode & 0o077) === 0 || st.uid !== euid()) return;
-  chmodSync(path, PRIVATE_FILE_MODE);
-}
-
 /** Opens `path` for writing, refusing a link or anything but a regular file, and makes it 0600. */
 function openPrivate(path: string, flags: number): number {
   const fd = openSync(path, flags | constants.O_NOFOLLOW | constants.O_NONBLOCK, PRIVATE_FILE_MODE);

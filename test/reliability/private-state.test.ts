@@ -250,6 +250,7 @@ describe.skipIf(!setpriv || !isRoot || !Bun.which("useradd"))("a registered stor
   /** The user's plain shell: their HOME and cache (the registry), none of the server's state dir settings. */
   let shell: Record<string, string>;
   const asThem = () => [...asUser(uid), join(base, "dl")];
+  const dshStore = () => join(root, "locked", "dsh-state");
 
   beforeAll(async () => {
     Bun.spawnSync(["userdel", USER]);
@@ -258,14 +259,22 @@ describe.skipIf(!setpriv || !isRoot || !Bun.which("useradd"))("a registered stor
     uid = Number(Bun.spawnSync(["id", "-u", USER]).stdout.toString().trim());
     root = mkdtempSync(join(base, "unreadable-"));
     chmodSync(root, 0o755);
-    const env = dlEnv(root);
+    const env: Record<string, string> = { ...dlEnv(root), DELEGATE_DSH_STATE_DIR: dshStore() };
+    mkdirSync(join(root, "locked"));
     chownTree(root, uid);
-    // Their own server records its stores (and makes the dsh one with a job), then the dsh
-    // store is taken out of their reach: another user's, 0700.
+    // Their own server records its stores (and makes them, with a job and a delegation),
+    // then both are taken out of their reach: the agent store is another user's and 0700,
+    // the dsh store sits in a folder that is (so they cannot even see that it is there).
     const s = await connectTaskDl(env, { command: asThem(), cwd: root });
     try {
       const repo = makeRepo(root, "repo", 0).repo;
       chownTree(repo, uid);
+      fake.always(reply.text("done"));
+      const d = await s.client.callTool({
+        name: "delegate_to_local_agent",
+        arguments: { agent_name: "helper", task: "t", workdir: repo },
+      });
+      expect(d.isError).toBeFalsy();
       const sub = (await s.client.callTool({
         name: "submit_dsh",
         arguments: { tasks: [{ task: "t", model: "ds-flash", workdir: repo }] },
@@ -277,8 +286,10 @@ describe.skipIf(!setpriv || !isRoot || !Bun.which("useradd"))("a registered stor
     } finally {
       await s.close();
     }
-    chownTree(join(root, "dsh-state"), 0);
-    chmodSync(join(root, "dsh-state"), 0o700);
+    for (const d of ["locked", "agent-state"]) {
+      chownTree(join(root, d), 0);
+      chmodSync(join(root, d), 0o700);
+    }
     // TMPDIR: dl status probes the jail in a temporary folder, and /tmp can be closed to them.
     const tmp = join(root, "tmp");
     mkdirSync(tmp, { mode: 0o700 });
@@ -308,8 +319,8 @@ describe.skipIf(!setpriv || !isRoot || !Bun.which("useradd"))("a registered stor
     test(`${name} names it, why, and what to do, and exits non-zero`, async () => {
       const r = await run([...asThem(), ...args], shell);
       const said = r.stdout + r.stderr;
-      expect(said).toContain(join(root, "dsh-state"));
-      expect(said).toContain("permission denied");
+      for (const store of [dshStore(), join(root, "agent-state")]) expect(said).toContain(store);
+      expect(said).toContain(`permission denied on ${join(root, "locked")}`);
       expect(said).toContain("run this command as the user whose store it is");
       expect(r.code).not.toBe(0);
       expect(said).not.toContain("no jobs yet");
@@ -319,6 +330,6 @@ describe.skipIf(!setpriv || !isRoot || !Bun.which("useradd"))("a registered stor
   test("dl reap does not forget it: it is there, only out of sight", async () => {
     await run([...asThem(), "reap"], shell);
     const again = await run([...asThem(), "jobs"], shell);
-    expect(again.stderr).toContain(join(root, "dsh-state"));
+    expect(again.stderr).toContain(dshStore());
   }, 60_000);
 });

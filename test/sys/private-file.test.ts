@@ -6,7 +6,6 @@ import {
   createPrivateAppender,
   overwritePrivate,
   privateDir,
-  privateFileMode,
   replacePrivate,
   rewritePrivate,
   writeNewPrivate,
@@ -64,19 +63,6 @@ describe("private files", () => {
     replacePrivate(join(dir, "r"), KEY);
     expect(readFileSync(join(dir, "r"), "utf8")).toBe("<redacted>");
     expect(mode(join(dir, "r"))).toBe(0o600);
-  });
-
-  test("privateFileMode makes a store file 0600 and leaves a link alone", () => {
-    const dir = tempDir("pf");
-    writeFileSync(join(dir, "jobs.sqlite"), "");
-    chmodSync(join(dir, "jobs.sqlite"), 0o644);
-    privateFileMode(join(dir, "jobs.sqlite"));
-    expect(mode(join(dir, "jobs.sqlite"))).toBe(0o600);
-    const target = victim();
-    chmodSync(target, 0o644);
-    symlinkSync(target, join(dir, "jobs.sqlite-wal"));
-    privateFileMode(join(dir, "jobs.sqlite-wal"));
-    expect(mode(target)).toBe(0o644);
   });
 });
 

@@ -54,8 +54,8 @@ describe("redacted before it is cut", () => {
   test("a transcript field at its cap", () => {
     const file = join(tempDir("cuts"), "t.jsonl");
     const t = new TranscriptFile(file);
-    t.tool({ n: 1, tool: "run_bash", target: `${"x".repeat(296)}${KEY}`, exit: 0, bytes_in: 1, bytes_out: 1, ms: 1 });
-    t.turn({ n: 1, model: `${"m".repeat(116)}${KEY}`, in: 1, cached: 0, out: 1, stop: "end_turn", ms: 1 });
+    t.tool({ n: 1, tool: "run_bash", target: `${"x".repeat(295)}${KEY}`, exit: 0, bytes_in: 1, bytes_out: 1, ms: 1 });
+    t.turn({ n: 1, model: `${"m".repeat(115)}${KEY}`, in: 1, cached: 0, out: 1, stop: "end_turn", ms: 1 });
     t.close();
     noPieceOf(readFileSync(file, "utf8"));
   });

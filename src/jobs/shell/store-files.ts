@@ -46,7 +46,7 @@ export function storeAccess(stateDir: string): StoreAccess {
     if (code === "ENOTDIR")
       return {
         state: "unreadable",
-        reason: `a part of the state directory's path is a file, not a directory (ENOTDIR: ${file})`,
+        reason: "a part of the state directory's path is a file, not a directory (ENOTDIR)",
       };
     if (code !== "EACCES" && code !== "EPERM")
       return { state: "unreadable", reason: `${file} cannot be looked at (${code})` };

@@ -7,6 +7,7 @@ import { storeAccess } from "./store-files.ts";
 /** A store that exists (or should) but cannot be read: the wait cannot see its jobs. */
 export interface UnusableStore {
   provider: string;
+  stateDir: string;
   reason: string;
 }
 
@@ -43,6 +44,7 @@ export class WatchedStores {
       else
         this.broken.set(s.stateDir, {
           provider: s.provider,
+          stateDir: s.stateDir,
           reason: why.startsWith("SQLITE_") || /^E[A-Z]+$/.test(why) ? reasonFor(why) : why,
         });
     }
@@ -119,7 +121,7 @@ export class WatchedStores {
         complete = false;
         const cause = storageCause(e);
         const provider = this.sources.find((x) => x.stateDir === dir)?.provider ?? "?";
-        if (!transient(cause)) this.broken.set(dir, { provider, reason: reasonFor(cause) });
+        if (!transient(cause)) this.broken.set(dir, { provider, stateDir: dir, reason: reasonFor(cause) });
       }
     }
     return { rows, complete };

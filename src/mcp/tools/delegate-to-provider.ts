@@ -2,7 +2,6 @@ import { z } from "zod";
 import { type ProviderTarget, providerOverrides } from "../../dispatch/provider-endpoint.ts";
 import { agent } from "../../jobs/providers/agent/index.ts";
 import type { ServerDeps } from "../../services.ts";
-import { knowSecrets } from "../../sys/redact.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";
 import description from "./delegate-to-provider.txt" with { type: "text" };
 import { delegationFields, delegationResultSchema } from "./delegation-schema.ts";
@@ -18,13 +17,9 @@ const input = () =>
   });
 type Args = z.output<ReturnType<typeof input>>;
 
-/**
- * The endpoint half of the arguments, and the delegation half. The key is a secret this
- * server now holds: known to the redaction before anything could echo it.
- */
+/** The endpoint half of the arguments, and the delegation half. */
 function split(args: Args): { target: ProviderTarget; rest: Omit<Args, "provider_url" | "api_key" | "format"> } {
   const { provider_url, api_key, format, ...rest } = args;
-  knowSecrets([api_key]);
   return { target: { url: provider_url, apiKey: api_key, format }, rest };
 }
 
