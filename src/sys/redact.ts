@@ -21,7 +21,7 @@ export const REDACTED = "<redacted>";
 export const MIN_SECRET_CHARS = 8;
 
 /** A variable whose name says it holds a credential (AUTHOR is a person, PWD a folder). */
-const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW(?:OR)?D|CREDENTIAL|COOKIE|AUTH(?!ORS?(?:_|$))|(?:^|_)VK(?:_|$)/i;
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|SESSION|AUTH(?!ORS?(?:_|$))|(?:^|_)VK(?:_|$)/i;
 
 /** Values of such variables that are no credential whatever the name: booleans, numbers, paths. */
 const NOT_A_SECRET = /^(?:true|false|yes|no|on|off|none|null|\d{1,12}|[~.]?\/\S*)$/i;

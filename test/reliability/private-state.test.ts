@@ -189,6 +189,29 @@ describe("state left open to others is made private", () => {
     expect(openToOthers(...stateDirs(root))).toEqual([]);
   }, 120_000);
 
+  test("a store a server creates is 0600 from the start, before any other dl opened it", async () => {
+    const root = mkdtempSync(join(base, "fresh-"));
+    chmodSync(root, 0o755);
+    const env = dlEnv(root);
+    const s = await connectTaskDl(env, { cwd: root });
+    try {
+      fake.always(reply.text("done"));
+      const repo = makeRepo(root, "repo", 0).repo;
+      const d = await s.client.callTool({
+        name: "delegate_to_local_agent",
+        arguments: { agent_name: "helper", task: "t", workdir: repo },
+      });
+      expect(d.isError).toBeFalsy();
+      // The delegation's usage went into the agent store this server just created (its
+      // -wal and -shm, while the ledger's connection has them, take the store's mode).
+      const store = join(root, "agent-state");
+      expect(existsSync(join(store, "jobs.sqlite"))).toBe(true);
+      expect(openToOthers(store)).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
+
   test.skipIf(!setpriv || !isRoot)(
     "another user reads nothing of a store made in a pre-existing 0755 folder",
     async () => {
