@@ -147,7 +147,10 @@ export const SETTINGS = {
     }),
   },
   watcher: { intervalS: num("DELEGATE_WAIT_INTERVAL", 5, 0.05, 3600) },
-  jobs: { retentionDays: num("DELEGATE_JOB_RETENTION_DAYS", 7, 0, 3650) },
+  jobs: {
+    retentionDays: num("DELEGATE_JOB_RETENTION_DAYS", 7, 0, 3650),
+    storeBusyTimeoutS: num("DELEGATE_STORE_BUSY_TIMEOUT", 5, 0.05, 600),
+  },
   /** Workdir-relative paths a protect rule names that delegates may write all the same (never git's). */
   jail: {
     writableToolConfig: list(

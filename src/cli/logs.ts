@@ -30,7 +30,9 @@ function delegationLogs(config: Config, id: string, o: Out): void {
   const file = findDelegationTranscript(knownJobStores(config.paths, true), id);
   const t = file ? readTranscript(file) : null;
   if (!t) {
-    process.stderr.write(`dl logs: no transcript for delegation ${id} (pruned by dl reap, or from another machine)\n`);
+    process.stderr.write(
+      `dl logs: no transcript for delegation ${id} (pruned by dl reap, or from another machine); dl jobs --kind delegation lists the ones on this machine\n`,
+    );
     process.exitCode = EXIT.usage;
     return;
   }

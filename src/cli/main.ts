@@ -10,10 +10,11 @@ import { argsProblem } from "./strict-args.ts";
 import { closest } from "./suggest.ts";
 
 /**
- * The one place command lines are checked and dispatched. Each command loads on demand,
+ * The one place command lines are checked and dispatched (test/docs/doc-claims.test.ts
+ * reads COMMANDS to check what the docs name). Each command loads on demand,
  * so `dl --version` or `dl wait` never pays for evaluating the MCP SDK.
  */
-const COMMANDS: Record<string, () => Promise<DlCommand>> = {
+export const COMMANDS: Record<string, () => Promise<DlCommand>> = {
   serve: () => import("./serve.ts").then((m) => m.serveCommand),
   status: () => import("./status.ts").then((m) => m.statusCommand),
   run: () => import("./run.ts").then((m) => m.runCommand),

@@ -6,6 +6,7 @@ import { pollView } from "../jobs/engine/poll.ts";
 import { sanitizeLine } from "../jobs/sanitize.ts";
 import type { FoundJob } from "../jobs/shell/job-finder.ts";
 import { knownJobStores } from "../jobs/shell/store-registry.ts";
+import { readTreeReport, treeReportLines } from "../sandbox/index.ts";
 import type { UsageRow } from "../store/usage.ts";
 import { findDelegationRow } from "../usage/delegations.ts";
 import { isDelegationId, logIdProblem } from "../usage/job-id.ts";
@@ -57,6 +58,9 @@ function renderShow(j: FoundJob, now: number, d: ModelDefaults): string {
   ];
   const used = usageLine(p.usage);
   if (used) lines.push(`  usage     ${used}`);
+  const tree = readTreeReport(p);
+  for (const [i, l] of (tree ? treeReportLines(tree) : []).entries())
+    lines.push(`  ${i === 0 ? "changes " : "        "}  ${sanitizeLine(l, 300)}`);
   for (const w of p.warnings.slice(0, 5)) lines.push(`  warning   ${sanitizeLine(String(w), 200)}`);
   if (p.final_response) lines.push(`  response  ${sanitizeLine(p.final_response, 300)}`);
   lines.push(`  files     ${f.dir}${f.files.length ? "" : " (none)"}`);

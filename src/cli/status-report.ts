@@ -144,7 +144,7 @@ export async function gatherStatus(
   const poolList = pools(config, failed_checks);
   const other_cache_dirs = otherCaches(config, failed_checks);
   const jobs = jobsSummary(knownJobStores(config.paths), sysIdentities);
-  for (const j of jobs) if (j.error) failed_checks.push(`jobs ${j.provider}: ${j.error}`);
+  for (const j of jobs) if (j.error) failed_checks.push(`jobs ${j.provider} (${j.state_dir}): ${j.error}`);
   const parts = (await Promise.all(providers.map((m) => providerPart(config, m)))).filter((p) => p !== null);
   for (const p of parts) failed_checks.push(...p.failed);
   failed_checks.push(...(await runBashJailCheck(config)));

@@ -32,7 +32,7 @@ const def = defineCommand({
       const s = Number(args.timeout);
       if (!Number.isFinite(s) || s <= 0) {
         process.stderr.write(
-          `dl wait: --timeout must be a number of seconds > 0, got ${JSON.stringify(String(args.timeout).slice(0, 40))}\n`,
+          `dl wait: --timeout must be a number of seconds > 0, got ${JSON.stringify(String(args.timeout).slice(0, 40))}; e.g. dl wait --all --timeout 600\n`,
         );
         process.exitCode = EXIT.usage;
         return;
@@ -74,7 +74,7 @@ const def = defineCommand({
     if (r.unusable.length) process.stderr.write(`dl wait: ${describeUnusable(r.unusable)}\n`);
     if (r.code === 3 && r.pending.length) {
       process.stderr.write(
-        `dl wait: stopped waiting with ${r.pending.length} job(s) not ended: ${r.pending.slice(0, 20).join(" ")}\n`,
+        `dl wait: stopped waiting with ${r.pending.length} job(s) not ended: ${r.pending.slice(0, 20).join(" ")}; run dl wait ${r.pending.slice(0, 20).join(" ")} to wait on\n`,
       );
     }
     process.exitCode = r.code;

@@ -43,6 +43,7 @@ const COLUMNS = {
   retry_at: false,
   warnings: true,
   persist_error: false,
+  changes: false,
 } as const satisfies Record<keyof JobPatch | "id", boolean>;
 
 type Column = keyof typeof COLUMNS;

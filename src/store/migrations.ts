@@ -69,4 +69,9 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX usage_at ON usage(at);
   `,
+  // 3: what a jailed job changed in the work tree and what dl kept read-only, measured
+  // by dl after the run (sandbox/tree-report.ts), as JSON.
+  `
+  ALTER TABLE jobs ADD COLUMN changes TEXT;
+  `,
 ];

@@ -69,6 +69,8 @@ export interface JobRow {
   /** JSON array of strings. */
   warnings: string | null;
   persist_error: string | null;
+  /** JSON object: what a jailed run changed and what stayed read-only (sandbox/tree-report.ts). */
+  changes: string | null;
 }
 
 /** What a submit writes; everything else starts null / 0. */

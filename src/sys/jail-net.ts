@@ -41,7 +41,7 @@ export interface JailNet {
 }
 
 export interface JailAttachment {
-  /** Why the jail could not be set up (it is still blocked: kill it); null when it runs. */
+  /** Why the jail could not be set up (it is still blocked: kill it; nothing ran); null when it runs. */
   failed: string | null;
   /** bwrap ended before it reported its pid: it has said why on its own stderr. */
   ended?: boolean;
@@ -180,6 +180,6 @@ export async function attachJail(infoFd: number, blockFd: number, net: JailNet):
     return { failed: null, release };
   } catch (e) {
     const ended = e instanceof DlError && e.data.ended === true;
-    return { failed: `the jail could not be set up, so nothing ran: ${describeError(e)}`, ended, release };
+    return { failed: describeError(e), ended, release };
   }
 }

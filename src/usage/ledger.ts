@@ -1,7 +1,7 @@
 import { describeError } from "../errors.ts";
-import { storeAccess } from "../jobs/shell/store-files.ts";
 import { log } from "../log.ts";
 import { DELEGATIONS_PROVIDER, factsOf } from "../providers.ts";
+import { eachStore } from "../store/each-store.ts";
 import { JobStore } from "../store/jobs.ts";
 import { isTerminal, type JobRow } from "../store/types.ts";
 import { recordUsage, type UsageRow, usageSince } from "../store/usage.ts";
@@ -105,23 +105,10 @@ export function recordDelegationUsage(stateDir: string, row: UsageRow): void {
 export function readLedger(stores: readonly JobStateDir[], since: number): { rows: UsageRow[]; problems: string[] } {
   const rows = new Map<string, UsageRow>();
   const problems: string[] = [];
-  for (const s of stores) {
-    const access = storeAccess(s.stateDir);
-    if (access.state === "absent") continue;
-    if (access.state === "unreadable") {
-      problems.push(`the ${s.provider} store at ${s.stateDir}: ${access.reason}`);
-      continue;
-    }
-    let store: JobStore | undefined;
-    try {
-      // Opened writable: an older store gets the ledger's table by its migration.
-      store = JobStore.open(s.stateDir, { provider: s.provider });
-      for (const r of usageSince(store, since)) rows.set(r.id, r);
-    } catch (e) {
-      problems.push(`the ${s.provider} store at ${s.stateDir}: ${describeError(e)}`);
-    } finally {
-      store?.close();
-    }
+  // Opened writable: an older store gets the ledger's table by its migration.
+  for (const v of eachStore(stores, (store) => usageSince(store, since))) {
+    if ("value" in v) for (const r of v.value) rows.set(r.id, r);
+    else if ("error" in v) problems.push(`the ${v.source.provider} store at ${v.source.stateDir}: ${v.error}`);
   }
   return { rows: [...rows.values()], problems };
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { registerStores } from "../../src/jobs/shell/store-registry.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
+import { CODEX_BIN } from "../helpers/codex-home.ts";
 import { callTool, connectDl, requireBinary, runDl, tempDir } from "../helpers/dl.ts";
 
 /**
@@ -77,6 +78,18 @@ describe("shell output", () => {
         ],
       });
       expect(two.text).toMatch(/^task 2: /);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("a fresh Codex state dir: the first Codex call logs no spurious 'could not start codex'", async () => {
+    const home = ownHome();
+    const s = await connectDl({ ...home, DELEGATE_CODEX_BIN: CODEX_BIN, DELEGATE_LOG_LEVEL: "warn" });
+    try {
+      const r = await callTool<{ jobs: { status: string }[] }>(s, "poll_codex", { ids: ["cx-0000000000"] });
+      expect(r.data.jobs[0]?.status).toBe("unknown");
+      expect(s.stderr()).not.toContain("could not start");
     } finally {
       await s.close();
     }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chmodSync, chownSync, copyFileSync, mkdirSync, statSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, statSync } from "node:fs";
 import { skipBwrap } from "../sandbox/jail-env.ts";
 
 /**

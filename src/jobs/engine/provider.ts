@@ -30,14 +30,21 @@ export interface LaunchSpec {
   cwd: string;
   /** A jailed command: what to attach while bwrap waits (sandbox wrapCommand's jailNet). */
   jailNet?: JailNet | null;
+  /** A jailed command behind the start marker (wrapCommand's jailMarked): set-up failures read jail_unavailable. */
+  jailMarked?: boolean;
   /**
-   * Runs once the child's group has ended, however it ended (the jail's git check). A
-   * failure it returns ends the job `failed` with that failure_kind and message.
+   * Runs once the child's group has ended, however it ended (the jail's check of the
+   * tree). A failure it returns ends the job `failed` with that failure_kind and message;
+   * its `changes` (what the run changed, what stayed read-only) are kept in the row.
    */
-  afterRun?: () =>
-    | Promise<{ failureKind: FailureKind; message: string } | null>
-    | { failureKind: FailureKind; message: string }
-    | null;
+  afterRun?: () => Promise<RunCheck> | RunCheck;
+}
+
+/** What the check after a run found. */
+export interface RunCheck {
+  failure: { failureKind: FailureKind; message: string } | null;
+  /** A JSON object for the row's `changes` column (sandbox/tree-report.ts), or null. */
+  changes?: Record<string, unknown> | null;
 }
 
 /** What the run produced, handed to `parse` and `classify`. */

@@ -1,12 +1,11 @@
-import { describeError } from "../../errors.ts";
 import { PROVIDERS } from "../../providers.ts";
-import { JobStore } from "../../store/jobs.ts";
+import { eachStore } from "../../store/each-store.ts";
+import type { JobStore } from "../../store/jobs.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
 import { type JobVerdict, judgeJob } from "../engine/display-state.ts";
 import { jobLiveness, type Liveness } from "../engine/liveness.ts";
 import type { Identities } from "../engine/machine.ts";
-import { storeAccess } from "./store-files.ts";
 
 /**
  * The shell's read side of the job stores (dl jobs, show, logs, cancel): every known store
@@ -19,28 +18,15 @@ export type FoundJob = { store: JobStateDir; row: JobRow; live: Liveness; verdic
 export type StoreProblem = { provider: string; state_dir: string; error: string };
 
 /** Runs `fn` on each existing store, read-only; unreadable ones are reported, not thrown. */
-function eachStore<T>(
+function readEach<T>(
   stores: readonly JobStateDir[],
   fn: (store: JobStore, s: JobStateDir) => T[],
 ): { found: T[]; problems: StoreProblem[] } {
   const found: T[] = [];
   const problems: StoreProblem[] = [];
-  for (const s of stores) {
-    const access = storeAccess(s.stateDir);
-    if (access.state === "absent") continue;
-    if (access.state === "unreadable") {
-      problems.push({ provider: s.provider, state_dir: s.stateDir, error: access.reason });
-      continue;
-    }
-    let st: JobStore | undefined;
-    try {
-      st = JobStore.open(s.stateDir, { readonly: true, provider: s.provider });
-      found.push(...fn(st, s));
-    } catch (e) {
-      problems.push({ provider: s.provider, state_dir: s.stateDir, error: describeError(e) });
-    } finally {
-      st?.close();
-    }
+  for (const v of eachStore(stores, fn, { readonly: true })) {
+    if ("value" in v) found.push(...v.value);
+    else if ("error" in v) problems.push({ provider: v.source.provider, state_dir: v.source.stateDir, error: v.error });
   }
   return { found, problems };
 }
@@ -63,7 +49,7 @@ export function findJob(
   id: string,
   identities: Identities,
 ): { job: FoundJob | null; problems: StoreProblem[] } {
-  const r = eachStore(storesFor(stores, id), (st, s) => {
+  const r = readEach(storesFor(stores, id), (st, s) => {
     const row = st.get(id);
     return row ? [withVerdict(s, row, identities)] : [];
   });
@@ -81,7 +67,7 @@ export function listJobs(
   const chosen = f.kind ? stores.filter((s) => s.provider === f.kind) : stores;
   // Each store gives its newest rows; a filter may need more than `limit` of them.
   const per = f.status || f.project ? 10_000 : f.limit;
-  const r = eachStore(chosen, (st, s) => st.listRecent(per).map((row) => withVerdict(s, row, identities)));
+  const r = readEach(chosen, (st, s) => st.listRecent(per).map((row) => withVerdict(s, row, identities)));
   const jobs = r.found
     .filter((j) => !f.status || j.verdict.state === f.status || (f.status === "orphaned" && j.verdict.orphaned))
     .filter((j) => !f.project || j.row.project === f.project || j.row.project.startsWith(`${f.project}/`))

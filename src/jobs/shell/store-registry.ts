@@ -3,10 +3,10 @@ import { lstatSync, readdirSync, rmSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { PROVIDERS } from "../../providers.ts";
+import { storeAccess } from "../../store/access.ts";
 import { readChildFileSync } from "../../sys/child-file.ts";
 import { canonicalPath, isWithin, type JobStateDir, jobStateDirs, type StatePaths } from "../../sys/paths.ts";
 import { privateDir, replacePrivate } from "../../sys/private-file.ts";
-import { storeAccess } from "./store-files.ts";
 
 /**
  * The per-user record of the job stores `dl serve` processes serve. A host's MCP config

@@ -1,8 +1,8 @@
+import { storeAccess } from "../../store/access.ts";
 import { explainStorageCause, storageCause } from "../../store/db.ts";
 import { JobStore } from "../../store/jobs.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
-import { storeAccess } from "./store-files.ts";
 
 /** A store that exists (or should) but cannot be read: the wait cannot see its jobs. */
 export interface UnusableStore {

@@ -41,9 +41,7 @@ export async function startJobs(c: Config, ctx: ServiceContext, t: CodexTuning =
     now,
     ttlMs: t.quotaTtlMs,
   });
-  const version = new CodexVersionGate(
-    t.versionProbe ?? (() => probeCodexVersion(c.codex.bin, c.codexChildEnv, stateDir)),
-  );
+  const version = new CodexVersionGate(t.versionProbe ?? (() => probeCodexVersion(c.codex.bin, c.codexChildEnv)));
   const first = await version.status();
   if (!first.ok) log.warn(`codex: ${first.message}`);
   const provider = codexProvider({

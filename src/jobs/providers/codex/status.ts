@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import type { Config } from "../../../config.ts";
 import { type CapsView, capsView } from "../../engine/caps.ts";
 import type { ProviderStatus } from "../../provider-module.ts";
@@ -28,13 +27,9 @@ function accountAndQuota(c: Config): { account: CodexAccount; quota: CodexQuota 
 }
 
 export async function codexStatus(c: Config): Promise<CodexStatusReport> {
-  const stateDir = c.paths.stateDirs.codex;
   const { account, quota } = accountAndQuota(c);
   const caps = c.codex.caps;
-  const [cli] = await Promise.all([
-    probeCodexVersion(c.codex.bin, c.codexChildEnv, existsSync(stateDir) ? stateDir : "/"),
-    quota.refresh(true),
-  ]);
+  const [cli] = await Promise.all([probeCodexVersion(c.codex.bin, c.codexChildEnv), quota.refresh(true)]);
   return {
     cli,
     account: account.view(caps.maxConcurrent, caps.maxPerProject),

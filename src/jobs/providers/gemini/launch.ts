@@ -15,11 +15,12 @@ import {
   prepareTreeGuard,
   probeJailOnce,
   type TreeGuard,
+  treeReport,
   wrapCommand,
 } from "../../../sandbox/index.ts";
 import type { JobRow } from "../../../store/types.ts";
 import { isWithin } from "../../../sys/paths.ts";
-import type { LaunchSpec } from "../../engine/provider.ts";
+import type { LaunchSpec, RunCheck } from "../../engine/provider.ts";
 import { agyArgv } from "./task.ts";
 
 /**
@@ -116,7 +117,10 @@ export async function buildGeminiLaunch(
     writable: o.writable,
     quarantineDir: join(ctx.jobDir, "quarantine"),
   });
-  const afterRun = async () => (await guard.finish()).tamper;
+  const afterRun = async (): Promise<RunCheck> => {
+    const verdict = await guard.finish();
+    return { failure: verdict.tamper, changes: { ...treeReport(verdict, guard.keptReadOnly) } };
+  };
   try {
     const policy = policyFor(job, bin, o, guard);
     const check = await (o.gitGuard ?? ((p, env) => checkGitConfig(p, { env })))(policy, o.childEnv);
@@ -130,7 +134,14 @@ export async function buildGeminiLaunch(
     ensureAgyStateDirs(policy);
     const env = { ...o.childEnv, HOME: policy.home };
     const wrapped = wrapCommand(policy, agyArgv(bin, job), env, probe);
-    return { argv: wrapped.argv, env: wrapped.env, cwd: policy.workdir, jailNet: wrapped.jailNet, afterRun };
+    return {
+      argv: wrapped.argv,
+      env: wrapped.env,
+      cwd: policy.workdir,
+      jailNet: wrapped.jailNet,
+      jailMarked: true,
+      afterRun,
+    };
   } catch (e) {
     await afterRun();
     if (isDlError(e, "jail_unavailable")) throw jailRefused(e.message, probe.fix);

@@ -25,6 +25,9 @@ interface GeminiResult {
   exit_code: number | null;
   failure_kind: string | null;
   warnings: unknown[];
+  /** Measured by dl after the run: what it changed in the work tree, what stayed read-only. */
+  files_changed?: unknown;
+  kept_read_only?: unknown;
 }
 
 function geminiResult(v: PollView): GeminiResult {
@@ -39,6 +42,7 @@ function geminiResult(v: PollView): GeminiResult {
     exit_code: v.exit_code,
     failure_kind: v.failure_kind,
     warnings: v.warnings,
+    ...(v.files_changed ? { files_changed: v.files_changed, kept_read_only: v.kept_read_only } : {}),
   };
 }
 
