@@ -27,7 +27,7 @@ const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|SESSION|AUTH(?!ORS
 const NOT_A_SECRET = /^(?:true|false|yes|no|on|off|none|null|\d{1,12}|[~.]?\/\S*)$/i;
 
 const SHAPES: readonly RegExp[] = [
-  /\b(?:sk|pk|rk)-[A-Za-z0-9_-]{12,4096}/g,
+  /\b[spr]k-[A-Za-z0-9_-]{12,4096}/g,
   /\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,4096}/g,
   /\bgh[pousr]_[A-Za-z0-9]{20,4096}/g,
   /\bgithub_pat_[A-Za-z0-9_]{20,4096}/g,
@@ -50,7 +50,7 @@ const SHAPES: readonly RegExp[] = [
  * a symbol.
  */
 const NAMED =
-  /((?:[A-Za-z0-9_]{0,40}(?:api[_-]?key|_key|token|secret|password|passwd|credentials?)|authorization|x-api-key|x-bf-vk)["']?[ \t]{0,8}[:=][ \t]{0,8}["']?(?:(?:bearer|basic|token)[ \t]{1,8})?)(?!(?:bearer|basic|token)[ \t])(?=[^\s"'`,;&\\<>]{0,4096}[0-9_./+=~-])[^\s"'`,;&\\<>]{4,4096}/gi;
+  /((?:api[_-]?key|_key|token|secret|password|passwd|credentials?|authorization|x-api-key|x-bf-vk)["']?[ \t]{0,8}[:=][ \t]{0,8}["']?(?:(?:bearer|basic|token)[ \t]{1,8})?)(?!(?:bearer|basic|token)[ \t])(?=[^\s"'`,;&\\<>]{0,4096}[0-9_./+=~-])[^\s"'`,;&\\<>]{4,4096}/gi;
 const BEARER = /(\bbearer[ \t]{1,8})[A-Za-z0-9._~+/-]{6,4096}=*/gi;
 
 /** A URL's userinfo (`//user:pass@host`). */
