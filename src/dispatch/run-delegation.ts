@@ -136,6 +136,21 @@ export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext)
   }
 }
 
+/** A slot of the model's pool, held for the whole run. */
+function takeSlot(
+  p: PreparedDelegation,
+  ctx: DelegationContext,
+  held: HeldConversation | null,
+): Promise<DispatchLease> {
+  return ctx.acquire(p.model, {
+    signal: ctx.signal,
+    // A follow-up stays on its conversation's model: another one would share none of its cache.
+    failover: ctx.failover && !held?.prior,
+    task: p.agent.name,
+    onWaiting: (msg) => ctx.onProgress?.(0, p.input.max_turns ?? 0, msg),
+  });
+}
+
 async function runHeld(
   p: PreparedDelegation,
   ctx: DelegationContext,
@@ -144,13 +159,7 @@ async function runHeld(
 ): Promise<DelegationResult> {
   let taken: DispatchLease;
   try {
-    taken = await ctx.acquire(p.model, {
-      signal: ctx.signal,
-      // A follow-up stays on its conversation's model: another one would share none of its cache.
-      failover: ctx.failover && !held?.prior,
-      task: p.agent.name,
-      onWaiting: (msg) => ctx.onProgress?.(0, p.input.max_turns ?? 0, msg),
-    });
+    taken = await takeSlot(p, ctx, held);
   } catch (e) {
     return failure(p, e, started);
   }
