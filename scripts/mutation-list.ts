@@ -177,7 +177,7 @@ export const MUTATIONS: Mutation[] = [
     id: "url-userinfo",
     guard: "URLs with user:password@ are refused",
     why: "credentials in the URL end up in logs and error messages",
-    file: "src/backends/url.ts",
+    file: "src/url.ts",
     search: 'if (url.username || url.password) return { ok: false, problem: "credentials in the URL", url };',
     replace: "",
     tests: ["test/reliability/ssrf-matrix.test.ts"],
