@@ -11,7 +11,7 @@ import type { Config } from "../config.ts";
 import { DlError } from "../errors.ts";
 import { type Surface, wordsFor } from "../surface.ts";
 import { checkWorkdir, workdirGuard } from "../sys/workdir-guard.ts";
-import { delegationSecrets, openTranscript, type TranscriptTarget } from "./delegation-transcript.ts";
+import { openTranscript, type TranscriptTarget } from "./delegation-transcript.ts";
 import { delegationCost, recordDelegation } from "./delegation-usage.ts";
 import { type HeldConversation, holdConversation, loadPrior } from "./follow-up.ts";
 import type { DispatchLease } from "./pools.ts";
@@ -194,7 +194,6 @@ async function runHeld(
       kept = held?.keep(messages, promptTurns, lease.model_used) ?? false;
     },
     transcript: transcript?.sink,
-    knownSecrets: delegationSecrets(ctx.config),
   });
   if (kept && held) result.conversation_id = held.id;
   if (lease.failed_over_from) {

@@ -96,7 +96,7 @@ export function describeUnusable(stores: readonly UnusableStore[]): string {
   return stores
     .map((u) => {
       const env = factsOf(u.provider)?.stateEnv;
-      return `the ${u.provider} job store cannot be used: ${u.reason}${env ? ` (see ${env})` : ""}`;
+      return `the ${u.provider} job store cannot be used: ${u.reason} (at ${u.stateDir}${env ? `; see ${env}` : ""})`;
     })
     .join("; ");
 }
@@ -109,12 +109,13 @@ function unreadableLine(id: string, stores: readonly UnusableStore[], json: bool
       sanitizeJson({
         id: safe,
         status: "unreadable",
-        stores: stores.map((u) => ({ provider: u.provider, error: u.reason })),
+        stores: stores.map((u) => ({ provider: u.provider, state_dir: u.stateDir, error: u.reason })),
       }),
     );
   }
   return sanitizeLine(
     `${safe} UNREADABLE (${describeUnusable(stores)}; dl wait cannot see this job: fix the store and wait again)`,
+    1024,
   );
 }
 
@@ -250,7 +251,8 @@ export async function waitForJobs(o: WaitOptions): Promise<WaitOutcome> {
     const t = now();
     blocking(() => look(o, stores, st, emit, t));
     if (st.pending.length === 0) {
-      if (st.unreadable) return finish(WAIT_EXIT.missing);
+      // --all over a store it cannot read has not seen every job: not "all done".
+      if (st.unreadable || (o.all && stores.unusable().length > 0)) return finish(WAIT_EXIT.missing);
       return finish(st.unsuccessful ? WAIT_EXIT.unsuccessful : WAIT_EXIT.allDone);
     }
     const step = nextStep({

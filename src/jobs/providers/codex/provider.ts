@@ -17,8 +17,6 @@ export interface CodexProviderOptions {
   defaultTimeoutS?: number;
   codexHome: string;
   childEnv: Readonly<Record<string, string>>;
-  /** Values Codex was given by name (DELEGATE_CODEX_ENV_PASSTHROUGH): cut out of what a run reports. */
-  secretValues?: readonly string[];
   account: CodexAccount;
   quota: CodexQuota;
   /** The resolved CLI path; null until the version gate has passed (launch then fails "infra"). */
@@ -60,7 +58,6 @@ export function codexProvider(o: CodexProviderOptions): Provider {
   return {
     name: CODEX.name,
     idPrefix: CODEX.idPrefix,
-    secretValues: o.secretValues ?? [],
 
     validate(raw: unknown): ValidatedTask {
       const t = validateCodexTask(raw, {
