@@ -147,7 +147,11 @@ export const SETTINGS = {
     }),
   },
   watcher: { intervalS: num("DELEGATE_WAIT_INTERVAL", 5, 0.05, 3600) },
-  jobs: { retentionDays: num("DELEGATE_JOB_RETENTION_DAYS", 7, 0, 3650) },
+  jobs: {
+    retentionDays: num("DELEGATE_JOB_RETENTION_DAYS", 7, 0, 3650),
+    /** Jobs outlive the window that started them unless this says they die with its server (the reference's way). */
+    dieWithServer: bool("DELEGATE_JOBS_DIE_WITH_SERVER", false),
+  },
   /** Workdir-relative paths a protect rule names that delegates may write all the same (never git's). */
   jail: {
     writableToolConfig: list(
@@ -312,6 +316,18 @@ function dlChildEnv(env: Record<string, string | undefined>, base: Record<string
   return out;
 }
 
+/**
+ * What a job's supervisor (`dl supervise`, this same binary) needs to build the same
+ * Config as this process: the environment this process was given, less
+ * DELEGATE_RUN_PROVIDER_* (one job's endpoint and key, which only that job's supervisor
+ * is handed). Its children get the allowlisted environments above, as this process's do.
+ */
+function supervisorEnv(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !k.startsWith("DELEGATE_RUN_PROVIDER_")) out[k] = v;
+  return out;
+}
+
 function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts, origin: Origins) {
   const { places, ...settings } = parseEnv(env, origin);
   const paths = statePaths(env, places, facts);
@@ -333,6 +349,7 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts, o
     /** What the dsh launcher gets: the same, with DELEGATE_DSH_ENV_PASSTHROUGH instead. */
     dshChildEnv: { ...children, ...namedEnv(env, settings.dsh.envPassthrough) },
     dlChildEnv: dlChildEnv(env, children),
+    supervisorEnv: supervisorEnv(env),
     /** Where each setting came from: the settings file's path and state, and every variable's source. */
     settings: { file: origin.file, fileMode: origin.fileMode, sources: sourcesOf(origin, SETTING_NAMES) },
   };

@@ -8,6 +8,7 @@ import { parseFailoverChains } from "./dispatch/failover.ts";
 import type { Dispatcher } from "./dispatch/pools.ts";
 import type { AcquireSlot } from "./dispatch/run-delegation.ts";
 import { requireGeminiAllowed } from "./jobs/providers/gemini/gate.ts";
+import type { JobsRole } from "./jobs/service.ts";
 import { PROVIDERS, type ProviderName } from "./providers.ts";
 import { isCompiledDl } from "./sys/self-command.ts";
 
@@ -66,7 +67,12 @@ const JOB_SERVICES = {
 type JobServices = {
   [K in ProviderName]: Awaited<ReturnType<Awaited<ReturnType<(typeof JOB_SERVICES)[K]["load"]>>["startJobs"]>>;
 };
-type StartJobs = (c: Config, waitCommand: string, baseDir: string) => Promise<JobServices[ProviderName]>;
+type StartJobs = (
+  c: Config,
+  waitCommand: string,
+  baseDir: string,
+  role?: JobsRole,
+) => Promise<JobServices[ProviderName]>;
 type JobsEntry = { load: () => Promise<{ startJobs: StartJobs }>; gate?: (c: Config) => void };
 
 /** Whether a provider's gate lets its jobs run under this Config (Gemini: DELEGATE_GEMINI_ALLOW_DANGER). */
@@ -80,7 +86,12 @@ export function jobServiceAllowed(config: Config, name: ProviderName): boolean {
 }
 
 /** Throws DlError("bad_config") for a bad failover table, like any other setting. */
-export function defaultDeps(config: Config, version: string): ServerDeps {
+/**
+ * `role`: how this process runs the jobs its services start (jobs/service.ts JobsRole):
+ * dl serve hands them to supervisors, a supervisor adopts its one job; absent, in this
+ * process.
+ */
+export function defaultDeps(config: Config, version: string, role: JobsRole = {}): ServerDeps {
   const gateway = gatewaySettingsFromConfig(config);
   // A bad failover table is a bad setting now; the pools themselves load on first use.
   parseFailoverChains(config.pools.failoverChains);
@@ -101,7 +112,7 @@ export function defaultDeps(config: Config, version: string): ServerDeps {
     let svc = started.get(name);
     if (!svc) {
       const wait = waitCommandFor(process.execPath);
-      svc = entry.load().then((m) => m.startJobs(config, wait, process.cwd()));
+      svc = entry.load().then((m) => m.startJobs(config, wait, process.cwd(), role));
       started.set(name, svc);
     }
     return svc as Promise<JobServices[K]>;

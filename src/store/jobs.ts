@@ -41,6 +41,9 @@ const COLUMNS = {
   retry_at: false,
   warnings: true,
   persist_error: false,
+  origin_id: true,
+  origin_pid: true,
+  origin_start: true,
 } as const satisfies Record<keyof JobPatch | "id", boolean>;
 
 type Column = keyof typeof COLUMNS;
@@ -182,6 +185,23 @@ export class JobStore {
           return { ok: true };
         })
         .immediate(),
+    );
+  }
+
+  /**
+   * A supervisor takes a queued job over from the server that queued it: the row's owner
+   * becomes the supervisor, only while the row is still queued and still that server's
+   * (so two supervisors never both run one job). False when it was not.
+   */
+  adopt(id: string, from: string, owner: Pick<JobRow, "server_id" | "owner_pid" | "owner_start">): boolean {
+    return this.run(
+      "adopt a job",
+      () =>
+        this.db
+          .query(
+            "UPDATE jobs SET server_id = ?, owner_pid = ?, owner_start = ? WHERE id = ? AND status = 'queued' AND server_id = ?",
+          )
+          .run(owner.server_id, owner.owner_pid, owner.owner_start, id, from).changes > 0,
     );
   }
 

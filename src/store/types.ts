@@ -77,6 +77,10 @@ export interface JobRow {
   /** JSON array of strings. */
   warnings: string | null;
   persist_error: string | null;
+  /** The server that took the call (its window): set at submit, kept when a supervisor adopts the job. */
+  origin_id: string | null;
+  origin_pid: number | null;
+  origin_start: string | null;
 }
 
 /** What a submit writes; everything else starts null / 0. */
@@ -97,6 +101,9 @@ export type NewJob = Pick<
       | "owner_start"
       | "server_id"
       | "warnings"
+      | "origin_id"
+      | "origin_pid"
+      | "origin_start"
     >
   >;
 

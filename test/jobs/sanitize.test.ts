@@ -96,6 +96,9 @@ const base: JobRow = {
   retry_at: null,
   warnings: '["w\\u0000x"]',
   persist_error: null,
+  origin_id: null,
+  origin_pid: null,
+  origin_start: null,
 };
 
 describe("poll view", () => {

@@ -15,6 +15,7 @@ import { type PollView, pollView, unknownView } from "./poll.ts";
 import type { Provider } from "./provider.ts";
 import type { ReapAction } from "./reaper.ts";
 import { prepareJobs, queueBound, type SubmitResult, watchFor } from "./submit.ts";
+import { Supervised } from "./supervised.ts";
 
 export type { CancelResult } from "./cancel.ts";
 export type { EngineOptions } from "./options.ts";
@@ -36,6 +37,8 @@ export class JobEngine {
   private readonly launcher: Launcher;
   private readonly loop: AdmissionLoop;
   private project: Promise<string> | undefined;
+  /** Supervisor mode (EngineOptions.adopt): the one job this process runs. */
+  private supervised: Supervised | null = null;
 
   private constructor(private readonly options: EngineOptions) {
     if (!(options.maxPerProject > 0 && options.maxPerProject <= options.maxConcurrent)) {
@@ -57,17 +60,27 @@ export class JobEngine {
     this.launcher = new Launcher(this.c, (id) => {
       recordJobEnd(this.c.store, id);
       this.loop.schedule(0);
+      this.supervised?.look();
     });
     this.loop = new AdmissionLoop(this.c, this.launcher, this.reaper);
   }
 
-  /** Opens the store, reaps the rows of dead servers, starts admitting. */
+  /**
+   * Opens the store, reaps the rows of dead servers, starts admitting. A supervisor
+   * (options.adopt) first adopts its job; `finished` says when that job has ended.
+   */
   static async start(options: EngineOptions): Promise<{ engine: JobEngine; reaped: ReapAction[] }> {
     const engine = new JobEngine(options);
+    if (options.adopt) engine.supervised = Supervised.adopt(engine.c, engine.launcher, options.adopt);
     const reaped = await engine.reaper.reap();
     logReaped(options.provider.name, reaped);
     engine.loop.schedule(0);
     return { engine, reaped };
+  }
+
+  /** Resolves when a supervisor's job has ended (never, for a server). */
+  get finished(): Promise<void> {
+    return this.supervised?.finished ?? new Promise(() => {});
   }
 
   get provider(): Provider {
@@ -142,13 +155,21 @@ export class JobEngine {
     return this.project;
   }
 
-  /** Graceful stop: queued jobs of this server are cancelled, running ones killed and recorded. */
+  /**
+   * Graceful stop. Jobs run by supervisors go on: this server's queued jobs are handed to
+   * supervisors of their own, which wait in the queue for it (with
+   * DELEGATE_JOBS_DIE_WITH_SERVER they are cancelled instead, and the supervisors of its
+   * running jobs stop them when they see it gone). Jobs run in this process are killed
+   * and recorded, its queued ones cancelled (server_stopped).
+   */
   async stop(): Promise<void> {
     if (this.loop.stopped) return;
     this.loop.halt();
     // A reap in flight still writes rows: let it finish before the store closes.
     await this.reaper.inFlight;
-    cancelOwnQueued(this.c);
+    const keep = this.options.supervisors && !this.options.dieWithOrigin;
+    if (keep) this.launcher.handOffQueued();
+    else cancelOwnQueued(this.c);
     await this.launcher.stopAll("shutdown");
     this.c.store.close();
   }

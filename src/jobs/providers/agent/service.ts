@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { Config } from "../../../config.ts";
 import type { JobCaps } from "../../../config-tree.ts";
-import type { ProviderTarget } from "../../../dispatch/provider-endpoint.ts";
+import { type ProviderTarget, runProviderTarget } from "../../../dispatch/provider-endpoint.ts";
 import type { JobRow } from "../../../store/types.ts";
 import { selfArgv } from "../../../sys/self-command.ts";
 import { workdirGuard } from "../../../sys/workdir-guard.ts";
@@ -9,7 +9,7 @@ import type { WorkspaceGuards } from "../../../sys/workspace.ts";
 import type { EngineOptions, SubmitResult } from "../../engine/engine.ts";
 import { jsonColumn, type PollView } from "../../engine/poll.ts";
 import { sanitizeJson, sanitizeLine } from "../../sanitize.ts";
-import { JobService } from "../../service.ts";
+import { JobService, type JobsRole } from "../../service.ts";
 import { ProviderEndpoints } from "./endpoints.ts";
 import { type AgentProgress, readAgentProgress } from "./progress.ts";
 import { agentProvider } from "./provider.ts";
@@ -36,6 +36,8 @@ export interface AgentServiceOptions {
   guards: WorkspaceGuards;
   /** Tests: engine tick, grace, clock; the watcher command. */
   engine?: Partial<EngineOptions>;
+  /** A supervisor's one delegate_to_provider job's endpoint, handed over by its server (DELEGATE_RUN_PROVIDER_*). */
+  handedEndpoint?: ProviderTarget | null;
 }
 
 /** A poll row as poll_agent shows it: the engine's view plus the agent's own result fields. */
@@ -80,17 +82,19 @@ export function agentServiceOptions(c: Config, waitCommand: string, baseDir: str
     stateDir: c.paths.stateDirs.agent,
     guards: { ...workdirGuard(c.paths), toolEnv: c.childEnv },
     engine: { waitCommand },
+    handedEndpoint: runProviderTarget(c.backend.runProvider),
   };
 }
 
 /** This provider's jobs under the Config, relative workdirs resolved against `baseDir` (PROVIDERS loads it on first use). */
-export function startJobs(c: Config, waitCommand: string, baseDir: string): Promise<AgentService> {
-  return startAgentService(agentServiceOptions(c, waitCommand, baseDir));
+export function startJobs(c: Config, waitCommand: string, baseDir: string, role: JobsRole = {}): Promise<AgentService> {
+  const o = agentServiceOptions(c, waitCommand, baseDir);
+  return startAgentService({ ...o, engine: { ...o.engine, ...role } });
 }
 
 /** Opens the shared state (fails closed with DlError "storage" when it cannot be written) and reaps dead servers' jobs. */
 export async function startAgentService(o: AgentServiceOptions): Promise<AgentService> {
-  const endpoints = new ProviderEndpoints();
+  const endpoints = new ProviderEndpoints(o.handedEndpoint ?? null);
   const provider = agentProvider({ baseDir: o.baseDir, self: o.self, env: o.env, agentsDir: o.agentsDir, endpoints });
   // The model pool paces requests; launching a local process needs no stagger (caps.staggerS is 0).
   // An agent run is not replayed: its changes would be made twice.

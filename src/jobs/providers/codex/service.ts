@@ -8,7 +8,7 @@ import { awaitJob } from "../../engine/await-job.ts";
 import type { CancelResult, EngineOptions, JobEngine, SubmitResult } from "../../engine/engine.ts";
 import type { PollView } from "../../engine/poll.ts";
 import { passedValues } from "../../secrets.ts";
-import { JobService } from "../../service.ts";
+import { JobService, type JobsRole } from "../../service.ts";
 import { type AccountOptions, type AccountView, CodexAccount } from "./account.ts";
 import { codexProvider } from "./provider.ts";
 import { CodexQuota } from "./quota.ts";
@@ -83,8 +83,14 @@ export function codexServiceOptions(c: Config, waitCommand: string): CodexServic
 }
 
 /** This provider's jobs under the Config (jobs/providers PROVIDERS loads it on first use). */
-export function startJobs(c: Config, waitCommand: string): Promise<CodexService> {
-  return CodexService.start(codexServiceOptions(c, waitCommand));
+export function startJobs(
+  c: Config,
+  waitCommand: string,
+  _baseDir?: string,
+  role: JobsRole = {},
+): Promise<CodexService> {
+  const o = codexServiceOptions(c, waitCommand);
+  return CodexService.start({ ...o, engine: { ...o.engine, ...role } });
 }
 
 /**

@@ -10,7 +10,7 @@ import type { EngineOptions } from "../../engine/engine.ts";
 import { jsonColumn, type PollView } from "../../engine/poll.ts";
 import { sanitizeBlock, sanitizeJson } from "../../sanitize.ts";
 import { passedValues } from "../../secrets.ts";
-import { JobService } from "../../service.ts";
+import { JobService, type JobsRole } from "../../service.ts";
 import { findDshLauncher, requireDshLauncher } from "./launcher.ts";
 import { dshProvider } from "./provider.ts";
 import { dshOutDir } from "./task.ts";
@@ -69,8 +69,9 @@ export function dshServiceOptions(c: Config, waitCommand: string, baseDir: strin
 }
 
 /** This provider's jobs under the Config, relative workdirs resolved against `baseDir` (PROVIDERS loads it on first use). */
-export function startJobs(c: Config, waitCommand: string, baseDir: string): Promise<DshService> {
-  return startDshService(dshServiceOptions(c, waitCommand, baseDir));
+export function startJobs(c: Config, waitCommand: string, baseDir: string, role: JobsRole = {}): Promise<DshService> {
+  const o = dshServiceOptions(c, waitCommand, baseDir);
+  return startDshService({ ...o, engine: { ...o.engine, ...role } });
 }
 
 /**

@@ -6,7 +6,7 @@ import { workdirGuard } from "../../../sys/workdir-guard.ts";
 import type { WorkspaceGuards } from "../../../sys/workspace.ts";
 import type { EngineOptions } from "../../engine/engine.ts";
 import type { PollView } from "../../engine/poll.ts";
-import { JobService } from "../../service.ts";
+import { JobService, type JobsRole } from "../../service.ts";
 import { requireAgyBin } from "./bin.ts";
 import { requireGeminiAllowed } from "./gate.ts";
 import { type GeminiProviderOptions, geminiProvider } from "./provider.ts";
@@ -80,8 +80,14 @@ export function geminiServiceOptions(c: Config, waitCommand: string): GeminiServ
 }
 
 /** This provider's jobs under the Config (jobs/providers PROVIDERS loads it on first use). */
-export function startJobs(c: Config, waitCommand: string): Promise<GeminiService> {
-  return startGeminiService(geminiServiceOptions(c, waitCommand));
+export function startJobs(
+  c: Config,
+  waitCommand: string,
+  _baseDir?: string,
+  role: JobsRole = {},
+): Promise<GeminiService> {
+  const o = geminiServiceOptions(c, waitCommand);
+  return startGeminiService({ ...o, engine: { ...o.engine, ...role } });
 }
 
 /**

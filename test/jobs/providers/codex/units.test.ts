@@ -154,6 +154,9 @@ const row = (over: Partial<JobRow> = {}): JobRow => ({
   retry_at: null,
   warnings: null,
   persist_error: null,
+  origin_id: null,
+  origin_pid: null,
+  origin_start: null,
   ...over,
 });
 
