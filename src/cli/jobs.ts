@@ -64,7 +64,7 @@ const def = defineCommand({
         return [
           j.row.id,
           j.row.provider,
-          j.verdict.state,
+          j.window === "closed" ? `${j.verdict.state} (window closed)` : j.verdict.state,
           projectName(j.row.project),
           whoRuns(j),
           humanAge(now - j.row.created_at),

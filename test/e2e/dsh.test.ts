@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { callTool, connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
+import { supervisorOf } from "../helpers/supervisor.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
@@ -381,7 +382,7 @@ describe("dsh caps across servers", () => {
     expect(pk.all).toBe(2);
   });
 
-  test("a dead server's jobs become lost; dl wait exits 1 for them; the next server kills the verified orphan", async () => {
+  test("a dead server's queued job and a dead supervisor's running one end; dl wait exits 1 for them; the next server kills the verified orphan", async () => {
     const stateDir = join(root, "state-dead");
     const log = join(root, "events-dead.log");
     const s = await serve(stateDir, { DELEGATE_DSH_MAX_CONCURRENT: "1", DELEGATE_DSH_MAX_PER_PROJECT: "1" });
@@ -390,10 +391,12 @@ describe("dsh caps across servers", () => {
     const ids = sub.data.jobs.map((j) => j.id);
     await until(() => events(log).some((e) => e.kind === "start"), "the first job to start");
     const launcherPid = events(log)[0]!.pid!;
-    const serverPid = s.transport.pid!;
-    process.kill(serverPid, "SIGKILL");
-    await until(() => !pidAlive(serverPid), "the server to die");
-    // The launcher runs in its own session: it outlives its server until reaped.
+    // The server that queued both, and the supervisor of the running one.
+    for (const pid of [s.transport.pid!, supervisorOf(stateDir, ids[0]!)]) {
+      process.kill(pid, "SIGKILL");
+      await until(() => !pidAlive(pid), `process ${pid} to die`);
+    }
+    // The launcher runs in its own session: it outlives its supervisor until reaped.
     expect(pidAlive(launcherPid)).toBe(true);
 
     const wait = await runDl(["wait", ...ids], { DELEGATE_DSH_STATE_DIR: stateDir });

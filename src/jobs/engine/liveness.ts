@@ -42,3 +42,13 @@ export function jobLiveness(row: JobRow, ids: Identities, selfServerId?: string)
   // A live owner answers for its child; only an orphan's child is looked at.
   return { owner, child: owner || row.status !== "running" ? null : childVerified(row, ids) };
 }
+
+/**
+ * Whether the window an active job came from (the server that took its call) is still
+ * open: "closed" once that server is gone while its supervisor runs the job on; null for
+ * a finished job or a row from before origins were kept.
+ */
+export function jobWindow(row: JobRow, ids: Identities): "open" | "closed" | null {
+  if ((row.status !== "queued" && row.status !== "running") || row.origin_pid === null) return null;
+  return ownerAlive({ owner_pid: row.origin_pid, owner_start: row.origin_start }, ids) ? "open" : "closed";
+}

@@ -7,7 +7,7 @@ import type { JobRow } from "../../store/types.ts";
 import { DB_FILE } from "../../store/types.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
 import { type JobVerdict, judgeJob } from "../engine/display-state.ts";
-import { jobLiveness, type Liveness } from "../engine/liveness.ts";
+import { jobLiveness, jobWindow, type Liveness } from "../engine/liveness.ts";
 import type { Identities } from "../engine/machine.ts";
 
 /**
@@ -15,7 +15,14 @@ import type { Identities } from "../engine/machine.ts";
  * opened as it is found, each row read with its verdict (display-state.ts), so a job reads
  * the same here as in dl wait, dl status and the MCP poll tools.
  */
-export type FoundJob = { store: JobStateDir; row: JobRow; live: Liveness; verdict: JobVerdict };
+export type FoundJob = {
+  store: JobStateDir;
+  row: JobRow;
+  live: Liveness;
+  verdict: JobVerdict;
+  /** An active job's window: "closed" when the server that took its call is gone (liveness.ts jobWindow). */
+  window: "open" | "closed" | null;
+};
 
 /** A store that exists but could not be read: its jobs are not in the answer. */
 export type StoreProblem = { provider: string; state_dir: string; error: string };
@@ -45,7 +52,7 @@ function eachStore<T>(
 /** A row with how it reads now. */
 function withVerdict(store: JobStateDir, row: JobRow, identities: Identities): FoundJob {
   const live = jobLiveness(row, identities);
-  return { store, row, live, verdict: judgeJob(row, live) };
+  return { store, row, live, verdict: judgeJob(row, live), window: jobWindow(row, identities) };
 }
 
 /** The stores an id of this shape can be in (its provider's, wherever they are). */
