@@ -106,6 +106,7 @@ const def = defineCommand({
     const cacheUnrecorded = recordServerCache(config.paths.serversRegistryDir, config.paths.cacheDir);
     if (cacheUnrecorded) log.warn(`dl serve: could not record its cache dir for dl status: ${cacheUnrecorded}`);
     startRecordedJobServices(config, deps);
+    void import("./serve-windows.ts").then((m) => m.sayClosedWindows(config));
     // Pool folders of models nobody used for an hour (each model name makes one) go away.
     pruneIdlePools(config.paths.slotsDir);
   },

@@ -4,6 +4,7 @@ import { log } from "../log.ts";
 import { PROVIDERS, type ProviderName } from "../providers.ts";
 import { defaultDeps } from "../services.ts";
 import { hardenProcess } from "../sys/hardening.ts";
+import { selfArgv } from "../sys/self-command.ts";
 import { jobIdProblem } from "../usage/job-id.ts";
 import { VERSION } from "../version.ts";
 import type { DlCommand } from "./command.ts";
@@ -41,7 +42,9 @@ const def = defineCommand({
     if (bad || !args.id.startsWith(provider.idPrefix))
       throw new DlError("bad_input", bad ?? `${args.id} is not a ${provider.name} job`);
     const adopt = { jobId: args.id, from: args.from };
-    const deps = defaultDeps(config, VERSION, { adopt, dieWithOrigin: config.jobs.dieWithServer });
+    // It hands on, too: a dead server's queued jobs its reaper finds get supervisors of their own.
+    const supervisorCommand = { self: selfArgv(), env: config.supervisorEnv, cwd: process.cwd() };
+    const deps = defaultDeps(config, VERSION, { adopt, dieWithOrigin: config.jobs.dieWithServer, supervisorCommand });
     const svc = await deps.jobService(provider.name as ProviderName);
     // A signal to the supervisor (a person ending it) ends its job as a server's stop would.
     const stop = () => void svc.stop().finally(() => process.exit(EXIT.ok));

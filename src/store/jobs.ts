@@ -205,6 +205,21 @@ export class JobStore {
     );
   }
 
+  /**
+   * Names a queued job's new owner (the supervisor it was just handed to) while it is
+   * still queued under server `from`: a handoff that lost a race to another never
+   * overwrites the winner's adoption.
+   */
+  setOwnerIfFrom(id: string, from: string, owner: Pick<JobRow, "owner_pid" | "owner_start">): boolean {
+    return this.run(
+      "name a job's owner",
+      () =>
+        this.db
+          .query("UPDATE jobs SET owner_pid = ?, owner_start = ? WHERE id = ? AND status = 'queued' AND server_id = ?")
+          .run(owner.owner_pid, owner.owner_start, id, from).changes > 0,
+    );
+  }
+
   getMeta(key: string): string | undefined {
     const r = this.db.query("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | null;
     return r?.value;

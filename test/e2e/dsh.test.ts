@@ -407,11 +407,23 @@ describe("dsh caps across servers", () => {
     expect(wait.stdout).toContain(`${ids[1]} LOST`);
     expect(wait.stdout).toContain("dl reap will record it lost");
 
-    // A new server on the state dir reaps them at start: lost, the verified orphan killed.
+    // A new server on the state dir reaps them at start: the running one lost, its verified
+    // orphan killed; the queued one, whose work never started, goes to a supervisor of its
+    // own, which runs it (the window's work goes on).
     const next = await serve(stateDir);
-    const jobs = await pollUntilEnded(next, ids);
-    expect(jobs.map((j) => j.status)).toEqual(["lost", "lost"]);
-    expect(jobs[0]!.orphan_killed).toBe(true);
+    const [dead] = await pollUntilEnded(next, [ids[0]!]);
+    expect(dead!.status).toBe("lost");
+    expect(dead!.orphan_killed).toBe(true);
     await until(() => !pidAlive(launcherPid), "the orphaned launcher to be killed");
+    await until(async () => {
+      const [j] = (await call<{ jobs: JobView[] }>(next, "poll_dsh", { ids: [ids[1]!] })).data.jobs;
+      return j?.status === "running";
+    }, "the dead server's queued job to run under a supervisor of its own");
+    // It is another project's job to this server: end it as its own project would not here,
+    // by its supervisor's death and a reap (which kills the hanging launcher).
+    const supervisor = supervisorOf(stateDir, ids[1]!);
+    process.kill(supervisor, "SIGKILL");
+    await until(() => !pidAlive(supervisor), "the adopting supervisor to die");
+    expect((await runDl(["reap"], { DELEGATE_DSH_STATE_DIR: stateDir })).code).toBe(0);
   });
 });

@@ -54,7 +54,7 @@ export class JobEngine {
       serverId: this.serverId,
       now: options.now ?? Date.now,
     };
-    this.reaper = new LiveReaper(this.c);
+    this.reaper = new LiveReaper(this.c, (row) => this.launcher.handOffOrphan(row));
     // A job's end frees slots: admission looks again at once.
     // A job's end also goes into the usage ledger, before anything else can prune its row.
     this.launcher = new Launcher(this.c, (id) => {

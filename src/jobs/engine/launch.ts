@@ -74,11 +74,15 @@ export class Launcher {
    * end, whatever becomes of this server. Until it has adopted the row, the row stays
    * ours but is not handed off twice; its exit tells admission to look again.
    */
-  private handOff(row: JobRow, start: NonNullable<EngineContext["options"]["supervisors"]>): LaunchOutcome {
+  private handOff(
+    row: JobRow,
+    start: NonNullable<EngineContext["options"]["supervisors"]>,
+    from: string = this.c.serverId,
+  ): LaunchOutcome {
     if (this.handedOff.has(row.id)) return { reason: row.queue_reason ?? "waiting_for_slot" };
     let child: ReturnType<typeof start>;
     try {
-      child = start(row, this.c.serverId);
+      child = start(row, from);
     } catch (e) {
       return this.lockFailed(row, e, "start its supervisor");
     }
@@ -86,12 +90,24 @@ export class Launcher {
     // The row names its supervisor as owner at once: if this server dies before the
     // supervisor adopts it, no reaper takes a job whose supervisor is alive for an orphan.
     const ident = this.c.options.identities.read(child.pid);
-    if (ident) this.c.store.update(row.id, { owner_pid: child.pid, owner_start: ident.startTime }, ["queued"]);
+    if (ident) this.c.store.setOwnerIfFrom(row.id, from, { owner_pid: child.pid, owner_start: ident.startTime });
     void child.exited.then(() => {
       this.handedOff.delete(row.id);
       this.onEnded(row.id);
     });
     return { reason: row.queue_reason ?? "waiting_for_slot" };
+  }
+
+  /**
+   * A queued job whose server died (the reaper found it): handed to a supervisor of its
+   * own, which adopts it from that server and waits in the queue for it, instead of it
+   * being recorded lost. False when this engine hands nothing off.
+   */
+  handOffOrphan(row: JobRow): boolean {
+    const start = this.c.options.supervisors;
+    if (!start || row.server_id === null) return false;
+    this.handOff(row, start, row.server_id);
+    return this.handedOff.has(row.id);
   }
 
   /** On a graceful stop: every queued job of this server not yet handed off goes to a supervisor, to wait there. */
@@ -108,7 +124,8 @@ export class Launcher {
 
   /** Takes the locks and the stagger claim, then runs the job in the background. */
   launch(row: JobRow, now: number, cap: number, projectCap: number = this.c.options.maxPerProject): LaunchOutcome {
-    const supervisors = this.c.options.supervisors;
+    // A supervisor runs its own job here; a server hands each job to a supervisor.
+    const supervisors = this.c.options.adopt ? undefined : this.c.options.supervisors;
     if (supervisors) return this.handOff(row, supervisors);
     // Every way out of this method before the job starts (no slot, a throw, a lost
     // stagger claim) gives back what was taken, or that checkout and slot would stay busy
