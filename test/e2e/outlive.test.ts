@@ -221,6 +221,27 @@ describe("a job outlives the server that started it", () => {
     }
   }
 
+  test("a closed window's queued job runs too: its server hands it to a supervisor of its own on the way out", async () => {
+    const c = CASES[0]!;
+    const workdir = makeRepo(root, "queued", 1);
+    const first = await connectTaskDl(
+      { ...env, DELEGATE_AGENT_MAX_CONCURRENT: "1", DELEGATE_AGENT_MAX_PER_PROJECT: "1" },
+      { cwd: workdir.repo },
+    );
+    open.push(first);
+    const ids: string[] = [];
+    for (const tree of workdir.trees) {
+      const [tool, args] = c.call(tree);
+      const execution = await first.session.callTool(tool, args as never);
+      ids.push(jobIdOf(execution.handle!.taskId));
+    }
+    await until(() => readRow(c.stateDir(), ids[0]!)?.status === "running", "the first job to run");
+    expect(readRow(c.stateDir(), ids[1]!)?.status).toBe("queued");
+    await endServer(first.io.proc, "Claude Code's exit");
+    await until(() => ids.every((id) => readRow(c.stateDir(), id)?.status === "done"), "both jobs to end done", 60_000);
+    for (const tree of workdir.trees) expect(existsSync(join(tree, "note.txt"))).toBe(true);
+  }, 90_000);
+
   test("dl jobs says the job's window closed, the next server of the project says it still runs, dl wait sees it end", async () => {
     const c = CASES[0]!;
     const workdir = makeRepo(root, "shell-view", 0).repo;
