@@ -30,6 +30,10 @@ const COPY = [
   "tsconfig.json",
   "install.sh",
   "LICENSE",
+  // The plugin (examples/agents links to its agents), its marketplace and server.json.
+  "plugin",
+  ".claude-plugin",
+  "server.json",
 ];
 /** One mutation's tests must finish within this (a hang counts as caught, but is reported). */
 const PER_MUTATION_MS = 240_000;

@@ -2,7 +2,7 @@
  * The parts of one release archive: its name, the short README it carries, and the
  * tar.gz itself. install.sh finds an archive by this name, so the two must agree.
  */
-import { copyFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type BuildInfo, buildDl, type TargetName } from "../build.ts";
 
@@ -19,29 +19,36 @@ ships separately:
   apk add libstdc++ libgcc
 `;
 
-/** The README inside an archive: what dl is, the install step, and how to check it. */
+/** The README inside an archive: what dl is, the install steps (the README's), and what else the archive holds. */
 export function archiveReadme(info: BuildInfo, target: TargetName): string {
   return `dl ${info.version} for ${target} (commit ${info.commit})
 
 dl is one executable: an MCP server (dl serve) that lets Claude Code hand sub-agent
-work to other model backends and coding CLIs, and the commands dl status, dl wait,
-dl reap and dl run. Documentation: the README of the dl repository.
+work to other model backends and coding CLIs, and its command line: dl init, dl status,
+dl run, dl wait, dl jobs, dl show, dl logs, dl cancel, dl usage, dl reap (dl help lists
+them). Documentation: the README of the dl repository.
 
 Install (from the folder holding this release's archives, SHA256SUMS and install.sh):
 
   sh install.sh --from .
 
-install.sh picks the archive for this machine, checks it against SHA256SUMS, installs
-dl into ~/.local/bin (--prefix DIR for another place) and prints the line that
-registers it with Claude Code. By hand: check the archive, unpack it, move dl onto
-your PATH, then register it:
+install.sh picks the archive for this machine, checks it against SHA256SUMS and installs
+dl into ~/.local/bin (--prefix DIR for another place). By hand: check the archive,
+unpack it, move dl onto your PATH:
 
   sha256sum -c --ignore-missing SHA256SUMS     (macOS: shasum -a 256 -c --ignore-missing SHA256SUMS)
   tar -xzf ${archiveName(info.version, target)}
   mkdir -p ~/.local/bin && mv dl-${info.version}-${target}/dl ~/.local/bin/dl
-  claude mcp add delegate-local --scope user --env DELEGATE_LOCAL_URL=http://localhost:4000/v1/messages -- ~/.local/bin/dl serve
+  export PATH="$HOME/.local/bin:$PATH"         (once, in your shell's profile)
 
-Check it: dl --version, then dl status.
+Then find your model server and write the settings every dl process reads
+(~/.config/dl/settings.env), and register dl with Claude Code once:
+
+  dl init
+  claude mcp add delegate-local --scope user -- ~/.local/bin/dl serve
+
+examples/ holds the files the README names: agents (examples/agents/), a LiteLLM and a
+Bifrost config, claude-glm.sh, and each host's registration (examples/hosts/).
 ${target.endsWith("-musl") ? MUSL_NOTE : ""}
 License: MIT (see LICENSE).
 `;
@@ -72,7 +79,7 @@ function writeTarGz(parent: string, folder: string, outfile: string, pack: PackO
 export type PackOptions = { mtime: number; gzipLevel: 1 | 9 };
 
 /**
- * Build one target into `<outDir>/.stage/<folder>/` with its LICENSE and README, and pack
+ * Build one target into `<outDir>/.stage/<folder>/` with its LICENSE, README and examples/, and pack
  * that folder as `<outDir>/<archive>`. Returns the archive's file name.
  */
 export async function packTarget(
@@ -86,6 +93,8 @@ export async function packTarget(
   const stage = join(outDir, ".stage", folder);
   await buildDl(target, join(stage, "dl"), info);
   copyFileSync(join(root, "LICENSE"), join(stage, "LICENSE"));
+  // The examples the README names travel with the binary: a release install has no checkout.
+  cpSync(join(root, "examples"), join(stage, "examples"), { recursive: true });
   await Bun.write(join(stage, "README"), archiveReadme(info, target));
   writeTarGz(join(outDir, ".stage"), folder, join(outDir, name), pack);
   return name;

@@ -1,20 +1,25 @@
 /**
  * `npm run release`: builds dist/release/ from the one build function in build.ts —
  * dl-<version>-<target>.tar.gz for every release target (each holding dl, LICENSE and a
- * short README), install.sh, and SHA256SUMS over all of them — then prints each
- * artifact's size. Bun fetches each target's runtime from the npm registry once and keeps
+ * short README), the npm tarballs (scripts/release-npm.ts: a package per target around
+ * the same binary, and the delegate-local launcher), install.sh, and SHA256SUMS over all
+ * of them — then prints each artifact's size. It first writes the version into server.json,
+ * the plugin's manifest and the marketplace (scripts/release-metadata.ts). Bun fetches each target's runtime from the npm registry once and keeps
  * it in its install cache, so a second release downloads nothing.
  *
- *   bun scripts/release.ts [--only linux-x64,…] [--out DIR] [--as-version V] [--quick]
+ *   bun scripts/release.ts [--only linux-x64,…] [--out DIR] [--as-version V] [--quick] [--skip-npm]
  *
- * --only, --out, --as-version (a version other than package.json's) and --quick (fast
- * gzip) let the install tests make a small release of their own.
+ * --only, --out, --as-version (a version other than package.json's), --quick (fast gzip)
+ * and --skip-npm (archives only: install.sh needs no npm tarball, and each takes npm
+ * about 10 s of CPU to gzip) let the install tests make a small release of their own.
  */
 import { copyFileSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { buildInfo, TARGETS, type TargetName } from "../build.ts";
+import { type BuildInfo, buildInfo, TARGETS, type TargetName } from "../build.ts";
 import { packTarget } from "./release-archive.ts";
+import { syncVersions } from "./release-metadata.ts";
+import { packNpm } from "./release-npm.ts";
 
 const root = resolve(import.meta.dir, "..");
 
@@ -46,7 +51,22 @@ function commitTime(): number {
   return r.exitCode === 0 && Number.isInteger(t) ? t : 0;
 }
 
-const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+const mb = (bytes: number) =>
+  bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} kB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+/** One line per artifact: its size, and for an archive the size and target of its dl. */
+function report(outDir: string, info: BuildInfo, archives: Map<TargetName, string>, tarballs: string[]): void {
+  console.error(`dl ${info.version} (commit ${info.commit}) in ${outDir}:`);
+  const size = (f: string) => mb(statSync(join(outDir, f)).size).padStart(9);
+  for (const [target, a] of archives) {
+    console.error(`  ${a.padEnd(42)} ${size(a)}  (dl ${mb(statSync(stagedBinary(outDir, a)).size)}, ${target})`);
+  }
+  for (const t of tarballs) console.error(`  ${t.padEnd(42)} ${size(t)}  (npm)`);
+}
+
+/** Where packTarget left an archive's dl. */
+const stagedBinary = (outDir: string, archive: string) =>
+  join(outDir, ".stage", archive.replace(/\.tar\.gz$/, ""), "dl");
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -55,6 +75,7 @@ async function main(): Promise<void> {
       out: { type: "string" },
       "as-version": { type: "string" },
       quick: { type: "boolean", default: false },
+      "skip-npm": { type: "boolean", default: false },
     },
   });
   const targets = chosenTargets(values.only);
@@ -62,19 +83,19 @@ async function main(): Promise<void> {
   const info = { ...buildInfo(), ...(values["as-version"] ? { version: values["as-version"] } : {}) };
   const pack = { mtime: commitTime(), gzipLevel: values.quick ? 1 : 9 } as const;
   const started = performance.now();
+  // server.json, the plugin and its marketplace entry name the version being released.
+  if (!values["as-version"])
+    for (const file of syncVersions(root, info.version))
+      console.error(`release: ${file} now names version ${info.version}`);
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
-  const archives: string[] = [];
-  for (const target of targets) archives.push(await packTarget(outDir, target, info, pack));
+  const archives = new Map<TargetName, string>();
+  for (const target of targets) archives.set(target, await packTarget(outDir, target, info, pack));
+  const binaryOf = (t: TargetName) => stagedBinary(outDir, archives.get(t) ?? "");
+  const tarballs = values["skip-npm"] ? [] : await packNpm(outDir, join(outDir, ".stage"), targets, info, binaryOf);
   copyFileSync(join(root, "install.sh"), join(outDir, "install.sh"));
-  await writeSums(outDir, [...archives, "install.sh"]);
-  console.error(`dl ${info.version} (commit ${info.commit}) in ${outDir}:`);
-  for (const [i, a] of archives.entries()) {
-    const binary = statSync(join(outDir, ".stage", a.replace(/\.tar\.gz$/, ""), "dl")).size;
-    console.error(
-      `  ${a.padEnd(36)} ${mb(statSync(join(outDir, a)).size).padStart(9)}  (dl ${mb(binary)}, ${targets[i]})`,
-    );
-  }
+  await writeSums(outDir, [...archives.values(), ...tarballs, "install.sh"]);
+  report(outDir, info, archives, tarballs);
   rmSync(join(outDir, ".stage"), { recursive: true, force: true });
   console.error(`  SHA256SUMS, install.sh — ${Math.round((performance.now() - started) / 1000)} s`);
 }

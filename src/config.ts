@@ -30,8 +30,8 @@ import { resolveStatePaths, type StatePaths, settingsFilePath } from "./sys/path
  * process.env: everything else receives the frozen Config. scripts/config-doc.ts writes
  * docs/CONFIGURATION.md from this tree.
  */
-/** What DELEGATE_TOOLS names: the in-process agent and every job provider but it, as listed once in PROVIDERS. */
-const BACKENDS = ["agent", ...PROVIDERS.map((p) => p.name).filter((n) => n !== "agent")];
+/** What DELEGATE_TOOLS names: every job provider (the agent's tools include the gateway's), as listed once in PROVIDERS. */
+const BACKENDS = PROVIDERS.map((p) => p.name);
 
 export const SETTINGS = {
   gateway: {
@@ -149,6 +149,7 @@ export const SETTINGS = {
   watcher: { intervalS: num("DELEGATE_WAIT_INTERVAL", 5, 0.05, 3600) },
   jobs: {
     retentionDays: num("DELEGATE_JOB_RETENTION_DAYS", 7, 0, 3650),
+    storeBusyTimeoutS: num("DELEGATE_STORE_BUSY_TIMEOUT", 5, 0.05, 600),
     /** Jobs outlive the window that started them unless this says they die with its server (the reference's way). */
     dieWithServer: bool("DELEGATE_JOBS_DIE_WITH_SERVER", false),
   },

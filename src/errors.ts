@@ -4,29 +4,71 @@
  * commands) translate a DlError into `isError` text or an exit code; nothing in between
  * formats errors for people.
  */
-export type DlErrorCode =
-  | "bad_config"
-  | "bad_input"
-  | "not_found"
-  | "path_escape"
-  | "workdir_forbidden"
-  | "backend"
-  | "timeout"
-  | "cancelled"
-  | "storage"
-  | "lock"
-  | "busy"
-  /** The job belongs to another live project's session (cancel ownership). */
-  | "not_owner"
-  | "jail_unavailable"
-  | "internal";
+const DL_ERROR_CODES = [
+  "bad_config",
+  "bad_input",
+  "not_found",
+  "path_escape",
+  "workdir_forbidden",
+  "backend",
+  "timeout",
+  "cancelled",
+  "storage",
+  "lock",
+  "busy",
+  // The job belongs to another live project's session (cancel ownership).
+  "not_owner",
+  "jail_unavailable",
+  "internal",
+] as const;
+export type DlErrorCode = (typeof DL_ERROR_CODES)[number];
+
+/**
+ * Every `failure_kind` dl gives a caller, once: why a tool call was refused, a delegation
+ * failed or a job ended without success, the one field a caller branches on. A DlError's
+ * code is its kind unless its data names another. docs/TROUBLESHOOTING.md has a row for
+ * each, and only these (test/docs/troubleshooting-doc.test.ts).
+ */
+export const FAILURE_KINDS = [
+  ...DL_ERROR_CODES,
+  // A tool call the server refused before running it (mcp/tool-call.ts, tool-result.ts).
+  "invalid_arguments",
+  "unknown_tool",
+  "tool_unlisted",
+  "tool_error",
+  // A provider's gate or its missing binary.
+  "gemini_not_allowed",
+  "agy_missing",
+  // A delegation that ran and did not succeed (agent/failure-kind.ts).
+  "auth",
+  "rate_limited",
+  "turn_limit",
+  "output_cut",
+  "incomplete",
+  // A job's end (jobs/engine/job-outcome.ts, each provider's classify, the jail's checks).
+  "quota",
+  "throttle",
+  "config",
+  "infra",
+  "other",
+  "result_file_refused",
+  "server_stopped",
+  "jail_git_tampered",
+  "jail_git_config",
+  "path_refused",
+  "provider_key_lost",
+] as const;
+export type FailureKind = (typeof FAILURE_KINDS)[number];
+
+/** What a DlError carries besides its message: fields for the caller, and the kind it names if not its code. */
+export type DlErrorData = { [field: string]: unknown; failure_kind?: FailureKind };
 
 export class DlError extends Error {
   override readonly name = "DlError";
   constructor(
     readonly code: DlErrorCode,
     message: string,
-    readonly data: Record<string, unknown> = {},
+    readonly data: DlErrorData = {},
   ) {
     super(message);
   }

@@ -43,7 +43,7 @@ export type LogLevelName = "silent" | "error" | "warn" | "info" | "debug";
 /** consola copies its options into a tagged child, so the level is set on each of them too. */
 const tagged = new Set<ConsolaInstance>();
 
-/** A logger whose lines carry `[tag]` (say, "codex"), instead of a hand-written "codex: " prefix. */
+/** A logger whose lines carry `[tag]` (say, a provider's name), instead of a hand-written "<tag>: " prefix. */
 export function logFor(tag: string): ConsolaInstance {
   const child = log.withTag(tag);
   tagged.add(child);

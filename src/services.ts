@@ -7,9 +7,10 @@ import { whoAnswered } from "./dispatch/answered.ts";
 import { parseFailoverChains } from "./dispatch/failover.ts";
 import type { Dispatcher } from "./dispatch/pools.ts";
 import type { AcquireSlot } from "./dispatch/run-delegation.ts";
-import { requireGeminiAllowed } from "./jobs/providers/gemini/gate.ts";
+import { DlError } from "./errors.ts";
+import type { AnyJobService, ProviderModule } from "./jobs/provider-module.ts";
+import { PROVIDER_MODULES } from "./jobs/providers/index.ts";
 import type { JobsRole } from "./jobs/service.ts";
-import { PROVIDERS, type ProviderName } from "./providers.ts";
 import { isCompiledDl } from "./sys/self-command.ts";
 
 /**
@@ -28,16 +29,15 @@ export type ServerDeps = {
   /** A slot of the model's machine-wide pool; the pools (flock, slot files) load on first use. */
   acquire: AcquireSlot;
   fallbackNote: (requested: string, answered: string, routing: Record<string, string>) => string | undefined;
+  /** Every job provider this process serves, in PROVIDERS order: PROVIDER_MODULES (tests add their own). */
+  providers: readonly ProviderModule[];
   /**
-   * Each provider's job service, started on first use (and by `dl serve` when its store
-   * has jobs). Gemini's refuses (DlError) unless DELEGATE_GEMINI_ALLOW_DANGER=1, before
-   * anything is opened.
+   * A provider's job service, started on first use (and by `dl serve` when its store has
+   * jobs). A provider whose gate refuses under this Config (Gemini without
+   * DELEGATE_GEMINI_ALLOW_DANGER=1) is refused with that DlError before anything is
+   * loaded or opened.
    */
-  jobService: <K extends ProviderName>(name: K) => Promise<JobServices[K]>;
-} & {
-  /** The same services by name, as the MCP tools call them (`deps.codex()`). */
-  readonly [K in ProviderName]: () => Promise<JobServices[K]>;
-} & {
+  jobService: <S extends AnyJobService>(m: ProviderModule<S>) => Promise<S>;
   /** Stops job services this process started: their running jobs end, recorded. */
   stopJobs: () => Promise<void>;
 };
@@ -48,41 +48,16 @@ function waitCommandFor(execPath: string): string {
   return /^[\w./-]+$/.test(execPath) ? `${execPath} wait` : `'${execPath.replace(/'/g, "'\\''")}' wait`;
 }
 
-/**
- * How each provider's jobs start: its module (its `startJobs`), loaded on first use so a
- * server that never runs that provider's jobs never pays for its engine, and its `gate`,
- * which refuses (DlError) before anything is loaded or opened.
- */
-const JOB_SERVICES = {
-  codex: { load: () => import("./jobs/providers/codex/service.ts") },
-  gemini: {
-    load: () => import("./jobs/providers/gemini/service.ts"),
-    gate: (c: Config) => requireGeminiAllowed(c.gemini.allowDanger),
-  },
-  dsh: { load: () => import("./jobs/providers/dsh/service.ts") },
-  agent: { load: () => import("./jobs/providers/agent/service.ts") },
-} satisfies Record<ProviderName, { load: () => Promise<unknown>; gate?: (c: Config) => void }>;
-
-/** Each provider's job service type, as its module's `startJobs` gives it. */
-type JobServices = {
-  [K in ProviderName]: Awaited<ReturnType<Awaited<ReturnType<(typeof JOB_SERVICES)[K]["load"]>>["startJobs"]>>;
-};
-type StartJobs = (
-  c: Config,
-  waitCommand: string,
-  baseDir: string,
-  role?: JobsRole,
-) => Promise<JobServices[ProviderName]>;
-type JobsEntry = { load: () => Promise<{ startJobs: StartJobs }>; gate?: (c: Config) => void };
-
 /** Whether a provider's gate lets its jobs run under this Config (Gemini: DELEGATE_GEMINI_ALLOW_DANGER). */
-export function jobServiceAllowed(config: Config, name: ProviderName): boolean {
-  try {
-    (JOB_SERVICES[name] as JobsEntry).gate?.(config);
-    return true;
-  } catch {
-    return false;
-  }
+export function jobServiceAllowed(config: Config, m: ProviderModule): boolean {
+  return !m.refusal?.(config);
+}
+
+/** Where a provider keeps its jobs: its state dir as Config.paths resolved it. */
+export function stateDirOf(config: Config, m: ProviderModule): string {
+  const dir = (config.paths.stateDirs as Readonly<Record<string, string>>)[m.facts.name];
+  if (!dir) throw new DlError("internal", `no state dir for provider ${m.facts.name}`);
+  return dir;
 }
 
 /** Throws DlError("bad_config") for a bad failover table, like any other setting. */
@@ -91,7 +66,12 @@ export function jobServiceAllowed(config: Config, name: ProviderName): boolean {
  * dl serve hands them to supervisors, a supervisor adopts its one job; absent, in this
  * process.
  */
-export function defaultDeps(config: Config, version: string, role: JobsRole = {}): ServerDeps {
+export function defaultDeps(
+  config: Config,
+  version: string,
+  providers: readonly ProviderModule[] = PROVIDER_MODULES,
+  role: JobsRole = {},
+): ServerDeps {
   const gateway = gatewaySettingsFromConfig(config);
   // A bad failover table is a bad setting now; the pools themselves load on first use.
   parseFailoverChains(config.pools.failoverChains);
@@ -100,25 +80,23 @@ export function defaultDeps(config: Config, version: string, role: JobsRole = {}
     (dispatcher ??= import("./dispatch/pools.ts").then((m) =>
       m.createDispatcher(m.dispatchSettingsFromConfig(config)),
     ));
-  const started = new Map<ProviderName, Promise<JobServices[ProviderName]>>();
-  const jobService = <K extends ProviderName>(name: K): Promise<JobServices[K]> => {
-    const entry = JOB_SERVICES[name] as JobsEntry;
+  const started = new Map<string, Promise<AnyJobService>>();
+  const jobService = <S extends AnyJobService>(m: ProviderModule<S>): Promise<S> => {
     // Refused as a rejected promise, like any other start failure, and never cached.
-    try {
-      entry.gate?.(config);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    let svc = started.get(name);
+    const refused = m.refusal?.(config);
+    if (refused) return Promise.reject(refused);
+    let svc = started.get(m.facts.name);
     if (!svc) {
-      const wait = waitCommandFor(process.execPath);
-      svc = entry.load().then((m) => m.startJobs(config, wait, process.cwd(), role));
-      started.set(name, svc);
+      const ctx = {
+        stateDir: stateDirOf(config, m),
+        waitCommand: waitCommandFor(process.execPath),
+        baseDir: process.cwd(),
+        engine: role,
+      };
+      svc = m.start(config, ctx);
+      started.set(m.facts.name, svc);
     }
-    return svc as Promise<JobServices[K]>;
-  };
-  const byName = Object.fromEntries(PROVIDERS.map((p) => [p.name, () => jobService(p.name)])) as {
-    [K in ProviderName]: () => Promise<JobServices[K]>;
+    return svc as Promise<S>;
   };
   return {
     config,
@@ -129,8 +107,8 @@ export function defaultDeps(config: Config, version: string, role: JobsRole = {}
     gatewayEndpoint: (model) => gatewayEndpoint(model, gateway),
     acquire: async (model, o) => (await pools()).acquire(model, o),
     fallbackNote: (requested, answered, routing) => whoAnswered(requested, { model: answered, routing }).fallback_note,
+    providers,
     jobService,
-    ...byName,
     stopJobs: async () => {
       const services = await Promise.all([...started.values()].map((s) => s.catch(() => undefined)));
       await Promise.all(services.map((svc) => svc?.stop()));

@@ -15,6 +15,8 @@ type Words = {
   checkBackend: string;
   /** What to do when an agent is not found, after the list of places searched. */
   agentHelp: string;
+  /** The follow-up knob. */
+  continueFrom: string;
 };
 
 const WORDS: Record<Surface, Words> = {
@@ -23,12 +25,14 @@ const WORDS: Record<Surface, Words> = {
     maxTokens: "max_tokens",
     checkBackend: "call local_backend_status",
     agentHelp: "Create one of these files, or call list_local_agents to see the available agents.",
+    continueFrom: "continue_from",
   },
   cli: {
     maxTurns: "--max-turns",
     maxTokens: "--max-tokens",
     checkBackend: "run `dl status`",
     agentHelp: "Create one of these files (the name is the file name without .md), or check the spelling.",
+    continueFrom: "--continue-from",
   },
 };
 

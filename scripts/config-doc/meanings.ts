@@ -142,6 +142,10 @@ export const MEANINGS: Readonly<Record<string, Meaning>> = {
   DELEGATE_WAIT_INTERVAL: {
     meaning: "Fallback poll of `dl wait`, in seconds (it wakes within milliseconds of a job's end anyway).",
   },
+  DELEGATE_STORE_BUSY_TIMEOUT: {
+    meaning:
+      "How long a write to a job store waits for another process's write lock, in seconds, before it counts as failed (a job's end is then kept in its folder and recorded later).",
+  },
   DELEGATE_JOB_RETENTION_DAYS: {
     meaning: "Finished jobs, kept conversations and transcripts older than this are pruned by `dl reap`.",
   },

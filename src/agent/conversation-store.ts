@@ -51,6 +51,16 @@ export class ConversationStore {
     return tryLock(join(this.dir, `${id}.lock`), { stillLinked: true });
   }
 
+  /**
+   * Removes the lock file of `id` while the caller holds it (`hold`): a follow-up of an id
+   * that does not exist must leave nothing behind (the lock stays unusable to others:
+   * stillLinked sees the name gone).
+   */
+  dropLock(id: string): void {
+    checkId(id);
+    rmSync(join(this.dir, `${id}.lock`), { force: true });
+  }
+
   /** The conversation, or DlError not_found / storage with what to do. */
   load(id: string): StoredConversation {
     checkId(id);
@@ -149,7 +159,7 @@ export class ConversationStore {
       if ((e as NodeJS.ErrnoException).code === "ENOENT") {
         throw new DlError(
           "not_found",
-          `no conversation ${id}: it never existed, or it was removed (dl reap removes conversations as old as finished jobs, and only the newest ${this.limits.maxCount} are kept); start a new delegation`,
+          `no conversation ${id}: it never existed, or it was removed (dl reap removes conversations as old as finished jobs, and only the newest ${this.limits.maxCount} are kept); start a new delegation without continue_from`,
         );
       }
       throw new DlError("storage", `conversation ${id} cannot be read (${(e as NodeJS.ErrnoException).code})`);

@@ -1,4 +1,4 @@
-import { isDlError } from "../errors.ts";
+import { type FailureKind, isDlError } from "../errors.ts";
 
 /**
  * Why a delegation that started did not succeed, as `failure_kind` (what to branch on)
@@ -7,7 +7,7 @@ import { isDlError } from "../errors.ts";
  * it runs, the loop ends with a stop reason, and a model call that failed says which
  * HTTP answer it got.
  */
-export type DelegationFailure = { failure_kind: string; code: string };
+export type DelegationFailure = { failure_kind: FailureKind; code: string };
 
 /** A model call that failed after its retries: the key refused, rate limited, or the backend itself. */
 export function backendFailure(e: unknown): DelegationFailure {

@@ -1,5 +1,6 @@
 import type { StopReason } from "../backends/types.ts";
 import { type Surface, wordsFor } from "../surface.ts";
+import type { DelegationFailure } from "./failure-kind.ts";
 import { countdownNote, NUDGE_TEXT } from "./history.ts";
 import { announcesWork } from "./policy.ts";
 
@@ -12,7 +13,7 @@ export type AgentEnd = {
   incomplete?: boolean;
   error?: string;
   /** Why it failed, when the stop reason alone does not say (a model call's HTTP answer): agent/failure-kind.ts. */
-  failure?: { failure_kind: string; code: string };
+  failure?: DelegationFailure;
 };
 
 /** What the model answered this turn, reduced to what the decision needs. */

@@ -11,6 +11,7 @@ import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
 import { jobFromArg } from "./job-arg.ts";
+import { shellWord } from "./shell-word.ts";
 
 /** How long dl cancel waits for a live server to stop a running job before saying it asked. */
 const OWNER_WAIT_MS = 15_000;
@@ -36,11 +37,9 @@ const def = defineCommand({
     }
     const project = (await resolveWorkspace(canonicalPath(process.cwd()), config.childEnv)).project;
     // Every job is checked before any is changed: a refusal cancels nothing.
-    const refused = jobs
-      .map((j) => cancelRefusal(j.row, shellCanceller(project, j.live.owner)))
-      .find((r) => r !== null);
+    const refused = jobs.find((j) => cancelRefusal(j.row, shellCanceller(project, j.live.owner)) !== null);
     if (refused) {
-      process.stderr.write(`dl cancel: ${refused}; nothing was cancelled\n`);
+      process.stderr.write(`dl cancel: ${shellRefusal(refused, project)}; nothing was cancelled\n`);
       process.exitCode = EXIT.failure;
       return;
     }
@@ -66,6 +65,19 @@ const def = defineCommand({
     process.exitCode = allEnded ? EXIT.ok : EXIT.failure;
   },
 });
+
+/**
+ * Why this folder may not cancel a job, said for a shell: whose it is, and the command
+ * that cancels it from where it may be cancelled.
+ */
+function shellRefusal(j: FoundJob, here: string): string {
+  const r = j.row;
+  const dir = sanitizeLine(r.workdir, 400);
+  return (
+    `${r.id} belongs to the project ${sanitizeLine(r.project, 400)}, whose server (pid ${r.owner_pid}) is alive, and this folder is in ${sanitizeLine(here, 400)}; ` +
+    `cancel it from its project: cd ${shellWord(dir)} && dl cancel ${r.id} (or cancel_${r.provider} in that project's session)`
+  );
+}
 
 export const cancelCommand: DlCommand = {
   def,

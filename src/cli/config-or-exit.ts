@@ -1,6 +1,7 @@
 import { type Config, loadConfig } from "../config.ts";
 import { isDlError } from "../errors.ts";
 import { setLogLevel } from "../log.ts";
+import { setStoreBusyTimeout } from "../store/db.ts";
 import { EXIT } from "./exit.ts";
 
 /**
@@ -11,10 +12,12 @@ export function configOrExit(): Config {
   try {
     const config = loadConfig();
     setLogLevel(config.logLevel);
+    setStoreBusyTimeout(config.jobs.storeBusyTimeoutS * 1000);
     return config;
   } catch (e) {
     if (isDlError(e, "bad_config")) {
-      process.stderr.write(`dl: ${e.message}\n`);
+      // One line: what is wrong (and where it was set, when that is the settings file), then what to run.
+      process.stderr.write(`dl: ${e.message}; fix it, then run dl status\n`);
       process.exit(EXIT.usage);
     }
     throw e;

@@ -1,17 +1,13 @@
 import { isLocalLane } from "../backends/gateway.ts";
 import type { FoundServer } from "../backends/local-servers.ts";
 import { sanitizeLine } from "../jobs/sanitize.ts";
+import { shellWord } from "./shell-word.ts";
 
 /** The server name dl is registered under, everywhere (README, install.sh, examples, this line). */
 const SERVER_NAME = "delegate-local";
 
 /** Servers that run models on this machine themselves: every model they list is local. */
 const LOCAL_RUNTIMES = new Set(["Ollama", "llama.cpp", "LM Studio", "vLLM"]);
-
-/** One word for a POSIX shell: as it is when safe, else single-quoted. */
-export function shellWord(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
-}
 
 export type Choice = { endpoint: string; model: string; why: string; local: boolean };
 

@@ -1,7 +1,8 @@
 import { describeError, isDlError } from "../errors.ts";
 import { sanitizeLine } from "../jobs/sanitize.ts";
 import { runGroup } from "../sys/process.ts";
-import { registerArgv, registeredName, replaceLine, shellWord } from "./init-plan.ts";
+import { registerArgv, registeredName, replaceLine } from "./init-plan.ts";
+import { shellWord } from "./shell-word.ts";
 
 /**
  * `dl init --register claude`: runs the registration line, unless Claude Code already

@@ -10,6 +10,7 @@ import { isTerminal } from "../store/types.ts";
 import { jobDirOf } from "../sys/paths.ts";
 import { isDelegationId, logIdProblem } from "../usage/job-id.ts";
 import { findDelegationTranscript, jobTranscriptFile } from "../usage/transcript-path.ts";
+import { codexSteps } from "./codex-steps.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
@@ -29,7 +30,9 @@ function delegationLogs(config: Config, id: string, o: Out): void {
   const file = findDelegationTranscript(knownJobStores(config.paths, true), id);
   const t = file ? readTranscript(file) : null;
   if (!t) {
-    process.stderr.write(`dl logs: no transcript for delegation ${id} (pruned by dl reap, or from another machine)\n`);
+    process.stderr.write(
+      `dl logs: no transcript for delegation ${id} (pruned by dl reap, or from another machine); dl jobs --kind delegation lists the ones on this machine\n`,
+    );
     process.exitCode = EXIT.usage;
     return;
   }
@@ -55,7 +58,9 @@ async function jobLogs(config: Config, id: string, follow: boolean, o: Out): Pro
   if (from > 0) return;
   const tail = readOutputTail(jobDirOf(job.store.stateDir, id));
   if (tail) {
-    o.write(o.json ? JSON.stringify({ t: "output", text: tail }) : tail.trimEnd());
+    // A Codex job's output is its CLI's event stream: shown as steps, like an agent job's.
+    const steps = !o.json && job.row.provider === "codex" ? codexSteps(tail) : null;
+    o.write(o.json ? JSON.stringify({ t: "output", text: tail }) : steps ? steps.join("\n") : tail.trimEnd());
     return;
   }
   const answer = job.row.final_response ? sanitizeMultiline(job.row.final_response, 8000) : null;

@@ -9,10 +9,11 @@ import { argsProblem } from "./strict-args.ts";
 import { closest } from "./suggest.ts";
 
 /**
- * The one place command lines are checked and dispatched. Each command loads on demand,
+ * The one place command lines are checked and dispatched (test/docs/doc-claims.test.ts
+ * reads COMMANDS to check what the docs name). Each command loads on demand,
  * so `dl --version` or `dl wait` never pays for evaluating the MCP SDK.
  */
-const COMMANDS: Record<string, () => Promise<DlCommand>> = {
+export const COMMANDS: Record<string, () => Promise<DlCommand>> = {
   serve: () => import("./serve.ts").then((m) => m.serveCommand),
   status: () => import("./status.ts").then((m) => m.statusCommand),
   run: () => import("./run.ts").then((m) => m.runCommand),
@@ -38,8 +39,10 @@ function usageError(where: string, problem: string, helpFor?: string): void {
 }
 
 function unknownCommand(name: string): void {
-  const guess = closest(name, [...NAMES, "help"]);
-  usageError("dl", `unknown command ${JSON.stringify(name.slice(0, 60))}${guess ? `; did you mean ${guess}?` : ""}`);
+  // `dl version` is `dl --version`: a flag, suggested as the whole command to type.
+  const guess = closest(name, [...NAMES, "help", "--version"]);
+  const typed = guess?.startsWith("--") ? `dl ${guess}` : guess;
+  usageError("dl", `unknown command ${JSON.stringify(name.slice(0, 60))}${typed ? `; did you mean ${typed}?` : ""}`);
 }
 
 async function showHelp(topic: string | undefined): Promise<void> {

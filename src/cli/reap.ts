@@ -3,13 +3,14 @@ import { ConversationStore } from "../agent/conversation-store.ts";
 import type { Config } from "../config.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
 import { sysIdentities } from "../jobs/engine/machine.ts";
-import { agentSpent } from "../jobs/providers/agent/spent.ts";
+import { PROVIDER_MODULES } from "../jobs/providers/index.ts";
 import { reapAll } from "../jobs/shell/maintenance.ts";
 import { forgetVanishedStores, knownJobStores } from "../jobs/shell/store-registry.ts";
 import { pruneDelegationTranscripts } from "../usage/transcript-prune.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
+import { storeLabels } from "./store-label.ts";
 import { refuseIrregularStores } from "./stores-or-exit.ts";
 
 const def = defineCommand({
@@ -30,8 +31,9 @@ const def = defineCommand({
       identities: sysIdentities,
       retentionMs: config.jobs.retentionDays * 86_400_000,
       dryRun,
-      // An agent job's child keeps its transcript: what a reaped one spent still reaches the ledger.
-      spent: (provider, _row, jobDir) => (provider === "agent" ? agentSpent(jobDir) : null),
+      // What a reaped run spent (an agent job's child keeps its transcript) still reaches the ledger.
+      spent: (provider, row, jobDir) =>
+        PROVIDER_MODULES.find((m) => m.facts.name === provider)?.spent?.(row, jobDir) ?? null,
     });
     const prunedPools = dryRun ? [] : pruneIdlePools(config.paths.slotsDir);
     const kept = housekeeping(config, dryRun);
@@ -47,14 +49,16 @@ const def = defineCommand({
           `delegations: ${dryRun ? "would prune" : "pruned"} ${kept.pruned_transcripts} old transcript(s)\n`,
         );
       if (reports.length === 0) process.stdout.write("no job stores yet: nothing to reap\n");
+      const labels = storeLabels(reports);
       for (const r of reports) {
+        const name = labels.get(r) ?? r.provider;
         if (r.error) {
-          process.stdout.write(`${r.provider}: store unusable (${r.error})\n`);
+          process.stdout.write(`${name}: store unusable (${r.error}); run dl status for its folder's state\n`);
           continue;
         }
         const verb = dryRun ? "would end" : "ended";
         process.stdout.write(
-          `${r.provider}: ${verb} ${r.reaped.length} job(s) of dead servers, ${dryRun ? "would prune" : "pruned"} ${r.pruned} finished\n`,
+          `${name}: ${verb} ${r.reaped.length} job(s) of dead servers, ${dryRun ? "would prune" : "pruned"} ${r.pruned} finished\n`,
         );
         for (const a of r.reaped)
           process.stdout.write(`  ${a.id} → ${a.status}${a.killed_pid ? ` (pid ${a.killed_pid})` : ""}: ${a.reason}\n`);

@@ -155,7 +155,7 @@ const def = defineCommand({
     );
     // Anything an agent command left running in the background ends with the run.
     await terminateAllGroups(2_000, 1_000);
-    process.stdout.write(args.json ? `${JSON.stringify(result)}\n` : `${renderResult(result)}\n`);
+    process.stdout.write(args.json ? `${JSON.stringify(result)}\n` : `${renderResult(result, undefined, "cli")}\n`);
     process.exitCode = result.success ? EXIT.ok : EXIT.failure;
   },
 });

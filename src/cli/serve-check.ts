@@ -3,6 +3,7 @@ import { probeBackends } from "../backends/probe-targets.ts";
 import type { Config } from "../config.ts";
 import { describeError } from "../errors.ts";
 import { sysIdentities } from "../jobs/engine/machine.ts";
+import { PROVIDER_MODULES } from "../jobs/providers/index.ts";
 import { jobsSummary } from "../jobs/shell/maintenance.ts";
 import { createServer } from "../mcp/server.ts";
 import { backendVerdicts } from "../mcp/tool-availability.ts";
@@ -10,6 +11,7 @@ import { defaultDeps } from "../services.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { dirState } from "../sys/writable.ts";
 import { VERSION } from "../version.ts";
+import { shellWord } from "./shell-word.ts";
 import { checkModels } from "./status-models.ts";
 import { namedStateDirs } from "./status-report.ts";
 
@@ -63,7 +65,7 @@ async function handshake(config: Config): Promise<CheckLine> {
 
 /** Which backends' tools tools/list names, and why the others are not there. */
 function toolLines(config: Config): CheckLine[] {
-  return Object.entries(backendVerdicts(config)).map(([backend, v]) => ({
+  return Object.entries(backendVerdicts(config, PROVIDER_MODULES)).map(([backend, v]) => ({
     level: "ok",
     text: v.listed ? `${backend} tools listed (${v.why})` : `${backend} tools not listed: ${v.why}`,
   }));
@@ -98,11 +100,13 @@ export async function serveChecks(config: Config): Promise<CheckLine[]> {
   return lines;
 }
 
-export function renderChecks(lines: readonly CheckLine[]): string {
+/** The verdict names the command a host runs: this binary's absolute path, which is what a registration needs. */
+export function renderChecks(lines: readonly CheckLine[], self = process.execPath): string {
   const mark = { ok: "ok  ", warn: "WARN", fail: "FAIL" } as const;
   const failed = lines.filter((l) => l.level === "fail").length;
+  const command = `${shellWord(self)} serve`;
   const verdict = failed
-    ? `dl serve would not work: ${failed} problem(s) marked FAIL above`
-    : "dl serve would start; an MCP host can connect with: dl serve";
+    ? `dl serve would not work: ${failed} problem(s) marked FAIL above; fix them, then run ${command} --check again`
+    : `dl serve would start; an MCP host can connect with: ${command}`;
   return `${[...lines.map((l) => `${mark[l.level]} ${l.text}`), "", verdict].join("\n")}\n`;
 }

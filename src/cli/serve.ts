@@ -14,8 +14,7 @@ import { forwardLogsTo } from "../mcp/log-forward.ts";
 import { MAX_MESSAGE_BYTES } from "../mcp/result-limits.ts";
 import { serverFactory } from "../mcp/server.ts";
 import { CappedStdioTransport } from "../mcp/stdio-transport.ts";
-import { PROVIDERS } from "../providers.ts";
-import { defaultDeps, jobServiceAllowed, type ServerDeps } from "../services.ts";
+import { defaultDeps, jobServiceAllowed, type ServerDeps, stateDirOf } from "../services.ts";
 import { DB_FILE } from "../store/types.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { jobStateDirs } from "../sys/paths.ts";
@@ -75,7 +74,7 @@ const def = defineCommand({
       return;
     }
     // Every job is run by a supervisor of its own, so it outlives this server and its window.
-    const deps = defaultDeps(config, VERSION, {
+    const deps = defaultDeps(config, VERSION, undefined, {
       supervisorCommand: { self: selfArgv(), env: config.supervisorEnv, cwd: process.cwd() },
       dieWithOrigin: config.jobs.dieWithServer,
     });
@@ -187,8 +186,8 @@ export const serveCommand: DlCommand = {
  */
 function startRecordedJobServices(config: Config, deps: ServerDeps): void {
   const recorded = (dir: string) => existsSync(join(dir, DB_FILE));
-  for (const { name } of PROVIDERS) {
-    if (!recorded(config.paths.stateDirs[name]) || !jobServiceAllowed(config, name)) continue;
-    deps.jobService(name).catch((e: unknown) => log.warn(`${name} jobs unavailable: ${describeError(e)}`));
+  for (const m of deps.providers) {
+    if (!recorded(stateDirOf(config, m)) || !jobServiceAllowed(config, m)) continue;
+    deps.jobService(m).catch((e: unknown) => log.warn(`${m.facts.name} jobs unavailable: ${describeError(e)}`));
   }
 }

@@ -1,12 +1,12 @@
 import type { PoolStatus } from "../dispatch/status.ts";
-import type { GeminiStatusReport } from "../jobs/providers/gemini/status.ts";
 import type { ActiveJob, JobsSummary } from "../jobs/shell/maintenance.ts";
 import { versionLine } from "../version.ts";
-import { humanAge as age } from "./job-format.ts";
 import type { StatusReport } from "./status-report.ts";
+import { storeLabels } from "./store-label.ts";
+import { humanAge as age } from "./time-format.ts";
 
-/** `dl status` as text: one section per concern, failed checks last. */
-export function renderStatus(r: StatusReport): string {
+/** `dl status` as text: one section per concern (each provider's part as its module renders it), failed checks last. */
+export function renderStatus(r: StatusReport, providerText: readonly string[]): string {
   const cfg = r.config as { gateway: { kind: string }; backend: { model: string; coding_model: string } };
   const lines = [
     `${versionLine(r)} — ${r.healthy ? "healthy" : "UNHEALTHY"}`,
@@ -26,10 +26,8 @@ export function renderStatus(r: StatusReport): string {
     ),
     "",
     "jobs:",
-    ...r.jobs.flatMap((j) => renderJobs(j, Date.now(), false, { defaultModel: cfg.backend.model })),
-    ...renderCodex(r.codex),
-    ...renderDsh(r.dsh),
-    ...renderGemini(r.gemini),
+    ...renderAllJobs(r.jobs, Date.now(), false, { defaultModel: cfg.backend.model }),
+    ...providerText,
     ...renderMcpTools(r),
   ];
   if (r.failed_checks.length) lines.push("", "failed checks:", ...r.failed_checks.map((f) => `  - ${f}`));
@@ -111,19 +109,22 @@ function orphanStatuses(active: readonly ActiveJob[]): string {
   return [...counts].map(([state, n]) => `${n} ${state}`).join(", ");
 }
 
+type JobsContext = { defaultModel: string; pools?: readonly PoolStatus[] };
+
+/** Every store's jobs, a provider with two stores named by folder too. */
+export function renderAllJobs(all: readonly JobsSummary[], now: number, each: boolean, ctx: JobsContext): string[] {
+  const labels = storeLabels(all);
+  return all.flatMap((j) => renderJobs(j, labels.get(j) ?? j.provider, now, each, ctx));
+}
+
 /**
- * One provider's jobs: counts, per project, and with `each` every active job (a waiting
+ * One store's jobs: counts, per project, and with `each` every active job (a waiting
  * one with the holders it waits behind, from `pools`).
  */
-export function renderJobs(
-  j: JobsSummary,
-  now: number,
-  each: boolean,
-  ctx: { defaultModel: string; pools?: readonly PoolStatus[] } = { defaultModel: "" },
-): string[] {
+function renderJobs(j: JobsSummary, label: string, now: number, each: boolean, ctx: JobsContext): string[] {
   const orphans = j.orphaned ? `, ${j.orphaned} orphaned: ${orphanStatuses(j.active)} (run dl reap)` : "";
   const lines = [
-    `  ${j.provider.padEnd(8)} ${j.running} running, ${j.queued} queued${orphans}${j.error ? `  (${j.error})` : ""}`,
+    `  ${label.padEnd(8)} ${j.running} running, ${j.queued} queued${orphans}${j.error ? `  (${j.error})` : ""}`,
   ];
   if (each)
     for (const a of j.active) {
@@ -132,50 +133,6 @@ export function renderJobs(
     }
   else for (const p of j.projects) lines.push(`    ${p.project}: ${p.running} running, ${p.queued} queued`);
   return lines;
-}
-
-export function renderCodex(codex: StatusReport["codex"], brief = false): string[] {
-  if ("error" in codex) return ["", "codex:", `  unavailable: ${codex.error}`];
-  const c = codex;
-  const a = c.account;
-  const cool = a.state === "cooldown" ? ` until ${a.cooldown_until} (${a.cooldown_reason ?? "throttled"})` : "";
-  const lines = ["", "codex:"];
-  if (!brief) lines.push(`  cli: ${c.cli.ok ? `${c.cli.version} (${c.cli.path})` : c.cli.message}`);
-  lines.push(
-    `  account: ${a.state}${cool}; caps ${a.effective_caps.global} global / ${a.effective_caps.per_project} per project${a.adaptive_cap ? ` (halved until ${a.adaptive_until})` : ""}`,
-  );
-  if (a.auth_hint) lines.push(`  ${a.auth_hint}`);
-  if (!c.quota.windows.length) lines.push("  quota: no rate-limit reading in the session files yet");
-  for (const w of c.quota.windows)
-    lines.push(`  quota ${w.name}: ${w.used_percent}% used${w.resets_at ? `, resets ${w.resets_at}` : ""}`);
-  for (const w of c.quota.warnings) lines.push(`  warning: ${w}`);
-  return lines;
-}
-
-function renderDsh(d: StatusReport["dsh"]): string[] {
-  if ("error" in d) return ["", "dsh:", `  unavailable: ${d.error}`];
-  const m = d.models_file;
-  const c = d.caps;
-  return [
-    "",
-    "dsh:",
-    `  launcher: ${d.launcher.ok ? d.launcher.path : d.launcher.message}`,
-    `  models file: ${m.path}${m.exists ? "" : " (missing)"}`,
-    `  enabled models: ${m.enabled.length ? m.enabled.join(", ") : "(none)"}`,
-    ...m.problems.map((p) => `  problem: ${p}`),
-    `  caps: ${c.max_concurrent} global / ${c.max_per_project} per project, queue ${c.max_queue}, stagger ${c.stagger_s} s`,
-  ];
-}
-
-function renderGemini(g: GeminiStatusReport): string[] {
-  return [
-    "",
-    "gemini (agy):",
-    `  tools: ${g.allowed ? "allowed (DELEGATE_GEMINI_ALLOW_DANGER=1)" : "off (set DELEGATE_GEMINI_ALLOW_DANGER=1 to allow)"}`,
-    `  cli: ${g.cli.ok ? g.cli.path : g.cli.message}`,
-    `  jail: ${g.jail.ok ? "ok" : "UNAVAILABLE"} — ${g.jail.detail}${g.jail.fix ? `; fix: ${g.jail.fix}` : ""}`,
-    `  caps: ${g.caps.max_concurrent} running, ${g.caps.max_queue} queued, one job per workdir`,
-  ];
 }
 
 /** Which backends' tools tools/list names (DELEGATE_TOOLS overrides what this machine has). */

@@ -7,18 +7,16 @@ import type { JobCaps } from "../config-tree.ts";
 import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
 import { type OtherCacheDir, otherCacheDirs } from "../dispatch/server-caches.ts";
 import { type PoolStatus, poolStatus } from "../dispatch/status.ts";
+import { describeError } from "../errors.ts";
 import { sysIdentities } from "../jobs/engine/machine.ts";
-import { codexServiceOptions } from "../jobs/providers/codex/service.ts";
-import { type CodexStatusReport, codexStatus } from "../jobs/providers/codex/status.ts";
-import { dshServiceOptions } from "../jobs/providers/dsh/service.ts";
-import { type DshStatusReport, dshStatus } from "../jobs/providers/dsh/status.ts";
-import { geminiServiceOptions } from "../jobs/providers/gemini/service.ts";
-import { type GeminiStatusReport, geminiStatus } from "../jobs/providers/gemini/status.ts";
+import type { ProviderModule } from "../jobs/provider-module.ts";
+import { PROVIDER_MODULES } from "../jobs/providers/index.ts";
 import { type JobsSummary, jobsSummary } from "../jobs/shell/maintenance.ts";
 import { knownJobStores } from "../jobs/shell/store-registry.ts";
 import { type BackendVerdict, backendVerdicts } from "../mcp/tool-availability.ts";
 import type { Backend } from "../mcp/tool-table.ts";
 import { PROVIDERS } from "../providers.ts";
+import { probeJailOnce } from "../sandbox/index.ts";
 import { dirState } from "../sys/writable.ts";
 import type { BuildInfo } from "../version.ts";
 import { checkModels, type ModelCheck } from "./status-models.ts";
@@ -30,7 +28,12 @@ import { checkModels, type ModelCheck } from "./status-models.ts";
  * use), and only stores that already exist are opened. Keys are snake_case throughout, as
  * in the MCP results.
  */
-export type StatusReport = {
+export type StatusReport = StatusBase & {
+  /** Each provider's part (codex, gemini, dsh), under its name: its module's status, or `{error}`. */
+  readonly [provider: string]: unknown;
+};
+
+type StatusBase = {
   version: string;
   commit: string;
   target: string;
@@ -46,9 +49,6 @@ export type StatusReport = {
   /** Live servers whose cache dir (pool slots) is not this process's: their pools are not shared with it. */
   other_cache_dirs: (OtherCacheDir & { pools: PoolStatus[] })[];
   jobs: JobsSummary[];
-  codex: CodexStatusReport | { error: string };
-  dsh: DshStatusReport | { error: string };
-  gemini: GeminiStatusReport;
   /** Which backends' tools `dl serve` lists in tools/list, and why the others are not. */
   mcp_tools: Record<Backend, BackendVerdict>;
 };
@@ -98,25 +98,42 @@ function otherCaches(config: Config, failed: string[]): StatusReport["other_cach
   });
 }
 
-/** A missing Codex CLI is information, not ill health: dl works without it. */
-async function codexReport(config: Config): Promise<StatusReport["codex"]> {
+/** One provider's part: its section, its text and what of it is ill health. */
+type ProviderPart = { name: string; section: unknown; text: string[]; failed: string[] };
+
+/**
+ * A provider's part of `dl status`. One that cannot be read (a missing CLI, say) is
+ * information, not ill health: dl works without it.
+ */
+async function providerPart(config: Config, m: ProviderModule): Promise<ProviderPart | null> {
+  const name = m.facts.name;
+  if (!m.status) return null;
   try {
-    return await codexStatus(codexServiceOptions(config, "dl wait"));
+    const s = await m.status();
+    const section = await s.read(config);
+    return { name, section, text: s.render(section), failed: s.failedChecks?.(section, config) ?? [] };
   } catch (e) {
-    return { error: e instanceof Error ? e.message : String(e) };
+    const error = describeError(e);
+    return { name, section: { error }, text: ["", `${name}:`, `  unavailable: ${error}`], failed: [] };
   }
 }
 
-/** Like Codex, a missing launcher or models file is information, not ill health. */
-function dshReport(config: Config): StatusReport["dsh"] {
-  try {
-    return dshStatus(dshServiceOptions(config, "dl wait", process.cwd()));
-  } catch (e) {
-    return { error: e instanceof Error ? e.message : String(e) };
-  }
+/** run_bash's jail (DELEGATE_RUN_BASH_SANDBOX=1): ill health when it cannot start. */
+async function runBashJailCheck(config: Config): Promise<string[]> {
+  if (!config.agent.runBashSandbox) return [];
+  const jail = await probeJailOnce({ platform: process.platform, path: config.childEnv.PATH ?? "", cwd: "/" });
+  if (jail.ok) return [];
+  return [
+    `jail for run_bash (DELEGATE_RUN_BASH_SANDBOX=1) cannot start: ${jail.detail}${jail.fix ? `; fix: ${jail.fix}` : ""}`,
+  ];
 }
 
-export async function gatherStatus(config: Config, build: BuildInfo): Promise<StatusReport> {
+/** Everything `dl status` shows: the report (its JSON) and the providers' parts as text. */
+export async function gatherStatus(
+  config: Config,
+  build: BuildInfo,
+  providers: readonly ProviderModule[] = PROVIDER_MODULES,
+): Promise<{ report: StatusReport; providerText: string[] }> {
   const backends = await probeBackends(config);
   const state_dirs = stateDirs(config);
   const failed_checks: string[] = [];
@@ -129,10 +146,10 @@ export async function gatherStatus(config: Config, build: BuildInfo): Promise<St
   const other_cache_dirs = otherCaches(config, failed_checks);
   const jobs = jobsSummary(knownJobStores(config.paths), sysIdentities);
   for (const j of jobs) if (j.error) failed_checks.push(`jobs ${j.provider}: ${j.error}`);
-  const codex = await codexReport(config);
-  const gemini = await geminiStatus(geminiServiceOptions(config, "dl wait"));
-  failed_checks.push(...jailChecks(config, gemini.jail));
-  return {
+  const parts = (await Promise.all(providers.map((m) => providerPart(config, m)))).filter((p) => p !== null);
+  for (const p of parts) failed_checks.push(...p.failed);
+  failed_checks.push(...(await runBashJailCheck(config)));
+  const report: StatusReport = {
     ...build,
     healthy: failed_checks.length === 0,
     failed_checks,
@@ -148,22 +165,10 @@ export async function gatherStatus(config: Config, build: BuildInfo): Promise<St
     pools: poolList,
     other_cache_dirs,
     jobs,
-    codex,
-    dsh: dshReport(config),
-    gemini,
-    mcp_tools: backendVerdicts(config),
+    ...Object.fromEntries(parts.map((p) => [p.name, p.section])),
+    mcp_tools: backendVerdicts(config, providers),
   };
-}
-
-/** A jail that cannot start is ill health only where the user asked for one. */
-function jailChecks(config: Config, jail: GeminiStatusReport["jail"]): string[] {
-  if (jail.ok) return [];
-  const why = `${jail.detail}${jail.fix ? `; fix: ${jail.fix}` : ""}`;
-  const users = [
-    ...(config.gemini.allowDanger ? ["Gemini jobs (DELEGATE_GEMINI_ALLOW_DANGER=1)"] : []),
-    ...(config.agent.runBashSandbox ? ["run_bash (DELEGATE_RUN_BASH_SANDBOX=1)"] : []),
-  ];
-  return users.map((u) => `jail for ${u} cannot start: ${why}`);
+  return { report, providerText: parts.flatMap((p) => p.text) };
 }
 
 /** A provider's settings as status shows them: the caps group's values inline, where the group is. */

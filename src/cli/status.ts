@@ -41,8 +41,8 @@ const def = defineCommand({
       await watchLive(config, interrupt.signal, process.stdout);
       return;
     }
-    const report = await gatherStatus(config, BUILD);
-    process.stdout.write(args.json ? `${JSON.stringify(report)}\n` : `${renderStatus(report)}\n`);
+    const { report, providerText } = await gatherStatus(config, BUILD);
+    process.stdout.write(args.json ? `${JSON.stringify(report)}\n` : `${renderStatus(report, providerText)}\n`);
     process.exitCode = report.healthy ? EXIT.ok : EXIT.failure;
   },
 });

@@ -1,7 +1,8 @@
 import { defineCommand } from "citty";
 import { DlError } from "../errors.ts";
+import { PROVIDER_MODULES } from "../jobs/providers/index.ts";
 import { log } from "../log.ts";
-import { PROVIDERS, type ProviderName } from "../providers.ts";
+import { PROVIDERS } from "../providers.ts";
 import { defaultDeps } from "../services.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { selfArgv } from "../sys/self-command.ts";
@@ -35,17 +36,18 @@ const def = defineCommand({
   async run({ args }) {
     hardenProcess();
     const config = configOrExit();
-    const provider = PROVIDERS.find((p) => p.name === args.provider);
-    if (!provider)
+    const module = PROVIDER_MODULES.find((m) => m.facts.name === args.provider);
+    if (!module)
       throw new DlError("bad_input", `unknown provider ${JSON.stringify(String(args.provider).slice(0, 40))}`);
+    const provider = module.facts;
     const bad = jobIdProblem(args.id);
     if (bad || !args.id.startsWith(provider.idPrefix))
       throw new DlError("bad_input", bad ?? `${args.id} is not a ${provider.name} job`);
     const adopt = { jobId: args.id, from: args.from };
     // It hands on, too: a dead server's queued jobs its reaper finds get supervisors of their own.
     const supervisorCommand = { self: selfArgv(), env: config.supervisorEnv, cwd: process.cwd() };
-    const deps = defaultDeps(config, VERSION, { adopt, dieWithOrigin: config.jobs.dieWithServer, supervisorCommand });
-    const svc = await deps.jobService(provider.name as ProviderName);
+    const role = { adopt, dieWithOrigin: config.jobs.dieWithServer, supervisorCommand };
+    const svc = await defaultDeps(config, VERSION, undefined, role).jobService(module);
     // A signal to the supervisor (a person ending it) ends its job as a server's stop would.
     const stop = () => void svc.stop().finally(() => process.exit(EXIT.ok));
     for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(sig, stop);

@@ -1,11 +1,11 @@
 import type { Cost } from "../usage/cost.ts";
 import type { UsageTotals } from "../usage/report.ts";
 import { table } from "./job-format.ts";
+import { tokenCount } from "./usage-text.ts";
 
 const BAR_WIDTH = 24;
 
-const count = (n: number) =>
-  n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e4 ? `${Math.round(n / 1000)}k` : String(n);
+const count = tokenCount;
 const share = (s: number | null) => (s === null ? "-" : `${Math.round(s * 100)}%`);
 
 /** A cost with its state beside the figure: a zero is never shown without saying why. */
@@ -20,16 +20,19 @@ function costText(c: Cost): string {
 export function renderUsage(
   r: { since: string; by: string; groups: UsageTotals[]; total: UsageTotals },
   tty: boolean,
+  sinceText: string,
+  settingsFile: string,
 ): string {
-  if (r.groups.length === 0) return `no delegations or jobs recorded since ${r.since}\n`;
-  const size = (g: UsageTotals) => g.input_tokens + g.cache_read + g.cache_write + g.output_tokens;
+  if (r.groups.length === 0)
+    return `no delegations or jobs recorded since ${sinceText} (dl usage --since 30d looks further back)\n`;
+  const size = (g: UsageTotals) => g.input_tokens + g.cache_read_tokens + g.cache_write_tokens + g.output_tokens;
   const most = Math.max(...r.groups.map(size), 1);
   const head = [r.by.toUpperCase(), "RUNS", "IN", "CACHED", "CACHE HIT", "OUT", "COST"];
   const row = (g: UsageTotals) => [
     g.key,
     String(g.runs),
     count(g.input_tokens),
-    count(g.cache_read),
+    count(g.cache_read_tokens),
     share(g.cache_hit_share),
     count(g.output_tokens),
     costText(g.cost),
@@ -40,5 +43,15 @@ export function renderUsage(
     return cells;
   });
   const lines = table([tty ? [...head, ""] : head, ...rows, row(r.total)]);
-  return `since ${r.since}\n${lines}\n`;
+  return `since ${sinceText}, by ${r.by}\n${lines}\n${costHint(r.groups, settingsFile)}`;
+}
+
+/** Costs dl could not price say how to give it prices, once, under the table. */
+function costHint(groups: readonly UsageTotals[], settingsFile: string): string {
+  if (!groups.some((g) => g.cost.state === "unknown" || g.cost.state === "partial")) return "";
+  return (
+    `COST unknown: dl has no price for those models. Set DELEGATE_PRICES_FILE to a LiteLLM ` +
+    `model_prices_and_context_window.json, and list the models you pay nothing per token for ` +
+    `(local, flat-rate plans) in DELEGATE_FLAT_RATE_MODELS, in ${settingsFile}\n`
+  );
 }

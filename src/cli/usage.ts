@@ -7,6 +7,7 @@ import { parseSince, USAGE_GROUPS, type UsageGroupBy, usageReport } from "../usa
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
+import { localTime } from "./time-format.ts";
 import { renderUsage } from "./usage-render.ts";
 
 const def = defineCommand({
@@ -30,7 +31,7 @@ const def = defineCommand({
     const back = parseSince(String(args.since));
     if (back === null) {
       process.stderr.write(
-        `dl usage: --since must look like 30m, 24h, 7d or 2w, got ${JSON.stringify(String(args.since).slice(0, 20))}\n`,
+        `dl usage: --since must look like 30m, 24h, 7d or 2w, got ${JSON.stringify(String(args.since).slice(0, 20))}; e.g. dl usage --since 30d\n`,
       );
       process.exitCode = EXIT.usage;
       return;
@@ -48,8 +49,13 @@ const def = defineCommand({
     const by = args.by as UsageGroupBy;
     const report = usageReport(rows, by, prices, config.usage.flatRateModels);
     const out = { since: new Date(since).toISOString(), by, ...report, unreadable_stores: problems };
-    process.stdout.write(args.json ? `${JSON.stringify(out)}\n` : renderUsage(out, process.stdout.isTTY === true));
-    for (const p of problems) process.stderr.write(`dl usage: cannot read ${p}\n`);
+    const sinceText = `${String(args.since)} ago (${localTime(since)})`;
+    process.stdout.write(
+      args.json
+        ? `${JSON.stringify(out)}\n`
+        : renderUsage(out, process.stdout.isTTY === true, sinceText, config.settings.file),
+    );
+    for (const p of problems) process.stderr.write(`dl usage: cannot read ${p}; run dl status for the store's state\n`);
     process.exitCode = problems.length ? EXIT.failure : EXIT.ok;
   },
 });

@@ -32,7 +32,7 @@ const def = defineCommand({
       const s = Number(args.timeout);
       if (!Number.isFinite(s) || s <= 0) {
         process.stderr.write(
-          `dl wait: --timeout must be a number of seconds > 0, got ${JSON.stringify(String(args.timeout).slice(0, 40))}\n`,
+          `dl wait: --timeout must be a number of seconds > 0, got ${JSON.stringify(String(args.timeout).slice(0, 40))}; e.g. dl wait --all --timeout 600\n`,
         );
         process.exitCode = EXIT.usage;
         return;
@@ -43,13 +43,14 @@ const def = defineCommand({
     // A typo would otherwise look like a job not recorded yet for 30 s (or a running one).
     const bad = ids.map(jobIdProblem).find((p) => p !== null);
     if (bad) {
-      process.stderr.write(`dl wait: ${bad}\n`);
+      process.stderr.write(`dl wait: ${bad}; dl jobs lists the ids on this machine\n`);
       process.exitCode = EXIT.usage;
       return;
     }
     const sources = knownJobStores(config.paths);
     if (refuseIrregularStores("wait", sources)) return;
     using interrupt = interruptScope();
+    let written = 0;
     const r = await waitForJobs({
       ids,
       all: args.all,
@@ -60,12 +61,20 @@ const def = defineCommand({
       identities: sysIdentities,
       signal: interrupt.signal,
       blocking: interrupt.blocking,
-      write: (line) => process.stdout.write(`${line}\n`),
+      write: (line) => {
+        written++;
+        process.stdout.write(`${line}\n`);
+      },
     });
+    // Waiting for "every job" when there is none is not silence: say so, and where to look.
+    if (ids.length === 0 && written === 0 && r.code === 0)
+      process.stderr.write(
+        "dl wait: nothing to wait for: no job is queued or running on this machine (dl jobs lists the ended ones)\n",
+      );
     if (r.unusable.length) process.stderr.write(`dl wait: ${describeUnusable(r.unusable)}\n`);
     if (r.code === 3 && r.pending.length) {
       process.stderr.write(
-        `dl wait: stopped waiting with ${r.pending.length} job(s) not ended: ${r.pending.slice(0, 20).join(" ")}\n`,
+        `dl wait: stopped waiting with ${r.pending.length} job(s) not ended: ${r.pending.slice(0, 20).join(" ")}; run dl wait ${r.pending.slice(0, 20).join(" ")} to wait on\n`,
       );
     }
     process.exitCode = r.code;

@@ -6,7 +6,7 @@ import {
 } from "../agent/conversation.ts";
 import { ConversationStore } from "../agent/conversation-store.ts";
 import type { Message } from "../backends/types.ts";
-import { DlError, describeError } from "../errors.ts";
+import { DlError, describeError, isDlError } from "../errors.ts";
 import { log } from "../log.ts";
 
 /**
@@ -29,6 +29,10 @@ export function loadPrior(agentStateDir: string, id: string): StoredConversation
   if (!held) throw busy(id);
   try {
     return store.load(id);
+  } catch (e) {
+    // An id that never existed (or was removed) leaves no lock file behind.
+    if (isDlError(e, "not_found")) store.dropLock(id);
+    throw e;
   } finally {
     held.release();
   }

@@ -1,3 +1,4 @@
+import type { Surface } from "../surface.ts";
 import type { DelegationResult } from "./run-delegation.ts";
 
 /** A result whose answer the MCP edge may have cut (see mcp/result-spill.ts). */
@@ -13,7 +14,7 @@ export type RenderableResult = DelegationResult & {
  * only the start of the answer is shown, with where the rest is: the text part is a
  * short rendering, not a second copy of the structured result. `dl run` shows it all.
  */
-export function renderResult(r: RenderableResult, previewChars?: number): string {
+export function renderResult(r: RenderableResult, previewChars?: number, surface: Surface = "mcp"): string {
   const facts = [
     r.success ? "success" : "FAILED",
     `model ${r.model_used}${r.failed_over_from ? ` (failed over from ${r.failed_over_from})` : ""}`,
@@ -33,9 +34,15 @@ export function renderResult(r: RenderableResult, previewChars?: number): string
   if (r.fallback_note) lines.push(`note: ${r.fallback_note}`);
   if (r.nudges) lines.push(`nudged ${r.nudges}x${r.resumed_after_nudge ? ", resumed" : ""}`);
   if (r.error) lines.push(`error: ${r.error}`);
-  if (r.conversation_id) lines.push(`conversation: ${r.conversation_id} (continue_from it to follow up)`);
+  if (r.conversation_id) lines.push(`conversation: ${r.conversation_id} (${followUp(r.conversation_id, surface)})`);
   lines.push("", answerText(r, previewChars));
   return lines.join("\n");
+}
+
+function followUp(id: string, surface: Surface): string {
+  return surface === "cli"
+    ? `to follow up: dl run AGENT TASK --continue-from ${id}`
+    : "pass it as continue_from with a new task to follow up";
 }
 
 function answerText(r: RenderableResult, previewChars: number | undefined): string {

@@ -9,7 +9,7 @@ import { type CompleteOptions, complete as httpComplete } from "../backends/clie
 import type { Endpoint, ModelRequest, ModelResponse } from "../backends/types.ts";
 import type { Config } from "../config.ts";
 import { DlError } from "../errors.ts";
-import type { Surface } from "../surface.ts";
+import { type Surface, wordsFor } from "../surface.ts";
 import { checkWorkdir, workdirGuard } from "../sys/workdir-guard.ts";
 import { delegationSecrets, openTranscript, type TranscriptTarget } from "./delegation-transcript.ts";
 import { delegationCost, recordDelegation } from "./delegation-usage.ts";
@@ -83,7 +83,9 @@ export async function prepareDelegation(
 ): Promise<PreparedDelegation> {
   if (!input.task.trim()) throw new DlError("bad_input", "task is empty; say what the agent should do");
   const prior =
-    input.continue_from !== undefined ? loadPrior(config.paths.stateDirs.agent, input.continue_from) : undefined;
+    input.continue_from !== undefined
+      ? inWords(surface, () => loadPrior(config.paths.stateDirs.agent, input.continue_from!))
+      : undefined;
   // No workdir: a follow-up's own, else the directory `dl run` was started in (MCP clients always pass one).
   const given = input.workdir?.trim() || prior?.workdir || process.cwd();
   const workdir = checkWorkdir(resolve(given), workdirGuard(config.paths));
@@ -95,8 +97,24 @@ export async function prepareDelegation(
     codingModel: settings.codingModel,
   });
   const why = prior && keyMismatch(prior, { agent: agent.name, workdir, model });
-  if (why) throw new DlError("bad_input", why);
+  if (why)
+    inWords(surface, () => {
+      throw new DlError("bad_input", why);
+    });
   return { input, agent, workdir, model, prior };
+}
+
+/**
+ * Runs `fn`; a follow-up's refusal names the knob as its reader types it: the tool's
+ * `continue_from`, or `dl run`'s `--continue-from`.
+ */
+function inWords<T>(surface: Surface, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (!(e instanceof DlError) || surface === "mcp") throw e;
+    throw new DlError(e.code, e.message.replaceAll("continue_from", wordsFor(surface).continueFrom), e.data);
+  }
 }
 
 export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext): Promise<DelegationResult> {

@@ -2,21 +2,21 @@ import { z } from "zod";
 import { once } from "../once.ts";
 
 /**
- * Output schemas of the job tools (Codex, Gemini, dsh, background agents). A refusal of these tools is an
+ * Output schemas of every provider's job tools (mcp/tools/job-tools.ts). A refusal of these tools is an
  * error result that still carries structured content ({error, code, failure_kind}) so a
  * client can branch on failure_kind, and the SDK's client checks error results against
  * the output schema too. So each schema is one object whose fields are all optional: a
  * success fills the tool's fields, an error only the three error fields. Nested objects
  * stay open (`loose`) so a new field never breaks an older client.
  */
-const errorFields = once(() => ({
+export const errorFields = once(() => ({
   error: z.string().optional().describe("what failed and what to do next"),
   code: z.string().optional(),
   failure_kind: z.string().nullable().optional(),
 }));
 
-const nullableString = once(() => z.string().nullable().optional());
-const nullableNumber = once(() => z.number().nullable().optional());
+export const nullableString = once(() => z.string().nullable().optional());
+export const nullableNumber = once(() => z.number().nullable().optional());
 
 /** One job as poll_* and delegate_to_codex show it (or `{id, status: "unknown", error}`). */
 const jobFields = once(() => ({
@@ -93,23 +93,5 @@ export const cancelOutput = once(() =>
     .loose(),
 );
 
-/** delegate_to_codex: the job as poll_codex shows it once it has ended. */
-export const codexJobOutput = once(() => z.object({ ...jobFields(), ...errorFields() }).loose());
-
-/** delegate_to_gemini: the reference's fields plus why a job failed. */
-export const geminiJobOutput = once(() =>
-  z
-    .object({
-      id: z.string().optional(),
-      status: z.string().optional(),
-      response: nullableString(),
-      truncated: z.boolean().optional(),
-      conversation_id: nullableString(),
-      usage: z.unknown().optional(),
-      duration_s: nullableNumber(),
-      exit_code: nullableNumber(),
-      warnings: z.array(z.unknown()).optional(),
-      ...errorFields(),
-    })
-    .loose(),
-);
+/** delegate_to_<name> (Codex's): the job as poll_<name> shows it once it has ended. */
+export const jobOutput = once(() => z.object({ ...jobFields(), ...errorFields() }).loose());

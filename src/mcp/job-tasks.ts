@@ -1,7 +1,6 @@
 import type { DetailedTaskV2 } from "@modelcontextprotocol/ext-tasks/core/v2";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { CancelResult } from "../jobs/engine/engine.ts";
-import { PROVIDERS } from "../providers.ts";
 import type { ServerDeps } from "../services.ts";
 import { isTerminal, type JobRow } from "../store/types.ts";
 import type { TaskAnswer } from "./tool-table.ts";
@@ -49,7 +48,7 @@ function parseTaskId(taskId: string): { tool: string | null; ids: string[] } {
 
 /** Job id prefix → the provider and its service. */
 function servicesByPrefix(deps: ServerDeps): [string, string, () => Promise<JobService>][] {
-  return PROVIDERS.map((p) => [p.idPrefix, p.name, () => deps.jobService(p.name)]);
+  return deps.providers.map((m) => [m.facts.idPrefix, m.facts.name, () => deps.jobService(m)]);
 }
 
 type Found = { svc: JobService; ids: string[]; rows: JobRow[]; answer: TaskAnswer };

@@ -1,5 +1,5 @@
 import { type CallToolResult, SdkError, SdkErrorCode, type ServerContext } from "@modelcontextprotocol/server";
-import { DlError } from "../errors.ts";
+import { DlError, type FailureKind } from "../errors.ts";
 import { type JobTaskStore, taskIdOf } from "./job-tasks.ts";
 import { progressReporter } from "./progress.ts";
 import { declaresTasks } from "./task-methods.ts";
@@ -24,7 +24,7 @@ async function guard(fn: () => Promise<CallToolResult>): Promise<CallToolResult>
 const run = (tool: ListedTool, args: unknown, call: ToolCall) => guard(() => tool.def.handler(args as never, call));
 
 /** A refusal before any handler ran (unknown tool, bad arguments). */
-const refused = (text: string, failureKind: string): CallToolResult =>
+const refused = (text: string, failureKind: FailureKind): CallToolResult =>
   toolFailure(new DlError("bad_input", text, { failure_kind: failureKind }));
 
 /** The text of a refusal the model can act on: which field, what is wrong. */

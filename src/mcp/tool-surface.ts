@@ -32,9 +32,9 @@ export class ToolSurface {
 
   constructor(deps: ServerDeps, o: { tools?: ToolDef[] } = {}) {
     const tools = o.tools ?? dlTools(deps);
-    this.verdicts = backendVerdicts(deps.config);
+    this.verdicts = backendVerdicts(deps.config, deps.providers);
     for (const def of tools) {
-      if (!this.verdicts[def.backend].listed) {
+      if (!this.verdicts[def.backend]?.listed) {
         this.unlisted.set(def.name, def.backend);
         continue;
       }
@@ -59,7 +59,7 @@ export class ToolSurface {
   /** Why a tool the table has is not offered here, or undefined for a name dl does not know. */
   whyUnlisted(name: string): string | undefined {
     const backend = this.unlisted.get(name);
-    return backend && this.verdicts[backend].why;
+    return backend && this.verdicts[backend]?.why;
   }
 
   /** tools/list's tools, made on the first tools/list and kept for the process's life. */

@@ -1,18 +1,13 @@
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/server";
 import type { z } from "zod";
-import { PROVIDERS, type ProviderName } from "../providers.ts";
 import type { ProgressReporter } from "./progress.ts";
 
 /**
- * The backends a tool needs: the job providers (jobs/providers PROVIDERS), "agent" first
- * since it is also the gateway's agent loop and always there. A backend that cannot run
- * on this machine lists none of its tools (tool-availability.ts).
+ * The backend a tool needs: a job provider's name (PROVIDERS). The gateway's tools belong
+ * to the agent provider's (jobs/providers/agent), whose loop runs in process. A backend
+ * that cannot run on this machine lists none of its tools (tool-availability.ts).
  */
-export const BACKENDS: readonly ProviderName[] = [
-  "agent",
-  ...PROVIDERS.map((p) => p.name).filter((name) => name !== "agent"),
-];
-export type Backend = ProviderName;
+export type Backend = string;
 
 /** What a handler gets besides its arguments. */
 export interface ToolCall {

@@ -5,7 +5,9 @@ import { DlError } from "../errors.ts";
 import type { JailNet } from "../sys/jail-net.ts";
 import { jailPlatform, jailPolicyFor, probeJailOnce, wrapCommand } from "./index.ts";
 import type { JailProbe } from "./probe.ts";
-import { type GitTamper, prepareTreeGuard, type TreeGuard } from "./tree-guard.ts";
+import type { GitTamper } from "./tree-guard.ts";
+import { prepareTreeGuard, type TreeGuard } from "./tree-guard.ts";
+import { type TreeReport, treeReport } from "./tree-report.ts";
 
 /**
  * The jail for commands that are not agy (an agent's run_bash): the workdir read-write,
@@ -18,12 +20,20 @@ interface JailedCommand {
   env: Record<string, string>;
   /** Linux: pass to runGroup (the jail waits for its network and process limit). */
   jailNet: JailNet | null;
+  /** Pass to runGroup: the command sits behind the start marker (sys/jail-start.ts). */
+  jailMarked: true;
   /**
    * Call once the command has ended: walks the workdir again (a new `.git` or protected
-   * entry is moved out and returned), removes the stand-ins and the run's private
-   * temporary dir (macOS).
+   * entry is moved out and named in `tamper`), counts what changed, removes the stand-ins
+   * and the run's private temporary dir (macOS). Null when there was nothing to check.
    */
-  dispose(): Promise<GitTamper | null>;
+  dispose(): Promise<JailCheck | null>;
+}
+
+/** What the check after a jailed command found. */
+export interface JailCheck {
+  tamper: GitTamper | null;
+  report: TreeReport;
 }
 
 export interface CommandJail {
@@ -60,7 +70,9 @@ export function commandJail(o: CommandJailOptions): CommandJail {
         if (tmp) rmSync(tmp, { recursive: true, force: true });
         const g = guard;
         guard = null;
-        return g ? (await g.finish()).tamper : null;
+        if (!g) return null;
+        const verdict = await g.finish();
+        return { tamper: verdict.tamper, report: treeReport(verdict, g.keptReadOnly) };
       };
       try {
         guard = await prepareTreeGuard(workdir, { home: o.home, env: o.gitEnv, writable: o.writable });
@@ -69,7 +81,7 @@ export function commandJail(o: CommandJailOptions): CommandJail {
           guard,
         );
         const wrapped = wrapCommand(policy, argv, { ...env, HOME: policy.home }, p);
-        return { argv: wrapped.argv, env: wrapped.env, jailNet: wrapped.jailNet, dispose };
+        return { argv: wrapped.argv, env: wrapped.env, jailNet: wrapped.jailNet, jailMarked: true, dispose };
       } catch (e) {
         await dispose();
         throw e;

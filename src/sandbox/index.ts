@@ -1,6 +1,7 @@
 import { mkdirSync, realpathSync } from "node:fs";
 import { DlError } from "../errors.ts";
 import { INSTALL_PASTA, type JailNet } from "../sys/jail-net.ts";
+import { markedEntry } from "../sys/jail-start.ts";
 import { bwrapPrefix, type FsView, hostFs } from "./bwrap.ts";
 import { buildJailPolicy, type JailPlatform, type JailPolicy, type JailPolicyInput } from "./policy.ts";
 import { type JailKind, type JailProbe, type ProbeOptions, probeJail } from "./probe.ts";
@@ -26,6 +27,7 @@ export {
   type TreeGuard,
   type TreeVerdict,
 } from "./tree-guard.ts";
+export { readTreeReport, treeReport, treeReportLines } from "./tree-report.ts";
 
 export interface WrappedCommand {
   argv: string[];
@@ -34,6 +36,11 @@ export interface WrappedCommand {
   kind: JailKind;
   /** Linux: what to attach while bwrap waits (spawn with runGroup's `jailNet`). */
   jailNet: JailNet | null;
+  /**
+   * Always true: the command sits behind sys/jail-start.ts's entry, so runGroup (given
+   * `jailNet` or `jailMarked`) knows out of band whether it ever started.
+   */
+  jailMarked: true;
 }
 
 const KIND_FOR: Record<JailPlatform, JailKind> = { linux: "bwrap", darwin: "sandbox-exec" };
@@ -115,11 +122,13 @@ export function wrapCommand(
       );
     }
     const jailNet = { forwarder: probe.forwarder, maxProcs: policy.maxProcs };
-    return { argv: [probe.bin, ...bwrapPrefix(policy, env, fs), ...argv], env: {}, kind, jailNet };
+    const jailed = [probe.bin, ...bwrapPrefix(policy, env, fs), ...markedEntry(argv)];
+    return { argv: jailed, env: {}, kind, jailNet, jailMarked: true };
   }
   // sandbox-exec passes its environment on; temporaries go to the run's own dir.
   const tmp: Record<string, string> = policy.tmpDir ? { TMPDIR: policy.tmpDir } : {};
-  return { argv: [probe.bin, ...sandboxExecPrefix(policy), ...argv], env: { ...env, ...tmp }, kind, jailNet: null };
+  const jailed = [probe.bin, ...sandboxExecPrefix(policy), ...markedEntry(argv)];
+  return { argv: jailed, env: { ...env, ...tmp }, kind, jailNet: null, jailMarked: true };
 }
 
 const okProbes = new Map<string, JailProbe>();

@@ -1,6 +1,8 @@
 import { describeError } from "../errors.ts";
 import { INSTALL_PASTA, JAIL_BLOCK_FD, JAIL_INFO_FD } from "../sys/jail-net.ts";
+import { markedEntry } from "../sys/jail-start.ts";
 import { type RunOptions, type RunResult, runGroup } from "../sys/process.ts";
+import { INSTALL_BWRAP, type JailCause, jailFailure } from "./jail-causes.ts";
 
 /**
  * Can the jail start on this machine? Checked by starting a trivial command inside it:
@@ -18,6 +20,8 @@ export interface JailProbe {
   detail: string;
   /** What to do about it; null when ok. */
   fix: string | null;
+  /** Why it cannot start (jail-causes.ts), when it cannot. */
+  cause?: JailCause;
   /** Absolute path of the program that enforces the jail, when found. */
   bin: string | null;
   /** Linux: the network forwarder (pasta) the jail's own network namespace needs. */
@@ -35,10 +39,6 @@ export interface ProbeOptions {
 }
 
 const PROBE_TIMEOUT_MS = 10_000;
-const INSTALL_BWRAP =
-  "install bubblewrap: apt-get install bubblewrap (Debian/Ubuntu) or dnf install bubblewrap (Fedora)";
-const ENABLE_USERNS =
-  "enable unprivileged user namespaces: sysctl -w kernel.unprivileged_userns_clone=1 (Debian), or on Ubuntu 23.10+ sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile allowing bwrap); in a container, allow user namespaces (e.g. docker --security-opt seccomp=unconfined)";
 
 /** The same isolation flags the real jail uses, around `true`. */
 const BWRAP_TRIAL = [
@@ -55,17 +55,10 @@ const TRIAL_MAX_PROCS = 16;
 /** How often a failed trial is run before the jail is called unusable. */
 const TRIAL_TRIES = 3;
 
-/** bwrap's own error line, made safe to show: controls out, one line, capped. */
-function oneLine(s: string): string {
-  return s
-    .replace(/[\p{Cc}\p{Cf}]+/gu, " ")
-    .trim()
-    .slice(0, 200);
-}
-
-function bwrapFix(stderr: string): string {
-  const userns = /namespace|uid map|operation not permitted|permission denied|setting up/i;
-  return userns.test(stderr) ? ENABLE_USERNS : "run `bwrap --unshare-all --ro-bind / / true` to see why it fails";
+/** A failed trial's answer: its detail, and the cause and fix jail-causes.ts reads from it. */
+function failedTrial(kind: JailKind, bin: string, detail: string): JailProbe {
+  const f = kind === "bwrap" ? jailFailure(detail) : null;
+  return { kind, ok: false, detail, fix: f?.fix ?? null, cause: f?.cause ?? "sandbox_exec", bin };
 }
 
 async function trial(
@@ -81,30 +74,48 @@ async function trial(
     const env = { PATH: opts.path };
     r = await run({ argv: [bin, ...args], cwd: opts.cwd, env, timeoutMs: PROBE_TIMEOUT_MS, jailNet });
   } catch (e) {
-    return { kind, ok: false, detail: `${kind} could not start: ${describeError(e)}`, fix: null, bin };
+    return failedTrial(kind, bin, `${kind} could not start: ${describeError(e)}`);
   }
-  if (r.exitCode === 0) return { kind, ok: true, detail: `${kind} works (${bin})`, fix: null, bin };
-  const why = r.timedOut ? "timed out" : oneLine(r.stderr.text()) || `exit ${r.exitCode ?? r.signal}`;
-  return { kind, ok: false, detail: `${kind} is installed but cannot start a jail: ${why}`, fix: null, bin };
+  if (r.exitCode === 0 && !r.jailSetupFailure)
+    return { kind, ok: true, detail: `${kind} works (${bin})`, fix: null, bin };
+  // bwrap: what its set-up said, known out of band; sandbox-exec: its own stderr.
+  const said =
+    r.jailSetupFailure ??
+    r.stderr
+      .text()
+      .replace(/[\p{Cc}\p{Cf}]+/gu, " ")
+      .trim()
+      .slice(0, 200);
+  const why = r.timedOut ? "timed out" : said || `exit ${r.exitCode ?? r.signal}`;
+  return failedTrial(kind, bin, `${kind} is installed but cannot start a jail: ${why}`);
 }
 
 async function probeBwrap(opts: ProbeOptions): Promise<JailProbe> {
   const bin = Bun.which("bwrap", { PATH: opts.path });
-  if (!bin) return { kind: "bwrap", ok: false, detail: "bwrap not found on PATH", fix: INSTALL_BWRAP, bin: null };
+  if (!bin) {
+    return {
+      kind: "bwrap",
+      ok: false,
+      detail: "bwrap not found on PATH",
+      fix: INSTALL_BWRAP,
+      cause: "no_bwrap",
+      bin: null,
+    };
+  }
   const forwarder = Bun.which("pasta", { PATH: opts.path });
   if (!forwarder) {
     const detail = "pasta (the jail's network forwarder) not found on PATH";
-    return { kind: "bwrap", ok: false, detail, fix: INSTALL_PASTA, bin, forwarder: null };
+    return { kind: "bwrap", ok: false, detail, fix: INSTALL_PASTA, cause: "no_pasta", bin, forwarder: null };
   }
-  // The whole start, forwarder and process limit included, around `true`.
-  const args = [...BWRAP_TRIAL, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"];
+  // The whole start, forwarder, process limit and start marker included, around `true`.
+  const args = [...BWRAP_TRIAL, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", ...markedEntry(["true"])];
   const net = { forwarder, maxProcs: TRIAL_MAX_PROCS };
   let r = await trial("bwrap", bin, args, opts, net);
   // With several jails starting at once, bwrap's loopback set-up has failed now and then
   // (RTM_NEWADDR, seen twice in ~20 parallel runs) where the next try works: a machine
   // whose jail is broken fails every try, so only a failure that repeats is reported.
   for (let again = 1; !r.ok && again < TRIAL_TRIES; again++) r = await trial("bwrap", bin, args, opts, net);
-  return r.ok ? { ...r, forwarder } : { ...r, forwarder, fix: r.fix ?? bwrapFix(r.detail) };
+  return { ...r, forwarder };
 }
 
 async function probeSandboxExec(opts: ProbeOptions): Promise<JailProbe> {

@@ -3,12 +3,20 @@ import { mkdirSync, type Stats, statSync } from "node:fs";
 import { join } from "node:path";
 import { DlError, describeError } from "../errors.ts";
 // Plain data (no imports): which variable moves a provider's store, for the error text.
-import { PROVIDERS } from "../providers.ts";
+import { factsOf } from "../providers.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { DB_FILE } from "./types.ts";
 
-/** How long a writer waits for another process's write lock before SQLITE_BUSY escapes. */
-const BUSY_TIMEOUT_MS = 5000;
+/**
+ * How long a writer waits for another process's write lock before SQLITE_BUSY escapes
+ * (DELEGATE_STORE_BUSY_TIMEOUT; set once per process by the command's start, like the
+ * log level, so every store this process opens waits alike).
+ */
+let busyTimeoutMs = 5000;
+
+export function setStoreBusyTimeout(ms: number): void {
+  busyTimeoutMs = Math.max(1, Math.round(ms));
+}
 
 /** What a storage error code means, in words a user can act on; undefined when it needs none. */
 const CAUSES: Readonly<Record<string, string>> = {
@@ -43,7 +51,7 @@ export function storageCause(e: unknown): string {
 }
 
 const variableOf = (provider: string | undefined) =>
-  PROVIDERS.find((d) => d.name === provider)?.stateEnv ?? "the provider's state dir variable";
+  (provider && factsOf(provider)?.stateEnv) || "the provider's state dir variable";
 
 /**
  * A storage failure as a DlError. The message names the operation and a bounded
@@ -115,12 +123,12 @@ export function openDatabase(stateDir: string, opts: { readonly?: boolean; provi
   try {
     if (opts.readonly) {
       db = new Database(file, { readonly: true, strict: true });
-      db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
       return db;
     }
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
     db = new Database(file, { create: true, readwrite: true, strict: true });
-    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
     // journal_mode is persistent in the file; setting it again is cheap and idempotent.
     enableWal(db);
     db.exec("PRAGMA synchronous = NORMAL");
@@ -141,10 +149,10 @@ export function openDatabase(stateDir: string, opts: { readonly?: boolean; provi
  * switch, which needs the file's exclusive lock; SQLite answers SQLITE_BUSY at once,
  * without the busy handler, to whoever would deadlock waiting for it. Unretried, that
  * killed one server of three about one start in eight (a test waiting for its ready
- * line hung). Bounded by BUSY_TIMEOUT_MS, like any other wait for the write lock.
+ * line hung). Bounded by the busy timeout, like any other wait for the write lock.
  */
 function enableWal(db: Database): void {
-  const deadline = performance.now() + BUSY_TIMEOUT_MS;
+  const deadline = performance.now() + busyTimeoutMs;
   for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
     try {
       db.exec("PRAGMA journal_mode = WAL");

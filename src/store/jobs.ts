@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { openDatabase, storageError } from "./db.ts";
+import { movesInto } from "./transitions.ts";
 import type { JobPatch, JobRow, JobStatus, NewJob } from "./types.ts";
 import { ACTIVE_STATUSES } from "./types.ts";
 
@@ -41,6 +42,7 @@ const COLUMNS = {
   retry_at: false,
   warnings: true,
   persist_error: false,
+  changes: false,
   origin_id: true,
   origin_pid: true,
   origin_start: true,
@@ -72,7 +74,7 @@ export class JobStore {
     readonly stateDir: string,
   ) {}
 
-  /** `provider` names the state dir variable in a storage error ("codex" → DELEGATE_CODEX_STATE_DIR). */
+  /** `provider` names the state dir variable in a storage error (a PROVIDERS name → its stateEnv). */
   static open(stateDir: string, opts: { readonly?: boolean; provider?: string } = {}): JobStore {
     return new JobStore(openDatabase(stateDir, opts), stateDir);
   }
@@ -151,18 +153,21 @@ export class JobStore {
 
   /**
    * Updates one row. With `expect`, only when its status is one of those
-   * (compare-and-set): returns false when another process changed it first.
+   * (compare-and-set): returns false when another process changed it first. A patch that
+   * sets a status lands only on a row that may make that move (transitions.ts): a row
+   * that already ended is never rewritten into another state.
    */
   update(id: string, patch: JobPatch, expect?: readonly JobStatus[]): boolean {
     const keys = Object.keys(patch).filter((k) => patch[k as keyof JobPatch] !== undefined);
     for (const k of keys) if (!PATCHABLE.has(k)) throw new Error(`not a jobs column: ${k}`);
     if (keys.length === 0) return this.get(id) !== undefined;
+    const from = patch.status === undefined ? expect : movesInto(patch.status, expect?.length ? expect : undefined);
     const values = keys.map((k) => patch[k as keyof JobPatch] as Bindable);
     let sql = `UPDATE jobs SET ${keys.map((k) => `${k} = ?`).join(", ")} WHERE id = ?`;
     const args: Bindable[] = [...values, id];
-    if (expect && expect.length > 0) {
-      sql += ` AND status IN (${expect.map(() => "?").join(",")})`;
-      args.push(...expect);
+    if (from && from.length > 0) {
+      sql += ` AND status IN (${from.map(() => "?").join(",")})`;
+      args.push(...from);
     }
     return this.run("update a job", () => this.db.query(sql).run(...args).changes > 0);
   }

@@ -69,7 +69,12 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX usage_at ON usage(at);
   `,
-  // 3: the window a job came from. A job is run by a supervisor of its own, which becomes
+  // 3: what a jailed job changed in the work tree and what dl kept read-only, measured
+  // by dl after the run (sandbox/tree-report.ts), as JSON.
+  `
+  ALTER TABLE jobs ADD COLUMN changes TEXT;
+  `,
+  // 4: the window a job came from. A job is run by a supervisor of its own, which becomes
   // the row's owner (owner_*, server_id); origin_* keep the server that took the call,
   // so a job can say that its window closed, and "jobs die with the server" can follow it.
   `

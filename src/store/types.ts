@@ -1,3 +1,5 @@
+import type { FailureKind } from "../errors.ts";
+
 /** The job store's file in a state directory (here, apart from bun:sqlite, for callers that only look for it). */
 export const DB_FILE = "jobs.sqlite";
 
@@ -28,17 +30,6 @@ export type QueueReason =
   | "throttle_cooldown"
   | "auth_failed";
 
-type FailureKind =
-  | "quota"
-  | "throttle"
-  | "auth"
-  | "infra"
-  | "config"
-  | "other"
-  | "timeout"
-  | "workdir_forbidden"
-  | (string & {});
-
 /** One row of the `jobs` table, as stored (JSON columns still strings). */
 export interface JobRow {
   seq: number;
@@ -67,6 +58,7 @@ export interface JobRow {
   ended_at: number | null;
   last_activity_at: number | null;
   exit_code: number | null;
+  /** Why it did not succeed (errors.ts FAILURE_KINDS), or null. */
   failure_kind: FailureKind | null;
   final_response: string | null;
   /** JSON object. */
@@ -77,6 +69,8 @@ export interface JobRow {
   /** JSON array of strings. */
   warnings: string | null;
   persist_error: string | null;
+  /** JSON object: what a jailed run changed and what stayed read-only (sandbox/tree-report.ts). */
+  changes: string | null;
   /** The server that took the call (its window): set at submit, kept when a supervisor adopts the job. */
   origin_id: string | null;
   origin_pid: number | null;

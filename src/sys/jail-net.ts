@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DlError, describeError } from "../errors.ts";
 import { pidsCgroup } from "./jail-pids.ts";
+import { jailNamespaces } from "./namespaces.ts";
 
 /**
  * What dl does between bwrap creating the jail's namespaces and the jailed command
@@ -40,7 +41,7 @@ export interface JailNet {
 }
 
 export interface JailAttachment {
-  /** Why the jail could not be set up (it is still blocked: kill it); null when it runs. */
+  /** Why the jail could not be set up (it is still blocked: kill it; nothing ran); null when it runs. */
   failed: string | null;
   /** bwrap ended before it reported its pid: it has said why on its own stderr. */
   ended?: boolean;
@@ -107,9 +108,16 @@ function pidWritten(dir: string, file: string): { done: Promise<void>; stop(): v
 function startForwarder(bin: string, pid: number, dir: string): { proc: Bun.Subprocess; ready: Promise<void> } {
   // As root, pasta joins only the network namespace, from outside (in the jail's user
   // namespace root's uid is not mapped, so pasta could not keep it). Otherwise it joins
-  // the jail's user namespace first, which an unprivileged pasta needs.
+  // the user namespace that OWNS the jail's network namespace: bwrap moves the child
+  // into a nested user namespace after reporting its pid, so the child's own is the
+  // wrong one (18 of 20 jails started together failed with it). Both namespaces are
+  // handed over as open descriptors (fds 3 and 4 of pasta), never as paths under dl's
+  // /proc, which a non-dumpable dl keeps closed to its own children.
   const root = process.getuid?.() === 0;
-  const target = root ? ["--runas", "0", "--netns", `/proc/${pid}/ns/net`] : [String(pid)];
+  const ns = root ? null : jailNamespaces(pid);
+  const target = root
+    ? ["--runas", "0", "--netns", `/proc/${pid}/ns/net`]
+    : ["--userns", "/proc/self/fd/3", "--netns", "/proc/self/fd/4"];
   const ready = pidWritten(dir, "pasta.pid");
   const p = Bun.spawn({
     cmd: [
@@ -119,11 +127,10 @@ function startForwarder(bin: string, pid: number, dir: string): { proc: Bun.Subp
       ...["-t", "none", "-u", "none", "-T", "none", "-U", "none", "--no-map-gw"],
       ...["--pid", join(dir, "pasta.pid"), ...target],
     ],
-    stdin: "ignore",
-    stdout: "ignore",
-    stderr: "pipe",
+    stdio: ns ? ["ignore", "ignore", "pipe", ns.user, ns.net] : ["ignore", "ignore", "pipe"],
     env: {},
   });
+  if (ns) ns.close();
   const exited = p.exited.then(async (code) => {
     const why = (await new Response(p.stderr).text())
       .replace(/[\p{Cc}\p{Cf}]+/gu, " ")
@@ -173,6 +180,6 @@ export async function attachJail(infoFd: number, blockFd: number, net: JailNet):
     return { failed: null, release };
   } catch (e) {
     const ended = e instanceof DlError && e.data.ended === true;
-    return { failed: `the jail could not be set up, so nothing ran: ${describeError(e)}`, ended, release };
+    return { failed: describeError(e), ended, release };
   }
 }

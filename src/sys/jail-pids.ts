@@ -12,6 +12,8 @@ import { DlError } from "../errors.ts";
  */
 
 const CGROUP = "/sys/fs/cgroup";
+/** This process's jail cgroups not yet removed (a stopping dl removes them before it exits). */
+const pending = new Set<string>();
 
 function pidsRoot(): string | null {
   const v1 = join(CGROUP, "pids");
@@ -44,6 +46,7 @@ export function pidsCgroup(pid: number, max: number): () => void {
     rmdirSync(dir);
     throw e;
   }
+  pending.add(dir);
   return () => removeWhenEmpty(dir, 50);
 }
 
@@ -74,12 +77,36 @@ function alive(pid: number): boolean {
   }
 }
 
-/** rmdir succeeds once the last process has been reaped, a moment after the jail ends. */
-function removeWhenEmpty(dir: string, triesLeft: number): void {
+/** rmdir; true once the cgroup is gone (removed now, or already), false while it is busy. */
+function tryRemove(dir: string): boolean {
   try {
     rmdirSync(dir);
   } catch (e) {
-    const busy = (e as NodeJS.ErrnoException).code === "EBUSY";
-    if (busy && triesLeft > 0) setTimeout(() => removeWhenEmpty(dir, triesLeft - 1), 100).unref();
+    if ((e as NodeJS.ErrnoException).code === "EBUSY") return false;
   }
+  pending.delete(dir);
+  return true;
+}
+
+/** rmdir succeeds once the last process has been reaped, a moment after the jail ends. */
+function removeWhenEmpty(dir: string, triesLeft: number): void {
+  if (!tryRemove(dir) && triesLeft > 0) setTimeout(() => removeWhenEmpty(dir, triesLeft - 1), 100).unref();
+}
+
+/**
+ * For a dl on its way out (its groups already ended): every jail cgroup it made is
+ * removed before it exits, rather than left for the next jail start's sweep. What still
+ * runs in one is killed through cgroup v2's cgroup.kill; waits at most `ms`.
+ */
+export async function removeJailCgroups(ms: number): Promise<number> {
+  const deadline = performance.now() + ms;
+  for (const dir of pending) {
+    try {
+      if (existsSync(join(dir, "cgroup.kill"))) writeFileSync(join(dir, "cgroup.kill"), "1");
+    } catch {
+      // v1, or already gone
+    }
+  }
+  while ([...pending].some((d) => !tryRemove(d)) && performance.now() < deadline) await Bun.sleep(10);
+  return pending.size;
 }

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { DlError } from "../errors.ts";
 import { trackedGroups, untrackGroup } from "./group-registry.ts";
+import { removeJailCgroups } from "./jail-pids.ts";
 
 /**
  * Signals and liveness for whole process groups (children run as session leaders, so
@@ -139,8 +140,9 @@ export interface TerminateAllResult {
 
 /**
  * Stops every group this process started and still tracks, all at once: SIGTERM, up to
- * `graceMs` for them to leave, SIGKILL for the rest, then up to `killWaitMs` more. Bounded
- * by graceMs + killWaitMs (plus one /proc walk); never throws.
+ * `graceMs` for them to leave, SIGKILL for the rest, then up to `killWaitMs` more, and as
+ * long again for the jails' pids cgroups to be removed. Bounded by graceMs + 2 × killWaitMs
+ * (plus one /proc walk); never throws.
  */
 export async function terminateAllGroups(graceMs: number, killWaitMs = 1000): Promise<TerminateAllResult> {
   const signalled: number[] = [];
@@ -155,6 +157,8 @@ export async function terminateAllGroups(graceMs: number, killWaitMs = 1000): Pr
   const stubborn = await waitAllGone(signalled, graceMs);
   for (const pgid of stubborn) killGroup(pgid, "SIGKILL");
   const survivors = await waitAllGone(stubborn, killWaitMs);
+  // The jails' pids cgroups (as root) go with their groups, not at the next jail start.
+  await removeJailCgroups(killWaitMs);
   return { signalled: signalled.length, killed: stubborn.length, survivors };
 }
 

@@ -33,6 +33,11 @@ export interface RunResult extends ExitInfo {
   durationMs: number;
   stdout: Captured;
   stderr: Captured;
+  /**
+   * A jailed command only: why it never started (its jail's set-up failed), or null.
+   * Learned out of band (sys/jail-start.ts), never from the command's output.
+   */
+  jailSetupFailure: string | null;
 }
 
 /**
@@ -45,15 +50,14 @@ export async function runGroup(opts: RunOptions): Promise<RunResult> {
     const r = await runGroupOnce(opts);
     // A jail whose set-up failed ran nothing: with several jails starting at once,
     // bwrap's loopback set-up has failed now and then where the next start works.
-    const { result } = r;
-    if (!r.jailSetupFailed || result.timedOut || result.aborted || attempt >= JAIL_SETUP_TRIES) return result;
+    if (!r.jailSetupFailure || r.timedOut || r.aborted || attempt >= JAIL_SETUP_TRIES) return r;
   }
 }
 
 /** How often a jail whose set-up failed (nothing ran) is started before the failure stands. */
 const JAIL_SETUP_TRIES = 3;
 
-async function runGroupOnce(opts: RunOptions): Promise<{ result: RunResult; jailSetupFailed: boolean }> {
+async function runGroupOnce(opts: RunOptions): Promise<RunResult> {
   if (opts.signal?.aborted) throw new DlError("cancelled", "cancelled before the command started");
   const started = performance.now();
   const child = spawnGroup(opts);
@@ -92,7 +96,7 @@ async function runGroupOnce(opts: RunOptions): Promise<{ result: RunResult; jail
     const drainTimer = setTimeout(() => child.stopCapture(), opts.drainMs ?? 1000);
     await child.drained;
     clearTimeout(drainTimer);
-    const result: RunResult = {
+    return {
       ...exit,
       pid: child.pid,
       pgid: child.pgid,
@@ -101,8 +105,8 @@ async function runGroupOnce(opts: RunOptions): Promise<{ result: RunResult; jail
       durationMs: Math.round(performance.now() - started),
       stdout: child.stdout(),
       stderr: child.stderr(),
+      jailSetupFailure: await child.jailSetupFailure,
     };
-    return { result, jailSetupFailed: await child.jailSetupFailed };
   } finally {
     if (timer) clearTimeout(timer);
     opts.signal?.removeEventListener("abort", onAbort);

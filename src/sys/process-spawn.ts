@@ -3,6 +3,7 @@ import { basename } from "node:path";
 import { DlError } from "../errors.ts";
 import { trackGroup, untrackGroup } from "./group-registry.ts";
 import { attachJail, type JailNet } from "./jail-net.ts";
+import { commandStarted, JAIL_RAN_FD } from "./jail-start.ts";
 import { killGroup } from "./process-group.ts";
 
 /**
@@ -26,9 +27,11 @@ export interface SpawnGroupOptions {
   /**
    * The command is bwrap waiting on its info and block fds (sandbox/bwrap.ts): attach
    * the network forwarder and the process limit before it runs. If that fails the group
-   * is killed and stderr says why.
+   * is killed. Its command sits behind sys/jail-start.ts's markedEntry.
    */
   jailNet?: JailNet;
+  /** A jail without those fds (sandbox-exec) whose command sits behind markedEntry too. */
+  jailMarked?: boolean;
 }
 
 export interface Captured {
@@ -58,8 +61,12 @@ export interface GroupChild {
   stderr(): Captured;
   /** Stops reading both pipes (an escaped grandchild may hold them open forever). */
   stopCapture(): void;
-  /** True once known that the jail's set-up failed, so its command never ran (false without a jail). */
-  jailSetupFailed: Promise<boolean>;
+  /**
+   * Once the leader has exited: why the jail's command never started (dl's own account of
+   * its set-up, else the jail's own words), or null when it started or there is no jail.
+   * Known out of band (sys/jail-start.ts), never from what the command printed.
+   */
+  jailSetupFailure: Promise<string | null>;
 }
 
 const DEFAULT_OUTPUT_CAP = 1024 * 1024;
@@ -129,15 +136,14 @@ async function pump(
 
 /**
  * The jail's setup (sys/jail-net.ts) on the pipes at fds 3 and 4; on failure the group is
- * killed (bwrap never unblocked, so the command never ran) and stderr says why.
+ * killed (bwrap never unblocked, so the command never ran).
  */
-function attachTo(proc: Bun.Subprocess, net: JailNet, err: CaptureSink) {
+function attachTo(proc: Bun.Subprocess, net: JailNet) {
   const [info, block] = [proc.stdio[3], proc.stdio[4]];
   if (typeof info !== "number" || typeof block !== "number") throw new DlError("internal", "jail fds missing");
   return attachJail(info, block, net)
     .then((a) => {
       if (a.failed === null || a.ended) return a;
-      err.push(new TextEncoder().encode(`dl: ${a.failed}\n`));
       try {
         killGroup(proc.pid, "SIGKILL");
       } catch {
@@ -146,6 +152,38 @@ function attachTo(proc: Bun.Subprocess, net: JailNet, err: CaptureSink) {
       return a;
     })
     .finally(() => closeSync(block));
+}
+
+/** The jail's own words when nothing ran: its stderr, one line, controls out, capped. */
+function jailSaid(err: CaptureSink, exit: ExitInfo): string {
+  const said = err
+    .snapshot()
+    .text()
+    .replace(/[\p{Cc}\p{Cf}]+/gu, " ")
+    .trim()
+    .slice(0, 300);
+  return said || `the jail ended (${exit.signal ?? `exit ${exit.exitCode}`}) before its command started`;
+}
+
+/** Why a jailed command never started, once its leader has exited; null when it started. */
+async function setupVerdict(
+  proc: Bun.Subprocess,
+  exited: Promise<ExitInfo>,
+  attached: ReturnType<typeof attachTo> | null,
+  err: CaptureSink,
+): Promise<string | null> {
+  const exit = await exited;
+  const a = attached ? await attached : null;
+  const fd = proc.stdio[JAIL_RAN_FD];
+  if (typeof fd === "number" && commandStarted(fd)) return null;
+  return a?.failed && !a.ended ? a.failed : jailSaid(err, exit);
+}
+
+/** fds 3 and 4 for the jail's set-up (bwrap), fd 5 for its start (JAIL_RAN_FD). */
+function stdioFor(opts: SpawnGroupOptions): ["ignore", "pipe", "pipe", ...("pipe" | "ignore")[]] {
+  if (!opts.jailNet && !opts.jailMarked) return ["ignore", "pipe", "pipe"];
+  const net = opts.jailNet ? "pipe" : "ignore";
+  return ["ignore", "pipe", "pipe", net, net, "pipe"];
 }
 
 /** Starts argv in a new process group. Throws DlError "not_found" if it cannot start. */
@@ -158,7 +196,7 @@ export function spawnGroup(opts: SpawnGroupOptions): GroupChild {
       cwd: opts.cwd,
       env: { ...opts.env },
       detached: true,
-      stdio: opts.jailNet ? ["ignore", "pipe", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"],
+      stdio: stdioFor(opts),
     }) as Bun.Subprocess<"ignore", "pipe", "pipe">;
   } catch (e) {
     const errno = (e as NodeJS.ErrnoException).code ?? "unknown";
@@ -178,7 +216,7 @@ export function spawnGroup(opts: SpawnGroupOptions): GroupChild {
     pump(errReader, err, "stderr", opts.onOutput),
   ]).then(() => undefined);
   trackGroup(proc.pid);
-  const attached = opts.jailNet ? attachTo(proc, opts.jailNet, err) : null;
+  const attached = opts.jailNet ? attachTo(proc, opts.jailNet) : null;
   const exited = proc.exited.then((): ExitInfo => {
     attached?.then((a) => a?.release());
     // The leader is gone; background members may not be. Untrack at once when the
@@ -199,7 +237,8 @@ export function spawnGroup(opts: SpawnGroupOptions): GroupChild {
     pgid: proc.pid,
     exited,
     drained,
-    jailSetupFailed: attached ? attached.then((a) => a.failed !== null && !a.ended) : Promise.resolve(false),
+    jailSetupFailure:
+      opts.jailNet || opts.jailMarked ? setupVerdict(proc, exited, attached, err) : Promise.resolve(null),
     stdout: () => out.snapshot(),
     stderr: () => err.snapshot(),
     stopCapture: () => {

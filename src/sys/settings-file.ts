@@ -7,6 +7,7 @@ import {
   readSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { dirname } from "node:path";
@@ -43,6 +44,20 @@ export function settingsFileProblem(
   return null;
 }
 
+/**
+ * Whether this user can see that `file` exists. A folder on the way it may not enter
+ * (a HOME that is not its own) holds no settings file of this user's: that is "none",
+ * where a file it can see but not read is refused.
+ */
+function visible(file: string): boolean {
+  try {
+    statSync(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function readSettingsFile(file: string): SettingsFileRead {
   let fd: number | undefined;
   try {
@@ -56,7 +71,7 @@ export function readSettingsFile(file: string): SettingsFileRead {
     return { state: "read", text: buf.subarray(0, got).toString("utf8"), mode: octal(st.mode) };
   } catch (e) {
     const code = String((e as NodeJS.ErrnoException).code ?? "error");
-    if (code === "ENOENT" || code === "ENOTDIR") return { state: "absent" };
+    if (code === "ENOENT" || code === "ENOTDIR" || !visible(file)) return { state: "absent" };
     return { state: "refused", problem: `cannot be read (${code.slice(0, 20)})`, fix: `check its permissions` };
   } finally {
     if (fd !== undefined) closeSync(fd);

@@ -1,9 +1,9 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { describeError } from "../errors.ts";
 import { log } from "../log.ts";
+import { DELEGATIONS_PROVIDER, factsOf } from "../providers.ts";
+import { eachStore } from "../store/each-store.ts";
 import { JobStore } from "../store/jobs.ts";
-import { DB_FILE, isTerminal, type JobRow } from "../store/types.ts";
+import { isTerminal, type JobRow } from "../store/types.ts";
 import { recordUsage, type UsageRow, usageSince } from "../store/usage.ts";
 import type { JobStateDir } from "../sys/paths.ts";
 import type { Tokens } from "./cost.ts";
@@ -26,9 +26,6 @@ const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 
 const first = (o: Record<string, unknown>, keys: readonly string[]) =>
   n(keys.map((k) => o[k]).find((v) => v !== undefined));
 
-/** Providers whose CLIs count cached tokens inside the input (OpenAI's accounting); ours keep them apart. */
-const CACHED_INSIDE_INPUT = new Set(["codex", "gemini"]);
-
 /** Where a usage column keeps its counts: `usage` (an agent's result), `tokens` (a dsh result.json), or itself (a CLI's). */
 function countsIn(usage: Record<string, unknown>): Record<string, unknown> {
   for (const key of ["usage", "tokens"]) {
@@ -40,7 +37,11 @@ function countsIn(usage: Record<string, unknown>): Record<string, unknown> {
   return usage;
 }
 
-/** Tokens from a job's usage column, whatever shape its CLI reported them in. */
+/**
+ * Tokens from a job's usage column, whatever shape its CLI reported them in. A CLI that
+ * counts cached tokens inside the input (PROVIDERS' cachedInsideInput, OpenAI's
+ * accounting) has them taken out: the ledger keeps them apart.
+ */
 function tokensOf(provider: string, usage: Record<string, unknown>): Tokens {
   const u = countsIn(usage);
   const cache_read = first(u, [
@@ -53,7 +54,7 @@ function tokensOf(provider: string, usage: Record<string, unknown>): Tokens {
   ]);
   const rawIn = first(u, ["input_tokens", "prompt_tokens", "input", "prompt"]);
   return {
-    input_tokens: CACHED_INSIDE_INPUT.has(provider) ? Math.max(0, rawIn - cache_read) : rawIn,
+    input_tokens: factsOf(provider)?.cachedInsideInput ? Math.max(0, rawIn - cache_read) : rawIn,
     cache_read,
     cache_write: first(u, ["cache_write_tokens", "cache_creation_input_tokens", "cache_write"]),
     output_tokens: first(u, ["output_tokens", "completion_tokens", "output", "completion"]),
@@ -87,11 +88,11 @@ export function recordJobEnd(store: JobStore, id: string): void {
   }
 }
 
-/** A synchronous delegation's row, into the agent store. Never fails the delegation. */
-export function recordDelegationUsage(agentStateDir: string, row: UsageRow): void {
+/** A synchronous delegation's row, into the store that keeps delegations (the agent's). Never fails the delegation. */
+export function recordDelegationUsage(stateDir: string, row: UsageRow): void {
   let store: JobStore | undefined;
   try {
-    store = JobStore.open(agentStateDir, { provider: "agent" });
+    store = JobStore.open(stateDir, { provider: DELEGATIONS_PROVIDER });
     recordUsage(store, row);
   } catch (e) {
     log.warn(`usage of delegation ${row.id} not recorded: ${describeError(e)}`);
@@ -104,18 +105,10 @@ export function recordDelegationUsage(agentStateDir: string, row: UsageRow): voi
 export function readLedger(stores: readonly JobStateDir[], since: number): { rows: UsageRow[]; problems: string[] } {
   const rows = new Map<string, UsageRow>();
   const problems: string[] = [];
-  for (const s of stores) {
-    if (!existsSync(join(s.stateDir, DB_FILE))) continue;
-    let store: JobStore | undefined;
-    try {
-      // Opened writable: an older store gets the ledger's table by its migration.
-      store = JobStore.open(s.stateDir, { provider: s.provider });
-      for (const r of usageSince(store, since)) rows.set(r.id, r);
-    } catch (e) {
-      problems.push(`the ${s.provider} store at ${s.stateDir}: ${describeError(e)}`);
-    } finally {
-      store?.close();
-    }
+  // Opened writable: an older store gets the ledger's table by its migration.
+  for (const v of eachStore(stores, (store) => usageSince(store, since))) {
+    if ("value" in v) for (const r of v.value) rows.set(r.id, r);
+    else if ("error" in v) problems.push(`the ${v.source.provider} store at ${v.source.stateDir}: ${v.error}`);
   }
   return { rows: [...rows.values()], problems };
 }

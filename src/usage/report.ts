@@ -9,8 +9,9 @@ export type UsageTotals = {
   key: string;
   runs: number;
   input_tokens: number;
-  cache_read: number;
-  cache_write: number;
+  /** The same names as every result's usage (input_tokens, cache_read_tokens, …). */
+  cache_read_tokens: number;
+  cache_write_tokens: number;
   output_tokens: number;
   /** Cached input read over all input the model saw; null with no input at all. */
   cache_hit_share: number | null;
@@ -26,10 +27,16 @@ export function parseSince(s: string): number | null {
   return Number(m[1]) * unit;
 }
 
+/** The local calendar day: a person's "yesterday" is theirs, not UTC's. */
+function localDay(t: number): string {
+  const d = new Date(t);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
+}
+
 function keyOf(r: UsageRow, by: UsageGroupBy): string {
   if (by === "model") return r.model_used || r.model_requested || "(unknown model)";
   if (by === "kind") return r.kind;
-  if (by === "day") return new Date(r.at).toISOString().slice(0, 10);
+  if (by === "day") return localDay(r.at);
   const base = basename(r.project);
   return base === ".git" ? basename(dirname(r.project)) : base || r.project;
 }
@@ -44,8 +51,8 @@ function totals(key: string, rows: readonly UsageRow[], prices: PriceTable, flat
     key,
     runs: rows.length,
     input_tokens: input,
-    cache_read: read,
-    cache_write: write,
+    cache_read_tokens: read,
+    cache_write_tokens: write,
     output_tokens: sum((r) => r.output_tokens),
     cache_hit_share: seen > 0 ? Math.round((read / seen) * 1000) / 1000 : null,
     elapsed_s: Math.round(sum((r) => r.elapsed_ms) / 100) / 10,

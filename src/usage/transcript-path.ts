@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { DELEGATIONS_PROVIDER } from "../providers.ts";
 import type { JobStateDir } from "../sys/paths.ts";
 import { jobDirOf } from "../sys/paths.ts";
 
@@ -15,7 +16,7 @@ export const delegationTranscriptFile = (agentStateDir: string, id: string) =>
 /** The delegation's transcript in any known agent store, or null. */
 export function findDelegationTranscript(stores: readonly JobStateDir[], id: string): string | null {
   for (const s of stores) {
-    if (s.provider !== "agent") continue;
+    if (s.provider !== DELEGATIONS_PROVIDER) continue;
     const f = delegationTranscriptFile(s.stateDir, id);
     if (existsSync(f)) return f;
   }

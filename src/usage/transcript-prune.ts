@@ -1,5 +1,6 @@
 import { readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { DELEGATIONS_PROVIDER } from "../providers.ts";
 import type { JobStateDir } from "../sys/paths.ts";
 import { delegationsDir } from "./transcript-path.ts";
 
@@ -10,7 +11,7 @@ import { delegationsDir } from "./transcript-path.ts";
 export function pruneDelegationTranscripts(stores: readonly JobStateDir[], before: number, dryRun: boolean): number {
   let n = 0;
   for (const s of stores) {
-    if (s.provider !== "agent") continue;
+    if (s.provider !== DELEGATIONS_PROVIDER) continue;
     const dir = delegationsDir(s.stateDir);
     let names: string[];
     try {

@@ -23,7 +23,8 @@ store.insertMany(
     workspace_root: "/p",
     task: "t",
     created_at: Date.now() - 5000,
-    status: "queued" as const,
+    // They ran: a job ends from running (store/transitions.ts).
+    status: "running" as const,
     ...ended,
   })),
 );

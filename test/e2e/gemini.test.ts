@@ -152,6 +152,34 @@ describe.skipIf(skipBwrap)("Gemini jobs through dist/dl serve, fake agy in the r
     expect(typeof r.data.duration_s).toBe("number");
   });
 
+  test("a jailed job's result lists what it changed and what dl kept read-only; so do poll and dl show", async () => {
+    const repo = makeRepo(root, "changes", 0).repo;
+    writeFileSync(join(repo, "gone.txt"), "to be deleted");
+    Bun.spawnSync(["git", "add", "gone.txt"], { cwd: repo, env: testEnv() });
+    const r = await call(session, "delegate_to_gemini", { task: "ESCAPE RUN=rm-gone", workdir: repo });
+    expect(r.data.status).toBe("done");
+    expect(r.data.files_changed).toEqual({
+      added: 1,
+      changed: 0,
+      deleted: 1,
+      files: [
+        { path: "agy-wrote.txt", change: "added" },
+        { path: "gone.txt", change: "deleted" },
+      ],
+      truncated: false,
+    });
+    const kept = r.data.kept_read_only as { count: number; paths: string[]; note: string };
+    expect(kept.paths).toEqual(expect.arrayContaining([".git", ".claude"]));
+    expect(kept.note).toContain("committed nothing");
+    const id = String(r.data.id);
+    expect((await pollOne(session, id)) as unknown).toMatchObject({ files_changed: r.data.files_changed });
+    const show = await runDl(["show", id], serveEnv());
+    expect(show.stdout).toContain("changes   files changed: 1 added, 0 changed, 1 deleted");
+    expect(show.stdout).toContain("added agy-wrote.txt");
+    expect(show.stdout).toContain("deleted gone.txt");
+    expect(show.stdout).toMatch(/kept read-only: \d+ paths/);
+  });
+
   test("bad effort is refused with the allowed list; no JSON and an auth error fail with what to do", async () => {
     const repo = makeRepo(root, "bad", 0).repo;
     const effort = await call(session, "submit_gemini", { tasks: [{ task: "x", workdir: repo, effort: "max" }] });
@@ -357,8 +385,10 @@ describe("Gemini tools without their gate or their binary", () => {
       "poll_gemini",
       "submit_gemini",
     ]);
-    for (const t of tools.filter((t) => t.name !== "poll_gemini" && t.name !== "cancel_gemini"))
-      expect(t.description).toContain("Never put PHI");
+    // The privacy rule (issue 33's wording): submit_gemini says it whole, delegate_to_gemini in short.
+    const described = (name: string) => tools.find((t) => t.name === name)?.description ?? "";
+    expect(described("submit_gemini")).toContain("never put personal or health data in the task or under workdir");
+    expect(described("delegate_to_gemini")).toContain("never personal or health data");
   });
 
   test("a missing agy: the server stays up and the tools say what to install", async () => {

@@ -340,7 +340,7 @@ describe("dl status", () => {
       const refused = await runDl(["status"], { ...stray, DELEGATE_GATEWAY: "bifrost" });
       expect(refused.code).toBe(2);
       expect(refused.stderr).toBe(
-        'dl: DELEGATE_BIFROST_URL="not a url" is invalid: expected an http(s) URL with a host and no credentials (not a valid URL)\n',
+        'dl: DELEGATE_BIFROST_URL="not a url" is invalid: expected an http(s) URL with a host and no credentials (not a valid URL); fix it, then run dl status\n',
       );
     } finally {
       gw.stop(true);

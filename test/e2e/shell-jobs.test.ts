@@ -60,7 +60,9 @@ function seed(provider: keyof typeof ID): void {
     ...over,
   });
   const s = JobStore.open(dirs[provider]!);
-  s.insertMany([base(ID[provider]), base(FAILED[provider], {}), base(QUEUED[provider])]);
+  // The done and failed ones ran before they ended (store/transitions.ts).
+  const ran = { status: "running" as const };
+  s.insertMany([base(ID[provider], ran), base(FAILED[provider], ran), base(QUEUED[provider])]);
   s.update(ID[provider], {
     status: "done",
     exit_code: 0,
@@ -88,7 +90,16 @@ beforeAll(async () => {
   mkdirSync(join(dirs.codex!, "jobs", ID.codex), { recursive: true });
   writeFileSync(
     join(dirs.codex!, "jobs", ID.codex, "output.log"),
-    '--- stdout ---\n{"type":"turn.completed"}\n--- exit 0 ---\n',
+    [
+      "--- stdout ---",
+      '{"type":"thread.started","thread_id":"th-1"}',
+      '{"type":"turn.started"}',
+      '{"type":"item.completed","item":{"id":"item_0","type":"command_execution","command":"npm test","exit_code":1}}',
+      '{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"tests fail"}}',
+      '{"type":"turn.completed","usage":{"input_tokens":1200,"cached_input_tokens":800,"output_tokens":50}}',
+      "--- exit 0 ---",
+      "",
+    ].join("\n"),
   );
   mkdirSync(join(dirs.agent!, "jobs", ID.agent), { recursive: true });
   const steps = [
@@ -121,8 +132,13 @@ describe("dl jobs / show / logs / cancel", () => {
     const jobs = JSON.parse(all.out).jobs as { id: string; kind: string; state: string }[];
     for (const id of Object.values(ID)) expect(jobs.map((j) => j.id)).toContain(id);
     const text = await dl(["jobs"]);
-    expect(text.out.split("\n")[0]).toMatch(/^ID +KIND +STATE +PROJECT +MODEL\/AGENT +AGE +DURATION$/);
-    expect(text.out).toMatch(new RegExp(`${ID.dsh} +dsh +done +repo +dsh-model +\\d+m\\d+s +10s`));
+    expect(text.out.split("\n")[0]).toMatch(/^ID +KIND +STATE +PROJECT +RUNS ON +CREATED +DURATION$/);
+    // Human times: how long ago for recent ones; the agent job names its agent and the model it runs on.
+    expect(text.out).toMatch(new RegExp(`${ID.dsh} +dsh +done +repo +dsh-model +\\d+m\\d\\ds ago +10s`));
+    expect(text.out).toMatch(
+      new RegExp(`${ID.agent} +agent +done +repo +agent helper on local-qwen-3-6-35b +\\d+m\\d\\ds ago`),
+    );
+    expect(text.out).not.toMatch(/\d{4}-\d\d-\d\dT/);
     const done = JSON.parse((await dl(["jobs", "--json", "--status", "done", "--kind", "gemini"])).out).jobs;
     expect(done.map((j: { id: string }) => j.id)).toEqual([ID.gemini]);
     const bad = await dl(["jobs", "--status", "finished"]);
@@ -141,18 +157,51 @@ describe("dl jobs / show / logs / cancel", () => {
     }
     const text = await dl(["show", ID.codex]);
     expect(text.out).toContain("output.log");
-    expect(text.out).toContain(`logs      dl logs ${ID.codex}`);
+    expect(text.out).toContain(`next      dl logs ${ID.codex}`);
+    expect(text.out).toMatch(/created +\d+m\d\ds ago/);
+    expect(text.out).not.toMatch(/\d{4}-\d\d-\d\dT|\.\d{3}Z/);
+    // An agent job that named no model: the one its run uses, never "-".
+    const ag = await dl(["show", ID.agent]);
+    expect(ag.out).toContain("runs on   agent helper, model local-qwen-3-6-35b (the default for this agent)");
     expect((await dl(["show", "cx-0123456789"])).code).toBe(2);
-    expect((await dl(["show", "nope"])).err).toContain("is not a job id");
+    expect((await dl(["show", "nope"])).err).toContain("is neither a job id nor a delegation id");
   });
 
   test("dl logs prints a transcript, a CLI's output tail, or the answer", async () => {
     const ag = await dl(["logs", ID.agent]);
     expect(ag.code).toBe(0);
     expect(ag.out).toContain("run_bash  npm test  exit 1");
-    expect((await dl(["logs", ID.codex])).out).toContain('{"type":"turn.completed"}');
+    // A Codex job's event stream reads as steps, as an agent job's transcript does.
+    const cx = (await dl(["logs", ID.codex])).out;
+    expect(cx).toContain("session th-1\nturn 1\n  command  npm test  exit 1\n  message  tests fail\n");
+    expect(cx).toContain("turn 1 done  in 1200 (cached 800)  out 50");
+    expect(cx).not.toContain('{"type"');
+    expect((await dl(["logs", ID.codex, "--json"])).out).toContain('\\"type\\":\\"turn.completed\\"');
     expect((await dl(["logs", ID.dsh])).out).toContain("the dsh answer");
     expect((await dl(["logs", ID.gemini, "--json"])).out).toContain('"final_response":"the gemini answer"');
+  });
+
+  test("a delegation (no job row) is listed by dl jobs and shown by dl show, as dl logs reads it", async () => {
+    fake.always(reply.text("delegated answer", { usage: { input: 1500, output: 40, cacheRead: 1000 } }));
+    const res = await callTool<{ success: boolean; logs: string }>(session, "delegate_to_local_agent", {
+      agent_name: "helper",
+      task: "Answer.",
+      workdir: repo,
+    });
+    expect(res.data.success).toBe(true);
+    const id = res.data.logs.replace("dl logs ", "");
+    const listed = JSON.parse((await dl(["jobs", "--kind", "delegation", "--json"])).out).jobs;
+    expect(listed[0]).toMatchObject({ id, kind: "delegation", tool: "delegate_to_local_agent", state: "done" });
+    expect((await dl(["jobs"])).out).toMatch(new RegExp(`${id} +delegation +done +repo +delegate_to_local_agent on `));
+    const shown = await dl(["show", id]);
+    expect(shown.code).toBe(0);
+    expect(shown.out).toContain(`${id}  delegation (delegate_to_local_agent)  done`);
+    expect(shown.out).toMatch(/usage +1\.5k in \(1\.0k cached\), 40 out/);
+    expect(shown.out).toContain(`next      dl logs ${id}`);
+    expect(JSON.parse((await dl(["show", id, "--json"])).out).ended_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+    const missing = await dl(["show", "dg-0000000000"]);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain("dl jobs --kind delegation lists them");
   });
 
   test("dl cancel ends a queued job of each kind; a finished one is left as it is", async () => {
@@ -183,7 +232,10 @@ describe("dl jobs / show / logs / cancel", () => {
     s.close();
     const r = await dl(["cancel", "dsh-000000f0e1"], other);
     expect(r.code).toBe(1);
-    expect(r.err).toContain(`belongs to project ${project}`);
+    expect(r.err).toContain(`belongs to the project ${project}`);
+    // The refusal names the command that does it, from where it may be done.
+    expect(r.err).toContain(`cancel it from its project: cd ${repo} && dl cancel dsh-000000f0e1`);
+    expect(r.err).not.toContain("session's project");
     const again = JobStore.open(dirs.dsh!);
     expect(again.get("dsh-000000f0e1")?.status).toBe("queued");
     again.close();

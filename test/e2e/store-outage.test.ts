@@ -15,7 +15,10 @@ import { makeRepo } from "../jobs/helpers.ts";
  * process holds its write lock past dl's busy timeout; a full disk fails the same
  * writes). The end must not be lost: dl keeps it in the job's dir, and once the store
  * can be written again `dl reap` records the real end instead of calling the job lost.
+ * The servers wait 0.2 s for the lock (DELEGATE_STORE_BUSY_TIMEOUT) instead of 5 s: the
+ * same failures, retries and fallbacks, in seconds.
  */
+const QUICK_BUSY = { DELEGATE_STORE_BUSY_TIMEOUT: "0.2" };
 let fake: FakeResponses;
 let root: string;
 let stateDir: string;
@@ -42,7 +45,11 @@ function outcomeStatus(id: string): string | null {
 
 describe("a job that ends while its store cannot be written", () => {
   test("its end is kept; after its supervisor dies and the store is writable again, dl reap records it done", async () => {
-    session = await connectDl({ ...codexServeEnv(root, fake.baseUrl, stateDir), DELEGATE_CODEX_STAGGER_S: "0" });
+    session = await connectDl({
+      ...codexServeEnv(root, fake.baseUrl, stateDir),
+      DELEGATE_CODEX_STAGGER_S: "0",
+      ...QUICK_BUSY,
+    });
     const repo = makeRepo(root, "outage", 0).repo;
     const sub = (await session.client.callTool({
       name: "submit_codex",
@@ -85,7 +92,11 @@ describe("a job that ends while its store cannot be written", () => {
   }, 120_000);
 
   test("while its supervisor lives: once the store can be written again, the kept end is recorded without a restart", async () => {
-    const live = await connectDl({ ...codexServeEnv(root, fake.baseUrl, stateDir), DELEGATE_CODEX_STAGGER_S: "0" });
+    const live = await connectDl({
+      ...codexServeEnv(root, fake.baseUrl, stateDir),
+      DELEGATE_CODEX_STAGGER_S: "0",
+      ...QUICK_BUSY,
+    });
     try {
       const repo = makeRepo(root, "outage-live", 0).repo;
       const sub = (await live.client.callTool({

@@ -142,7 +142,11 @@ describe("transcripts", () => {
     // The job's usage is in the ledger once, as the job (its child does not count it again).
     const usage = JSON.parse((await runDl(["usage", "--json", "--by", "kind"], shell())).stdout);
     const kinds = new Map(usage.groups.map((g: { key: string; runs: number }) => [g.key, g]));
-    expect(kinds.get("agent")).toMatchObject({ runs: 1, cache_read: 280, cost: { state: "unknown", usd: null } });
+    expect(kinds.get("agent")).toMatchObject({
+      runs: 1,
+      cache_read_tokens: 280,
+      cost: { state: "unknown", usd: null },
+    });
     expect(kinds.has("dl_run")).toBe(false);
   }, 90_000);
 

@@ -82,7 +82,7 @@ function spendThenHang(): void {
   );
 }
 
-type Group = { key: string; runs: number; input_tokens: number; cache_read: number; output_tokens: number };
+type Group = { key: string; runs: number; input_tokens: number; cache_read_tokens: number; output_tokens: number };
 
 async function usageBy(env: Record<string, string>, by: "model" | "kind"): Promise<Map<string, Group>> {
   const r = await runDl(["usage", "--json", "--by", by], env);
@@ -112,7 +112,7 @@ describe("every job's tokens reach the ledger, however it ended", () => {
     const cancelled = await callTool<{ status: string }>(s, "cancel_agent", { id });
     expect(cancelled.data.status).toBe("cancelled");
     const g = (await usageBy(env, "model")).get("cloud-cancelled");
-    expect(g).toMatchObject({ runs: 1, input_tokens: 700, cache_read: 300, output_tokens: 70 });
+    expect(g).toMatchObject({ runs: 1, input_tokens: 700, cache_read_tokens: 300, output_tokens: 70 });
   }, 60_000);
 
   test("an agent job stopped with its server (DELEGATE_JOBS_DIE_WITH_SERVER=1, stdin closed): its tokens are recorded", async () => {
@@ -144,7 +144,7 @@ describe("every job's tokens reach the ledger, however it ended", () => {
     expect(reap.code).toBe(0);
     expect(reap.stdout).toContain(id);
     const g = (await usageBy(env, "model")).get("cloud-killed");
-    expect(g).toMatchObject({ runs: 1, input_tokens: 700, cache_read: 300, output_tokens: 70 });
+    expect(g).toMatchObject({ runs: 1, input_tokens: 700, cache_read_tokens: 300, output_tokens: 70 });
   }, 60_000);
 
   test("dsh jobs record the tokens their result reports, split or as one total", async () => {

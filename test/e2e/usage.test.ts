@@ -91,7 +91,7 @@ describe("dl usage", () => {
         key: string;
         runs: number;
         input_tokens: number;
-        cache_read: number;
+        cache_read_tokens: number;
         output_tokens: number;
         cache_hit_share: number;
         cost: Cost;
@@ -102,7 +102,7 @@ describe("dl usage", () => {
     expect(by.get("cloud-priced")).toMatchObject({
       runs: 2,
       input_tokens: 2000,
-      cache_read: 4000,
+      cache_read_tokens: 4000,
       output_tokens: 200,
       cache_hit_share: 0.667,
       cost: { state: "priced", usd: expect.closeTo(0.0102, 6) },
@@ -119,6 +119,14 @@ describe("dl usage", () => {
     const plain = await runDl(["usage"], env);
     expect(plain.stdout).toMatch(/mystery-model +1 +200 +0 +0% +20 +unknown/);
     expect(plain.stdout).toMatch(/local-qwen +1 .* included/);
+    // A person's header, not an ISO stamp; unknown costs say how to give dl prices.
+    expect(plain.stdout.split("\n")[0]).toMatch(/^since 7d ago \(\d{4}-\d\d-\d\d \d\d:\d\d\), by model$/);
+    expect(plain.stdout).toContain("COST unknown: dl has no price for those models. Set DELEGATE_PRICES_FILE");
+    expect(plain.stdout).toContain("DELEGATE_FLAT_RATE_MODELS");
+    // One key style in --json: the same token names as every result's usage.
+    const keys = Object.keys(report.groups[0]!);
+    expect(keys).toContain("cache_read_tokens");
+    expect(keys).not.toContain("cache_read");
   }, 60_000);
 
   test("bad flags and a bad price file are refused (exit 2)", async () => {

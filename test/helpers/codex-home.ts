@@ -1,6 +1,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CodexService, type CodexServiceOptions } from "../../src/jobs/providers/codex/service.ts";
+import { type Config, parseConfig } from "../../src/config.ts";
+import type { JobCaps } from "../../src/config-tree.ts";
+import { type CodexService, type CodexTuning, startJobs } from "../../src/jobs/providers/codex/service.ts";
 import { type FakeResponses, type SeenRequest, type Step, startFakeResponses } from "../fixture/fake-responses.ts";
 
 /** The pinned real CLI (npm devDependency @openai/codex). */
@@ -142,46 +144,59 @@ export interface CodexRig {
   codexHome: string;
   stateDir: string;
   home: string;
+  /** The Config the service was built from (`dl status` reads the same). */
+  config: Config;
   service: CodexService;
   stop(): Promise<void>;
 }
 
-/** A CodexService on its own state dir and CODEX_HOME, running the real CLI against a fake. */
-export async function startCodexRig(
-  dir: string,
-  over: Partial<CodexServiceOptions> = {},
-  fake?: FakeResponses,
-): Promise<CodexRig> {
+/** What a rig may change: settings (as the variables a user sets) and the test-only tuning. */
+export interface CodexRigOptions {
+  bin?: string;
+  stateDir?: string;
+  codexHome?: string;
+  quotaRefusePct?: number;
+  caps?: JobCaps;
+  backoffS?: CodexTuning["backoffS"];
+  accountTuning?: CodexTuning["account"];
+}
+
+/**
+ * A Codex job service on its own state dir and CODEX_HOME, built from a Config as
+ * `dl serve` builds it, running the real CLI against a fake.
+ */
+export async function startCodexRig(dir: string, over: CodexRigOptions = {}, fake?: FakeResponses): Promise<CodexRig> {
   const f = fake ?? startFakeResponses(markerRouter());
   const home = join(dir, "home");
   const codexHome = over.codexHome ?? makeCodexHome(join(home, ".codex"), f.baseUrl);
   const stateDir = over.stateDir ?? join(dir, "state");
   mkdirSync(stateDir, { recursive: true });
-  const childEnv = codexChildEnv(home);
-  const service = await CodexService.start({
-    bin: CODEX_BIN,
-    defaultModel: "gpt-6.1-terra",
-    allowDanger: false,
-    caps: { maxConcurrent: 4, maxPerProject: 2, maxQueue: 32, staggerS: 0 },
-    stateDir,
-    codexHome,
-    quotaWarnPct: 85,
-    childEnv,
-    guards: {
-      home,
-      protectedDirs: [stateDir],
-      toolEnv: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
-    },
-    backoffS: [0.2, 0.4, 0.8, 1.6, 2],
-    quotaTtlMs: 0,
-    engine: { tickMs: 50, graceMs: 500 },
-    ...over,
-  });
+  const caps = over.caps ?? { maxConcurrent: 4, maxPerProject: 2, maxQueue: 32, staggerS: 0 };
+  const env = {
+    ...codexChildEnv(home),
+    CODEX_HOME: codexHome,
+    DELEGATE_CODEX_BIN: over.bin ?? CODEX_BIN,
+    DELEGATE_CODEX_STATE_DIR: stateDir,
+    // The fake provider's token reaches the Codex child the way a user's key does.
+    DELEGATE_CODEX_ENV_PASSTHROUGH: FAKE_TOKEN_VAR,
+    DELEGATE_CODEX_MAX_CONCURRENT: String(caps.maxConcurrent),
+    DELEGATE_CODEX_MAX_PER_PROJECT: String(caps.maxPerProject),
+    DELEGATE_CODEX_MAX_QUEUE: String(caps.maxQueue),
+    DELEGATE_CODEX_STAGGER_S: String(caps.staggerS),
+    ...(over.quotaRefusePct === undefined ? {} : { DELEGATE_CODEX_QUOTA_REFUSE_PCT: String(over.quotaRefusePct) }),
+  };
+  const config = parseConfig(env, { home, cwd: dir });
+  const service = await startJobs(
+    config,
+    { stateDir, waitCommand: "dl wait", baseDir: dir, engine: { tickMs: 50, graceMs: 500 } },
+    { backoffS: over.backoffS ?? [0.2, 0.4, 0.8, 1.6, 2], account: over.accountTuning, quotaTtlMs: 0 },
+  );
   return {
     fake: f,
     codexHome,
     stateDir,
     home,
+    config,
     service,
     async stop() {
       await service.stop();

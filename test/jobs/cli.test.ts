@@ -28,8 +28,9 @@ beforeAll(async () => {
   const dead = Bun.spawn(["true"]);
   await dead.exited;
   s.insertMany([
-    row("cx-00000000d0", { owner_pid: me.pid, owner_start: me.startTime }),
-    row("cx-00000000fa", { owner_pid: me.pid, owner_start: me.startTime }),
+    // These two ran before they ended (a job ends from running: store/transitions.ts).
+    row("cx-00000000d0", { status: "running", owner_pid: me.pid, owner_start: me.startTime }),
+    row("cx-00000000fa", { status: "running", owner_pid: me.pid, owner_start: me.startTime }),
     row("cx-0000000e00", { status: "running", owner_pid: me.pid, owner_start: me.startTime, server_id: "srv-me" }),
     row("cx-00000000a0", { status: "queued", owner_pid: dead.pid, owner_start: "0@gone", server_id: "srv-dead" }),
   ]);

@@ -96,6 +96,7 @@ const base: JobRow = {
   retry_at: null,
   warnings: '["w\\u0000x"]',
   persist_error: null,
+  changes: null,
   origin_id: null,
   origin_pid: null,
   origin_start: null,

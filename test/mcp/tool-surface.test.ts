@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import type { ServerContext } from "@modelcontextprotocol/server";
 import { parseConfig } from "../../src/config.ts";
-import { backendVerdicts, type MachineFacts } from "../../src/mcp/tool-availability.ts";
+import type { MachineFacts } from "../../src/jobs/provider-module.ts";
+import { PROVIDER_MODULES } from "../../src/jobs/providers/index.ts";
+import { backendVerdicts } from "../../src/mcp/tool-availability.ts";
 import { toolCallHandler } from "../../src/mcp/tool-call.ts";
 import { ToolSurface } from "../../src/mcp/tool-surface.ts";
 import { defaultDeps } from "../../src/services.ts";
@@ -24,27 +26,28 @@ function tokens(surface: ToolSurface): number {
 
 describe("which backends' tools are listed", () => {
   test("a machine without Codex, the Gemini gate or a dsh launcher lists only the agent tools, saying why", () => {
-    const v = backendVerdicts(config(), machine());
-    expect(v.agent.listed).toBe(true);
+    const v = backendVerdicts(config(), PROVIDER_MODULES, machine());
+    expect(v.agent?.listed).toBe(true);
     expect(v.codex).toMatchObject({ listed: false, why: expect.stringContaining("Codex CLI (codex) is not on PATH") });
     expect(v.gemini).toMatchObject({ listed: false, why: expect.stringContaining("DELEGATE_GEMINI_ALLOW_DANGER") });
     expect(v.dsh).toMatchObject({ listed: false, why: expect.stringContaining("launcher") });
   });
 
   test("Codex on PATH and the Gemini gate list their tools", () => {
-    const v = backendVerdicts(config({ DELEGATE_GEMINI_ALLOW_DANGER: "1" }), machine(["codex"]));
-    expect([v.codex.listed, v.gemini.listed]).toEqual([true, true]);
+    const v = backendVerdicts(config({ DELEGATE_GEMINI_ALLOW_DANGER: "1" }), PROVIDER_MODULES, machine(["codex"]));
+    expect([v.codex?.listed, v.gemini?.listed]).toEqual([true, true]);
   });
 
   test("DELEGATE_TOOLS names the backends to list, or all of them", () => {
-    const some = backendVerdicts(config({ DELEGATE_TOOLS: "agent,dsh" }), machine());
+    const some = backendVerdicts(config({ DELEGATE_TOOLS: "agent,dsh" }), PROVIDER_MODULES, machine());
+    // In the providers' order (PROVIDERS).
     expect(Object.entries(some).map(([b, x]) => [b, x.listed])).toEqual([
-      ["agent", true],
       ["codex", false],
       ["gemini", false],
       ["dsh", true],
+      ["agent", true],
     ]);
-    const all = backendVerdicts(config({ DELEGATE_TOOLS: "ALL" }), machine());
+    const all = backendVerdicts(config({ DELEGATE_TOOLS: "ALL" }), PROVIDER_MODULES, machine());
     expect(Object.values(all).every((x) => x.listed)).toBe(true);
   });
 

@@ -15,7 +15,9 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { TARGETS, type TargetName } from "../../build.ts";
 import pkg from "../../package.json" with { type: "json" };
+import { LAUNCHER, platformPackage, tarballName } from "../../scripts/npm-packages.ts";
 import { archiveName } from "../../scripts/release-archive.ts";
+import { tempDir } from "../helpers/dl.ts";
 import { EM_AARCH64, EM_X86_64, readAt, readElf } from "./elf.ts";
 import { freshHome, HOST, install, ROOT, run, SYSTEM_PATH, unpack } from "./helpers.ts";
 import {
@@ -51,7 +53,10 @@ beforeAll(async () => {
 
 describe("SHA256SUMS and archive contents", () => {
   test("SHA256SUMS lists every artifact and matches each one", async () => {
-    expect([...sums.keys()].sort()).toEqual([...ALL.map((t) => archiveName(pkg.version, t)), "install.sh"].sort());
+    const tarballs = [...ALL.map(platformPackage), LAUNCHER].map((n) => tarballName(n, pkg.version));
+    expect([...sums.keys()].sort()).toEqual(
+      [...ALL.map((t) => archiveName(pkg.version, t)), ...tarballs, "install.sh"].sort(),
+    );
     expect(readdirSync(DIR).sort()).toEqual([...sums.keys(), "SHA256SUMS"].sort());
     for (const [name, hash] of sums) {
       const hasher = new Bun.CryptoHasher("sha256");
@@ -60,22 +65,73 @@ describe("SHA256SUMS and archive contents", () => {
     }
   });
 
-  test("each archive holds dl (executable), LICENSE and a README naming the install step, nothing else", async () => {
+  test("each archive holds dl (executable), LICENSE, a README naming the install steps, and the examples/ the README names", async () => {
+    const examples = (readdirSync(join(ROOT, "examples"), { recursive: true }) as string[]).map((f) =>
+      statSync(join(ROOT, "examples", f)).isDirectory() ? `examples/${f}/` : `examples/${f}`,
+    );
     for (const t of ALL) {
       const folder = archiveName(pkg.version, t).replace(/\.tar\.gz$/, "");
       const list = await run(["tar", "-tvzf", archivePath(t)], { PATH: SYSTEM_PATH });
       const entries = list.stdout.trim().split("\n");
-      expect(entries.map((l) => l.split(/\s+/).pop()).sort()).toEqual(
-        [`${folder}/`, `${folder}/LICENSE`, `${folder}/README`, `${folder}/dl`].sort(),
-      );
+      const own = ["", "LICENSE", "README", "dl", "examples/", ...examples].map((f) => `${folder}/${f}`);
+      expect(entries.map((l) => l.split(/\s+/).pop()).sort()).toEqual(own.sort());
       expect(entries.find((l) => l.endsWith("/dl"))).toStartWith("-rwxr-xr-x 0/0");
       const dl = binary(t);
       const readme = readFileSync(join(dl, "..", "README"), "utf8");
       expect(readme).toContain("sh install.sh --from .");
+      // The same next steps as the README and install.sh: dl init, and the one registration line.
+      expect(readme).toContain("  dl init\n  claude mcp add delegate-local --scope user -- ~/.local/bin/dl serve\n");
+      expect(readme).not.toContain("--env");
       expect(readme).toContain(`dl ${pkg.version} for ${t}`);
       if (t.endsWith("-musl")) expect(readme).toContain("apk add libstdc++ libgcc");
       expect(readFileSync(join(dl, "..", "LICENSE"), "utf8")).toContain("MIT License");
     }
+  });
+});
+
+/** An npm tarball unpacked once: the path of its `package/` folder. */
+async function unpackTarball(tgz: string): Promise<string> {
+  const out = tempDir("tgz");
+  const r = await run(["tar", "-xzf", tgz, "-C", out], { PATH: SYSTEM_PATH });
+  if (r.code !== 0) throw new Error(`tar -xzf ${tgz}: ${r.stderr}`);
+  return join(out, "package");
+}
+
+const sha = (b: Buffer) => new Bun.CryptoHasher("sha256").update(b).digest("hex");
+
+describe("npm tarballs", () => {
+  test("each target's package holds that archive's dl (mode 755), LICENSE, README.md and a package.json npm selects by os/cpu/libc", async () => {
+    for (const t of ALL) {
+      const tgz = join(DIR, tarballName(platformPackage(t), pkg.version));
+      const list = await run(["tar", "-tvzf", tgz], { PATH: SYSTEM_PATH });
+      const entries = list.stdout.trim().split("\n");
+      expect(entries.map((l) => l.split(/\s+/).pop()).sort()).toEqual(
+        ["package/LICENSE", "package/README.md", "package/bin/dl", "package/package.json"].sort(),
+      );
+      expect(entries.find((l) => l.endsWith("/bin/dl"))).toStartWith("-rwxr-xr-x");
+      const unpacked = await unpackTarball(tgz);
+      expect(sha(readFileSync(join(unpacked, "bin", "dl")))).toBe(sha(readFileSync(binary(t))));
+      const manifest = JSON.parse(readFileSync(join(unpacked, "package.json"), "utf8"));
+      const [os, cpu, libc] = t.split("-");
+      expect(manifest).toMatchObject({ name: platformPackage(t), version: pkg.version, os: [os], cpu: [cpu] });
+      expect(manifest.libc).toEqual(os === "linux" ? [libc ?? "glibc"] : undefined);
+      expect(manifest.bin).toBeUndefined();
+    }
+  });
+
+  test("the launcher holds scripts/npm-launcher.sh as bin/dl, the commands, mcpName and every target at its own version", async () => {
+    const tgz = join(DIR, tarballName(LAUNCHER, pkg.version));
+    const unpacked = await unpackTarball(tgz);
+    expect(readFileSync(join(unpacked, "bin", "dl"), "utf8")).toBe(
+      readFileSync(join(ROOT, "scripts", "npm-launcher.sh"), "utf8"),
+    );
+    const manifest = JSON.parse(readFileSync(join(unpacked, "package.json"), "utf8"));
+    expect(manifest.bin).toEqual({ dl: "bin/dl", "delegate-wait": "bin/dl", [LAUNCHER]: "bin/dl" });
+    expect(manifest.optionalDependencies).toEqual(
+      Object.fromEntries(ALL.map((t) => [platformPackage(t), pkg.version])),
+    );
+    expect(manifest.mcpName).toBe(JSON.parse(readFileSync(join(ROOT, "server.json"), "utf8")).name);
+    expect(manifest.scripts).toBeUndefined();
   });
 });
 

@@ -47,10 +47,17 @@ export function install(args: string[], env: Record<string, string>): Promise<Ra
   return run(["sh", INSTALL_SH, ...args], env);
 }
 
-/** A release of the host target only, made by scripts/release.ts into a temporary folder. */
-export async function hostRelease(version?: string): Promise<{ dir: string; archive: string }> {
+/**
+ * A release of the host target only, made by scripts/release.ts into a temporary folder;
+ * without its npm tarballs unless `o.npm`.
+ */
+export async function hostRelease(
+  version?: string,
+  o: { npm?: boolean } = {},
+): Promise<{ dir: string; archive: string }> {
   const dir = tempDir("release");
   const args = ["--only", HOST, "--out", dir, "--quick", ...(version ? ["--as-version", version] : [])];
+  if (!o.npm) args.push("--skip-npm");
   const r = await run([process.execPath, join(ROOT, "scripts", "release.ts"), ...args], {
     PATH: process.env.PATH ?? SYSTEM_PATH,
   });

@@ -4,8 +4,9 @@ import { Semaphore } from "../../src/agent/semaphore.ts";
 import { runBashTool } from "../../src/agent/tools/run-bash.ts";
 import { RUN_BASH_DEFAULTS } from "../../src/agent/tools/settings.ts";
 import { type CommandJail, commandJail } from "../../src/sandbox/command-jail.ts";
-import { prepareTreeGuard } from "../../src/sandbox/index.ts";
+import { prepareTreeGuard, treeReport } from "../../src/sandbox/index.ts";
 import type { JailProbe } from "../../src/sandbox/probe.ts";
+import { markedEntry } from "../../src/sys/jail-start.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
 import { requireLinuxProbe, skipBwrap } from "./jail-env.ts";
@@ -74,7 +75,16 @@ test("run_bash: a command that planted a nested repository gets jail_git_tampere
   const leaky: CommandJail = {
     async wrap(argv, env, workdir) {
       const guard = await prepareTreeGuard(workdir, { home: process.env.HOME!, env: { PATH: "/usr/bin:/bin" } });
-      return { argv: [...argv], env: { ...env }, jailNet: null, dispose: async () => (await guard.finish()).tamper };
+      return {
+        argv: markedEntry(argv),
+        env: { ...env },
+        jailNet: null,
+        jailMarked: true,
+        dispose: async () => {
+          const verdict = await guard.finish();
+          return { tamper: verdict.tamper, report: treeReport(verdict, guard.keptReadOnly) };
+        },
+      };
     },
   };
   const tool = runBashTool({
@@ -86,9 +96,12 @@ test("run_bash: a command that planted a nested repository gets jail_git_tampere
   });
   const c = ctx();
   await runGroup({ argv: ["git", "init", "-q"], cwd: c.workdir, env: { PATH: "/usr/bin:/bin" } });
-  const r = await tool.run({ command: "mkdir inner && git -C inner init -q" }, c);
+  const r = await tool.run({ command: "mkdir inner && git -C inner init -q && echo x > inner/a.txt" }, c);
   expect(r.is_error).toBe(true);
   expect(r.content).toContain("[jail_git_tampered:");
   expect(r.content).toContain("inner/.git (new)");
+  // What the command changed and what stayed read-only, measured by dl, in the result.
+  expect(r.content).toContain("files changed: 1 added, 0 changed, 0 deleted\n  added inner/a.txt");
+  expect(r.content).toMatch(/kept read-only: \d+ paths \(git metadata/);
   expect(await Bun.file(`${c.workdir}/inner/.git/HEAD`).exists()).toBe(false);
 });

@@ -6,6 +6,7 @@ import { isDlError } from "../../src/errors.ts";
 import { jailPlatform, probeJailOnce, wrapCommand } from "../../src/sandbox/index.ts";
 import { buildJailPolicy } from "../../src/sandbox/policy.ts";
 import { type JailProbe, probeJail } from "../../src/sandbox/probe.ts";
+import { markedEntry } from "../../src/sys/jail-start.ts";
 import { tempDir } from "../helpers/dl.ts";
 import { skipBwrap } from "./jail-env.ts";
 
@@ -68,13 +69,18 @@ describe("probeJail", () => {
     const p = await probeJail({ platform: "linux", path: `${dir}:/usr/bin:/bin`, cwd });
     expect(p).toMatchObject({ kind: "bwrap", ok: false, bin: join(dir, "bwrap") });
     expect(p.detail).toContain("No permissions to creating new namespace");
+    expect(p.cause).toBe("user_namespaces");
     expect(p.fix).toContain("sysctl -w kernel.unprivileged_userns_clone=1");
   });
 
   test("bwrap failing for another reason: the fix says how to see why", async () => {
     const dir = fakeBwrapDir("exit 3");
     const p = await probeJail({ platform: "linux", path: `${dir}:/usr/bin:/bin`, cwd });
-    expect(p).toMatchObject({ ok: false, detail: "bwrap is installed but cannot start a jail: exit 3" });
+    expect(p).toMatchObject({
+      ok: false,
+      cause: "other",
+      detail: "bwrap is installed but cannot start a jail: the jail ended (exit 3) before its command started",
+    });
     expect(p.fix).toContain("bwrap --unshare-all");
   });
 
@@ -161,7 +167,10 @@ describe("wrapCommand", () => {
     const w = wrapCommand(linux, ["agy", "-p", "x"], { PATH: "/usr/bin" }, okBwrap, noFs);
     expect(w.kind).toBe("bwrap");
     expect(w.argv[0]).toBe("/usr/bin/bwrap");
-    expect(w.argv.slice(-4)).toEqual(["--", "agy", "-p", "x"]);
+    // The command behind the start marker (sys/jail-start.ts): dl learns out of band that it ran.
+    expect(w.argv.slice(-8)).toEqual(["--", ...markedEntry(["agy", "-p", "x"])]);
+    expect(w.argv.slice(-3)).toEqual(["agy", "-p", "x"]);
+    expect(w.jailMarked).toBe(true);
     expect(w.env).toEqual({});
     expect(w.jailNet).toEqual({ forwarder: "/usr/bin/pasta", maxProcs: 512 });
   });
@@ -176,7 +185,7 @@ describe("wrapCommand", () => {
     expect(w.argv[0]).toBe("/usr/bin/sandbox-exec");
     expect(w.argv[1]).toBe("-p");
     expect(w.argv[2]).toStartWith("(version 1)");
-    expect(w.argv.slice(3)).toEqual(["agy", "-p", "x"]);
+    expect(w.argv.slice(3)).toEqual(markedEntry(["agy", "-p", "x"]));
     expect(w.env).toEqual({ PATH: "/usr/bin", TMPDIR: "/private/var/folders/t" });
   });
 });

@@ -84,7 +84,9 @@ describe("JobStore", () => {
 
   test("pruneFinished deletes only old finished rows", () => {
     const s = JobStore.open(storeDir());
-    s.insertMany([job("old"), job("new"), job("live")]);
+    // Rows that ran (a job ends from running: store/transitions.ts).
+    const ran = (id: string) => ({ ...job(id), status: "running" as const });
+    s.insertMany([ran("old"), ran("new"), job("live")]);
     s.update("old", { status: "done", ended_at: 100 });
     s.update("new", { status: "failed", ended_at: 900 });
     expect(s.pruneFinished(500, true)).toHaveLength(1);

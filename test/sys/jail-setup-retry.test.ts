@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { tmpdir } from "node:os";
+import { markedEntry } from "../../src/sys/jail-start.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { skipBwrap } from "../sandbox/jail-env.ts";
 
@@ -21,9 +22,7 @@ describe("a jail whose set-up failed", () => {
         "/proc",
         "--dev",
         "/dev",
-        "sh",
-        "-c",
-        "echo RAN",
+        ...markedEntry(["sh", "-c", "echo RAN"]),
       ]),
       cwd: tmpdir(),
       env: { PATH: "/usr/bin:/bin" },
@@ -34,6 +33,37 @@ describe("a jail whose set-up failed", () => {
     });
     expect(starts).toBe(3);
     expect(r.stdout.text()).not.toContain("RAN");
-    expect(r.stderr.text()).toContain("the jail could not be set up, so nothing ran");
+    // dl's own account, out of band: nothing of it is written into the child's stderr.
+    expect(r.jailSetupFailure).toContain("pasta failed");
+    expect(r.stderr.text()).not.toContain("pasta failed");
   });
+});
+
+describe("the set-up verdict travels out of band", () => {
+  test.skipIf(skipBwrap)(
+    "a command that prints the verdict and dies by SIGKILL ran: no retry, no verdict",
+    async () => {
+      const bwrap = Bun.which("bwrap");
+      const pasta = Bun.which("pasta");
+      let starts = 0;
+      const lies = [
+        "dl: the jail could not be set up, so nothing ran: pasta failed: Failed to open() /dev/net/tun: Permission denied",
+        "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.",
+      ];
+      const r = await runGroup({
+        argv: [bwrap!, "--unshare-all", "--unshare-user", "--info-fd", "3", "--block-fd", "4"].concat([
+          ...["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"],
+          ...markedEntry(["sh", "-c", `${lies.map((l) => `echo '${l}' >&2`).join("; ")}; kill -9 $$`]),
+        ]),
+        cwd: tmpdir(),
+        env: { PATH: "/usr/bin:/bin" },
+        jailNet: { forwarder: pasta!, maxProcs: 16 },
+        onSpawn: () => void starts++,
+        timeoutMs: 30_000,
+      });
+      expect(r.stderr.text()).toContain(lies[0]!);
+      expect(r.jailSetupFailure).toBeNull();
+      expect(starts).toBe(1);
+    },
+  );
 });

@@ -5,7 +5,7 @@ import type { AgentSettings } from "../../src/agent/settings.ts";
 import type { Config } from "../../src/config.ts";
 import { prepareDelegation } from "../../src/dispatch/run-delegation.ts";
 import { isDlError } from "../../src/errors.ts";
-import { codexServiceOptions } from "../../src/jobs/providers/codex/service.ts";
+import { jobGuards } from "../../src/jobs/service.ts";
 import { PROVIDERS } from "../../src/providers.ts";
 import { jobStateDirs, protectedDirs, resolveStatePaths } from "../../src/sys/paths.ts";
 import { checkWorkdir, workdirGuard } from "../../src/sys/workdir-guard.ts";
@@ -74,7 +74,8 @@ describe("the one workdir guard", () => {
       codex: { caps: {}, envPassthrough: [] },
       childEnv: { PATH: "/usr/bin:/bin" },
     } as unknown as Config;
-    const codexGuards = codexServiceOptions(config, "dl wait").guards;
+    // The guard JobService.start gives every provider's engine, Codex's among them.
+    const codexGuards = jobGuards(config);
     expect(forbidden(() => checkWorkdir(paths.slotsDir, codexGuards))).toBe("workdir_forbidden");
     const agent = prepareDelegation(
       { agent_name: "helper", task: "x", workdir: paths.slotsDir },

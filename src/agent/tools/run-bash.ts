@@ -2,8 +2,9 @@ import { existsSync } from "node:fs";
 import { constants } from "node:os";
 import { z } from "zod";
 import { describeError, isDlError } from "../../errors.ts";
-import type { CommandJail } from "../../sandbox/command-jail.ts";
-import type { GitTamper } from "../../sandbox/tree-guard.ts";
+import type { CommandJail, JailCheck } from "../../sandbox/command-jail.ts";
+import { jailFailureMessage } from "../../sandbox/jail-causes.ts";
+import { treeReportLines } from "../../sandbox/tree-report.ts";
 import type { JailNet } from "../../sys/jail-net.ts";
 import { runGroup, type StreamName } from "../../sys/process.ts";
 import { sharedSemaphore } from "../semaphore.ts";
@@ -74,7 +75,8 @@ async function commandFor(
   argv: string[];
   env: Record<string, string>;
   jailNet?: JailNet | null;
-  dispose: () => Promise<GitTamper | null>;
+  jailMarked?: boolean;
+  dispose: () => Promise<JailCheck | null>;
 }> {
   if (!jail) return { argv, env, dispose: async () => null };
   return jail.wrap(argv, env, workdir);
@@ -97,7 +99,7 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
         return fail(`run_bash: ${describeError(e)}`);
       }
       const tails = { stdout: new TailKeeper(settings.stdoutCap), stderr: new TailKeeper(settings.stderrCap) };
-      let dispose: () => Promise<GitTamper | null> = async () => null;
+      let dispose: () => Promise<JailCheck | null> = async () => null;
       try {
         const cmd = await commandFor([shell, "-c", command], env, ctx.workdir, settings.jail);
         dispose = cmd.dispose;
@@ -106,6 +108,7 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
           cwd: ctx.workdir,
           env: cmd.env,
           jailNet: cmd.jailNet ?? undefined,
+          jailMarked: cmd.jailMarked,
           stdoutCap: settings.stdoutCap,
           stderrCap: settings.stderrCap,
           onOutput: (stream, chunk) => tails[stream].push(chunk),
@@ -113,6 +116,8 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
           signal: ctx.signal,
           graceMs: settings.graceMs,
         });
+        // Known out of band: the jail never started the command (its output is not asked).
+        if (r.jailSetupFailure) return fail(`run_bash: ${jailFailureMessage(r.jailSetupFailure).message}`);
         // The shell's convention for a signal death (128 + n), so the number is never null.
         const exitCode = r.exitCode ?? 128 + (signalNumber(r.signal) ?? 0);
         const parts: string[] = [];
@@ -125,9 +130,11 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
         if (err) parts.push(`--- stderr ---\n${err}`);
         if (!out && !err) parts.push("(no output)");
         // The git check runs here, not in finally, so its verdict reaches the result.
-        const tamper = await cmd.dispose();
+        const check = await cmd.dispose();
         dispose = async () => null;
+        const tamper = check?.tamper ?? null;
         if (tamper) parts.unshift(`[${tamper.failureKind}: ${tamper.message}]`);
+        if (check) parts.push(`--- measured by dl ---\n${treeReportLines(check.report).join("\n")}`);
         const isError = exitCode !== 0 || tamper !== null;
         return { content: parts.join("\n"), is_error: isError, bash: { exitCode, timedOut: r.timedOut } };
       } catch (e) {

@@ -1,7 +1,9 @@
+import { factsOf } from "../../providers.ts";
 import type { JobRow } from "../../store/types.ts";
 
-/**
- * Providers whose running child cannot outlive its server as a run: Gemini's agy always
+/*
+ * Providers whose running child cannot outlive its server as a run (PROVIDERS'
+ * diesWithServer): Gemini's agy always
  * runs in the jail, and on Linux bwrap's --die-with-parent takes the jail down when the
  * server dies (what is left of its group is killed by the next reap). On macOS
  * (sandbox-exec has no such flag) a jailed agy still running is killed by the next reap,
@@ -10,7 +12,6 @@ import type { JobRow } from "../../store/types.ts";
  * like a child `dl reap` kills. For other providers a child that is gone may have ended
  * on its own, before or after its server: its fate is unknown, so the row is `lost`.
  */
-const DIES_WITH_SERVER: ReadonlySet<string> = new Set(["gemini"]);
 
 /**
  * How a job whose owning server is gone reads, in every command (poll, dl wait, dl status,
@@ -18,5 +19,5 @@ const DIES_WITH_SERVER: ReadonlySet<string> = new Set(["gemini"]);
  * `lost`, as is a running one whose end dl cannot know.
  */
 export function deadOwnerStatus(row: Pick<JobRow, "provider" | "status">): "killed_on_restart" | "lost" {
-  return row.status === "running" && DIES_WITH_SERVER.has(row.provider) ? "killed_on_restart" : "lost";
+  return row.status === "running" && factsOf(row.provider)?.diesWithServer ? "killed_on_restart" : "lost";
 }

@@ -1,3 +1,4 @@
+import type { FailureKind } from "../../errors.ts";
 import type { JobPatch, JobStatus } from "../../store/types.ts";
 import type { FailureClass } from "./provider.ts";
 
@@ -26,7 +27,7 @@ export interface RunFacts {
 }
 
 export type JobOutcome =
-  | { status: Exclude<JobStatus, "queued">; failureKind: string | null }
+  | { status: Exclude<JobStatus, "queued">; failureKind: FailureKind | null }
   /** A throttle within the retry budget: back to the queue as retry number `retry`. */
   | { status: "queued"; retry: number };
 

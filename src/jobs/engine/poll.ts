@@ -1,3 +1,4 @@
+import type { FailureKind } from "../../errors.ts";
 import type { JobRow } from "../../store/types.ts";
 import { isTerminal } from "../../store/types.ts";
 import { sanitizeJson, sanitizeLine, shortenResponse } from "../sanitize.ts";
@@ -24,7 +25,7 @@ export interface PollView {
   retry_in_s: number | null;
   last_activity_age_s: number | null;
   exit_code: number | null;
-  failure_kind: string | null;
+  failure_kind: FailureKind | null;
   session_id: string | null;
   usage: unknown;
   owner: { pid: number | null; sid: string | null; alive: boolean };
@@ -34,6 +35,10 @@ export interface PollView {
   persist_error: string | null;
   very_short_run: boolean;
   empty_response: boolean;
+  /** A jailed job: what it added, changed and deleted, measured by dl (a capped list, whole counts). */
+  files_changed?: unknown;
+  /** A jailed job: what dl kept read-only, and that the job committed nothing. */
+  kept_read_only?: unknown;
 }
 
 const secs = (ms: number) => Math.round(ms / 100) / 10;
@@ -95,6 +100,9 @@ export function pollView(
     very_short_run: terminal && runMs !== null && runMs < VERY_SHORT_RUN_S * 1000,
     empty_response: terminal && row.status === "done" && !(row.final_response ?? "").trim(),
   };
+  const changes = jsonColumn(row.changes);
+  if (changes.files_changed) view.files_changed = sanitizeJson(changes.files_changed);
+  if (changes.kept_read_only) view.kept_read_only = sanitizeJson(changes.kept_read_only);
   if (resp?.truncated) {
     view.truncated = true;
     view.final_response_length = resp.length;

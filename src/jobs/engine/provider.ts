@@ -1,3 +1,4 @@
+import type { FailureKind } from "../../errors.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { JailNet } from "../../sys/jail-net.ts";
 
@@ -29,14 +30,21 @@ export interface LaunchSpec {
   cwd: string;
   /** A jailed command: what to attach while bwrap waits (sandbox wrapCommand's jailNet). */
   jailNet?: JailNet | null;
+  /** A jailed command behind the start marker (wrapCommand's jailMarked): set-up failures read jail_unavailable. */
+  jailMarked?: boolean;
   /**
-   * Runs once the child's group has ended, however it ended (the jail's git check). A
-   * failure it returns ends the job `failed` with that failure_kind and message.
+   * Runs once the child's group has ended, however it ended (the jail's check of the
+   * tree). A failure it returns ends the job `failed` with that failure_kind and message;
+   * its `changes` (what the run changed, what stayed read-only) are kept in the row.
    */
-  afterRun?: () =>
-    | Promise<{ failureKind: string; message: string } | null>
-    | { failureKind: string; message: string }
-    | null;
+  afterRun?: () => Promise<RunCheck> | RunCheck;
+}
+
+/** What the check after a run found. */
+export interface RunCheck {
+  failure: { failureKind: FailureKind; message: string } | null;
+  /** A JSON object for the row's `changes` column (sandbox/tree-report.ts), or null. */
+  changes?: Record<string, unknown> | null;
 }
 
 /** What the run produced, handed to `parse` and `classify`. */
@@ -72,7 +80,10 @@ export interface ParsedResult {
  * symlink or too large, so the run's own account of itself is not trusted: the job fails
  * whatever its exit code said.
  */
-export type FailureClass = "quota" | "throttle" | "auth" | "infra" | "config" | "result_file_refused" | "other";
+export type FailureClass = Extract<
+  FailureKind,
+  "quota" | "throttle" | "auth" | "infra" | "config" | "result_file_refused" | "other"
+>;
 
 export interface Provider {
   /** A PROVIDERS name (jobs/providers/index.ts), or a test provider's. */

@@ -1,4 +1,4 @@
-import { describeError } from "../../errors.ts";
+import { describeError, type FailureKind } from "../../errors.ts";
 import { log } from "../../log.ts";
 import type { JobStore } from "../../store/jobs.ts";
 import type { JobPatch, JobRow } from "../../store/types.ts";
@@ -126,7 +126,7 @@ export class JobRowWriter {
   }
 
   /** Ends the job as failed with a message for the caller. */
-  fail(kind: string, message: string): Promise<void> {
+  fail(kind: FailureKind, message: string): Promise<void> {
     return this.finish({ status: "failed", failure_kind: kind, final_response: message, ended_at: this.options.now() });
   }
 }

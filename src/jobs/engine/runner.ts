@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describeError, isDlError } from "../../errors.ts";
 import { log } from "../../log.ts";
+import { jailFailureMessage } from "../../sandbox/jail-causes.ts";
 import type { JobPatch, JobRow } from "../../store/types.ts";
 import { type RunResult, runGroup } from "../../sys/process.ts";
 import { withoutSecrets } from "../secrets.ts";
@@ -9,7 +10,7 @@ import { chooseOutcome, type JobStopCause, outcomePatch, stoppedPatch } from "./
 import type { Identities } from "./machine.ts";
 import { reserveOutcome } from "./outcome-file.ts";
 import { keepOutputTail } from "./output-tail.ts";
-import type { LaunchSpec, ParsedResult, Provider, RunOutput } from "./provider.ts";
+import type { LaunchSpec, ParsedResult, Provider, RunCheck, RunOutput } from "./provider.ts";
 import { JobRowWriter, type RowWriterOptions, type WriteResult } from "./row-writer.ts";
 
 export interface RunnerContext extends RowWriterOptions {
@@ -65,12 +66,12 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
   await recordEnd(row, run, { ctx, signal, rw, jobDir, after: await afterRun(row, spec) });
 }
 
-async function afterRun(row: JobRow, spec: LaunchSpec): Promise<{ failureKind: string; message: string } | null> {
+async function afterRun(row: JobRow, spec: LaunchSpec): Promise<RunCheck> {
   try {
-    return (await spec.afterRun?.()) ?? null;
+    return (await spec.afterRun?.()) ?? { failure: null };
   } catch (e) {
     log.error(`job ${row.id}: the check after the run failed: ${describeError(e)}`);
-    return { failureKind: "infra", message: `the check after the run failed: ${describeError(e)}` };
+    return { failure: { failureKind: "infra", message: `the check after the run failed: ${describeError(e)}` } };
   }
 }
 
@@ -87,7 +88,7 @@ async function prepareLaunch(
     return await ctx.provider.launch(row, { jobDir });
   } catch (e) {
     // A refusal the provider explains itself (jail unavailable, unsafe git config).
-    const kind = isDlError(e) && typeof e.data.failure_kind === "string" ? e.data.failure_kind : null;
+    const kind = isDlError(e) ? (e.data.failure_kind ?? null) : null;
     await rw.fail(kind ?? "infra", kind ? describeError(e) : `could not prepare the run: ${describeError(e)}`);
     return null;
   }
@@ -120,6 +121,7 @@ async function superviseChild(
       env: spec.env,
       cwd: spec.cwd,
       jailNet: spec.jailNet ?? undefined,
+      jailMarked: spec.jailMarked,
       stdoutCap: ctx.outputCap,
       stderrCap: ctx.outputCap,
       timeoutMs: Math.max(0, budgetMs),
@@ -175,10 +177,13 @@ async function recordEnd(
     signal: AbortSignal;
     rw: JobRowWriter;
     jobDir: string;
-    after: { failureKind: string; message: string } | null;
+    after: RunCheck;
   },
 ): Promise<void> {
-  const { ctx, rw } = o;
+  const { ctx } = o;
+  // What the check after the run measured (files changed, kept read-only) rides on every end.
+  const changes = o.after.changes ? JSON.stringify(o.after.changes) : null;
+  const rw = { finish: (p: JobPatch, why?: string) => o.rw.finish({ ...p, changes }, why) };
   const { result, recorded } = run;
   const out: RunOutput = {
     exitCode: result.exitCode,
@@ -196,12 +201,17 @@ async function recordEnd(
     const why = `could not record the child process (${recorded.error}); it was stopped`;
     return rw.finish({ exit_code: out.exitCode, ended_at: ended }, why);
   }
+  // The jail never started its command (known out of band, never from the output).
+  if (result.jailSetupFailure && !o.signal.aborted) {
+    const { message } = jailFailureMessage(result.jailSetupFailure, "the job");
+    return rw.finish({ status: "failed", failure_kind: "jail_unavailable", final_response: message, ended_at: ended });
+  }
   const parsed = await parseRun(row, out, ctx);
   // However it ended, what ran was spent: the usage its output reports, else what its files say.
   parsed.usage ??= spentOf(row, o.jobDir, ctx);
   const usage = parsed.usage ? JSON.stringify(parsed.usage) : null;
-  if (o.after) {
-    const { failureKind, message } = o.after;
+  if (o.after.failure) {
+    const { failureKind, message } = o.after.failure;
     return rw.finish({ status: "failed", failure_kind: failureKind, final_response: message, ended_at: ended, usage });
   }
   if (o.signal.aborted)

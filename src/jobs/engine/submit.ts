@@ -60,8 +60,11 @@ export async function prepareJobs(
       });
       views.push({ id, status: "queued", workdir: ws.workdir, project: ws.project, warnings: t.warnings });
     } catch (e) {
-      if (e instanceof DlError)
-        throw new DlError(e.code, `task ${i + 1}: ${e.message} (nothing was started)`, { ...e.data, index: i });
+      if (e instanceof DlError) {
+        // One task is the delegation itself: "task 1:" would name a list nobody gave.
+        const which = rawTasks.length > 1 ? `task ${i + 1}: ` : "";
+        throw new DlError(e.code, `${which}${e.message} (nothing was started)`, { ...e.data, index: i });
+      }
       throw e;
     }
   }

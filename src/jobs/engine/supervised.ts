@@ -46,7 +46,10 @@ export class Supervised {
   /** Called when the launcher says the job ended, and on every tick. */
   look(): void {
     const row = this.c.store.get(this.jobId);
-    if (!row || (isTerminal(row.status) && !this.launcher.runs(this.jobId))) return this.finish();
+    if (!row || (isTerminal(row.status) && !this.launcher.runs(this.jobId))) {
+      this.finish();
+      return;
+    }
     if (this.c.options.dieWithOrigin && !this.stopping && !originAlive(row, this.c)) void this.stopWithOrigin(row);
   }
 
@@ -62,14 +65,14 @@ export class Supervised {
     log.info(
       `${this.c.options.provider.name} job ${row.id}: its server is gone; stopping it (DELEGATE_JOBS_DIE_WITH_SERVER)`,
     );
-    const ended = { status: "cancelled" as const, failure_kind: "server_stopped", ended_at: this.c.now() };
+    const ended = { status: "cancelled" as const, failure_kind: "server_stopped" as const, ended_at: this.c.now() };
     if (row.status === "queued" && this.c.store.update(row.id, { ...ended, queue_reason: null }, ["queued"])) return;
     await this.launcher.stop(row.id, "shutdown");
   }
 }
 
 /** Whether the server that took the job's call (its window) still runs. */
-export function originAlive(row: JobRow, c: Pick<EngineContext, "options">): boolean {
+function originAlive(row: JobRow, c: Pick<EngineContext, "options">): boolean {
   if (row.origin_pid === null) return true; // a row from before origins were kept
   return ownerAlive({ owner_pid: row.origin_pid, owner_start: row.origin_start }, c.options.identities);
 }

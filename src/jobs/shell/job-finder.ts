@@ -1,10 +1,7 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { describeError } from "../../errors.ts";
 import { PROVIDERS } from "../../providers.ts";
-import { JobStore } from "../../store/jobs.ts";
+import { eachStore } from "../../store/each-store.ts";
+import type { JobStore } from "../../store/jobs.ts";
 import type { JobRow } from "../../store/types.ts";
-import { DB_FILE } from "../../store/types.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
 import { type JobVerdict, judgeJob } from "../engine/display-state.ts";
 import { jobLiveness, jobWindow, type Liveness } from "../engine/liveness.ts";
@@ -28,23 +25,15 @@ export type FoundJob = {
 export type StoreProblem = { provider: string; state_dir: string; error: string };
 
 /** Runs `fn` on each existing store, read-only; unreadable ones are reported, not thrown. */
-function eachStore<T>(
+function readEach<T>(
   stores: readonly JobStateDir[],
   fn: (store: JobStore, s: JobStateDir) => T[],
 ): { found: T[]; problems: StoreProblem[] } {
   const found: T[] = [];
   const problems: StoreProblem[] = [];
-  for (const s of stores) {
-    if (!existsSync(join(s.stateDir, DB_FILE))) continue;
-    let st: JobStore | undefined;
-    try {
-      st = JobStore.open(s.stateDir, { readonly: true, provider: s.provider });
-      found.push(...fn(st, s));
-    } catch (e) {
-      problems.push({ provider: s.provider, state_dir: s.stateDir, error: describeError(e) });
-    } finally {
-      st?.close();
-    }
+  for (const v of eachStore(stores, fn, { readonly: true })) {
+    if ("value" in v) found.push(...v.value);
+    else if ("error" in v) problems.push({ provider: v.source.provider, state_dir: v.source.stateDir, error: v.error });
   }
   return { found, problems };
 }
@@ -67,7 +56,7 @@ export function findJob(
   id: string,
   identities: Identities,
 ): { job: FoundJob | null; problems: StoreProblem[] } {
-  const r = eachStore(storesFor(stores, id), (st, s) => {
+  const r = readEach(storesFor(stores, id), (st, s) => {
     const row = st.get(id);
     return row ? [withVerdict(s, row, identities)] : [];
   });
@@ -85,7 +74,7 @@ export function listJobs(
   const chosen = f.kind ? stores.filter((s) => s.provider === f.kind) : stores;
   // Each store gives its newest rows; a filter may need more than `limit` of them.
   const per = f.status || f.project ? 10_000 : f.limit;
-  const r = eachStore(chosen, (st, s) => st.listRecent(per).map((row) => withVerdict(s, row, identities)));
+  const r = readEach(chosen, (st, s) => st.listRecent(per).map((row) => withVerdict(s, row, identities)));
   const jobs = r.found
     .filter((j) => !f.status || j.verdict.state === f.status || (f.status === "orphaned" && j.verdict.orphaned))
     .filter((j) => !f.project || j.row.project === f.project || j.row.project.startsWith(`${f.project}/`))

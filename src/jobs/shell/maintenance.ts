@@ -1,9 +1,7 @@
-import { existsSync, rmSync } from "node:fs";
-import { join } from "node:path";
-import { describeError } from "../../errors.ts";
-import { JobStore } from "../../store/jobs.ts";
+import { rmSync } from "node:fs";
+import { eachStore } from "../../store/each-store.ts";
+import type { JobStore } from "../../store/jobs.ts";
 import type { JobRow } from "../../store/types.ts";
-import { DB_FILE } from "../../store/types.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
 import { jobDirOf } from "../../sys/paths.ts";
 import { type DisplayState, judgeJob } from "../engine/display-state.ts";
@@ -13,6 +11,8 @@ import { type ReapAction, reapDeadOwners } from "../engine/reaper.ts";
 
 export interface ReapReport {
   provider: string;
+  /** The store's folder: a provider can have several (a host that moved one). */
+  state_dir: string;
   /** Rows of dead servers ended now (or that would be, on a dry run). */
   reaped: ReapAction[];
   /** Finished rows older than the retention period, deleted (or counted). */
@@ -54,24 +54,18 @@ export async function reapAll(
   },
 ): Promise<ReapReport[]> {
   const now = o.now ?? Date.now;
-  const out: ReapReport[] = [];
-  for (const s of sources) {
-    if (!existsSync(join(s.stateDir, DB_FILE))) continue;
-    let store: JobStore | undefined;
-    try {
-      store = JobStore.open(s.stateDir, { provider: s.provider });
-      const spent = o.spent && ((row: JobRow, dir: string) => o.spent!(s.provider, row, dir));
-      const reaped = await reapDeadOwners(store, { identities: o.identities, now, dryRun: o.dryRun, spent });
-      const pruned = store.pruneFinished(now() - o.retentionMs, o.dryRun);
-      if (!o.dryRun) removeJobDirs(s.stateDir, pruned);
-      out.push({ provider: s.provider, reaped, pruned: pruned.length });
-    } catch (e) {
-      out.push({ provider: s.provider, reaped: [], pruned: 0, error: describeError(e) });
-    } finally {
-      store?.close();
-    }
-  }
-  return out;
+  const visits = await eachStore(sources, async (store, s): Promise<ReapReport> => {
+    const spent = o.spent && ((row: JobRow, dir: string) => o.spent!(s.provider, row, dir));
+    const reaped = await reapDeadOwners(store, { identities: o.identities, now, dryRun: o.dryRun, spent });
+    const pruned = store.pruneFinished(now() - o.retentionMs, o.dryRun);
+    if (!o.dryRun) removeJobDirs(s.stateDir, pruned);
+    return { provider: s.provider, state_dir: s.stateDir, reaped, pruned: pruned.length };
+  });
+  return visits.flatMap((v): ReapReport[] => {
+    if ("value" in v) return [v.value];
+    if ("absent" in v) return [];
+    return [{ provider: v.source.provider, state_dir: v.source.stateDir, reaped: [], pruned: 0, error: v.error }];
+  });
 }
 
 export type ActiveJob = {
@@ -109,6 +103,8 @@ export type SlotWaitOf = (s: JobStateDir, row: JobRow) => { model: string; bucke
 
 export interface JobsSummary {
   provider: string;
+  /** The store's folder: a provider can have several (a host that moved one). */
+  state_dir: string;
   running: number;
   queued: number;
   /** Per project (canonical git common dir): running and queued. */
@@ -122,8 +118,9 @@ export interface JobsSummary {
   error?: string;
 }
 
-function emptySummary(provider: string): JobsSummary {
-  return { provider, running: 0, queued: 0, projects: [], orphaned: 0, active: [], last_launch_ms: null };
+function emptySummary(s: JobStateDir): JobsSummary {
+  const empty = { running: 0, queued: 0, projects: [], orphaned: 0, active: [], last_launch_ms: null };
+  return { provider: s.provider, state_dir: s.stateDir, ...empty };
 }
 
 function activeJob(s: JobStateDir, r: JobRow, identities: Identities, slotWaitOf?: SlotWaitOf): ActiveJob {
@@ -149,49 +146,38 @@ function activeJob(s: JobStateDir, r: JobRow, identities: Identities, slotWaitOf
   };
 }
 
+/** One store's part of the jobs section: counts per status and project, and each active job. */
+function storeSummary(store: JobStore, s: JobStateDir, identities: Identities, slotWaitOf?: SlotWaitOf): JobsSummary {
+  const rows = store.listActive();
+  const per = new Map<string, { project: string; running: number; queued: number }>();
+  const active = rows.map((r) => {
+    const p = per.get(r.project) ?? { project: r.project, running: 0, queued: 0 };
+    if (r.status === "running") p.running++;
+    else p.queued++;
+    per.set(r.project, p);
+    return activeJob(s, r, identities, slotWaitOf);
+  });
+  const last = store.getMeta("last_launch_ms");
+  return {
+    provider: s.provider,
+    state_dir: s.stateDir,
+    running: rows.filter((r) => r.status === "running").length,
+    queued: rows.filter((r) => r.status === "queued").length,
+    projects: [...per.values()],
+    orphaned: active.filter((j) => j.orphaned).length,
+    active,
+    last_launch_ms: last === undefined ? null : Number(last),
+  };
+}
+
 /** The jobs section of `dl status`. Read-only apart from opening existing stores. */
 export function jobsSummary(
   sources: readonly JobStateDir[],
   identities: Identities,
   slotWaitOf?: SlotWaitOf,
 ): JobsSummary[] {
-  const out: JobsSummary[] = [];
-  for (const s of sources) {
-    if (!existsSync(join(s.stateDir, DB_FILE))) {
-      out.push(emptySummary(s.provider));
-      continue;
-    }
-    let store: JobStore | undefined;
-    try {
-      store = JobStore.open(s.stateDir, { provider: s.provider });
-      const rows = store.listActive();
-      const per = new Map<string, { project: string; running: number; queued: number }>();
-      let orphaned = 0;
-      const active: ActiveJob[] = [];
-      for (const r of rows) {
-        const p = per.get(r.project) ?? { project: r.project, running: 0, queued: 0 };
-        if (r.status === "running") p.running++;
-        else p.queued++;
-        per.set(r.project, p);
-        const job = activeJob(s, r, identities, slotWaitOf);
-        if (job.orphaned) orphaned++;
-        active.push(job);
-      }
-      const last = store.getMeta("last_launch_ms");
-      out.push({
-        provider: s.provider,
-        running: rows.filter((r) => r.status === "running").length,
-        queued: rows.filter((r) => r.status === "queued").length,
-        projects: [...per.values()],
-        orphaned,
-        active,
-        last_launch_ms: last === undefined ? null : Number(last),
-      });
-    } catch (e) {
-      out.push({ ...emptySummary(s.provider), error: describeError(e) });
-    } finally {
-      store?.close();
-    }
-  }
-  return out;
+  return eachStore(sources, (store, s) => storeSummary(store, s, identities, slotWaitOf)).map((v) => {
+    if ("value" in v) return v.value;
+    return "error" in v ? { ...emptySummary(v.source), error: v.error } : emptySummary(v.source);
+  });
 }

@@ -1,4 +1,4 @@
-import { PROVIDERS } from "../../providers.ts";
+import { factsOf } from "../../providers.ts";
 import { irregularStoreFile } from "../../store/db.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
 
@@ -17,7 +17,7 @@ export function irregularStores(dirs: readonly JobStateDir[]): IrregularStore[] 
   for (const d of dirs) {
     const bad = irregularStoreFile(d.stateDir);
     if (!bad) continue;
-    const variable = PROVIDERS.find((x) => x.name === d.provider)?.stateEnv;
+    const variable = factsOf(d.provider)?.stateEnv;
     found.push({ provider: d.provider, ...bad, variable });
   }
   return found;

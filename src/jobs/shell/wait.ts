@@ -1,4 +1,4 @@
-import { PROVIDERS } from "../../providers.ts";
+import { factsOf } from "../../providers.ts";
 import { isTerminal, type JobRow } from "../../store/types.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
 import { judgeJob } from "../engine/display-state.ts";
@@ -95,7 +95,7 @@ function missingLine(id: string, json: boolean): string {
 export function describeUnusable(stores: readonly UnusableStore[]): string {
   return stores
     .map((u) => {
-      const env = PROVIDERS.find((d) => d.name === u.provider)?.stateEnv;
+      const env = factsOf(u.provider)?.stateEnv;
       return `the ${u.provider} job store cannot be used: ${u.reason}${env ? ` (see ${env})` : ""}`;
     })
     .join("; ");

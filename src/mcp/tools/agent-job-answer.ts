@@ -1,6 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { renderResult } from "../../dispatch/render-result.ts";
 import { DlError } from "../../errors.ts";
+import { agent } from "../../jobs/providers/agent/index.ts";
 import { agentJobResult } from "../../jobs/providers/agent/result.ts";
 import type { ServerDeps } from "../../services.ts";
 import type { JobRow } from "../../store/types.ts";
@@ -19,7 +20,7 @@ async function endedResults(
   deps: ServerDeps,
   ids: readonly string[],
 ): Promise<{ rows: JobRow[]; results: BoundedResult[] }> {
-  const svc = await deps.agent();
+  const svc = await deps.jobService(agent);
   const stateDir = deps.config.paths.stateDirs.agent;
   const rows = ids.map((id) => {
     const row = svc.engine.row(id);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DlError } from "../../errors.ts";
+import { agent } from "../../jobs/providers/agent/index.ts";
 import type { ServerDeps } from "../../services.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";
 import { boundedTotal } from "./call-size.ts";
@@ -31,7 +32,7 @@ export function delegateBatchTool(deps: ServerDeps): ToolDef {
         elapsed_s: z.number(),
       }),
     annotations: { openWorldHint: true, destructiveHint: true },
-    backend: "agent",
+    backend: agent.facts.name,
     // As a task, each of the tasks is one background agent job.
     task: {
       kind: "background",

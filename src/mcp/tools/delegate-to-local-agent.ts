@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { agent } from "../../jobs/providers/agent/index.ts";
 import type { ServerDeps } from "../../services.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";
 import description from "./delegate-to-local-agent.txt" with { type: "text" };
@@ -12,7 +13,7 @@ export function delegateToLocalAgentTool(deps: ServerDeps): ToolDef {
     input: () => z.object(delegationFields()),
     output: delegationResultSchema,
     annotations: { openWorldHint: true, destructiveHint: true },
-    backend: "agent",
+    backend: agent.facts.name,
     // As a task, the same arguments are one background agent job.
     task: {
       kind: "background",

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type ProviderTarget, providerOverrides } from "../../dispatch/provider-endpoint.ts";
+import { agent } from "../../jobs/providers/agent/index.ts";
 import type { ServerDeps } from "../../services.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";
 import description from "./delegate-to-provider.txt" with { type: "text" };
@@ -31,7 +32,7 @@ export function delegateToProviderTool(deps: ServerDeps): ToolDef {
     input,
     output: delegationResultSchema,
     annotations: { openWorldHint: true, destructiveHint: true },
-    backend: "agent",
+    backend: agent.facts.name,
     // As a task, one background agent job whose child talks to this endpoint. The key
     // stays in this server's memory until the launch hands it to the child's environment.
     task: {
@@ -39,7 +40,8 @@ export function delegateToProviderTool(deps: ServerDeps): ToolDef {
       queue: async (args) => {
         const { target, rest } = split(args);
         await providerOverrides(target, allowHosts); // an unsafe URL is refused now, not in the job
-        return submittedResult("agent", await (await deps.agent()).submitToProvider(rest, target));
+        const jobs = await deps.jobService(agent);
+        return submittedResult(agent.facts.label, await jobs.submitToProvider(rest, target));
       },
       answer: async (ids) => (await import("./agent-job-answer.ts")).delegationAnswer(deps, ids),
     },

@@ -1,34 +1,12 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import type { CancelResult, SubmitResult } from "../../jobs/engine/engine.ts";
-import { cancelOutput, codexPollOutput, codexSubmitOutput, pollOutput, submitOutput } from "../../jobs/tool-schemas.ts";
+import type { SubmitResult } from "../../jobs/engine/engine.ts";
+import type { ProviderModule } from "../../jobs/provider-module.ts";
+import { cancelOutput, pollOutput, submitOutput } from "../../jobs/tool-schemas.ts";
+import type { ServerDeps } from "../../services.ts";
 import { toolOk } from "../tool-result.ts";
-import { type Backend, defineTool, type ToolDef } from "../tool-table.ts";
+import { defineTool, type ToolDef } from "../tool-table.ts";
 import { boundedTotal } from "./call-size.ts";
-
-/** What the three job tools of one provider need from its service. */
-interface JobToolService {
-  submit(tasks: readonly unknown[]): Promise<SubmitResult>;
-  poll(ids: readonly string[]): { jobs: readonly unknown[] } | Promise<{ jobs: readonly unknown[] }>;
-  cancel(id: string): Promise<CancelResult>;
-}
-
-export interface JobToolSpec {
-  /** "codex", "gemini", "dsh", "agent": the tools are submit_<kind>, poll_<kind> and cancel_<kind>. */
-  kind: Backend;
-  /** For people, in titles and the submit line: "Codex", "Gemini (agy)", "dsh", "agent". */
-  label: string;
-  /** Job id prefix ("cx-"), shown in the id fields' descriptions. */
-  idPrefix: string;
-  /** The provider's one task schema; submit bounds the list and its total size. */
-  task: () => z.ZodType;
-  maxTasks: number;
-  descriptions: { submit: string; poll: string; cancel: string };
-  /** Codex's submit and poll also show its account (state, cooldown, caps). */
-  withAccount?: boolean;
-  /** The service, started on first use; throws (DlError) to refuse, e.g. behind a gate. */
-  service: () => Promise<JobToolService>;
-}
 
 /** What a submit answers: the ids, the watch command and any warnings, then the whole result. */
 export function submittedResult(label: string, r: SubmitResult): CallToolResult {
@@ -41,7 +19,7 @@ export function submittedResult(label: string, r: SubmitResult): CallToolResult 
 }
 
 /**
- * What a completed submit task answers: its jobs as poll_<kind> shows them once ended, a
+ * What a completed submit task answers: its jobs as poll_<name> shows them once ended, a
  * tool error (isError) when any of them did not end `done`.
  */
 export function endedJobsResult(polled: { jobs: readonly unknown[] }): CallToolResult {
@@ -54,44 +32,77 @@ export function endedJobsResult(polled: { jobs: readonly unknown[] }): CallToolR
 }
 
 /**
- * submit_<kind>, poll_<kind> and cancel_<kind>, the same for every job provider: they
- * share one service per server, started on first use (it reaps jobs of dead servers on
- * start); if its state cannot be written every tool fails closed with that error.
+ * One provider's tools, the same for every job provider: submit_<name>, poll_<name> and
+ * cancel_<name>, and delegate_to_<name> when its module has one. They share one service
+ * per server, started on first use (it reaps jobs of dead servers on start); if its state
+ * cannot be written, or its gate refuses, every tool fails closed with that error.
  */
-export function jobTools(s: JobToolSpec): ToolDef[] {
+export function jobTools(deps: ServerDeps, m: ProviderModule): ToolDef[] {
+  const { name, label, idPrefix } = m.facts;
+  const t = m.tools;
+  const service = () => deps.jobService(m);
   const submit = defineTool({
-    name: `submit_${s.kind}`,
-    title: `Submit ${s.label} jobs`,
-    description: s.descriptions.submit,
+    name: `submit_${name}`,
+    title: `Submit ${label} jobs`,
+    description: t.descriptions.submit,
     // Strict: a task's field given beside `tasks` (allow_over_quota, say) is refused, not dropped.
     input: () =>
-      z.object({ tasks: boundedTotal(z.array(s.task()).min(1).max(s.maxTasks)).describe("tasks to queue") }).strict(),
-    output: s.withAccount ? codexSubmitOutput : submitOutput,
+      z.object({ tasks: boundedTotal(z.array(t.task()).min(1).max(t.maxTasks)).describe("tasks to queue") }).strict(),
+    output: t.submitOutput ?? submitOutput,
     annotations: { openWorldHint: true, destructiveHint: true },
-    backend: s.kind,
-    task: { kind: "submit", answer: async (ids) => endedJobsResult(await (await s.service()).poll(ids)) },
-    handler: async ({ tasks }) => submittedResult(s.label, await (await s.service()).submit(tasks)),
+    backend: name,
+    task: { kind: "submit", answer: async (ids) => endedJobsResult(await (await service()).poll(ids)) },
+    handler: async ({ tasks }) => submittedResult(label, await (await service()).submit(tasks)),
   });
   const poll = defineTool({
-    name: `poll_${s.kind}`,
-    title: `Poll ${s.label} jobs`,
-    description: s.descriptions.poll,
+    name: `poll_${name}`,
+    title: `Poll ${label} jobs`,
+    description: t.descriptions.poll,
     input: () =>
-      z.object({ ids: z.array(z.string().min(1).max(64)).min(1).max(256).describe(`job ids (${s.idPrefix}…)`) }),
-    output: s.withAccount ? codexPollOutput : pollOutput,
+      z.object({ ids: z.array(z.string().min(1).max(64)).min(1).max(256).describe(`job ids (${idPrefix}…)`) }),
+    output: t.pollOutput ?? pollOutput,
     annotations: { readOnlyHint: true },
-    backend: s.kind,
-    handler: async ({ ids }) => toolOk({ ...(await (await s.service()).poll(ids)) }),
+    backend: name,
+    handler: async ({ ids }) => toolOk({ ...(await (await service()).poll(ids)) }),
   });
   const cancel = defineTool({
-    name: `cancel_${s.kind}`,
-    title: `Cancel one ${s.label} job`,
-    description: s.descriptions.cancel,
-    input: () => z.object({ id: z.string().min(1).max(64).describe(`job id (${s.idPrefix}…)`) }),
+    name: `cancel_${name}`,
+    title: `Cancel one ${label} job`,
+    description: t.descriptions.cancel,
+    input: () => z.object({ id: z.string().min(1).max(64).describe(`job id (${idPrefix}…)`) }),
     output: cancelOutput,
     annotations: { destructiveHint: true },
-    backend: s.kind,
-    handler: async ({ id }) => toolOk({ ...(await (await s.service()).cancel(id)) }),
+    backend: name,
+    handler: async ({ id }) => toolOk({ ...(await (await service()).cancel(id)) }),
   });
-  return [submit, poll, cancel];
+  return [...delegateTool(deps, m), submit, poll, cancel];
+}
+
+/**
+ * delegate_to_<name>: one task through the same queue, waited for. As an MCP task it is
+ * one submit_<name> job, whose completed result is what the blocking call returns.
+ */
+function delegateTool(deps: ServerDeps, m: ProviderModule): ToolDef[] {
+  const d = m.tools.delegate;
+  if (!d) return [];
+  const name = m.facts.name;
+  const service = () => deps.jobService(m);
+  return [
+    defineTool({
+      name: `delegate_to_${name}`,
+      title: d.title,
+      description: d.description,
+      input: d.input,
+      output: d.output,
+      annotations: { openWorldHint: true, destructiveHint: true },
+      backend: name,
+      task: {
+        kind: "background",
+        submit: `submit_${name}`,
+        tasks: (args) => [args],
+        answer: async ([id]) => toolOk({ ...(await service()).ended(id!) }),
+      },
+      handler: async (task, call) => toolOk({ ...(await (await service()).delegate(task, { signal: call.signal })) }),
+    }),
+  ];
 }

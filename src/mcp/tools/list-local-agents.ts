@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { z } from "zod";
+import { agent } from "../../jobs/providers/agent/index.ts";
 import { once } from "../../once.ts";
 import type { ServerDeps } from "../../services.ts";
 import { checkWorkdir, workdirGuard } from "../../sys/workdir-guard.ts";
@@ -34,7 +35,7 @@ export function listLocalAgentsTool(deps: ServerDeps): ToolDef {
       z.object({ workdir: z.string().max(4096).optional().describe("project path (default: the server's folder)") }),
     output: () => z.object({ workdir: z.string(), count: z.number(), agents: z.array(AgentEntry()) }),
     annotations: { readOnlyHint: true, openWorldHint: false },
-    backend: "agent",
+    backend: agent.facts.name,
     handler: async ({ workdir }) => {
       const dir = checkWorkdir(workdir?.trim() || process.cwd(), workdirGuard(deps.config.paths));
       // The agent file reader (YAML frontmatter) loads with the first call.

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { agent } from "../../jobs/providers/agent/index.ts";
 import { once } from "../../once.ts";
 import type { ServerDeps } from "../../services.ts";
 import { toolOk } from "../tool-result.ts";
@@ -32,7 +33,7 @@ export function localBackendStatusTool(deps: ServerDeps): ToolDef {
         backends: z.array(Probe()),
       }),
     annotations: { readOnlyHint: true, openWorldHint: true },
-    backend: "agent",
+    backend: agent.facts.name,
     handler: async () => {
       const c = deps.config;
       // The probes (HTTP client, gateway lanes) load with the first call.

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { selfOwner, sysIdentities } from "../../../src/jobs/engine/machine.ts";
 import type { Provider } from "../../../src/jobs/engine/provider.ts";
 import { type RunnerContext, runJob } from "../../../src/jobs/engine/runner.ts";
-import { prepareTreeGuard } from "../../../src/sandbox/index.ts";
+import { prepareTreeGuard, treeReport } from "../../../src/sandbox/index.ts";
 import { JobStore } from "../../../src/store/jobs.ts";
 import type { JobRow } from "../../../src/store/types.ts";
 import { testProvider } from "../../fixture/jobs-provider.ts";
@@ -30,8 +30,11 @@ const tampering: Provider = {
   async launch(job: JobRow, { jobDir }) {
     const env = { PATH: "/usr/bin:/bin", HOME: root.dir };
     const guard = await prepareTreeGuard(job.workdir, { home: root.dir, env, quarantineDir: join(jobDir, "q") });
-    const script = "mkdir -p sub && git -C sub init -q && echo 'ran the job'";
-    const afterRun = async () => (await guard.finish()).tamper;
+    const script = "mkdir -p sub && git -C sub init -q && echo hi > made.txt && echo 'ran the job'";
+    const afterRun = async () => {
+      const verdict = await guard.finish();
+      return { failure: verdict.tamper, changes: { ...treeReport(verdict, guard.keptReadOnly) } };
+    };
     return { argv: ["/bin/sh", "-c", script], env, cwd: job.workdir, afterRun };
   },
 };
@@ -80,4 +83,10 @@ test("a run that made a nested repository fails jail_git_tampered, names it, and
   expect(existsSync(join(repo, "sub/.git"))).toBe(false);
   expect(existsSync(join(stateDir, "jobs", id, "q/sub/.git/HEAD"))).toBe(true);
   expect(readFileSync(join(repo, "README"), "utf8")).toBe("proj");
+  // What the run changed and what stayed read-only, measured by dl, kept in the row.
+  const changes = JSON.parse(row.changes ?? "null");
+  expect(changes.kept_read_only.paths).toContain(".git");
+  expect(changes.kept_read_only.note).toContain("committed nothing");
+  expect(changes.files_changed).toMatchObject({ added: 1, changed: 0, deleted: 0 });
+  expect(changes.files_changed.files).toEqual([{ path: "made.txt", change: "added" }]);
 });

@@ -1,15 +1,13 @@
-import { join } from "node:path";
 import type { Config } from "../../../config.ts";
-import type { JobCaps } from "../../../config-tree.ts";
-import { type ProviderTarget, runProviderTarget } from "../../../dispatch/provider-endpoint.ts";
+import type { ProviderTarget } from "../../../dispatch/provider-endpoint.ts";
+import { runProviderTarget } from "../../../dispatch/provider-endpoint.ts";
 import type { JobRow } from "../../../store/types.ts";
+import { jobDirOf } from "../../../sys/paths.ts";
 import { selfArgv } from "../../../sys/self-command.ts";
-import { workdirGuard } from "../../../sys/workdir-guard.ts";
-import type { WorkspaceGuards } from "../../../sys/workspace.ts";
-import type { EngineOptions, SubmitResult } from "../../engine/engine.ts";
+import type { SubmitResult } from "../../engine/engine.ts";
 import { jsonColumn, type PollView } from "../../engine/poll.ts";
 import { sanitizeJson, sanitizeLine } from "../../sanitize.ts";
-import { JobService, type JobsRole } from "../../service.ts";
+import { JobService, type ServiceContext } from "../../service.ts";
 import { ProviderEndpoints } from "./endpoints.ts";
 import { type AgentProgress, readAgentProgress } from "./progress.ts";
 import { agentProvider } from "./provider.ts";
@@ -21,24 +19,6 @@ import { agentProgressFile, PROVIDER_REF_FIELD } from "./task.ts";
  * JobService. Each job is a child `dl run --json`, so the model's machine-wide pool still
  * bounds what reaches the backend, while these caps bound how many agents run.
  */
-export interface AgentServiceOptions {
-  /** What a relative workdir ('.' by default) is relative to. */
-  baseDir: string;
-  /** argv prefix that starts this dl again. */
-  self: readonly string[];
-  /** The child environment (config.dlChildEnv): allowlist plus dl's own settings. */
-  env: Readonly<Record<string, string>>;
-  /** DELEGATE_LOCAL_AGENTS_DIR (resolved): submit refuses an agent none of the three places has. */
-  agentsDir: string;
-  caps: Readonly<JobCaps>;
-  /** DELEGATE_AGENT_STATE_DIR (resolved). */
-  stateDir: string;
-  guards: WorkspaceGuards;
-  /** Tests: engine tick, grace, clock; the watcher command. */
-  engine?: Partial<EngineOptions>;
-  /** A supervisor's one delegate_to_provider job's endpoint, handed over by its server (DELEGATE_RUN_PROVIDER_*). */
-  handedEndpoint?: ProviderTarget | null;
-}
 
 /** A poll row as poll_agent shows it: the engine's view plus the agent's own result fields. */
 type AgentPollView = Omit<PollView, "usage" | "effort" | "session_id"> & {
@@ -71,46 +51,36 @@ export type AgentService = JobService<AgentPollView> & {
   submitToProvider(task: Readonly<Record<string, unknown>>, target: ProviderTarget): Promise<SubmitResult>;
 };
 
-/** The agent job service's settings, taken from the one Config; `baseDir` is where the server runs. */
-export function agentServiceOptions(c: Config, waitCommand: string, baseDir: string): AgentServiceOptions {
-  return {
-    baseDir,
+/**
+ * This provider's jobs under the Config, relative workdirs resolved against the server's
+ * folder. Opens the shared state (fails closed with DlError "storage" when it cannot be
+ * written) and reaps dead servers' jobs.
+ */
+export async function startJobs(c: Config, ctx: ServiceContext): Promise<AgentService> {
+  // A supervisor's delegate_to_provider job: its endpoint was handed over in DELEGATE_RUN_PROVIDER_*.
+  const endpoints = new ProviderEndpoints(runProviderTarget(c.backend.runProvider));
+  // The child environment (config.dlChildEnv): the allowlist plus dl's own settings.
+  // Submit refuses an agent none of the three places has (DELEGATE_LOCAL_AGENTS_DIR the last).
+  const provider = agentProvider({
+    baseDir: ctx.baseDir,
     self: selfArgv(),
     env: c.dlChildEnv,
     agentsDir: c.paths.agentsDir,
-    caps: c.agentJobs.caps,
-    stateDir: c.paths.stateDirs.agent,
-    guards: { ...workdirGuard(c.paths), toolEnv: c.childEnv },
-    engine: { waitCommand },
-    handedEndpoint: runProviderTarget(c.backend.runProvider),
-  };
-}
-
-/** This provider's jobs under the Config, relative workdirs resolved against `baseDir` (PROVIDERS loads it on first use). */
-export function startJobs(c: Config, waitCommand: string, baseDir: string, role: JobsRole = {}): Promise<AgentService> {
-  const o = agentServiceOptions(c, waitCommand, baseDir);
-  return startAgentService({ ...o, engine: { ...o.engine, ...role } });
-}
-
-/** Opens the shared state (fails closed with DlError "storage" when it cannot be written) and reaps dead servers' jobs. */
-export async function startAgentService(o: AgentServiceOptions): Promise<AgentService> {
-  const endpoints = new ProviderEndpoints(o.handedEndpoint ?? null);
-  const provider = agentProvider({ baseDir: o.baseDir, self: o.self, env: o.env, agentsDir: o.agentsDir, endpoints });
+    endpoints,
+  });
   // The model pool paces requests; launching a local process needs no stagger (caps.staggerS is 0).
-  // An agent run is not replayed: its changes would be made twice.
-  const engine = { provider, stateDir: o.stateDir, caps: o.caps, guards: o.guards, maxRetries: 0 };
-  const service = await JobService.start(
-    engine,
-    {
-      view: (v, row) => agentView(v, row, o.stateDir),
-      // A cancelled provider job never launches: its endpoint (and key) leave memory with it.
-      cancelled: (row) => {
-        const ref = jsonColumn(row?.params).provider_ref;
-        if (typeof ref === "string") endpoints.drop(ref);
-      },
+  const service = await JobService.start(c, ctx, {
+    provider,
+    caps: c.agentJobs.caps,
+    // An agent run is not replayed: its changes would be made twice.
+    maxRetries: 0,
+    view: (v, row) => agentView(v, row, ctx.stateDir),
+    // A cancelled provider job never launches: its endpoint (and key) leave memory with it.
+    cancelled: (row) => {
+      const ref = jsonColumn(row?.params).provider_ref;
+      if (typeof ref === "string") endpoints.drop(ref);
     },
-    o.engine,
-  );
+  });
   return Object.assign(service, {
     async submitToProvider(task: Readonly<Record<string, unknown>>, target: ProviderTarget) {
       const ref = endpoints.put(target);
@@ -150,7 +120,7 @@ async function agentView(v: PollView, row: JobRow | undefined, stateDir: string)
     view.final_response ??= lostKey;
   }
   if (v.status === "running") {
-    const p = await readAgentProgress(agentProgressFile(join(stateDir, "jobs", v.id)), Date.now());
+    const p = await readAgentProgress(agentProgressFile(jobDirOf(stateDir, v.id)), Date.now());
     if (p) view.progress = p;
   }
   return view;

@@ -29,9 +29,11 @@ const UPGRADE = "upgrade it yourself (`npm i -g @openai/codex@latest` or your pa
 export async function probeCodexVersion(
   bin: string,
   env: Readonly<Record<string, string>>,
-  cwd: string,
   timeoutMs = 15_000,
 ): Promise<CodexVersionStatus> {
+  // `--version` reads no folder: run it in one that always exists. (The state dir, used
+  // before, does not exist on a fresh machine, and the spawn then failed as ENOENT.)
+  const cwd = "/";
   const path = isAbsolute(bin) ? bin : Bun.which(bin, { PATH: env.PATH ?? "" });
   if (!path) {
     return {

@@ -1,8 +1,9 @@
+import type { Config } from "../../../config.ts";
 import { describeError } from "../../../errors.ts";
 import { type CapsView, capsView } from "../../engine/caps.ts";
+import type { ProviderStatus } from "../../provider-module.ts";
 import { type DshLauncherStatus, findDshLauncher } from "./launcher.ts";
 import { enabledAliases, isXiaomi, loadDshModels } from "./models.ts";
-import type { DshServiceOptions } from "./service.ts";
 
 /**
  * The dsh part of `dl status`, read without starting a job engine: whether the launcher
@@ -37,10 +38,30 @@ function modelsFileStatus(file: string): DshStatusReport["models_file"] {
   return { path: file, exists: true, enabled, problems };
 }
 
-export function dshStatus(o: DshServiceOptions): DshStatusReport {
+export function dshStatus(c: Config): DshStatusReport {
   return {
-    launcher: findDshLauncher(o.launcher, o.childEnv),
-    models_file: modelsFileStatus(o.modelsFile),
-    caps: capsView(o.caps),
+    launcher: findDshLauncher(c.dsh.launcher, c.dshChildEnv),
+    models_file: modelsFileStatus(c.paths.dshModelsFile),
+    caps: capsView(c.dsh.caps),
   };
 }
+
+function renderDsh(d: DshStatusReport): string[] {
+  const m = d.models_file;
+  const c = d.caps;
+  return [
+    "",
+    "dsh:",
+    `  launcher: ${d.launcher.ok ? d.launcher.path : d.launcher.message}`,
+    `  models file: ${m.path}${m.exists ? "" : " (missing)"}`,
+    `  enabled models: ${m.enabled.length ? m.enabled.join(", ") : "(none)"}`,
+    ...m.problems.map((p) => `  problem: ${p}`),
+    `  caps: ${c.max_concurrent} global / ${c.max_per_project} per project, queue ${c.max_queue}, stagger ${c.stagger_s} s`,
+  ];
+}
+
+/** Like Codex's, a missing launcher or models file is information, not ill health. */
+export const status: ProviderStatus<DshStatusReport> = {
+  read: async (c) => dshStatus(c),
+  render: renderDsh,
+};

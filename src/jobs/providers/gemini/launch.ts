@@ -1,6 +1,7 @@
 import { mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import type { Config } from "../../../config.ts";
 import { DlError, isDlError } from "../../../errors.ts";
 import {
   checkGitConfig,
@@ -12,12 +13,14 @@ import {
   jailPlatform,
   jailPolicyFor,
   prepareTreeGuard,
+  probeJailOnce,
   type TreeGuard,
+  treeReport,
   wrapCommand,
 } from "../../../sandbox/index.ts";
 import type { JobRow } from "../../../store/types.ts";
 import { isWithin } from "../../../sys/paths.ts";
-import type { LaunchSpec } from "../../engine/provider.ts";
+import type { LaunchSpec, RunCheck } from "../../engine/provider.ts";
 import { agyArgv } from "./task.ts";
 
 /**
@@ -26,6 +29,11 @@ import { agyArgv } from "./task.ts";
  * `jail_unavailable` (the fix is named) or `jail_git_config` (the hint is named). After
  * the run, a change to the git control files fails it `jail_git_tampered` (restored).
  */
+
+/** This machine's jail probe, as Gemini jobs and `dl status` run it (remembered once it succeeds). */
+export function geminiJailProbe(c: Pick<Config, "childEnv">): Promise<JailProbe> {
+  return probeJailOnce({ platform: process.platform, path: c.childEnv.PATH ?? "", cwd: "/" });
+}
 
 export interface GeminiJailInputs {
   platform: NodeJS.Platform;
@@ -109,7 +117,10 @@ export async function buildGeminiLaunch(
     writable: o.writable,
     quarantineDir: join(ctx.jobDir, "quarantine"),
   });
-  const afterRun = async () => (await guard.finish()).tamper;
+  const afterRun = async (): Promise<RunCheck> => {
+    const verdict = await guard.finish();
+    return { failure: verdict.tamper, changes: { ...treeReport(verdict, guard.keptReadOnly) } };
+  };
   try {
     const policy = policyFor(job, bin, o, guard);
     const check = await (o.gitGuard ?? ((p, env) => checkGitConfig(p, { env })))(policy, o.childEnv);
@@ -123,7 +134,14 @@ export async function buildGeminiLaunch(
     ensureAgyStateDirs(policy);
     const env = { ...o.childEnv, HOME: policy.home };
     const wrapped = wrapCommand(policy, agyArgv(bin, job), env, probe);
-    return { argv: wrapped.argv, env: wrapped.env, cwd: policy.workdir, jailNet: wrapped.jailNet, afterRun };
+    return {
+      argv: wrapped.argv,
+      env: wrapped.env,
+      cwd: policy.workdir,
+      jailNet: wrapped.jailNet,
+      jailMarked: true,
+      afterRun,
+    };
   } catch (e) {
     await afterRun();
     if (isDlError(e, "jail_unavailable")) throw jailRefused(e.message, probe.fix);

@@ -51,8 +51,8 @@ test("10 tasks over 2 worktrees of one repo and 1 other repo, 2 servers: never o
   const peakProject = new Map<string, number>();
   const t0 = performance.now();
   const views = await until(
-    () => {
-      const vs = a.service.poll(ids).jobs as PollView[];
+    async () => {
+      const vs = (await a.service.poll(ids)).jobs as PollView[];
       const running = vs.filter((v) => v.status === "running");
       peakGlobal = Math.max(peakGlobal, running.length);
       const perProject = new Map<string, number>();
@@ -78,7 +78,7 @@ test("10 tasks over 2 worktrees of one repo and 1 other repo, 2 servers: never o
   // The caps were reached, not merely respected by running one at a time.
   expect(peakGlobal).toBe(3);
   // Jobs of server A are visible to server B, read-only.
-  expect((b.service.poll([ids[0]!]).jobs[0] as PollView).read_only).toBe(true);
+  expect(((await b.service.poll([ids[0]!])).jobs[0] as PollView).read_only).toBe(true);
 }, 60_000);
 
 test("three throttles in the window → adaptive_cap halves the caps; they return after the period", async () => {
@@ -94,22 +94,22 @@ test("three throttles in the window → adaptive_cap halves the caps; they retur
   rigs.push(r);
   const { trees } = makeRepo(join(root, "adaptive"), "repo", 3);
   const id = (await r.service.submit([{ task: "[throttle:3:adapt] go", workdir: trees[0]! }])).jobs[0]!.id;
-  const adaptive = await until(() => {
-    const p = r.service.poll([]);
+  const adaptive = await until(async () => {
+    const p = await r.service.poll([]);
     return p.account.adaptive_cap ? p.account : null;
   }, "adaptive_cap");
   expect(adaptive.effective_caps).toEqual({ global: 2, per_project: 2 });
   expect(adaptive.recent_throttles).toBe(3);
-  const done = await until(() => {
-    const v = r.service.poll([id]).jobs[0] as PollView;
+  const done = await until(async () => {
+    const v = (await r.service.poll([id])).jobs[0] as PollView;
     return v.status === "done" ? v : null;
   }, "the throttled job to finish");
   expect(done.retry_count).toBe(3);
 
   // While halved, a third job waits with queue_reason adaptive_cap.
   const more = await r.service.submit([1, 2, 3].map((i) => ({ task: `[slow:1500:ad${i}] x`, workdir: trees[i]! })));
-  const reasons = await until(() => {
-    const vs = r.service.poll(more.jobs.map((j) => j.id)).jobs as PollView[];
+  const reasons = await until(async () => {
+    const vs = (await r.service.poll(more.jobs.map((j) => j.id))).jobs as PollView[];
     const running = vs.filter((v) => v.status === "running").length;
     const waiting = vs.find((v) => v.queue_reason === "adaptive_cap");
     return running === 2 && waiting ? vs : null;
@@ -117,8 +117,8 @@ test("three throttles in the window → adaptive_cap halves the caps; they retur
   expect(reasons.filter((v) => v.status === "running")).toHaveLength(2);
 
   const back = await until(
-    () => {
-      const acc = r.service.poll([]).account;
+    async () => {
+      const acc = (await r.service.poll([])).account;
       return acc.adaptive_cap ? null : acc;
     },
     "the adaptive period to end",
@@ -126,8 +126,8 @@ test("three throttles in the window → adaptive_cap halves the caps; they retur
   );
   expect(back.effective_caps).toEqual({ global: 4, per_project: 4 });
   const ends = await until(
-    () => {
-      const vs = r.service.poll(more.jobs.map((j) => j.id)).jobs as PollView[];
+    async () => {
+      const vs = (await r.service.poll(more.jobs.map((j) => j.id))).jobs as PollView[];
       return vs.every((v) => v.status === "done") ? vs : null;
     },
     "the three jobs",

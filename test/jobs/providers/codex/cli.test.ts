@@ -3,6 +3,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { DlError } from "../../../../src/errors.ts";
 import type { PollView } from "../../../../src/jobs/engine/poll.ts";
+import { codexStatus } from "../../../../src/jobs/providers/codex/status.ts";
 import { type FakeResponses, startFakeResponses } from "../../../fixture/fake-responses.ts";
 import { type CodexRig, markerRouter, startCodexRig, writeAuthJson } from "../../../helpers/codex-home.ts";
 import { tempDir } from "../../../helpers/dl.ts";
@@ -35,11 +36,11 @@ async function rig(over: Parameters<typeof startCodexRig>[1] = {}) {
   return { ...r, trees };
 }
 
-const view = (r: CodexRig, id: string) => r.service.poll([id]).jobs[0] as PollView;
+const view = async (r: CodexRig, id: string) => (await r.service.poll([id])).jobs[0] as PollView;
 const ended = (r: CodexRig, id: string, ms = 20_000) =>
   until(
-    () => {
-      const v = view(r, id);
+    async () => {
+      const v = await view(r, id);
       return ["queued", "running"].includes(v.status) ? null : v;
     },
     `job ${id} to end`,
@@ -92,8 +93,8 @@ describe("codex jobs with the real CLI", () => {
       ])
     ).jobs.map((j) => j.id);
     // While cooling down, the account says so and the job shows its retry.
-    const cooling = await until(() => {
-      const p = r.service.poll([a!]);
+    const cooling = await until(async () => {
+      const p = await r.service.poll([a!]);
       return p.account.state === "cooldown" && (p.jobs[0] as PollView).retry_count >= 1 ? p : null;
     }, "a cooldown");
     expect(cooling.jobs[0]).toMatchObject({ status: "queued", queue_reason: "throttle_cooldown" });
@@ -115,7 +116,7 @@ describe("codex jobs with the real CLI", () => {
     expect(v).toMatchObject({ status: "failed", failure_kind: "quota", retry_count: 0, exit_code: 1 });
     expect(v.final_response).toContain("hit your usage limit");
     expect(requestsFor("[usage:0:q]")).toHaveLength(1);
-    expect(r.service.poll([]).account.state).toBe("ok");
+    expect((await r.service.poll([])).account.state).toBe("ok");
   }, 30_000);
 
   test("401 → auth_failed; admission pauses (queue_reason auth_failed) until auth.json changes, then resumes", async () => {
@@ -125,13 +126,13 @@ describe("codex jobs with the real CLI", () => {
     const v = await ended(r, bad);
     expect(v).toMatchObject({ status: "auth_failed", failure_kind: "auth", retry_count: 0 });
     expect(v.final_response).toContain("401 Unauthorized");
-    expect(r.service.poll([]).account).toMatchObject({ state: "auth_failed" });
+    expect((await r.service.poll([])).account).toMatchObject({ state: "auth_failed" });
     const next = (await r.service.submit([{ task: "[ok:0:after-login] go", workdir: r.trees[1]! }])).jobs[0]!.id;
-    await until(() => view(r, next).queue_reason === "auth_failed", "queue_reason auth_failed");
+    await until(async () => (await view(r, next)).queue_reason === "auth_failed", "queue_reason auth_failed");
     expect(requestsFor("[ok:0:after-login]")).toHaveLength(0);
     writeAuthJson(r.codexHome, "login-2");
     expect((await ended(r, next)).status).toBe("done");
-    expect(r.service.poll([]).account.state).toBe("ok");
+    expect((await r.service.poll([])).account.state).toBe("ok");
   }, 30_000);
 
   test("a hung endpoint → timeout; the CLI's whole group is killed", async () => {
@@ -155,7 +156,7 @@ describe("codex jobs with the real CLI", () => {
       ])
     ).jobs.map((j) => j.id);
     await until(() => requestsFor("[hang:0:c1]").length > 0, "the running job to reach the fake");
-    expect(view(r, queued!)).toMatchObject({ status: "queued", queue_reason: "global_cap" });
+    expect(await view(r, queued!)).toMatchObject({ status: "queued", queue_reason: "global_cap" });
     const pgid = r.service.engine.row(run!)!.child_pgid!;
     expect((await r.service.cancel(queued!)).status).toBe("cancelled");
     expect((await r.service.cancel(run!)).status).toBe("cancelled");
@@ -174,7 +175,7 @@ describe("codex jobs with the real CLI", () => {
     expect(second.jobs[0]!.warnings).toHaveLength(1);
     expect(second.jobs[0]!.warnings[0]).toMatch(/^Codex weekly quota at 91% \(warning above 85%\); it resets at /);
     expect((await ended(r, second.jobs[0]!.id)).warnings).toEqual(second.jobs[0]!.warnings);
-    const status = await r.service.status();
+    const status = await codexStatus(r.config);
     expect(status.quota.windows.map((w) => [w.name, w.used_percent])).toEqual([
       ["5h", 20],
       ["weekly", 91],
@@ -185,9 +186,7 @@ describe("codex jobs with the real CLI", () => {
     const e = await strict.service.submit([{ task: "x", workdir: r.trees[2]! }]).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(DlError);
     expect((e as DlError).message).toMatch(/weekly quota is at 91%.*allow_over_quota=true/);
-    const over = await strict.service.submit([{ task: "[ok:0:over] x", workdir: r.trees[2]! }], {
-      allowOverQuota: true,
-    });
+    const over = await strict.service.submit([{ task: "[ok:0:over] x", workdir: r.trees[2]!, allow_over_quota: true }]);
     expect((await ended(strict, over.jobs[0]!.id)).status).toBe("done");
   }, 30_000);
 
@@ -196,7 +195,7 @@ describe("codex jobs with the real CLI", () => {
     const e1 = await missing.service.submit([{ task: "x", workdir: missing.trees[0]! }]).catch((x: unknown) => x);
     expect(e1).toMatchObject({ code: "not_found" });
     expect((e1 as DlError).message).toMatch(/not found on PATH.*DELEGATE_CODEX_BIN/);
-    expect((await missing.service.status()).cli).toMatchObject({ ok: false, reason: "missing" });
+    expect((await codexStatus(missing.config)).cli).toMatchObject({ ok: false, reason: "missing" });
     const old = await rig({ bin: join(import.meta.dir, "../../../fixture/fake-codex-old.sh") });
     const e2 = await old.service.submit([{ task: "x", workdir: old.trees[0]! }]).catch((x: unknown) => x);
     expect(e2).toMatchObject({ code: "bad_config" });

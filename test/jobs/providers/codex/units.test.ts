@@ -89,14 +89,14 @@ describe("version gate", () => {
 
   test("the real CLI passes; an old one gets an upgrade error; a missing one a clear error", async () => {
     const env = codexChildEnv(root);
-    const real = await probeCodexVersion(CODEX_BIN, env, root);
+    const real = await probeCodexVersion(CODEX_BIN, env);
     expect(real).toMatchObject({ ok: true, version: "0.171.0" });
 
-    const old = await probeCodexVersion(OLD, env, root);
+    const old = await probeCodexVersion(OLD, env);
     expect(old).toMatchObject({ ok: false, reason: "too_old", version: "0.159.2" });
     if (!old.ok) expect(old.message).toMatch(/too old.*0\.164\.0 or newer.*never upgrades/);
 
-    const gate = new CodexVersionGate(() => probeCodexVersion("codex-not-installed-here", env, root));
+    const gate = new CodexVersionGate(() => probeCodexVersion("codex-not-installed-here", env));
     const e = await gate.require().catch((x: unknown) => x);
     expect(e).toBeInstanceOf(DlError);
     expect((e as DlError).code).toBe("not_found");
@@ -154,6 +154,7 @@ const row = (over: Partial<JobRow> = {}): JobRow => ({
   retry_at: null,
   warnings: null,
   persist_error: null,
+  changes: null,
   origin_id: null,
   origin_pid: null,
   origin_start: null,

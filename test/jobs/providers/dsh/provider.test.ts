@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { parseConfig } from "../../../../src/config.ts";
 import { chooseOutcome } from "../../../../src/jobs/engine/job-outcome.ts";
 import { findDshLauncher } from "../../../../src/jobs/providers/dsh/launcher.ts";
 import { dshProvider, parseDshRun } from "../../../../src/jobs/providers/dsh/provider.ts";
@@ -155,15 +156,17 @@ test("the engine ends a run that exited 0 but whose result failed as failed", as
 });
 
 describe("dsh status", () => {
-  const opts = (modelsFile: string, launcher = FAKE) => ({
-    launcher,
-    modelsFile,
-    baseDir: "/",
-    caps: { maxConcurrent: 2, maxPerProject: 2, maxQueue: 16, staggerS: 5 },
-    stateDir: "/nonexistent",
-    childEnv: { PATH: "/usr/bin:/bin" },
-    guards: { home: "/nonexistent", protectedDirs: [], toolEnv: {} },
-  });
+  // The Config `dl status` reads: the launcher and models file as a user sets them, the default caps.
+  const opts = (modelsFile: string, launcher = FAKE) =>
+    parseConfig(
+      {
+        HOME: "/nonexistent",
+        PATH: "/usr/bin:/bin",
+        DELEGATE_DSH_LAUNCHER: launcher,
+        DELEGATE_DSH_MODELS_FILE: modelsFile,
+      },
+      { home: "/nonexistent", cwd: "/" },
+    );
 
   test("launcher found or not; models file enabled list and problems", async () => {
     const dir = tempDir("dsh-status");

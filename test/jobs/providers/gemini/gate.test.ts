@@ -1,15 +1,16 @@
 import { describe, expect, test } from "bun:test";
+import { parseConfig } from "../../../../src/config.ts";
 import { DlError } from "../../../../src/errors.ts";
-import { requireGeminiAllowed } from "../../../../src/jobs/providers/gemini/gate.ts";
+import { geminiRefusal } from "../../../../src/jobs/providers/gemini/gate.ts";
+import { gemini } from "../../../../src/jobs/providers/gemini/index.ts";
+import { defaultDeps } from "../../../../src/services.ts";
+
+const off = { gemini: { allowDanger: false } } as const;
+const on = { gemini: { allowDanger: true } } as const;
 
 describe("the Gemini danger gate", () => {
   test("without DELEGATE_GEMINI_ALLOW_DANGER every entry point refuses, naming the variable", () => {
-    let err: unknown;
-    try {
-      requireGeminiAllowed(false);
-    } catch (e) {
-      err = e;
-    }
+    const err = geminiRefusal(off);
     expect(err).toBeInstanceOf(DlError);
     expect((err as DlError).code).toBe("bad_config");
     expect((err as DlError).data).toMatchObject({ failure_kind: "gemini_not_allowed" });
@@ -18,6 +19,15 @@ describe("the Gemini danger gate", () => {
   });
 
   test("with it, the gate lets the call through", () => {
-    expect(() => requireGeminiAllowed(true)).not.toThrow();
+    expect(geminiRefusal(on)).toBeNull();
+  });
+
+  test("decided once: the service is refused before it starts, and the tools are not listed, from the same answer", async () => {
+    const config = parseConfig({ ...process.env, DELEGATE_GEMINI_ALLOW_DANGER: undefined });
+    const refused = await defaultDeps(config, "test")
+      .jobService(gemini)
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "bad_config", data: { failure_kind: "gemini_not_allowed" } });
+    expect(gemini.unusable(config)).toContain("DELEGATE_GEMINI_ALLOW_DANGER");
   });
 });

@@ -8,10 +8,10 @@ import { chooseOutcome } from "../../../../src/jobs/engine/job-outcome.ts";
 import type { PollView } from "../../../../src/jobs/engine/poll.ts";
 import { buildGeminiLaunch, type GeminiJailInputs } from "../../../../src/jobs/providers/gemini/launch.ts";
 import { geminiProvider } from "../../../../src/jobs/providers/gemini/provider.ts";
-import { geminiServiceOptions } from "../../../../src/jobs/providers/gemini/service.ts";
 import { agyArgv, validateGeminiTask } from "../../../../src/jobs/providers/gemini/task.ts";
 import type { GitGuardResult, JailProbe } from "../../../../src/sandbox/index.ts";
 import type { JobRow } from "../../../../src/store/types.ts";
+import { protectedDirs } from "../../../../src/sys/paths.ts";
 import { testProvider, testTask } from "../../../fixture/jobs-provider.ts";
 import { tempFolder } from "../../../helpers/dl.ts";
 import { makeRepo, runOutput, startEngine, until } from "../../helpers.ts";
@@ -207,10 +207,10 @@ test("the Gemini and run_bash jail settings come from the one Config", () => {
   const off = parseConfig(env, { home, cwd: home });
   expect(off.agent.runBashSandbox).toBe(false);
   expect(agentSettingsFromConfig(off).bash.jail).toBeNull();
-  const d = geminiServiceOptions(off, "dl wait");
-  expect(d).toMatchObject({ bin: "agy", allowDanger: false, caps: { maxConcurrent: 4, maxQueue: 32 } });
-  expect(d.stateDir).toBe(join(home, ".gemini-jobs"));
-  expect(d.stateDirs).toContain(join(home, ".codex-jobs"));
+  // What the Gemini service reads (service.ts startJobs): its section, its state dir, and dl's state dirs hidden in the jail.
+  expect(off.gemini).toMatchObject({ bin: "agy", allowDanger: false, caps: { maxConcurrent: 4, maxQueue: 32 } });
+  expect(off.paths.stateDirs.gemini).toBe(join(home, ".gemini-jobs"));
+  expect(protectedDirs(off.paths)).toContain(join(home, ".codex-jobs"));
 
   const on = parseConfig(
     {
@@ -225,7 +225,7 @@ test("the Gemini and run_bash jail settings come from the one Config", () => {
     { home, cwd: home },
   );
   expect(agentSettingsFromConfig(on).bash.jail).not.toBeNull();
-  expect(geminiServiceOptions(on, "dl wait")).toMatchObject({
+  expect({ ...on.gemini, stateDir: on.paths.stateDirs.gemini }).toMatchObject({
     bin: "/opt/agy/agy",
     allowDanger: true,
     caps: { maxConcurrent: 2, maxQueue: 5 },

@@ -1,0 +1,81 @@
+import { afterAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import { selfOwner, sysIdentities } from "../../../src/jobs/engine/machine.ts";
+import type { Provider } from "../../../src/jobs/engine/provider.ts";
+import { type RunnerContext, runJob } from "../../../src/jobs/engine/runner.ts";
+import { JobStore } from "../../../src/store/jobs.ts";
+import { markedEntry } from "../../../src/sys/jail-start.ts";
+import { testProvider } from "../../fixture/jobs-provider.ts";
+import { tempFolder } from "../../helpers/dl.ts";
+import { skipBwrap } from "../../sandbox/jail-env.ts";
+import { makeRepo } from "../helpers.ts";
+
+/**
+ * The runner's end of a jail that never started its command: the job fails
+ * `jail_unavailable`, saying nothing ran, why (dl's own account of the set-up) and the
+ * fix — not "killed by SIGKILL" with failure_kind other, as the child's exit would say.
+ */
+
+const root = tempFolder("dl-runner-jail-setup");
+afterAll(root.cleanup);
+const stateDir = join(root.dir, "state");
+const store = JobStore.open(stateDir);
+afterAll(() => store.close());
+const { repo } = makeRepo(root.dir, "proj", 0);
+
+// bwrap waiting on its fds, with a forwarder that fails at once: the jail never gets its network.
+const neverStarts: Provider = {
+  ...testProvider,
+  launch: (job) => ({
+    argv: [Bun.which("bwrap") ?? "bwrap", "--unshare-all", "--unshare-user", "--info-fd", "3", "--block-fd", "4"]
+      .concat(["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"])
+      .concat(markedEntry(["sh", "-c", "echo RAN > ran.txt"])),
+    env: { PATH: "/usr/bin:/bin" },
+    cwd: job.workdir,
+    jailNet: { forwarder: "/bin/false", maxProcs: 16 },
+    jailMarked: true,
+  }),
+};
+
+function ctx(): RunnerContext {
+  return {
+    store,
+    provider: neverStarts,
+    identities: sysIdentities,
+    now: Date.now,
+    graceMs: 300,
+    outputCap: 1 << 20,
+    jobsDir: join(stateDir, "jobs"),
+    maxRetries: 0,
+    retryDelayMs: () => 10,
+    onPersistError: () => {},
+  };
+}
+
+test.skipIf(skipBwrap)("a jail whose set-up failed ends the job jail_unavailable with the cause and fix", async () => {
+  const me = selfOwner();
+  const now = Date.now();
+  const id = "tj-setup1";
+  store.insertMany([
+    {
+      id,
+      provider: "test",
+      project: repo,
+      workdir: repo,
+      workspace_root: repo,
+      task: "{}",
+      timeout_s: 60,
+      created_at: now,
+      owner_pid: me.pid,
+      owner_start: me.startTime,
+      server_id: "srv-test",
+    },
+  ]);
+  store.update(id, { status: "running", started_at: now, last_activity_at: now }, ["queued"]);
+  await runJob(store.get(id)!, ctx(), new AbortController().signal);
+  const row = store.get(id)!;
+  expect(row).toMatchObject({ status: "failed", failure_kind: "jail_unavailable" });
+  expect(row.final_response).toStartWith("the jail could not start, so the job did not run: pasta failed");
+  expect(row.final_response).toContain("; fix: ");
+  expect(await Bun.file(join(repo, "ran.txt")).exists()).toBe(false);
+});

@@ -1,0 +1,173 @@
+/**
+ * scripts/npm-launcher.sh, the `dl` command of the npm package, in the folder layouts npm
+ * makes (a global install, a project's or npx's hoisted node_modules), with the real
+ * package.json files of scripts/npm-packages.ts and dist/dl as the target's binary. It
+ * finds the binary of this machine's target at its own version and execs it (the host's
+ * child is dl itself, and SIGTERM reaches dl's own shutdown); it passes over a copy of
+ * another version; and it says in one line what to do when no binary fits. The same
+ * packages, packed by npm and installed by npm from a registry, are in npm-registry.release.ts.
+ */
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { TARGETS, type TargetName } from "../../build.ts";
+import pkg from "../../package.json" with { type: "json" };
+import { LAUNCHER, launcherManifest, platformManifest, platformPackage, SCOPE } from "../../scripts/npm-packages.ts";
+import { requireBinary, tempDir } from "../helpers/dl.ts";
+import { MODERN_META } from "../helpers/modern.ts";
+import { HOST, ROOT, run, SYSTEM_PATH } from "./helpers.ts";
+import { exeOf, parentOf } from "./npm-helpers.ts";
+
+const LAUNCHER_SH = join(ROOT, "scripts", "npm-launcher.sh");
+const env = { PATH: SYSTEM_PATH, HOME: tempDir("launcher-home"), LANG: "C" };
+
+/** The launcher package as npm unpacks it into `dir`. */
+function placeLauncher(dir: string): void {
+  mkdirSync(join(dir, "bin"), { recursive: true });
+  writeFileSync(join(dir, "package.json"), JSON.stringify(launcherManifest([HOST], pkg.version), null, 2));
+  writeFileSync(join(dir, "bin", "dl"), readFileSync(LAUNCHER_SH), { mode: 0o755 });
+}
+
+/** A target's package in `nodeModules`, its bin/dl being dist/dl. */
+function placePlatform(nodeModules: string, version = pkg.version, target: TargetName = HOST): string {
+  const dir = join(nodeModules, platformPackage(target));
+  mkdirSync(join(dir, "bin"), { recursive: true });
+  writeFileSync(join(dir, "package.json"), JSON.stringify(platformManifest(target, version), null, 2));
+  symlinkSync(requireBinary(), join(dir, "bin", "dl"));
+  return dir;
+}
+
+/** `npm install -g`: prefix/lib/node_modules/delegate-local with its dependency nested, links in prefix/bin. */
+function globalInstall(o: { platform?: boolean } = {}): { bin: string; pkgDir: string } {
+  const prefix = tempDir("npm-prefix");
+  const pkgDir = join(prefix, "lib", "node_modules", LAUNCHER);
+  placeLauncher(pkgDir);
+  if (o.platform !== false) placePlatform(join(pkgDir, "node_modules"));
+  mkdirSync(join(prefix, "bin"));
+  for (const name of ["dl", "delegate-wait", LAUNCHER])
+    symlinkSync(`../lib/node_modules/${LAUNCHER}/bin/dl`, join(prefix, "bin", name));
+  return { bin: join(prefix, "bin"), pkgDir };
+}
+
+const versionOf = async (cmd: string[]) => {
+  const r = await run([...cmd, "--version", "--json"], env);
+  return { ...r, info: r.code === 0 ? (JSON.parse(r.stdout) as { version: string; target: string }) : undefined };
+};
+
+describe("the npm launcher finds its binary", () => {
+  test("a global install: dl and delegate-local run dist/dl; delegate-wait runs dl wait", async () => {
+    const { bin } = globalInstall();
+    for (const name of ["dl", LAUNCHER]) {
+      const v = await versionOf([join(bin, name)]);
+      expect(v.stderr).toBe("");
+      expect(v.info).toMatchObject({ version: pkg.version, target: HOST });
+    }
+    const wait = await run([join(bin, "delegate-wait"), "--help"], env);
+    expect(wait.code).toBe(0);
+    expect(wait.stdout).toContain("Usage: dl wait");
+  });
+
+  test("a hoisted node_modules (a project's, npx's): the dependency beside the launcher, run through node_modules/.bin", async () => {
+    const project = tempDir("npm-project");
+    const nm = join(project, "node_modules");
+    placeLauncher(join(nm, LAUNCHER));
+    placePlatform(nm);
+    mkdirSync(join(nm, ".bin"));
+    symlinkSync(`../${LAUNCHER}/bin/dl`, join(nm, ".bin", LAUNCHER));
+    expect((await versionOf([join(nm, ".bin", LAUNCHER)])).info).toMatchObject({ target: HOST });
+    // Started by sh with a relative path, as a package manager's shim may.
+    const r = await run(["sh", `node_modules/${LAUNCHER}/bin/dl`, "--version"], env, project);
+    expect(r.stdout).toStartWith(`dl ${pkg.version} `);
+  });
+
+  test("a copy of another version is passed over for the right one further up", async () => {
+    const project = tempDir("npm-stale");
+    const nm = join(project, "node_modules");
+    placeLauncher(join(nm, LAUNCHER));
+    placePlatform(join(nm, LAUNCHER, "node_modules"), "0.0.1");
+    placePlatform(nm);
+    expect((await versionOf(["sh", join(nm, LAUNCHER, "bin", "dl")])).info).toMatchObject({ version: pkg.version });
+  });
+});
+
+describe("the npm launcher says what to do when no binary fits", () => {
+  test("no package for this machine: one line naming the target, the package, npm's flag and install.sh; exit 1", async () => {
+    const { bin } = globalInstall({ platform: false });
+    const r = await run([join(bin, "dl"), "serve"], env);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
+    for (const part of [`${HOST}, is not installed`, `${platformPackage(HOST)}@${pkg.version}`, "--include=optional"])
+      expect(r.stderr).toContain(part);
+    expect(r.stderr).toContain("sh install.sh --from");
+  });
+
+  test("only a copy of another version: the message names it", async () => {
+    const { bin, pkgDir } = globalInstall({ platform: false });
+    const stale = placePlatform(join(pkgDir, "node_modules"), "0.0.1");
+    const r = await run([join(bin, "dl"), "--version"], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${realpathSync(stale)} is version 0.0.1`);
+  });
+
+  test.skipIf(process.platform !== "linux")(
+    "a machine dl has no build for (setarch i686): the platform and the supported list",
+    async () => {
+      const { bin } = globalInstall();
+      const r = await run(["setarch", "i686", join(bin, "dl"), "--version"], env);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toContain("no dl build for Linux i686");
+      expect(r.stderr).toContain(`dl is built for ${Object.keys(TARGETS).join(", ")}.`);
+      expect(r.stderr).toContain("install.sh");
+    },
+  );
+
+  test("the launcher's scope and supported list are build.ts's targets and npm-packages.ts's scope", () => {
+    const text = readFileSync(LAUNCHER_SH, "utf8");
+    expect(text).toContain(`\nscope=${SCOPE}\n`);
+    expect(text).toContain(`\nsupported='${Object.keys(TARGETS).join(", ")}'\n`);
+  });
+});
+
+const INITIALIZE = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+};
+const DISCOVER = { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: MODERN_META } };
+
+describe.skipIf(process.platform !== "linux")("the npm launcher execs dl", () => {
+  for (const [era, request, answer] of [
+    ["2025-11-25 initialize", INITIALIZE, { serverInfo: { name: "delegate-local", version: pkg.version } }],
+    ["2026-07-28 server/discover", DISCOVER, { supportedVersions: expect.arrayContaining(["2026-07-28"]) }],
+  ] as const)
+    test(`dl serve through the launcher answers ${era}; the host's child is dl itself; SIGTERM reaches dl's shutdown`, async () => {
+      const { bin } = globalInstall();
+      const p = Bun.spawn([join(bin, "dl"), "serve"], { env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+      p.stdin.write(`${JSON.stringify(request)}\n`);
+      p.stdin.flush();
+      expect(await firstLine(p.stdout)).toMatchObject({ id: 1, result: answer });
+      // No shell in between: the process this test started runs dist/dl, and its parent is this test.
+      expect(exeOf(p.pid)).toBe(realpathSync(requireBinary()));
+      expect(parentOf(p.pid)).toBe(process.pid);
+      p.kill("SIGTERM");
+      // dl's own handler turns SIGTERM into a clean exit 0; a shell that died of it would not.
+      expect(await p.exited).toBe(0);
+      expect(p.signalCode).toBeNull();
+    });
+});
+
+/** The first JSON line of a stream, which is left open. */
+async function firstLine(stream: ReadableStream<Uint8Array>): Promise<unknown> {
+  const reader = stream.getReader();
+  let buf = "";
+  while (!buf.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return JSON.parse(buf.slice(0, buf.indexOf("\n")));
+}
