@@ -5,7 +5,7 @@ import type { ServerDeps } from "../../services.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";
 import { boundedTotal } from "./call-size.ts";
 import description from "./delegate-batch.txt" with { type: "text" };
-import { delegationInput } from "./delegation-schema.ts";
+import { delegationInput, sameAsLocalAgentResult } from "./delegation-schema.ts";
 
 export function delegateBatchTool(deps: ServerDeps): ToolDef {
   const max = deps.config.agent.maxBatchSize;
@@ -24,9 +24,7 @@ export function delegateBatchTool(deps: ServerDeps): ToolDef {
     output: () =>
       z.object({
         // Each result is delegate_to_local_agent's; the items' schema is not repeated here.
-        results: z
-          .array(z.object({ success: z.boolean() }).loose())
-          .describe("each as delegate_to_local_agent returns"),
+        results: z.array(sameAsLocalAgentResult()),
         succeeded: z.number().int(),
         failed: z.number().int(),
         elapsed_s: z.number(),

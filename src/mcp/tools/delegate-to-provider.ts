@@ -4,7 +4,7 @@ import { agent } from "../../jobs/providers/agent/index.ts";
 import type { ServerDeps } from "../../services.ts";
 import { defineTool, type ToolDef } from "../tool-table.ts";
 import description from "./delegate-to-provider.txt" with { type: "text" };
-import { delegationFields, delegationResultSchema } from "./delegation-schema.ts";
+import { delegationFields, sameAsLocalAgentResult } from "./delegation-schema.ts";
 import { submittedResult } from "./job-tools.ts";
 
 const input = () =>
@@ -30,7 +30,7 @@ export function delegateToProviderTool(deps: ServerDeps): ToolDef {
     title: "Delegate to an agent on any endpoint",
     description: description.trim(),
     input,
-    output: delegationResultSchema,
+    output: sameAsLocalAgentResult,
     annotations: { openWorldHint: true, destructiveHint: true },
     backend: agent.facts.name,
     // As a task, one background agent job whose child talks to this endpoint. The key

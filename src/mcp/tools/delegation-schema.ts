@@ -13,6 +13,15 @@ export const delegationResultSchema = once(() =>
   }),
 );
 
+/**
+ * A result of the same shape as delegate_to_local_agent's, named instead of repeated:
+ * every host pays for each schema in every session, and delegate_batch's items and
+ * delegate_to_provider's answer are that tool's result field for field.
+ */
+export const sameAsLocalAgentResult = once(() =>
+  z.object({ success: z.boolean() }).loose().describe("the fields delegate_to_local_agent returns"),
+);
+
 /** MCP treats 0 as "auto" the way the predecessor did. */
 export function normalizeTurns(n: number | undefined): number | undefined {
   return n === undefined || n === 0 ? undefined : n;
