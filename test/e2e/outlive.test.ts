@@ -28,6 +28,8 @@ const FAKE_AGY = join(import.meta.dir, "..", "fixture", "fake-agy.sh");
 const FAKE_DSH = join(import.meta.dir, "..", "fixture", "fake-dsh.sh");
 
 let fake: FakeModel;
+/** Opened by the test that must look at a job while it still runs. */
+const held = Promise.withResolvers<void>();
 let codexFake: FakeResponses;
 let root: string;
 let env: Record<string, string>;
@@ -38,12 +40,13 @@ const afterTool = (req: RecordedRequest) => JSON.stringify(req.body.messages ?? 
 beforeAll(async () => {
   requireBinary();
   fake = await startFakeModel({ apiKey: KEY });
-  // Turn 1 writes a file; turn 2 answers, after long enough for the server to be gone.
-  fake.always((req) =>
-    afterTool(req)
-      ? reply.text("Wrote the note.", { delayMs: 1500 })
-      : reply.tool("write_file", { path: "note.txt", content: "written by the agent\n" }),
-  );
+  // Turn 1 writes a file; turn 2 answers, after long enough for the server to be gone
+  // (for the model "local-held", only once the test lets it).
+  fake.always(async (req) => {
+    if (!afterTool(req)) return reply.tool("write_file", { path: "note.txt", content: "written by the agent\n" });
+    if (req.model === "local-held") await held.promise;
+    return reply.text("Wrote the note.", { delayMs: 1500 });
+  });
   codexFake = startFakeResponses(markerRouter());
   root = tempDir("outlive");
   const agentsDir = join(root, "agents");
@@ -247,7 +250,7 @@ describe("a job outlives the server that started it", () => {
     const workdir = makeRepo(root, "shell-view", 0).repo;
     const first = await server(workdir);
     const [tool, args] = c.call(workdir);
-    const execution = await first.session.callTool(tool, args as never);
+    const execution = await first.session.callTool(tool, { ...args, model: "local-held" } as never);
     const id = jobIdOf(execution.handle!.taskId);
     await until(() => readRow(c.stateDir(), id)?.status === "running", `${id} to run`);
     first.io.proc.kill("SIGKILL");
@@ -261,6 +264,7 @@ describe("a job outlives the server that started it", () => {
     const next = await server(workdir);
     await until(() => next.io.stderr.includes("from a closed window still run"), "the next server to say it");
     expect(next.io.stderr).toContain(id);
+    held.resolve();
     const wait = await runDl(["wait", id], env);
     expect(wait.code).toBe(0);
     expect(wait.stdout).toContain(id);

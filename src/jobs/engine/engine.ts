@@ -9,7 +9,7 @@ import { AdmissionLoop } from "./admission-loop.ts";
 import { type Canceller, type CancelResult, cancelJobs, cancelOwnQueued } from "./cancel.ts";
 import { Launcher } from "./launch.ts";
 import { LiveReaper, logReaped } from "./live-reap.ts";
-import { jobLiveness, type Liveness } from "./liveness.ts";
+import { jobLiveness, type Liveness, settledLiveness } from "./liveness.ts";
 import type { EngineContext, EngineOptions } from "./options.ts";
 import { type PollView, pollView, unknownView } from "./poll.ts";
 import type { Provider } from "./provider.ts";
@@ -110,9 +110,11 @@ export class JobEngine {
     const rows = new Map(this.c.store.getMany(ids).map((r) => [r.id, r]));
     const now = this.c.now();
     return ids.map((id) => {
-      const r = rows.get(id);
-      if (!r) return unknownView(id);
-      return pollView(r, now, this.liveness(r), this.serverId, this.launcher.persistError(id));
+      const first = rows.get(id);
+      if (!first) return unknownView(id);
+      const live = (r: JobRow) => this.liveness(r);
+      const { row: r, live: l } = settledLiveness(first, live(first), () => this.c.store.get(id), live);
+      return pollView(r, now, l, this.serverId, this.launcher.persistError(id));
     });
   }
 

@@ -4,7 +4,7 @@ import type { JobStore } from "../../store/jobs.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
 import { type JobVerdict, judgeJob } from "../engine/display-state.ts";
-import { jobLiveness, jobWindow, type Liveness } from "../engine/liveness.ts";
+import { jobLiveness, jobWindow, type Liveness, settledLiveness } from "../engine/liveness.ts";
 import type { Identities } from "../engine/machine.ts";
 
 /**
@@ -39,8 +39,9 @@ function readEach<T>(
 }
 
 /** A row with how it reads now. */
-function withVerdict(store: JobStateDir, row: JobRow, identities: Identities): FoundJob {
-  const live = jobLiveness(row, identities);
+function withVerdict(store: JobStateDir, first: JobRow, identities: Identities, st: JobStore): FoundJob {
+  const liveness = (r: JobRow) => jobLiveness(r, identities);
+  const { row, live } = settledLiveness(first, liveness(first), () => st.get(first.id), liveness);
   return { store, row, live, verdict: judgeJob(row, live), window: jobWindow(row, identities) };
 }
 
@@ -58,7 +59,7 @@ export function findJob(
 ): { job: FoundJob | null; problems: StoreProblem[] } {
   const r = readEach(storesFor(stores, id), (st, s) => {
     const row = st.get(id);
-    return row ? [withVerdict(s, row, identities)] : [];
+    return row ? [withVerdict(s, row, identities, st)] : [];
   });
   return { job: r.found[0] ?? null, problems: r.problems };
 }
@@ -74,7 +75,7 @@ export function listJobs(
   const chosen = f.kind ? stores.filter((s) => s.provider === f.kind) : stores;
   // Each store gives its newest rows; a filter may need more than `limit` of them.
   const per = f.status || f.project ? 10_000 : f.limit;
-  const r = readEach(chosen, (st, s) => st.listRecent(per).map((row) => withVerdict(s, row, identities)));
+  const r = readEach(chosen, (st, s) => st.listRecent(per).map((row) => withVerdict(s, row, identities, st)));
   const jobs = r.found
     .filter((j) => !f.status || j.verdict.state === f.status || (f.status === "orphaned" && j.verdict.orphaned))
     .filter((j) => !f.project || j.row.project === f.project || j.row.project.startsWith(`${f.project}/`))
