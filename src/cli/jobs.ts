@@ -119,8 +119,11 @@ const def = defineCommand({
     if (args.json) {
       process.stdout.write(`${JSON.stringify({ jobs: listed.map((l) => l.json), unreadable_stores: jobProblems })}\n`);
     } else if (listed.length === 0) {
-      const what =
-        args.status || args.kind || args.project ? "no job or delegation matches" : "no jobs or delegations yet";
+      const what = problems.length
+        ? "no jobs or delegations in the stores that could be read (the others are named below)"
+        : args.status || args.kind || args.project
+          ? "no job or delegation matches"
+          : "no jobs or delegations yet";
       process.stdout.write(
         `${what} (submit one through the MCP tools, or dl run AGENT TASK; dl jobs lists every store this machine's servers use)\n`,
       );

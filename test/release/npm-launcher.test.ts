@@ -90,6 +90,47 @@ describe("the npm launcher finds its binary", () => {
   });
 });
 
+/** A folder of stand-ins for the system commands of another machine (`name` → script body). */
+function machine(commands: Record<string, string>): string {
+  const dir = tempDir("machine");
+  for (const [name, body] of Object.entries(commands))
+    writeFileSync(join(dir, name), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+  return dir;
+}
+
+/** A target's package whose bin/dl only says which target it is. */
+function placeNamedPlatform(nodeModules: string, target: TargetName): void {
+  const dir = join(nodeModules, platformPackage(target));
+  mkdirSync(join(dir, "bin"), { recursive: true });
+  writeFileSync(join(dir, "package.json"), JSON.stringify(platformManifest(target, pkg.version), null, 2));
+  writeFileSync(join(dir, "bin", "dl"), `#!/bin/sh\necho "${target} $*"\n`, { mode: 0o755 });
+}
+
+describe("the npm launcher picks the target of the machine it runs on", () => {
+  // Stand-ins for the uname, ldd and sysctl of machines this one is not (Alpine, a Mac).
+  const ALPINE = { ldd: "echo 'musl libc (x86_64)' >&2; exit 1" };
+  const ROSETTA = {
+    uname: '[ "$1" = -s ] && echo Darwin || echo x86_64',
+    sysctl: '[ "$2" = sysctl.proc_translated ] && echo 1',
+  };
+
+  test("musl Linux (ldd names musl): the -musl package, not the glibc one beside it", async () => {
+    const { bin, pkgDir } = globalInstall({ platform: false });
+    for (const t of ["linux-x64", "linux-x64-musl"] as const) placeNamedPlatform(join(pkgDir, "node_modules"), t);
+    const r = await run([join(bin, "dl"), "serve"], { ...env, PATH: `${machine(ALPINE)}:${SYSTEM_PATH}` });
+    expect(r.stdout).toBe("linux-x64-musl serve\n");
+  });
+
+  test("macOS under Rosetta: the native darwin-arm64 package when there, else the darwin-x64 one npm chose", async () => {
+    const { bin, pkgDir } = globalInstall({ platform: false });
+    const path = `${machine(ROSETTA)}:${SYSTEM_PATH}`;
+    placeNamedPlatform(join(pkgDir, "node_modules"), "darwin-x64");
+    expect((await run([join(bin, "dl"), "--version"], { ...env, PATH: path })).stdout).toBe("darwin-x64 --version\n");
+    placeNamedPlatform(join(pkgDir, "node_modules"), "darwin-arm64");
+    expect((await run([join(bin, "dl"), "--version"], { ...env, PATH: path })).stdout).toBe("darwin-arm64 --version\n");
+  });
+});
+
 describe("the npm launcher says what to do when no binary fits", () => {
   test("no package for this machine: one line naming the target, the package, npm's flag and install.sh; exit 1", async () => {
     const { bin } = globalInstall({ platform: false });

@@ -21,7 +21,7 @@ import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { LAUNCHER, platformPackage, tarballName } from "../../scripts/npm-packages.ts";
 import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
-import { HOST, type Ran, ROOT, run } from "./helpers.ts";
+import { HOST, type Ran, ROOT, run, SYSTEM_PATH } from "./helpers.ts";
 import { npmHome } from "./npm-helpers.ts";
 
 const CLAUDE = join(ROOT, "node_modules", ".bin", "claude");
@@ -38,11 +38,11 @@ let user: ReturnType<typeof npmHome>;
 let project: string;
 
 /** Claude Code as a user runs it: their HOME and PATH (with dl), offline but for the fake API. */
-function claude(args: string[], cwd = project): Promise<Ran> {
+function claude(args: string[], cwd = project, who: { env: Record<string, string> } = user): Promise<Ran> {
   return run(
     [CLAUDE, ...args],
     {
-      ...user.env,
+      ...who.env,
       ANTHROPIC_BASE_URL: claudeApi.url,
       ANTHROPIC_API_KEY: "sk-ant-test-not-a-real-key",
       DISABLE_AUTOUPDATER: "1",
@@ -162,6 +162,19 @@ describe("the dl plugin in Claude Code", () => {
   test("Claude Code queued nothing for servers elsewhere: no telemetry events were written to send later", () => {
     expect(existsSync(join(user.home, ".claude", "telemetry"))).toBe(false);
   });
+});
+
+describe("the dl plugin before dl is installed", () => {
+  test("claude mcp list names the missing executable", async () => {
+    const { home, env } = npmHome("claude-no-dl");
+    const nobody = { env: { ...env, PATH: SYSTEM_PATH } };
+    ok(await claude(["plugin", "marketplace", "add", ROOT], home, nobody));
+    ok(await claude(["plugin", "install", PLUGIN], home, nobody));
+    const r = await claude(["mcp", "list"], home, nobody);
+    expect(r.stdout).toContain(
+      `${SERVER}: dl serve - ✘ Failed to connect — ENOENT: Executable not found in $PATH: "dl"`,
+    );
+  }, 60_000);
 });
 
 /** Tool calls (name by id) and results in a Messages request. */

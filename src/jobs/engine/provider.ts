@@ -129,6 +129,4 @@ export interface Provider {
   handOffEnv?(job: JobRow): Record<string, string>;
   /** Classifies a run that did not exit 0 (not called for timeouts or cancels). */
   classify(out: RunOutput, job: JobRow): FailureClass;
-  /** Values no kept output may show (keys the provider hands its CLI), beside the key shapes. */
-  readonly secretValues?: readonly string[];
 }

@@ -11,8 +11,6 @@ export interface DshProviderOptions extends DshTaskRules {
   launcher: string;
   /** The launcher's environment (config.dshChildEnv: the allowlist plus DELEGATE_DSH_ENV_PASSTHROUGH). */
   childEnv: Readonly<Record<string, string>>;
-  /** Values the launcher was given by name (its provider key): cut out of what a run reports. */
-  secretValues?: readonly string[];
 }
 
 /** What poll_dsh lifts out of a result into its own fields. */
@@ -68,12 +66,9 @@ export function dshProvider(o: DshProviderOptions): Provider {
       return buildDshLaunch(job, ctx.jobDir, { launcher, childEnv: o.childEnv });
     },
 
-    // The runner cuts secretValues out of what this returns (jobs/secrets.ts).
     parse(out: RunOutput): Promise<ParsedResult> {
       return parseDshRun(out);
     },
-
-    secretValues: o.secretValues ?? [],
 
     /** Exit 126/127 (cannot run) or 2 (the launcher refused its arguments) is our side; the rest is the run's. */
     classify(out: RunOutput): FailureClass {
