@@ -333,7 +333,8 @@ describe("dsh caps across servers", () => {
     const subs = await Promise.all(
       [a, b].map((s, k) =>
         call<Submitted>(s, "submit_dsh", {
-          tasks: repos.slice(k * 3, k * 3 + 3).map((r) => task(r, { ms: 250, events: log })),
+          // Long enough to overlap: each job's supervisor starts on its own, slower on a loaded machine.
+          tasks: repos.slice(k * 3, k * 3 + 3).map((r) => task(r, { ms: 1500, events: log })),
         }),
       ),
     );
