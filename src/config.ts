@@ -150,6 +150,7 @@ export const SETTINGS = {
   jobs: {
     retentionDays: num("DELEGATE_JOB_RETENTION_DAYS", 7, 0, 3650),
     storeBusyTimeoutS: num("DELEGATE_STORE_BUSY_TIMEOUT", 5, 0.05, 600),
+    killGraceS: num("DELEGATE_JOB_KILL_GRACE", 5, 0.1, 600),
     /** Jobs outlive the window that started them unless this says they die with its server (the reference's way). */
     dieWithServer: bool("DELEGATE_JOBS_DIE_WITH_SERVER", false),
   },

@@ -1,13 +1,13 @@
 import { defineCommand } from "citty";
 import type { Config } from "../config.ts";
 import { sysIdentities } from "../jobs/engine/machine.ts";
-import { sanitizeLine } from "../jobs/sanitize.ts";
 import { listJobs } from "../jobs/shell/job-finder.ts";
 import { knownJobStores } from "../jobs/shell/store-registry.ts";
 import { PROVIDERS } from "../providers.ts";
 import { ACTIVE_STATUSES, TERMINAL_STATUSES } from "../store/types.ts";
 import type { UsageRow } from "../store/usage.ts";
 import { canonicalPath } from "../sys/paths.ts";
+import { sanitizeLine } from "../sys/sanitize.ts";
 import { delegationRows } from "../usage/delegations.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";

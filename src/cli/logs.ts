@@ -3,11 +3,11 @@ import { readTranscript, renderTranscriptLine, type TranscriptLine } from "../ag
 import type { Config } from "../config.ts";
 import { sysIdentities } from "../jobs/engine/machine.ts";
 import { readOutputTail } from "../jobs/engine/output-tail.ts";
-import { sanitizeMultiline } from "../jobs/sanitize.ts";
 import { findJob } from "../jobs/shell/job-finder.ts";
 import { knownJobStores } from "../jobs/shell/store-registry.ts";
 import { isTerminal } from "../store/types.ts";
 import { jobDirOf } from "../sys/paths.ts";
+import { sanitizeMultiline } from "../sys/sanitize.ts";
 import { isDelegationId, logIdProblem } from "../usage/job-id.ts";
 import { findDelegationTranscript, jobTranscriptFile } from "../usage/transcript-path.ts";
 import { codexSteps } from "./codex-steps.ts";

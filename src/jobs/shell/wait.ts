@@ -1,10 +1,10 @@
 import { factsOf } from "../../providers.ts";
 import { isTerminal, type JobRow } from "../../store/types.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
+import { PREVIEW_CAP, sanitizeJson, sanitizeLine } from "../../sys/sanitize.ts";
 import { judgeJob } from "../engine/display-state.ts";
 import { jobLiveness, type Liveness } from "../engine/liveness.ts";
 import type { Identities } from "../engine/machine.ts";
-import { PREVIEW_CAP, sanitizeJson, sanitizeLine } from "../sanitize.ts";
 import { type UnusableStore, WatchedStores } from "./watched-stores.ts";
 
 /** Exit codes of `dl wait`, as the reference documents them. */
