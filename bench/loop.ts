@@ -31,7 +31,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Agent } from "../src/agent/lookup.ts";
 import { runAgent } from "../src/agent/loop.ts";
-import { agentSettings } from "../src/agent/settings.ts";
 import { buildTools } from "../src/agent/tools/index.ts";
 import { AnthropicStream } from "../src/backends/anthropic.ts";
 import { complete } from "../src/backends/client.ts";
@@ -40,6 +39,7 @@ import { OpenaiStream } from "../src/backends/openai.ts";
 import { endpointFor } from "../src/backends/route.ts";
 import { readSse } from "../src/backends/sse.ts";
 import type { Endpoint, ModelRequest, ModelResponse, WireFormat } from "../src/backends/types.ts";
+import { defaultAgentSettings } from "../src/dispatch/agent-settings.ts";
 import { chunkedStream, syntheticStream } from "./fixture/sse-stream.ts";
 
 const REPS = Number(process.argv[2] ?? 15);
@@ -252,7 +252,7 @@ type DlRun = { ms: number; inClientMs: number };
 
 async function runDl(mode: Mode): Promise<DlRun> {
   const model = MODELS[mode.format];
-  const settings = agentSettings({ streaming: mode.stream, defaultModel: model });
+  const settings = defaultAgentSettings({ streaming: mode.stream, defaultModel: model });
   let inClient = 0;
   fake.script = replies.get(modeName(mode))!;
   fake.turn = 0;
@@ -312,7 +312,7 @@ async function runBaseline(mode: Mode, bodies: readonly (string | object)[], ep:
 
 /** read_file alone, the same 24 calls dl makes: tool work the baseline never does. */
 async function toolOnlyMs(): Promise<number> {
-  const tools = buildTools(agentSettings());
+  const tools = buildTools(defaultAgentSettings());
   const read = tools.get("read_file")!;
   const ctx = { workdir, allowEscape: false, signal: new AbortController().signal };
   const t0 = performance.now();

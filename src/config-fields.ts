@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { checkHttpUrl } from "./backends/url.ts";
+import { checkHttpUrl } from "./url.ts";
 
 /**
  * The leaves of config.ts's settings tree: each names its variable, its default and its

@@ -1,4 +1,3 @@
-import { redactUrl } from "./backends/url.ts";
 import {
   bool,
   envText,
@@ -22,6 +21,7 @@ import { DlError } from "./errors.ts";
 import { PROVIDERS, type ProviderName } from "./providers.ts";
 import { codexPassthroughProblem, inheritedEnv, namedEnv, passthroughProblem } from "./sys/child-env.ts";
 import { resolveStatePaths, type StatePaths, settingsFilePath } from "./sys/paths.ts";
+import { isSecretName, knowSecrets, REDACTED, redact, secretValuesOf } from "./sys/redact.ts";
 
 /**
  * Every setting dl understands, once: the tree's shape is the Config's, each leaf names
@@ -150,6 +150,7 @@ export const SETTINGS = {
   jobs: {
     retentionDays: num("DELEGATE_JOB_RETENTION_DAYS", 7, 0, 3650),
     storeBusyTimeoutS: num("DELEGATE_STORE_BUSY_TIMEOUT", 5, 0.05, 600),
+    killGraceS: num("DELEGATE_JOB_KILL_GRACE", 5, 0.1, 600),
   },
   /** Workdir-relative paths a protect rule names that delegates may write all the same (never git's). */
   jail: {
@@ -305,14 +306,31 @@ function childEnv(
  * process: the child policy plus dl's own settings (DELEGATE_*, gateway keys included)
  * and the XDG bases the state paths follow. Passed in the environment, never in argv.
  * DELEGATE_RUN_PROVIDER_* are one job's endpoint and key: only that job's launch sets them.
+ * The variables whose names say credential, and those handed to Codex or dsh by name,
+ * travel too, under their own names, so the child holds the same secrets and cuts them
+ * out of every file it writes (sys/redact.ts); its own children get the allowlist, as ours do.
  */
-function dlChildEnv(env: Record<string, string | undefined>, base: Record<string, string>) {
-  const out = { ...base };
+function dlChildEnv(
+  env: Record<string, string | undefined>,
+  base: Record<string, string>,
+  passedByName: readonly Record<string, string>[],
+) {
+  const out = { ...base, ...Object.assign({}, ...passedByName) };
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined || k.startsWith("DELEGATE_RUN_PROVIDER_")) continue;
-    if (k.startsWith("DELEGATE_") || k === "XDG_CACHE_HOME" || k === "XDG_CONFIG_HOME") out[k] = v;
+    if (k.startsWith("DELEGATE_") || k === "XDG_CACHE_HOME" || k === "XDG_CONFIG_HOME" || isSecretName(k)) out[k] = v;
   }
   return out;
+}
+
+/**
+ * Every secret this process holds by its settings (sys/redact.ts's rule): the values of
+ * dl's secret settings, of every variable whose name says credential, and of the
+ * variables handed by name to the Codex CLI and the dsh launcher (any name).
+ */
+function heldSecrets(env: Record<string, string | undefined>, passedByName: readonly Record<string, string>[]) {
+  const own = [...SECRET_VARS].flatMap((name) => env[name] ?? []);
+  return [...new Set([...own, ...secretValuesOf(env), ...passedByName.flatMap((e) => Object.values(e))])];
 }
 
 function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts, origin: Origins) {
@@ -320,6 +338,8 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts, o
   const paths = statePaths(env, places, facts);
   ownStateDirs(paths, env);
   const children = childEnv(env, settings.agent.envPassthrough, facts.home, paths);
+  const codexNamed = namedEnv(env, settings.codex.envPassthrough);
+  const dshNamed = namedEnv(env, settings.dsh.envPassthrough);
   return {
     ...settings,
     backend: { ...settings.backend, codingModel: settings.backend.codingModel ?? settings.backend.model },
@@ -332,10 +352,12 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts, o
      * What the Codex CLI gets: the common child env plus DELEGATE_CODEX_ENV_PASSTHROUGH
      * (its provider key, say). Nothing else receives these; status shows only the names.
      */
-    codexChildEnv: { ...children, ...namedEnv(env, settings.codex.envPassthrough) },
+    codexChildEnv: { ...children, ...codexNamed },
     /** What the dsh launcher gets: the same, with DELEGATE_DSH_ENV_PASSTHROUGH instead. */
-    dshChildEnv: { ...children, ...namedEnv(env, settings.dsh.envPassthrough) },
-    dlChildEnv: dlChildEnv(env, children),
+    dshChildEnv: { ...children, ...dshNamed },
+    dlChildEnv: dlChildEnv(env, children, [codexNamed, dshNamed]),
+    /** The secrets these settings hold: loadConfig makes them known to every channel's redaction. */
+    secrets: heldSecrets(env, [codexNamed, dshNamed]),
     /** Where each setting came from: the settings file's path and state, and every variable's source. */
     settings: { file: origin.file, fileMode: origin.fileMode, sources: sourcesOf(origin, SETTING_NAMES) },
   };
@@ -353,14 +375,14 @@ type DeepReadonly<T> = T extends (infer U)[]
 export type EnvFacts = { platform: NodeJS.Platform; cwd: string; home: string };
 
 function configError(name: string, value: string | undefined, expected: string, origin?: Origins): DlError {
-  const shown = value === undefined ? "unset" : SECRET_VARS.has(name) ? "<redacted>" : JSON.stringify(clip(value));
+  const shown = value === undefined ? "unset" : SECRET_VARS.has(name) ? REDACTED : JSON.stringify(clip(value));
   const from = origin?.byName[name] === "file" ? ` (set in ${origin.file})` : "";
   return new DlError("bad_config", `${name}=${shown}${from} is invalid: expected ${expected}`, { variable: name });
 }
 
 function clip(s: string): string {
   // A URL's userinfo or a key in its query is a credential: never echo it, even in a rejection.
-  const flat = redactUrl(s).replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, " ");
+  const flat = redact(s).replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, " ");
   return flat.length > 80 ? `${flat.slice(0, 77)}...` : flat;
 }
 
@@ -388,13 +410,15 @@ export function parseConfig(
   return deepFreeze(buildConfig(effective, { platform, cwd: facts?.cwd ?? process.cwd(), home }, origin));
 }
 
-/** The one place dl reads its own environment. */
+/**
+ * The one place dl reads its own environment. The secrets it holds become known to the
+ * redaction (sys/redact.ts) at once, before anything could print one.
+ */
 export function loadConfig(): Config {
-  return parseConfig(process.env);
+  const config = parseConfig(process.env);
+  knowSecrets(config.secrets);
+  return config;
 }
-
-/** Names of secret-bearing settings, for redaction in status output. */
-export const REDACTED = "<redacted>";
 
 /**
  * Whether people-facing output may be coloured, from the conventions every terminal tool

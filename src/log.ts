@@ -2,6 +2,7 @@
 // import that touches process.stdout and process.stderr, and Node's stream objects cost
 // `dl serve` several MB it otherwise never needs (its MCP stdio uses Bun's own; bench/startup).
 import { type ConsolaInstance, type ConsolaReporter, createConsola, LogLevels } from "consola/core";
+import { redact } from "./sys/redact.ts";
 
 /** An argument as consola's basic reporter shows it: text as is, an error by its stack (never its other fields). */
 function formatArg(arg: unknown): string {
@@ -14,7 +15,7 @@ let stderr: ReturnType<typeof Bun.stderr.writer> | undefined;
 
 /**
  * One line per entry on stderr, `[type] [tag] message`, as consola's basic reporter
- * prints it without colour or date. Through Bun's own sink for fd 2: written at once
+ * prints it without colour or date, redacted (sys/redact.ts). Through Bun's own sink for fd 2: written at once
  * when the pipe has room, queued (never blocking the server) when a host is slow to read.
  */
 const stderrReporter: ConsolaReporter = {
@@ -23,7 +24,7 @@ const stderrReporter: ConsolaReporter = {
     const line = [entry.type && `[${entry.type}]`, entry.tag && `[${entry.tag}]`, message].filter(Boolean).join(" ");
     try {
       stderr ??= Bun.stderr.writer();
-      stderr.write(`${line}\n`);
+      stderr.write(`${redact(line)}\n`);
       // A stderr nobody reads any more must not turn a log line into a crash.
       Promise.resolve(stderr.flush()).catch(() => undefined);
     } catch {

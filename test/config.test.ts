@@ -102,7 +102,7 @@ describe("config", () => {
     expect(c.childEnv.DELEGATE_LOCAL_KEY).toBeUndefined();
   });
 
-  test("a nested dl run (agent jobs) gets dl's own settings and the gateway key, nothing else beyond the allowlist", () => {
+  test("a nested dl run (agent jobs) gets dl's own settings and the secrets dl holds, to redact them; its commands get none", () => {
     const c = parseConfig({
       ...base(),
       DELEGATE_LOCAL_KEY: "sk-secret",
@@ -113,10 +113,16 @@ describe("config", () => {
     expect(c.dlChildEnv.DELEGATE_LOCAL_KEY).toBe("sk-secret");
     expect(c.dlChildEnv.DELEGATE_LOCAL_URL).toBe("http://127.0.0.1:9/v1");
     expect(c.dlChildEnv.XDG_CONFIG_HOME).toBe("/tmp/xdg-config");
-    expect(c.dlChildEnv.OPENAI_API_KEY).toBeUndefined();
+    // A secret by its name: the nested dl holds it too, so it cuts it from what it writes.
+    expect(c.dlChildEnv.OPENAI_API_KEY).toBe("sk-other");
     expect(c.dlChildEnv.PATH).toBe(c.childEnv.PATH);
-    // The agent's own commands still never see the key.
+    expect([...c.secrets].sort()).toEqual(["sk-other", "sk-secret"]);
+    // The agent's own commands still never see either, in this dl or in the nested one.
     expect(c.childEnv.DELEGATE_LOCAL_KEY).toBeUndefined();
+    const nested = parseConfig(c.dlChildEnv);
+    expect([...nested.secrets].sort()).toEqual(["sk-other", "sk-secret"]);
+    expect(nested.childEnv.OPENAI_API_KEY).toBeUndefined();
+    expect(nested.childEnv.DELEGATE_LOCAL_KEY).toBeUndefined();
   });
 
   test("one job's provider endpoint (DELEGATE_RUN_PROVIDER_*) is read by dl run and never passed on to a nested dl", () => {
@@ -225,10 +231,12 @@ describe("config", () => {
     expect(c.dshChildEnv.DEEPSEEK_API_KEY).toBe("ds-secret");
     expect(c.dshChildEnv.PATH).toBe(process.env.PATH!);
     expect("UNSET_ONE" in c.dshChildEnv).toBe(false);
-    // Nothing else gets it: not agent commands, git probes, Codex or a nested dl.
+    // Nothing else gets it: not agent commands, git probes or Codex. A nested dl holds it
+    // (to cut it from what it writes), and gives it to nothing but a dsh launcher.
     expect(c.childEnv.DEEPSEEK_API_KEY).toBeUndefined();
     expect(c.codexChildEnv.DEEPSEEK_API_KEY).toBeUndefined();
-    expect(c.dlChildEnv.DEEPSEEK_API_KEY).toBeUndefined();
+    expect(c.secrets).toContain("ds-secret");
+    expect(parseConfig(c.dlChildEnv).childEnv.DEEPSEEK_API_KEY).toBeUndefined();
     expect(c.dsh.envPassthrough).toEqual(["DEEPSEEK_API_KEY", "UNSET_ONE"]);
     expect(errorOf({ ...base(), DELEGATE_DSH_ENV_PASSTHROUGH: "DEEPSEEK_*" })).toContain(
       "exact environment variable names",

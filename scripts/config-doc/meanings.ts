@@ -146,6 +146,10 @@ export const MEANINGS: Readonly<Record<string, Meaning>> = {
     meaning:
       "How long a write to a job store waits for another process's write lock, in seconds, before it counts as failed (a job's end is then kept in its folder and recorded later).",
   },
+  DELEGATE_JOB_KILL_GRACE: {
+    meaning:
+      "Seconds between SIGTERM and SIGKILL when a job's process group is stopped (its timeout, a cancel, its server stopping).",
+  },
   DELEGATE_JOB_RETENTION_DAYS: {
     meaning: "Finished jobs, kept conversations and transcripts older than this are pruned by `dl reap`.",
   },

@@ -1,20 +1,9 @@
-import { randomBytes } from "node:crypto";
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { DlError } from "../errors.ts";
 import { type LockHandle, tryLock } from "../sys/flock.ts";
-import { type StoredConversation, storedConversationSchema } from "./conversation.ts";
+import { privateDir, replacePrivate } from "../sys/private-file.ts";
+import { type StoredConversation, storableConversation, storedConversationSchema } from "./conversation.ts";
 import { CONVERSATION_ID } from "./conversation-id.ts";
 import { readCapped } from "./tools/read-capped.ts";
 
@@ -37,17 +26,23 @@ export class ConversationStore {
   constructor(
     readonly dir: string,
     private readonly limits: ConversationLimits = CONVERSATION_LIMITS,
+    /** The state dir holding `dir`: it is kept private too. */
+    private readonly root?: string,
   ) {}
 
   /** The state dir's folder for conversations. */
   static in(agentStateDir: string, limits?: ConversationLimits): ConversationStore {
-    return new ConversationStore(join(agentStateDir, "conversations"), limits);
+    return new ConversationStore(join(agentStateDir, "conversations"), limits, agentStateDir);
+  }
+
+  private ensureDir(): void {
+    privateDir(this.dir, this.root);
   }
 
   /** Holds `id` for a run; null while another run (in any process) holds it. */
   hold(id: string): LockHandle | null {
     checkId(id);
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    this.ensureDir();
     return tryLock(join(this.dir, `${id}.lock`), { stillLinked: true });
   }
 
@@ -78,22 +73,13 @@ export class ConversationStore {
     return parsed.data;
   }
 
-  /** Keeps `c` (atomically, 0600); false when it is over the size bound. Trims the store to its count bound. */
+  /** Keeps `c` (redacted, atomically, 0600); false when it is over the size bound. Trims the store to its count bound. */
   save(c: StoredConversation): boolean {
     checkId(c.id);
-    const data = JSON.stringify(c);
+    const data = JSON.stringify(storableConversation(c));
     if (Buffer.byteLength(data, "utf8") > this.limits.maxBytes) return false;
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const file = join(this.dir, `${c.id}.json`);
-    const tmp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
-    try {
-      // wx: O_EXCL, so a planted link at the temp name is never written through.
-      writeFileSync(tmp, data, { mode: 0o600, flag: "wx" });
-      renameSync(tmp, file);
-    } catch (e) {
-      rmSync(tmp, { force: true });
-      throw e;
-    }
+    this.ensureDir();
+    replacePrivate(join(this.dir, `${c.id}.json`), data);
     this.trim(this.limits.maxCount, c.id);
     return true;
   }

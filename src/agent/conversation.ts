@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { ContentBlock, Message, ToolResultBlock } from "../backends/types.ts";
+import { redact, redactValue } from "../sys/redact.ts";
 import { CONVERSATION_ID } from "./conversation-id.ts";
 
 /**
@@ -64,13 +65,38 @@ export function storedConversationSchema(): z.ZodType<StoredConversation> {
 /** What a follow-up must share with the conversation it continues. */
 export type ConversationKey = { agent: string; workdir: string; model: string };
 
-/** Null when `want` continues `stored`; else a refusal naming every field that differs. */
+/** Null when `want` continues `stored` (kept redacted, so compared redacted); else a refusal naming every field that differs. */
 export function keyMismatch(stored: StoredConversation, want: ConversationKey): string | null {
   const differs = (["agent", "model", "workdir"] as const)
-    .filter((k) => stored[k] !== want[k])
+    .filter((k) => stored[k] !== redact(want[k]))
     .map((k) => `${k} (${JSON.stringify(want[k])}, but it ran with ${JSON.stringify(stored[k])})`);
   if (differs.length === 0) return null;
   return `continue_from ${stored.id} cannot be continued with a different ${differs.join(" and ")}: a follow-up runs with the same agent, model and workdir as the conversation it continues (so the backend can reuse its cache); pass those, or start a new delegation without continue_from`;
+}
+
+const THINKING_CUT = "[dl: reasoning removed here: it held a key]";
+
+/** A message's blocks as kept: strings redacted; reasoning that needed it goes whole (its signature would no longer match). */
+function storableBlocks(blocks: readonly ContentBlock[]): ContentBlock[] {
+  const out = blocks.flatMap((b): ContentBlock[] => {
+    const kept = redactValue(b);
+    return b.type === "thinking" && kept.type === "thinking" && kept.thinking !== b.thinking ? [] : [kept];
+  });
+  return out.length > 0 || blocks.length === 0 ? out : [{ type: "text", text: THINKING_CUT }];
+}
+
+/**
+ * The conversation as its file may hold it: every string redacted (sys/redact.ts), so no
+ * key the task, a tool result or the model carried reaches the disk. Everything before
+ * the first cut stays byte for byte, so a follow-up still reuses the backend's cache up to
+ * there, and the conversation still continues.
+ */
+export function storableConversation(c: StoredConversation): StoredConversation {
+  const messages = c.messages.map((m) => ({
+    role: m.role,
+    content: typeof m.content === "string" ? redact(m.content) : storableBlocks(m.content),
+  }));
+  return { ...redactValue({ ...c, messages: [] }), messages };
 }
 
 const NOT_RUN =

@@ -56,8 +56,6 @@ export type RunAgentOptions = {
   onConversation?: (messages: Message[], promptTurns: number) => void;
   /** Where each model turn and tool call is recorded (dl logs). */
   transcript?: TranscriptSink;
-  /** The keys dl holds (its gateway's, a named provider's): progress lines never show them. */
-  knownSecrets?: readonly string[];
 };
 
 /** The model and the limits one run works within. */
@@ -370,8 +368,7 @@ async function callModel(conv: Conversation, turn: number): Promise<ModelRespons
 async function toolTurn(conv: Conversation, turn: number, uses: ToolUseBlock[]): Promise<AgentEnd | undefined> {
   const { maxTurns } = conv.budget;
   const record = conv.opts.transcript && ((r: Omit<ToolRecord, "n">) => conv.opts.transcript?.tool({ n: turn, ...r }));
-  const calls = { record, knownSecrets: conv.opts.knownSecrets };
-  const { results, names } = await runToolCalls(conv.tools, uses, conv.ctx, conv.counters, calls);
+  const { results, names } = await runToolCalls(conv.tools, uses, conv.ctx, conv.counters, { record });
   if (conv.signal.aborted) return stopped(conv);
   const note = countdownNote(maxTurns - turn);
   const last = results[results.length - 1];

@@ -4,7 +4,6 @@
  */
 
 const HARD_MAX_TURNS = 40;
-export const DEFAULT_MAX_TURNS = 25;
 const DEFAULT_MAX_TOKENS = 65_536;
 /** Thinking models can spend 60K+ tokens reasoning before the first word of output. */
 const REASONING_MAX_TOKENS = 150_000;
@@ -55,8 +54,8 @@ export function resolveModel(o: {
   return o.defaultModel;
 }
 
-/** Explicit value (clamped to 1..40) or the configured default (also under the cap). */
-export function resolveMaxTurns(explicit: number | undefined, configured = DEFAULT_MAX_TURNS): number {
+/** Explicit value (clamped to 1..40) or the configured default (DELEGATE_MAX_TURNS_*, also under the cap). */
+export function resolveMaxTurns(explicit: number | undefined, configured: number): number {
   const n = explicit !== undefined && explicit > 0 ? explicit : configured;
   return Math.max(1, Math.min(HARD_MAX_TURNS, Math.floor(n)));
 }

@@ -1,7 +1,7 @@
 import { toolInputError } from "../backends/tool-input.ts";
 import type { ToolResultBlock, ToolUseBlock } from "../backends/types.ts";
 import { describeError } from "../errors.ts";
-import { redactSecrets } from "../jobs/redact.ts";
+import { redact } from "../sys/redact.ts";
 import type { AgentTool, ToolContext, ToolOutcome } from "./tools/types.ts";
 import type { ToolRecord } from "./transcript.ts";
 
@@ -24,7 +24,7 @@ export async function runToolCalls(
   uses: ToolUseBlock[],
   ctx: ToolContext,
   bash: BashCounters,
-  o: { record?: ((r: Omit<ToolRecord, "n">) => void) | undefined; knownSecrets?: readonly string[] | undefined } = {},
+  o: { record?: ((r: Omit<ToolRecord, "n">) => void) | undefined } = {},
 ): Promise<ToolCallsOutcome> {
   const record = o.record;
   const results: ToolResultBlock[] = [];
@@ -50,9 +50,8 @@ export async function runToolCalls(
     const block: ToolResultBlock = { type: "tool_result", tool_use_id: use.id, content: out.content };
     if (out.is_error) block.is_error = true;
     results.push(block);
-    // Progress names what was touched: the path read or written, the command run.
-    const shown = redactSecrets(target, o.knownSecrets);
-    const what = shown ? ` ${shown.length > 80 ? `${shown.slice(0, 79)}…` : shown}` : "";
+    // Progress names what was touched: the path read or written, the command run (redacted).
+    const what = target ? ` ${target.length > 80 ? `${target.slice(0, 79)}…` : target}` : "";
     names.push(`${use.name}${what}${out.bash ? ` (exit ${out.bash.exitCode})` : out.is_error ? " (failed)" : ""}`);
     if (ctx.signal.aborted) break;
   }
@@ -92,5 +91,6 @@ function toolTarget(input: unknown): string {
   if (!input || typeof input !== "object" || Array.isArray(input)) return "";
   const i = input as Record<string, unknown>;
   const v = [i.command, i.path, i.file_path, i.pattern, i.dir].find((x) => typeof x === "string") as string | undefined;
-  return (v ?? "").replace(/\s+/g, " ").trim().slice(0, 400);
+  // Redacted before it is cut: half a key is no longer one the channels can recognize.
+  return redact((v ?? "").replace(/\s+/g, " ").trim()).slice(0, 400);
 }

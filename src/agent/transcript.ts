@@ -1,7 +1,7 @@
-import { closeSync, constants, openSync, writeSync } from "node:fs";
 import { z } from "zod";
-import { redactSecrets } from "../jobs/redact.ts";
 import { readChildFileSync } from "../sys/child-file.ts";
+import { createPrivateAppender, type PrivateAppender } from "../sys/private-file.ts";
+import { redact } from "../sys/redact.ts";
 
 /**
  * What a delegation did, step by step, kept after the call returns: one JSON line per
@@ -66,18 +66,15 @@ export function countingSink(): TranscriptSink {
   };
 }
 
-/** The transcript file of one delegation; every line redacted with `secrets` and the key shapes. */
+/** The transcript file of one delegation; every field redacted (sys/redact.ts) before it is cut. */
 export class TranscriptFile implements TranscriptSink {
-  private fd: number | null;
+  private file: PrivateAppender | null;
   private count = 0;
   private dropped = 0;
 
-  constructor(
-    file: string,
-    private readonly secrets: readonly string[] = [],
-  ) {
+  constructor(path: string) {
     // O_EXCL: a file already there (a link someone planted) is never written through.
-    this.fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    this.file = createPrivateAppender(path);
   }
 
   get steps(): number {
@@ -94,14 +91,14 @@ export class TranscriptFile implements TranscriptSink {
 
   /** Writes the end line and closes the file. */
   close(): void {
-    if (this.fd === null) return;
+    if (this.file === null) return;
     this.append({ t: "end", steps: this.count, dropped: this.dropped });
-    closeSync(this.fd);
-    this.fd = null;
+    this.file?.close();
+    this.file = null;
   }
 
   private clean(s: string, cap: number): string {
-    const flat = redactSecrets(s, this.secrets).replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, " ");
+    const flat = redact(s).replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, " ");
     return flat.length > cap ? `${flat.slice(0, cap - 1)}…` : flat;
   }
 
@@ -115,13 +112,13 @@ export class TranscriptFile implements TranscriptSink {
   }
 
   private append(line: TranscriptLine): void {
-    if (this.fd === null) return;
+    if (this.file === null) return;
     try {
-      writeSync(this.fd, `${JSON.stringify(line)}\n`);
+      this.file.append(`${JSON.stringify(line)}\n`);
     } catch {
       // A full disk loses the rest of the transcript, never the delegation.
-      closeSync(this.fd);
-      this.fd = null;
+      this.file.close();
+      this.file = null;
     }
   }
 }

@@ -21,9 +21,9 @@
  */
 import type { Config } from "../config.ts";
 import { DlError } from "../errors.ts";
+import { checkHttpUrl } from "../url.ts";
 import { ENDPOINT_SUFFIXES, endpointUrl, formatForModel } from "./route.ts";
 import type { Endpoint, WireFormat } from "./types.ts";
-import { checkHttpUrl } from "./url.ts";
 
 const BIFROST_VK_HEADER = "x-bf-vk";
 

@@ -4,9 +4,9 @@
  * can help, and what to try — without ever carrying the API key, URL userinfo or query.
  */
 import { DlError } from "../errors.ts";
+import { knowSecrets, redact } from "../sys/redact.ts";
 import { safeHost } from "./route.ts";
 import type { Endpoint } from "./types.ts";
-import { redactUrl } from "./url.ts";
 
 const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504, 529]);
 
@@ -18,7 +18,13 @@ type BackendErrorData = {
   retryAfterMs?: number;
 };
 
+/**
+ * The request's headers. Its key and header values are secrets this process now holds
+ * (a delegate_to_provider key among them, learned at run time): every channel cuts them.
+ * A provider job's child holds its key the same way, from DELEGATE_RUN_PROVIDER_KEY.
+ */
 export function requestHeaders(ep: Endpoint): Record<string, string> {
+  knowSecrets(endpointSecrets(ep));
   const h: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
@@ -45,17 +51,13 @@ export function pickHeaders(headers: Headers, prefixes: readonly string[]): Reco
 }
 
 /**
- * A short, single-line excerpt of a response body that is safe to show: the key and
- * anything that looks like a bearer token or `sk-` secret is replaced.
+ * A short, single-line excerpt of a response body that is safe to show: every secret
+ * (the endpoint's key and headers, known since requestHeaders, and everything else
+ * sys/redact.ts knows or recognizes) replaced.
  */
-export function sanitizeExcerpt(text: string, secrets: readonly string[], max = 240): string {
+export function sanitizeExcerpt(text: string, max = 240): string {
   // Redact before cutting, so a secret straddling the cut cannot leave half of itself.
-  let t = text.length > 64 * 1024 ? text.slice(0, 64 * 1024) : text;
-  for (const s of secrets) if (s.length >= 4) t = t.split(s).join("[redacted]");
-  // A body that echoes a URL (ours or another) shows it with the one URL redaction.
-  t = redactUrl(t)
-    .replace(/Bearer\s+[^\s"',]+/gi, "Bearer [redacted]")
-    .replace(/\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}/g, "$1-[redacted]")
+  const t = redact(text.length > 64 * 1024 ? text.slice(0, 64 * 1024) : text)
     .replace(/\s+/g, " ")
     .trim();
   return t.length > max ? `${t.slice(0, max)}…` : t;
@@ -72,7 +74,7 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | u
 
 /** Every credential an endpoint carries: its key and any header value (virtual keys). */
 function endpointSecrets(ep: Endpoint): string[] {
-  return [ep.apiKey, ...Object.values(ep.headers ?? {})].filter((s) => s.length >= 4);
+  return [ep.apiKey, ...Object.values(ep.headers ?? {})];
 }
 
 /** Longest error body read; the rest is never downloaded. */
@@ -129,7 +131,7 @@ function adviceFor(status: number): string {
 
 export function httpError(ep: Endpoint, model: string, status: number, body: string, retryAfterMs?: number): DlError {
   const host = safeHost(ep.url);
-  const excerpt = sanitizeExcerpt(body, endpointSecrets(ep));
+  const excerpt = sanitizeExcerpt(body);
   const msg =
     `${ep.format} backend at ${host} answered HTTP ${status} for model ${model}` +
     (excerpt ? `: ${excerpt}` : "") +
@@ -156,7 +158,7 @@ export function protocolError(ep: Endpoint, model: string, detail: string, retry
   const data: BackendErrorData = { host, retryable };
   return new DlError(
     "backend",
-    `${ep.format} backend at ${host} sent an unusable reply for model ${model}: ${sanitizeExcerpt(detail, endpointSecrets(ep))}. Next: ${retryable ? "retry later" : `check that the URL points at a ${ep.format}-format endpoint`}.`,
+    `${ep.format} backend at ${host} sent an unusable reply for model ${model}: ${sanitizeExcerpt(detail)}. Next: ${retryable ? "retry later" : `check that the URL points at a ${ep.format}-format endpoint`}.`,
     data,
   );
 }

@@ -1,5 +1,5 @@
 import { describeError } from "../errors.ts";
-import { redactUrl } from "./url.ts";
+import { redact } from "../sys/redact.ts";
 
 /**
  * Asks an OpenAI-, Anthropic- or LiteLLM-style gateway which models it serves
@@ -33,7 +33,7 @@ function displayUrl(url: string): string {
   try {
     const u = new URL(url);
     u.hash = "";
-    return redactUrl(u.toString());
+    return redact(u.toString());
   } catch {
     return "(invalid URL)";
   }

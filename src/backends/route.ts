@@ -7,8 +7,8 @@
  * (gateway.ts) build on these helpers rather than re-deriving paths.
  */
 import { DlError } from "../errors.ts";
+import { checkHttpUrl } from "../url.ts";
 import type { Endpoint, WireFormat } from "./types.ts";
-import { checkHttpUrl } from "./url.ts";
 
 const OPENAI_PREFIXES = ["deepseek-", "openai-", "gpt-", "qwen-"] as const;
 

@@ -15,8 +15,8 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { DlError } from "../errors.ts";
+import { checkHttpUrl } from "../url.ts";
 import { addressAllowList, blockedReason } from "./ip-ranges.ts";
-import { checkHttpUrl } from "./url.ts";
 
 type LookupFn = (host: string) => Promise<{ address: string; family: number }[]>;
 

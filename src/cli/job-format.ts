@@ -1,9 +1,9 @@
 import { basename, dirname } from "node:path";
 import { resolveModel } from "../agent/policy.ts";
 import type { Config } from "../config.ts";
-import { sanitizeLine } from "../jobs/sanitize.ts";
 import type { FoundJob } from "../jobs/shell/job-finder.ts";
 import { agentOf } from "../jobs/shell/maintenance.ts";
+import { sanitizeLine } from "../sys/sanitize.ts";
 
 /** The settings a job's model is resolved from when its row names none. */
 export type ModelDefaults = Pick<Config["backend"], "model" | "codingModel">;

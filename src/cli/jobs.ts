@@ -1,13 +1,13 @@
 import { defineCommand } from "citty";
 import type { Config } from "../config.ts";
 import { sysIdentities } from "../jobs/engine/machine.ts";
-import { sanitizeLine } from "../jobs/sanitize.ts";
 import { listJobs } from "../jobs/shell/job-finder.ts";
 import { knownJobStores } from "../jobs/shell/store-registry.ts";
 import { PROVIDERS } from "../providers.ts";
 import { ACTIVE_STATUSES, TERMINAL_STATUSES } from "../store/types.ts";
 import type { UsageRow } from "../store/usage.ts";
 import { canonicalPath } from "../sys/paths.ts";
+import { sanitizeLine } from "../sys/sanitize.ts";
 import { delegationRows } from "../usage/delegations.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
@@ -118,8 +118,11 @@ const def = defineCommand({
     if (args.json) {
       process.stdout.write(`${JSON.stringify({ jobs: listed.map((l) => l.json), unreadable_stores: jobProblems })}\n`);
     } else if (listed.length === 0) {
-      const what =
-        args.status || args.kind || args.project ? "no job or delegation matches" : "no jobs or delegations yet";
+      const what = problems.length
+        ? "no jobs or delegations in the stores that could be read (the others are named below)"
+        : args.status || args.kind || args.project
+          ? "no job or delegation matches"
+          : "no jobs or delegations yet";
       process.stdout.write(
         `${what} (submit one through the MCP tools, or dl run AGENT TASK; dl jobs lists every store this machine's servers use)\n`,
       );

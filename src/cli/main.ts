@@ -5,6 +5,7 @@ import { argsOf, type DlCommand } from "./command.ts";
 import { EXIT } from "./exit.ts";
 import { colourFor, commandHelp, mainHelp } from "./help.ts";
 import { interruptedExitCode } from "./interrupt.ts";
+import { redactStdio } from "./redacted-stdio.ts";
 import { argsProblem } from "./strict-args.ts";
 import { closest } from "./suggest.ts";
 
@@ -89,6 +90,8 @@ async function topLevel(argv: string[]): Promise<boolean> {
 }
 
 export async function runCli(argv: string[]): Promise<void> {
+  // dl serve's stdout is MCP frames (their transport redacts them); it wraps its streams where it prints.
+  if (argv[0] !== "serve") redactStdio();
   if (await topLevel(argv)) return;
   const name = argv[0]!;
   const load = COMMANDS[name];
@@ -107,6 +110,7 @@ export async function runCli(argv: string[]): Promise<void> {
     await runCommand(cmd.def, { rawArgs: rest });
   } catch (e) {
     const msg = isDlError(e) ? e.message : e instanceof Error ? e.message : String(e);
+    redactStdio();
     process.stderr.write(`dl ${name}: ${msg}\n`);
     process.exitCode = isDlError(e) && USAGE_ERRORS.has(e.code) ? EXIT.usage : EXIT.failure;
   }

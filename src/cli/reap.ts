@@ -53,7 +53,9 @@ const def = defineCommand({
       for (const r of reports) {
         const name = labels.get(r) ?? r.provider;
         if (r.error) {
-          process.stdout.write(`${name}: store unusable (${r.error}); run dl status for its folder's state\n`);
+          process.stdout.write(
+            `${name}: store at ${r.state_dir} unusable (${r.error}); run dl status for its folder's state\n`,
+          );
           continue;
         }
         const verb = dryRun ? "would end" : "ended";

@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { defineCommand } from "citty";
 import { bucketFor } from "../dispatch/buckets.ts";
 import { delegationContext } from "../dispatch/delegation-context.ts";
@@ -9,6 +9,7 @@ import { DlError } from "../errors.ts";
 import { defaultDeps } from "../services.ts";
 import type { Surface } from "../surface.ts";
 import { hardenProcess } from "../sys/hardening.ts";
+import { replacePrivate } from "../sys/private-file.ts";
 import { terminateAllGroups } from "../sys/process.ts";
 import { VERSION } from "../version.ts";
 import type { DlCommand } from "./command.ts";
@@ -41,9 +42,7 @@ function readTask(task: string, file: string | undefined): string {
  */
 function writeProgress(file: string, p: { turn: number; max_turns: number; message: string }): void {
   try {
-    const tmp = `${file}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ ...p, at: Date.now() }), { mode: 0o600 });
-    renameSync(tmp, file);
+    replacePrivate(file, JSON.stringify({ ...p, at: Date.now() }));
   } catch {
     // progress only
   }

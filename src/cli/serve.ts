@@ -23,6 +23,7 @@ import { VERSION } from "../version.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
+import { redactStdio } from "./redacted-stdio.ts";
 
 /** What run_bash commands and jobs get between SIGTERM and SIGKILL when the server stops. */
 const STOP_GRACE_MS = 2_000;
@@ -68,6 +69,7 @@ const def = defineCommand({
     if (args.check) {
       const { serveChecks, renderChecks } = await import("./serve-check.ts");
       const lines = await serveChecks(config);
+      redactStdio();
       process.stdout.write(renderChecks(lines));
       process.exitCode = lines.some((l) => l.level === "fail") ? EXIT.failure : EXIT.ok;
       return;

@@ -1,8 +1,6 @@
 import type { ModelsProbe } from "../backends/models-list.ts";
 import { probeBackends } from "../backends/probe-targets.ts";
-import { redactUrl } from "../backends/url.ts";
 import type { Config } from "../config.ts";
-import { REDACTED } from "../config.ts";
 import type { JobCaps } from "../config-tree.ts";
 import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
 import { type OtherCacheDir, otherCacheDirs } from "../dispatch/server-caches.ts";
@@ -17,6 +15,7 @@ import { type BackendVerdict, backendVerdicts } from "../mcp/tool-availability.t
 import type { Backend } from "../mcp/tool-table.ts";
 import { PROVIDERS } from "../providers.ts";
 import { probeJailOnce } from "../sandbox/index.ts";
+import { REDACTED, redact } from "../sys/redact.ts";
 import { dirState } from "../sys/writable.ts";
 import type { BuildInfo } from "../version.ts";
 import { checkModels, type ModelCheck } from "./status-models.ts";
@@ -145,7 +144,7 @@ export async function gatherStatus(
   const poolList = pools(config, failed_checks);
   const other_cache_dirs = otherCaches(config, failed_checks);
   const jobs = jobsSummary(knownJobStores(config.paths), sysIdentities);
-  for (const j of jobs) if (j.error) failed_checks.push(`jobs ${j.provider}: ${j.error}`);
+  for (const j of jobs) if (j.error) failed_checks.push(`jobs ${j.provider} (${j.state_dir}): ${j.error}`);
   const parts = (await Promise.all(providers.map((m) => providerPart(config, m)))).filter((p) => p !== null);
   for (const p of parts) failed_checks.push(...p.failed);
   failed_checks.push(...(await runBashJailCheck(config)));
@@ -197,9 +196,9 @@ function redactedConfig(c: Config): Record<string, unknown> {
     gateway: {
       ...c.gateway,
       // A key in a URL's query string or userinfo is as secret as DELEGATE_LOCAL_KEY.
-      localUrl: redactUrl(c.gateway.localUrl),
-      bifrostUrl: c.gateway.bifrostUrl === undefined ? undefined : redactUrl(c.gateway.bifrostUrl),
-      bifrostLocalUrl: c.gateway.bifrostLocalUrl === undefined ? undefined : redactUrl(c.gateway.bifrostLocalUrl),
+      localUrl: redact(c.gateway.localUrl),
+      bifrostUrl: c.gateway.bifrostUrl === undefined ? undefined : redact(c.gateway.bifrostUrl),
+      bifrostLocalUrl: c.gateway.bifrostLocalUrl === undefined ? undefined : redact(c.gateway.bifrostLocalUrl),
       vkLocal: hide(c.gateway.vkLocal),
       vkCode: hide(c.gateway.vkCode),
     },
@@ -208,7 +207,7 @@ function redactedConfig(c: Config): Record<string, unknown> {
       key: hide(c.backend.key),
       runProvider: {
         ...c.backend.runProvider,
-        url: c.backend.runProvider.url === undefined ? undefined : redactUrl(c.backend.runProvider.url),
+        url: c.backend.runProvider.url === undefined ? undefined : redact(c.backend.runProvider.url),
         apiKey: hide(c.backend.runProvider.apiKey ?? ""),
       },
     },

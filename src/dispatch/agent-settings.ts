@@ -1,12 +1,18 @@
-import { type AgentSettings, agentSettings } from "../agent/settings.ts";
-import { WRITE_FILE_DEFAULTS } from "../agent/tools/settings.ts";
-import type { Config } from "../config.ts";
+import { DEFAULT_MAX_TOKENS_CAPS, DEFAULT_REASONING_ALIASES } from "../agent/policy.ts";
+import type { AgentSettings } from "../agent/settings.ts";
+import {
+  READ_FILE_DEFAULTS,
+  RUN_BASH_LIMITS,
+  type RunBashSettings,
+  WRITE_FILE_DEFAULTS,
+} from "../agent/tools/settings.ts";
+import { type Config, parseConfig } from "../config.ts";
 import type { CommandJail, CommandJailOptions } from "../sandbox/command-jail.ts";
 import { protectedDirs } from "../sys/paths.ts";
 
-/** The agent loop's settings, taken from the one Config. */
+/** The agent loop's settings, taken from the one Config: every default is SETTINGS'. */
 export function agentSettingsFromConfig(c: Config): AgentSettings {
-  return agentSettings({
+  return {
     defaultModel: c.backend.model,
     codingModel: c.backend.codingModel,
     defaultMaxTurns: c.agent.maxTurnsCloud,
@@ -19,28 +25,48 @@ export function agentSettingsFromConfig(c: Config): AgentSettings {
     streaming: c.backend.streaming,
     allowPathEscape: c.agent.allowPathEscape,
     dispatchTimeoutMs: c.backend.dispatchTimeoutS * 1000,
+    reasoningAliases: DEFAULT_REASONING_ALIASES,
+    maxTokensCaps: DEFAULT_MAX_TOKENS_CAPS,
+    read: READ_FILE_DEFAULTS,
+    write: { ...WRITE_FILE_DEFAULTS, protect: { writable: c.jail.writableToolConfig, gitEnv: c.childEnv } },
+    bash: runBashSettings(c),
+  };
+}
+
+function runBashSettings(c: Config): RunBashSettings {
+  return {
+    ...RUN_BASH_LIMITS,
+    enabled: c.agent.runBash,
+    timeoutMs: c.agent.runBashTimeoutS * 1000,
+    maxConcurrent: c.agent.maxBashConcurrent,
+    passthrough: [...c.agent.envPassthrough],
     baseEnv: c.childEnv,
-    write: {
-      ...WRITE_FILE_DEFAULTS,
-      protect: { writable: c.jail.writableToolConfig, gitEnv: c.childEnv },
-    },
-    bash: {
-      enabled: c.agent.runBash,
-      timeoutMs: c.agent.runBashTimeoutS * 1000,
-      maxConcurrent: c.agent.maxBashConcurrent,
-      passthrough: [...c.agent.envPassthrough],
-      jail: c.agent.runBashSandbox
-        ? jailOnFirstCommand({
-            platform: process.platform,
-            home: c.paths.home,
-            stateDirs: protectedDirs(c.paths),
-            path: c.childEnv.PATH ?? "",
-            gitEnv: c.childEnv,
-            writable: c.jail.writableToolConfig,
-          })
-        : null,
-    },
-  });
+    jail: c.agent.runBashSandbox
+      ? jailOnFirstCommand({
+          platform: process.platform,
+          home: c.paths.home,
+          stateDirs: protectedDirs(c.paths),
+          path: c.childEnv.PATH ?? "",
+          gitEnv: c.childEnv,
+          writable: c.jail.writableToolConfig,
+        })
+      : null,
+  };
+}
+
+type Overrides = Partial<Omit<AgentSettings, "bash">> & { bash?: Partial<RunBashSettings> };
+
+/**
+ * For tests and benches: the settings of a user who set nothing (SETTINGS' defaults, no
+ * settings file), with `o` over them and `baseEnv` as the children's environment.
+ */
+export function defaultAgentSettings(
+  o: Overrides & { baseEnv?: Readonly<Record<string, string | undefined>> } = {},
+): AgentSettings {
+  const home = "/nonexistent-home";
+  const base = agentSettingsFromConfig(parseConfig({ HOME: home }, { home, cwd: "/" }));
+  const { bash, baseEnv, ...rest } = o;
+  return { ...base, ...rest, bash: { ...base.bash, baseEnv: baseEnv ?? {}, ...bash } };
 }
 
 /**

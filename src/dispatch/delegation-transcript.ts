@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
 import { countingSink, TranscriptFile, type TranscriptSink } from "../agent/transcript.ts";
 import type { Config } from "../config.ts";
 import { describeError } from "../errors.ts";
 import { log } from "../log.ts";
+import { privateDir } from "../sys/private-file.ts";
 import { DELEGATION_ID_PREFIX } from "../usage/job-id.ts";
 import { delegationsDir, delegationTranscriptFile } from "../usage/transcript-path.ts";
 
@@ -16,12 +16,6 @@ export function newDelegationTranscript(config: Config): TranscriptTarget {
   return { file: delegationTranscriptFile(config.paths.stateDirs.agent, id), logId: id };
 }
 
-/** The keys dl holds: never written to a transcript or a progress line, whatever a command or path contains. */
-export function delegationSecrets(config: Config): string[] {
-  const run = config.backend.runProvider?.apiKey ?? "";
-  return [config.backend.key, run, config.gateway.vkLocal, config.gateway.vkCode].filter((k) => k.length > 0);
-}
-
 /**
  * Opens the transcript. A transcript that cannot be written costs only the record: the
  * delegation runs, counts its steps, and its result says no logs were kept.
@@ -32,8 +26,8 @@ export function openTranscript(
 ): { sink: TranscriptSink; close: () => void; logId: string | null } {
   try {
     if (t.logId?.startsWith(DELEGATION_ID_PREFIX))
-      mkdirSync(delegationsDir(config.paths.stateDirs.agent), { recursive: true, mode: 0o700 });
-    const file = new TranscriptFile(t.file, delegationSecrets(config));
+      privateDir(delegationsDir(config.paths.stateDirs.agent), config.paths.stateDirs.agent);
+    const file = new TranscriptFile(t.file);
     return { sink: file, close: () => file.close(), logId: t.logId };
   } catch (e) {
     log.warn(`the delegation's transcript could not be kept: ${describeError(e)}`);

@@ -158,15 +158,7 @@ export class Dispatcher {
       chain.length > 0 ? `fallbacks ${chain.join(", ")} are full too` : "",
     );
     if (lease) return grant(requested, lease);
-    const bucket = this.bucketOf(requested);
-    const env = `DELEGATE_CONCURRENCY_${bucket.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}`;
-    throw new DlError(
-      "busy",
-      `all ${origin.size} slots of pool ${bucket} stayed busy for ${fmtS(graceMs)}` +
-        (chain.length > 0 ? ` and fallbacks ${chain.join(", ")} had no free slot` : "") +
-        `; ${requested} was not started. Next: retry later, pick another model, or raise ${env} / DELEGATE_QUEUE_GRACE.`,
-      { model: requested, bucket, size: origin.size, tried: [...chain, requested] },
-    );
+    throw poolBusy(requested, this.bucketOf(requested), origin.size, graceMs, chain);
   }
 
   /** Waits up to `ms` for a slot of `model`'s pool; null when the time runs out. */
@@ -225,4 +217,16 @@ function wrap(model: string, requested: string, bucket: string, lease: SlotLease
 
 export function createDispatcher(settings: DispatchSettings): Dispatcher {
   return new Dispatcher(settings);
+}
+
+/** The refusal of a dispatch whose pool (and every fallback) stayed full past its grace. */
+function poolBusy(requested: string, bucket: string, size: number, graceMs: number, chain: readonly string[]): DlError {
+  const env = `DELEGATE_CONCURRENCY_${bucket.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}`;
+  return new DlError(
+    "busy",
+    `all ${size} slots of pool ${bucket} stayed busy for ${fmtS(graceMs)}` +
+      (chain.length > 0 ? ` and fallbacks ${chain.join(", ")} had no free slot` : "") +
+      `; ${requested} was not started. Next: retry later, pick another model, or raise ${env} / DELEGATE_QUEUE_GRACE.`,
+    { model: requested, bucket, size, tried: [...chain, requested] },
+  );
 }

@@ -11,7 +11,7 @@ import type { Config } from "../config.ts";
 import { DlError } from "../errors.ts";
 import { type Surface, wordsFor } from "../surface.ts";
 import { checkWorkdir, workdirGuard } from "../sys/workdir-guard.ts";
-import { delegationSecrets, openTranscript, type TranscriptTarget } from "./delegation-transcript.ts";
+import { openTranscript, type TranscriptTarget } from "./delegation-transcript.ts";
 import { delegationCost, recordDelegation } from "./delegation-usage.ts";
 import { type HeldConversation, holdConversation, loadPrior } from "./follow-up.ts";
 import type { DispatchLease } from "./pools.ts";
@@ -136,6 +136,21 @@ export async function runPrepared(p: PreparedDelegation, ctx: DelegationContext)
   }
 }
 
+/** A slot of the model's pool, held for the whole run. */
+function takeSlot(
+  p: PreparedDelegation,
+  ctx: DelegationContext,
+  held: HeldConversation | null,
+): Promise<DispatchLease> {
+  return ctx.acquire(p.model, {
+    signal: ctx.signal,
+    // A follow-up stays on its conversation's model: another one would share none of its cache.
+    failover: ctx.failover && !held?.prior,
+    task: p.agent.name,
+    onWaiting: (msg) => ctx.onProgress?.(0, p.input.max_turns ?? 0, msg),
+  });
+}
+
 async function runHeld(
   p: PreparedDelegation,
   ctx: DelegationContext,
@@ -144,13 +159,7 @@ async function runHeld(
 ): Promise<DelegationResult> {
   let taken: DispatchLease;
   try {
-    taken = await ctx.acquire(p.model, {
-      signal: ctx.signal,
-      // A follow-up stays on its conversation's model: another one would share none of its cache.
-      failover: ctx.failover && !held?.prior,
-      task: p.agent.name,
-      onWaiting: (msg) => ctx.onProgress?.(0, p.input.max_turns ?? 0, msg),
-    });
+    taken = await takeSlot(p, ctx, held);
   } catch (e) {
     return failure(p, e, started);
   }
@@ -185,7 +194,6 @@ async function runHeld(
       kept = held?.keep(messages, promptTurns, lease.model_used) ?? false;
     },
     transcript: transcript?.sink,
-    knownSecrets: delegationSecrets(ctx.config),
   });
   if (kept && held) result.conversation_id = held.id;
   if (lease.failed_over_from) {

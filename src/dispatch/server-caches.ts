@@ -1,9 +1,10 @@
-import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
+import { readdirSync, rmSync } from "node:fs";
+import { dirname, isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { readChildFileSync } from "../sys/child-file.ts";
 import { identity, selfIdentity } from "../sys/identity.ts";
 import { canonicalPath, isWithin } from "../sys/paths.ts";
+import { privateDir, replacePrivate } from "../sys/private-file.ts";
 
 /**
  * The pools are flock'd slot files under one cache dir, so they hold machine-wide only
@@ -22,14 +23,11 @@ type Entry = z.infer<typeof Entry>;
 /** Records this server's cache dir, and forgets servers that are gone. Best effort: a failure only costs status its view. */
 export function recordServerCache(registryDir: string, cacheDir: string): string | null {
   try {
-    mkdirSync(registryDir, { recursive: true, mode: 0o700 });
+    privateDir(registryDir, dirname(registryDir));
     for (const e of readEntries(registryDir)) if (!alive(e.entry)) rmSync(e.file, { force: true });
     const me = selfIdentity();
-    const file = join(registryDir, `${me.pid}.json`);
-    const tmp = `${file}.tmp`;
     const entry: Entry = { pid: me.pid, start_time: me.startTime, cache_dir: cacheDir };
-    writeFileSync(tmp, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
-    renameSync(tmp, file);
+    replacePrivate(join(registryDir, `${me.pid}.json`), `${JSON.stringify(entry)}\n`);
     return null;
   } catch (e) {
     return e instanceof Error ? e.message : String(e);

@@ -99,6 +99,7 @@ export class JobService<V = PollView, R = PollView, X extends object = {}> {
         maxRetries,
         guards: jobGuards(c),
         waitCommand: ctx.waitCommand,
+        graceMs: c.jobs.killGraceS * 1000,
         ...hooks,
       },
       ctx.engine,

@@ -1,8 +1,10 @@
-import { chmod, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { DelegationResult } from "../dispatch/run-delegation.ts";
 import { describeError } from "../errors.ts";
 import { log } from "../log.ts";
+import { privateDir, writeNewPrivate } from "../sys/private-file.ts";
+import { redact } from "../sys/redact.ts";
 import { ANSWER_MAX_CHARS, ERROR_MAX_CHARS } from "./result-limits.ts";
 
 /** What a delegation result carries once its answer may have been cut. */
@@ -22,14 +24,16 @@ export type BoundedResult = DelegationResult & {
  */
 export async function boundResult(r: DelegationResult, cacheDir: string, key?: string): Promise<BoundedResult> {
   const out: BoundedResult = { ...r };
+  // Redacted before they are cut: half a key is no longer one the channels can recognize.
+  if (out.error) out.error = redact(out.error);
   if (out.error && out.error.length > ERROR_MAX_CHARS) out.error = `${out.error.slice(0, ERROR_MAX_CHARS)} …`;
-  const full = r.final_response;
+  const full = redact(r.final_response);
   if (full.length <= ANSWER_MAX_CHARS) return out;
   out.final_response = full.slice(0, ANSWER_MAX_CHARS);
   out.truncated = true;
   out.final_response_length = full.length;
   try {
-    out.final_response_path = await spill(full, join(cacheDir, "results"), key);
+    out.final_response_path = await spill(full, cacheDir, key);
   } catch (e) {
     log.warn(`could not keep the full answer on disk: ${describeError(e)}`);
   }
@@ -39,23 +43,23 @@ export async function boundResult(r: DelegationResult, cacheDir: string, key?: s
 /** Kept answers older than this are removed when a new one is written, so the folder cannot grow for ever. */
 const KEEP_ANSWERS_MS = 7 * 24 * 3600 * 1000;
 
-async function spill(text: string, dir: string, key?: string): Promise<string> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  await chmod(dir, 0o700);
+async function spill(text: string, cacheDir: string, key?: string): Promise<string> {
+  const dir = join(cacheDir, "results");
+  privateDir(dir, cacheDir);
   await pruneOld(dir, Date.now() - KEEP_ANSWERS_MS);
   if (key !== undefined) return spillOnce(text, join(dir, `answer-${key}.md`));
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   // Web Crypto, not node:crypto: that module costs dl serve ~3.7 MB at start for this one call.
   const tag = Buffer.from(crypto.getRandomValues(new Uint8Array(4))).toString("hex");
   const file = join(dir, `answer-${stamp}-${tag}.md`);
-  await writeFile(file, text, { flag: "wx", mode: 0o600 });
+  writeNewPrivate(file, text);
   return file;
 }
 
 /** A job's answer is the same each time it is asked for: written once, then reused. */
 async function spillOnce(text: string, file: string): Promise<string> {
   try {
-    await writeFile(file, text, { flag: "wx", mode: 0o600 });
+    writeNewPrivate(file, text);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
   }

@@ -1,4 +1,5 @@
 import { type JSONRPCMessage, parseJSONRPCMessage, type RequestId, type Transport } from "@modelcontextprotocol/server";
+import { redactValue } from "../sys/redact.ts";
 import { LineReader } from "./line-reader.ts";
 
 /** Where the transport writes: Bun's own sink for stdout (FileSink), or a test's. */
@@ -137,10 +138,12 @@ export class CappedStdioTransport implements Transport {
   /**
    * Resolves once the line is handed to stdout. A write stdout refuses (the client closed
    * it: EPIPE) is reported and ends the session; it is never thrown, nor left unhandled.
+   * Every frame out, a result, an error or a notification, is redacted here (sys/redact.ts),
+   * its strings before serialization: whatever a tool, a task or a log line carries.
    */
   private async write(message: unknown): Promise<void> {
     try {
-      await this.output.write(`${JSON.stringify(message)}\n`);
+      await this.output.write(`${JSON.stringify(redactValue(message))}\n`);
       await this.output.flush();
     } catch (e) {
       this.onerror?.(e instanceof Error ? e : new Error(String(e)));

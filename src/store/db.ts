@@ -1,9 +1,11 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync, type Stats, statSync } from "node:fs";
+import { closeSync, constants, openSync, type Stats, statSync } from "node:fs";
 import { join } from "node:path";
 import { DlError, describeError } from "../errors.ts";
 // Plain data (no imports): which variable moves a provider's store, for the error text.
 import { factsOf } from "../providers.ts";
+import { privateDir } from "../sys/private-file.ts";
+import { tightenTree } from "../sys/private-tree.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { DB_FILE } from "./types.ts";
 
@@ -126,7 +128,7 @@ export function openDatabase(stateDir: string, opts: { readonly?: boolean; provi
       db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
       return db;
     }
-    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    keepPrivate(stateDir);
     db = new Database(file, { create: true, readwrite: true, strict: true });
     db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
     // journal_mode is persistent in the file; setting it again is cheap and idempotent.
@@ -140,6 +142,22 @@ export function openDatabase(stateDir: string, opts: { readonly?: boolean; provi
   } catch (e) {
     db?.close(false);
     throw storageError("open the job database", e, opts.provider);
+  }
+}
+
+/**
+ * The state dir 0700 (tightened, with everything an older dl or a user left in it open:
+ * a 0644 store, its WAL, old job folders) and a new store 0600: it is created so before
+ * SQLite opens it, since SQLite gives its -wal and -shm the database's own mode.
+ */
+function keepPrivate(stateDir: string): void {
+  privateDir(stateDir);
+  tightenTree(stateDir);
+  try {
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+    closeSync(openSync(join(stateDir, DB_FILE), flags, 0o600));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
   }
 }
 

@@ -1,9 +1,7 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { describeError } from "../errors.ts";
 import type { JobStateDir } from "../sys/paths.ts";
+import { storeAccess } from "./access.ts";
 import { JobStore } from "./jobs.ts";
-import { DB_FILE } from "./types.ts";
 
 /**
  * What one known store gave: `fn`'s answer, why it could not be opened or read (a
@@ -58,7 +56,10 @@ function visit<T>(
   fn: Visitor<T | Promise<T>>,
   readonly: boolean,
 ): StoreVisit<T> | Promise<StoreVisit<T>> {
-  if (!existsSync(join(source.stateDir, DB_FILE))) return { source, absent: true };
+  // One this user may not look into is not an empty one: it is named, never skipped.
+  const access = storeAccess(source.stateDir);
+  if (access.state === "absent") return { source, absent: true };
+  if (access.state === "unreadable") return { source, error: access.reason };
   let store: JobStore | undefined;
   const failed = (e: unknown): StoreVisit<T> => ({ source, error: describeError(e) });
   try {

@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { redact } from "../sys/redact.ts";
 import { openDatabase, storageError } from "./db.ts";
 import { movesInto } from "./transitions.ts";
 import type { JobPatch, JobRow, JobStatus, NewJob } from "./types.ts";
@@ -51,6 +52,12 @@ const INSERT_COLS = (Object.keys(COLUMNS) as Column[]).filter((c) => COLUMNS[c])
 
 type Bindable = string | number | null;
 
+/**
+ * What a row may hold: every text redacted (sys/redact.ts) on its way in, so no key a task,
+ * a model or a CLI carried reaches the store's pages, its WAL, or another user's reader.
+ */
+export const stored = <T extends Bindable | undefined>(v: T): T => (typeof v === "string" ? (redact(v) as T) : v);
+
 /** The meta key prefix of a pending cancel request (one row per job id). */
 const CANCEL_REQUEST = "cancel_request:";
 
@@ -94,7 +101,7 @@ export class JobStore {
           const stmt = this.db.query(sql);
           for (const j of jobs) {
             const row: Record<string, Bindable | undefined> = { status: "queued", ...j };
-            stmt.run(...INSERT_COLS.map((c) => row[c] ?? null));
+            stmt.run(...INSERT_COLS.map((c) => (c === "id" ? row[c] : stored(row[c])) ?? null));
           }
         })
         .immediate(),
@@ -159,7 +166,7 @@ export class JobStore {
     for (const k of keys) if (!PATCHABLE.has(k)) throw new Error(`not a jobs column: ${k}`);
     if (keys.length === 0) return this.get(id) !== undefined;
     const from = patch.status === undefined ? expect : movesInto(patch.status, expect?.length ? expect : undefined);
-    const values = keys.map((k) => patch[k as keyof JobPatch] as Bindable);
+    const values = keys.map((k) => stored(patch[k as keyof JobPatch] as Bindable));
     let sql = `UPDATE jobs SET ${keys.map((k) => `${k} = ?`).join(", ")} WHERE id = ?`;
     const args: Bindable[] = [...values, id];
     if (from && from.length > 0) {
@@ -199,7 +206,7 @@ export class JobStore {
     this.run("write shared state", () =>
       this.db
         .query("INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
-        .run(key, value),
+        .run(key, stored(value)),
     );
   }
 

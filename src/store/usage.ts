@@ -1,5 +1,5 @@
 import { storageError } from "./db.ts";
-import type { JobStore } from "./jobs.ts";
+import { type JobStore, stored } from "./jobs.ts";
 
 /** One ledger row: what a delegation or job asked for, who answered, what it cost in tokens. */
 export interface UsageRow {
@@ -39,7 +39,7 @@ const COLS = [
 export function recordUsage(store: JobStore, row: UsageRow): void {
   const sql = `INSERT OR REPLACE INTO usage(${COLS.join(",")}) VALUES(${COLS.map(() => "?").join(",")})`;
   try {
-    store.db.query(sql).run(...COLS.map((c) => row[c]));
+    store.db.query(sql).run(...COLS.map((c) => stored(row[c])));
   } catch (e) {
     throw storageError("record usage", e);
   }

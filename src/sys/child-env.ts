@@ -1,3 +1,5 @@
+import { isSecretName } from "./redact.ts";
+
 /**
  * The one policy for what a child process (a Codex job, an agent's run_bash command) may
  * inherit from dl's environment. It is an allowlist, never "everything minus known
@@ -5,15 +7,13 @@
  *
  * A passthrough entry (DELEGATE_ENV_PASSTHROUGH) is an exact variable name
  * (`NODE_OPTIONS`) or a prefix ending in `*` (`NPM_CONFIG_*`). Configuration refuses
- * entries that look like credentials; at run time a prefix still never matches a
- * credential-looking name, while an exact name does, because someone typed it on purpose.
+ * entries that look like credentials (the redaction's one rule, sys/redact.ts); at run
+ * time a prefix still never matches a credential-looking name, while an exact name does,
+ * because someone typed it on purpose.
  */
 
 /** Inherited by every child without being asked for. */
 const INHERITED = /^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|LC_[A-Z_]+|TERM|TMPDIR|TZ|COLORTERM|NO_COLOR)$/;
-
-/** Names that look like credentials. */
-const LOOKS_SECRET = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|_VK_|AUTH|COOKIE|SESSION/i;
 
 /** Never passed, whatever the configuration says: dl's own backend key. */
 const NEVER = new Set(["DELEGATE_LOCAL_KEY"]);
@@ -25,7 +25,7 @@ export function passthroughProblem(entries: readonly string[]): string | undefin
   if (entries.some((e) => !PASSTHROUGH_ENTRY.test(e))) {
     return "a comma-separated list of environment variable names (a trailing * makes a prefix)";
   }
-  const secret = entries.find((e) => LOOKS_SECRET.test(e) || NEVER.has(e));
+  const secret = entries.find((e) => isSecretName(e) || NEVER.has(e));
   if (secret !== undefined) {
     return `names that do not look like credentials (${secret} is refused: API keys never reach agent commands)`;
   }
@@ -37,7 +37,7 @@ function mayInherit(name: string, passthrough: readonly string[]): boolean {
   if (NEVER.has(name)) return false;
   if (INHERITED.test(name)) return true;
   return passthrough.some((p) =>
-    p.endsWith("*") ? p.length > 1 && !LOOKS_SECRET.test(name) && name.startsWith(p.slice(0, -1)) : p === name,
+    p.endsWith("*") ? p.length > 1 && !isSecretName(name) && name.startsWith(p.slice(0, -1)) : p === name,
   );
 }
 

@@ -1,5 +1,5 @@
 import { dlopen, FFIType, type Pointer, read } from "bun:ffi";
-import { closeSync, constants, fstatSync, openSync, statSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, openSync, statSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DlError } from "../errors.ts";
 
@@ -117,9 +117,12 @@ function openLockFile(path: string, create: boolean): number {
     );
   }
   try {
-    if (!fstatSync(fd).isFile()) {
+    const st = fstatSync(fd);
+    if (!st.isFile()) {
       throw new DlError("lock", `lock file ${path} is not a regular file; remove it and retry`, { path });
     }
+    // One left 0644 by an older dl (or a umask) is made private like every state file.
+    if (st.mode & 0o077 && st.uid === process.geteuid?.()) fchmodSync(fd, 0o600);
   } catch (e) {
     closeSync(fd);
     throw e;

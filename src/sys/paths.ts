@@ -148,6 +148,39 @@ export function settingsFilePath(o: { platform: NodeJS.Platform; home: string; x
   return join(configBaseOf(o), "dl", "settings.env");
 }
 
+/**
+ * The test safety net (DELEGATE_TEST_ISOLATION): the root everything dl may write must
+ * sit under; anything outside it refuses to start.
+ */
+function isolatedRoot<N extends string>(input: PathInputs<N>, paths: StatePaths<N>): string {
+  const rawRoot = input.isolationRoot?.trim() ?? "";
+  if (!isAbsolute(rawRoot)) {
+    throw new DlError(
+      "bad_config",
+      `DELEGATE_TEST_ISOLATION_ROOT=${JSON.stringify(rawRoot)} is invalid: expected an absolute path while DELEGATE_TEST_ISOLATION is set`,
+    );
+  }
+  const root = canonicalPath(rawRoot);
+  const writable: [string, string][] = [
+    ["cache dir", paths.cacheDir],
+    ...input.jobStores.map((d): [string, string] => [d.stateEnv, paths.stateDirs[d.name]]),
+    ["CODEX_HOME", paths.codexHome],
+    // Last, so a moved state dir or CODEX_HOME is named first (it is the likelier mistake).
+    ["stores registry", paths.storesRegistryDir],
+    ["servers registry", paths.serversRegistryDir],
+  ];
+  for (const [name, p] of writable) {
+    if (!isWithin(p, root)) {
+      throw new DlError(
+        "bad_config",
+        `${name} resolves outside DELEGATE_TEST_ISOLATION_ROOT while test isolation is on; refusing to touch it`,
+        { path: p },
+      );
+    }
+  }
+  return root;
+}
+
 export function resolveStatePaths<N extends string>(input: PathInputs<N>): StatePaths<N> {
   const { home, platform, cwd, overrides: o } = input;
   const canon = (p: string) => canonicalPath(p.startsWith("~/") ? join(home, p.slice(2)) : p, cwd);
@@ -178,35 +211,7 @@ export function resolveStatePaths<N extends string>(input: PathInputs<N>): State
     isolationRoot: null,
   };
 
-  if (input.isolation) {
-    const rawRoot = input.isolationRoot?.trim() ?? "";
-    if (!isAbsolute(rawRoot)) {
-      throw new DlError(
-        "bad_config",
-        `DELEGATE_TEST_ISOLATION_ROOT=${JSON.stringify(rawRoot)} is invalid: expected an absolute path while DELEGATE_TEST_ISOLATION is set`,
-      );
-    }
-    const root = canonicalPath(rawRoot);
-    paths.isolationRoot = root;
-    // Everything dl may write must sit under the root; refuse to start otherwise.
-    const writable: [string, string][] = [
-      ["cache dir", paths.cacheDir],
-      ...input.jobStores.map((d): [string, string] => [d.stateEnv, stateDirs[d.name]]),
-      ["CODEX_HOME", paths.codexHome],
-      // Last, so a moved state dir or CODEX_HOME is named first (it is the likelier mistake).
-      ["stores registry", paths.storesRegistryDir],
-      ["servers registry", paths.serversRegistryDir],
-    ];
-    for (const [name, p] of writable) {
-      if (!isWithin(p, root)) {
-        throw new DlError(
-          "bad_config",
-          `${name} resolves outside DELEGATE_TEST_ISOLATION_ROOT while test isolation is on; refusing to touch it`,
-          { path: p },
-        );
-      }
-    }
-  }
+  if (input.isolation) paths.isolationRoot = isolatedRoot(input, paths);
   return paths;
 }
 

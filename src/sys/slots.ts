@@ -1,17 +1,9 @@
-import {
-  ftruncateSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
+import { ftruncateSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { DlError, isDlError } from "../errors.ts";
 import { type LockHandle, PollPauses, tryLock } from "./flock.ts";
+import { privateDir } from "./private-file.ts";
+import { redact } from "./redact.ts";
 
 /**
  * A cross-process slot pool: `slot-0.lock` … `slot-<size-1>.lock` in one folder, each
@@ -92,7 +84,8 @@ function parseRecord(text: string): SlotRecord | null {
 function writeRecord(fd: number, record: SlotRecord | null): void {
   ftruncateSync(fd, 0);
   if (record) {
-    const buf = Buffer.from(`${JSON.stringify(record)}\n`);
+    // A label names a model, and a model name can be a pasted key: redacted like every state file.
+    const buf = Buffer.from(`${redact(JSON.stringify(record))}\n`);
     writeSync(fd, buf, 0, buf.byteLength, 0);
   }
 }
@@ -101,8 +94,10 @@ export class SlotPool {
   readonly dir: string;
   readonly size: number;
   private readonly waitDir: string;
+  private readonly root: string;
 
-  constructor(opts: { dir: string; size: number }) {
+  /** `root`: the state or cache dir the pool's folder lies in (default: the folder holding `slots/`), kept private too. */
+  constructor(opts: { dir: string; size: number; root?: string }) {
     if (!Number.isInteger(opts.size) || opts.size < 1) {
       throw new DlError("bad_config", `a slot pool needs a whole number of slots >= 1 (got ${opts.size})`, {
         size: opts.size,
@@ -111,13 +106,14 @@ export class SlotPool {
     this.dir = opts.dir;
     this.size = opts.size;
     this.waitDir = join(opts.dir, WAITING);
+    this.root = opts.root ?? dirname(dirname(opts.dir));
     this.ensureDir();
   }
 
   private ensureDir(): void {
     for (let attempt = 1; ; attempt++) {
       try {
-        mkdirSync(this.waitDir, { recursive: true, mode: 0o700 });
+        privateDir(this.waitDir, this.root);
         return;
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code ?? "unknown";

@@ -6,9 +6,11 @@ import {
   keyMismatch,
   newConversationId,
   type StoredConversation,
+  storableConversation,
 } from "../../src/agent/conversation.ts";
 import { ConversationStore } from "../../src/agent/conversation-store.ts";
 import type { Message } from "../../src/backends/types.ts";
+import { knowSecrets } from "../../src/sys/redact.ts";
 import { tempDir } from "../helpers/dl.ts";
 
 const conv = (id: string, messages: Message[] = [{ role: "user", content: "t" }]): StoredConversation => ({
@@ -113,5 +115,47 @@ describe("ConversationStore", () => {
     store.hold(ghost)!.release();
     expect(store.prune(-1)).toBe(3);
     expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe("a conversation kept without its keys", () => {
+  const KEY = "cv-known-secret-value-4242";
+  knowSecrets([KEY]);
+
+  test("every string is redacted and the rest stays byte for byte; reasoning that held a key goes whole", () => {
+    const c = conv(newConversationId(), [
+      { role: "user", content: "read the env" },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: `the key is ${KEY}`, signature: "sig-for-that-text" },
+          { type: "thinking", thinking: "nothing secret here", signature: "sig-2" },
+          { type: "tool_use", id: "t1", name: "read_file", input: { path: ".env" } },
+        ],
+      },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: `KEY=${KEY}` }] },
+      { role: "assistant", content: [{ type: "thinking", thinking: `again ${KEY}`, signature: "s3" }] },
+    ]);
+    const kept = storableConversation(c);
+    expect(JSON.stringify(kept)).not.toContain(KEY);
+    expect(kept.messages[0]).toEqual(c.messages[0]!);
+    // Its signature would no longer match redacted text, so the backend would refuse it.
+    expect(kept.messages[1]!.content).toEqual([
+      { type: "thinking", thinking: "nothing secret here", signature: "sig-2" },
+      { type: "tool_use", id: "t1", name: "read_file", input: { path: ".env" } },
+    ]);
+    expect(kept.messages[2]!.content).toEqual([{ type: "tool_result", tool_use_id: "t1", content: "KEY=<redacted>" }]);
+    // A turn left with nothing keeps a note, not an empty content (which backends refuse).
+    expect(kept.messages[3]!.content).toEqual([{ type: "text", text: "[dl: reasoning removed here: it held a key]" }]);
+  });
+
+  test("a follow-up of a conversation kept with a redacted model or workdir still matches it", () => {
+    const c = storableConversation({
+      ...conv(newConversationId()),
+      model: `sk-${"a".repeat(20)}`,
+      workdir: `/w/${KEY}`,
+    });
+    expect(keyMismatch(c, { agent: "helper", model: `sk-${"a".repeat(20)}`, workdir: `/w/${KEY}` })).toBeNull();
+    expect(keyMismatch(c, { agent: "helper", model: "other", workdir: `/w/${KEY}` })).toContain("model");
   });
 });

@@ -3,9 +3,9 @@ import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lookupAgent } from "../../src/agent/lookup.ts";
 import { runAgent } from "../../src/agent/loop.ts";
-import { agentSettings } from "../../src/agent/settings.ts";
 import { complete } from "../../src/backends/client.ts";
 import { endpointFor } from "../../src/backends/route.ts";
+import { defaultAgentSettings } from "../../src/dispatch/agent-settings.ts";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { tempDir } from "../helpers/dl.ts";
 
@@ -40,7 +40,7 @@ describe.each([
       reply.text("Wrote out/answer.txt. The check command failed with exit 7.", { model: `${model}-served` }),
     );
     const agent = await lookupAgent("coder", { workdir, agentsDir: FIXTURE_AGENTS });
-    const settings = agentSettings({
+    const settings = defaultAgentSettings({
       defaultModel: "unused",
       baseEnv: { PATH: process.env.PATH, SECRET_API_KEY: KEY },
     });

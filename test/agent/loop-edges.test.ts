@@ -2,9 +2,9 @@ import { describe, expect, test } from "bun:test";
 import { realpathSync } from "node:fs";
 import type { Agent } from "../../src/agent/lookup.ts";
 import { type RunAgentOptions, runAgent } from "../../src/agent/loop.ts";
-import { agentSettings } from "../../src/agent/settings.ts";
 import { INVALID_TOOL_INPUT } from "../../src/backends/tool-input.ts";
 import type { ContentBlock, Message, ModelRequest, ModelResponse } from "../../src/backends/types.ts";
+import { defaultAgentSettings } from "../../src/dispatch/agent-settings.ts";
 import { tempDir } from "../helpers/dl.ts";
 
 /** Replies a model can really send that the loop must handle without losing anything. */
@@ -40,7 +40,7 @@ function run(steps: ContentBlock[][], o: Partial<RunAgentOptions> = {}) {
     workdir: realpathSync(tempDir("edges")),
     complete,
     endpoint,
-    settings: agentSettings({ defaultModel: "cloud-x", baseEnv: { PATH: process.env.PATH } }),
+    settings: defaultAgentSettings({ defaultModel: "cloud-x", baseEnv: { PATH: process.env.PATH } }),
     ...o,
   };
   return { result: runAgent(opts), requests };
@@ -117,7 +117,7 @@ describe("agent loop edge cases", () => {
     const steps = Array.from({ length: 12 }, () => [tool("run_bash", { command: "true" })]);
     const r = await run(steps, {
       model: "ornith-7b",
-      settings: agentSettings({
+      settings: defaultAgentSettings({
         defaultModel: "x",
         defaultMaxTurns: 25,
         defaultMaxTurnsLocal: 5,

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import type { Agent } from "../../src/agent/lookup.ts";
 import { type RunAgentOptions, runAgent } from "../../src/agent/loop.ts";
 import { agentResultSchema } from "../../src/agent/result.ts";
-import { agentSettings } from "../../src/agent/settings.ts";
 import type { ContentBlock, Message, ModelRequest, ModelResponse } from "../../src/backends/types.ts";
+import { defaultAgentSettings } from "../../src/dispatch/agent-settings.ts";
 import { DlError } from "../../src/errors.ts";
 import { tempDir } from "../helpers/dl.ts";
 import { until } from "../helpers/until.ts";
@@ -57,7 +57,7 @@ function opts(complete: RunAgentOptions["complete"], o: Partial<RunAgentOptions>
     workdir: realpathSync(tempDir("loop")),
     complete,
     endpoint,
-    settings: agentSettings({
+    settings: defaultAgentSettings({
       defaultModel: "local-default",
       codingModel: "local-coder",
       baseEnv: { PATH: process.env.PATH },

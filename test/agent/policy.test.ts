@@ -6,15 +6,18 @@ import {
   resolveMaxTurns,
   resolveModel,
 } from "../../src/agent/policy.ts";
+import { defaultAgentSettings } from "../../src/dispatch/agent-settings.ts";
 
 describe("policy", () => {
   test("max_turns: 25 auto, explicit wins, hard cap 40", () => {
-    expect(resolveMaxTurns(undefined)).toBe(25);
+    // The configured default a user who set nothing has (SETTINGS' DELEGATE_MAX_TURNS_CLOUD).
+    const auto = defaultAgentSettings().defaultMaxTurns;
+    expect(resolveMaxTurns(undefined, auto)).toBe(25);
     expect(resolveMaxTurns(undefined, 30)).toBe(30);
-    expect(resolveMaxTurns(7)).toBe(7);
-    expect(resolveMaxTurns(100)).toBe(40);
+    expect(resolveMaxTurns(7, auto)).toBe(7);
+    expect(resolveMaxTurns(100, auto)).toBe(40);
     expect(resolveMaxTurns(undefined, 99)).toBe(40);
-    expect(resolveMaxTurns(0)).toBe(25);
+    expect(resolveMaxTurns(0, auto)).toBe(25);
   });
 
   test("max_tokens: 65536 default, 150000 for -max tiers and reasoning aliases, clamped per provider, explicit wins", () => {

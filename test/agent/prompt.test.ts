@@ -4,8 +4,8 @@ import { parseAgentFile } from "../../src/agent/frontmatter.ts";
 import type { Agent } from "../../src/agent/lookup.ts";
 import { buildSystemPrompt, CONTEXT_SCOPE_HINT } from "../../src/agent/prompt.ts";
 import { buildTools } from "../../src/agent/tools/index.ts";
-import { RUN_BASH_DEFAULTS } from "../../src/agent/tools/settings.ts";
 import type { ToolSpec } from "../../src/backends/types.ts";
+import { defaultAgentSettings } from "../../src/dispatch/agent-settings.ts";
 
 const agent: Agent = {
   name: "reviewer",
@@ -40,7 +40,8 @@ test("the system prompt carries identity, tools, rules, hint and the body, then 
 test("the example coder on two worktrees and two models shares >= 95% of its system prompt and all its tools", async () => {
   const parsed = await parseAgentFile(join(import.meta.dir, "..", "..", "examples", "agents", "coder.md"));
   const coder: Agent = { ...parsed, name: "coder", file: "coder.md", source: "project-agent" };
-  const tools = () => [...buildTools({ bash: { ...RUN_BASH_DEFAULTS, baseEnv: {} } }).values()].map((t) => t.spec);
+  const tools = () =>
+    [...buildTools({ bash: { ...defaultAgentSettings().bash, baseEnv: {} } }).values()].map((t) => t.spec);
   const a = buildSystemPrompt({
     agent: coder,
     workdir: "/repo/.worktrees/task-a",

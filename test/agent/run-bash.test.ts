@@ -4,8 +4,9 @@ import { join } from "node:path";
 import { Semaphore } from "../../src/agent/semaphore.ts";
 import { buildTools } from "../../src/agent/tools/index.ts";
 import { runBashTool } from "../../src/agent/tools/run-bash.ts";
-import { RUN_BASH_DEFAULTS, type RunBashSettings } from "../../src/agent/tools/settings.ts";
+import type { RunBashSettings } from "../../src/agent/tools/settings.ts";
 import type { ToolContext } from "../../src/agent/tools/types.ts";
+import { defaultAgentSettings } from "../../src/dispatch/agent-settings.ts";
 import { tempDir } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
@@ -26,7 +27,7 @@ const baseEnv = {
 };
 
 function settings(o: Partial<RunBashSettings> = {}): RunBashSettings {
-  return { ...RUN_BASH_DEFAULTS, baseEnv, graceMs: 200, limiter: new Semaphore(4), ...o };
+  return { ...defaultAgentSettings().bash, baseEnv, graceMs: 200, limiter: new Semaphore(4), ...o };
 }
 
 function ctx(signal = new AbortController().signal): ToolContext {

@@ -2,10 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { realpathSync } from "node:fs";
 import type { Agent } from "../../src/agent/lookup.ts";
 import { agentResult, type RunCounters, resolveBudget, stoppedEnd } from "../../src/agent/loop.ts";
-import { agentSettings } from "../../src/agent/settings.ts";
 import { type BashCounters, runToolCalls } from "../../src/agent/tool-calls.ts";
 import type { AgentTool } from "../../src/agent/tools/types.ts";
 import { emptyUsage } from "../../src/backends/types.ts";
+import { defaultAgentSettings } from "../../src/dispatch/agent-settings.ts";
 import { tempDir } from "../helpers/dl.ts";
 
 /** The loop's phases on their own: budget, result, stop, tool calls. */
@@ -13,7 +13,7 @@ const agent: Agent = { name: "helper", file: "/x/helper.md", source: "global", m
 
 describe("resolveBudget", () => {
   test("a local-lane model gets the local turn budget; a cloud model the cloud one", () => {
-    const settings = agentSettings({ defaultMaxTurns: 12, defaultMaxTurnsLocal: 30 });
+    const settings = defaultAgentSettings({ defaultMaxTurns: 12, defaultMaxTurnsLocal: 30 });
     expect(resolveBudget({ agent, settings, model: "local-qwen" }).maxTurns).toBe(30);
     expect(resolveBudget({ agent, settings, model: "ornith-7b" }).maxTurns).toBe(30);
     expect(resolveBudget({ agent, settings, model: "deepseek-v4-flash" }).maxTurns).toBe(12);
@@ -21,7 +21,7 @@ describe("resolveBudget", () => {
   });
 
   test("without an explicit model the agent runs on the default model", () => {
-    const b = resolveBudget({ agent, settings: agentSettings({ defaultModel: "local-x" }) });
+    const b = resolveBudget({ agent, settings: defaultAgentSettings({ defaultModel: "local-x" }) });
     expect(b.model).toBe("local-x");
     expect(b.maxTokens).toBeGreaterThan(0);
   });

@@ -2,11 +2,12 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildTools } from "../../src/agent/tools/index.ts";
-import { RUN_BASH_DEFAULTS, SEARCH_DEFAULTS } from "../../src/agent/tools/settings.ts";
+import { SEARCH_DEFAULTS } from "../../src/agent/tools/settings.ts";
+import { defaultAgentSettings } from "../../src/dispatch/agent-settings.ts";
 import { tempDir } from "../helpers/dl.ts";
 
 const tools = buildTools({
-  bash: { ...RUN_BASH_DEFAULTS, baseEnv: {} },
+  bash: { ...defaultAgentSettings().bash, baseEnv: {} },
   search: { ...SEARCH_DEFAULTS, maxListed: 5, maxLineChars: 40 },
 });
 const ctxFor = (workdir: string) => ({

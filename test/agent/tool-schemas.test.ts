@@ -2,11 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildTools } from "../../src/agent/tools/index.ts";
-import { RUN_BASH_DEFAULTS } from "../../src/agent/tools/settings.ts";
+import { defaultAgentSettings } from "../../src/dispatch/agent-settings.ts";
 import { tempDir } from "../helpers/dl.ts";
 
 /** Each agent tool has one zod schema: the JSON Schema the model sees and the argument parser. */
-const tools = buildTools({ bash: { ...RUN_BASH_DEFAULTS, baseEnv: { PATH: process.env.PATH } } });
+const tools = buildTools({ bash: { ...defaultAgentSettings().bash, baseEnv: { PATH: process.env.PATH } } });
 const ctx = () => ({
   workdir: realpathSync(tempDir("schemas")),
   allowEscape: false,
@@ -45,7 +45,7 @@ describe("agent tool schemas", () => {
   });
 
   test("the same schema object is sent on every run, so request encoding can be cached", () => {
-    const again = buildTools({ bash: { ...RUN_BASH_DEFAULTS, baseEnv: {} } });
+    const again = buildTools({ bash: { ...defaultAgentSettings().bash, baseEnv: {} } });
     expect(again.get("read_file")?.spec.input_schema).toBe(tools.get("read_file")!.spec.input_schema);
   });
 

@@ -66,7 +66,7 @@ describe("hostile endpoints", () => {
     req.endpoint.headers = { "x-bf-vk": vk };
     const e = await failure(complete(req, { clock: fakeClock().clock }));
     expect(e.message).toContain("401");
-    expect(e.message).toContain("[redacted]");
+    expect(e.message).toContain("<redacted>");
     expect(e.message).not.toContain(KEY);
     expect(e.message).not.toContain(vk);
   });

@@ -2,15 +2,17 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { copyFileSync, existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
-import { connectDl, type DlSession, tempDir } from "../helpers/dl.ts";
+import { tempDir } from "../helpers/dl.ts";
+import { connectInProcess, type InProcessSession } from "../helpers/in-process.ts";
 
 /**
  * Issue 10 item 2: an agent's `tools:` frontmatter decides which tools the model is
- * offered and may call, through dist/dl serve with the real example agents.
+ * offered and may call, through dl serve's server (in process) with the real example
+ * agents.
  */
 const EXAMPLES = resolve(import.meta.dir, "..", "..", "examples", "agents");
 let fake: FakeModel;
-let session: DlSession;
+let session: InProcessSession;
 
 type Entry = { name: string; tools?: string[]; warnings?: string[] };
 
@@ -20,7 +22,7 @@ beforeAll(async () => {
   for (const f of readdirSync(EXAMPLES)) copyFileSync(join(EXAMPLES, f), join(agentsDir, f));
   writeFileSync(join(agentsDir, "odd.md"), "---\nname: odd\ntools: Read, Grep, WebFetch, Frobnicate\n---\nOdd.\n");
   writeFileSync(join(agentsDir, "plain.md"), "---\nname: plain\n---\nNo tools line.\n");
-  session = await connectDl({
+  session = await connectInProcess({
     DELEGATE_LOCAL_URL: fake.anthropicUrl,
     DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
     DELEGATE_LOCAL_MODEL: "local-test-model",
@@ -35,7 +37,7 @@ beforeEach(() => fake.reset());
 const offeredTools = (i: number) =>
   ((fake.requests[i]?.body.tools as { name: string }[] | undefined) ?? []).map((t) => t.name).sort();
 
-describe("agent tools: frontmatter through dist/dl serve", () => {
+describe("agent tools: frontmatter through dl serve's tools", () => {
   test("the example reviewer (tools: Read, Grep, Glob) is read-only: never offered write_file, and a call to it is refused", async () => {
     const dir = tempDir("proj");
     fake.script(

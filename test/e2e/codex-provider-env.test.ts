@@ -84,7 +84,7 @@ describe("DELEGATE_CODEX_ENV_PASSTHROUGH with the real Codex CLI", () => {
     const r = await call<JobView>(s, "delegate_to_codex", { task: "[echokey] hello", workdir: repo });
     expect(r.status).toBe("done");
     expect(fake.requests.find((q) => q.prompt.includes("[echokey]"))?.authorization).toBe(`Bearer ${KEY_VALUE}`);
-    expect(r.final_response).toContain("proxy: the key [redacted] is on a trial plan");
+    expect(r.final_response).toContain("proxy: the key <redacted> is on a trial plan");
     expect(JSON.stringify(r)).not.toContain(KEY_VALUE);
     // dl's own records (the store and its WAL, outcome.json, output.log) hold no key. What
     // Codex itself wrote in the job folder (its -o file, its per-run sqlite home) is the

@@ -1,7 +1,8 @@
 import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { callTool, connectDl, type DlSession, tempDir } from "../helpers/dl.ts";
+import { callTool, tempDir } from "../helpers/dl.ts";
+import { connectInProcess, type InProcessSession } from "../helpers/in-process.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
@@ -12,7 +13,7 @@ import { makeRepo } from "../jobs/helpers.ts";
  * that is not a key there, as the real one does.
  */
 const LAUNCHER = join(import.meta.dir, "..", "fixture", "fake-dsh.sh");
-let s: DlSession | undefined;
+let s: InProcessSession | undefined;
 afterAll(async () => {
   await s?.close();
 });
@@ -24,7 +25,7 @@ test("submit_dsh by alias or by real name: the launcher gets the alias and the j
     join(home, ".config", "neola-lab", "dsh-models.json"),
     JSON.stringify({ models: { "ds-flash": { model: "deepseek-v4-flash", enabled: true } } }),
   );
-  s = await connectDl({
+  s = await connectInProcess({
     HOME: home,
     XDG_CONFIG_HOME: join(home, ".config"),
     DELEGATE_DSH_LAUNCHER: LAUNCHER,

@@ -89,7 +89,7 @@ describe("DELEGATE_DSH_ENV_PASSTHROUGH", () => {
     expect(other!.final_response).toContain(`key ${OTHER_VAR}: absent`);
     // A launcher that prints its key: the answer still says what happened, without it.
     expect(leaky).toMatchObject({ status: "failed" });
-    expect(leaky!.final_response).toContain("auth failed for key [redacted]");
+    expect(leaky!.final_response).toContain("auth failed for key <redacted>");
 
     const ids = [named!.id, other!.id, leaky!.id];
     const wait = await runDl(["wait", "--json", ...ids], env);

@@ -54,13 +54,18 @@ afterAll(async () => {
   await Promise.all(sessions.map((s) => s.close()));
 });
 
-/** A server on `stateDir` with the fake launcher and the models file; caps as given. */
+/**
+ * A server on `stateDir` with the fake launcher and the models file; caps as given. A
+ * launcher that ignores SIGTERM gets its SIGKILL after 0.5 s (DELEGATE_JOB_KILL_GRACE),
+ * not 5: the same kill, sooner.
+ */
 async function serve(stateDir: string, extra: Record<string, string> = {}): Promise<DlSession> {
   const s = await connectDl({
     DELEGATE_DSH_LAUNCHER: LAUNCHER,
     DELEGATE_DSH_STATE_DIR: stateDir,
     DELEGATE_DSH_MODELS_FILE: modelsFile,
     DELEGATE_DSH_STAGGER_S: "0.05",
+    DELEGATE_JOB_KILL_GRACE: "0.5",
     ...extra,
   });
   sessions.push(s);

@@ -90,7 +90,7 @@ export type ToolAnswer<T> = { isError?: boolean; text: string; data: T };
 
 /** One tools/call on a session, with a timeout long enough for job tools on a loaded machine. */
 export async function callTool<T = Record<string, unknown>>(
-  s: DlSession,
+  s: Pick<DlSession, "client">,
   name: string,
   args: Record<string, unknown>,
 ): Promise<ToolAnswer<T>> {

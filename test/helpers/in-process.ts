@@ -45,21 +45,3 @@ export async function connectInProcess(
     },
   };
 }
-
-/** The in-process sessions one test file opens; `closeAll` (its afterAll) ends every one. */
-export function inProcessPool(): {
-  serve(env?: Record<string, string | undefined>): Promise<InProcessSession>;
-  closeAll(): Promise<void>;
-} {
-  const open: InProcessSession[] = [];
-  return {
-    async serve(env = {}) {
-      const s = await connectInProcess(env);
-      open.push(s);
-      return s;
-    },
-    async closeAll() {
-      await Promise.all(open.splice(0).map((s) => s.close()));
-    },
-  };
-}

@@ -21,8 +21,15 @@ class SharedStdio implements Transport {
   private next = 0;
   stderr = "";
 
-  constructor(env: Record<string, string | undefined>, cwd?: string) {
-    this.proc = Bun.spawn([requireBinary(), "serve"], {
+  constructor(
+    env: Record<string, string | undefined>,
+    cwd?: string,
+    /** Every line the server writes on stdout, as it came (a test that searches the frames). */
+    private readonly onFrame?: (line: string) => void,
+    /** How the server is started instead of dist/dl (`setpriv --reuid … -- <a copy of dl>`: as another user). */
+    command: readonly string[] = [requireBinary()],
+  ) {
+    this.proc = Bun.spawn([...command, "serve"], {
       env: testEnv(env),
       cwd,
       stdin: "pipe",
@@ -52,6 +59,7 @@ class SharedStdio implements Transport {
 
   private deliver(line: string): void {
     if (!line.trim()) return;
+    this.onFrame?.(line);
     const m = JSON.parse(line) as { id?: unknown; result?: never; error?: { code: number; message: string } };
     const waiter = typeof m.id === "string" ? this.waiting.get(m.id) : undefined;
     if (!waiter) {
@@ -101,9 +109,9 @@ const CLIENT_INFO = { name: "dl-task-test", version: "1.0.0" };
  */
 export async function connectTaskDl(
   env: Record<string, string | undefined> = {},
-  o: { cwd?: string } = {},
+  o: { cwd?: string; onFrame?: (line: string) => void; command?: readonly string[] } = {},
 ): Promise<TaskDl> {
-  const io = new SharedStdio(env, o.cwd);
+  const io = new SharedStdio(env, o.cwd, o.onFrame, o.command);
   const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: "auto" } });
   await client.connect(io);
   const session = createTaskSessionFromClient(client, {

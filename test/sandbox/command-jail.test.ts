@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { realpathSync } from "node:fs";
 import { Semaphore } from "../../src/agent/semaphore.ts";
 import { runBashTool } from "../../src/agent/tools/run-bash.ts";
-import { RUN_BASH_DEFAULTS } from "../../src/agent/tools/settings.ts";
+import { defaultAgentSettings } from "../../src/dispatch/agent-settings.ts";
 import { type CommandJail, commandJail } from "../../src/sandbox/command-jail.ts";
 import { prepareTreeGuard, treeReport } from "../../src/sandbox/index.ts";
 import type { JailProbe } from "../../src/sandbox/probe.ts";
@@ -31,7 +31,7 @@ function bash(probe: () => Promise<JailProbe>, platform: NodeJS.Platform = "linu
     probe,
   });
   return runBashTool({
-    ...RUN_BASH_DEFAULTS,
+    ...defaultAgentSettings().bash,
     baseEnv: { PATH: "/usr/bin:/bin", HOME: process.env.HOME },
     limiter: new Semaphore(2),
     graceMs: 200,
@@ -88,7 +88,7 @@ test("run_bash: a command that planted a nested repository gets jail_git_tampere
     },
   };
   const tool = runBashTool({
-    ...RUN_BASH_DEFAULTS,
+    ...defaultAgentSettings().bash,
     baseEnv: { PATH: "/usr/bin:/bin", HOME: process.env.HOME },
     limiter: new Semaphore(2),
     graceMs: 200,

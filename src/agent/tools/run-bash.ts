@@ -82,6 +82,27 @@ async function commandFor(
   return jail.wrap(argv, env, workdir);
 }
 
+/** What the model reads of a finished command: how it ended, its exit code, its output (head and tail). */
+function commandReport(
+  r: Awaited<ReturnType<typeof runGroup>>,
+  tails: { stdout: TailKeeper; stderr: TailKeeper },
+  settings: RunBashSettings,
+  timeoutS: number,
+): { exitCode: number; parts: string[] } {
+  // The shell's convention for a signal death (128 + n), so the number is never null.
+  const exitCode = r.exitCode ?? 128 + (signalNumber(r.signal) ?? 0);
+  const parts: string[] = [];
+  if (r.timedOut) parts.push(`[command timed out after ${timeoutS} s; its whole process group was killed]`);
+  if (r.aborted) parts.push("[command cancelled: the delegation was aborted]");
+  parts.push(`exit code: ${exitCode}${r.signal ? ` (killed by ${r.signal})` : ""}`);
+  const out = clip("stdout", r.stdout.bytes, r.stdout.totalBytes, tails.stdout, settings.stdoutCap);
+  const err = clip("stderr", r.stderr.bytes, r.stderr.totalBytes, tails.stderr, settings.stderrCap);
+  if (out) parts.push(`--- stdout ---\n${out}`);
+  if (err) parts.push(`--- stderr ---\n${err}`);
+  if (!out && !err) parts.push("(no output)");
+  return { exitCode, parts };
+}
+
 export function runBashTool(settings: RunBashSettings): AgentTool {
   const shell = pickShell();
   const env = bashEnv(settings.baseEnv, settings.passthrough);
@@ -118,17 +139,7 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
         });
         // Known out of band: the jail never started the command (its output is not asked).
         if (r.jailSetupFailure) return fail(`run_bash: ${jailFailureMessage(r.jailSetupFailure).message}`);
-        // The shell's convention for a signal death (128 + n), so the number is never null.
-        const exitCode = r.exitCode ?? 128 + (signalNumber(r.signal) ?? 0);
-        const parts: string[] = [];
-        if (r.timedOut) parts.push(`[command timed out after ${timeoutS} s; its whole process group was killed]`);
-        if (r.aborted) parts.push("[command cancelled: the delegation was aborted]");
-        parts.push(`exit code: ${exitCode}${r.signal ? ` (killed by ${r.signal})` : ""}`);
-        const out = clip("stdout", r.stdout.bytes, r.stdout.totalBytes, tails.stdout, settings.stdoutCap);
-        const err = clip("stderr", r.stderr.bytes, r.stderr.totalBytes, tails.stderr, settings.stderrCap);
-        if (out) parts.push(`--- stdout ---\n${out}`);
-        if (err) parts.push(`--- stderr ---\n${err}`);
-        if (!out && !err) parts.push("(no output)");
+        const { exitCode, parts } = commandReport(r, tails, settings, timeoutS);
         // The git check runs here, not in finally, so its verdict reaches the result.
         const check = await cmd.dispose();
         dispose = async () => null;

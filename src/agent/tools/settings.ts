@@ -59,13 +59,14 @@ export type RunBashSettings = {
   jail?: CommandJail | null;
 };
 
-export const RUN_BASH_DEFAULTS: Omit<RunBashSettings, "baseEnv"> = {
-  enabled: true,
-  timeoutMs: 120_000,
+/**
+ * What run_bash keeps of a command's output and how long it waits between SIGTERM and
+ * SIGKILL: limits of the tool, not settings (whether it runs, its timeout, its
+ * concurrency and passthrough are SETTINGS', filled in by dispatch/agent-settings.ts).
+ */
+export const RUN_BASH_LIMITS: Pick<RunBashSettings, "stdoutCap" | "stderrCap" | "graceMs"> = {
   stdoutCap: 12 * 1024,
   stderrCap: 4 * 1024,
-  passthrough: [],
-  maxConcurrent: 8,
   graceMs: 2_000,
 };
 

@@ -1,18 +1,9 @@
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  ftruncateSync,
-  lstatSync,
-  openSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-} from "node:fs";
+import { lstatSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { isTerminal, type JobPatch } from "../../store/types.ts";
 import { readChildFile } from "../../sys/child-file.ts";
+import { overwritePrivate, writeNewPrivate } from "../../sys/private-file.ts";
+import { redactValue } from "../../sys/redact.ts";
 
 /**
  * A job's end, kept in its own dir before the store is asked to record it. When the store
@@ -57,7 +48,7 @@ export function reserveOutcome(jobDir: string): void {
   const path = join(jobDir, OUTCOME_FILE);
   try {
     rmSync(path, { force: true });
-    writeFileSync(path, " ".repeat(OUTCOME_RESERVE), { mode: 0o600, flag: "wx" });
+    writeNewPrivate(path, " ".repeat(OUTCOME_RESERVE));
   } catch {
     // No room even now: saveOutcome still tries a plain write at the end.
   }
@@ -65,14 +56,7 @@ export function reserveOutcome(jobDir: string): void {
 
 /** Overwrites the reserved file in place (no new blocks), padding with spaces; never through a link. */
 function overwrite(path: string, text: string): void {
-  const fd = openSync(path, constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  try {
-    if (!fstatSync(fd).isFile()) throw new Error("the outcome file is not a regular file");
-    writeSync(fd, text.padEnd(OUTCOME_RESERVE, " "));
-    ftruncateSync(fd, OUTCOME_RESERVE);
-  } finally {
-    closeSync(fd);
-  }
+  overwritePrivate(path, text.padEnd(OUTCOME_RESERVE, " "), OUTCOME_RESERVE);
 }
 
 /** The record cut until it fits the reserve: the final answer first, then bulky extras. */
@@ -93,7 +77,7 @@ function replace(path: string, text: string): void {
   const tmp = `${path}.tmp`;
   try {
     rmSync(tmp, { force: true });
-    writeFileSync(tmp, text, { mode: 0o600, flag: "wx" });
+    writeNewPrivate(tmp, text);
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });
@@ -101,15 +85,20 @@ function replace(path: string, text: string): void {
   }
 }
 
-/** Writes the record; false when not even the reserved space could take it. */
-export function saveOutcome(jobDir: string, rec: OutcomeRecord): boolean {
+/**
+ * Writes the record; false when not even the reserved space could take it. Redacted
+ * before it is measured (a cut key would no longer be recognized, and redaction changes
+ * the length); the file writers redact again on the way to the disk.
+ */
+export function saveOutcome(jobDir: string, record: OutcomeRecord): boolean {
   const path = join(jobDir, OUTCOME_FILE);
   clearPlanted(path);
+  const rec = redactValue(record);
   const full = JSON.stringify(rec);
   const attempts = [
     () => (Buffer.byteLength(full) <= OUTCOME_RESERVE ? overwrite(path, full) : replace(path, full)),
     // No reserve (it could not be made at start): a new file may still find room.
-    () => writeFileSync(path, full, { mode: 0o600, flag: "wx" }),
+    () => writeNewPrivate(path, full),
     // Too big for the reserve and no room for more: keep what fits in it.
     () => overwrite(path, fitted(rec)),
   ];

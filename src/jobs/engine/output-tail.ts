@@ -1,8 +1,8 @@
-import { closeSync, constants, fstatSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { readChildFileSync } from "../../sys/child-file.ts";
-import { redactSecrets } from "../redact.ts";
-import { sanitizeBlock } from "../sanitize.ts";
+import { rewritePrivate } from "../../sys/private-file.ts";
+import { redact } from "../../sys/redact.ts";
+import { sanitizeBlock } from "../../sys/sanitize.ts";
 import type { RunOutput } from "./provider.ts";
 
 /**
@@ -19,15 +19,10 @@ const REDACT_MARGIN = 4096;
 
 const tail = (s: string, n: number) => (s.length > n ? `…${s.slice(-n)}` : s);
 
-export function keepOutputTail(
-  jobDir: string,
-  out: Pick<RunOutput, "stdout" | "stderr" | "exitCode">,
-  secrets: readonly string[] = [],
-): void {
+export function keepOutputTail(jobDir: string, out: Pick<RunOutput, "stdout" | "stderr" | "exitCode">): void {
   // Redacted with a margin before the final cut (a key across the cut keeps nothing), and
   // only the tail: the whole output of a hostile child may be megabytes.
-  const clean = (s: string, n: number) =>
-    sanitizeBlock(tail(redactSecrets(s.slice(-(n + REDACT_MARGIN)), secrets), n), n + 2);
+  const clean = (s: string, n: number) => sanitizeBlock(tail(redact(s.slice(-(n + REDACT_MARGIN))), n), n + 2);
   const text = [
     `--- stdout (last ${STDOUT_TAIL / 1024} KB) ---`,
     clean(out.stdout, STDOUT_TAIL),
@@ -36,19 +31,10 @@ export function keepOutputTail(
     `--- exit ${out.exitCode ?? "-"} ---`,
     "",
   ].join("\n");
-  let fd: number | undefined;
   try {
-    fd = openSync(
-      join(jobDir, OUTPUT_FILE),
-      constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-      0o600,
-    );
-    if (!fstatSync(fd).isFile()) return;
-    writeSync(fd, text);
+    rewritePrivate(join(jobDir, OUTPUT_FILE), text);
   } catch {
     // The tail is a convenience: a job never fails for want of it.
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
 }
 

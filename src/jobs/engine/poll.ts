@@ -1,7 +1,7 @@
 import type { FailureKind } from "../../errors.ts";
 import type { JobRow } from "../../store/types.ts";
 import { isTerminal } from "../../store/types.ts";
-import { sanitizeJson, sanitizeLine, shortenResponse } from "../sanitize.ts";
+import { sanitizeJson, sanitizeLine, shortenResponse } from "../../sys/sanitize.ts";
 import { judgeJob } from "./display-state.ts";
 import type { Liveness } from "./liveness.ts";
 

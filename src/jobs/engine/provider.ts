@@ -123,6 +123,4 @@ export interface Provider {
   spent?(job: JobRow, jobDir: string): Record<string, unknown> | null;
   /** Classifies a run that did not exit 0 (not called for timeouts or cancels). */
   classify(out: RunOutput, job: JobRow): FailureClass;
-  /** Values no kept output may show (keys the provider hands its CLI), beside the key shapes. */
-  readonly secretValues?: readonly string[];
 }

@@ -1,11 +1,11 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describeError, isDlError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import { jailFailureMessage } from "../../sandbox/jail-causes.ts";
 import type { JobPatch, JobRow } from "../../store/types.ts";
+import { privateDir } from "../../sys/private-file.ts";
+import { scrubTree } from "../../sys/private-tree.ts";
 import { type RunResult, runGroup } from "../../sys/process.ts";
-import { withoutSecrets } from "../secrets.ts";
 import { chooseOutcome, type JobStopCause, outcomePatch, stoppedPatch } from "./job-outcome.ts";
 import type { Identities } from "./machine.ts";
 import { reserveOutcome } from "./outcome-file.ts";
@@ -49,6 +49,27 @@ interface SupervisedRun {
  */
 export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSignal): Promise<void> {
   const jobDir = join(ctx.jobsDir, row.id);
+  try {
+    await runAndRecord(row, ctx, signal, jobDir);
+  } finally {
+    scrubJobDir(row.id, jobDir);
+  }
+}
+
+/**
+ * What the child (and its CLI's own state, Codex's per-run SQLite home) left in the job's
+ * folder, checked once it ended: no key outlives the run in dl's state (sys/private-tree.ts).
+ */
+function scrubJobDir(id: string, jobDir: string): void {
+  try {
+    const removed = scrubTree(jobDir);
+    if (removed.length) log.info(`job ${id}: removed ${removed.length} file(s) its child left holding a key`);
+  } catch (e) {
+    log.warn(`job ${id}: could not check the files its child left: ${describeError(e)}`);
+  }
+}
+
+async function runAndRecord(row: JobRow, ctx: RunnerContext, signal: AbortSignal, jobDir: string): Promise<void> {
   const rw = new JobRowWriter(row.id, ctx, { jobDir, startedAt: row.started_at });
   const spec = await prepareLaunch(row, ctx, jobDir, rw);
   if (!spec) return;
@@ -83,7 +104,7 @@ async function prepareLaunch(
   rw: JobRowWriter,
 ): Promise<LaunchSpec | null> {
   try {
-    mkdirSync(jobDir, { recursive: true, mode: 0o700 });
+    privateDir(jobDir, dirname(ctx.jobsDir));
     reserveOutcome(jobDir);
     return await ctx.provider.launch(row, { jobDir });
   } catch (e) {
@@ -195,7 +216,7 @@ async function recordEnd(
     jobDir: o.jobDir,
   };
   const ended = ctx.now();
-  keepOutputTail(o.jobDir, out, ctx.provider.secretValues);
+  keepOutputTail(o.jobDir, out);
   if (recorded.written === "gone") return;
   if (recorded.written === "error") {
     const why = `could not record the child process (${recorded.error}); it was stopped`;
@@ -240,10 +261,10 @@ function spentOf(row: JobRow, jobDir: string, ctx: RunnerContext): Record<string
   }
 }
 
-/** What the provider read out of the run, its secret values cut; a parser that throws leaves a warning, not a crash. */
+/** What the provider read out of the run (the row's and the outcome file's writers redact it); a parser that throws leaves a warning, not a crash. */
 async function parseRun(row: JobRow, out: RunOutput, ctx: RunnerContext): Promise<ParsedResult> {
   try {
-    return withoutSecrets(await ctx.provider.parse(out, row), ctx.provider.secretValues ?? []);
+    return await ctx.provider.parse(out, row);
   } catch (e) {
     return { finalResponse: null, warnings: [`could not read the result: ${describeError(e)}`] };
   }

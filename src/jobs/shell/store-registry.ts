@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
+import { lstatSync, readdirSync, rmSync } from "node:fs";
+import { dirname, isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { PROVIDERS } from "../../providers.ts";
-import { DB_FILE } from "../../store/types.ts";
+import { storeAccess } from "../../store/access.ts";
 import { readChildFileSync } from "../../sys/child-file.ts";
 import { canonicalPath, isWithin, type JobStateDir, jobStateDirs, type StatePaths } from "../../sys/paths.ts";
+import { privateDir, replacePrivate } from "../../sys/private-file.ts";
 
 /**
  * The per-user record of the job stores `dl serve` processes serve. A host's MCP config
@@ -28,13 +29,12 @@ function entryFile(registryDir: string, stateDir: string): string {
 /** Records the stores a server serves. Best effort: a failure only costs the shell's view. */
 export function registerStores(registryDir: string, stores: readonly JobStateDir[]): string | null {
   try {
-    mkdirSync(registryDir, { recursive: true, mode: 0o700 });
-    for (const s of stores) {
-      const file = entryFile(registryDir, s.stateDir);
-      const tmp = `${file}.${process.pid}.tmp`;
-      writeFileSync(tmp, `${JSON.stringify({ provider: s.provider, state_dir: s.stateDir })}\n`, { mode: 0o600 });
-      renameSync(tmp, file);
-    }
+    privateDir(registryDir, dirname(registryDir));
+    for (const s of stores)
+      replacePrivate(
+        entryFile(registryDir, s.stateDir),
+        `${JSON.stringify({ provider: s.provider, state_dir: s.stateDir })}\n`,
+      );
     return null;
   } catch (e) {
     return e instanceof Error ? e.message : String(e);
@@ -74,18 +74,29 @@ function readEntries(registryDir: string, isolationRoot: string | null): { file:
 }
 
 /**
- * Every recorded store whose job database exists. A server records its stores at start,
- * before any job created them, so a missing database is skipped here, never forgotten.
+ * Every recorded store whose job database exists, or that this user cannot look into (the
+ * commands name those, they are not empty). A server records its stores at start, before
+ * any job created them, so a missing database is skipped here, never forgotten.
  */
 function registeredStores(registryDir: string, isolationRoot: string | null): JobStateDir[] {
   return readEntries(registryDir, isolationRoot)
     .map((e) => e.entry)
-    .filter((s) => existsSync(join(s.stateDir, DB_FILE)));
+    .filter((s) => storeAccess(s.stateDir).state !== "absent");
 }
 
-/** `dl reap`: forgets stores whose folder is gone altogether. Returns how many. */
+/** Whether `dir` is gone for sure (ENOENT), not merely out of this user's sight. */
+function vanished(dir: string): boolean {
+  try {
+    lstatSync(dir);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}
+
+/** `dl reap`: forgets stores whose folder is gone altogether (one it cannot see into stays). Returns how many. */
 export function forgetVanishedStores(registryDir: string, isolationRoot: string | null, dryRun: boolean): number {
-  const gone = readEntries(registryDir, isolationRoot).filter((e) => !existsSync(e.entry.stateDir));
+  const gone = readEntries(registryDir, isolationRoot).filter((e) => vanished(e.entry.stateDir));
   if (!dryRun) for (const g of gone) rmSync(g.file, { force: true });
   return gone.length;
 }

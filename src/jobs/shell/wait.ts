@@ -1,10 +1,10 @@
 import { factsOf } from "../../providers.ts";
 import { isTerminal, type JobRow } from "../../store/types.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
+import { PREVIEW_CAP, sanitizeJson, sanitizeLine } from "../../sys/sanitize.ts";
 import { judgeJob } from "../engine/display-state.ts";
 import { jobLiveness, type Liveness } from "../engine/liveness.ts";
 import type { Identities } from "../engine/machine.ts";
-import { PREVIEW_CAP, sanitizeJson, sanitizeLine } from "../sanitize.ts";
 import { type UnusableStore, WatchedStores } from "./watched-stores.ts";
 
 /** Exit codes of `dl wait`, as the reference documents them. */
@@ -96,7 +96,7 @@ export function describeUnusable(stores: readonly UnusableStore[]): string {
   return stores
     .map((u) => {
       const env = factsOf(u.provider)?.stateEnv;
-      return `the ${u.provider} job store cannot be used: ${u.reason}${env ? ` (see ${env})` : ""}`;
+      return `the ${u.provider} job store cannot be used: ${u.reason} (at ${u.stateDir}${env ? `; see ${env}` : ""})`;
     })
     .join("; ");
 }
@@ -109,12 +109,13 @@ function unreadableLine(id: string, stores: readonly UnusableStore[], json: bool
       sanitizeJson({
         id: safe,
         status: "unreadable",
-        stores: stores.map((u) => ({ provider: u.provider, error: u.reason })),
+        stores: stores.map((u) => ({ provider: u.provider, state_dir: u.stateDir, error: u.reason })),
       }),
     );
   }
   return sanitizeLine(
     `${safe} UNREADABLE (${describeUnusable(stores)}; dl wait cannot see this job: fix the store and wait again)`,
+    1024,
   );
 }
 
@@ -181,6 +182,43 @@ export function nextStep(s: {
   return { sleepMs: Math.max(1, Math.min(s.watchMs, first - s.t)) };
 }
 
+/** What one wait keeps between its looks at the stores. */
+type WaitState = {
+  pending: string[];
+  seen: Set<string>;
+  unsuccessful: boolean;
+  unreadable: boolean;
+  lastFull: number;
+  lastOwners: number;
+};
+
+/**
+ * One look at the stores (when one changed, owners are due a check, or a full pass is
+ * due): ended jobs are printed and leave `pending`; ids an unreadable store may hold
+ * are said so at once, not "missing" in 30 s.
+ */
+function look(o: WaitOptions, stores: WatchedStores, st: WaitState, emit: (line: string) => void, t: number): void {
+  const checkOwners = t - st.lastOwners >= Math.min(o.intervalMs, 500);
+  if (!(stores.changed() || checkOwners || t - st.lastFull >= o.intervalMs)) return;
+  const read = stores.rows(st.pending);
+  for (const id of read.rows.keys()) st.seen.add(id);
+  const verdict = judgePending(st.pending, read, st.seen, checkOwners ? (r) => jobLiveness(r, o.identities) : null);
+  for (const e of verdict.ended) {
+    if ("pruned" in e || !SUCCESS.has(e.status)) st.unsuccessful = true;
+    emit("pruned" in e ? prunedLine(e.id, o.json) : finishedLine(e.row, e.status, o.json, e.reason));
+  }
+  st.pending = verdict.still;
+  if (checkOwners) st.lastOwners = t;
+  st.lastFull = t;
+  const broken = stores.unusable();
+  const unseen = broken.length ? st.pending.filter((id) => !st.seen.has(id)) : [];
+  for (const id of unseen) emit(unreadableLine(id, broken, o.json));
+  if (unseen.length) {
+    st.unreadable = true;
+    st.pending = st.pending.filter((id) => st.seen.has(id));
+  }
+}
+
 /**
  * Blocks until the jobs end. Wakes within ~watchMs of any commit to a watched store
  * (PRAGMA data_version), re-checks owners' liveness often (a dead owner means LOST at
@@ -190,53 +228,32 @@ export async function waitForJobs(o: WaitOptions): Promise<WaitOutcome> {
   const now = o.now ?? Date.now;
   const blocking = o.blocking ?? ((fn) => fn());
   const start = now();
-  const livenessMs = Math.min(o.intervalMs, 500);
   const stores = blocking(() => new WatchedStores(o.sources));
-  let pending = [...new Set(o.ids.length ? o.ids : blocking(() => stores.activeIds()))];
-  const seen = new Set<string>();
+  const ids = [...new Set(o.ids.length ? o.ids : blocking(() => stores.activeIds()))];
+  const st: WaitState = {
+    pending: ids,
+    seen: new Set(),
+    unsuccessful: false,
+    unreadable: false,
+    lastFull: 0,
+    lastOwners: 0,
+  };
   const held: string[] = [];
-  let unsuccessful = false;
   const emit = (line: string) => (o.all ? held.push(line) : o.write(line));
-  let unreadable = false;
   const finish = (code: WaitExit, missing: string[] = []): WaitOutcome => {
     for (const line of held) o.write(line);
     for (const id of missing) o.write(missingLine(id, o.json));
     const unusable = stores.unusable();
     blocking(() => stores.close());
-    return { code, pending, missing, unusable };
-  };
-
-  let lastFull = 0;
-  let lastOwners = 0;
-  /** One look at the stores: ended jobs are printed and leave `pending`. */
-  const pass = (t: number) => {
-    const checkOwners = t - lastOwners >= livenessMs;
-    if (!(stores.changed() || checkOwners || t - lastFull >= o.intervalMs)) return;
-    const read = stores.rows(pending);
-    for (const id of read.rows.keys()) seen.add(id);
-    const verdict = judgePending(pending, read, seen, checkOwners ? (r) => jobLiveness(r, o.identities) : null);
-    for (const e of verdict.ended) {
-      if ("pruned" in e || !SUCCESS.has(e.status)) unsuccessful = true;
-      emit("pruned" in e ? prunedLine(e.id, o.json) : finishedLine(e.row, e.status, o.json, e.reason));
-    }
-    pending = verdict.still;
-    if (checkOwners) lastOwners = t;
-    lastFull = t;
-    // An unreadable store may hold the ids no store showed: say so now, not "missing" in 30 s.
-    const broken = stores.unusable();
-    const unseen = broken.length ? pending.filter((id) => !seen.has(id)) : [];
-    for (const id of unseen) emit(unreadableLine(id, broken, o.json));
-    if (unseen.length) {
-      unreadable = true;
-      pending = pending.filter((id) => seen.has(id));
-    }
+    return { code, pending: st.pending, missing, unusable };
   };
   for (;;) {
     const t = now();
-    blocking(() => pass(t));
-    if (pending.length === 0) {
-      if (unreadable) return finish(WAIT_EXIT.missing);
-      return finish(unsuccessful ? WAIT_EXIT.unsuccessful : WAIT_EXIT.allDone);
+    blocking(() => look(o, stores, st, emit, t));
+    if (st.pending.length === 0) {
+      // --all over a store it cannot read has not seen every job: not "all done".
+      if (st.unreadable || (o.all && stores.unusable().length > 0)) return finish(WAIT_EXIT.missing);
+      return finish(st.unsuccessful ? WAIT_EXIT.unsuccessful : WAIT_EXIT.allDone);
     }
     const step = nextStep({
       t,
@@ -244,7 +261,7 @@ export async function waitForJobs(o: WaitOptions): Promise<WaitOutcome> {
       appearMs: o.appearMs ?? 30_000,
       timeoutMs: o.timeoutMs,
       watchMs: o.watchMs ?? 25,
-      missing: pending.filter((id) => !seen.has(id)),
+      missing: st.pending.filter((id) => !st.seen.has(id)),
       aborted: o.signal?.aborted === true,
     });
     if ("code" in step) return finish(step.code, step.missing);

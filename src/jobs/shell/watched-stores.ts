@@ -1,14 +1,13 @@
-import { statSync } from "node:fs";
-import { join } from "node:path";
+import { storeAccess } from "../../store/access.ts";
 import { explainStorageCause, storageCause } from "../../store/db.ts";
 import { JobStore } from "../../store/jobs.ts";
 import type { JobRow } from "../../store/types.ts";
-import { DB_FILE } from "../../store/types.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
 
 /** A store that exists (or should) but cannot be read: the wait cannot see its jobs. */
 export interface UnusableStore {
   provider: string;
+  stateDir: string;
   reason: string;
 }
 
@@ -40,20 +39,22 @@ export class WatchedStores {
   private open(): void {
     for (const s of this.sources) {
       if (this.stores.has(s.stateDir)) continue;
-      const cause = this.tryOpen(s);
-      if (cause === null || transient(cause)) this.broken.delete(s.stateDir);
-      else this.broken.set(s.stateDir, { provider: s.provider, reason: reasonFor(cause) });
+      const why = this.tryOpen(s);
+      if (why === null || transient(why)) this.broken.delete(s.stateDir);
+      else
+        this.broken.set(s.stateDir, {
+          provider: s.provider,
+          stateDir: s.stateDir,
+          reason: why.startsWith("SQLITE_") || /^E[A-Z]+$/.test(why) ? reasonFor(why) : why,
+        });
     }
   }
 
-  /** Opens one store if its file exists: null when opened or not created yet, else the cause. */
+  /** Opens one store if its file exists: null when opened or not created yet, else the cause code or why not. */
   private tryOpen(s: JobStateDir): string | null {
-    try {
-      statSync(join(s.stateDir, DB_FILE));
-    } catch (e) {
-      const code = storageCause(e);
-      return code === "ENOENT" ? null : code;
-    }
+    const access = storeAccess(s.stateDir);
+    if (access.state === "absent") return null;
+    if (access.state === "unreadable") return access.reason;
     try {
       this.stores.set(s.stateDir, JobStore.open(s.stateDir, { provider: s.provider }));
       return null;
@@ -120,7 +121,7 @@ export class WatchedStores {
         complete = false;
         const cause = storageCause(e);
         const provider = this.sources.find((x) => x.stateDir === dir)?.provider ?? "?";
-        if (!transient(cause)) this.broken.set(dir, { provider, reason: reasonFor(cause) });
+        if (!transient(cause)) this.broken.set(dir, { provider, stateDir: dir, reason: reasonFor(cause) });
       }
     }
     return { rows, complete };

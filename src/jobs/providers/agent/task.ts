@@ -1,9 +1,9 @@
-import { writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import type { z } from "zod";
 import { delegationInput } from "../../../dispatch/delegation-fields.ts";
 import { DlError } from "../../../errors.ts";
 import type { JobRow } from "../../../store/types.ts";
+import { rewritePrivate } from "../../../sys/private-file.ts";
 import { TRANSCRIPT_FILE } from "../../../usage/transcript-path.ts";
 import type { LaunchSpec, ValidatedTask } from "../../engine/provider.ts";
 import type { ProviderEndpoints } from "./endpoints.ts";
@@ -116,7 +116,7 @@ export function buildAgentLaunch(
   const p = paramsOf(job);
   const providerEnv = p.provider_ref === null ? {} : o.endpoints.takeEnv(p.provider_ref, job.id);
   const taskFile = agentTaskFile(jobDir);
-  writeFileSync(taskFile, job.task, { mode: 0o600 });
+  rewritePrivate(taskFile, job.task);
   const argv = [...o.self, "run", p.agent_name, "-", "--task-file", taskFile, "--workdir", job.workdir];
   if (job.model) argv.push("--model", job.model);
   if (p.max_turns) argv.push("--max-turns", String(p.max_turns));

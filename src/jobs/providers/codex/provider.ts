@@ -17,12 +17,36 @@ export interface CodexProviderOptions {
   defaultTimeoutS?: number;
   codexHome: string;
   childEnv: Readonly<Record<string, string>>;
-  /** Values Codex was given by name (DELEGATE_CODEX_ENV_PASSTHROUGH): cut out of what a run reports. */
-  secretValues?: readonly string[];
   account: CodexAccount;
   quota: CodexQuota;
   /** The resolved CLI path; null until the version gate has passed (launch then fails "infra"). */
   bin: () => string | null;
+}
+
+const CODEX = providerEntry("codex");
+
+/**
+ * A finished run's answer: the -o file (it survives an output cap that cut stdout
+ * short), else the last message in the events; a failed run without one says which
+ * variable Codex missed, or its last error.
+ */
+async function parseCodexRun(out: RunOutput): Promise<ParsedResult> {
+  const ev = parseCodexEvents(out.stdout);
+  const last = await readChildFile(lastMessageFile(out.jobDir), { maxBytes: LAST_MESSAGE_MAX_BYTES, over: "head" });
+  if (!last.ok && last.refusal !== "missing") {
+    const why = `last-message.txt refused: it ${last.detail}; the run's answer is not trusted`;
+    return { finalResponse: why, usage: null, sessionId: ev.sessionId, failure: "result_file_refused" };
+  }
+  // Missing: the run failed before a final message.
+  const text = last.ok ? last.text : null;
+  let finalResponse = text && text.trim() !== "" ? text : ev.finalMessage;
+  if (out.exitCode !== 0 && !finalResponse && ev.errors.length) {
+    const variable = missingVariable(ev.errors.join("\n"));
+    finalResponse = variable ? missingVariableMessage(variable) : `codex failed: ${ev.errors[ev.errors.length - 1]}`;
+  }
+  const usage = ev.usage ? { ...ev.usage, turns: ev.turnsCompleted, items: ev.items } : null;
+  const warnings = last.ok && last.truncated ? [`last-message.txt over ${LAST_MESSAGE_MAX_BYTES} bytes was cut`] : [];
+  return { finalResponse, usage, sessionId: ev.sessionId, warnings };
 }
 
 /**
@@ -32,9 +56,8 @@ export interface CodexProviderOptions {
  */
 export function codexProvider(o: CodexProviderOptions): Provider {
   return {
-    name: "codex",
-    idPrefix: providerEntry("codex").idPrefix,
-    secretValues: o.secretValues ?? [],
+    name: CODEX.name,
+    idPrefix: CODEX.idPrefix,
 
     validate(raw: unknown): ValidatedTask {
       const t = validateCodexTask(raw, {
@@ -61,28 +84,7 @@ export function codexProvider(o: CodexProviderOptions): Provider {
       });
     },
 
-    async parse(out: RunOutput): Promise<ParsedResult> {
-      const ev = parseCodexEvents(out.stdout);
-      // The -o file survives an output cap that cut stdout short.
-      const last = await readChildFile(lastMessageFile(out.jobDir), { maxBytes: LAST_MESSAGE_MAX_BYTES, over: "head" });
-      if (!last.ok && last.refusal !== "missing") {
-        const why = `last-message.txt refused: it ${last.detail}; the run's answer is not trusted`;
-        return { finalResponse: why, usage: null, sessionId: ev.sessionId, failure: "result_file_refused" };
-      }
-      // Missing: the run failed before a final message.
-      const text = last.ok ? last.text : null;
-      let finalResponse = text && text.trim() !== "" ? text : ev.finalMessage;
-      if (out.exitCode !== 0 && !finalResponse && ev.errors.length) {
-        const variable = missingVariable(ev.errors.join("\n"));
-        finalResponse = variable
-          ? missingVariableMessage(variable)
-          : `codex failed: ${ev.errors[ev.errors.length - 1]}`;
-      }
-      const usage = ev.usage ? { ...ev.usage, turns: ev.turnsCompleted, items: ev.items } : null;
-      const warnings =
-        last.ok && last.truncated ? [`last-message.txt over ${LAST_MESSAGE_MAX_BYTES} bytes was cut`] : [];
-      return { finalResponse, usage, sessionId: ev.sessionId, warnings };
-    },
+    parse: parseCodexRun,
 
     classify(out: RunOutput, job: JobRow): FailureClass {
       const ev = parseCodexEvents(out.stdout);

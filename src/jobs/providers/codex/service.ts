@@ -1,7 +1,6 @@
 import type { Config } from "../../../config.ts";
 import { log } from "../../../log.ts";
 import type { PollView } from "../../engine/poll.ts";
-import { passedValues } from "../../secrets.ts";
 import { JobService, type ServiceContext } from "../../service.ts";
 import { type AccountOptions, type AccountView, CodexAccount } from "./account.ts";
 import { codexProvider } from "./provider.ts";
@@ -51,7 +50,6 @@ export async function startJobs(c: Config, ctx: ServiceContext, t: CodexTuning =
     codexHome,
     // Only the Codex child gets DELEGATE_CODEX_ENV_PASSTHROUGH; git probes do not.
     childEnv: c.codexChildEnv,
-    secretValues: passedValues(c.codex.envPassthrough, c.codexChildEnv),
     account,
     quota,
     bin: () => {

@@ -1,9 +1,10 @@
-import { mkdirSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { describeError } from "../../../errors.ts";
 import { log } from "../../../log.ts";
 import { readChildFileSync } from "../../../sys/child-file.ts";
 import { type LockHandle, tryLock } from "../../../sys/flock.ts";
+import { privateDir, replacePrivate } from "../../../sys/private-file.ts";
 
 /**
  * `shared.json` and `shared.lock` in a Codex state dir: the one record about the account
@@ -136,7 +137,7 @@ export class SharedStateFile {
   update(fn: (s: SharedState, now: number) => void, at = this.now(), attempt = 0): void {
     let h: LockHandle | null;
     try {
-      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      privateDir(this.dir);
       h = tryLock(this.lockFile);
     } catch (e) {
       // No server can take this lock (unopenable file, no flock): writing without it is
@@ -185,9 +186,7 @@ export class SharedStateFile {
         const st = statSync(this.file);
         if (`${st.ino}:${st.mtimeMs}:${st.size}` !== ifKey) return;
       }
-      const tmp = `${this.file}.${process.pid}.tmp`;
-      writeFileSync(tmp, JSON.stringify(s), { mode: 0o600 });
-      renameSync(tmp, this.file);
+      replacePrivate(this.file, JSON.stringify(s));
       if (ifKey === undefined) this.cache = null;
     } catch (e) {
       log.warn(`codex: could not update the shared account state: ${describeError(e)}`);

@@ -1,7 +1,7 @@
 import { providerEntry } from "../../../providers.ts";
 import type { JobRow } from "../../../store/types.ts";
+import { outputExcerpt } from "../../../sys/sanitize.ts";
 import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../engine/provider.ts";
-import { outputExcerpt } from "../../sanitize.ts";
 import { requireDshLauncher } from "./launcher.ts";
 import { type DshOutcome, type DshResult, readDshResult } from "./result.ts";
 import { buildDshLaunch, type DshTaskRules, dshResultFile, validateDshTask } from "./task.ts";
@@ -11,8 +11,6 @@ export interface DshProviderOptions extends DshTaskRules {
   launcher: string;
   /** The launcher's environment (config.dshChildEnv: the allowlist plus DELEGATE_DSH_ENV_PASSTHROUGH). */
   childEnv: Readonly<Record<string, string>>;
-  /** Values the launcher was given by name (its provider key): cut out of what a run reports. */
-  secretValues?: readonly string[];
 }
 
 /** What poll_dsh lifts out of a result into its own fields. */
@@ -68,12 +66,9 @@ export function dshProvider(o: DshProviderOptions): Provider {
       return buildDshLaunch(job, ctx.jobDir, { launcher, childEnv: o.childEnv });
     },
 
-    // The runner cuts secretValues out of what this returns (jobs/secrets.ts).
     parse(out: RunOutput): Promise<ParsedResult> {
       return parseDshRun(out);
     },
-
-    secretValues: o.secretValues ?? [],
 
     /** Exit 126/127 (cannot run) or 2 (the launcher refused its arguments) is our side; the rest is the run's. */
     classify(out: RunOutput): FailureClass {

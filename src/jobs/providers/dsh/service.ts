@@ -3,9 +3,8 @@ import type { Config } from "../../../config.ts";
 import { log } from "../../../log.ts";
 import type { JobRow } from "../../../store/types.ts";
 import { jobDirOf } from "../../../sys/paths.ts";
+import { sanitizeBlock, sanitizeJson } from "../../../sys/sanitize.ts";
 import { jsonColumn, type PollView } from "../../engine/poll.ts";
-import { sanitizeBlock, sanitizeJson } from "../../sanitize.ts";
-import { passedValues } from "../../secrets.ts";
 import { JobService, type ServiceContext } from "../../service.ts";
 import { findDshLauncher, requireDshLauncher } from "./launcher.ts";
 import { dshProvider } from "./provider.ts";
@@ -45,7 +44,6 @@ export function startJobs(c: Config, ctx: ServiceContext): Promise<DshService> {
   const provider = dshProvider({
     launcher,
     childEnv,
-    secretValues: passedValues(c.dsh.envPassthrough, childEnv),
     modelsFile: c.paths.dshModelsFile,
     baseDir: ctx.baseDir,
   });

@@ -1,8 +1,8 @@
-import { writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
 import { once } from "../../../once.ts";
 import type { JobRow } from "../../../store/types.ts";
+import { rewritePrivate } from "../../../sys/private-file.ts";
 import type { LaunchSpec, ValidatedTask } from "../../engine/provider.ts";
 import { parseTask, taskText, timeoutSeconds } from "../../task-input.ts";
 import { type DshModel, loadDshModels, resolveDshModel } from "./models.ts";
@@ -112,7 +112,7 @@ export function buildDshLaunch(
 ): LaunchSpec {
   const model = launcherModel(job);
   const taskFile = dshTaskFile(jobDir);
-  writeFileSync(taskFile, job.task, { mode: 0o600 });
+  rewritePrivate(taskFile, job.task);
   const argv = [
     o.launcher,
     "--cwd",

@@ -1,8 +1,11 @@
+import { redact } from "./redact.ts";
+
 /**
  * Output hygiene for everything a job's child wrote that reaches a terminal (wait
  * lines) or a model (poll JSON). A CLI's output is untrusted: ANSI escapes can rewrite
  * a terminal, bidi overrides (U+202E) can make text read differently from what it is,
- * NUL and line separators break line-oriented readers.
+ * NUL and line separators break line-oriented readers. Every cleaner redacts
+ * (sys/redact.ts) before it cuts: half a key is no longer a key the channels recognize.
  */
 
 export const TEXT_CAP = 256;
@@ -34,7 +37,7 @@ function cut(s: string, cap: number): string {
 /** One safe line: unsafe characters become spaces, whitespace collapses, capped. */
 export function sanitizeLine(s: string, cap = TEXT_CAP): string {
   // Cap the input first so a 1 MB line costs no more than a short one.
-  const head = s.length > cap * 8 ? s.slice(0, cap * 8) : s;
+  const head = redact(s.length > cap * 8 ? s.slice(0, cap * 8) : s);
   return cut(head.replace(ANSI, " ").replace(UNSAFE, " ").replace(/\s+/g, " ").trim(), cap);
 }
 
@@ -43,7 +46,7 @@ export function sanitizeLine(s: string, cap = TEXT_CAP): string {
  * response better with its paragraphs), runs of blank lines and spaces collapse.
  */
 export function sanitizeMultiline(s: string, cap = JSON_STRING_CAP): string {
-  const head = s.length > cap * 8 ? s.slice(0, cap * 8) : s;
+  const head = redact(s.length > cap * 8 ? s.slice(0, cap * 8) : s);
   const clean = head
     .replace(/\r\n?/g, "\n")
     .replace(ANSI, " ")
@@ -60,7 +63,7 @@ export function sanitizeMultiline(s: string, cap = JSON_STRING_CAP): string {
  * stay where they are, since the alignment carries the meaning.
  */
 export function sanitizeBlock(s: string, cap = JSON_STRING_CAP): string {
-  const head = s.length > cap * 8 ? s.slice(0, cap * 8) : s;
+  const head = redact(s.length > cap * 8 ? s.slice(0, cap * 8) : s);
   return cut(head.replace(/\r\n?/g, "\n").replace(ANSI, " ").replace(UNSAFE_KEEP_NL, " ").trimEnd(), cap);
 }
 
@@ -114,8 +117,9 @@ const EXCERPT_CHARS = 1200;
 
 /** The end of what a child printed (its last words explain a failure), cleaned. */
 export function outputExcerpt(out: { stdout: string; stderr: string }): string {
-  const both = [out.stderr.trim(), out.stdout.trim()].filter(Boolean).join("\n");
-  if (!both) return "(no output)";
+  const joined = [out.stderr.trim(), out.stdout.trim()].filter(Boolean).join("\n");
+  if (!joined) return "(no output)";
+  const both = redact(joined.length > EXCERPT_CHARS * 4 ? joined.slice(-EXCERPT_CHARS * 4) : joined);
   const tail = both.length > EXCERPT_CHARS ? `…${both.slice(-EXCERPT_CHARS)}` : both;
   return sanitizeMultiline(tail, EXCERPT_CHARS + 2);
 }

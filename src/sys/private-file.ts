@@ -1,0 +1,156 @@
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  ftruncateSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  type Stats,
+  writeSync,
+} from "node:fs";
+import { dirname, sep } from "node:path";
+import { DlError } from "../errors.ts";
+import { redact } from "./redact.ts";
+
+/**
+ * dl's private state: every folder it keeps state in (the provider state dirs, the cache
+ * dir, their job, slot, conversation and transcript folders) is 0700 and owned by this
+ * user, and every file it writes there is 0600, opened without following a link and
+ * redacted (sys/redact.ts) on its way to the disk. The only writer of those files: a
+ * state file written any other way would skip both guards.
+ */
+
+const PRIVATE_DIR_MODE = 0o700;
+const PRIVATE_FILE_MODE = 0o600;
+
+const euid = () => process.geteuid?.() ?? -1;
+
+/** The refusal for a folder others can read that this user may not tighten. */
+function notOurs(dir: string, st: Stats): DlError {
+  return new DlError(
+    "storage",
+    `${dir} can be read by other users (mode ${(st.mode & 0o777).toString(8)}) and belongs to uid ${st.uid}, not this user: dl keeps its state private; run \`chmod 700 ${dir}\` as its owner, or point dl elsewhere`,
+    { cause: "not_private", path: dir },
+  );
+}
+
+/** One existing folder made private: a folder of this user is tightened, anyone else's refused when open to others. */
+function tighten(dir: string): void {
+  const st = lstatSync(dir);
+  if (st.isSymbolicLink() || !st.isDirectory())
+    throw new DlError("storage", `${dir} is not a directory`, { cause: "ENOTDIR", path: dir });
+  if ((st.mode & 0o077) === 0) return;
+  // Root does not take over another user's folder either: its owner decides.
+  if (st.uid !== euid()) throw notOurs(dir, st);
+  chmodSync(dir, PRIVATE_DIR_MODE);
+}
+
+/**
+ * Makes `dir` (and whatever of its path is missing) exist as a private folder. With
+ * `root`, every folder from `root` down to `dir` is checked and tightened too: a state
+ * dir or a `jobs/` made 0755 by an older dl, a user or a tool, is 0700 afterwards.
+ */
+export function privateDir(dir: string, root?: string): void {
+  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  const chain = [dir];
+  if (root !== undefined && (dir === root || dir.startsWith(root.endsWith(sep) ? root : root + sep))) {
+    for (let d = dirname(dir); d.length >= root.length && d !== dirname(d); d = dirname(d)) {
+      chain.push(d);
+      if (d === root) break;
+    }
+  }
+  for (const d of chain.reverse()) tighten(d);
+}
+
+/** Opens `path` for writing, refusing a link or anything but a regular file, and makes it 0600. */
+function openPrivate(path: string, flags: number): number {
+  const fd = openSync(path, flags | constants.O_NOFOLLOW | constants.O_NONBLOCK, PRIVATE_FILE_MODE);
+  try {
+    if (!fstatSync(fd).isFile()) throw new DlError("storage", `${path} is not a regular file`, { path });
+    fchmodSync(fd, PRIVATE_FILE_MODE);
+    return fd;
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+}
+
+function writeAll(fd: number, text: string, at?: number): void {
+  const buf = Buffer.from(redact(text), "utf8");
+  let done = 0;
+  while (done < buf.byteLength)
+    done += writeSync(fd, buf, done, buf.byteLength - done, at === undefined ? null : at + done);
+}
+
+/** A new file (never one already there: a planted name is refused), `text` redacted. */
+export function writeNewPrivate(path: string, text: string): void {
+  const fd = openPrivate(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL);
+  try {
+    writeAll(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `path` replaced whole by `text` (redacted), atomically: written under a new name, renamed over it. */
+export function replacePrivate(path: string, text: string): void {
+  const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`;
+  try {
+    writeNewPrivate(tmp, text);
+    renameSync(tmp, path);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
+}
+
+/** `path` (created if missing, truncated otherwise) holding `text` (redacted). */
+export function rewritePrivate(path: string, text: string): void {
+  const fd = openPrivate(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC);
+  try {
+    writeAll(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The existing file at `path` overwritten from its start and cut to `size` bytes: no new
+ * blocks are needed when `size` is what it already held (a reserved file on a full disk).
+ */
+export function overwritePrivate(path: string, text: string, size: number): void {
+  const fd = openPrivate(path, constants.O_RDWR);
+  try {
+    writeAll(fd, text, 0);
+    ftruncateSync(fd, size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** An open file lines are appended to, each redacted. */
+export interface PrivateAppender {
+  append(text: string): void;
+  close(): void;
+}
+
+/** A new file (O_EXCL, like writeNewPrivate) kept open for appending. */
+export function createPrivateAppender(path: string): PrivateAppender {
+  const fd = openPrivate(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND);
+  let open = true;
+  return {
+    append(text) {
+      if (open) writeAll(fd, text);
+    },
+    close() {
+      if (!open) return;
+      open = false;
+      closeSync(fd);
+    },
+  };
+}

@@ -1,0 +1,111 @@
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  type Stats,
+} from "node:fs";
+import { join } from "node:path";
+import { rewritePrivate } from "./private-file.ts";
+import { holdsSecret } from "./redact.ts";
+
+/**
+ * Whole trees of dl's private state, walked without following a link and leaving what
+ * belongs to another user alone: tightened (what an older dl left open), and scrubbed
+ * after a job (what its child wrote there, checked for keys).
+ */
+const euid = () => process.geteuid?.() ?? -1;
+
+/** Entries one pass over a tree looks at, at most: a state dir of a normal life holds far fewer. */
+const TREE_MAX_ENTRIES = 50_000;
+
+/** Every entry under `root` that is this user's and not a link, depth first, bounded; `visit` may throw. */
+function walkOwn(root: string, visit: (path: string, st: Stats) => void): void {
+  const stack = [root];
+  let seen = 0;
+  while (stack.length > 0 && seen < TREE_MAX_ENTRIES) {
+    const dir = stack.pop()!;
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      if (++seen > TREE_MAX_ENTRIES) break;
+      const path = join(dir, name);
+      try {
+        const st = lstatSync(path);
+        if (st.uid !== euid() || st.isSymbolicLink()) continue;
+        if (st.isDirectory()) stack.push(path);
+        visit(path, st);
+      } catch {
+        // gone meanwhile, or not ours to change
+      }
+    }
+  }
+}
+
+const tightened = new Set<string>();
+
+/** One entry made private when it is open to others: a folder 0700, a file 0600. */
+function tightenEntry(path: string, st: Stats): void {
+  if ((st.mode & 0o077) !== 0 && (st.isDirectory() || st.isFile())) chmodSync(path, st.isDirectory() ? 0o700 : 0o600);
+}
+
+/**
+ * Everything under `root` (its job folders, transcripts, locks, whatever an older dl left
+ * 0755 or 0644) made 0700 / 0600, once per process and root; links are never followed
+ * and what belongs to another user is left alone (the root itself, 0700, keeps others out).
+ */
+export function tightenTree(root: string): void {
+  if (tightened.has(root)) return;
+  tightened.add(root);
+  walkOwn(root, tightenEntry);
+}
+
+/** Files a child left that are bigger than this are not read back to be checked: they go. */
+const SCRUB_MAX_BYTES = 32 * 1024 * 1024;
+
+/** One file a child wrote, made safe to keep: redacted in place if text, removed if it is binary and holds a key. */
+function scrubFile(path: string, st: Stats): "kept" | "redacted" | "removed" {
+  if (st.size > SCRUB_MAX_BYTES) {
+    rmSync(path, { force: true });
+    return "removed";
+  }
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  let bytes: Buffer;
+  try {
+    if (!fstatSync(fd).isFile()) return "kept";
+    bytes = readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  const binary = bytes.includes(0);
+  const text = bytes.toString(binary ? "latin1" : "utf8");
+  if (!holdsSecret(text)) return "kept";
+  // A database or an archive cannot be edited byte for byte: what holds a key is not kept.
+  if (binary) rmSync(path, { force: true });
+  else rewritePrivate(path, text);
+  return binary ? "removed" : "redacted";
+}
+
+/**
+ * After a job's child ended: every file it (or the CLI's own state, Codex's per-run
+ * SQLite home) left under `dir` is checked, text redacted in place, a binary file holding
+ * a key removed, so no key outlives the run in dl's state; what it made with the user's
+ * umask is made private like the rest. Returns the paths it removed.
+ */
+export function scrubTree(dir: string): string[] {
+  const removed: string[] = [];
+  walkOwn(dir, (path, st) => {
+    if (st.isFile() && scrubFile(path, st) === "removed") removed.push(path);
+    else tightenEntry(path, st);
+  });
+  return removed;
+}

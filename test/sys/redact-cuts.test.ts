@@ -1,0 +1,81 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import { type BashCounters, runToolCalls } from "../../src/agent/tool-calls.ts";
+import type { AgentTool } from "../../src/agent/tools/types.ts";
+import { TranscriptFile } from "../../src/agent/transcript.ts";
+import { keepOutputTail } from "../../src/jobs/engine/output-tail.ts";
+import { ANSWER_MAX_CHARS } from "../../src/mcp/result-limits.ts";
+import { boundResult } from "../../src/mcp/result-spill.ts";
+import { knowSecrets } from "../../src/sys/redact.ts";
+import { outputExcerpt, sanitizeLine } from "../../src/sys/sanitize.ts";
+import { tempDir } from "../helpers/dl.ts";
+
+/**
+ * A known key is recognized whole: cut in half by a cap, the half that is left is no
+ * longer a key any channel's redaction can find. So every place that cuts text on its way
+ * out (a transcript field, a progress line, an output tail, a cleaned line, an answer's
+ * cap) redacts before it cuts. Each attack puts the key across the cut.
+ */
+const KEY = "Qk7vZp-known-key-31415";
+knowSecrets([KEY]);
+
+/** No piece of the key (4 characters or more, from either end) is left in `text`. */
+function noPieceOf(text: string): void {
+  for (let n = 4; n <= KEY.length; n++) {
+    expect(text).not.toContain(KEY.slice(0, n));
+    expect(text).not.toContain(KEY.slice(-n));
+  }
+}
+
+describe("redacted before it is cut", () => {
+  test("a tool call's target in the transcript and the progress line", async () => {
+    const seen: string[] = [];
+    const echo: AgentTool = {
+      spec: { name: "run_bash", description: "", input_schema: { type: "object", properties: {} } },
+      run: async () => ({ content: "ok", is_error: false, bash: { exitCode: 0, timedOut: false } }),
+    };
+    const ctx = { workdir: realpathSync(tempDir("cuts")), allowEscape: false, signal: new AbortController().signal };
+    const bash: BashCounters = { bashCalls: 0, bashFailures: 0, lastBashExit: null };
+    for (const at of [78, 398]) {
+      const command = `${"x".repeat(at)}${KEY}`;
+      const { names } = await runToolCalls(
+        new Map([["run_bash", echo]]),
+        [{ type: "tool_use", id: "a", name: "run_bash", input: { command } }],
+        ctx,
+        bash,
+        { record: (r) => seen.push(r.target) },
+      );
+      noPieceOf(names.join("\n"));
+    }
+    noPieceOf(seen.join("\n"));
+  });
+
+  test("a transcript field at its cap", () => {
+    const file = join(tempDir("cuts"), "t.jsonl");
+    const t = new TranscriptFile(file);
+    t.tool({ n: 1, tool: "run_bash", target: `${"x".repeat(295)}${KEY}`, exit: 0, bytes_in: 1, bytes_out: 1, ms: 1 });
+    t.turn({ n: 1, model: `${"m".repeat(115)}${KEY}`, in: 1, cached: 0, out: 1, stop: "end_turn", ms: 1 });
+    t.close();
+    noPieceOf(readFileSync(file, "utf8"));
+  });
+
+  test("the start of a CLI job's output tail, and a failed job's excerpt", () => {
+    const dir = tempDir("cuts");
+    keepOutputTail(dir, {
+      stdout: `${KEY}${"y".repeat(16_384 - 6)}`,
+      stderr: `${KEY}${"z".repeat(8_192 - 6)}`,
+      exitCode: 1,
+    });
+    noPieceOf(readFileSync(join(dir, "output.log"), "utf8"));
+    noPieceOf(outputExcerpt({ stdout: `${KEY}${"y".repeat(1_200 - 6)}`, stderr: "" }));
+  });
+
+  test("a cleaned line at its cap, and an answer at the result's cap", async () => {
+    noPieceOf(sanitizeLine(`${"x".repeat(250)}${KEY}`, 256));
+    const answer = `${"x".repeat(ANSWER_MAX_CHARS - 6)}${KEY} and more`;
+    const r = await boundResult({ final_response: answer } as never, tempDir("cuts"));
+    noPieceOf(r.final_response);
+    noPieceOf(readFileSync(r.final_response_path!, "utf8"));
+  });
+});

@@ -1,0 +1,183 @@
+import { describe, expect, test } from "bun:test";
+import {
+  holdsSecret,
+  isSecretName,
+  knowSecrets,
+  MIN_SECRET_CHARS,
+  REDACTED,
+  redact,
+  redactValue,
+  secretValuesOf,
+} from "../../src/sys/redact.ts";
+import { rng } from "../reliability/rng.ts";
+
+/** Values this file makes known: none is key-shaped, so only knowSecrets can cut them. */
+const KNOWN = "lk-known-value-7731";
+const QUOTED = 'pw"with\\quote-5512';
+knowSecrets([KNOWN, QUOTED, "short"]);
+
+describe("redact: values dl holds", () => {
+  test("a known value is cut wherever it appears, raw or escaped inside a JSON string", () => {
+    expect(redact(`the key is ${KNOWN}, again:${KNOWN}`)).toBe(`the key is ${REDACTED}, again:${REDACTED}`);
+    expect(redact(QUOTED)).toBe(REDACTED);
+    const json = JSON.stringify({ echo: `env says ${QUOTED}` });
+    expect(redact(json)).not.toContain("with");
+    expect(JSON.parse(redact(json))).toEqual({ echo: `env says ${REDACTED}` });
+  });
+
+  test(`a value under ${MIN_SECRET_CHARS} characters is a placeholder, not a key: text with it stays whole`, () => {
+    expect(redact("a short answer")).toBe("a short answer");
+  });
+
+  test("the variables whose names say credential are secrets; booleans, numbers, paths and people are not", () => {
+    for (const n of ["OPENAI_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "MY_PASSWORD", "DB_PASSWD"])
+      expect(isSecretName(n)).toBe(true);
+    for (const n of ["NPM_CONFIG__AUTH", "SESSION_COOKIE", "DELEGATE_BIFROST_VK_LOCAL", "GCP_CREDENTIALS"])
+      expect(isSecretName(n)).toBe(true);
+    for (const n of ["PATH", "HOME", "PWD", "OLDPWD", "GIT_AUTHOR_NAME", "GIT_ASKPASS", "LANG"])
+      expect(isSecretName(n)).toBe(false);
+    const values = secretValuesOf({
+      SERVICE_TOKEN: "tok-123456789",
+      TOKENIZERS_PARALLELISM: "false",
+      SSH_AUTH_SOCK: "/tmp/ssh-XXXX/agent.1",
+      RETRY_KEY_COUNT: "12",
+      GIT_AUTHOR_NAME: "Ada Lovelace",
+      EDITOR: "vim",
+    });
+    expect(values).toEqual(["tok-123456789"]);
+  });
+});
+
+describe("redact: strings shaped like keys, whoever holds them", () => {
+  test("keys as users name and paste them are cut out; the rest stays", () => {
+    const text = [
+      "export OPENAI_API_KEY=sk-abcdefghijklmnop123",
+      'curl -H "Authorization: Bearer abcdefgh12345678" https://x',
+      "DEEPSEEK_KEY=dsk-whatever-1234",
+      "token: ghp_abcdefghijklmnopqrstuvwxyz0123",
+      "an anthropic key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz-0123456789 in prose",
+      "a jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+      "google ya29.a0AfH6SMBx-abcdefghijklmnopqrstuvwxyz and AIzaSyA-abcdefghijklmnopqrstuvwxyz01234",
+      "plain words and paths/src/a.ts stay",
+    ].join("\n");
+    const out = redact(text);
+    for (const leak of [
+      "sk-abcdefghijklmnop123",
+      "abcdefgh12345678",
+      "dsk-whatever-1234",
+      "ghp_abc",
+      "AbCdEfGhIjKlMnOp",
+      "dozjgNryP4J3jVmNHl0w5N",
+      "a0AfH6SMBx",
+      "SyA-abcdefghij",
+    ])
+      expect(out).not.toContain(leak);
+    expect(out).toContain("plain words and paths/src/a.ts stay");
+    expect(out).toContain(`OPENAI_API_KEY=${REDACTED}`);
+  });
+
+  test("a PEM private key goes whole, its escaped line breaks in a JSON string too", () => {
+    const pem =
+      "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nQUFBQUFB==\n-----END OPENSSH PRIVATE KEY-----";
+    expect(redact(`key:\n${pem}\nafter`)).toBe(`key:\n${REDACTED}\nafter`);
+    const json = JSON.stringify({ file: pem });
+    expect(redact(json)).not.toContain("b3BlbnNzaC1");
+    expect(JSON.parse(redact(json))).toEqual({ file: REDACTED });
+  });
+
+  test("URLs: credential-looking parameters and userinfo are replaced; the rest stays as written", () => {
+    expect(redact("http://h:4000/v1/messages?api-version=2024-10&key=sk-1")).toBe(
+      `http://h:4000/v1/messages?api-version=2024-10&key=${REDACTED}`,
+    );
+    expect(redact("https://user:p@ss@h/x?access_token=a&page=2#id_token=b")).toBe(
+      `https://${REDACTED}@h/x?access_token=${REDACTED}&page=2#id_token=${REDACTED}`,
+    );
+    for (const name of ["api_key", "apikey", "X-Api-Key", "token", "client_secret", "password", "passwd", "pwd"])
+      expect(redact(`http://h/?${name}=v1`)).toBe(`http://h/?${name}=${REDACTED}`);
+    for (const name of ["sig", "Signature", "X-Amz-Signature", "X-Amz-Security-Token", "auth", "authorization", "code"])
+      expect(redact(`http://h/?a=1&${name}=v1`)).toBe(`http://h/?a=1&${name}=${REDACTED}`);
+    // Words that merely contain a short credential word are kept.
+    expect(redact("http://h/?design=1&passenger=2&region=eu")).toBe("http://h/?design=1&passenger=2&region=eu");
+    expect(redact("http://h/?%6Bey=s")).toBe(`http://h/?%6Bey=${REDACTED}`);
+    expect(redact("failed: GET http://a:b@h/?token=t (timeout)")).toBe(
+      `failed: GET http://${REDACTED}@h/?token=${REDACTED} (timeout)`,
+    );
+    expect(redact("no url here, key=1")).toBe("no url here, key=1");
+  });
+
+  test("a name that says key followed by a word is prose, not a key", () => {
+    for (const t of ["DSH_PROVIDER_API_KEY: present", "OPENAI_API_KEY=unset", "token: missing", "password: required"])
+      expect(redact(t)).toBe(t);
+  });
+
+  test("dl's own words are no key: ids, statuses, usage fields, paths", () => {
+    const own = JSON.stringify({
+      jobs: [{ id: "dsh-0123456789", status: "running", task_id: "ag-0a1b2c3d4e,cx-99887766" }],
+      usage: { input_tokens: 12, cache_read_tokens: 3, max_tokens: 150000 },
+      conversation_id: "cv-0123456789abcdef0123",
+      logs: "dl logs dg-0011223344",
+      workdir: "/home/ada/src/desk-organizer-2024",
+    });
+    expect(redact(own)).toBe(own);
+    expect(holdsSecret(own)).toBe(false);
+  });
+});
+
+describe("redact: safe on any text", () => {
+  const pieces = [
+    KNOWN,
+    QUOTED,
+    "sk-ant-api03-0123456789abcdef",
+    "GITHUB_TOKEN=ghp_0123456789abcdefghijABCD",
+    "Authorization: Bearer abc.def.ghi",
+    "http://u:p@h/?token=x&y=1",
+    'api_key": "v4lue',
+    "password='hunter22'",
+    '\\"quoted\\"',
+    "\\",
+    '"',
+    "ünïcödé ✓",
+    "-----BEGIN RSA PRIVATE KEY-----\nAAAA",
+    "x-bf-vk: vk-1234",
+    "plain",
+  ];
+
+  test("serialized JSON stays JSON, and redacting twice changes nothing more (3,000 random documents)", () => {
+    const r = rng(30);
+    const str = () =>
+      Array.from({ length: 1 + r.int(4) }, () => pieces[r.int(pieces.length)]).join(r.pick([" ", "", "\n"]));
+    const value = (depth: number): unknown =>
+      depth > 3 || r.int(3) === 0
+        ? str()
+        : r.int(2) === 0
+          ? Array.from({ length: r.int(4) }, () => value(depth + 1))
+          : Object.fromEntries(Array.from({ length: r.int(4) }, () => [str(), value(depth + 1)]));
+    for (let i = 0; i < 3000; i++) {
+      const text = JSON.stringify(value(0));
+      const once = redact(text);
+      expect(() => JSON.parse(once)).not.toThrow();
+      expect(redact(once)).toBe(once);
+      expect(once).not.toContain(KNOWN);
+      expect(once).not.toContain("ghp_0123456789");
+    }
+  });
+
+  test("hostile output (a megabyte of one letter, of key-like words) is redacted and returns", () => {
+    // A backtracking pattern would not return from these within the test's timeout.
+    for (const s of ["A".repeat(1_000_000), "a_key=".repeat(150_000), "sk-".repeat(300_000), "?&=".repeat(300_000)])
+      expect(redact(s).length).toBeGreaterThan(0);
+  });
+
+  test("redactValue walks strings and keys at any depth and leaves everything else as it was", () => {
+    const v = { [KNOWN]: [1, true, null, { deep: `say ${KNOWN}` }], n: 5, buf: new Uint8Array([1, 2]) };
+    const out = redactValue(v) as unknown;
+    expect(out).toEqual({
+      [REDACTED]: [1, true, null, { deep: `say ${REDACTED}` }],
+      n: 5,
+      buf: new Uint8Array([1, 2]),
+    });
+    let deep: unknown = KNOWN;
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    expect(JSON.stringify(redactValue(deep))).not.toContain(KNOWN);
+  });
+});
