@@ -1874,6 +1874,48 @@ export const MUTATIONS: Mutation[] = [
     search: 'if (isDlError(e, "not_found")) store.dropLock(id);',
     replace: "",
     tests: ["test/e2e/shell-output.test.ts"],
+  },
+  // ── supervisors: work outlives the window ──────────────────────────────────────────
+  {
+    id: "adopt-only-from-its-server",
+    guard: "a supervisor adopts a job only while it is queued under the server that handed it over",
+    why: "two supervisors started for one job (two servers reaping one dead queue) would both run it",
+    file: "src/store/jobs.ts",
+    search:
+      "\"UPDATE jobs SET server_id = ?, owner_pid = ?, owner_start = ? WHERE id = ? AND status = 'queued' AND server_id = ?\"",
+    replace:
+      "\"UPDATE jobs SET server_id = ?, owner_pid = ?, owner_start = ? WHERE id = ? AND status = 'queued' AND ? IS NOT NULL\"",
+    tests: ["test/store/adopt.test.ts"],
+  },
+  {
+    id: "closing-window-hands-off-its-queue",
+    guard: "a server that stops hands its queued jobs to supervisors of their own",
+    why: "closing a window (Claude Code's exit is SIGINT) would cancel every job still waiting for a slot",
+    file: "src/jobs/engine/engine.ts",
+    search: "if (keep) this.launcher.handOffQueued();",
+    replace: "if (false) this.launcher.handOffQueued();",
+    tests: ["test/e2e/outlive.test.ts"],
+    build: true,
+  },
+  {
+    id: "dead-server-queue-adopted",
+    guard: "a dead server's queued job is handed to a supervisor by the reaper, not recorded lost",
+    why: "a SIGKILLed window would lose every job that had not started yet",
+    file: "src/jobs/engine/reaper.ts",
+    search: 'if (row.status === "queued" && !opts.dryRun && opts.adoptQueued?.(row)) {',
+    replace: "if (false) {",
+    tests: ["test/e2e/dsh.test.ts"],
+    build: true,
+  },
+  {
+    id: "jobs-die-with-server-setting",
+    guard: "with DELEGATE_JOBS_DIE_WITH_SERVER=1 a supervisor stops its job once its window's server is gone",
+    why: "the setting that restores the reference's jobs-die-with-the-server would do nothing",
+    file: "src/jobs/engine/supervised.ts",
+    search:
+      "if (this.c.options.dieWithOrigin && !this.stopping && !originAlive(row, this.c)) void this.stopWithOrigin(row);",
+    replace: "",
+    tests: ["test/e2e/usage-jobs.test.ts"],
     build: true,
   },
 ];

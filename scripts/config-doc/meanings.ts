@@ -153,6 +153,10 @@ export const MEANINGS: Readonly<Record<string, Meaning>> = {
   DELEGATE_JOB_RETENTION_DAYS: {
     meaning: "Finished jobs, kept conversations and transcripts older than this are pruned by `dl reap`.",
   },
+  DELEGATE_JOBS_DIE_WITH_SERVER: {
+    meaning:
+      "`1`: jobs die with the server that took their call, as the Python reference had it (its queued jobs are cancelled when it stops, and its running jobs stop, `cancelled` with `server_stopped`, once it is gone). Unset, jobs outlive their window: each runs under a supervisor of its own (Claude Code's task panel promises that background tasks keep running, and its two exit choices look the same to a server).",
+  },
   DELEGATE_TASK_INLINE_S: {
     meaning:
       "For a host that runs calls as MCP tasks: a delegation or submit whose jobs all end within this many seconds answers the call in place; only one still running becomes a task. `0` makes every such call a task.",

@@ -60,6 +60,7 @@ export function jobJson(j: FoundJob, now: number, d: ModelDefaults): Record<stri
     kind: r.provider,
     state: j.verdict.state,
     status: r.status,
+    window: j.window,
     reason: sanitizeLine(j.verdict.reason, 300) || null,
     project: r.project,
     workdir: sanitizeLine(r.workdir, 4000),

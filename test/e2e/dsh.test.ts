@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { callTool, connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
+import { supervisorOf } from "../helpers/supervisor.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
@@ -337,7 +338,8 @@ describe("dsh caps across servers", () => {
     const subs = await Promise.all(
       [a, b].map((s, k) =>
         call<Submitted>(s, "submit_dsh", {
-          tasks: repos.slice(k * 3, k * 3 + 3).map((r) => task(r, { ms: 250, events: log })),
+          // Long enough to overlap: each job's supervisor starts on its own, slower on a loaded machine.
+          tasks: repos.slice(k * 3, k * 3 + 3).map((r) => task(r, { ms: 1500, events: log })),
         }),
       ),
     );
@@ -386,7 +388,7 @@ describe("dsh caps across servers", () => {
     expect(pk.all).toBe(2);
   });
 
-  test("a dead server's jobs become lost; dl wait exits 1 for them; the next server kills the verified orphan", async () => {
+  test("a dead server's queued job and a dead supervisor's running one end; dl wait exits 1 for them; the next server kills the verified orphan", async () => {
     const stateDir = join(root, "state-dead");
     const log = join(root, "events-dead.log");
     const s = await serve(stateDir, { DELEGATE_DSH_MAX_CONCURRENT: "1", DELEGATE_DSH_MAX_PER_PROJECT: "1" });
@@ -395,10 +397,12 @@ describe("dsh caps across servers", () => {
     const ids = sub.data.jobs.map((j) => j.id);
     await until(() => events(log).some((e) => e.kind === "start"), "the first job to start");
     const launcherPid = events(log)[0]!.pid!;
-    const serverPid = s.transport.pid!;
-    process.kill(serverPid, "SIGKILL");
-    await until(() => !pidAlive(serverPid), "the server to die");
-    // The launcher runs in its own session: it outlives its server until reaped.
+    // The server that queued both, and the supervisor of the running one.
+    for (const pid of [s.transport.pid!, supervisorOf(stateDir, ids[0]!)]) {
+      process.kill(pid, "SIGKILL");
+      await until(() => !pidAlive(pid), `process ${pid} to die`);
+    }
+    // The launcher runs in its own session: it outlives its supervisor until reaped.
     expect(pidAlive(launcherPid)).toBe(true);
 
     const wait = await runDl(["wait", ...ids], { DELEGATE_DSH_STATE_DIR: stateDir });
@@ -409,11 +413,23 @@ describe("dsh caps across servers", () => {
     expect(wait.stdout).toContain(`${ids[1]} LOST`);
     expect(wait.stdout).toContain("dl reap will record it lost");
 
-    // A new server on the state dir reaps them at start: lost, the verified orphan killed.
+    // A new server on the state dir reaps them at start: the running one lost, its verified
+    // orphan killed; the queued one, whose work never started, goes to a supervisor of its
+    // own, which runs it (the window's work goes on).
     const next = await serve(stateDir);
-    const jobs = await pollUntilEnded(next, ids);
-    expect(jobs.map((j) => j.status)).toEqual(["lost", "lost"]);
-    expect(jobs[0]!.orphan_killed).toBe(true);
+    const [dead] = await pollUntilEnded(next, [ids[0]!]);
+    expect(dead!.status).toBe("lost");
+    expect(dead!.orphan_killed).toBe(true);
     await until(() => !pidAlive(launcherPid), "the orphaned launcher to be killed");
+    await until(async () => {
+      const [j] = (await call<{ jobs: JobView[] }>(next, "poll_dsh", { ids: [ids[1]!] })).data.jobs;
+      return j?.status === "running";
+    }, "the dead server's queued job to run under a supervisor of its own");
+    // It is another project's job to this server: end it as its own project would not here,
+    // by its supervisor's death and a reap (which kills the hanging launcher).
+    const supervisor = supervisorOf(stateDir, ids[1]!);
+    process.kill(supervisor, "SIGKILL");
+    await until(() => !pidAlive(supervisor), "the adopting supervisor to die");
+    expect((await runDl(["reap"], { DELEGATE_DSH_STATE_DIR: stateDir })).code).toBe(0);
   });
 });

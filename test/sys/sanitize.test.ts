@@ -97,6 +97,9 @@ const base: JobRow = {
   warnings: '["w\\u0000x"]',
   persist_error: null,
   changes: null,
+  origin_id: null,
+  origin_pid: null,
+  origin_start: null,
 };
 
 describe("poll view", () => {

@@ -107,7 +107,9 @@ export function pollView(
     view.truncated = true;
     view.final_response_length = resp.length;
   }
-  if (selfServerId !== undefined && row.server_id !== selfServerId) view.read_only = true;
+  // Read-only: neither this server's nor queued by it (a job its supervisor runs is still the window's).
+  if (selfServerId !== undefined && row.server_id !== selfServerId && row.origin_id !== selfServerId)
+    view.read_only = true;
   return view;
 }
 

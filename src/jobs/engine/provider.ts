@@ -121,6 +121,12 @@ export interface Provider {
    * carries has none.
    */
   spent?(job: JobRow, jobDir: string): Record<string, unknown> | null;
+  /**
+   * What only this server holds that the job's supervisor must be handed, as environment
+   * (a delegate_to_provider job's endpoint and key, which never reach a file): given once,
+   * when the job is handed over.
+   */
+  handOffEnv?(job: JobRow): Record<string, string>;
   /** Classifies a run that did not exit 0 (not called for timeouts or cancels). */
   classify(out: RunOutput, job: JobRow): FailureClass;
 }
