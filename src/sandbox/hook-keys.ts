@@ -22,14 +22,21 @@ const MAX_BYTES = 4 << 20;
 type Json = Record<string, unknown>;
 export type HookKeys = Map<string, string | undefined>;
 
-function read(path: string): Json | null {
+function parse(text: string): Json | null {
   try {
-    const text = readFileSync(path, "utf8");
     if (text.length > MAX_BYTES) return null;
     const v: unknown = JSON.parse(text);
     return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Json) : null;
   } catch {
-    return null; // absent, unreadable or not JSON: no hook manager reads keys out of it either
+    return null; // not JSON: no hook manager reads keys out of it either
+  }
+}
+
+function read(path: string): Json | null {
+  try {
+    return parse(readFileSync(path, "utf8"));
+  } catch {
+    return null; // absent or unreadable
   }
 }
 
@@ -44,6 +51,12 @@ function keysOf(pkg: Json | null): HookKeys {
 
 export function readHookKeys(root: string, rel: string): HookKeys {
   return keysOf(read(join(root, rel)));
+}
+
+/** The hook keys that differ between a package.json's keys and the text it would become. */
+export function changedHookKeys(before: HookKeys, text: string): string[] {
+  const after = keysOf(parse(text));
+  return [...before.keys()].filter((k) => before.get(k) !== after.get(k));
 }
 
 /**
