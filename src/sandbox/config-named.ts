@@ -53,13 +53,91 @@ function readText(path: string): string | null {
   }
 }
 
-/** The text a host acts on: a markdown file's front matter only. */
-function commandText(path: string): string | null {
-  if (USER_RUN.test(basename(path))) return null;
-  const text = readText(path);
-  if (text === null || !/\.(md|mdc|markdown)$/i.test(path)) return text;
-  const front = /^---\r?\n([\s\S]*?)\r?\n---/.exec(text);
-  return front?.[1] ?? "";
+/** Memory files Claude Code (and Gemini CLI) load with their `@path` imports, which steer the model as the file does. */
+const MEMORY = /^(claude(\.local)?|agents?|gemini)\.md$/i;
+
+interface Source {
+  file: string;
+  /** A memory file, or one a memory file imports: its `@path` imports count too. */
+  memory: boolean;
+  /** A package.json script's command (`file` is its package.json), read instead of the file. */
+  text?: string;
+}
+
+/** What a protected configuration runs of the work tree. */
+export interface NamedByConfig {
+  /** Regular files (absolute). */
+  files: string[];
+  /** package.json scripts a command runs (`npm run x`, `npm test`, `pnpm x`…), with npm's pre/post ones. */
+  npmScripts: { pkg: string; name: string }[];
+}
+
+/** Package managers' own commands: `pnpm install` runs no script of that name. */
+const PM_BUILTIN =
+  /^(install|i|ci|add|remove|rm|uninstall|update|up|upgrade|exec|x|dlx|create|init|link|unlink|pack|publish|info|view|list|ls|outdated|audit|config|cache|why|prune|rebuild|store|patch|import|global|set|version|help|login|logout|whoami|node|env|bin|root|dedupe|run)$/;
+/** bun's own: its test runner and bundler. */
+const BUN_BUILTIN = /^(test|build|pm|upgrade|repl)$/;
+
+/** The package.json scripts `text` runs: `npm run x`, `npm test|start|stop|restart`, `pnpm/yarn/bun [run] x` (options skipped). */
+function npmScriptsRun(text: string): string[] {
+  const t = text.split(/[\s"'`;|&()]+/).filter(Boolean);
+  const out: string[] = [];
+  for (let i = 0; i < t.length; i++) {
+    const tool = /^(npm|pnpm|yarn|bun)$/.exec(basename(t[i]!))?.[1];
+    if (!tool) continue;
+    let j = i + 1;
+    const skipOptions = () => {
+      while (t[j]?.startsWith("-")) j++;
+    };
+    skipOptions();
+    const run = t[j] === "run" || t[j] === "run-script";
+    if (run) j++;
+    skipOptions();
+    const raw = t[j];
+    if (!raw || !/^[A-Za-z0-9][\w:.-]*$/.test(raw)) continue;
+    if (!run && tool === "npm" && !/^(test|t|tst|start|stop|restart)$/.test(raw)) continue;
+    if (!run && tool !== "npm" && PM_BUILTIN.test(raw)) continue;
+    if (!run && tool === "bun" && BUN_BUILTIN.test(raw)) continue;
+    const name = raw === "t" || raw === "tst" ? "test" : raw;
+    out.push(name, `pre${name}`, `post${name}`);
+  }
+  return out;
+}
+
+/** The scripts of the package.json nearest to `dir` (up to the work tree's root), or null. */
+function nearestScripts(dir: string, o: NamedOptions): { pkg: string; scripts: Record<string, unknown> } | null {
+  for (let d = dir; d === o.workdir || isWithin(d, o.workdir); d = dirname(d)) {
+    const text = readText(join(d, "package.json"));
+    if (text !== null) {
+      try {
+        const scripts = (JSON.parse(text) as { scripts?: unknown }).scripts;
+        return {
+          pkg: join(d, "package.json"),
+          scripts: typeof scripts === "object" && scripts ? (scripts as Record<string, unknown>) : {},
+        };
+      } catch {
+        return null; // not JSON: npm runs nothing from it either
+      }
+    }
+    if (d === o.workdir) break;
+  }
+  return null;
+}
+
+/**
+ * The words a host acts on, and the files the source imports: a markdown file's front
+ * matter only (its body is prose), but a memory file's `@path` imports as well.
+ */
+function wordsOf(src: Source): { words: string[]; imports: string[]; runs: string[] } {
+  const none = { words: [], imports: [], runs: [] };
+  if (USER_RUN.test(basename(src.file))) return none;
+  const text = src.text ?? readText(src.file);
+  if (text === null) return none;
+  if (src.text !== undefined || !/\.(md|mdc|markdown)$/i.test(src.file))
+    return { words: commandWords(text), imports: [], runs: npmScriptsRun(text) };
+  const front = /^---\r?\n([\s\S]*?)\r?\n---/.exec(text)?.[1] ?? "";
+  const imports = src.memory ? [...text.matchAll(/(?:^|\s)@([^\s@`]+)/g)].map((m) => m[1]!) : [];
+  return { words: commandWords(front), imports, runs: npmScriptsRun(front) };
 }
 
 /** The regular files of an entry (itself, or what a folder holds), without following links. */
@@ -86,11 +164,15 @@ function filesOf(entry: string): string[] {
   return out;
 }
 
-/** Words of a command line or config value; a leading `$VAR/` or `${VAR}/` (the project dir a host sets) becomes `./`. */
+/**
+ * Words of a command line or config value; a leading `$VAR/`, `"$VAR"/`, `${VAR}/` or `$VAR$/`
+ * (the project dir a host sets: `$CLAUDE_PROJECT_DIR`, `${workspaceFolder}`, `$PROJECT_DIR$`) becomes `./`.
+ */
 function commandWords(text: string): string[] {
   return text
+    .replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\$?(\\?["'])?\//g, "./")
     .split(/[\s"'`=,;|&()<>[\]{}]+/)
-    .map((w) => w.replace(/^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\//, "./").replace(/[:.]+$/, ""))
+    .map((w) => w.replace(/[:.]+$/, ""))
     .filter((w) => w.length > 0 && w.length < 4096 && !w.startsWith("-") && !w.includes("://"));
 }
 
@@ -104,14 +186,14 @@ function isProgram(word: string, abs: string): boolean {
   }
 }
 
-/** The work tree's regular files that `word` names from `bases`. */
-function resolveWord(word: string, bases: string[], o: NamedOptions): string[] {
+/** The work tree's regular files that `word` names from `bases` (any file for an import, else a program). */
+function resolveWord(word: string, bases: string[], o: NamedOptions, anyFile: boolean): string[] {
   const out: string[] = [];
   for (const base of bases) {
     const abs = isAbsolute(word) ? resolve(word) : resolve(base, word);
     if (abs === o.workdir || !isWithin(abs, o.workdir) || o.ignored(abs)) continue;
     try {
-      if (lstatSync(abs).isFile() && isProgram(word, abs)) out.push(abs);
+      if (lstatSync(abs).isFile() && (anyFile || isProgram(word, abs))) out.push(abs);
     } catch {
       // not there: nothing to run
     }
@@ -121,29 +203,37 @@ function resolveWord(word: string, bases: string[], o: NamedOptions): string[] {
 
 /**
  * Every regular file of the work tree a protected entry (a config file or folder, at
- * `entry`) names, and what those name in turn; absolute paths, the entry's own files
- * excluded.
+ * `entry`) names, every package.json script it runs, and what those name in turn; the
+ * entry's own files excluded.
  */
-export function namedByToolConfig(entry: string, o: NamedOptions): string[] {
+export function namedByToolConfig(entry: string, o: NamedOptions): NamedByConfig {
   const project = dirname(entry);
   const own = new Set(filesOf(entry));
   const found = new Set<string>();
-  let level = [...own];
+  const scripts = new Map<string, { pkg: string; name: string }>();
+  let level: Source[] = [...own].map((file) => ({ file, memory: MEMORY.test(basename(file)) }));
   for (let depth = 0; depth < MAX_DEPTH && level.length > 0; depth++) {
-    const next: string[] = [];
-    for (const file of level) {
-      const text = commandText(file);
-      if (text === null) continue;
-      const bases = [...new Set([project, dirname(file)])];
-      for (const w of new Set(commandWords(text))) {
-        for (const abs of resolveWord(w, bases, o)) {
-          if (own.has(abs) || found.has(abs)) continue;
-          found.add(abs);
-          next.push(abs);
-        }
+    const next: Source[] = [];
+    const take = (abs: string, memory: boolean) => {
+      if (own.has(abs) || found.has(abs)) return;
+      found.add(abs);
+      next.push({ file: abs, memory });
+    };
+    for (const src of level) {
+      const { words, imports, runs } = wordsOf(src);
+      const bases = [...new Set([project, dirname(src.file)])];
+      for (const w of new Set(words)) for (const abs of resolveWord(w, bases, o, false)) take(abs, false);
+      // An import is relative to the file that holds it.
+      for (const w of imports) for (const abs of resolveWord(w, [dirname(src.file)], o, true)) take(abs, true);
+      const pkg = runs.length > 0 ? nearestScripts(project, o) : null;
+      for (const name of runs) {
+        const body = pkg?.scripts[name];
+        if (!pkg || typeof body !== "string" || scripts.has(`${pkg.pkg}\0${name}`)) continue;
+        scripts.set(`${pkg.pkg}\0${name}`, { pkg: pkg.pkg, name });
+        next.push({ file: pkg.pkg, memory: false, text: body });
       }
     }
     level = next;
   }
-  return [...found];
+  return { files: [...found], npmScripts: [...scripts.values()] };
 }

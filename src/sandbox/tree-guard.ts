@@ -117,16 +117,19 @@ interface Plan {
   named: string[];
   /** Absent entries to stand in for while the job runs. */
   standIns: StandInWish[];
+  /** package.json (workdir-relative) → scripts a protected configuration runs (`scripts.lint`), put back after the job. */
+  scriptKeys: Map<string, string[]>;
 }
 
 const underAny = (rel: string, dirs: ReadonlySet<string>) => [...dirs].some((d) => rel.startsWith(`${d}/`));
 
-/** The files the protected configurations run (config-named.ts), outside ignored folders. */
-function scriptsNamed(workdir: string, scan: TreeScan, keep: (r: string) => boolean, ignored: ReadonlySet<string>) {
+/** What the protected configurations run (config-named.ts), outside ignored folders. */
+function namedByConfigs(workdir: string, scan: TreeScan, keep: (r: string) => boolean, ignored: ReadonlySet<string>) {
   const o = { workdir, ignored: (abs: string) => underAny(rel(workdir, abs), ignored) };
-  return [...scan.ruleEntries]
+  const all = [...scan.ruleEntries]
     .filter(([r, { rule }]) => rule.id !== "git-metadata" && keep(r))
-    .flatMap(([r]) => namedByToolConfig(join(workdir, r), o));
+    .map(([r]) => namedByToolConfig(join(workdir, r), o));
+  return { files: all.flatMap((n) => n.files), npmScripts: all.flatMap((n) => n.npmScripts) };
 }
 
 /** Everything to keep read-only, from the walk, from what git said and from what the protected configs run. */
@@ -152,10 +155,14 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
     for (const h of repo.hooksDirs) if (inside(workdir, h)) standIns.push({ path: h, kind: "dir" });
     for (const i of repo.includes) if (inside(workdir, i)) standIns.push({ path: i, kind: "file" });
   }
-  for (const p of scriptsNamed(workdir, scan, keep, o.ignored)) {
+  const run = namedByConfigs(workdir, scan, keep, o.ignored);
+  for (const p of run.files) {
     named.add(rel(workdir, p));
     add(p);
   }
+  const scriptKeys = new Map<string, string[]>();
+  for (const s of run.npmScripts)
+    scriptKeys.set(rel(workdir, s.pkg), [...(scriptKeys.get(rel(workdir, s.pkg)) ?? []), `scripts.${s.name}`]);
   for (const g of scan.gitEntries.keys()) {
     const target = kindOf(join(workdir, g)) === "file" ? gitfileTarget(join(workdir, g)) : null;
     if (target && inside(workdir, target)) add(target);
@@ -165,7 +172,12 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
   // the settings Claude Code reloads while it runs; `.vscode` likewise for VS Code.
   standIns.push({ path: join(workdir, ".git"), kind: "dir" });
   for (const d of LIVE_CONFIG) if (!writable.has(d)) standIns.push({ path: join(workdir, d), kind: "dir" });
-  return { protectedPaths: [...paths].map(([path, kind]) => ({ path, kind })), named: [...named], standIns };
+  return {
+    protectedPaths: [...paths].map(([path, kind]) => ({ path, kind })),
+    named: [...named],
+    standIns,
+    scriptKeys,
+  };
 }
 
 interface PlanOptions {
@@ -177,12 +189,12 @@ function ignoredSet(workdir: string, repos: RepoFacts[]): Set<string> {
   return new Set(repos.flatMap((r) => r.ignoredDirs.filter((d) => inside(workdir, d)).map((d) => rel(workdir, d))));
 }
 
-function hookKeysOf(workdir: string, scan: TreeScan, ignored: ReadonlySet<string>): Map<string, HookKeys> {
+function hookKeysOf(workdir: string, scan: TreeScan, ignored: ReadonlySet<string>, plan: Plan): Map<string, HookKeys> {
   const out = new Map<string, HookKeys>();
   for (const [r, e] of scan.entries) {
     if (e.kind !== "file" || !/(^|\/)package\.json$/.test(r)) continue;
     if ([...ignored].some((i) => r.startsWith(`${i}/`))) continue;
-    out.set(r, readHookKeys(workdir, r));
+    out.set(r, readHookKeys(workdir, r, plan.scriptKeys.get(r)));
   }
   return out;
 }
@@ -206,7 +218,7 @@ export async function prepareTreeGuard(workdir: string, o: TreeGuardOptions): Pr
   for (const i of ignoredSet(workdir, repos)) ignored.add(i);
   const plan = planFor(workdir, before, repos, { writable: o.writable, ignored });
   const stands = makeStandIns(workdir, plan.standIns);
-  const keys = hookKeysOf(workdir, before, ignored);
+  const keys = hookKeysOf(workdir, before, ignored, plan);
   const ownRepo = repos[0]?.toplevel === workdir ? repos[0] : undefined;
   const gitDirsOutside = ownRepo && !isWithin(ownRepo.commonDir, workdir) ? [ownRepo.commonDir] : [];
   let done = false;

@@ -30,14 +30,16 @@ git init -q -b main repo && cd repo
 echo hello > README
 mkdir -p scripts tools pkg .claude/commands
 ${EXIT0} > scripts/fmt.sh; ${EXIT0} > scripts/lint.sh; chmod +x scripts/fmt.sh scripts/lint.sh
-echo 'console.log("mcp server")' > tools/mcp.js
+echo 'process.exit(0)' > tools/mcp.js
 echo 'export const x = 1;' > pkg/index.ts
-printf '{"hooks":{"PostToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"sh ./scripts/fmt.sh"}]}]}}\\n' > .claude/settings.json
+echo 'process.exit(0)' > scripts/lint.js
+printf '{"hooks":{"PostToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"sh ./scripts/fmt.sh"},{"type":"command","command":"npm run --silent lint"}]}]}}\\n' > .claude/settings.json
 printf '# Deploy\\nRun the deploy.\\n' > .claude/commands/deploy.md
 printf '{"mcpServers":{"tools":{"command":"node","args":["tools/mcp.js"]}}}\\n' > .mcp.json
-echo 'Be careful.' > CLAUDE.md
+mkdir docs && echo 'Use tabs.' > docs/rules.md
+printf 'Be careful.\nSee @docs/rules.md\n' > CLAUDE.md
 printf 'repos:\\n- repo: local\\n  hooks:\\n  - id: lint\\n    name: lint\\n    entry: ./scripts/lint.sh\\n    language: script\\n' > .pre-commit-config.yaml
-printf '{\\n  "name": "repo",\\n  "simple-git-hooks": {\\n    "pre-commit": "npx lint-staged"\\n  }\\n}\\n' > package.json
+printf '{\\n  "name": "repo",\\n  "scripts": {\\n    "lint": "node scripts/lint.js"\\n  },\\n  "simple-git-hooks": {\\n    "pre-commit": "npx lint-staged"\\n  }\\n}\\n' > package.json
 git add -A && git commit -q -m init
 git -c protocol.file.allow=always submodule add -q ../lib sub 2>/dev/null && git commit -q -m sub
 git init -q -b main vendor/nested && git -C vendor/nested commit -q --allow-empty -m nested
@@ -50,11 +52,15 @@ const MANY = `set -e
 mkdir many && cd many
 git init -q -b main plain && git -C plain commit -q --allow-empty -m first
 ${EXIT0} > plain/.git/hooks/pre-commit; chmod +x plain/.git/hooks/pre-commit
+mkdir -p plain/.vscode plain/tools && ${EXIT0} > plain/tools/dev.sh
+printf '{"tasks":[{"label":"dev","command":"\${workspaceFolder}/tools/dev.sh","runOptions":{"runOn":"folderOpen"}}]}\n' > plain/.vscode/tasks.json
 git init -q -b main husky && git -C husky commit -q --allow-empty -m first && git -C husky config core.hooksPath .husky/_
 git init -q -b main husky9 && cd husky9
 mkdir -p .husky/_ scripts
 printf '#!/bin/sh\\nsh .husky/pre-commit\\n' > .husky/_/pre-commit; chmod +x .husky/_/pre-commit
 echo 'sh scripts/check.sh' > .husky/pre-commit
+mkdir .idea && ${EXIT0} > scripts/start.sh
+printf '<component name="ProjectStartupTaskManager"><task path="$PROJECT_DIR$/scripts/start.sh"/></component>\n' > .idea/workspace.xml
 ${EXIT0} > scripts/check.sh; chmod +x scripts/check.sh
 git add -A && git commit -q -m husky && git config core.hooksPath .husky/_
 cd ..

@@ -7,8 +7,9 @@ import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts"
 import { type Identity, identityNames, makeIdentity } from "../helpers/run-as.ts";
 import { until } from "../helpers/until.ts";
 import { skipBwrap } from "../sandbox/jail-env.ts";
+import { exists, hostGit, hostGitCommands, hostTools } from "./attack-host.ts";
 import { LAYOUTS, type LayoutId } from "./attack-layouts.ts";
-import { payload, prelude, REFUSED_WORKDIRS, ROUTES, type Route, type ToolCall } from "./attack-routes.ts";
+import { payload, payloadJs, prelude, REFUSED_WORKDIRS, ROUTES, type Route, type ToolCall } from "./attack-routes.ts";
 
 /**
  * The attack suite for one kind of delegate, through dist/dl serve: a hostile agy in the
@@ -25,7 +26,6 @@ export type Delegate = "gemini" | "bash" | "tools";
 
 const KEY = "sk-attack-suite-key-0001";
 const FAKE_AGY = new URL("../fixture/fake-agy.sh", import.meta.url).pathname;
-const GIT_ID = { GIT_AUTHOR_NAME: "u", GIT_AUTHOR_EMAIL: "u@x", GIT_COMMITTER_NAME: "u", GIT_COMMITTER_EMAIL: "u@x" };
 
 /** What one job left, as the host found it, per route. */
 interface Found {
@@ -78,25 +78,12 @@ function session(id: Identity, delegate: Delegate, fake: FakeModel | null): Prom
 
 const routesOf = (layout: LayoutId) => ROUTES.filter((r) => r.layout === layout);
 
-function hostGit(c: Ctx, dir: string, ...args: string[]) {
-  return c.id.run(["git", "-C", dir, ...args], { env: c.id.env(GIT_ID) });
-}
-
 /** Bytes of a file, or null when it is absent (or not a file). */
 function bytesOf(path: string): string | null {
   try {
     return readFileSync(path).toString("base64");
   } catch {
     return null;
-  }
-}
-
-function exists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
   }
 }
 
@@ -113,7 +100,7 @@ function hookKeysOf(path: string, keys: string[]): Record<string, string | undef
 
 /** The tools' calls for a route, each with an id; the payload script each route writes first is allowed. */
 function toolCallsOf(c: Ctx, r: Route, w: string): { id: string; call: ToolCall; expectRefused: boolean }[] {
-  const calls = r.tools(w, payload(c.markers, r.id));
+  const calls = r.tools(w, payload(c.markers, r.id), payloadJs(c.markers, r.id));
   return calls.map((call, i) => ({
     id: `toolu_${r.id.replace(/-/g, "_")}_${i}`,
     call,
@@ -261,38 +248,30 @@ function lookAtTree(w: string, routes: Route[], before: ReturnType<typeof snapsh
   return { changed, present, repos, hookKeys };
 }
 
-/** The user's ordinary git commands after the job, in every checkout the layout and its routes name. */
-function hostCommands(c: Ctx, layout: LayoutId, routes: Route[]): void {
-  const l = LAYOUTS[layout];
-  const w = join(c.root, l.workdir);
-  const dirs = [
-    ...l.checkouts.map((d) => join(c.root, d)),
-    ...routes.flatMap((r) => (r.checkouts ?? []).map((d) => join(w, d))),
-  ].filter((d) => exists(d));
-  for (const d of dirs) {
-    hostGit(c, d, "status");
-    hostGit(c, d, "diff");
-    hostGit(c, d, "commit", "-q", "--allow-empty", "-m", "after the job");
-    hostGit(c, d, "rebase", "--continue");
-    hostGit(c, d, "submodule", "status");
-  }
-  for (const r of routes) for (const [dir, ...args] of r.host ?? []) hostGit(c, join(c.root, dir!), ...args);
-}
-
 async function jobAndLook(c: Ctx, layout: LayoutId): Promise<Found> {
   const w = join(c.root, LAYOUTS[layout].workdir);
   const routes = routesOf(layout);
   const before = snapshot(w, routes);
   const job = await runJob(c, layout);
   const tree = lookAtTree(w, routes, before);
-  hostCommands(c, layout, routes);
+  hostGitCommands(c.id, c.root, layout, routes);
+  hostTools(c.id, c.root, layout);
   const markers = readdirSync(c.markers);
   return { ...job, ...tree, markers };
 }
 
-function buildLayouts(c: Ctx): void {
+export function buildLayouts(c: Pick<Ctx, "id" | "root">, only?: LayoutId): void {
   for (const l of Object.values(LAYOUTS)) {
-    const r = c.id.run(["sh", "-c", l.build], { cwd: c.root, env: c.id.env(GIT_ID) });
+    if (only && l.id !== only) continue;
+    const r = c.id.run(["sh", "-c", l.build], {
+      cwd: c.root,
+      env: c.id.env({
+        GIT_AUTHOR_NAME: "u",
+        GIT_AUTHOR_EMAIL: "u@x",
+        GIT_COMMITTER_NAME: "u",
+        GIT_COMMITTER_EMAIL: "u@x",
+      }),
+    });
     if (r.code !== 0) throw new Error(`layout ${l.id}: ${r.stderr}`);
   }
 }
@@ -361,7 +340,7 @@ export function attackSuite(delegate: Delegate): void {
               }
             });
             for (const r of routesOf(layout)) {
-              if (delegate === "tools" && r.tools("/w", "").length === 0) continue;
+              if (delegate === "tools" && r.tools("/w", "", "").length === 0) continue;
               test(`${r.klass}: ${r.id}`, () => expectRouteHeld(c, r, found));
             }
           });
@@ -391,7 +370,7 @@ export function attackSuite(delegate: Delegate): void {
             });
             expect(r.outcome).toContain("workdir");
           }
-          hostGit(c, join(c.root, "repo"), "commit", "-q", "--allow-empty", "-m", "after");
+          hostGit(c.id, join(c.root, "repo"), "commit", "-q", "--allow-empty", "-m", "after");
           expect(readdirSync(c.markers)).not.toContain("in-gitdir");
         });
       },

@@ -102,7 +102,8 @@ function configRunning(dir: string, abs: string, scope: string): string | null {
   for (const n of names) {
     const rule = ruleForName(n, basename(dir));
     if (!rule || rule.id === "git-metadata") continue;
-    if (namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false }).includes(abs)) return join(dir, n);
+    if (namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false }).files.includes(abs))
+      return join(dir, n);
   }
   return null;
 }
@@ -136,10 +137,28 @@ export async function refusedWrite(workdir: string, abs: string, p: WriteProtect
   return refusedAsNamedScript(workdir, abs, facts?.toplevel ?? null);
 }
 
-/** A package.json whose new text changes a key hook managers run at commit: the refusal, or null. */
+/** The scripts of `pkg` that the protected configurations of its folder run (`npm run lint` in a hook). */
+function scriptsRunFrom(pkg: string, scope: string): string[] {
+  const dir = dirname(pkg);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names.flatMap((n) => {
+    const rule = ruleForName(n, basename(dir));
+    if (!rule || rule.id === "git-metadata") return [];
+    const run = namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false }).npmScripts;
+    return run.filter((s) => s.pkg === pkg).map((s) => `scripts.${s.name}`);
+  });
+}
+
+/** A package.json whose new text changes a key a hook manager or a protected configuration runs: the refusal, or null. */
 export function refusedContent(workdir: string, abs: string, text: string): string | null {
   if (basename(abs) !== "package.json") return null;
-  const keys = changedHookKeys(readHookKeys(dirname(abs), "package.json"), text);
+  const before = readHookKeys(dirname(abs), "package.json", scriptsRunFrom(abs, workdir));
+  const keys = changedHookKeys(before, text);
   if (keys.length === 0) return null;
-  return `path_refused: ${relative(workdir, abs)}: the change touches ${keys.join(", ")}, which a git hook manager runs at the next commit (rule hook-manager); keep those keys as they are`;
+  return `path_refused: ${relative(workdir, abs)}: the change touches ${keys.join(", ")}, which a git hook manager or a protected configuration runs without asking (rule hook-manager); keep those keys as they are`;
 }
