@@ -102,6 +102,7 @@ export function hostTools(id: Identity, root: string, layout: LayoutId): void {
     const tasks = (json(f).tasks ?? []) as { command?: string; runOptions?: { runOn?: string } }[];
     for (const t of tasks) {
       if (t.runOptions?.runOn !== "folderOpen" || !t.command) continue;
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: VS Code's own variable, substituted as VS Code does
       run(project, t.command.replaceAll("${workspaceFolder}", project));
     }
   }

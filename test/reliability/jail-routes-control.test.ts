@@ -35,7 +35,7 @@ function plantAlone(r: (typeof ROUTES)[number], n: number): void {
 
 beforeAll(() => {
   id = makeIdentity(identityNames()[0]!, "atk-control");
-  ROUTES.forEach((r, n) => plantAlone(r, n));
+  for (const [n, r] of ROUTES.entries()) plantAlone(r, n);
 }, 180_000);
 afterAll(() => id?.cleanup());
 

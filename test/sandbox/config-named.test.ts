@@ -56,6 +56,7 @@ describe("namedByToolConfig", () => {
       ".husky/pre-commit": "checker\nnode_modules/.bin/lint-staged\n",
       checker: "#!/bin/sh\n",
       "node_modules/.bin/lint-staged": "",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: VS Code's own variable in a launch configuration
       ".vscode/launch.json": '{"configurations":[{"program":"${workspaceFolder}/src/main.ts"}]}',
       "src/main.ts": "",
     });
