@@ -150,6 +150,9 @@ export const SETTINGS = {
   jobs: {
     retentionDays: num("DELEGATE_JOB_RETENTION_DAYS", 7, 0, 3650),
     storeBusyTimeoutS: num("DELEGATE_STORE_BUSY_TIMEOUT", 5, 0.05, 600),
+    killGraceS: num("DELEGATE_JOB_KILL_GRACE", 5, 0.1, 600),
+    /** Jobs outlive the window that started them unless this says they die with its server (the reference's way). */
+    dieWithServer: bool("DELEGATE_JOBS_DIE_WITH_SERVER", false),
   },
   /** Workdir-relative paths a protect rule names that delegates may write all the same (never git's). */
   jail: {
@@ -323,6 +326,18 @@ function dlChildEnv(
 }
 
 /**
+ * What a job's supervisor (`dl supervise`, this same binary) needs to build the same
+ * Config as this process: the environment this process was given, less
+ * DELEGATE_RUN_PROVIDER_* (one job's endpoint and key, which only that job's supervisor
+ * is handed). Its children get the allowlisted environments above, as this process's do.
+ */
+function supervisorEnv(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !k.startsWith("DELEGATE_RUN_PROVIDER_")) out[k] = v;
+  return out;
+}
+
+/**
  * Every secret this process holds by its settings (sys/redact.ts's rule): the values of
  * dl's secret settings, of every variable whose name says credential, and of the
  * variables handed by name to the Codex CLI and the dsh launcher (any name).
@@ -357,6 +372,7 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts, o
     dlChildEnv: dlChildEnv(env, children, [codexNamed, dshNamed]),
     /** The secrets these settings hold: loadConfig makes them known to every channel's redaction. */
     secrets: heldSecrets(env, [codexNamed, dshNamed]),
+    supervisorEnv: supervisorEnv(env),
     /** Where each setting came from: the settings file's path and state, and every variable's source. */
     settings: { file: origin.file, fileMode: origin.fileMode, sources: sourcesOf(origin, SETTING_NAMES) },
   };

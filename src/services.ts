@@ -10,6 +10,7 @@ import type { AcquireSlot } from "./dispatch/run-delegation.ts";
 import { DlError } from "./errors.ts";
 import type { AnyJobService, ProviderModule } from "./jobs/provider-module.ts";
 import { PROVIDER_MODULES } from "./jobs/providers/index.ts";
+import type { JobsRole } from "./jobs/service.ts";
 import { isCompiledDl } from "./sys/self-command.ts";
 
 /**
@@ -60,10 +61,16 @@ export function stateDirOf(config: Config, m: ProviderModule): string {
 }
 
 /** Throws DlError("bad_config") for a bad failover table, like any other setting. */
+/**
+ * `role`: how this process runs the jobs its services start (jobs/service.ts JobsRole):
+ * dl serve hands them to supervisors, a supervisor adopts its one job; absent, in this
+ * process.
+ */
 export function defaultDeps(
   config: Config,
   version: string,
   providers: readonly ProviderModule[] = PROVIDER_MODULES,
+  role: JobsRole = {},
 ): ServerDeps {
   const gateway = gatewaySettingsFromConfig(config);
   // A bad failover table is a bad setting now; the pools themselves load on first use.
@@ -84,6 +91,7 @@ export function defaultDeps(
         stateDir: stateDirOf(config, m),
         waitCommand: waitCommandFor(process.execPath),
         baseDir: process.cwd(),
+        engine: role,
       };
       svc = m.start(config, ctx);
       started.set(m.facts.name, svc);

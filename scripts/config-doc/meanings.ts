@@ -146,8 +146,16 @@ export const MEANINGS: Readonly<Record<string, Meaning>> = {
     meaning:
       "How long a write to a job store waits for another process's write lock, in seconds, before it counts as failed (a job's end is then kept in its folder and recorded later).",
   },
+  DELEGATE_JOB_KILL_GRACE: {
+    meaning:
+      "Seconds between SIGTERM and SIGKILL when a job's process group is stopped (its timeout, a cancel, its server stopping).",
+  },
   DELEGATE_JOB_RETENTION_DAYS: {
     meaning: "Finished jobs, kept conversations and transcripts older than this are pruned by `dl reap`.",
+  },
+  DELEGATE_JOBS_DIE_WITH_SERVER: {
+    meaning:
+      "`1`: jobs die with the server that took their call, as the Python reference had it (its queued jobs are cancelled when it stops, and its running jobs stop, `cancelled` with `server_stopped`, once it is gone). Unset, jobs outlive their window: each runs under a supervisor of its own (Claude Code's task panel promises that background tasks keep running, and its two exit choices look the same to a server).",
   },
   DELEGATE_TASK_INLINE_S: {
     meaning:

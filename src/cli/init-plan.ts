@@ -1,6 +1,6 @@
 import { isLocalLane } from "../backends/gateway.ts";
 import type { FoundServer } from "../backends/local-servers.ts";
-import { sanitizeLine } from "../jobs/sanitize.ts";
+import { sanitizeLine } from "../sys/sanitize.ts";
 import { shellWord } from "./shell-word.ts";
 
 /** The server name dl is registered under, everywhere (README, install.sh, examples, this line). */

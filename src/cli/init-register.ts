@@ -1,6 +1,6 @@
 import { describeError, isDlError } from "../errors.ts";
-import { sanitizeLine } from "../jobs/sanitize.ts";
 import { runGroup } from "../sys/process.ts";
+import { sanitizeLine } from "../sys/sanitize.ts";
 import { registerArgv, registeredName, replaceLine } from "./init-plan.ts";
 import { shellWord } from "./shell-word.ts";
 

@@ -1,9 +1,9 @@
 import { basename, dirname } from "node:path";
 import { resolveModel } from "../agent/policy.ts";
 import type { Config } from "../config.ts";
-import { sanitizeLine } from "../jobs/sanitize.ts";
 import type { FoundJob } from "../jobs/shell/job-finder.ts";
 import { agentOf } from "../jobs/shell/maintenance.ts";
+import { sanitizeLine } from "../sys/sanitize.ts";
 
 /** The settings a job's model is resolved from when its row names none. */
 export type ModelDefaults = Pick<Config["backend"], "model" | "codingModel">;
@@ -60,6 +60,7 @@ export function jobJson(j: FoundJob, now: number, d: ModelDefaults): Record<stri
     kind: r.provider,
     state: j.verdict.state,
     status: r.status,
+    window: j.window,
     reason: sanitizeLine(j.verdict.reason, 300) || null,
     project: r.project,
     workdir: sanitizeLine(r.workdir, 4000),

@@ -1,13 +1,13 @@
 import { defineCommand } from "citty";
 import type { Config } from "../config.ts";
 import { sysIdentities } from "../jobs/engine/machine.ts";
-import { sanitizeLine } from "../jobs/sanitize.ts";
 import { listJobs } from "../jobs/shell/job-finder.ts";
 import { knownJobStores } from "../jobs/shell/store-registry.ts";
 import { PROVIDERS } from "../providers.ts";
 import { ACTIVE_STATUSES, TERMINAL_STATUSES } from "../store/types.ts";
 import type { UsageRow } from "../store/usage.ts";
 import { canonicalPath } from "../sys/paths.ts";
+import { sanitizeLine } from "../sys/sanitize.ts";
 import { delegationRows } from "../usage/delegations.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
@@ -65,7 +65,8 @@ function gather(config: Config, f: Filter, now: number) {
   const fromJobs: Listed[] = jobs.jobs.map((j) => {
     const json = jobJson(j, now, d);
     const dur = json.duration_s === null ? "-" : humanAge(Number(json.duration_s) * 1000);
-    const cells = [j.row.id, j.row.provider, j.verdict.state, projectName(j.row.project), whoRuns(j, d)];
+    const state = j.window === "closed" ? `${j.verdict.state} (window closed)` : j.verdict.state;
+    const cells = [j.row.id, j.row.provider, state, projectName(j.row.project), whoRuns(j, d)];
     return { created: j.row.created_at, json, cells: [...cells, whenText(j.row.created_at, now), dur] };
   });
   const dels = delegationsFor(config, f, now);

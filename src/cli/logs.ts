@@ -3,14 +3,14 @@ import { readTranscript, renderTranscriptLine, type TranscriptLine } from "../ag
 import type { Config } from "../config.ts";
 import { sysIdentities } from "../jobs/engine/machine.ts";
 import { readOutputTail } from "../jobs/engine/output-tail.ts";
-import { sanitizeMultiline } from "../jobs/sanitize.ts";
+import { PROVIDER_MODULES } from "../jobs/providers/index.ts";
 import { findJob } from "../jobs/shell/job-finder.ts";
 import { knownJobStores } from "../jobs/shell/store-registry.ts";
 import { isTerminal } from "../store/types.ts";
 import { jobDirOf } from "../sys/paths.ts";
+import { sanitizeMultiline } from "../sys/sanitize.ts";
 import { isDelegationId, logIdProblem } from "../usage/job-id.ts";
 import { findDelegationTranscript, jobTranscriptFile } from "../usage/transcript-path.ts";
-import { codexSteps } from "./codex-steps.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
@@ -58,8 +58,9 @@ async function jobLogs(config: Config, id: string, follow: boolean, o: Out): Pro
   if (from > 0) return;
   const tail = readOutputTail(jobDirOf(job.store.stateDir, id));
   if (tail) {
-    // A Codex job's output is its CLI's event stream: shown as steps, like an agent job's.
-    const steps = !o.json && job.row.provider === "codex" ? codexSteps(tail) : null;
+    // A CLI whose output is an event stream (Codex's) shows it as steps, like an agent job's.
+    const module = PROVIDER_MODULES.find((m) => m.facts.name === job.row.provider);
+    const steps = !o.json ? (module?.outputSteps?.(tail) ?? null) : null;
     o.write(o.json ? JSON.stringify({ t: "output", text: tail }) : steps ? steps.join("\n") : tail.trimEnd());
     return;
   }

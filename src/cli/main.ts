@@ -26,6 +26,7 @@ export const COMMANDS: Record<string, () => Promise<DlCommand>> = {
   cancel: () => import("./cancel.ts").then((m) => m.cancelCommand),
   usage: () => import("./usage.ts").then((m) => m.usageCommand),
   init: () => import("./init.ts").then((m) => m.initCommand),
+  supervise: () => import("./supervise.ts").then((m) => m.superviseCommand),
 };
 const NAMES = Object.keys(COMMANDS);
 

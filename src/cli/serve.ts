@@ -19,6 +19,7 @@ import { DB_FILE } from "../store/types.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { killAllGroupsNow, terminateAllGroups } from "../sys/process.ts";
+import { selfArgv } from "../sys/self-command.ts";
 import { VERSION } from "../version.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
@@ -74,7 +75,11 @@ const def = defineCommand({
       process.exitCode = lines.some((l) => l.level === "fail") ? EXIT.failure : EXIT.ok;
       return;
     }
-    const deps = defaultDeps(config, VERSION);
+    // Every job is run by a supervisor of its own, so it outlives this server and its window.
+    const deps = defaultDeps(config, VERSION, undefined, {
+      supervisorCommand: { self: selfArgv(), env: config.supervisorEnv, cwd: process.cwd() },
+      dieWithOrigin: config.jobs.dieWithServer,
+    });
     // Not the SDK's StdioServerTransport: an oversize message closes it, and it drops the
     // requests still running when stdin ends. serveStdio runs both protocol eras over it.
     const transport = new CappedStdioTransport(MAX_MESSAGE_BYTES);
@@ -102,6 +107,7 @@ const def = defineCommand({
     const cacheUnrecorded = recordServerCache(config.paths.serversRegistryDir, config.paths.cacheDir);
     if (cacheUnrecorded) log.warn(`dl serve: could not record its cache dir for dl status: ${cacheUnrecorded}`);
     startRecordedJobServices(config, deps);
+    void import("./serve-windows.ts").then((m) => m.sayClosedWindows(config));
     // Pool folders of models nobody used for an hour (each model name makes one) go away.
     pruneIdlePools(config.paths.slotsDir);
   },
@@ -146,8 +152,9 @@ async function stopServing(why: string, running: Running): Promise<void> {
   }, STOP_DEADLINE_MS);
   try {
     if (why === "stdin closed") await bounded(running.transport.answered(), ANSWER_GRACE_MS);
-    // Jobs die with their server: stop them (recorded as such) before leaving.
-    // Closing the server aborts running tool calls, whose commands get SIGTERM.
+    // Jobs run by supervisors go on (queued ones are handed to supervisors of their own;
+    // with DELEGATE_JOBS_DIE_WITH_SERVER they stop instead). Closing the server aborts
+    // running tool calls, whose commands get SIGTERM.
     const steps = (async () => {
       await running.deps.stopJobs();
       await running.handle()?.close();

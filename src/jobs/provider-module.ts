@@ -32,6 +32,11 @@ export interface ProviderModule<S extends AnyJobService = AnyJobService> {
    * agent job's child keeps its transcript). Provider.spent says the same for a live engine.
    */
   spent?(row: JobRow, jobDir: string): Record<string, unknown> | null;
+  /**
+   * Its CLI's output tail as `dl logs` shows it, when that is more than the text (Codex's
+   * event stream as steps); null to show the text as it is.
+   */
+  outputSteps?(tail: string): string[] | null;
   /** What an active job's child waits for, for `dl status --watch` (agent jobs: a pool slot). */
   slotWait?(stateDir: string, row: JobRow, now: number): { model: string; bucket: string } | null;
 }

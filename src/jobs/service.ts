@@ -99,6 +99,7 @@ export class JobService<V = PollView, R = PollView, X extends object = {}> {
         maxRetries,
         guards: jobGuards(c),
         waitCommand: ctx.waitCommand,
+        graceMs: c.jobs.killGraceS * 1000,
         ...hooks,
       },
       ctx.engine,
@@ -166,6 +167,13 @@ type ServiceEngineOptions = Omit<
 > & { caps: Readonly<JobCaps> };
 
 /**
+ * What a process starts its job services as (services.ts): dl serve hands jobs to
+ * supervisors (`supervisorCommand`); a supervisor adopts its one job (`adopt`); absent,
+ * jobs run in the process itself (tests).
+ */
+export type JobsRole = Pick<EngineOptions, "supervisorCommand" | "adopt" | "dieWithOrigin">;
+
+/**
  * A provider's engine on this machine: caps as flock slot files in its state dir (so
  * every server shares them), real process identities for the reaper, and this server as
  * the owner of the jobs it starts. `overrides` (tests: tick, grace, clock) win.
@@ -178,8 +186,12 @@ async function startMachineEngine(
   // identities above, never the engine.
   const { JobEngine } = await import("./engine/engine.ts");
   const { caps, ...rest } = options;
+  const command = overrides.supervisorCommand ?? options.supervisorCommand;
+  const { supervisorStarter } = await import("./engine/supervisor-start.ts");
+  const supervisors = command && supervisorStarter(command, options.provider, options.stateDir);
   const { engine } = await JobEngine.start({
     ...rest,
+    ...(supervisors ? { supervisors } : {}),
     maxConcurrent: caps.maxConcurrent,
     maxPerProject: caps.maxPerProject,
     maxQueue: caps.maxQueue,

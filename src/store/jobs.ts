@@ -44,6 +44,9 @@ const COLUMNS = {
   warnings: true,
   persist_error: false,
   changes: false,
+  origin_id: true,
+  origin_pid: true,
+  origin_start: true,
 } as const satisfies Record<keyof JobPatch | "id", boolean>;
 
 type Column = keyof typeof COLUMNS;
@@ -194,6 +197,38 @@ export class JobStore {
           return { ok: true };
         })
         .immediate(),
+    );
+  }
+
+  /**
+   * A supervisor takes a queued job over from the server that queued it: the row's owner
+   * becomes the supervisor, only while the row is still queued and still that server's
+   * (so two supervisors never both run one job). False when it was not.
+   */
+  adopt(id: string, from: string, owner: Pick<JobRow, "server_id" | "owner_pid" | "owner_start">): boolean {
+    return this.run(
+      "adopt a job",
+      () =>
+        this.db
+          .query(
+            "UPDATE jobs SET server_id = ?, owner_pid = ?, owner_start = ? WHERE id = ? AND status = 'queued' AND server_id = ?",
+          )
+          .run(owner.server_id, owner.owner_pid, owner.owner_start, id, from).changes > 0,
+    );
+  }
+
+  /**
+   * Names a queued job's new owner (the supervisor it was just handed to) while it is
+   * still queued under server `from`: a handoff that lost a race to another never
+   * overwrites the winner's adoption.
+   */
+  setOwnerIfFrom(id: string, from: string, owner: Pick<JobRow, "owner_pid" | "owner_start">): boolean {
+    return this.run(
+      "name a job's owner",
+      () =>
+        this.db
+          .query("UPDATE jobs SET owner_pid = ?, owner_start = ? WHERE id = ? AND status = 'queued' AND server_id = ?")
+          .run(owner.owner_pid, owner.owner_start, id, from).changes > 0,
     );
   }
 

@@ -74,4 +74,12 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE jobs ADD COLUMN changes TEXT;
   `,
+  // 4: the window a job came from. A job is run by a supervisor of its own, which becomes
+  // the row's owner (owner_*, server_id); origin_* keep the server that took the call,
+  // so a job can say that its window closed, and "jobs die with the server" can follow it.
+  `
+  ALTER TABLE jobs ADD COLUMN origin_id TEXT;
+  ALTER TABLE jobs ADD COLUMN origin_pid INTEGER;
+  ALTER TABLE jobs ADD COLUMN origin_start TEXT;
+  `,
 ];

@@ -71,6 +71,10 @@ export interface JobRow {
   persist_error: string | null;
   /** JSON object: what a jailed run changed and what stayed read-only (sandbox/tree-report.ts). */
   changes: string | null;
+  /** The server that took the call (its window): set at submit, kept when a supervisor adopts the job. */
+  origin_id: string | null;
+  origin_pid: number | null;
+  origin_start: string | null;
 }
 
 /** What a submit writes; everything else starts null / 0. */
@@ -91,6 +95,9 @@ export type NewJob = Pick<
       | "owner_start"
       | "server_id"
       | "warnings"
+      | "origin_id"
+      | "origin_pid"
+      | "origin_start"
     >
   >;
 

@@ -1,4 +1,4 @@
-import { PROVIDERS } from "../providers.ts";
+import { DELEGATIONS_PROVIDER, PROVIDERS } from "../providers.ts";
 import type { UsageRow } from "../store/usage.ts";
 import type { JobStateDir } from "../sys/paths.ts";
 import { readLedger } from "./ledger.ts";
@@ -17,7 +17,7 @@ export function delegationRows(
   since: number,
 ): { rows: UsageRow[]; problems: string[] } {
   const { rows, problems } = readLedger(
-    stores.filter((s) => s.provider === "agent"),
+    stores.filter((s) => s.provider === DELEGATIONS_PROVIDER),
     since,
   );
   return { rows: rows.filter((r) => !JOB_KINDS.has(r.kind)).sort((a, b) => b.at - a.at), problems };

@@ -5,6 +5,7 @@ import { JobStore } from "../../src/store/jobs.ts";
 import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { callTool, connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
+import { supervisorOf } from "../helpers/supervisor.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
@@ -229,7 +230,7 @@ describe("submit_agent / poll_agent / cancel_agent through dist/dl serve", () =>
     await until(async () => fake.inFlight() === 0, "the cancelled agent's request to close");
   }, 60_000);
 
-  test("SIGKILL of the server: the next start ends the orphaned job killed_on_restart", async () => {
+  test("SIGKILL of the job's supervisor: the next start ends the orphaned job killed_on_restart", async () => {
     const stateDir = join(root, "state-dead");
     const s = await serve(stateDir);
     fake.always(reply.hang());
@@ -237,9 +238,10 @@ describe("submit_agent / poll_agent / cancel_agent through dist/dl serve", () =>
     const sub = await call<Submitted>(s, "submit_agent", { tasks: [agentTask(repo)] });
     const id = sub.data.jobs[0]!.id;
     await until(async () => fake.inFlight() === 1, "the agent to reach the backend");
-    const serverPid = s.transport.pid!;
-    process.kill(serverPid, "SIGKILL");
-    await until(() => !pidAlive(serverPid), "the server to die");
+    const supervisor = supervisorOf(stateDir, id);
+    expect(supervisor).not.toBe(s.transport.pid);
+    process.kill(supervisor, "SIGKILL");
+    await until(() => !pidAlive(supervisor), "the supervisor to die");
 
     const next = await serve(stateDir);
     const [job] = await pollUntilEnded(next, [id]);

@@ -11,8 +11,9 @@ import { makeRepo } from "../jobs/helpers.ts";
 /**
  * Orphans of the Codex CLI as npm installs it (`#!/usr/bin/env node`): the command line
  * dl records right after spawn (`/usr/bin/env node …`) is not what the live process
- * shows a moment later (`node …`). After a SIGKILL of `dl serve`, both the next server
- * start and `dl reap` must still recognise the child and kill its whole group.
+ * shows a moment later (`node …`). After a SIGKILL of the job's supervisor (the `dl`
+ * that runs it: an orphan is a job whose supervisor died), both the next server start and
+ * `dl reap` must still recognise the child and kill its whole group.
  */
 let fake: FakeResponses;
 let root: string;
@@ -41,7 +42,7 @@ function liveCommand(pid: number): string {
 /**
  * Starts a server, gives it a Codex job that hangs on the fake (a slow task that never
  * ends by itself), waits until the real CLI has sent its request, then SIGKILLs the
- * server. Returns the job and the orphaned group, still alive.
+ * job's supervisor and the server. Returns the job and the orphaned group, still alive.
  */
 async function orphanAJob(tag: string): Promise<{ id: string; pid: number; recorded: string }> {
   const session = await connectDl(serveEnv());
@@ -63,14 +64,20 @@ async function orphanAJob(tag: string): Promise<{ id: string; pid: number; recor
   expect(row.status).toBe("running");
   expect(row.child_pgid).toBe(row.child_pid!);
   const pid = row.child_pid!;
-  // The premise: the pinned npm CLI is a node script; whatever was recorded at spawn, the
-  // live leader now runs node.
+  // The premise: the pinned npm CLI is a node script; whatever was recorded at spawn, a
+  // live member of the group now runs node. As root the leader is bwrap, which runs Codex
+  // in a pid namespace of its own (src/sys/pid-namespace.ts); otherwise it is Codex itself.
+  const asRoot = process.getuid?.() === 0;
   const live = liveCommand(pid);
-  expect(live).toMatch(/(^|\/)node /);
-  const serverPid = session.transport.pid!;
-  killPid(serverPid, "SIGKILL");
-  await until(() => !pidAlive(serverPid), "the server to die");
-  expect(groupMembers(pid).length).toBeGreaterThan(0); // the orphan outlived its server
+  expect(live).toMatch(asRoot ? /(^|\/)bwrap --unshare-pid / : /(^|\/)node /);
+  await until(() => groupMembers(pid).some((m) => /(^|\/)node /.test(liveCommand(m))), "codex to run node");
+  const supervisor = row.owner_pid!;
+  expect(supervisor).not.toBe(session.transport.pid);
+  for (const dead of [supervisor, session.transport.pid!]) {
+    killPid(dead, "SIGKILL");
+    await until(() => !pidAlive(dead), `process ${dead} to die`);
+  }
+  expect(groupMembers(pid).length).toBeGreaterThan(0); // the orphan outlived its supervisor
   console.log(`orphan ${tag}: recorded "${row.child_cmd?.slice(0, 40)}…", live "${live.slice(0, 40)}…"`);
   return { id, pid, recorded: row.child_cmd ?? "" };
 }
@@ -84,7 +91,7 @@ function statusOf(id: string): string | undefined {
   }
 }
 
-describe("orphans of the npm-installed Codex after a SIGKILL of dl serve", () => {
+describe("orphans of the npm-installed Codex after a SIGKILL of their supervisor", () => {
   test("the next server start kills the orphan's whole group: killed_on_restart", async () => {
     const o = await orphanAJob("restart");
     const next = await connectDl(serveEnv());

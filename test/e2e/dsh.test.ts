@@ -3,7 +3,8 @@ import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { callTool, connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
-import { pidAlive } from "../helpers/proc.ts";
+import { liveWith, pidAlive } from "../helpers/proc.ts";
+import { supervisorOf } from "../helpers/supervisor.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
@@ -54,13 +55,18 @@ afterAll(async () => {
   await Promise.all(sessions.map((s) => s.close()));
 });
 
-/** A server on `stateDir` with the fake launcher and the models file; caps as given. */
+/**
+ * A server on `stateDir` with the fake launcher and the models file; caps as given. A
+ * launcher that ignores SIGTERM gets its SIGKILL after 0.5 s (DELEGATE_JOB_KILL_GRACE),
+ * not 5: the same kill, sooner.
+ */
 async function serve(stateDir: string, extra: Record<string, string> = {}): Promise<DlSession> {
   const s = await connectDl({
     DELEGATE_DSH_LAUNCHER: LAUNCHER,
     DELEGATE_DSH_STATE_DIR: stateDir,
     DELEGATE_DSH_MODELS_FILE: modelsFile,
     DELEGATE_DSH_STAGGER_S: "0.05",
+    DELEGATE_JOB_KILL_GRACE: "0.5",
     ...extra,
   });
   sessions.push(s);
@@ -76,7 +82,8 @@ function task(workdir: string, d: { mode?: string; ms?: number; events?: string 
   return { task: `${lines.join("\n")}\nDo the task.`, model: "ds-flash", workdir, ...extra };
 }
 
-type Event = { kind: "start" | "end"; id: string; pid?: number };
+/** `out`: the job's out-dir, in the launcher's argv (how a test finds it on the host: as root it sees its own pid namespace, so `pid` is that namespace's). */
+type Event = { kind: "start" | "end"; id: string; out: string; pid?: number };
 function events(file: string): Event[] {
   if (!existsSync(file)) return [];
   return readFileSync(file, "utf8")
@@ -85,7 +92,7 @@ function events(file: string): Event[] {
     .map((l) => {
       const [kind, out, pid] = l.split(" ");
       const id = /\/jobs\/(dsh-[0-9a-f]+)\/out$/.exec(out!)?.[1] ?? "?";
-      return { kind: kind as Event["kind"], id, pid: pid ? Number(pid) : undefined };
+      return { kind: kind as Event["kind"], id, out: out!, pid: pid ? Number(pid) : undefined };
     });
 }
 
@@ -254,8 +261,7 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
     });
     const [job] = await pollUntilEnded(s, [sub.data.jobs[0]!.id], 30_000);
     expect(job!.status).toBe("timeout");
-    const pid = events(log)[0]!.pid!;
-    expect(pidAlive(pid)).toBe(false);
+    expect(liveWith(events(log)[0]!.out)).toEqual([]);
   });
 
   test("cancel_dsh: a queued job is dequeued, a running one's group is killed", async () => {
@@ -272,7 +278,7 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
     expect(q.data).toMatchObject({ status: "cancelled", changed: true });
     const r = await call<{ status: string; changed: boolean }>(s, "cancel_dsh", { id: running });
     expect(r.data).toMatchObject({ status: "cancelled", changed: true });
-    expect(pidAlive(events(log)[0]!.pid!)).toBe(false);
+    expect(liveWith(events(log)[0]!.out)).toEqual([]);
     // The queued one never ran.
     expect(events(log).filter((e) => e.id === queued)).toHaveLength(0);
     const again = await call<{ changed: boolean }>(s, "cancel_dsh", { id: running });
@@ -332,7 +338,8 @@ describe("dsh caps across servers", () => {
     const subs = await Promise.all(
       [a, b].map((s, k) =>
         call<Submitted>(s, "submit_dsh", {
-          tasks: repos.slice(k * 3, k * 3 + 3).map((r) => task(r, { ms: 250, events: log })),
+          // Long enough to overlap: each job's supervisor starts on its own, slower on a loaded machine.
+          tasks: repos.slice(k * 3, k * 3 + 3).map((r) => task(r, { ms: 1500, events: log })),
         }),
       ),
     );
@@ -381,7 +388,7 @@ describe("dsh caps across servers", () => {
     expect(pk.all).toBe(2);
   });
 
-  test("a dead server's jobs become lost; dl wait exits 1 for them; the next server kills the verified orphan", async () => {
+  test("a dead server's queued job and a dead supervisor's running one end; dl wait exits 1 for them; the next server kills the verified orphan", async () => {
     const stateDir = join(root, "state-dead");
     const log = join(root, "events-dead.log");
     const s = await serve(stateDir, { DELEGATE_DSH_MAX_CONCURRENT: "1", DELEGATE_DSH_MAX_PER_PROJECT: "1" });
@@ -389,12 +396,14 @@ describe("dsh caps across servers", () => {
     const sub = await call<Submitted>(s, "submit_dsh", { tasks });
     const ids = sub.data.jobs.map((j) => j.id);
     await until(() => events(log).some((e) => e.kind === "start"), "the first job to start");
-    const launcherPid = events(log)[0]!.pid!;
-    const serverPid = s.transport.pid!;
-    process.kill(serverPid, "SIGKILL");
-    await until(() => !pidAlive(serverPid), "the server to die");
-    // The launcher runs in its own session: it outlives its server until reaped.
-    expect(pidAlive(launcherPid)).toBe(true);
+    const launcherOut = events(log)[0]!.out;
+    // The server that queued both, and the supervisor of the running one.
+    for (const pid of [s.transport.pid!, supervisorOf(stateDir, ids[0]!)]) {
+      process.kill(pid, "SIGKILL");
+      await until(() => !pidAlive(pid), `process ${pid} to die`);
+    }
+    // The launcher runs in its own session: it outlives its supervisor until reaped.
+    expect(liveWith(launcherOut).length).toBeGreaterThan(0);
 
     const wait = await runDl(["wait", ...ids], { DELEGATE_DSH_STATE_DIR: stateDir });
     expect(wait.code).toBe(1);
@@ -404,11 +413,23 @@ describe("dsh caps across servers", () => {
     expect(wait.stdout).toContain(`${ids[1]} LOST`);
     expect(wait.stdout).toContain("dl reap will record it lost");
 
-    // A new server on the state dir reaps them at start: lost, the verified orphan killed.
+    // A new server on the state dir reaps them at start: the running one lost, its verified
+    // orphan killed; the queued one, whose work never started, goes to a supervisor of its
+    // own, which runs it (the window's work goes on).
     const next = await serve(stateDir);
-    const jobs = await pollUntilEnded(next, ids);
-    expect(jobs.map((j) => j.status)).toEqual(["lost", "lost"]);
-    expect(jobs[0]!.orphan_killed).toBe(true);
-    await until(() => !pidAlive(launcherPid), "the orphaned launcher to be killed");
+    const [dead] = await pollUntilEnded(next, [ids[0]!]);
+    expect(dead!.status).toBe("lost");
+    expect(dead!.orphan_killed).toBe(true);
+    await until(() => liveWith(launcherOut).length === 0, "the orphaned launcher to be killed");
+    await until(async () => {
+      const [j] = (await call<{ jobs: JobView[] }>(next, "poll_dsh", { ids: [ids[1]!] })).data.jobs;
+      return j?.status === "running";
+    }, "the dead server's queued job to run under a supervisor of its own");
+    // It is another project's job to this server: end it as its own project would not here,
+    // by its supervisor's death and a reap (which kills the hanging launcher).
+    const supervisor = supervisorOf(stateDir, ids[1]!);
+    process.kill(supervisor, "SIGKILL");
+    await until(() => !pidAlive(supervisor), "the adopting supervisor to die");
+    expect((await runDl(["reap"], { DELEGATE_DSH_STATE_DIR: stateDir })).code).toBe(0);
   });
 });

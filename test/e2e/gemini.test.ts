@@ -256,7 +256,7 @@ describe.skipIf(skipBwrap)("Gemini jobs through dist/dl serve, fake agy in the r
     expect(peak).toBe(2);
   });
 
-  test("a SIGKILLed server's running job reads killed_on_restart in dl wait, dl status and poll_gemini; nothing survives", async () => {
+  test("a SIGKILLed supervisor's running job reads killed_on_restart in dl wait, dl status and poll_gemini; nothing survives", async () => {
     const dir = join(root, "dead-state");
     const a = await startServer({ DELEGATE_GEMINI_STATE_DIR: dir });
     const repo = makeRepo(root, "dead", 0).repo;
@@ -266,8 +266,10 @@ describe.skipIf(skipBwrap)("Gemini jobs through dist/dl serve, fake agy in the r
     const store = JobStore.open(dir);
     try {
       const child = await until(() => store.get(id)?.child_pid, "the child to be recorded", 30_000);
-      const serverPid = a.transport.pid!;
-      // The jail's network forwarder is the server's own child, with a parent-death signal.
+      // The job's supervisor (its owner) runs the jail: an orphan is a job whose supervisor died.
+      const serverPid = store.get(id)!.owner_pid!;
+      expect(serverPid).not.toBe(a.transport.pid);
+      // The jail's network forwarder is the supervisor's own child, with a parent-death signal.
       const pastas = await until(
         () => {
           const found = childrenNamed(serverPid, /^pas(ta|st)/);
@@ -276,8 +278,11 @@ describe.skipIf(skipBwrap)("Gemini jobs through dist/dl serve, fake agy in the r
         "the job's pasta",
         30_000,
       );
-      process.kill(serverPid, "SIGKILL");
-      await until(() => identity(serverPid) === null, "the killed server to be gone");
+      // Its server too: a live one would reap the orphan before the readers below look.
+      for (const pid of [serverPid, a.transport.pid!]) {
+        process.kill(pid, "SIGKILL");
+        await until(() => identity(pid) === null, `process ${pid} to be gone`);
+      }
       await until(() => pastas.every((p) => !alive(p)), "the forwarder to end with its server", 10_000);
       // The jail died with its server (--die-with-parent): before any reap, the watcher
       // and the health check already read the job as the reference names it.

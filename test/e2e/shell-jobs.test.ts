@@ -7,6 +7,7 @@ import type { NewJob } from "../../src/store/types.ts";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { callTool, connectDl, type DlSession, requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
+import { supervisorOf } from "../helpers/supervisor.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
@@ -269,9 +270,11 @@ describe("dl jobs / show / logs / cancel", () => {
     });
     const id = sub.data.jobs[0]!.id;
     await until(async () => fake.inFlight() === 1, "the agent to reach the backend", 30_000);
-    const serverPid = doomed.transport.pid!;
-    process.kill(serverPid, "SIGKILL");
-    await until(() => !pidAlive(serverPid), "the server to die");
+    // An orphan is a job whose supervisor died; with its server gone too, nobody reaps it before we look.
+    for (const pid of [supervisorOf(orphanDir, id), doomed.transport.pid!]) {
+      process.kill(pid, "SIGKILL");
+      await until(() => !pidAlive(pid), `process ${pid} to die`);
+    }
     const story = "dl reap will stop the child and record killed_on_restart";
     // From a shell without the server's settings: the registry points at its store.
     const clean = (args: string[]) => dl(args, root);

@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { JobStore } from "../../src/store/jobs.ts";
+import type { JobRow } from "../../src/store/types.ts";
 import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { callTool, connectDl, type DlSession, requireBinary, runDl, tempDir } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
+import { supervisorOf } from "../helpers/supervisor.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
@@ -49,6 +52,16 @@ function setting(name: string): Record<string, string> {
     DELEGATE_DSH_MODELS_FILE: modelsFile,
     DELEGATE_DSH_STAGGER_S: "0",
   };
+}
+
+/** A job's row as any process reads it. */
+function readRow(stateDir: string, id: string): JobRow | undefined {
+  const store = JobStore.open(stateDir, { readonly: true });
+  try {
+    return store.get(id);
+  } finally {
+    store.close();
+  }
 }
 
 async function serve(env: Record<string, string>): Promise<DlSession> {
@@ -102,25 +115,31 @@ describe("every job's tokens reach the ledger, however it ended", () => {
     expect(g).toMatchObject({ runs: 1, input_tokens: 700, cache_read_tokens: 300, output_tokens: 70 });
   }, 60_000);
 
-  test("an agent job whose server stopped with it (stdin closed): recorded before the server left", async () => {
+  test("an agent job stopped with its server (DELEGATE_JOBS_DIE_WITH_SERVER=1, stdin closed): its tokens are recorded", async () => {
     spendThenHang();
-    const env = setting("stopped");
+    const env: Record<string, string> = { ...setting("stopped"), DELEGATE_JOBS_DIE_WITH_SERVER: "1" };
     const s = await serve(env);
-    await submitAgent(s, "cloud-stopped");
+    const id = await submitAgent(s, "cloud-stopped");
     await secondTurnWaiting();
     await s.close();
+    const row = await until(() => {
+      const r = readRow(env.DELEGATE_AGENT_STATE_DIR!, id);
+      return r && r.status !== "running" ? r : null;
+    }, "the job to stop with its server");
+    expect([row.status, row.failure_kind]).toEqual(["cancelled", "server_stopped"]);
     const g = (await usageBy(env, "model")).get("cloud-stopped");
     expect(g).toMatchObject({ runs: 1, input_tokens: 700, output_tokens: 70 });
   }, 60_000);
 
-  test("an agent job whose server was SIGKILLed: dl reap kills its run and records what its transcript says it spent", async () => {
+  test("an agent job whose supervisor was SIGKILLed: dl reap kills its run and records what its transcript says it spent", async () => {
     spendThenHang();
     const env = setting("killed");
     const s = await serve(env);
     const id = await submitAgent(s, "cloud-killed");
     await secondTurnWaiting();
-    process.kill(s.transport.pid!, "SIGKILL");
-    await until(() => !pidAlive(s.transport.pid!), "the server to be gone");
+    const supervisor = supervisorOf(env.DELEGATE_AGENT_STATE_DIR!, id);
+    process.kill(supervisor, "SIGKILL");
+    await until(() => !pidAlive(supervisor), "the supervisor to be gone");
     const reap = await runDl(["reap", "--json"], env);
     expect(reap.code).toBe(0);
     expect(reap.stdout).toContain(id);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { isTerminal } from "../../src/store/types.ts";
 import { connectDl, type DlSession, runDl, tempDir } from "../helpers/dl.ts";
-import { pidAlive } from "../helpers/proc.ts";
+import { liveWith, pidAlive } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 import { rng, seedFrom, sizeFrom } from "./rng.ts";
@@ -12,11 +12,12 @@ import { rng, seedFrom, sizeFrom } from "./rng.ts";
 /**
  * Chaos: 4 `dl serve` processes on one dsh state dir, with the fake launcher
  * (test/fixture/fake-dsh.sh) as the CLI job. Rounds of submits over MCP to random
- * servers, with random SIGKILLs and restarts of servers in between; then `dl reap` and
+ * servers, with random SIGKILLs of jobs' supervisors and of servers (restarted) in
+ * between; then `dl reap` and
  * `dl wait`. Asserted from the launchers' own log (not from dl's rows): the global and
  * per-project caps were never exceeded (each launcher takes a flock token of each pool,
  * released by the kernel the instant it dies, see chaos-launcher.sh); every submitted id ends terminal; no launcher is
- * alive once its row is terminal; no server or launcher is left behind.
+ * alive once its row is terminal; no server, supervisor or launcher is left behind.
  *
  * CI runs DL_CHAOS_ROUNDS=4 (the default); `npm run chaos` runs a long one. DL_CHAOS_SEED
  * replays a run's choices (timing still varies); the seed is printed on failure.
@@ -31,7 +32,8 @@ const GLOBAL_CAP = 3;
 const PROJECT_CAP = 2;
 
 type Server = { s: DlSession; pid: number; dead: boolean };
-type Event = { kind: "start" | "end" | "over"; id: string; pid?: number; which?: string };
+/** `out`: the job's out-dir, in the launcher's argv: how it is found on the host (as root it sees its own pid namespace, so `pid` is that namespace's). */
+type Event = { kind: "start" | "end" | "over"; id: string; out?: string; pid?: number; which?: string };
 
 const everyServer: Server[] = [];
 afterAll(async () => {
@@ -51,11 +53,25 @@ function readEvents(file: string): Event[] {
       }
       const [kind, out, pid] = parts;
       const id = /\/jobs\/(dsh-[0-9a-f]+)\/out$/.exec(out ?? "")?.[1] ?? "?";
-      return { kind: kind as Event["kind"], id, pid: pid ? Number(pid) : undefined };
+      return { kind: kind as Event["kind"], id, out, pid: pid ? Number(pid) : undefined };
     });
 }
 
-describe("chaos: servers killed and restarted under load on one state dir", () => {
+/** The supervisors (the rows' owners) of the jobs running now. */
+function supervisorsRunning(stateDir: string): number[] {
+  if (!existsSync(join(stateDir, "jobs.sqlite"))) return [];
+  const store = JobStore.open(stateDir, { readonly: true });
+  try {
+    return store
+      .listByStatus(["running"])
+      .filter((row) => row.owner_pid !== null && row.owner_pid !== row.origin_pid)
+      .map((row) => row.owner_pid!);
+  } finally {
+    store.close();
+  }
+}
+
+describe("chaos: servers and supervisors killed, servers restarted, under load on one state dir", () => {
   test.skipIf(!HAVE_FLOCK)(
     `seed ${SEED}, ${ROUNDS} rounds`,
     async () => {
@@ -90,6 +106,9 @@ describe("chaos: servers killed and restarted under load on one state dir", () =
       const live: Server[] = [];
       const ids: string[] = [];
       let kills = 0;
+      let supervisorKills = 0;
+      /** Every supervisor seen running a job: none may be left once every job has ended. */
+      const supervisors = new Set<number>();
       const failMsg = () =>
         `chaos seed ${SEED} (rerun: DL_CHAOS_SEED=${SEED} DL_CHAOS_ROUNDS=${ROUNDS} bun test test/reliability/chaos.test.ts)`;
       try {
@@ -117,6 +136,17 @@ describe("chaos: servers killed and restarted under load on one state dir", () =
             expect(res.isError, `${failMsg()}: submit refused: ${res.content[0]?.text}`).toBeFalsy();
             ids.push(...res.structuredContent!.jobs.map((j) => j.id));
             await Bun.sleep(r.int(250)); // chaos timing, not a wait for a condition
+          }
+          // A job's supervisor dies too (an orphan now is a job whose supervisor died).
+          if (r.chance(0.6)) {
+            const running = supervisorsRunning(stateDir);
+            for (const pid of running) supervisors.add(pid);
+            const victim = running.length ? r.pick(running) : null;
+            if (victim !== null) {
+              process.kill(victim, "SIGKILL");
+              supervisorKills++;
+              await until(() => !pidAlive(victim), "the killed supervisor to die");
+            }
           }
           if (r.chance(0.7)) {
             const victim = live.splice(r.int(live.length), 1)[0]!;
@@ -148,13 +178,23 @@ describe("chaos: servers killed and restarted under load on one state dir", () =
         const statuses = new Map<string, number>();
         for (const row of rows) statuses.set(row.status, (statuses.get(row.status) ?? 0) + 1);
         console.log(
-          `chaos seed ${SEED}: ${ids.length} jobs, ${kills} servers killed, ${evs.filter((e) => e.kind === "start").length} launchers, ${over.length} over a cap (${GLOBAL_CAP} global, ${PROJECT_CAP} per project); ${[...statuses].map(([k, v]) => `${k} ${v}`).join(", ")}`,
+          `chaos seed ${SEED}: ${ids.length} jobs, ${kills} servers and ${supervisorKills} supervisors killed, ${evs.filter((e) => e.kind === "start").length} launchers, ${over.length} over a cap (${GLOBAL_CAP} global, ${PROJECT_CAP} per project); ${[...statuses].map(([k, v]) => `${k} ${v}`).join(", ")}`,
         );
         expect(over, `${failMsg()}: launchers found every token of a cap taken`).toEqual([]);
 
         // No launcher outlives its (terminal) row.
-        const launchers = evs.filter((e) => e.kind === "start" && e.pid).map((e) => e.pid!);
-        await until(() => launchers.every((pid) => !pidAlive(pid)), `${failMsg()}: every launcher to be gone`, 15_000);
+        const launchers = evs.filter((e) => e.kind === "start" && e.out).map((e) => e.out!);
+        await until(
+          () => launchers.every((out) => liveWith(out).length === 0),
+          `${failMsg()}: every launcher to be gone`,
+          15_000,
+        );
+        // Supervisors end with their jobs.
+        await until(
+          () => [...supervisors].every((pid) => !pidAlive(pid)),
+          `${failMsg()}: every supervisor to be gone`,
+          15_000,
+        );
       } catch (e) {
         console.error(failMsg());
         throw e;

@@ -5,10 +5,10 @@ import { type BashCounters, runToolCalls } from "../../src/agent/tool-calls.ts";
 import type { AgentTool } from "../../src/agent/tools/types.ts";
 import { TranscriptFile } from "../../src/agent/transcript.ts";
 import { keepOutputTail } from "../../src/jobs/engine/output-tail.ts";
-import { outputExcerpt, sanitizeLine } from "../../src/jobs/sanitize.ts";
 import { ANSWER_MAX_CHARS } from "../../src/mcp/result-limits.ts";
 import { boundResult } from "../../src/mcp/result-spill.ts";
 import { knowSecrets } from "../../src/sys/redact.ts";
+import { outputExcerpt, sanitizeLine } from "../../src/sys/sanitize.ts";
 import { tempDir } from "../helpers/dl.ts";
 
 /**

@@ -21,15 +21,36 @@ export interface Canceller {
  */
 export function cancelRefusal(row: JobRow, who: Canceller): string | null {
   if (isTerminal(row.status)) return null; // nothing would change
-  if (row.server_id === who.serverId || row.project === who.project) return null;
+  // The server that queued it (its origin) still counts as its own once a supervisor runs it.
+  if (row.server_id === who.serverId || row.origin_id === who.serverId || row.project === who.project) return null;
   if (!who.ownerAlive(row)) return null;
   return `job ${row.id} belongs to project ${row.project} (server pid ${row.owner_pid}), not to this session's project ${who.project}; cancel it from a session of that project`;
 }
 
-/** A running job only the server that runs its child can stop. */
-function stopRefusal(row: JobRow, launcher: Launcher): string | null {
-  if (row.status !== "running" || launcher.runs(row.id)) return null;
-  return `job ${row.id} runs under another server (pid ${row.owner_pid}); cancel it from that session, or run dl reap if that server is gone`;
+/**
+ * A running job is stopped by the process that runs it: this engine, or the job's own
+ * supervisor (or another server), asked through a cancel request. One whose runner is
+ * gone is an orphan for dl reap.
+ */
+function stopRefusal(row: JobRow, launcher: Launcher, who: Canceller): string | null {
+  if (row.status !== "running" || launcher.runs(row.id) || who.ownerAlive(row)) return null;
+  return `job ${row.id} was run by a process that is gone (pid ${row.owner_pid}); run dl reap to end it`;
+}
+
+/** How long a cancel waits for another process to stop the job it runs (its grace, then some). */
+const ASK_WAIT_MS = 15_000;
+
+/** Asks the live process that runs the job to cancel it (its admission serves the request), then waits for its end. */
+async function askRunner(c: EngineContext, row: JobRow): Promise<CancelResult> {
+  c.store.requestCancel(row.id, c.now());
+  const deadline = performance.now() + ASK_WAIT_MS + (c.options.graceMs ?? 5000);
+  for (let pause = 20; performance.now() < deadline; pause = Math.min(pause * 2, 200)) {
+    const now = c.store.get(row.id);
+    if (!now || isTerminal(now.status)) return { id: row.id, status: now?.status ?? "cancelled", changed: true };
+    await Bun.sleep(pause);
+  }
+  const note = `asked its supervisor (pid ${row.owner_pid}) to stop it; it has not ended yet (dl wait ${row.id})`;
+  return { id: row.id, status: row.status, changed: false, note };
 }
 
 /**
@@ -53,7 +74,7 @@ export async function cancelJobs(
   for (const row of rows) {
     const owner = cancelRefusal(row, who);
     if (owner) throw new DlError("not_owner", owner, { owner_project: row.project, owner_pid: row.owner_pid });
-    const stop = stopRefusal(row, launcher);
+    const stop = stopRefusal(row, launcher, who);
     if (stop) throw new DlError("busy", stop);
   }
   const results: CancelResult[] = [];
@@ -73,8 +94,8 @@ async function cancelOne(c: EngineContext, launcher: Launcher, id: string): Prom
   }
   if (row.status !== "running") return { id, status: row.status, changed: false, note: "already finished" };
   const stopping = launcher.stop(id, "cancel");
-  // Started by another server between the check and now (it was queued then).
-  if (!stopping) throw new DlError("busy", stopRefusal(row, launcher) ?? `job ${id} could not be stopped here`);
+  // Run by its supervisor (or another server): ask it.
+  if (!stopping) return askRunner(c, row);
   await stopping;
   return { id, status: store.get(id)?.status ?? "cancelled", changed: true };
 }

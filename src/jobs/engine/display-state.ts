@@ -40,14 +40,14 @@ export function orphanPlan(row: Pick<JobRow, "provider" | "status" | "child_pid"
   if (live.child === "leader")
     return {
       plan: { becomes: "killed_on_restart", kills: "leader" },
-      why: `its server died while its child (pid ${row.child_pid}) still runs`,
+      why: `its supervisor died while its child (pid ${row.child_pid}) still runs`,
       act: "stop the child and record killed_on_restart",
       done: "the child was stopped, recorded killed_on_restart",
     };
   if (live.child === "survivors")
     return {
       plan: { becomes: "killed_on_restart", kills: "survivors" },
-      why: `its server died; its child exited but processes of its group (${row.child_pid}) still run`,
+      why: `its supervisor died; its child exited but processes of its group (${row.child_pid}) still run`,
       act: "stop them and record killed_on_restart",
       done: "they were stopped, recorded killed_on_restart",
     };
@@ -55,13 +55,13 @@ export function orphanPlan(row: Pick<JobRow, "provider" | "status" | "child_pid"
   if (deadOwnerStatus(row) === "killed_on_restart")
     return {
       plan: { becomes: "killed_on_restart", kills: null },
-      why: "its server died and its jailed run died with it; what it changed in the workdir stays (review it before resubmitting)",
+      why: "its supervisor died and its jailed run died with it; what it changed in the workdir stays (review it before resubmitting)",
       act: "record killed_on_restart",
       done: "recorded killed_on_restart",
     };
   return {
     plan: { becomes: "lost", kills: null },
-    why: "its server died and no verified child of it is left",
+    why: "its supervisor died and no verified child of it is left",
     act: "record it lost",
     done: "recorded lost",
   };

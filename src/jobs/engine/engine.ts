@@ -9,12 +9,13 @@ import { AdmissionLoop } from "./admission-loop.ts";
 import { type Canceller, type CancelResult, cancelJobs, cancelOwnQueued } from "./cancel.ts";
 import { Launcher } from "./launch.ts";
 import { LiveReaper, logReaped } from "./live-reap.ts";
-import { jobLiveness, type Liveness } from "./liveness.ts";
+import { jobLiveness, type Liveness, settledLiveness } from "./liveness.ts";
 import type { EngineContext, EngineOptions } from "./options.ts";
 import { type PollView, pollView, unknownView } from "./poll.ts";
 import type { Provider } from "./provider.ts";
 import type { ReapAction } from "./reaper.ts";
 import { prepareJobs, queueBound, type SubmitResult, watchFor } from "./submit.ts";
+import { Supervised } from "./supervised.ts";
 
 export type { CancelResult } from "./cancel.ts";
 export type { EngineOptions } from "./options.ts";
@@ -36,6 +37,8 @@ export class JobEngine {
   private readonly launcher: Launcher;
   private readonly loop: AdmissionLoop;
   private project: Promise<string> | undefined;
+  /** Supervisor mode (EngineOptions.adopt): the one job this process runs. */
+  private supervised: Supervised | null = null;
 
   private constructor(private readonly options: EngineOptions) {
     if (!(options.maxPerProject > 0 && options.maxPerProject <= options.maxConcurrent)) {
@@ -51,23 +54,33 @@ export class JobEngine {
       serverId: this.serverId,
       now: options.now ?? Date.now,
     };
-    this.reaper = new LiveReaper(this.c);
+    this.reaper = new LiveReaper(this.c, (row) => this.launcher.handOffOrphan(row));
     // A job's end frees slots: admission looks again at once.
     // A job's end also goes into the usage ledger, before anything else can prune its row.
     this.launcher = new Launcher(this.c, (id) => {
       recordJobEnd(this.c.store, id);
       this.loop.schedule(0);
+      this.supervised?.look();
     });
     this.loop = new AdmissionLoop(this.c, this.launcher, this.reaper);
   }
 
-  /** Opens the store, reaps the rows of dead servers, starts admitting. */
+  /**
+   * Opens the store, reaps the rows of dead servers, starts admitting. A supervisor
+   * (options.adopt) first adopts its job; `finished` says when that job has ended.
+   */
   static async start(options: EngineOptions): Promise<{ engine: JobEngine; reaped: ReapAction[] }> {
     const engine = new JobEngine(options);
+    if (options.adopt) engine.supervised = Supervised.adopt(engine.c, engine.launcher, options.adopt);
     const reaped = await engine.reaper.reap();
     logReaped(options.provider.name, reaped);
     engine.loop.schedule(0);
     return { engine, reaped };
+  }
+
+  /** Resolves when a supervisor's job has ended (never, for a server). */
+  get finished(): Promise<void> {
+    return this.supervised?.finished ?? new Promise(() => {});
   }
 
   get provider(): Provider {
@@ -97,9 +110,11 @@ export class JobEngine {
     const rows = new Map(this.c.store.getMany(ids).map((r) => [r.id, r]));
     const now = this.c.now();
     return ids.map((id) => {
-      const r = rows.get(id);
-      if (!r) return unknownView(id);
-      return pollView(r, now, this.liveness(r), this.serverId, this.launcher.persistError(id));
+      const first = rows.get(id);
+      if (!first) return unknownView(id);
+      const live = (r: JobRow) => this.liveness(r);
+      const { row: r, live: l } = settledLiveness(first, live(first), () => this.c.store.get(id), live);
+      return pollView(r, now, l, this.serverId, this.launcher.persistError(id));
     });
   }
 
@@ -142,13 +157,21 @@ export class JobEngine {
     return this.project;
   }
 
-  /** Graceful stop: queued jobs of this server are cancelled, running ones killed and recorded. */
+  /**
+   * Graceful stop. Jobs run by supervisors go on: this server's queued jobs are handed to
+   * supervisors of their own, which wait in the queue for it (with
+   * DELEGATE_JOBS_DIE_WITH_SERVER they are cancelled instead, and the supervisors of its
+   * running jobs stop them when they see it gone). Jobs run in this process are killed
+   * and recorded, its queued ones cancelled (server_stopped).
+   */
   async stop(): Promise<void> {
     if (this.loop.stopped) return;
     this.loop.halt();
     // A reap in flight still writes rows: let it finish before the store closes.
     await this.reaper.inFlight;
-    cancelOwnQueued(this.c);
+    const keep = this.options.supervisors && !this.options.dieWithOrigin;
+    if (keep) this.launcher.handOffQueued();
+    else cancelOwnQueued(this.c);
     await this.launcher.stopAll("shutdown");
     this.c.store.close();
   }

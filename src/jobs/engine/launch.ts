@@ -65,8 +65,68 @@ export class Launcher {
     await Promise.all(all.map((a) => a.done));
   }
 
+  /** The jobs handed to supervisors that have not yet adopted them, and those supervisors. */
+  private readonly handedOff = new Map<string, { pid: number }>();
+
+  /**
+   * Hands a job that may start to a supervisor of its own (EngineOptions.supervisors): it
+   * adopts the row, takes the locks and the stagger claim itself and runs the job to its
+   * end, whatever becomes of this server. Until it has adopted the row, the row stays
+   * ours but is not handed off twice; its exit tells admission to look again.
+   */
+  private handOff(
+    row: JobRow,
+    start: NonNullable<EngineContext["options"]["supervisors"]>,
+    from: string = this.c.serverId,
+  ): LaunchOutcome {
+    if (this.handedOff.has(row.id)) return { reason: row.queue_reason ?? "waiting_for_slot" };
+    let child: ReturnType<typeof start>;
+    try {
+      child = start(row, from);
+    } catch (e) {
+      return this.lockFailed(row, e, "start its supervisor");
+    }
+    this.handedOff.set(row.id, { pid: child.pid });
+    // The row names its supervisor as owner at once: if this server dies before the
+    // supervisor adopts it, no reaper takes a job whose supervisor is alive for an orphan.
+    const ident = this.c.options.identities.read(child.pid);
+    if (ident) this.c.store.setOwnerIfFrom(row.id, from, { owner_pid: child.pid, owner_start: ident.startTime });
+    void child.exited.then(() => {
+      this.handedOff.delete(row.id);
+      this.onEnded(row.id);
+    });
+    return { reason: row.queue_reason ?? "waiting_for_slot" };
+  }
+
+  /**
+   * A queued job whose server died (the reaper found it): handed to a supervisor of its
+   * own, which adopts it from that server and waits in the queue for it, instead of it
+   * being recorded lost. False when this engine hands nothing off.
+   */
+  handOffOrphan(row: JobRow): boolean {
+    const start = this.c.options.supervisors;
+    if (!start || row.server_id === null) return false;
+    this.handOff(row, start, row.server_id);
+    return this.handedOff.has(row.id);
+  }
+
+  /** On a graceful stop: every queued job of this server not yet handed off goes to a supervisor, to wait there. */
+  handOffQueued(): void {
+    const start = this.c.options.supervisors;
+    if (!start) return;
+    for (const row of this.c.store.listByStatus(["queued"])) {
+      if (row.server_id !== this.c.serverId || this.handedOff.has(row.id)) continue;
+      const r = this.handOff(row, start);
+      if (!this.handedOff.has(row.id))
+        log.warn(`${this.c.options.provider.name} job ${row.id}: left queued (${JSON.stringify(r)})`);
+    }
+  }
+
   /** Takes the locks and the stagger claim, then runs the job in the background. */
   launch(row: JobRow, now: number, cap: number, projectCap: number = this.c.options.maxPerProject): LaunchOutcome {
+    // A supervisor runs its own job here; a server hands each job to a supervisor.
+    const supervisors = this.c.options.adopt ? undefined : this.c.options.supervisors;
+    if (supervisors) return this.handOff(row, supervisors);
     // Every way out of this method before the job starts (no slot, a throw, a lost
     // stagger claim) gives back what was taken, or that checkout and slot would stay busy
     // for every server until this one exits. A started job takes the locks over.
@@ -128,21 +188,26 @@ export class Launcher {
 
   /**
    * A lock call failed (EMFILE, an unwritable or symlinked slot file), which is not
-   * contention. A passing fault is retried on later passes; after MAX_LOCK_ERRORS the
-   * job is recorded failed (infra) with the cause, so nothing waits on it for ever.
+   * contention, or its supervisor could not be started. A passing fault is retried on
+   * later passes; after MAX_LOCK_ERRORS the job is recorded failed (infra) with the cause,
+   * so nothing waits on it for ever.
    */
-  private lockFailed(row: JobRow, e: unknown): { reason: QueueReason; retryMs: number } {
+  private lockFailed(row: JobRow, e: unknown, what = "take its slot locks"): { reason: QueueReason; retryMs: number } {
     const name = this.c.options.provider.name;
     const n = (this.lockErrors.get(row.id) ?? 0) + 1;
     const why = describeError(e);
     if (n < MAX_LOCK_ERRORS) {
       this.lockErrors.set(row.id, n);
-      log.warn(`${name} job ${row.id}: could not take its slot locks (${why}); retrying (${n}/${MAX_LOCK_ERRORS})`);
+      log.warn(`${name} job ${row.id}: could not ${what} (${why}); retrying (${n}/${MAX_LOCK_ERRORS})`);
       return { reason: row.queue_reason ?? "waiting_for_slot", retryMs: 200 * n };
     }
     this.lockErrors.delete(row.id);
-    log.error(`${name} job ${row.id}: could not take its slot locks (${why}) ${n} times; recording it failed`);
-    const msg = `could not take the job's slot locks under ${join(this.c.options.stateDir, "slots")} (${why}); check that directory (permissions, symlinks, open-file limit) and submit again`;
+    log.error(`${name} job ${row.id}: could not ${what} (${why}) ${n} times; recording it failed`);
+    const slots = join(this.c.options.stateDir, "slots");
+    const msg =
+      what === "take its slot locks"
+        ? `could not take the job's slot locks under ${slots} (${why}); check that directory (permissions, symlinks, open-file limit) and submit again`
+        : `could not ${what} (${why}); check that dl's binary can run and the state dir is writable, then submit again`;
     this.c.store.update(
       row.id,
       { status: "failed", failure_kind: "infra", final_response: msg, ended_at: this.c.now(), queue_reason: null },

@@ -1,5 +1,6 @@
 import { describeError } from "../../errors.ts";
 import { log } from "../../log.ts";
+import type { JobRow } from "../../store/types.ts";
 import { ownerAlive } from "./liveness.ts";
 import type { EngineContext } from "./options.ts";
 import { type ReapAction, reapDeadOwners } from "./reaper.ts";
@@ -25,7 +26,11 @@ export class LiveReaper {
   private lastReap = 0;
   private reaping: Promise<void> | null = null;
 
-  constructor(private readonly c: EngineContext) {}
+  /** `adoptQueued`: hands a dead server's queued job to a supervisor (Launcher.handOffOrphan). */
+  constructor(
+    private readonly c: EngineContext,
+    private readonly adoptQueued?: (row: JobRow) => boolean,
+  ) {}
 
   /** Ends rows of dead servers now (what `dl reap` does from outside). */
   reap(dryRun = false): Promise<ReapAction[]> {
@@ -37,6 +42,8 @@ export class LiveReaper {
       dryRun,
       graceMs: options.graceMs,
       spent: (row, jobDir) => options.provider.spent?.(row, jobDir) ?? null,
+      // The reference's way (DELEGATE_JOBS_DIE_WITH_SERVER) leaves a dead server's queue lost.
+      adoptQueued: options.dieWithOrigin ? undefined : this.adoptQueued,
     });
   }
 

@@ -42,3 +42,31 @@ export function jobLiveness(row: JobRow, ids: Identities, selfServerId?: string)
   // A live owner answers for its child; only an orphan's child is looked at.
   return { owner, child: owner || row.status !== "running" ? null : childVerified(row, ids) };
 }
+
+/**
+ * Whether the window an active job came from (the server that took its call) is still
+ * open: "closed" once that server is gone while its supervisor runs the job on; null for
+ * a finished job or a row from before origins were kept.
+ */
+export function jobWindow(row: JobRow, ids: Identities): "open" | "closed" | null {
+  if ((row.status !== "queued" && row.status !== "running") || row.origin_pid === null) return null;
+  return ownerAlive({ owner_pid: row.origin_pid, owner_start: row.origin_start }, ids) ? "open" : "closed";
+}
+
+/**
+ * A job's row and liveness, read in the one order that cannot misjudge a job whose owner
+ * records its end and exits (a supervisor always does, the moment its job ends): when the
+ * owner looks dead, the row is read again after that look. Still active under the same
+ * owner, it is an orphan; ended (or taken over) meanwhile, the new row is the truth.
+ */
+export function settledLiveness(
+  row: JobRow,
+  live: Liveness,
+  reread: () => JobRow | undefined,
+  liveness: (r: JobRow) => Liveness,
+): { row: JobRow; live: Liveness } {
+  if (live.owner || (row.status !== "queued" && row.status !== "running")) return { row, live };
+  const now = reread();
+  if (!now || (now.status === row.status && now.owner_pid === row.owner_pid)) return { row, live };
+  return { row: now, live: liveness(now) };
+}

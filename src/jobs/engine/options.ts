@@ -1,8 +1,9 @@
 import type { JobStore } from "../../store/jobs.ts";
-import type { QueueReason } from "../../store/types.ts";
+import type { JobRow, QueueReason } from "../../store/types.ts";
 import type { WorkspaceGuards } from "../../sys/workspace.ts";
 import type { Identities, JobLocks, ProcessOwner } from "./machine.ts";
 import type { Provider } from "./provider.ts";
+import type { SupervisorCommand } from "./supervisor-start.ts";
 
 export interface EngineOptions {
   provider: Provider;
@@ -44,7 +45,22 @@ export interface EngineOptions {
    * (default 5000 ms). While one does, it reaps at once (at most every REAP_BLOCKED_MS).
    */
   reapEveryMs?: number;
+  /**
+   * Jobs run by supervisors of their own (dl serve): a job that may start is handed to a
+   * new `dl supervise` process, which adopts it and runs it to its end however long this
+   * server lives. Absent, jobs run in this process (tests, and the supervisor itself).
+   */
+  supervisors?: SupervisorStarter;
+  /** How to start dl again as a supervisor; startMachineEngine (jobs/service.ts) makes `supervisors` of it. */
+  supervisorCommand?: SupervisorCommand;
+  /** Supervisor mode: the one job this process adopts from the server `from` and runs to its end. */
+  adopt?: { jobId: string; from: string };
+  /** DELEGATE_JOBS_DIE_WITH_SERVER, in a supervisor: its job stops once the window it came from is gone. */
+  dieWithOrigin?: boolean;
 }
+
+/** Starts the supervisor of job `row` (whose server is `from`); it outlives this process. */
+export type SupervisorStarter = (row: JobRow, from: string) => { pid: number; exited: Promise<number | null> };
 
 /**
  * What the parts of one engine (submit, admission loop, launcher, live reaper, cancel)

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { readChildFileSync } from "../../sys/child-file.ts";
 import { rewritePrivate } from "../../sys/private-file.ts";
 import { redact } from "../../sys/redact.ts";
-import { sanitizeBlock } from "../sanitize.ts";
+import { sanitizeBlock } from "../../sys/sanitize.ts";
 import type { RunOutput } from "./provider.ts";
 
 /**

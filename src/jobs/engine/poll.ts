@@ -1,7 +1,7 @@
 import type { FailureKind } from "../../errors.ts";
 import type { JobRow } from "../../store/types.ts";
 import { isTerminal } from "../../store/types.ts";
-import { sanitizeJson, sanitizeLine, shortenResponse } from "../sanitize.ts";
+import { sanitizeJson, sanitizeLine, shortenResponse } from "../../sys/sanitize.ts";
 import { judgeJob } from "./display-state.ts";
 import type { Liveness } from "./liveness.ts";
 
@@ -107,7 +107,9 @@ export function pollView(
     view.truncated = true;
     view.final_response_length = resp.length;
   }
-  if (selfServerId !== undefined && row.server_id !== selfServerId) view.read_only = true;
+  // Read-only: neither this server's nor queued by it (a job its supervisor runs is still the window's).
+  if (selfServerId !== undefined && row.server_id !== selfServerId && row.origin_id !== selfServerId)
+    view.read_only = true;
   return view;
 }
 

@@ -33,6 +33,12 @@ export interface LaunchSpec {
   /** A jailed command behind the start marker (wrapCommand's jailMarked): set-up failures read jail_unavailable. */
   jailMarked?: boolean;
   /**
+   * The child is dl itself (an agent job's `dl run`), which must see the host's processes
+   * (owner pids, identities). Every other child that is not jailed runs, as root, in a
+   * pid namespace of its own (sys/pid-namespace.ts).
+   */
+  selfChild?: boolean;
+  /**
    * Runs once the child's group has ended, however it ended (the jail's check of the
    * tree). A failure it returns ends the job `failed` with that failure_kind and message;
    * its `changes` (what the run changed, what stayed read-only) are kept in the row.
@@ -121,6 +127,12 @@ export interface Provider {
    * carries has none.
    */
   spent?(job: JobRow, jobDir: string): Record<string, unknown> | null;
+  /**
+   * What only this server holds that the job's supervisor must be handed, as environment
+   * (a delegate_to_provider job's endpoint and key, which never reach a file): given once,
+   * when the job is handed over.
+   */
+  handOffEnv?(job: JobRow): Record<string, string>;
   /** Classifies a run that did not exit 0 (not called for timeouts or cancels). */
   classify(out: RunOutput, job: JobRow): FailureClass;
 }

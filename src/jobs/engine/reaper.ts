@@ -34,6 +34,11 @@ export interface ReapOptions {
    * usage its dead server never wrote: kept in the row, and the row goes into the ledger.
    */
   spent?: (row: JobRow, jobDir: string) => Record<string, unknown> | null;
+  /**
+   * A dead server's queued job, handed to a supervisor of its own to wait for its turn
+   * (jobs outlive their window) instead of being recorded lost; true when it was.
+   */
+  adoptQueued?: (row: JobRow) => boolean;
 }
 
 /**
@@ -54,6 +59,11 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
       alive.set(key, ownerLive);
     }
     if (ownerLive) continue;
+    if (row.status === "queued" && !opts.dryRun && opts.adoptQueued?.(row)) {
+      const reason = "its server died before the job started; a supervisor of its own took it over";
+      actions.push({ id: row.id, status: "queued", killed_pid: null, reason });
+      continue;
+    }
     const kept =
       row.status === "running" ? await readOutcome(jobDirOf(store.stateDir, row.id), row.id, row.started_at) : null;
     if (kept) {

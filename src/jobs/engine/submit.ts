@@ -60,6 +60,9 @@ export async function prepareJobs(
         owner_pid: options.self.pid,
         owner_start: options.self.startTime,
         server_id: serverId,
+        origin_id: serverId,
+        origin_pid: options.self.pid,
+        origin_start: options.self.startTime,
         created_at: c.now(),
         warnings: t.warnings.length ? JSON.stringify(t.warnings) : null,
       });

@@ -4,7 +4,7 @@ import type { JobStore } from "../../store/jobs.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
 import { type JobVerdict, judgeJob } from "../engine/display-state.ts";
-import { jobLiveness, type Liveness } from "../engine/liveness.ts";
+import { jobLiveness, jobWindow, type Liveness, settledLiveness } from "../engine/liveness.ts";
 import type { Identities } from "../engine/machine.ts";
 
 /**
@@ -12,7 +12,14 @@ import type { Identities } from "../engine/machine.ts";
  * opened as it is found, each row read with its verdict (display-state.ts), so a job reads
  * the same here as in dl wait, dl status and the MCP poll tools.
  */
-export type FoundJob = { store: JobStateDir; row: JobRow; live: Liveness; verdict: JobVerdict };
+export type FoundJob = {
+  store: JobStateDir;
+  row: JobRow;
+  live: Liveness;
+  verdict: JobVerdict;
+  /** An active job's window: "closed" when the server that took its call is gone (liveness.ts jobWindow). */
+  window: "open" | "closed" | null;
+};
 
 /** A store that exists but could not be read: its jobs are not in the answer. */
 export type StoreProblem = { provider: string; state_dir: string; error: string };
@@ -32,9 +39,10 @@ function readEach<T>(
 }
 
 /** A row with how it reads now. */
-function withVerdict(store: JobStateDir, row: JobRow, identities: Identities): FoundJob {
-  const live = jobLiveness(row, identities);
-  return { store, row, live, verdict: judgeJob(row, live) };
+function withVerdict(store: JobStateDir, first: JobRow, identities: Identities, st: JobStore): FoundJob {
+  const liveness = (r: JobRow) => jobLiveness(r, identities);
+  const { row, live } = settledLiveness(first, liveness(first), () => st.get(first.id), liveness);
+  return { store, row, live, verdict: judgeJob(row, live), window: jobWindow(row, identities) };
 }
 
 /** The stores an id of this shape can be in (its provider's, wherever they are). */
@@ -51,7 +59,7 @@ export function findJob(
 ): { job: FoundJob | null; problems: StoreProblem[] } {
   const r = readEach(storesFor(stores, id), (st, s) => {
     const row = st.get(id);
-    return row ? [withVerdict(s, row, identities)] : [];
+    return row ? [withVerdict(s, row, identities, st)] : [];
   });
   return { job: r.found[0] ?? null, problems: r.problems };
 }
@@ -67,7 +75,7 @@ export function listJobs(
   const chosen = f.kind ? stores.filter((s) => s.provider === f.kind) : stores;
   // Each store gives its newest rows; a filter may need more than `limit` of them.
   const per = f.status || f.project ? 10_000 : f.limit;
-  const r = readEach(chosen, (st, s) => st.listRecent(per).map((row) => withVerdict(s, row, identities)));
+  const r = readEach(chosen, (st, s) => st.listRecent(per).map((row) => withVerdict(s, row, identities, st)));
   const jobs = r.found
     .filter((j) => !f.status || j.verdict.state === f.status || (f.status === "orphaned" && j.verdict.orphaned))
     .filter((j) => !f.project || j.row.project === f.project || j.row.project.startsWith(`${f.project}/`))

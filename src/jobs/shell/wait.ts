@@ -1,10 +1,10 @@
 import { factsOf } from "../../providers.ts";
 import { isTerminal, type JobRow } from "../../store/types.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
+import { PREVIEW_CAP, sanitizeJson, sanitizeLine } from "../../sys/sanitize.ts";
 import { judgeJob } from "../engine/display-state.ts";
 import { jobLiveness, type Liveness } from "../engine/liveness.ts";
 import type { Identities } from "../engine/machine.ts";
-import { PREVIEW_CAP, sanitizeJson, sanitizeLine } from "../sanitize.ts";
 import { type UnusableStore, WatchedStores } from "./watched-stores.ts";
 
 /** Exit codes of `dl wait`, as the reference documents them. */
@@ -156,6 +156,29 @@ export function judgePending(
   return { ended, still };
 }
 
+/**
+ * A job judged orphaned (its owner looked dead) is read again after that look: a
+ * supervisor records its job's end and exits at once, so a row read before the end and an
+ * owner looked at after it would call a finished job killed. Ended meanwhile, it ends with
+ * its recorded status; taken over by a new supervisor, it waits on (the next pass judges it).
+ */
+function settleOrphans(
+  verdict: { ended: EndedJob[]; still: string[] },
+  reread: (ids: string[]) => Map<string, JobRow>,
+): void {
+  const orphans = verdict.ended.filter((e): e is EndedJob & { row: JobRow } => "row" in e && !isTerminal(e.row.status));
+  if (orphans.length === 0) return;
+  const now = reread(orphans.map((e) => e.id));
+  verdict.ended = verdict.ended.flatMap((e) => {
+    if (!("row" in e) || isTerminal(e.row.status)) return [e];
+    const again = now.get(e.id);
+    if (!again || (again.status === e.row.status && again.owner_pid === e.row.owner_pid)) return [e];
+    if (isTerminal(again.status)) return [{ id: e.id, row: again, status: again.status }];
+    verdict.still.push(e.id);
+    return [];
+  });
+}
+
 /** What the wait does after a pass: sleep this long, or end with an exit code. */
 export type WaitStep = { sleepMs: number } | { code: WaitExit; missing: string[] };
 
@@ -203,6 +226,7 @@ function look(o: WaitOptions, stores: WatchedStores, st: WaitState, emit: (line:
   const read = stores.rows(st.pending);
   for (const id of read.rows.keys()) st.seen.add(id);
   const verdict = judgePending(st.pending, read, st.seen, checkOwners ? (r) => jobLiveness(r, o.identities) : null);
+  settleOrphans(verdict, (ids) => stores.rows(ids).rows);
   for (const e of verdict.ended) {
     if ("pruned" in e || !SUCCESS.has(e.status)) st.unsuccessful = true;
     emit("pruned" in e ? prunedLine(e.id, o.json) : finishedLine(e.row, e.status, o.json, e.reason));

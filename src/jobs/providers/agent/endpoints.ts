@@ -12,6 +12,13 @@ import { DlError } from "../../../errors.ts";
 export class ProviderEndpoints {
   private readonly byRef = new Map<string, ProviderTarget>();
 
+  /**
+   * `handed`: the one endpoint this process was given (DELEGATE_RUN_PROVIDER_*). A job's
+   * supervisor gets its job's endpoint from the server that queued it that way, and runs
+   * only that job.
+   */
+  constructor(private readonly handed: ProviderTarget | null = null) {}
+
   /** Keeps the target until its job launches; the reference goes into the job's params. */
   put(t: ProviderTarget): string {
     const ref = randomUUID();
@@ -24,9 +31,16 @@ export class ProviderEndpoints {
     this.byRef.delete(ref);
   }
 
+  /** The environment that hands the endpoint of `ref` on (to the job's supervisor), once; empty when not held here. */
+  handOffEnv(ref: string): Record<string, string> {
+    const t = this.byRef.get(ref);
+    this.byRef.delete(ref);
+    return t ? targetEnv(t) : {};
+  }
+
   /** The child's environment for the job's endpoint, once; throws when this server never had it or lost it. */
   takeEnv(ref: string, jobId: string): Record<string, string> {
-    const t = this.byRef.get(ref);
+    const t = this.byRef.get(ref) ?? this.handed;
     this.byRef.delete(ref);
     if (!t) {
       throw new DlError(
@@ -35,10 +49,14 @@ export class ProviderEndpoints {
         { failure_kind: "provider_key_lost" },
       );
     }
-    return {
-      DELEGATE_RUN_PROVIDER_URL: t.url,
-      DELEGATE_RUN_PROVIDER_KEY: t.apiKey,
-      DELEGATE_RUN_PROVIDER_FORMAT: t.format ?? "auto",
-    };
+    return targetEnv(t);
   }
+}
+
+function targetEnv(t: ProviderTarget): Record<string, string> {
+  return {
+    DELEGATE_RUN_PROVIDER_URL: t.url,
+    DELEGATE_RUN_PROVIDER_KEY: t.apiKey,
+    DELEGATE_RUN_PROVIDER_FORMAT: t.format ?? "auto",
+  };
 }

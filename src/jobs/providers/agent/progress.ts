@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { readChildFile, readChildFileSync } from "../../../sys/child-file.ts";
-import { sanitizeLine } from "../../sanitize.ts";
+import { sanitizeLine } from "../../../sys/sanitize.ts";
 
 /** Where a running agent job is: the child `dl run` keeps its latest progress line in a file. */
 export type AgentProgress = { turn: number; max_turns: number; last_action: string; age_s: number };

@@ -3,8 +3,9 @@ import { lookupAgent } from "../../../agent/lookup.ts";
 import { delegationOutcomeSchema } from "../../../dispatch/delegation-result.ts";
 import { providerEntry } from "../../../providers.ts";
 import type { JobRow } from "../../../store/types.ts";
+import { outputExcerpt } from "../../../sys/sanitize.ts";
+import { jsonColumn } from "../../engine/poll.ts";
 import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../engine/provider.ts";
-import { outputExcerpt } from "../../sanitize.ts";
 import type { ProviderEndpoints } from "./endpoints.ts";
 import { jobAnswer } from "./result.ts";
 import { agentSpent } from "./spent.ts";
@@ -114,6 +115,10 @@ export function agentProvider(o: AgentProviderOptions): Provider {
     },
     spent(_job: JobRow, jobDir: string) {
       return agentSpent(jobDir);
+    },
+    handOffEnv(job: JobRow) {
+      const ref = jsonColumn(job.params).provider_ref;
+      return typeof ref === "string" ? o.endpoints.handOffEnv(ref) : {};
     },
     /** 126/127: the binary could not run; 2: dl refused its own arguments. Both are ours. */
     classify(out: RunOutput): FailureClass {

@@ -1,11 +1,12 @@
 import type { Config } from "../../../config.ts";
 import type { ProviderTarget } from "../../../dispatch/provider-endpoint.ts";
+import { runProviderTarget } from "../../../dispatch/provider-endpoint.ts";
 import type { JobRow } from "../../../store/types.ts";
 import { jobDirOf } from "../../../sys/paths.ts";
+import { sanitizeJson, sanitizeLine } from "../../../sys/sanitize.ts";
 import { selfArgv } from "../../../sys/self-command.ts";
 import type { SubmitResult } from "../../engine/engine.ts";
 import { jsonColumn, type PollView } from "../../engine/poll.ts";
-import { sanitizeJson, sanitizeLine } from "../../sanitize.ts";
 import { JobService, type ServiceContext } from "../../service.ts";
 import { ProviderEndpoints } from "./endpoints.ts";
 import { type AgentProgress, readAgentProgress } from "./progress.ts";
@@ -56,7 +57,8 @@ export type AgentService = JobService<AgentPollView> & {
  * written) and reaps dead servers' jobs.
  */
 export async function startJobs(c: Config, ctx: ServiceContext): Promise<AgentService> {
-  const endpoints = new ProviderEndpoints();
+  // A supervisor's delegate_to_provider job: its endpoint was handed over in DELEGATE_RUN_PROVIDER_*.
+  const endpoints = new ProviderEndpoints(runProviderTarget(c.backend.runProvider));
   // The child environment (config.dlChildEnv): the allowlist plus dl's own settings.
   // Submit refuses an agent none of the three places has (DELEGATE_LOCAL_AGENTS_DIR the last).
   const provider = agentProvider({

@@ -5,6 +5,7 @@ import { CODEX_CLOUD_WARNING } from "./codex-warning.ts";
 import delegateText from "./delegate-to-codex.txt" with { type: "text" };
 import pollText from "./poll-codex.txt" with { type: "text" };
 import type { CodexService } from "./service.ts";
+import { codexSteps } from "./steps.ts";
 import submitText from "./submit-codex.txt" with { type: "text" };
 import { codexTaskInput } from "./task.ts";
 
@@ -35,4 +36,6 @@ export const codex = {
     },
   },
   status: async () => (await import("./status.ts")).status,
+  // Its output is `codex exec --json`'s event stream: shown as steps, like an agent job's.
+  outputSteps: codexSteps,
 } satisfies ProviderModule<CodexService>;

@@ -1,7 +1,7 @@
 import { providerEntry } from "../../../providers.ts";
 import type { JobRow } from "../../../store/types.ts";
+import { outputExcerpt } from "../../../sys/sanitize.ts";
 import type { FailureClass, ParsedResult, Provider, RunOutput, ValidatedTask } from "../../engine/provider.ts";
-import { outputExcerpt } from "../../sanitize.ts";
 import { requireDshLauncher } from "./launcher.ts";
 import { type DshOutcome, type DshResult, readDshResult } from "./result.ts";
 import { buildDshLaunch, type DshTaskRules, dshResultFile, validateDshTask } from "./task.ts";

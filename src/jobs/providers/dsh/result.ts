@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { readChildFile } from "../../../sys/child-file.ts";
-import { sanitizeLine } from "../../sanitize.ts";
+import { sanitizeLine } from "../../../sys/sanitize.ts";
 
 /**
  * What the dsh launcher leaves in `<out-dir>/result.json`. The change itself stays in the

@@ -1,4 +1,4 @@
-import { sanitizeLine, sanitizeMultiline, TEXT_CAP } from "../../sanitize.ts";
+import { sanitizeLine, sanitizeMultiline, TEXT_CAP } from "../../../sys/sanitize.ts";
 
 /**
  * What `agy -p … --output-format json` printed, turned into a job result. No real agy can

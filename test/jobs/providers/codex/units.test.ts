@@ -155,6 +155,9 @@ const row = (over: Partial<JobRow> = {}): JobRow => ({
   warnings: null,
   persist_error: null,
   changes: null,
+  origin_id: null,
+  origin_pid: null,
+  origin_start: null,
   ...over,
 });
 

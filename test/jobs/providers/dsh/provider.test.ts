@@ -12,8 +12,8 @@ import {
   dshTaskFile,
   validateDshTask,
 } from "../../../../src/jobs/providers/dsh/task.ts";
-import { outputExcerpt } from "../../../../src/jobs/sanitize.ts";
 import type { JobRow } from "../../../../src/store/types.ts";
+import { outputExcerpt } from "../../../../src/sys/sanitize.ts";
 import { tempDir } from "../../../helpers/dl.ts";
 import { refusal } from "../../../helpers/refusal.ts";
 import { runOutput } from "../../helpers.ts";

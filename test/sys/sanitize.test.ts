@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { pollView } from "../../src/jobs/engine/poll.ts";
-import { sanitizeJson, sanitizeLine, sanitizeMultiline, shortenResponse } from "../../src/jobs/sanitize.ts";
 import type { JobRow } from "../../src/store/types.ts";
+import { sanitizeJson, sanitizeLine, sanitizeMultiline, shortenResponse } from "../../src/sys/sanitize.ts";
 
 const HOSTILE =
   "\u001b[2J\u001b]0;title\u0007\u001b[31mred\u001b[0m rtl\u202etxet nul\u0000byte ls\u2028ps\u2029 zw\u200bsp bom\ufeff tab\there\r\nnext\u0085c1";
@@ -97,6 +97,9 @@ const base: JobRow = {
   warnings: '["w\\u0000x"]',
   persist_error: null,
   changes: null,
+  origin_id: null,
+  origin_pid: null,
+  origin_start: null,
 };
 
 describe("poll view", () => {

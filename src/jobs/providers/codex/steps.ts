@@ -1,4 +1,4 @@
-import { sanitizeLine } from "../jobs/sanitize.ts";
+import { sanitizeLine } from "../../../sys/sanitize.ts";
 
 /**
  * `dl logs cx-…`: what `codex exec --json` printed (one event per line, kept in the job's

@@ -1,4 +1,4 @@
-import { redact } from "../sys/redact.ts";
+import { redact } from "./redact.ts";
 
 /**
  * Output hygiene for everything a job's child wrote that reaches a terminal (wait

@@ -1,0 +1,33 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { spawnDetached } from "../../sys/detached.ts";
+import { jobDirOf } from "../../sys/paths.ts";
+import type { SupervisorStarter } from "./options.ts";
+import type { Provider } from "./provider.ts";
+
+/** How this server starts dl again as a job's supervisor. */
+export interface SupervisorCommand {
+  /** argv prefix that starts this dl (the compiled binary, or bun + entry script). */
+  self: readonly string[];
+  /** The environment that rebuilds this server's Config (Config.supervisorEnv). */
+  env: Readonly<Record<string, string>>;
+  /** The server's folder: the supervisor's too (the project its cancels answer to). */
+  cwd: string;
+}
+
+/**
+ * `dl supervise <provider> <id> --from <server>`, in a session of its own, its output in
+ * the job's folder (supervisor.log), handed what only this server holds for the job.
+ */
+export function supervisorStarter(cmd: SupervisorCommand, provider: Provider, stateDir: string): SupervisorStarter {
+  return (row, from) => {
+    const jobDir = jobDirOf(stateDir, row.id);
+    mkdirSync(jobDir, { recursive: true, mode: 0o700 });
+    return spawnDetached({
+      argv: [...cmd.self, "supervise", provider.name, row.id, "--from", from],
+      env: { ...cmd.env, ...provider.handOffEnv?.(row) },
+      cwd: cmd.cwd,
+      logFile: join(jobDir, "supervisor.log"),
+    });
+  };
+}

@@ -1,0 +1,273 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
+import { JobStore } from "../../src/store/jobs.ts";
+import type { JobRow } from "../../src/store/types.ts";
+import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
+import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
+import { codexServeEnv, markerRouter } from "../helpers/codex-home.ts";
+import { requireBinary, runDl, tempDir } from "../helpers/dl.ts";
+import { pidAlive } from "../helpers/proc.ts";
+import { connectTaskDl, type TaskDl } from "../helpers/task-session.ts";
+import { until } from "../helpers/until.ts";
+import { makeRepo } from "../jobs/helpers.ts";
+import { skipBwrap } from "../sandbox/jail-env.ts";
+
+/**
+ * Work outlives the window: each job is run by a supervisor of its own, so when the
+ * server that took the call is SIGKILLed, or its stdin closes (the host went away), the
+ * job runs on to `done` with its answer and its changes, and a new `dl serve` of the same
+ * project polls it and settles its MCP task (tasks/get) from the store. Through dist/dl
+ * with each provider: agent jobs against a scripted fake model (its run writes a file),
+ * the real Codex CLI against a fake Responses API, the fake agy in the real jail (it
+ * writes a file), the fake dsh launcher (its change stays in the job's out_dir).
+ */
+const KEY = "sk-outlive";
+const FAKE_AGY = join(import.meta.dir, "..", "fixture", "fake-agy.sh");
+const FAKE_DSH = join(import.meta.dir, "..", "fixture", "fake-dsh.sh");
+
+let fake: FakeModel;
+/** Opened by the test that must look at a job while it still runs. */
+const held = Promise.withResolvers<void>();
+let codexFake: FakeResponses;
+let root: string;
+let env: Record<string, string>;
+const open: TaskDl[] = [];
+
+const afterTool = (req: RecordedRequest) => JSON.stringify(req.body.messages ?? []).includes("tool_result");
+
+beforeAll(async () => {
+  requireBinary();
+  fake = await startFakeModel({ apiKey: KEY });
+  // Turn 1 writes a file; turn 2 answers, after long enough for the server to be gone
+  // (for the model "local-held", only once the test lets it).
+  fake.always(async (req) => {
+    if (!afterTool(req)) return reply.tool("write_file", { path: "note.txt", content: "written by the agent\n" });
+    if (req.model === "local-held") await held.promise;
+    return reply.text("Wrote the note.", { delayMs: 1500 });
+  });
+  codexFake = startFakeResponses(markerRouter());
+  root = tempDir("outlive");
+  const agentsDir = join(root, "agents");
+  await Bun.write(
+    join(agentsDir, "helper.md"),
+    "---\nname: helper\ndescription: helper\ntools: write_file\n---\nHelp.\n",
+  );
+  const modelsFile = join(root, "dsh-models.json");
+  writeFileSync(modelsFile, JSON.stringify({ models: { "ds-flash": { model: "deepseek-v4-flash", enabled: true } } }));
+  env = {
+    ...codexServeEnv(root, codexFake.baseUrl, join(root, "codex-jobs")),
+    XDG_CACHE_HOME: join(root, "cache"),
+    DELEGATE_LOCAL_URL: fake.anthropicUrl,
+    DELEGATE_LOCAL_KEY: KEY,
+    DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
+    DELEGATE_AGENT_STATE_DIR: join(root, "agent-jobs"),
+    DELEGATE_AGY_BIN: FAKE_AGY,
+    DELEGATE_GEMINI_ALLOW_DANGER: "1",
+    DELEGATE_GEMINI_STATE_DIR: join(root, "gemini-jobs"),
+    DELEGATE_DSH_LAUNCHER: FAKE_DSH,
+    DELEGATE_DSH_MODELS_FILE: modelsFile,
+    DELEGATE_DSH_STATE_DIR: join(root, "dsh-jobs"),
+    DELEGATE_CODEX_STAGGER_S: "0",
+    DELEGATE_DSH_STAGGER_S: "0",
+    DELEGATE_TOOLS: "all",
+    DELEGATE_TASK_INLINE_S: "0",
+  };
+});
+afterAll(async () => {
+  await Promise.all(open.map((s) => s.close().catch(() => undefined)));
+  await fake?.stop();
+  await codexFake?.stop();
+});
+
+async function server(cwd: string): Promise<TaskDl> {
+  const s = await connectTaskDl(env, { cwd });
+  open.push(s);
+  return s;
+}
+
+function readRow(stateDir: string, id: string): JobRow | undefined {
+  const store = JobStore.open(stateDir, { readonly: true });
+  try {
+    return store.get(id);
+  } finally {
+    store.close();
+  }
+}
+
+type Case = {
+  provider: string;
+  stateDir: () => string;
+  /** The call made as a task, slow enough that the server is gone before it ends. */
+  call: (workdir: string) => [tool: string, args: Record<string, unknown>];
+  /** What the ended job left: its answer in the task's result, its change on disk. */
+  check: (result: Record<string, unknown>, workdir: string, row: JobRow) => void;
+};
+
+const CASES: Case[] = [
+  {
+    provider: "agent",
+    stateDir: () => env.DELEGATE_AGENT_STATE_DIR!,
+    call: (workdir) => [
+      "delegate_to_local_agent",
+      { agent_name: "helper", task: "Write the note.", workdir, model: "local-outlive" },
+    ],
+    check: (r, workdir) => {
+      expect(r).toMatchObject({ success: true, final_response: "Wrote the note." });
+      expect(readFileSync(join(workdir, "note.txt"), "utf8")).toBe("written by the agent\n");
+    },
+  },
+  {
+    provider: "codex",
+    stateDir: () => env.DELEGATE_CODEX_STATE_DIR!,
+    call: (workdir) => ["delegate_to_codex", { task: "[slow:2500] say done", workdir }],
+    check: (r) => {
+      expect(r).toMatchObject({ status: "done" });
+      expect(String(r.final_response)).toContain("done");
+    },
+  },
+  {
+    provider: "gemini",
+    stateDir: () => env.DELEGATE_GEMINI_STATE_DIR!,
+    call: (workdir) => ["delegate_to_gemini", { task: "SLEEP=2.5 WRITE=agy.txt edit it", workdir }],
+    check: (r, workdir) => {
+      expect(r).toMatchObject({ status: "done" });
+      expect(String(r.response)).toContain("edit it");
+      expect(readFileSync(join(workdir, "agy.txt"), "utf8")).toBe("written by agy\n");
+    },
+  },
+  {
+    provider: "dsh",
+    stateDir: () => env.DELEGATE_DSH_STATE_DIR!,
+    call: (workdir) => ["submit_dsh", { tasks: [{ task: "MODE: ok\nMS: 2500\nDo it.", model: "ds-flash", workdir }] }],
+    check: (r) => {
+      const [job] = r.jobs as { status: string; final_response: string; out_dir: string }[];
+      expect(job!.status).toBe("done");
+      expect(job!.final_response).toContain("Did the task with ds-flash");
+      expect(readFileSync(join(job!.out_dir, "change.patch"), "utf8")).toContain("change for ds-flash");
+    },
+  },
+];
+
+/** The job's id inside a task id (`tool:id` for a delegation, the id for a submit). */
+const jobIdOf = (taskId: string) => taskId.slice(taskId.indexOf(":") + 1);
+
+/**
+ * How the window goes away: a SIGKILL; stdin closed; or what Claude Code 2.1.332 does at
+ * either exit choice (docs/HOSTS.md, measured): SIGINT, SIGTERM 100 ms later, SIGKILL
+ * about half a second after the first.
+ */
+type Exit = "SIGKILL" | "stdin closed" | "Claude Code's exit";
+
+async function endServer(proc: TaskDl["io"]["proc"], how: Exit): Promise<void> {
+  if (how === "SIGKILL") proc.kill("SIGKILL");
+  else if (how === "stdin closed") proc.stdin.end();
+  else {
+    proc.kill("SIGINT");
+    await Bun.sleep(100); // the host's own timing, not a wait for a condition
+    proc.kill("SIGTERM");
+    await Bun.sleep(400);
+    proc.kill("SIGKILL");
+  }
+  await proc.exited;
+}
+
+async function outlive(c: Case, how: Exit): Promise<void> {
+  const workdir = makeRepo(root, `${c.provider}-${how.replace(/\W+/g, "-")}`, 0).repo;
+  const first = await server(workdir);
+  const [tool, args] = c.call(workdir);
+  const execution = await first.session.callTool(tool, args as never);
+  expect(execution.kind).toBe("task");
+  const taskId = execution.handle!.taskId;
+  const id = jobIdOf(taskId);
+  const running = await until(() => {
+    const r = readRow(c.stateDir(), id);
+    return r?.status === "running" && r.child_pid !== null ? r : null;
+  }, `${id} to run under its supervisor`);
+  expect(running.owner_pid).not.toBe(first.io.proc.pid);
+  const reference = (execution as never as { serializeReference: () => never }).serializeReference();
+  await endServer(first.io.proc, how);
+  expect(pidAlive(running.owner_pid!)).toBe(true);
+
+  // A new window of the same project: it answers for the job another server started.
+  const second = await server(workdir);
+  const { outcome } = await (await second.session.resumeTask(reference)).settle();
+  expect(outcome.status).toBe("completed");
+  const result = resultFromTaskOutcome(outcome as never) as {
+    isError?: boolean;
+    structuredContent: Record<string, unknown>;
+  };
+  expect(result.isError).toBeFalsy();
+  const row = readRow(c.stateDir(), id)!;
+  expect(row.status).toBe("done");
+  c.check(result.structuredContent, workdir, row);
+  const polled = (await second.client.callTool({ name: `poll_${c.provider}`, arguments: { ids: [id] } })) as {
+    structuredContent: { jobs: { status: string }[] };
+  };
+  expect(polled.structuredContent.jobs[0]!.status).toBe("done");
+  // Its supervisor ended with it.
+  await until(() => !pidAlive(running.owner_pid!), "the supervisor to end with its job");
+}
+
+describe("a job outlives the server that started it", () => {
+  for (const c of CASES) {
+    const skip = c.provider === "gemini" && skipBwrap;
+    for (const how of ["SIGKILL", "stdin closed", "Claude Code's exit"] as const) {
+      test.skipIf(skip)(
+        `${c.provider}: the window ends by ${how}; the job runs to done and the next server settles its task`,
+        async () => {
+          await outlive(c, how);
+        },
+        90_000,
+      );
+    }
+  }
+
+  test("a closed window's queued job runs too: its server hands it to a supervisor of its own on the way out", async () => {
+    const c = CASES[0]!;
+    const workdir = makeRepo(root, "queued", 1);
+    const first = await connectTaskDl(
+      { ...env, DELEGATE_AGENT_MAX_CONCURRENT: "1", DELEGATE_AGENT_MAX_PER_PROJECT: "1" },
+      { cwd: workdir.repo },
+    );
+    open.push(first);
+    const ids: string[] = [];
+    for (const tree of workdir.trees) {
+      const [tool, args] = c.call(tree);
+      const execution = await first.session.callTool(tool, args as never);
+      ids.push(jobIdOf(execution.handle!.taskId));
+    }
+    await until(() => readRow(c.stateDir(), ids[0]!)?.status === "running", "the first job to run");
+    expect(readRow(c.stateDir(), ids[1]!)?.status).toBe("queued");
+    await endServer(first.io.proc, "Claude Code's exit");
+    await until(() => ids.every((id) => readRow(c.stateDir(), id)?.status === "done"), "both jobs to end done", 60_000);
+    for (const tree of workdir.trees) expect(existsSync(join(tree, "note.txt"))).toBe(true);
+  }, 90_000);
+
+  test("dl jobs says the job's window closed, the next server of the project says it still runs, dl wait sees it end", async () => {
+    const c = CASES[0]!;
+    const workdir = makeRepo(root, "shell-view", 0).repo;
+    const first = await server(workdir);
+    const [tool, args] = c.call(workdir);
+    const execution = await first.session.callTool(tool, { ...args, model: "local-held" } as never);
+    const id = jobIdOf(execution.handle!.taskId);
+    await until(() => readRow(c.stateDir(), id)?.status === "running", `${id} to run`);
+    first.io.proc.kill("SIGKILL");
+    await first.io.proc.exited;
+    const listed = await runDl(["jobs", "--json"], env);
+    const mine = (JSON.parse(listed.stdout) as { jobs: { id: string; window: string }[] }).jobs.find(
+      (j) => j.id === id,
+    );
+    expect(mine?.window).toBe("closed");
+    // The next server of the project says so, naming it.
+    const next = await server(workdir);
+    await until(() => next.io.stderr.includes("from a closed window still run"), "the next server to say it");
+    expect(next.io.stderr).toContain(id);
+    held.resolve();
+    const wait = await runDl(["wait", id], env);
+    expect(wait.code).toBe(0);
+    expect(wait.stdout).toContain(id);
+    expect(existsSync(join(workdir, "note.txt"))).toBe(true);
+  }, 90_000);
+});
