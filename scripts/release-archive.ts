@@ -94,7 +94,8 @@ export async function packTarget(
   await buildDl(target, join(stage, "dl"), info);
   copyFileSync(join(root, "LICENSE"), join(stage, "LICENSE"));
   // The examples the README names travel with the binary: a release install has no checkout.
-  cpSync(join(root, "examples"), join(stage, "examples"), { recursive: true });
+  // examples/agents links to the plugin's agents (plugin/agents): the archive gets the files.
+  cpSync(join(root, "examples"), join(stage, "examples"), { recursive: true, dereference: true });
   await Bun.write(join(stage, "README"), archiveReadme(info, target));
   writeTarGz(join(outDir, ".stage"), folder, join(outDir, name), pack);
   return name;
