@@ -80,11 +80,11 @@ export class ToolResultPruner {
 export function countdownNote(remaining: number): string | null {
   if (remaining === 3) {
     return (
-      "\n\n[dl: 3 turns left in this run. Wrap up now: if you changed files in a git repository, save your work " +
-      'with `git add -A && git commit -m "wip: <what you did>"`, then write your final report.]'
+      "\n\n[dl: 3 turns left in this run. Wrap up now: save your work in the files (delegates do not commit: " +
+      "the user reviews and commits), then write your final report: what changed, what you verified, what is left.]"
     );
   }
-  if (remaining === 2) return "\n\n[dl: 2 turns left. Finish and save your work.]";
+  if (remaining === 2) return "\n\n[dl: 2 turns left. Finish writing your files; do not commit.]";
   if (remaining === 1) {
     return (
       "\n\n[dl: your next reply is the last turn: no more tools will run. Reply with your final report: " +

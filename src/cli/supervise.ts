@@ -5,6 +5,7 @@ import { log } from "../log.ts";
 import { PROVIDERS } from "../providers.ts";
 import { defaultDeps } from "../services.ts";
 import { hardenProcess } from "../sys/hardening.ts";
+import { terminateAllGroups } from "../sys/process.ts";
 import { selfArgv } from "../sys/self-command.ts";
 import { jobIdProblem } from "../usage/job-id.ts";
 import { VERSION } from "../version.ts";
@@ -49,11 +50,18 @@ const def = defineCommand({
     const role = { adopt, dieWithOrigin: config.jobs.dieWithServer, supervisorCommand };
     const svc = await defaultDeps(config, VERSION, undefined, role).jobService(module);
     // A signal to the supervisor (a person ending it) ends its job as a server's stop would.
-    const stop = () => void svc.stop().finally(() => process.exit(EXIT.ok));
+    // Its groups and its jails' pids cgroups go with it (terminateAllGroups removes both).
+    const leave = () => terminateAllGroups(2_000, 1_000);
+    const stop = () =>
+      void svc
+        .stop()
+        .then(leave)
+        .finally(() => process.exit(EXIT.ok));
     for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(sig, stop);
     await svc.engine.finished;
     log.debug(`dl supervise: job ${args.id} has ended`);
     await svc.stop();
+    await leave();
     process.exit(EXIT.ok);
   },
 });

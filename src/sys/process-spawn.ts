@@ -4,6 +4,7 @@ import { DlError } from "../errors.ts";
 import { trackGroup, untrackGroup } from "./group-registry.ts";
 import { attachJail, type JailNet } from "./jail-net.ts";
 import { commandStarted, JAIL_RAN_FD } from "./jail-start.ts";
+import { inOwnPidNamespace } from "./pid-namespace.ts";
 import { killGroup } from "./process-group.ts";
 
 /**
@@ -32,6 +33,11 @@ export interface SpawnGroupOptions {
   jailNet?: JailNet;
   /** A jail without those fds (sandbox-exec) whose command sits behind markedEntry too. */
   jailMarked?: boolean;
+  /**
+   * A child dl does not jail: as root on Linux it runs in a pid namespace of its own
+   * (sys/pid-namespace.ts), so /proc shows it neither dl nor any other process.
+   */
+  ownPidNamespace?: boolean;
 }
 
 export interface Captured {
@@ -190,9 +196,10 @@ function stdioFor(opts: SpawnGroupOptions): ["ignore", "pipe", "pipe", ...("pipe
 export function spawnGroup(opts: SpawnGroupOptions): GroupChild {
   if (opts.argv.length === 0) throw new DlError("bad_input", "spawnGroup needs a command");
   let proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  const cmd = opts.ownPidNamespace ? inOwnPidNamespace(opts.argv, opts.cwd) : [...opts.argv];
   try {
     proc = Bun.spawn({
-      cmd: [...opts.argv],
+      cmd,
       cwd: opts.cwd,
       env: { ...opts.env },
       detached: true,

@@ -8,7 +8,7 @@ import type { RunBashSettings } from "../../src/agent/tools/settings.ts";
 import type { ToolContext } from "../../src/agent/tools/types.ts";
 import { defaultAgentSettings } from "../../src/dispatch/agent-settings.ts";
 import { tempDir } from "../helpers/dl.ts";
-import { pidAlive } from "../helpers/proc.ts";
+import { liveWith } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
 
 const baseEnv = {
@@ -78,34 +78,38 @@ describe("run_bash", () => {
   test("the timeout kills the whole process group, grandchildren included", async () => {
     const c = ctx();
     const bash = runBashTool(settings({ timeoutMs: 300 }));
+    // Found by a marker in their argv, not by the pid they see (as root: their own pid namespace).
+    const m = String(100000 + Math.floor(Math.random() * 899999));
     const r = await bash.run(
-      { command: "sleep 30 & echo $! > child.pid; bash -c 'sleep 31 & echo $! > grandchild.pid; wait' & wait" },
+      {
+        command: `sleep 30.${m} & echo $! > child.pid; bash -c 'sleep 31.${m} & echo $! > grandchild.pid; wait' & wait`,
+      },
       c,
     );
     expect(r.bash?.timedOut).toBe(true);
     expect(r.content).toContain("timed out");
     expect(r.bash?.exitCode).toBe(143); // 128 + SIGTERM
-    for (const f of ["child.pid", "grandchild.pid"]) {
-      const pid = Number(readFileSync(join(c.workdir, f), "utf8"));
-      expect(pid).toBeGreaterThan(1);
-      await waitFor(() => !pidAlive(pid));
-    }
+    for (const f of ["child.pid", "grandchild.pid"])
+      expect(Number(readFileSync(join(c.workdir, f), "utf8"))).toBeGreaterThan(1);
+    await waitFor(() => liveWith(`.${m}`).length === 0);
   });
 
   test("an abort kills the running command and says so", async () => {
     const ac = new AbortController();
     const c = ctx(ac.signal);
     const bash = runBashTool(settings());
-    const p = bash.run({ command: "echo $$ > leader.pid; sleep 30" }, c);
+    const m = `abort-${process.pid}-${Math.random()}`;
+    const p = bash.run({ command: `: ${m}; echo $$ > leader.pid; sleep 30` }, c);
     await waitFor(
       () =>
         existsSync(join(c.workdir, "leader.pid")) && readFileSync(join(c.workdir, "leader.pid"), "utf8").endsWith("\n"),
     );
+    expect(liveWith(m).length).toBeGreaterThan(0);
     ac.abort();
     const r = await p;
     expect(r.content).toContain("cancelled");
     expect(r.bash?.exitCode).not.toBe(0);
-    expect(pidAlive(Number(readFileSync(join(c.workdir, "leader.pid"), "utf8")))).toBe(false);
+    expect(liveWith(m)).toEqual([]);
   });
 
   test("the environment is allowlisted: no key reaches the command, DELEGATE_LOCAL_KEY never", async () => {

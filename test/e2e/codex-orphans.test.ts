@@ -64,10 +64,13 @@ async function orphanAJob(tag: string): Promise<{ id: string; pid: number; recor
   expect(row.status).toBe("running");
   expect(row.child_pgid).toBe(row.child_pid!);
   const pid = row.child_pid!;
-  // The premise: the pinned npm CLI is a node script; whatever was recorded at spawn, the
-  // live leader now runs node.
+  // The premise: the pinned npm CLI is a node script; whatever was recorded at spawn, a
+  // live member of the group now runs node. As root the leader is bwrap, which runs Codex
+  // in a pid namespace of its own (src/sys/pid-namespace.ts); otherwise it is Codex itself.
+  const asRoot = process.getuid?.() === 0;
   const live = liveCommand(pid);
-  expect(live).toMatch(/(^|\/)node /);
+  expect(live).toMatch(asRoot ? /(^|\/)bwrap --unshare-pid / : /(^|\/)node /);
+  await until(() => groupMembers(pid).some((m) => /(^|\/)node /.test(liveCommand(m))), "codex to run node");
   const supervisor = row.owner_pid!;
   expect(supervisor).not.toBe(session.transport.pid);
   for (const dead of [supervisor, session.transport.pid!]) {

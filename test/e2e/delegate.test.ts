@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { connectDl, type DlSession, runDl, tempDir } from "../helpers/dl.ts";
-import { pidAlive } from "../helpers/proc.ts";
+import { liveWith } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
 
 /**
@@ -187,7 +187,8 @@ describe("delegate_to_local_agent through dist/dl serve", () => {
     const dir = project();
     const pidFile = join(dir, "sleeper.pid");
     fake.script(
-      reply.tool("run_bash", { command: `sleep 300 & echo $! > ${pidFile}; wait` }),
+      // Found by its argv's marker: as root the command sees its own pid namespace, not the host's.
+      reply.tool("run_bash", { command: `sleep 300.${process.pid} & echo $! > ${pidFile}; wait` }),
       reply.text("never reached"),
     );
     const ac = new AbortController();
@@ -195,13 +196,13 @@ describe("delegate_to_local_agent through dist/dl serve", () => {
       (e: Error) => e,
     );
     await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "", "the command to start");
-    const pid = Number(readFileSync(pidFile, "utf8").trim());
-    if (!pidAlive(pid)) throw new Error(`sleeper died early; server stderr: ${session.stderr().slice(-2000)}`);
+    const sleeper = () => liveWith(`300.${process.pid}`).length > 0;
+    if (!sleeper()) throw new Error(`sleeper died early; server stderr: ${session.stderr().slice(-2000)}`);
     ac.abort();
     const outcome = await call;
     expect(outcome).toBeInstanceOf(Error);
     // The grandchild must die with its group; wait for that rather than sleeping.
-    await until(() => !pidAlive(pid), "the cancelled command's process to die");
+    await until(() => !sleeper(), "the cancelled command's process to die");
     // The loop stopped: the reply scripted for the next turn was never asked for.
     expect(fake.remaining()).toBe(1);
     // The server is still healthy afterwards.

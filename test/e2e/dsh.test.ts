@@ -3,7 +3,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { callTool, connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
-import { pidAlive } from "../helpers/proc.ts";
+import { liveWith, pidAlive } from "../helpers/proc.ts";
 import { supervisorOf } from "../helpers/supervisor.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
@@ -82,7 +82,8 @@ function task(workdir: string, d: { mode?: string; ms?: number; events?: string 
   return { task: `${lines.join("\n")}\nDo the task.`, model: "ds-flash", workdir, ...extra };
 }
 
-type Event = { kind: "start" | "end"; id: string; pid?: number };
+/** `out`: the job's out-dir, in the launcher's argv (how a test finds it on the host: as root it sees its own pid namespace, so `pid` is that namespace's). */
+type Event = { kind: "start" | "end"; id: string; out: string; pid?: number };
 function events(file: string): Event[] {
   if (!existsSync(file)) return [];
   return readFileSync(file, "utf8")
@@ -91,7 +92,7 @@ function events(file: string): Event[] {
     .map((l) => {
       const [kind, out, pid] = l.split(" ");
       const id = /\/jobs\/(dsh-[0-9a-f]+)\/out$/.exec(out!)?.[1] ?? "?";
-      return { kind: kind as Event["kind"], id, pid: pid ? Number(pid) : undefined };
+      return { kind: kind as Event["kind"], id, out: out!, pid: pid ? Number(pid) : undefined };
     });
 }
 
@@ -260,8 +261,7 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
     });
     const [job] = await pollUntilEnded(s, [sub.data.jobs[0]!.id], 30_000);
     expect(job!.status).toBe("timeout");
-    const pid = events(log)[0]!.pid!;
-    expect(pidAlive(pid)).toBe(false);
+    expect(liveWith(events(log)[0]!.out)).toEqual([]);
   });
 
   test("cancel_dsh: a queued job is dequeued, a running one's group is killed", async () => {
@@ -278,7 +278,7 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
     expect(q.data).toMatchObject({ status: "cancelled", changed: true });
     const r = await call<{ status: string; changed: boolean }>(s, "cancel_dsh", { id: running });
     expect(r.data).toMatchObject({ status: "cancelled", changed: true });
-    expect(pidAlive(events(log)[0]!.pid!)).toBe(false);
+    expect(liveWith(events(log)[0]!.out)).toEqual([]);
     // The queued one never ran.
     expect(events(log).filter((e) => e.id === queued)).toHaveLength(0);
     const again = await call<{ changed: boolean }>(s, "cancel_dsh", { id: running });
@@ -396,14 +396,14 @@ describe("dsh caps across servers", () => {
     const sub = await call<Submitted>(s, "submit_dsh", { tasks });
     const ids = sub.data.jobs.map((j) => j.id);
     await until(() => events(log).some((e) => e.kind === "start"), "the first job to start");
-    const launcherPid = events(log)[0]!.pid!;
+    const launcherOut = events(log)[0]!.out;
     // The server that queued both, and the supervisor of the running one.
     for (const pid of [s.transport.pid!, supervisorOf(stateDir, ids[0]!)]) {
       process.kill(pid, "SIGKILL");
       await until(() => !pidAlive(pid), `process ${pid} to die`);
     }
     // The launcher runs in its own session: it outlives its supervisor until reaped.
-    expect(pidAlive(launcherPid)).toBe(true);
+    expect(liveWith(launcherOut).length).toBeGreaterThan(0);
 
     const wait = await runDl(["wait", ...ids], { DELEGATE_DSH_STATE_DIR: stateDir });
     expect(wait.code).toBe(1);
@@ -420,7 +420,7 @@ describe("dsh caps across servers", () => {
     const [dead] = await pollUntilEnded(next, [ids[0]!]);
     expect(dead!.status).toBe("lost");
     expect(dead!.orphan_killed).toBe(true);
-    await until(() => !pidAlive(launcherPid), "the orphaned launcher to be killed");
+    await until(() => liveWith(launcherOut).length === 0, "the orphaned launcher to be killed");
     await until(async () => {
       const [j] = (await call<{ jobs: JobView[] }>(next, "poll_dsh", { ids: [ids[1]!] })).data.jobs;
       return j?.status === "running";

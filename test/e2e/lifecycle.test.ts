@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { lineReader } from "../helpers/lines.ts";
-import { killPid, pidAlive } from "../helpers/proc.ts";
+import { killPid, liveWith, pidAlive } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
 
 /**
@@ -97,8 +97,10 @@ describe("dl serve stops the commands its agents started", () => {
     test.concurrent(`${why}: the server exits and a run_bash group that ignores SIGTERM is gone`, async () => {
       const dir = tempDir("proj");
       const model = `lifecycle-${why.replace(/\W/g, "")}`;
-      // The shell and a background child both ignore SIGTERM: only SIGKILL ends them.
-      const command = `trap '' TERM; sleep 300 & echo $! > ${join(dir, "child.pid")}; echo $$ > ${join(dir, "shell.pid")}; wait`;
+      // The shell and a background child both ignore SIGTERM: only SIGKILL ends them. They
+      // are found by a marker in their argv (as root they see their own pid namespace).
+      const m = `${process.pid}${Math.floor(Math.random() * 1e6)}`;
+      const command = `: ${m}; trap '' TERM; sleep 300.${m} & echo $! > ${join(dir, "child.pid")}; echo $$ > ${join(dir, "shell.pid")}; wait`;
       fake.script(model, reply.tool("run_bash", { command }), reply.text("done"));
       const s = startServer(
         [requireBinary(), "serve"],
@@ -123,9 +125,10 @@ describe("dl serve stops the commands its agents started", () => {
           () => hasPid(join(dir, "child.pid")) && hasPid(join(dir, "shell.pid")),
           "the command to write its pids",
         );
-        const shell = readPid(join(dir, "shell.pid"));
-        const child = readPid(join(dir, "child.pid"));
-        expect(pidAlive(shell) && pidAlive(child)).toBe(true);
+        const shell = () => liveWith(`: ${m};`).length > 0;
+        const child = () => liveWith(`300.${m}`).length > 0;
+        expect(readPid(join(dir, "shell.pid")) > 1 && readPid(join(dir, "child.pid")) > 1).toBe(true);
+        expect(shell() && child()).toBe(true);
 
         const t0 = performance.now();
         stop(s);
@@ -133,15 +136,12 @@ describe("dl serve stops the commands its agents started", () => {
         const exitMs = Math.round(performance.now() - t0);
         expect(code).toBe(0);
         // The server waited for them: both are gone by the time it has exited.
-        expect({ shell: pidAlive(shell), child: pidAlive(child) }).toEqual({ shell: false, child: false });
-        console.log(`${why}: server exited ${code} after ${exitMs} ms; shell ${shell} and child ${child} gone`);
+        expect({ shell: shell(), child: child() }).toEqual({ shell: false, child: false });
+        console.log(`${why}: server exited ${code} after ${exitMs} ms; the shell and its child gone`);
       } finally {
         if (s.proc.exitCode === null) s.proc.kill("SIGKILL");
-        for (const f of ["shell.pid", "child.pid"]) {
-          const p = join(dir, f);
-          // Only a pid still alive (the test failed), and never 0: that would be our own group.
-          if (hasPid(p) && pidAlive(readPid(p))) killPid(readPid(p));
-        }
+        // Only what the test failed to see gone, found by its marker.
+        for (const pid of liveWith(m)) killPid(pid);
       }
     });
   }

@@ -75,3 +75,23 @@ export function hasStoreOpen(pid: number, dir: string): boolean {
     return false;
   }
 }
+
+/**
+ * Live (non-zombie) host pids whose command line contains `marker`. As root, dl runs the
+ * children it does not jail in a pid namespace of their own (src/sys/pid-namespace.ts),
+ * so a pid such a child reports (`$$`, `$!`) is its namespace's, not the host's: tests
+ * find those processes by a marker in their argv instead, which no namespace changes.
+ */
+export function liveWith(marker: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (!readFileSync(`/proc/${name}/cmdline`, "utf8").includes(marker)) continue;
+      if (pidAlive(Number(name))) out.push(Number(name));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return out;
+}

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { isTerminal } from "../../src/store/types.ts";
 import { connectDl, type DlSession, runDl, tempDir } from "../helpers/dl.ts";
-import { pidAlive } from "../helpers/proc.ts";
+import { liveWith, pidAlive } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 import { rng, seedFrom, sizeFrom } from "./rng.ts";
@@ -32,7 +32,8 @@ const GLOBAL_CAP = 3;
 const PROJECT_CAP = 2;
 
 type Server = { s: DlSession; pid: number; dead: boolean };
-type Event = { kind: "start" | "end" | "over"; id: string; pid?: number; which?: string };
+/** `out`: the job's out-dir, in the launcher's argv: how it is found on the host (as root it sees its own pid namespace, so `pid` is that namespace's). */
+type Event = { kind: "start" | "end" | "over"; id: string; out?: string; pid?: number; which?: string };
 
 const everyServer: Server[] = [];
 afterAll(async () => {
@@ -52,7 +53,7 @@ function readEvents(file: string): Event[] {
       }
       const [kind, out, pid] = parts;
       const id = /\/jobs\/(dsh-[0-9a-f]+)\/out$/.exec(out ?? "")?.[1] ?? "?";
-      return { kind: kind as Event["kind"], id, pid: pid ? Number(pid) : undefined };
+      return { kind: kind as Event["kind"], id, out, pid: pid ? Number(pid) : undefined };
     });
 }
 
@@ -182,8 +183,12 @@ describe("chaos: servers and supervisors killed, servers restarted, under load o
         expect(over, `${failMsg()}: launchers found every token of a cap taken`).toEqual([]);
 
         // No launcher outlives its (terminal) row.
-        const launchers = evs.filter((e) => e.kind === "start" && e.pid).map((e) => e.pid!);
-        await until(() => launchers.every((pid) => !pidAlive(pid)), `${failMsg()}: every launcher to be gone`, 15_000);
+        const launchers = evs.filter((e) => e.kind === "start" && e.out).map((e) => e.out!);
+        await until(
+          () => launchers.every((out) => liveWith(out).length === 0),
+          `${failMsg()}: every launcher to be gone`,
+          15_000,
+        );
         // Supervisors end with their jobs.
         await until(
           () => [...supervisors].every((pid) => !pidAlive(pid)),

@@ -130,6 +130,8 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
           env: cmd.env,
           jailNet: cmd.jailNet ?? undefined,
           jailMarked: cmd.jailMarked,
+          // Without the sandbox, as root: a pid namespace of its own (no /proc reach to dl).
+          ownPidNamespace: !cmd.jailMarked,
           stdoutCap: settings.stdoutCap,
           stderrCap: settings.stderrCap,
           onOutput: (stream, chunk) => tails[stream].push(chunk),

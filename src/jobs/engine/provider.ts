@@ -33,6 +33,12 @@ export interface LaunchSpec {
   /** A jailed command behind the start marker (wrapCommand's jailMarked): set-up failures read jail_unavailable. */
   jailMarked?: boolean;
   /**
+   * The child is dl itself (an agent job's `dl run`), which must see the host's processes
+   * (owner pids, identities). Every other child that is not jailed runs, as root, in a
+   * pid namespace of its own (sys/pid-namespace.ts).
+   */
+  selfChild?: boolean;
+  /**
    * Runs once the child's group has ended, however it ended (the jail's check of the
    * tree). A failure it returns ends the job `failed` with that failure_kind and message;
    * its `changes` (what the run changed, what stayed read-only) are kept in the row.

@@ -82,7 +82,9 @@ async function runAndRecord(row: JobRow, ctx: RunnerContext, signal: AbortSignal
     run = await superviseChild(row, spec, ctx, signal, rw);
   } catch (e) {
     await afterRun(row, spec);
-    return rw.fail("infra", describeError(e));
+    // A spawn refused for a reason of its own (as root without bwrap: jail_unavailable).
+    const kind = isDlError(e, "jail_unavailable") ? "jail_unavailable" : "infra";
+    return rw.fail(kind, describeError(e));
   }
   await recordEnd(row, run, { ctx, signal, rw, jobDir, after: await afterRun(row, spec) });
 }
@@ -143,6 +145,8 @@ async function superviseChild(
       cwd: spec.cwd,
       jailNet: spec.jailNet ?? undefined,
       jailMarked: spec.jailMarked,
+      // Not jailed and not dl: as root, no /proc reach to dl or anyone else.
+      ownPidNamespace: !spec.jailMarked && !spec.selfChild,
       stdoutCap: ctx.outputCap,
       stderrCap: ctx.outputCap,
       timeoutMs: Math.max(0, budgetMs),

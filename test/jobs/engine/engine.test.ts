@@ -7,6 +7,7 @@ import type { PollView } from "../../../src/jobs/engine/poll.ts";
 import { JobStore } from "../../../src/store/jobs.ts";
 import { testTask } from "../../fixture/jobs-provider.ts";
 import { tempFolder } from "../../helpers/dl.ts";
+import { liveWith } from "../../helpers/proc.ts";
 import { makeRepo, pidAlive, startEngine, until } from "../helpers.ts";
 
 const root = tempFolder("dl-jobs");
@@ -125,9 +126,9 @@ describe("JobEngine", () => {
     const r = await engine.submit([testTask(repo.trees[2]!, { mode: "grandchild", ms: 50 })]);
     const v = await ended(r.jobs[0]!.id);
     expect(v.status).toBe("done");
-    const gpid = Number(/grandchild (\d+)/.exec(v.final_response ?? "")?.[1]);
-    expect(gpid).toBeGreaterThan(1);
-    await until(() => !pidAlive(gpid), "grandchild to be gone", 3000);
+    const marker = /grandchild \d+ (grandchild-of-\d+)/.exec(v.final_response ?? "")?.[1];
+    expect(marker).toBeDefined();
+    await until(() => liveWith(marker!).length === 0, "grandchild to be gone", 3000);
   });
 
   test("cancel dequeues a queued job, kills a running one, and is a no-op on finished jobs", async () => {

@@ -125,5 +125,6 @@ export function buildAgentLaunch(
   argv.push("--progress-file", agentProgressFile(jobDir), "--transcript-file", jobTranscriptFileIn(jobDir));
   // Its result is the answer of an MCP tool (poll_agent, a delegation's task): MCP's words.
   argv.push("--answer-for", "mcp", "--json");
-  return { argv, env: { ...o.env, ...providerEnv }, cwd: job.workdir };
+  // dl itself: it keeps the host's view of processes (its pid is an owner in the stores).
+  return { argv, env: { ...o.env, ...providerEnv }, cwd: job.workdir, selfChild: true };
 }
