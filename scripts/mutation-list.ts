@@ -1138,6 +1138,7 @@ export const MUTATIONS: Mutation[] = [
     search: 'const buf = Buffer.from(redact(text), "utf8");',
     replace: 'const buf = Buffer.from(text, "utf8");',
     tests: ["test/sys/private-file.test.ts"],
+    ci: true,
   },
   {
     id: "state-file-no-follow",

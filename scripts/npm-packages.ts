@@ -75,7 +75,7 @@ other model backends and coding CLIs. \`dl serve\` is its MCP server; \`dl statu
 \`dl wait\`, \`dl jobs\`, \`dl usage\` and the others are its command line.
 
     npm install -g ${LAUNCHER}                         # dl, delegate-wait on PATH
-    claude mcp add delegate-local -- npx -y ${LAUNCHER} serve   # or: -- dl serve
+    claude mcp add delegate-local --scope user -- npx -y ${LAUNCHER} serve   # or: -- "$(command -v dl)" serve
 
 This package holds no program of its own: npm installs the dl binary for this machine
 as the optional dependency ${SCOPE}/<target> (${targets.join(", ")}), and the \`dl\`

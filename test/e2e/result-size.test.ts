@@ -68,6 +68,8 @@ describe("bounded tool results through dist/dl serve", () => {
   }, 60_000);
 
   test("delegate_batch: every task's answer is capped, the reply stays small, week-old kept answers are pruned", async () => {
+    // The first test finds the results folder; without it these files would land in the cwd.
+    if (!resultsDir) throw new Error("the results folder is unknown: the test before this one failed");
     const stale = join(resultsDir, "answer-stale.md");
     const recent = join(resultsDir, "answer-recent.md");
     writeFileSync(stale, "old");

@@ -1,7 +1,7 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { spawnDetached } from "../../sys/detached.ts";
 import { jobDirOf } from "../../sys/paths.ts";
+import { privateDir } from "../../sys/private-file.ts";
 import type { SupervisorStarter } from "./options.ts";
 import type { Provider } from "./provider.ts";
 
@@ -22,7 +22,7 @@ export interface SupervisorCommand {
 export function supervisorStarter(cmd: SupervisorCommand, provider: Provider, stateDir: string): SupervisorStarter {
   return (row, from) => {
     const jobDir = jobDirOf(stateDir, row.id);
-    mkdirSync(jobDir, { recursive: true, mode: 0o700 });
+    privateDir(jobDir, stateDir);
     return spawnDetached({
       argv: [...cmd.self, "supervise", provider.name, row.id, "--from", from],
       env: { ...cmd.env, ...provider.handOffEnv?.(row) },
