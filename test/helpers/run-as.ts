@@ -44,6 +44,10 @@ interface RunOut {
 }
 
 const TUN = "/dev/net/tun";
+/** The programs that switch identity, found once on the suite's own PATH (a test may hand dl a PATH without them). */
+const bin = (name: string) =>
+  Bun.which(name, { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }) ?? name;
+export const TOOLS = { unshare: bin("unshare"), setpriv: bin("setpriv"), mount: bin("mount"), mknod: bin("mknod") };
 const isRoot = process.getuid?.() === 0;
 /** One useradd/userdel at a time across the suite's processes (they lock /etc/passwd and fail when busy). */
 const ACCOUNTS_LOCK = "/var/tmp/dl-test-accounts.lock";
@@ -87,11 +91,11 @@ const AS_USER_WITH_TUN = `set -e
 dir=$1 mode=$2 major=$3 minor=$4 uid=$5 gid=$6
 shift 6
 if [ "$major" != none ]; then
-  mount -t tmpfs -o mode=0755,size=64k dl-tun "$dir"
-  mknod -m "$mode" "$dir/tun" c "$major" "$minor"
-  mount --bind "$dir/tun" ${TUN}
+  ${TOOLS.mount} -t tmpfs -o mode=0755,size=64k dl-tun "$dir"
+  ${TOOLS.mknod} -m "$mode" "$dir/tun" c "$major" "$minor"
+  ${TOOLS.mount} --bind "$dir/tun" ${TUN}
 fi
-exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$@"`;
+exec ${TOOLS.setpriv} --reuid="$uid" --regid="$gid" --clear-groups -- "$@"`;
 
 /** The identities a test runs as here: root and a user made for it, or (not root) itself. */
 export function identityNames(): Identity["name"][] {
@@ -126,7 +130,7 @@ function make(name: Identity["name"], tag: string, user: string | null): Identit
     const mode = (o.tunMode ?? 0o666).toString(8);
     const devArgs = dev ? [String(dev.major), String(dev.minor)] : ["none", "0"];
     return [
-      "unshare",
+      TOOLS.unshare,
       "-m",
       "--propagation",
       "private",
@@ -164,7 +168,9 @@ function make(name: Identity["name"], tag: string, user: string | null): Identit
     return out;
   };
   const run = (cmd: readonly string[], o: { cwd?: string; env?: Record<string, string> } = {}): RunOut => {
-    const full = account ? ["setpriv", `--reuid=${uid}`, `--regid=${gid}`, "--clear-groups", "--", ...cmd] : [...cmd];
+    const full = account
+      ? [TOOLS.setpriv, `--reuid=${uid}`, `--regid=${gid}`, "--clear-groups", "--", ...cmd]
+      : [...cmd];
     const r = Bun.spawnSync(full, { cwd: o.cwd ?? base, env: o.env ?? env(), stdout: "pipe", stderr: "pipe" });
     return { code: r.exitCode ?? -1, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
   };
