@@ -92,7 +92,7 @@ const TUN = "/dev/net/tun";
  * open tun socket in namespace") name neither the device nor why, and the fix differs
  * (a missing device is created, a closed one's mode is changed). Null when it opens.
  */
-export function tunProblem(): string | null {
+function tunProblem(): string | null {
   try {
     closeSync(openSync(TUN, constants.O_RDWR | constants.O_NONBLOCK));
     return null;
