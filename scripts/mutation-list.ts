@@ -661,6 +661,7 @@ export const MUTATIONS: Mutation[] = [
     guard: "what the host writes into a stand-in while the job runs is the host's, not the job's",
     why: "Claude Code saving a permission in .claude (or npm install filling husky's folder) during a job would fail the job and be moved out of the project",
     file: "src/sandbox/tree-verdict.ts",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal source text to find
     search: "    if ((rel === at || rel.startsWith(`${at}/`)) && lookup(after, at)?.id === id) return true;",
     replace: "",
     tests: ["test/sandbox/stand-ins.test.ts"],
