@@ -819,6 +819,16 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/sandbox/jail-causes.test.ts"],
   },
   {
+    id: "jail-cgroup-removed-on-stop",
+    guard: "a dl that stops mid-job (dl serve, dl supervise, dl run) removes its jails' pids cgroups before it exits",
+    why: "a server stopped by SIGTERM or its stdin closing left the jail's cgroup behind until the next jail start swept it",
+    file: "src/sys/process-group.ts",
+    search: "  await removeJailCgroups(killWaitMs);",
+    replace: "",
+    tests: ["test/reliability/jail-cgroup.test.ts"],
+    build: true,
+  },
+  {
     id: "jail-proc-sys",
     guard: "/proc/sys is read-only in the jail",
     why: "the jail (root's uid on the host) writes kernel.core_pattern, which runs a program as root outside every namespace",
