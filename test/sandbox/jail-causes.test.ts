@@ -21,11 +21,6 @@ describe("jail set-up failures: the cause and its fix", () => {
     ["bwrap: Creating new namespace failed: No space left on device", "user_namespaces", /max_user_namespaces/],
     ["bwrap: setting up uid map: Permission denied", "user_namespaces", /apparmor_restrict_unprivileged_userns/],
     ["no pids cgroup to cap the jail's processes", "no_pids_cgroup", /pids controller/],
-    [
-      "bwrap is installed but cannot start a jail: cannot make a temporary folder in /tmp (EACCES) for the forwarder",
-      "tmp_dir",
-      /set TMPDIR/,
-    ],
     ["setpriv (util-linux) not found in /usr/bin:/bin", "no_util_linux", /util-linux/],
     ["pasta failed: Couldn't switch to pasta namespaces", "other", /bwrap --unshare-all/],
     // What Debian's pasta really prints for a device it cannot open, with dl's own look at the device added.
