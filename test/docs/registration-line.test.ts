@@ -40,12 +40,20 @@ describe("the registration line", () => {
           const where = `${relative(ROOT, f)}: ${l}`;
           seen.push(where);
           // A placeholder for the path (a shell expansion, the docs' <absolute path>) stands for one word.
-          const bare = l.replace(/"\$\(command -v dl\)"|\$quoted|"\$DL"|<absolute path>\/dl/g, "/path/dl").replace("${LAUNCHER}", "delegate-local");
+          const bare = l
+            .replace(/"\$\(command -v dl\)"|\$quoted|"\$DL"|<absolute path>\/dl/g, "/path/dl")
+            .replace("${LAUNCHER}", "delegate-local");
           expect({ where, ok: FORM.test(bare) }).toEqual({ where, ok: true });
         }
       }
     // It is written out in each place a person starts from.
-    for (const must of ["README.md", "install.sh", "docs/INSTALL.md", "docs/HOSTS.md", "examples/hosts/claude-code-register.sh"])
+    for (const must of [
+      "README.md",
+      "install.sh",
+      "docs/INSTALL.md",
+      "docs/HOSTS.md",
+      "examples/hosts/claude-code-register.sh",
+    ])
       expect(seen.some((w) => w.startsWith(`${must}:`))).toBe(true);
   });
 
