@@ -42,6 +42,7 @@ describe("the registration line", () => {
           // A placeholder for the path (a shell expansion, the docs' <absolute path>) stands for one word.
           const bare = l
             .replace(/"\$\(command -v dl\)"|\$quoted|"\$DL"|<absolute path>\/dl/g, "/path/dl")
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: the placeholder as npm-packages.ts writes it
             .replace("${LAUNCHER}", "delegate-local");
           expect({ where, ok: FORM.test(bare) }).toEqual({ where, ok: true });
         }
