@@ -1973,8 +1973,8 @@ export const MUTATIONS: Mutation[] = [
     guard: "a dead server's queued job is handed to a supervisor by the reaper, not recorded lost",
     why: "a SIGKILLed window would lose every job that had not started yet",
     file: "src/jobs/engine/reaper.ts",
-    search: "if (opts.adoptQueued?.(row)) return { ...action, reason: `${story.why}; ${story.done}` };",
-    replace: "",
+    search: "if (opts.adoptQueued?.(row)) return { ...action, reason:",
+    replace: "if (false) return { ...action, reason:",
     tests: ["test/jobs/engine/dead-owner.test.ts"],
   },
   {
