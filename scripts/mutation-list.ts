@@ -1946,6 +1946,16 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/release/npm-launcher.test.ts"],
     build: true,
   },
+  {
+    id: "run-warns-unshared-pools",
+    guard: "a shell dl run says when a live dl serve uses another cache dir, before it takes a slot",
+    why: "a shell run took a third slot of a 2-slot pool while two MCP jobs held both, silently",
+    file: "src/cli/run.ts",
+    search: "    warnUnsharedPools(config);\n",
+    replace: "",
+    tests: ["test/e2e/settings-file.test.ts"],
+    build: true,
+  },
   // ── supervisors: work outlives the window ──────────────────────────────────────────
   {
     id: "adopt-only-from-its-server",

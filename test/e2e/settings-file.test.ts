@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
-import { connectDl, runDl, tempDir } from "../helpers/dl.ts";
+import { connectDl, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
+import { lineReader } from "../helpers/lines.ts";
 
 /**
  * The per-user settings file through dist/dl: every process reads it (dl serve, the shell
@@ -112,6 +113,24 @@ describe("the settings file", () => {
       const text = await runDl(["status"], h.env);
       expect(text.stdout).toContain(`pools of dl serve pid`);
       expect(text.stdout).toMatch(/qwen-3-8-max\s+1\/\d+ in use/);
+      // A shell dl run then says, before it takes a slot, that the two pools do not count each other's.
+      const run = Bun.spawn(
+        [requireBinary(), "run", "helper", "go", "--workdir", tempDir("w"), "--model", "qwen-3-8-max"],
+        {
+          env: testEnv({ ...h.env, DELEGATE_LOCAL_URL: fake.anthropicUrl, DELEGATE_LOCAL_AGENTS_DIR: agents }),
+          stderr: "pipe",
+          stdout: "ignore",
+        },
+      );
+      const line = lineReader(run.stderr);
+      // Its lines up to the first turn (the warning comes before the slot is taken).
+      const said: string[] = [];
+      for (let l = await line(); l !== null && !l.includes("turn 1 started"); l = await line()) said.push(l);
+      run.kill("SIGTERM");
+      await run.exited;
+      expect(said.join("\n")).toContain(
+        `uses the cache dir ${hostCache} and this run ${report.config.paths.cache_dir}`,
+      );
     } finally {
       await s.close();
       await call;

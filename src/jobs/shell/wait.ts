@@ -95,7 +95,7 @@ function missingLine(id: string, json: boolean): string {
   const safe = sanitizeLine(id, 64);
   return json
     ? JSON.stringify({ id: safe, status: "missing" })
-    : `${safe} MISSING (no such job appeared within 30 s; check the id and the state dir overrides)`;
+    : `${safe} MISSING (no such job appeared within 30 s; check the id and the state dir overrides: dl jobs lists every job this machine's stores hold)`;
 }
 
 /** What is wrong with each unusable store, naming the variable that moves it. */
