@@ -22,7 +22,10 @@ const ran = new Set<string>();
 /** Each layout built once; a route gets a copy (a linked worktree's admin files hold absolute paths: built anew). */
 function freshLayout(layout: LayoutId, root: string): void {
   const template = join(id.base, `template-${layout}`);
-  if (layout === "worktree") return buildLayouts({ id, root }, layout);
+  if (layout === "worktree") {
+    buildLayouts({ id, root }, layout);
+    return;
+  }
   if (!existsSync(template)) {
     mkdirSync(template);
     id.own(template);
