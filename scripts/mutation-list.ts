@@ -1989,8 +1989,8 @@ export const MUTATIONS: Mutation[] = [
     guard: "a settings file owned by another user is refused",
     why: "a file someone else owns (and can rewrite at will) would steer which programs dl starts",
     file: "src/sys/settings-file.ts",
-    search: "if (uid !== null && st.uid !== uid)",
-    replace: "if (false)",
+    search: "if (uid !== null && st.uid !== uid) return { problem:",
+    replace: "if (false) return { problem:",
     tests: ["test/config-file.test.ts"],
   },
   {
@@ -2011,6 +2011,46 @@ export const MUTATIONS: Mutation[] = [
     search: 'if (isDlError(e, "not_found")) store.dropLock(id);',
     replace: "",
     tests: ["test/e2e/shell-output.test.ts"],
+  },
+  // ── issue 33: a newcomer's machine, the lines dl prints ───────────────────────────────
+  {
+    id: "jail-tmpdir-inside-attach",
+    guard:
+      "the folder for pasta's pid file is made inside attachJail's try, so a TMPDIR this user cannot write is a jail that cannot start",
+    why: "dl status (and every jailed job) crashed with a rejection no one handled when TMPDIR was not writable",
+    file: "src/sys/jail-net.ts",
+    search: "  const undo: (() => void)[] = [];\n  const release = () => {",
+    replace: "  pidFileDir();\n  const undo: (() => void)[] = [];\n  const release = () => {",
+    tests: ["test/e2e/broken-setup.test.ts"],
+    build: true,
+  },
+  {
+    id: "last-resort-rejection",
+    guard: "a rejection nothing handled ends the command with one line and exit 1",
+    why: "Bun printed a page of minified source, with paths and values in it, and no next step",
+    file: "src/cli/last-resort.ts",
+    search: 'process.on("unhandledRejection", end);',
+    replace: "",
+    tests: ["test/cli/last-resort.test.ts"],
+  },
+  {
+    id: "launcher-passes-its-command",
+    guard: "the npm launcher passes its own path (or npx) as DELEGATE_COMMAND before it execs dl",
+    why: "dl init's registration line, dl serve --check and watch commands named the binary deep in node_modules, which an upgrade moves",
+    file: "scripts/npm-launcher.sh",
+    search: "DELEGATE_COMMAND=$(typed_command) && export DELEGATE_COMMAND",
+    replace: ":",
+    tests: ["test/release/npm-launcher.test.ts"],
+  },
+  {
+    id: "registration-names-typed-command",
+    guard: "dl init's registration line starts with the command a person types (Config.selfCommand)",
+    why: "an npm install would register the platform binary's path inside node_modules",
+    file: "src/cli/init.ts",
+    search: "const self = typedCommand(config.selfCommand);",
+    replace: "const self = [process.execPath];",
+    tests: ["test/release/npm-launcher.test.ts"],
+    build: true,
   },
   // ── supervisors: work outlives the window ──────────────────────────────────────────
   {

@@ -1,7 +1,7 @@
 import { isLocalLane } from "../backends/gateway.ts";
 import type { FoundServer } from "../backends/local-servers.ts";
 import { sanitizeLine } from "../sys/sanitize.ts";
-import { shellWord } from "./shell-word.ts";
+import { shellWord } from "../sys/shell-word.ts";
 
 /** The server name dl is registered under, everywhere (README, install.sh, examples, this line). */
 const SERVER_NAME = "delegate-local";
@@ -68,12 +68,12 @@ export function choose(
 }
 
 /** The one registration line (argv): no --env and no key; dl reads its settings from the settings file. */
-export function registerArgv(self: string): string[] {
-  return ["claude", "mcp", "add", SERVER_NAME, "--scope", "user", "--", self, "serve"];
+export function registerArgv(self: readonly string[]): string[] {
+  return ["claude", "mcp", "add", SERVER_NAME, "--scope", "user", "--", ...self, "serve"];
 }
 
 /** How to replace an existing registration, as a line a person can paste. */
-export function replaceLine(self: string): string {
+export function replaceLine(self: readonly string[]): string {
   return `claude mcp remove ${SERVER_NAME} --scope user && ${registerArgv(self).map(shellWord).join(" ")}`;
 }
 

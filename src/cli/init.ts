@@ -3,6 +3,7 @@ import { defineCommand } from "citty";
 import { findLocalServers, localOnly } from "../backends/local-servers.ts";
 import type { Config } from "../config.ts";
 import { DlError, isDlError } from "../errors.ts";
+import { typedCommand } from "../sys/self-command.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
@@ -69,10 +70,11 @@ const def = defineCommand({
     const plan = settingsPlan(config, { ...picked, key: flags.key, cacheDir: flags.cacheDir });
     out.settings_file = settingsStep(config, plan, picked, { yes: args.yes, json: args.json, say });
     out.agents = agentsStep(config.paths.agentsDir, args.yes, args.json, say);
-    const line = registerLine(process.execPath);
+    const self = typedCommand(config.selfCommand);
+    const line = registerLine(self);
     out.register_line = line;
     say(`\nregister dl with Claude Code (once, for every project; it carries no setting and no key):\n  ${line}`);
-    if (args.register) out.registered = await registerWithClaude(process.execPath, config.childEnv, say);
+    if (args.register) out.registered = await registerWithClaude(self, config.childEnv, say);
     if (args.json) process.stdout.write(`${JSON.stringify(out)}\n`);
     const failed = out.registered && !(out.registered as Registered).ok;
     process.exitCode = failed ? EXIT.failure : EXIT.ok;
@@ -147,7 +149,7 @@ function agentsStep(dir: string, yes: boolean, json: boolean, say: (s: string) =
   else {
     const parts = [`copied ${r.copied.length ? r.copied.join(", ") : "none"}`];
     if (r.kept.length) parts.push(`kept your ${r.kept.join(", ")}`);
-    if (r.failed.length) parts.push(`could not write ${r.failed.join(", ")}`);
+    if (r.failed.length) parts.push(`could not write ${r.failed.join(", ")}${r.problem ? ` (${r.problem})` : ""}`);
     say(`\nexample agents in ${r.dir}: ${parts.join("; ")}`);
   }
   return r;

@@ -19,7 +19,7 @@ import { DB_FILE } from "../store/types.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { killAllGroupsNow, terminateAllGroups } from "../sys/process.ts";
-import { selfArgv } from "../sys/self-command.ts";
+import { selfArgv, typedCommand } from "../sys/self-command.ts";
 import { VERSION } from "../version.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
@@ -71,7 +71,7 @@ const def = defineCommand({
       const { serveChecks, renderChecks } = await import("./serve-check.ts");
       const lines = await serveChecks(config);
       redactStdio();
-      process.stdout.write(renderChecks(lines));
+      process.stdout.write(renderChecks(lines, typedCommand(config.selfCommand)));
       process.exitCode = lines.some((l) => l.level === "fail") ? EXIT.failure : EXIT.ok;
       return;
     }

@@ -155,10 +155,23 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * A private folder for pasta's pid file, in TMPDIR. A TMPDIR this user cannot write is a
+ * jail that cannot start (named as such, with its fix), not a crash of whoever asked.
+ */
+function pidFileDir(): string {
+  const base = tmpdir();
+  try {
+    return mkdtempSync(join(base, "dl-pasta-"));
+  } catch (e) {
+    const code = String((e as NodeJS.ErrnoException).code ?? "error").slice(0, 20);
+    throw new DlError("jail_unavailable", `cannot make a folder for pasta's pid file in TMPDIR ${base} (${code})`);
+  }
+}
+
 /** Attaches forwarder and limit to a jail waiting on `blockFd`, then lets it run. Never throws. */
 export async function attachJail(infoFd: number, blockFd: number, net: JailNet): Promise<JailAttachment> {
-  const dir = mkdtempSync(join(tmpdir(), "dl-pasta-"));
-  const undo: (() => void)[] = [() => rmSync(dir, { recursive: true, force: true })];
+  const undo: (() => void)[] = [];
   const release = () => {
     for (const u of undo.splice(0).reverse()) {
       try {
@@ -169,6 +182,8 @@ export async function attachJail(infoFd: number, blockFd: number, net: JailNet):
     }
   };
   try {
+    const dir = pidFileDir();
+    undo.push(() => rmSync(dir, { recursive: true, force: true }));
     const pid = await withTimeout(childPid(infoFd), ATTACH_TIMEOUT_MS);
     undo.push(await limitProcs(pid, net.maxProcs));
     const forwarder = startForwarder(net.forwarder, pid, dir);

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { lineReader } from "../helpers/lines.ts";
-import { killPid, liveWith, pidAlive } from "../helpers/proc.ts";
+import { killPid, liveWith } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
 
 /**

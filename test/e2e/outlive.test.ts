@@ -5,7 +5,7 @@ import { resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
 import { JobStore } from "../../src/store/jobs.ts";
 import type { JobRow } from "../../src/store/types.ts";
 import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
-import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
+import { type FakeResponses, type SeenRequest, type Step, startFakeResponses } from "../fixture/fake-responses.ts";
 import { codexServeEnv, markerRouter } from "../helpers/codex-home.ts";
 import { requireBinary, runDl, tempDir } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
@@ -20,8 +20,10 @@ import { skipBwrap } from "../sandbox/jail-env.ts";
  * job runs on to `done` with its answer and its changes, and a new `dl serve` of the same
  * project polls it and settles its MCP task (tasks/get) from the store. Through dist/dl
  * with each provider: agent jobs against a scripted fake model (its run writes a file),
- * the real Codex CLI against a fake Responses API, the fake agy in the real jail (it
- * writes a file), the fake dsh launcher (its change stays in the job's out_dir).
+ * the real Codex CLI against a fake Responses API (its model calls Codex's own exec and
+ * apply_patch tools once the window is gone, and Codex writes the file in the workdir),
+ * the fake agy in the real jail (it writes a file), the fake dsh launcher (its change
+ * stays in the job's out_dir).
  */
 const KEY = "sk-outlive";
 const FAKE_AGY = join(import.meta.dir, "..", "fixture", "fake-agy.sh");
@@ -31,6 +33,21 @@ let fake: FakeModel;
 /** Opened by the test that must look at a job while it still runs. */
 const held = Promise.withResolvers<void>();
 let codexFake: FakeResponses;
+/** Codex's edit of each run waits for its gate: the file is written after the window closed. */
+const codexGates = new Map<string, PromiseWithResolvers<void>>();
+const codexGate = (key: string) => {
+  if (!codexGates.has(key)) codexGates.set(key, Promise.withResolvers<void>());
+  return codexGates.get(key)!;
+};
+const CODEX_FILE = "codex.txt";
+function codexRouter(): (req: SeenRequest) => Step {
+  const base = markerRouter();
+  return (req) => {
+    const key = /\[edit-after:([a-z-]+)\]/.exec(req.prompt)?.[1];
+    if (key === undefined) return base(req);
+    return { kind: "edit", file: CODEX_FILE, content: "written by codex\n", until: codexGate(key).promise };
+  };
+}
 let root: string;
 let env: Record<string, string>;
 const open: TaskDl[] = [];
@@ -47,7 +64,7 @@ beforeAll(async () => {
     if (req.model === "local-held") await held.promise;
     return reply.text("Wrote the note.", { delayMs: 1500 });
   });
-  codexFake = startFakeResponses(markerRouter());
+  codexFake = startFakeResponses(codexRouter());
   root = tempDir("outlive");
   const agentsDir = join(root, "agents");
   await Bun.write(
@@ -100,7 +117,9 @@ type Case = {
   provider: string;
   stateDir: () => string;
   /** The call made as a task, slow enough that the server is gone before it ends. */
-  call: (workdir: string) => [tool: string, args: Record<string, unknown>];
+  call: (workdir: string, key: string) => [tool: string, args: Record<string, unknown>];
+  /** A change the job makes only once `release(key)` is called (after the window ended). */
+  gated?: { file: string; release: (key: string) => void };
   /** What the ended job left: its answer in the task's result, its change on disk. */
   check: (result: Record<string, unknown>, workdir: string, row: JobRow) => void;
 };
@@ -121,10 +140,13 @@ const CASES: Case[] = [
   {
     provider: "codex",
     stateDir: () => env.DELEGATE_CODEX_STATE_DIR!,
-    call: (workdir) => ["delegate_to_codex", { task: "[slow:2500] say done", workdir }],
-    check: (r) => {
-      expect(r).toMatchObject({ status: "done" });
-      expect(String(r.final_response)).toContain("done");
+    call: (workdir, key) => ["delegate_to_codex", { task: `[edit-after:${key}] add codex.txt`, workdir }],
+    gated: { file: CODEX_FILE, release: (key) => codexGate(key).resolve() },
+    check: (r, workdir) => {
+      expect(r).toMatchObject({ status: "done", final_response: `wrote ${CODEX_FILE}` });
+      // Codex's own report of the change (its --json file_change item), and the change on disk.
+      expect((r.usage as { items: Record<string, number> }).items.file_change).toBe(1);
+      expect(readFileSync(join(workdir, CODEX_FILE), "utf8")).toBe("written by codex\n");
     },
   },
   {
@@ -174,9 +196,10 @@ async function endServer(proc: TaskDl["io"]["proc"], how: Exit): Promise<void> {
 }
 
 async function outlive(c: Case, how: Exit): Promise<void> {
-  const workdir = makeRepo(root, `${c.provider}-${how.replace(/\W+/g, "-")}`, 0).repo;
+  const key = how.replace(/\W+/g, "-").toLowerCase();
+  const workdir = makeRepo(root, `${c.provider}-${key}`, 0).repo;
   const first = await server(workdir);
-  const [tool, args] = c.call(workdir);
+  const [tool, args] = c.call(workdir, key);
   const execution = await first.session.callTool(tool, args as never);
   expect(execution.kind).toBe("task");
   const taskId = execution.handle!.taskId;
@@ -189,6 +212,11 @@ async function outlive(c: Case, how: Exit): Promise<void> {
   const reference = (execution as never as { serializeReference: () => never }).serializeReference();
   await endServer(first.io.proc, how);
   expect(pidAlive(running.owner_pid!)).toBe(true);
+  if (c.gated) {
+    // The change is still to be made: the job makes it with its window gone.
+    expect(existsSync(join(workdir, c.gated.file))).toBe(false);
+    c.gated.release(key);
+  }
 
   // A new window of the same project: it answers for the job another server started.
   const second = await server(workdir);
@@ -234,7 +262,7 @@ describe("a job outlives the server that started it", () => {
     open.push(first);
     const ids: string[] = [];
     for (const tree of workdir.trees) {
-      const [tool, args] = c.call(tree);
+      const [tool, args] = c.call(tree, "queued");
       const execution = await first.session.callTool(tool, args as never);
       ids.push(jobIdOf(execution.handle!.taskId));
     }
@@ -249,7 +277,7 @@ describe("a job outlives the server that started it", () => {
     const c = CASES[0]!;
     const workdir = makeRepo(root, "shell-view", 0).repo;
     const first = await server(workdir);
-    const [tool, args] = c.call(workdir);
+    const [tool, args] = c.call(workdir, "shell-view");
     const execution = await first.session.callTool(tool, { ...args, model: "local-held" } as never);
     const id = jobIdOf(execution.handle!.taskId);
     await until(() => readRow(c.stateDir(), id)?.status === "running", `${id} to run`);
