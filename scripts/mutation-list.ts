@@ -1080,7 +1080,7 @@ export const MUTATIONS: Mutation[] = [
     guard: "in text, a NAME=value written as a variable follows the environment's rule (a credential word anywhere)",
     why: "SECRET_THING=… in a workdir .env would be shown and never learned",
     file: "src/sys/redact.ts",
-    search: "    const variable = VARIABLE.test(name);",
+    search: '    const variable = m[2] === "=" && VARIABLE.test(name);',
     replace: "    const variable = false;",
     tests: ["test/sys/redact.test.ts"],
   },

@@ -40,8 +40,9 @@ const SECRET_LAST_WORD =
   /(?:TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIALS?|COOKIE|AUTHORIZATION|(?:_|API|SECRET|PRIVATE|ACCESS)KEY|(?:^|_)(?:AUTH|VK|PASS|PWD|PAT|CREDS?))$/i;
 
 /**
- * A name written as a variable is (`SECRET_THING=…` in a `.env`, `env` output): the
+ * A name assigned as a variable is (`SECRET_THING=…` in a `.env`, `env` output): the
  * variable rule decides, and as for the environment a figure or a path is no secret.
+ * `KEY: …` is a heading or a field, not an assignment: the last-word rule decides.
  */
 const VARIABLE = /^[A-Z][A-Z0-9_]*$/;
 
@@ -71,11 +72,12 @@ const SHAPES: readonly RegExp[] = [
 
 /**
  * A name, then `=` or `:` (JSON's `"name": "` too, also inside a JSON string whose quotes
- * are escaped), or a command line's `--name `: the name is group 1 or 2. Only the name is
- * matched here, so a name that says nothing costs nothing more and hides nothing after it.
+ * are escaped), or a command line's `--name `: the name is group 1 (its sign group 2) or
+ * group 3. Only the name is matched here, so a name that says nothing costs nothing more
+ * and hides nothing after it.
  */
 const NAME_THEN_VALUE =
-  /(?<![A-Za-z0-9_.-])-{0,2}([A-Za-z_][A-Za-z0-9_.-]{0,127})\\?["']?[ \t]{0,8}[:=][ \t]{0,8}\\?["']?(?:(?:bearer|basic|token)[ \t]{1,8})?|(?<![A-Za-z0-9_.-])--([A-Za-z][A-Za-z0-9_.-]{0,127})[ \t]{1,8}(?!-)/gi;
+  /(?<![A-Za-z0-9_.-])-{0,2}([A-Za-z_][A-Za-z0-9_.-]{0,127})\\?["']?[ \t]{0,8}([:=])[ \t]{0,8}\\?["']?(?:(?:bearer|basic|token)[ \t]{1,8})?|(?<![A-Za-z0-9_.-])--([A-Za-z][A-Za-z0-9_.-]{0,127})[ \t]{1,8}(?!-)/gi;
 /**
  * The value after a name that says "secret" (its last word, above). A value of letters
  * only ("KEY: present", "TOKEN=unset") is a word, not a key: a key has a digit or a
@@ -89,8 +91,8 @@ function redactNamed(text: string, seen: string[]): string {
   let done = 0;
   NAME_THEN_VALUE.lastIndex = 0;
   for (let m = NAME_THEN_VALUE.exec(text); m; m = NAME_THEN_VALUE.exec(text)) {
-    const name = m[1] ?? m[2] ?? "";
-    const variable = VARIABLE.test(name);
+    const name = m[1] ?? m[3] ?? "";
+    const variable = m[2] === "=" && VARIABLE.test(name);
     if (variable ? !isSecretName(name) : !SECRET_LAST_WORD.test(words(name))) continue;
     SECRET_VALUE.lastIndex = NAME_THEN_VALUE.lastIndex;
     const value = SECRET_VALUE.exec(text);

@@ -88,6 +88,8 @@ describe("redact: every name that says credential, in the environment and in tex
   test("names whose credential word is not the last keep their values: figures, ids, a bare key", () => {
     const own = '{"input_tokens": 12345, "session_id": "ses-0123", "token_url": "https://h/t", "key": "src/a.ts"}';
     expect(redact(own)).toBe(own);
+    // A heading or a field is no assignment: `KEY: …` names a variable, it does not set one.
+    expect(redact("KEY: DSH_PROVIDER_API_KEY")).toBe("KEY: DSH_PROVIDER_API_KEY");
   });
 
   test("the credentials inside a URL a variable holds are secrets, wherever the value appears later", () => {
