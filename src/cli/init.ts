@@ -99,12 +99,15 @@ function initFlags(args: Record<string, unknown>): Flags | { problem: string } {
     let key = args.key === undefined ? undefined : String(args.key);
     if (key === "-") key = readFileSync(0, "utf8").split("\n")[0]?.trim();
     if (key !== undefined && (key === "" || /\s/.test(key)))
-      throw new DlError("bad_input", "--key must be one word (the gateway's key), or '-' to read it from stdin");
+      throw new DlError(
+        "bad_input",
+        "--key must be one word (the gateway's key), or '-' to read it from stdin: printf '%s\\n' \"$KEY\" | dl init --key - …",
+      );
     const cacheDir = args["cache-dir"] === undefined ? undefined : String(args["cache-dir"]);
     if (cacheDir !== undefined && !cacheDir.startsWith("/"))
       throw new DlError(
         "bad_input",
-        `--cache-dir must be an absolute path, not ${JSON.stringify(cacheDir.slice(0, 60))}`,
+        `--cache-dir must be an absolute path, not ${JSON.stringify(cacheDir.slice(0, 60))}; e.g. --cache-dir "$HOME/.cache/dl"`,
       );
     return { given, endpoint, model: args.model ? String(args.model) : undefined, key, cacheDir };
   } catch (e) {

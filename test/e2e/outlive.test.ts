@@ -9,6 +9,7 @@ import { type FakeResponses, type SeenRequest, type Step, startFakeResponses } f
 import { codexServeEnv, markerRouter } from "../helpers/codex-home.ts";
 import { requireBinary, runDl, tempDir } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
+import { supervisorOf } from "../helpers/supervisor.ts";
 import { connectTaskDl, type TaskDl } from "../helpers/task-session.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
@@ -28,6 +29,8 @@ import { skipBwrap } from "../sandbox/jail-env.ts";
 const KEY = "sk-outlive";
 const FAKE_AGY = join(import.meta.dir, "..", "fixture", "fake-agy.sh");
 const FAKE_DSH = join(import.meta.dir, "..", "fixture", "fake-dsh.sh");
+/** A model that never answers: its job holds its slot until it is killed. */
+const BLOCKING_MODEL = "local-blocking";
 
 let fake: FakeModel;
 /** Opened by the test that must look at a job while it still runs. */
@@ -60,6 +63,7 @@ beforeAll(async () => {
   // Turn 1 writes a file; turn 2 answers, after long enough for the server to be gone
   // (for the model "local-held", only once the test lets it).
   fake.always(async (req) => {
+    if (req.model === BLOCKING_MODEL) return reply.hang();
     if (!afterTool(req)) return reply.tool("write_file", { path: "note.txt", content: "written by the agent\n" });
     if (req.model === "local-held") await held.promise;
     return reply.text("Wrote the note.", { delayMs: 1500 });
@@ -271,6 +275,57 @@ describe("a job outlives the server that started it", () => {
     await endServer(first.io.proc, "Claude Code's exit");
     await until(() => ids.every((id) => readRow(c.stateDir(), id)?.status === "done"), "both jobs to end done", 60_000);
     for (const tree of workdir.trees) expect(existsSync(join(tree, "note.txt"))).toBe(true);
+  }, 90_000);
+
+  test("a killed window's queued jobs with no dl left on their store: dl wait hands them to supervisors, which keep the cap and the order", async () => {
+    const stateDir = join(root, "agent-adrift");
+    const caps = { DELEGATE_AGENT_MAX_CONCURRENT: "1", DELEGATE_AGENT_MAX_PER_PROJECT: "1" };
+    const own = { ...env, ...caps, DELEGATE_AGENT_STATE_DIR: stateDir };
+    const workdir = makeRepo(root, "adrift", 2);
+    const first = await connectTaskDl(own, { cwd: workdir.repo });
+    open.push(first);
+    // The first job takes the one slot and never ends; the two after it queue in the server.
+    const ids: string[] = [];
+    for (const [i, tree] of workdir.trees.entries()) {
+      const [tool, args] = CASES[0]!.call(tree, "adrift");
+      const model = i === 0 ? BLOCKING_MODEL : "local-outlive";
+      ids.push(jobIdOf((await first.session.callTool(tool, { ...args, model } as never)).handle!.taskId));
+    }
+    const [blocker, ...queued] = ids as [string, ...string[]];
+    await until(() => readRow(stateDir, blocker)?.child_pid, "the first job to run");
+    await until(() => queued.every((id) => readRow(stateDir, id)?.queue_reason === "global_cap"), "the rest to queue");
+    const server = first.io.proc.pid;
+    // The window is killed, and so is the only supervisor: no dl serves the store now.
+    for (const pid of [server, supervisorOf(stateDir, blocker)]) {
+      process.kill(pid, "SIGKILL");
+      await until(() => !pidAlive(pid), `process ${pid} to die`);
+    }
+    expect(queued.map((id) => readRow(stateDir, id)!.owner_pid)).toEqual([server, server]);
+
+    // dl jobs reads the queued ones as queued, saying who takes them over.
+    const listed = JSON.parse((await runDl(["jobs", "--json"], own)).stdout) as {
+      jobs: { id: string; state: string; reason: string; window: string }[];
+    };
+    for (const id of queued) {
+      const job = listed.jobs.find((j) => j.id === id);
+      expect(job).toMatchObject({ state: "queued", window: "closed" });
+      expect(job!.reason).toContain("hand it to a supervisor of its own");
+    }
+
+    // The user's dl wait hands them to supervisors of their own, which end the blocker's
+    // row (its supervisor died) and run them one at a time, oldest first.
+    const wait = await runDl(["wait", "--timeout", "60", ...queued], own);
+    expect(wait.code).toBe(0);
+    for (const id of queued) expect(wait.stdout).toContain(`${id} DONE`);
+    const [a, b] = queued.map((id) => readRow(stateDir, id)!);
+    for (const r of [a!, b!]) expect(r).toMatchObject({ status: "done", origin_pid: server });
+    // The blocker's run died with its supervisor, or the first supervisor's reap stopped it.
+    const ended = readRow(stateDir, blocker)!;
+    expect(["killed_on_restart", "lost"]).toContain(ended.status);
+    expect(a!.started_at!).toBeGreaterThanOrEqual(ended.ended_at!);
+    expect(b!.started_at!).toBeGreaterThanOrEqual(a!.ended_at!);
+    for (const tree of workdir.trees.slice(1))
+      expect(readFileSync(join(tree, "note.txt"), "utf8")).toBe("written by the agent\n");
   }, 90_000);
 
   test("dl jobs says the job's window closed, the next server of the project says it still runs, dl wait sees it end", async () => {

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
-import { connectDl, runDl, tempDir } from "../helpers/dl.ts";
+import { connectDl, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
+import { lineReader } from "../helpers/lines.ts";
 
 /**
  * The per-user settings file through dist/dl: every process reads it (dl serve, the shell
@@ -112,9 +113,58 @@ describe("the settings file", () => {
       const text = await runDl(["status"], h.env);
       expect(text.stdout).toContain(`pools of dl serve pid`);
       expect(text.stdout).toMatch(/qwen-3-8-max\s+1\/\d+ in use/);
+      // A shell dl run then says, before it takes a slot, that the two pools do not count each other's.
+      const run = Bun.spawn(
+        [requireBinary(), "run", "helper", "go", "--workdir", tempDir("w"), "--model", "qwen-3-8-max"],
+        {
+          env: testEnv({ ...h.env, DELEGATE_LOCAL_URL: fake.anthropicUrl, DELEGATE_LOCAL_AGENTS_DIR: agents }),
+          stderr: "pipe",
+          stdout: "ignore",
+        },
+      );
+      const line = lineReader(run.stderr);
+      // Its lines up to the first turn (the warning comes before the slot is taken).
+      const said: string[] = [];
+      for (let l = await line(); l !== null && !l.includes("turn 1 started"); l = await line()) said.push(l);
+      run.kill("SIGTERM");
+      await run.exited;
+      expect(said.join("\n")).toContain(
+        `uses the cache dir ${hostCache} and this run ${report.config.paths.cache_dir}`,
+      );
     } finally {
       await s.close();
       await call;
+    }
+  }, 90_000);
+
+  test("a server given another gateway and model by its host (a plugin's options): the shell's dl status names both values", async () => {
+    const h = home(`DELEGATE_LOCAL_URL=${fake.anthropicUrl}\nDELEGATE_LOCAL_MODEL=qwen-3-8-max\n`);
+    const hostUrl = `${fake.url}/v1/chat/completions`;
+    const s = await connectDl({ ...h.env, DELEGATE_LOCAL_URL: hostUrl, DELEGATE_LOCAL_MODEL: "host-model" });
+    try {
+      const report = JSON.parse((await runDl(["status", "--json"], h.env)).stdout);
+      const pid = s.transport.pid;
+      expect(report.settings.other_servers).toEqual([
+        { server_pid: pid, variable: "DELEGATE_LOCAL_URL", server_value: hostUrl, this_value: fake.anthropicUrl },
+        { server_pid: pid, variable: "DELEGATE_LOCAL_MODEL", server_value: "host-model", this_value: "qwen-3-8-max" },
+      ]);
+      const text = (await runDl(["status"], h.env)).stdout;
+      expect(text).toContain(
+        `note: dl serve pid ${pid} runs with DELEGATE_LOCAL_MODEL=host-model (here: qwen-3-8-max), set by its host`,
+      );
+      // The same server seen from a process with the same settings: nothing to say.
+      const same = JSON.parse(
+        (
+          await runDl(["status", "--json"], {
+            ...h.env,
+            DELEGATE_LOCAL_URL: hostUrl,
+            DELEGATE_LOCAL_MODEL: "host-model",
+          })
+        ).stdout,
+      );
+      expect(same.settings.other_servers).toEqual([]);
+    } finally {
+      await s.close();
     }
   }, 90_000);
 
