@@ -34,7 +34,8 @@ import { skipBwrap } from "../sandbox/jail-env.ts";
  * file under the state and cache dirs, SQLite files included. Run as root and, with
  * setpriv, as an ordinary user (nobody). Nothing may hold any key.
  */
-const MARK = "QZ7X";
+/** Distinct per run: every process on the machine is searched, and another run of this file may be among them. */
+const MARK = `QZ${Math.random().toString(36).slice(2, 6).toUpperCase()}`;
 const KEYS = {
   /** DELEGATE_LOCAL_KEY: shaped like nothing, known only because dl holds it. */
   local: `lk-${MARK}-local-gateway-key`,
