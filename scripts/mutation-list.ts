@@ -1951,7 +1951,7 @@ export const MUTATIONS: Mutation[] = [
     guard: "a shell dl run says when a live dl serve uses another cache dir, before it takes a slot",
     why: "a shell run took a third slot of a 2-slot pool while two MCP jobs held both, silently",
     file: "src/cli/run.ts",
-    search: "    warnUnsharedPools(config);\n",
+    search: "    warnOtherServers(config);\n",
     replace: "",
     tests: ["test/e2e/settings-file.test.ts"],
     build: true,

@@ -44,6 +44,10 @@ function renderSettings(s: StatusReport["settings"]): string[] {
     `settings file: ${file}`,
     ...set.map(([n, from]) => `  ${n.padEnd(width)}  from the ${from}`),
     `  ${set.length ? "every other setting" : "every setting"}: its default (docs/CONFIGURATION.md)`,
+    ...s.other_servers.map(
+      (o) =>
+        `  note: dl serve pid ${o.server_pid} runs with ${o.variable}=${o.server_value} (here: ${o.this_value}), set by its host; a shell's dl run uses ${o.this_value} — put it in the settings file for both`,
+    ),
   ];
 }
 

@@ -137,6 +137,37 @@ describe("the settings file", () => {
     }
   }, 90_000);
 
+  test("a server given another gateway and model by its host (a plugin's options): the shell's dl status names both values", async () => {
+    const h = home(`DELEGATE_LOCAL_URL=${fake.anthropicUrl}\nDELEGATE_LOCAL_MODEL=qwen-3-8-max\n`);
+    const hostUrl = `${fake.url}/v1/chat/completions`;
+    const s = await connectDl({ ...h.env, DELEGATE_LOCAL_URL: hostUrl, DELEGATE_LOCAL_MODEL: "host-model" });
+    try {
+      const report = JSON.parse((await runDl(["status", "--json"], h.env)).stdout);
+      const pid = s.transport.pid;
+      expect(report.settings.other_servers).toEqual([
+        { server_pid: pid, variable: "DELEGATE_LOCAL_URL", server_value: hostUrl, this_value: fake.anthropicUrl },
+        { server_pid: pid, variable: "DELEGATE_LOCAL_MODEL", server_value: "host-model", this_value: "qwen-3-8-max" },
+      ]);
+      const text = (await runDl(["status"], h.env)).stdout;
+      expect(text).toContain(
+        `note: dl serve pid ${pid} runs with DELEGATE_LOCAL_MODEL=host-model (here: qwen-3-8-max), set by its host`,
+      );
+      // The same server seen from a process with the same settings: nothing to say.
+      const same = JSON.parse(
+        (
+          await runDl(["status", "--json"], {
+            ...h.env,
+            DELEGATE_LOCAL_URL: hostUrl,
+            DELEGATE_LOCAL_MODEL: "host-model",
+          })
+        ).stdout,
+      );
+      expect(same.settings.other_servers).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  }, 90_000);
+
   test("with the cache dir in the file instead, the server and the shell share one set of pools", async () => {
     const cache = tempDir("file-cache");
     const agents = tempDir("settings-agents");
