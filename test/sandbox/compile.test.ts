@@ -122,7 +122,9 @@ describe("sandbox-exec profile", () => {
     // What the host obeys is denied after the workdir is allowed, and so is any new `.git` or `.claude`.
     expect(at("(allow file-write*\n")).toBeLessThan(at('  (literal "/Users/ana/code/app/.git")'));
     expect(at("(allow file-write*\n")).toBeLessThan(at('  (subpath "/Users/ana/code/app/.claude")'));
-    at('(regex #"^/Users/ana/code/app/(.*/)?(\\.[gG][iI][tT]([mM][oO][dD][uU][lL][eE][sS])?)(/.*)?$")');
+    at(
+      '(regex #"^/Users/ana/code/app/(.*/)?((\\.[gG][iI][tT]([mM][oO][dD][uU][lL][eE][sS])?|\\.[lL][fF][sS][cC][oO][nN][fF][iI][gG]))(/.*)?$")',
+    );
     expect(at("(deny file-read* file-write*\n")).toBeLessThan(at('  (subpath "/Users/ana/.ssh")'));
     expect(at('  (literal "/usr/bin/open")')).toBeGreaterThan(at("(deny process-exec"));
     at('  (subpath "/Applications")');

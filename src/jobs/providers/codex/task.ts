@@ -112,7 +112,7 @@ function codexParams(job: JobRow): CodexParams {
 export const lastMessageFile = (jobDir: string) => join(jobDir, "last-message.txt");
 const sqliteHome = (jobDir: string) => join(jobDir, "sqlite");
 /** The task, which the CLI reads on its stdin (`-` as the prompt). */
-export const codexTaskFile = (jobDir: string) => join(jobDir, "task.md");
+const codexTaskFile = (jobDir: string) => join(jobDir, "task.md");
 
 /** A TOML basic string: `-c key=value` parses the value as TOML. */
 const toml = (s: string) => JSON.stringify(s);
