@@ -1958,7 +1958,8 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     id: "settings-file-unopenable-owner",
-    guard: "a settings file this user cannot open is named as another user's when it is, with the fix (remove it, then dl init)",
+    guard:
+      "a settings file this user cannot open is named as another user's when it is, with the fix (remove it, then dl init)",
     why: "a root-owned settings.env in the user's HOME read as 'cannot be read; check its permissions', and chmod would not fix it",
     file: "src/sys/settings-file.ts",
     search: '  if (uid !== null && st.uid !== uid)\n    return { state: "refused",',
