@@ -40,14 +40,14 @@ const TMP_DIR =
 const SEE_WHY = "run `bwrap --unshare-all --ro-bind / / true` to see why it fails";
 
 const RULES: { test: RegExp; failure: JailFailure }[] = [
-  { test: /\/dev\/net\/tun.*(no such file|ENOENT)/i, failure: { cause: "tun_device", fix: TUN_MISSING } },
+  { test: /\/dev\/net\/tun.*(no such file|ENOENT|ENODEV|ENXIO)/i, failure: { cause: "tun_device", fix: TUN_MISSING } },
   { test: /\/dev\/net\/tun/i, failure: { cause: "tun_device", fix: TUN_MODE } },
   { test: /pid file in TMPDIR/, failure: { cause: "tmp_dir", fix: TMP_DIR } },
   { test: /no pids cgroup/i, failure: { cause: "no_pids_cgroup", fix: PIDS_CGROUP } },
   { test: /\b(setpriv|prlimit)\b.*not found/i, failure: { cause: "no_util_linux", fix: UTIL_LINUX } },
   { test: /pasta\b.*not found|ENOENT.*pasta/i, failure: { cause: "no_pasta", fix: INSTALL_PASTA } },
-  // pasta's own failures other than the device are not the kernel's namespaces.
-  { test: /^pasta failed/i, failure: { cause: "other", fix: SEE_WHY } },
+  // pasta's own failures other than the device are not the kernel's namespaces (wherever the words sit in the detail).
+  { test: /\bpasta failed/i, failure: { cause: "other", fix: SEE_WHY } },
   {
     test: /creating new namespace|uid map|gid map|unprivileged|user namespace|setting up|No space left on device|Operation not permitted|Permission denied/i,
     failure: { cause: "user_namespaces", fix: ENABLE_USERNS },

@@ -1,4 +1,5 @@
 import {
+  accessSync,
   closeSync,
   constants,
   fstatSync,
@@ -48,17 +49,60 @@ export function settingsFileProblem(
   return null;
 }
 
-/**
- * What this user can see of `file` without opening it. A folder on the way it may not
- * enter (a HOME that is not its own) holds no settings file of this user's: that is
- * "none", where a file it can see but not read is refused.
- */
+/** What this user can see of `file` without opening it (a file it can see but not read is refused). */
 function seen(file: string): ReturnType<typeof statSync> | null {
   try {
     return statSync(file);
   } catch {
     return null;
   }
+}
+
+/** The first folder on the way to `file` this user may not enter, or null when it can reach it. */
+function closedFolder(file: string): string | null {
+  const parts = dirname(file).split("/").filter(Boolean);
+  for (let i = 1; i <= parts.length; i++) {
+    const dir = `/${parts.slice(0, i).join("/")}`;
+    try {
+      accessSync(dir, constants.X_OK);
+    } catch {
+      return dir;
+    }
+  }
+  return null;
+}
+
+const ownerOf = (p: string): number | null => {
+  try {
+    return statSync(p).uid;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * A settings file hidden behind a folder this user may not enter. In a tree that is not
+ * this user's (a HOME of another user's, or under a folder of root's) there is no settings
+ * file of this user's: that is "none". In its own tree (the closed folder, or the one that
+ * holds it, is this user's: ~/.config left to root by a `sudo dl init`) its settings would
+ * be ignored without a word, so it is refused, naming the folder and the fix.
+ */
+function hiddenByFolder(file: string, uid: number | null): SettingsFileRead {
+  const closed = closedFolder(file);
+  if (closed === null || uid === null) return { state: "absent" };
+  const owner = ownerOf(closed);
+  if (owner !== uid && ownerOf(dirname(closed)) !== uid) return { state: "absent" };
+  let mode = "";
+  try {
+    mode = `, mode ${octal(statSync(closed).mode)}`;
+  } catch {
+    // its mode is a detail
+  }
+  return {
+    state: "refused",
+    problem: `is behind ${closed} (owner uid ${owner ?? "unknown"}${mode}), which this user (uid ${uid}) cannot enter`,
+    fix: `give the folder back: sudo chown -R ${uid} ${closed} (or chmod u+rx ${closed})`,
+  };
 }
 
 /** A file this user can see but not open: another user's, or its own without read permission. */
@@ -86,8 +130,10 @@ export function readSettingsFile(file: string): SettingsFileRead {
     return { state: "read", text: buf.subarray(0, got).toString("utf8"), mode: octal(st.mode) };
   } catch (e) {
     const code = String((e as NodeJS.ErrnoException).code ?? "error").slice(0, 20);
-    const st = code === "ENOENT" || code === "ENOTDIR" ? null : seen(file);
-    return st ? unreadable(file, code, st) : { state: "absent" };
+    if (code === "ENOENT" || code === "ENOTDIR") return { state: "absent" };
+    const st = seen(file);
+    if (st) return unreadable(file, code, st);
+    return closedFolder(file) !== null ? hiddenByFolder(file, process.getuid?.() ?? null) : { state: "absent" };
   } finally {
     if (fd !== undefined) closeSync(fd);
   }

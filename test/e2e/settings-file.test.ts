@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { connectDl, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
@@ -196,4 +196,73 @@ describe("the settings file", () => {
       await call;
     }
   }, 90_000);
+});
+
+const NOBODY = 65534;
+const asNobody = process.getuid?.() === 0 && Bun.which("setpriv") !== null;
+
+/** dl status as nobody (a copy of dl it may run, in /var/tmp: the suite's root is closed to other users). */
+function statusAsNobody(base: string, env: Record<string, string>) {
+  const r = Bun.spawnSync(
+    ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "--", join(base, "dl"), "status"],
+    {
+      env: { PATH: "/usr/bin:/bin", DELEGATE_TEST_ISOLATION: "1", DELEGATE_TEST_ISOLATION_ROOT: base, ...env },
+      cwd: base,
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
+  return { code: r.exitCode, stderr: r.stderr.toString() };
+}
+
+describe.skipIf(!asNobody)("a settings file this user cannot reach (as nobody, through setpriv)", () => {
+  let base: string;
+  beforeAll(() => {
+    base = mkdtempSync("/var/tmp/dl-settings-");
+    chmodSync(base, 0o755);
+    copyFileSync(requireBinary(), join(base, "dl"));
+    chmodSync(join(base, "dl"), 0o755);
+  });
+  afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+  const own = (dir: string) => {
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    chownSync(dir, NOBODY, NOBODY);
+    return dir;
+  };
+  /** Every place dl keeps state, in the test's folder (a HOME of root's holds none of nobody's). */
+  const elsewhere = (): Record<string, string> => ({
+    XDG_CACHE_HOME: own(join(base, "cache")),
+    DELEGATE_CACHE_DIR: own(join(base, "dl-cache")),
+    CODEX_HOME: own(join(base, "codex")),
+    ...Object.fromEntries(
+      ["CODEX", "GEMINI", "DSH", "AGENT"].map((p) => [
+        `DELEGATE_${p}_STATE_DIR`,
+        own(join(base, `${p.toLowerCase()}-state`)),
+      ]),
+    ),
+  });
+
+  test("in its own HOME, behind a ~/.config root took over: refused in one line naming the folder and the fix", () => {
+    const home = own(join(base, "home"));
+    mkdirSync(join(home, ".config/dl"), { recursive: true, mode: 0o700 });
+    writeFileSync(join(home, ".config/dl/settings.env"), "DELEGATE_LOCAL_MODEL=m\n", { mode: 0o600 });
+    chmodSync(join(home, ".config"), 0o700); // root's, as a `sudo dl init` leaves it
+    const r = statusAsNobody(base, { HOME: home, ...elsewhere() });
+    expect(r.code).toBe(2);
+    const line =
+      r.stderr
+        .trim()
+        .split("\n")
+        .find((l) => l.includes("settings file")) ?? r.stderr;
+    expect(line).toContain(`${home}/.config/dl/settings.env`);
+    expect(line).toContain(`is behind ${home}/.config (owner uid 0, mode 0700)`);
+    expect(line).toContain(`sudo chown -R ${NOBODY} ${home}/.config`);
+  });
+
+  test("in a HOME that is not its own (root's): no settings file of this user's, and dl runs", () => {
+    const r = statusAsNobody(base, { HOME: "/root", ...elsewhere() });
+    expect(r.stderr).not.toContain("settings file");
+    expect(r.code).not.toBe(2);
+  });
 });

@@ -36,8 +36,8 @@ export function orphanPlan(row: Pick<JobRow, "provider" | "status" | "child_pid"
     return {
       plan: { becomes: "queued", kills: null },
       why: "its server died before the job started",
-      act: "hand it to a supervisor of its own, which waits in the queue for it (so do dl wait and the next dl serve)",
-      done: "handed to a supervisor of its own, which waits in the queue for it",
+      act: "hand it to a supervisor of its own to wait in the queue; so will dl wait and the next dl serve",
+      done: "handed to a supervisor of its own to wait in the queue",
     };
   if (live.child === "leader")
     return {
