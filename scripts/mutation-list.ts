@@ -2218,6 +2218,17 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/e2e/settings-file.test.ts"],
     build: true,
   },
+  {
+    id: "settings-file-unopenable-owner",
+    guard:
+      "a settings file this user cannot open is named as another user's when it is, with the fix (remove it, then dl init)",
+    why: "a root-owned settings.env in the user's HOME read as 'cannot be read; check its permissions', and chmod would not fix it",
+    file: "src/sys/settings-file.ts",
+    search: '  if (uid !== null && st.uid !== uid)\n    return { state: "refused",',
+    replace: '  if (false)\n    return { state: "refused",',
+    tests: ["test/e2e/broken-setup.test.ts"],
+    build: true,
+  },
   // ── supervisors: work outlives the window ──────────────────────────────────────────
   {
     id: "adopt-only-from-its-server",
