@@ -1308,6 +1308,27 @@ export const MUTATIONS: Mutation[] = [
     build: true,
   },
   {
+    id: "reaper-scrubs-job-dir",
+    guard:
+      "a running job reaped after its supervisor died has what its child left checked (text redacted, a binary holding a key removed)",
+    why: "a launcher's log or Codex's SQLite home from a run whose supervisor was killed would keep the key for good",
+    file: "src/jobs/engine/reaper.ts",
+    search: '    if (row.status === "running") scrubJobDir(row.id, jobDirOf(store.stateDir, row.id));\n',
+    replace: "",
+    tests: ["test/reliability/secret-channels.test.ts"],
+    build: true,
+  },
+  {
+    id: "shell-cancel-scrubs-job-dir",
+    guard: "a running job dl cancel ends after its supervisor died has what its child left checked",
+    why: "a launcher's log from a run whose supervisor was killed, then cancelled from a shell, would keep the key",
+    file: "src/jobs/shell/cancel.ts",
+    search: "  scrubJobDir(row.id, jobDirOf(store.stateDir, row.id));\n",
+    replace: "",
+    tests: ["test/reliability/secret-channels.test.ts"],
+    build: true,
+  },
+  {
     id: "child-dl-holds-secrets",
     guard: "a nested dl run (an agent job) is given the secret-named variables, so it knows the same secrets",
     why: "the conversation file the job's child keeps would hold a key its parent would have cut",
@@ -2205,6 +2226,17 @@ export const MUTATIONS: Mutation[] = [
     search: "    warnOtherServers(config);\n",
     replace: "",
     tests: ["test/e2e/settings-file.test.ts"],
+    build: true,
+  },
+  {
+    id: "settings-file-unopenable-owner",
+    guard:
+      "a settings file this user cannot open is named as another user's when it is, with the fix (remove it, then dl init)",
+    why: "a root-owned settings.env in the user's HOME read as 'cannot be read; check its permissions', and chmod would not fix it",
+    file: "src/sys/settings-file.ts",
+    search: '  if (uid !== null && st.uid !== uid)\n    return { state: "refused",',
+    replace: '  if (false)\n    return { state: "refused",',
+    tests: ["test/e2e/broken-setup.test.ts"],
     build: true,
   },
   // ── supervisors: work outlives the window ──────────────────────────────────────────
