@@ -88,7 +88,7 @@ function isFile(path: string): boolean {
  * of the tree (present or created by a job) as much as `./conv.sh` is. A word that looks
  * like a file name counts, and any word that is a file there now.
  */
-export function bareFileWords(value: string, base: string): string[] {
+function bareFileWords(value: string, base: string): string[] {
   return value
     .split(/[\s"'=;|&()<>\`]+/)
     .map((w) => w.replace(/^!/, ""))
