@@ -18,6 +18,7 @@ fail() {
 # This script's own file, through the links npm makes (…/bin/dl -> ../lib/node_modules/delegate-local/bin/dl).
 script=$0
 case $script in */*) ;; *) script=$(command -v -- "$script") || fail "cannot tell where $0 is installed" ;; esac
+invoked=$script
 while [ -L "$script" ]; do
 	link=$(readlink "$script") || fail "cannot read the link $script"
 	case $link in /*) script=$link ;; *) script=${script%/*}/$link ;; esac
@@ -91,10 +92,27 @@ find_binary() {
 	done
 }
 
+# The command a person or a host types to run this dl, which dl prints in the lines it
+# gives them (claude mcp add … serve, dl wait …) instead of the binary deep in node_modules:
+# this script as it was started, made absolute but not resolved (the bin link on PATH,
+# stable across upgrades), or npx when it runs from npx's cache (gone at its next prune).
+typed_command() {
+	case $package in */_npx/*)
+		echo npx
+		return 0
+		;;
+	esac
+	case $invoked in
+	/*) echo "$invoked" ;;
+	*) printf '%s/%s\n' "$(cd -- "${invoked%/*}" && pwd)" "${invoked##*/}" ;;
+	esac
+}
+
 wanted=$(targets)
 for target in $wanted; do
 	find_binary "$target" || continue
 	case ${0##*/} in delegate-wait) exec "$found" wait "$@" ;; esac
+	DELEGATE_COMMAND=$(typed_command) && export DELEGATE_COMMAND
 	exec "$found" "$@"
 done
 

@@ -46,8 +46,9 @@ export function withSettingsFile(
 ): { effective: Record<string, string | undefined>; origin: Origins } {
   const read = text === undefined ? readSettingsFile(file) : text === null ? { state: "absent" as const } : null;
   if (read?.state === "refused")
-    throw new DlError("bad_config", `the settings file ${file} ${read.problem}: it is not read; ${read.fix}`, {
+    throw new DlError("bad_config", `the settings file ${file} ${read.problem}, so dl reads none of it: ${read.fix}`, {
       path: file,
+      next_step: true,
     });
   const body = read === null ? (text as string) : read.state === "read" ? read.text : null;
   const fromFile = body === null ? {} : parseSettingsText(body, file, (n) => fileNameRefusal(n, settable)).values;

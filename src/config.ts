@@ -205,10 +205,27 @@ const SETTING_NAMES = leavesOf(SETTINGS)
 const BUCKET_VAR = /^DELEGATE_CONCURRENCY_([A-Z0-9_]+)$/;
 const bucketSize = intRule(1, 1024);
 
+const COMMAND_EXPECTS = "an absolute path, or npx (set by the npm package's launcher, not by hand)";
+
+/**
+ * DELEGATE_COMMAND: the command that started this dl when it is not the binary itself.
+ * The npm package's `dl` is a script that execs the binary deep inside node_modules, so
+ * process.execPath names a path no one types and an upgrade moves; the script passes its
+ * own path (the bin link on PATH), or `npx` when it runs from npx's cache. What dl prints
+ * for a person or a host to run (the registration line, watch commands) starts with it.
+ */
+function selfCommandOf(env: Record<string, string | undefined>): string | null {
+  const value = env.DELEGATE_COMMAND;
+  if (value === undefined || value === "") return null;
+  if (value === "npx" || value.startsWith("/")) return value;
+  throw configError("DELEGATE_COMMAND", value, COMMAND_EXPECTS);
+}
+
 /** What this module reads beside the tree (a family of variables, the test net, the platform's own), for docs/CONFIGURATION.md. */
 export const READ_BESIDE_SETTINGS = [
   { env: "DELEGATE_CONCURRENCY_<BUCKET>", expects: intExpects(1, 1024) },
   { env: "DELEGATE_TEST_ISOLATION", expects: "present or not (any value, even empty, turns it on)" },
+  { env: "DELEGATE_COMMAND", expects: COMMAND_EXPECTS },
   { env: "HOME", expects: "the user's home directory (required)" },
   { env: "XDG_CACHE_HOME", expects: "a folder (Linux)" },
   { env: "XDG_CONFIG_HOME", expects: "a folder (Linux)" },
@@ -360,6 +377,7 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts, o
     // DELEGATE_CONCURRENCY_<BUCKET>: names made from the bucket, read beside the tree.
     pools: { ...settings.pools, bucketOverrides: bucketOverrides(env, origin) },
     tools: settings.tools.map((t) => t.toLowerCase()),
+    selfCommand: selfCommandOf(env),
     paths,
     childEnv: children,
     /**

@@ -11,7 +11,8 @@ import { DlError } from "./errors.ts";
 import type { AnyJobService, ProviderModule } from "./jobs/provider-module.ts";
 import { PROVIDER_MODULES } from "./jobs/providers/index.ts";
 import type { JobsRole } from "./jobs/service.ts";
-import { isCompiledDl } from "./sys/self-command.ts";
+import { isCompiledDl, watchCommand } from "./sys/self-command.ts";
+import { shellWord } from "./sys/shell-word.ts";
 
 /**
  * The long-lived services one dl process builds from its Config (gateway routing, pools,
@@ -42,10 +43,10 @@ export type ServerDeps = {
   stopJobs: () => Promise<void>;
 };
 
-/** The exact command a user can paste to watch jobs: this binary's own `wait`. */
-function waitCommandFor(execPath: string): string {
-  if (!isCompiledDl(execPath)) return "dl wait";
-  return /^[\w./-]+$/.test(execPath) ? `${execPath} wait` : `'${execPath.replace(/'/g, "'\\''")}' wait`;
+/** The exact command a user can paste to watch jobs: this dl's own `wait`, as a person types it. */
+function waitCommandFor(selfCommand: string | null): string {
+  if (!isCompiledDl() && selfCommand === null) return "dl wait";
+  return [...watchCommand(selfCommand), "wait"].map(shellWord).join(" ");
 }
 
 /** Whether a provider's gate lets its jobs run under this Config (Gemini: DELEGATE_GEMINI_ALLOW_DANGER). */
@@ -89,7 +90,7 @@ export function defaultDeps(
     if (!svc) {
       const ctx = {
         stateDir: stateDirOf(config, m),
-        waitCommand: waitCommandFor(process.execPath),
+        waitCommand: waitCommandFor(config.selfCommand),
         baseDir: process.cwd(),
         engine: role,
       };

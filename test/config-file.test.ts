@@ -36,7 +36,7 @@ describe("the settings file's format", () => {
   test("only a private regular file of this user is trusted", () => {
     const file = (mode: number, uid = 1000, isFile = true) => ({ isFile: () => isFile, uid, mode, size: 10 });
     expect(settingsFileProblem(file(0o100600), 1000, "f")).toBeNull();
-    expect(settingsFileProblem(file(0o100640), 1000, "f")?.fix).toBe("run chmod 600 f");
+    expect(settingsFileProblem(file(0o100640), 1000, "f")?.fix).toBe("run chmod 600 f, then dl status");
     expect(settingsFileProblem(file(0o100602), 1000, "f")?.problem).toContain("mode 0602");
     expect(settingsFileProblem(file(0o100600, 0), 1000, "f")?.problem).toContain("another user");
     expect(settingsFileProblem(file(0o010600, 1000, false), 1000, "f")?.problem).toContain("not a regular file");

@@ -208,9 +208,18 @@ export const MEANINGS: Readonly<Record<string, Meaning>> = {
       "Test safety net: when present, dl refuses to start unless every writable state path resolves inside `DELEGATE_TEST_ISOLATION_ROOT`. Not a security boundary.",
     shownDefault: "unset",
   },
+  DELEGATE_COMMAND: {
+    meaning:
+      "The command that started dl, set by the npm package's `dl` script (its path on PATH, or `npx`) before it execs the binary inside `node_modules`: the registration line, `dl serve --check` and watch commands name it instead of that binary's path.",
+    shownDefault: "unset (the binary's own path)",
+  },
   HOME: { meaning: "Where every default path starts.", shownDefault: "the login's" },
   XDG_CACHE_HOME: { meaning: "Moves the default `DELEGATE_CACHE_DIR` on Linux.", shownDefault: "`~/.cache`" },
-  XDG_CONFIG_HOME: { meaning: "Moves the default `DELEGATE_DSH_MODELS_FILE` on Linux.", shownDefault: "`~/.config`" },
+  XDG_CONFIG_HOME: {
+    meaning:
+      "Moves the settings file (`$XDG_CONFIG_HOME/dl/settings.env`) and the default `DELEGATE_DSH_MODELS_FILE` on Linux.",
+    shownDefault: "`~/.config`",
+  },
   NO_COLOR: { meaning: "Turns colour off in help and `dl status`.", shownDefault: "unset" },
   FORCE_COLOR: { meaning: "Turns colour on even when not on a terminal.", shownDefault: "unset" },
   TERM: { meaning: "`dumb` turns colour off.", shownDefault: "the terminal's" },

@@ -4,7 +4,7 @@
  * can help, and what to try — without ever carrying the API key, URL userinfo or query.
  */
 import { DlError } from "../errors.ts";
-import { knowSecrets, redact } from "../sys/redact.ts";
+import { knowSecrets, redact, urlSecretsOf } from "../sys/redact.ts";
 import { safeHost } from "./route.ts";
 import type { Endpoint } from "./types.ts";
 
@@ -74,7 +74,7 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | u
 
 /** Every credential an endpoint carries: its key and any header value (virtual keys). */
 function endpointSecrets(ep: Endpoint): string[] {
-  return [ep.apiKey, ...Object.values(ep.headers ?? {})];
+  return [ep.apiKey, ...Object.values(ep.headers ?? {}), ...urlSecretsOf(ep.url)];
 }
 
 /** Longest error body read; the rest is never downloaded. */

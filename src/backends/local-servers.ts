@@ -31,7 +31,7 @@ export function localOnly(raw: string, flag: string): URL {
   if (!LOOPBACK.has(u.hostname))
     throw new DlError(
       "bad_input",
-      `${flag} must name this machine (localhost, 127.0.0.1 or [::1]); dl init reaches nothing else`,
+      `${flag} must name this machine (localhost, 127.0.0.1 or [::1]), e.g. ${flag} http://localhost:11434; dl init reaches nothing else (a remote gateway goes straight into the settings file as DELEGATE_LOCAL_URL)`,
     );
   return u;
 }

@@ -6,12 +6,12 @@ import { cancelFromShell, shellCanceller } from "../jobs/shell/cancel.ts";
 import type { FoundJob } from "../jobs/shell/job-finder.ts";
 import { canonicalPath } from "../sys/paths.ts";
 import { sanitizeLine } from "../sys/sanitize.ts";
+import { shellWord } from "../sys/shell-word.ts";
 import { resolveWorkspace } from "../sys/workspace.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
 import { jobFromArg } from "./job-arg.ts";
-import { shellWord } from "./shell-word.ts";
 
 /** How long dl cancel waits for a live server to stop a running job before saying it asked. */
 const OWNER_WAIT_MS = 15_000;

@@ -17,7 +17,8 @@ export function configOrExit(): Config {
   } catch (e) {
     if (isDlError(e, "bad_config")) {
       // One line: what is wrong (and where it was set, when that is the settings file), then what to run.
-      process.stderr.write(`dl: ${e.message}; fix it, then run dl status\n`);
+      const next = e.data.next_step === true ? "" : "; fix it, then run dl status";
+      process.stderr.write(`dl: ${e.message}${next}\n`);
       process.exit(EXIT.usage);
     }
     throw e;

@@ -11,7 +11,7 @@ export const EXAMPLE_AGENTS: readonly { file: string; text: string }[] = [
   { file: "test-writer.md", text: testWriter },
 ];
 
-export type CopyReport = { dir: string; copied: string[]; kept: string[]; failed: string[] };
+export type CopyReport = { dir: string; copied: string[]; kept: string[]; failed: string[]; problem?: string };
 
 /**
  * Copies the example agents into `dir`, never over a file already there (O_EXCL: not even
@@ -19,7 +19,14 @@ export type CopyReport = { dir: string; copied: string[]; kept: string[]; failed
  */
 export function copyExampleAgents(dir: string): CopyReport {
   const report: CopyReport = { dir, copied: [], kept: [], failed: [] };
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    report.failed = EXAMPLE_AGENTS.map((a) => a.file);
+    report.problem = `${String(err.code ?? "error").slice(0, 20)} on ${typeof err.path === "string" ? err.path : dir}`;
+    return report;
+  }
   for (const a of EXAMPLE_AGENTS) {
     let fd: number;
     try {

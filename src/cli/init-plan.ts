@@ -1,7 +1,7 @@
 import { isLocalLane } from "../backends/gateway.ts";
 import type { FoundServer } from "../backends/local-servers.ts";
 import { sanitizeLine } from "../sys/sanitize.ts";
-import { shellWord } from "./shell-word.ts";
+import { shellWord } from "../sys/shell-word.ts";
 
 /** The server name dl is registered under, everywhere (README, install.sh, examples, this line). */
 const SERVER_NAME = "delegate-local";
@@ -43,6 +43,14 @@ function pickModel(s: FoundServer): { model: string; why: string; local: boolean
 const NOTHING_ANSWERED =
   "no model server answered on localhost (ports 4000, 11434, 8080, 1234, 8000); start Ollama (ollama serve) or llama.cpp (llama-server -m model.gguf --port 8080), or pass --probe URL / --endpoint URL";
 
+/** A model given with --model, and what the chosen server said of it (a typo, a server not started yet). */
+function givenWhy(model: string, endpoint: string, server: FoundServer | undefined): string {
+  if (!server?.reachable) return `given with --model; nothing answers at ${endpoint} yet: start it, then run dl status`;
+  if (server.models.length > 0 && !server.models.includes(model))
+    return `given with --model; ${endpoint} does not list it: check the name (dl status lists what it serves)`;
+  return "given with --model";
+}
+
 /**
  * What dl init settles on. `--endpoint` is that server; otherwise a server given with
  * `--probe` wins over the usual ports, then a server offering a local model, then the
@@ -61,19 +69,20 @@ export function choose(
   const server = o.endpoint ? servers.find((s) => s.base === o.endpoint) : ranked[0];
   const endpoint = o.endpoint ?? server?.base;
   if (!endpoint) return { problem: NOTHING_ANSWERED };
-  if (o.model) return { endpoint, model: o.model, why: "given with --model", local: isLocalLane(o.model) };
+  if (o.model)
+    return { endpoint, model: o.model, why: givenWhy(o.model, endpoint, server), local: isLocalLane(o.model) };
   const pick = server ? pickModel(server) : null;
   if (!pick) return { problem: `${endpoint} lists no models; pass --model NAME` };
   return { endpoint, ...pick };
 }
 
 /** The one registration line (argv): no --env and no key; dl reads its settings from the settings file. */
-export function registerArgv(self: string): string[] {
-  return ["claude", "mcp", "add", SERVER_NAME, "--scope", "user", "--", self, "serve"];
+export function registerArgv(self: readonly string[]): string[] {
+  return ["claude", "mcp", "add", SERVER_NAME, "--scope", "user", "--", ...self, "serve"];
 }
 
 /** How to replace an existing registration, as a line a person can paste. */
-export function replaceLine(self: string): string {
+export function replaceLine(self: readonly string[]): string {
   return `claude mcp remove ${SERVER_NAME} --scope user && ${registerArgv(self).map(shellWord).join(" ")}`;
 }
 
@@ -81,10 +90,12 @@ export const registeredName = SERVER_NAME;
 
 /** The servers as lines for a person: what answered and what it serves, in its own order. */
 export function serverLines(servers: readonly FoundServer[]): string[] {
+  const width = Math.max(0, ...servers.map((s) => s.base.length));
   return servers.map((s) => {
-    if (!s.reachable) return `  ${s.name.padEnd(10)} ${s.base}  ${s.error ?? "nothing answers"}`;
+    const where = `  ${s.name.padEnd(10)} ${s.base.padEnd(width)}`;
+    if (!s.reachable) return `${where}  ${s.error ?? "nothing answers"}`;
     const models = s.models.slice(0, 12).map((m) => sanitizeLine(m, 80));
     const more = s.models.length > 12 ? ` (+${s.models.length - 12} more)` : "";
-    return `  ${s.name.padEnd(10)} ${s.base}  ${models.length ? models.join(", ") + more : "no models listed"}`;
+    return `${where}  ${models.length ? models.join(", ") + more : "no models listed"}`;
   });
 }

@@ -1,8 +1,8 @@
 import { describeError, isDlError } from "../errors.ts";
 import { runGroup } from "../sys/process.ts";
 import { sanitizeLine } from "../sys/sanitize.ts";
+import { shellWord } from "../sys/shell-word.ts";
 import { registerArgv, registeredName, replaceLine } from "./init-plan.ts";
-import { shellWord } from "./shell-word.ts";
 
 /**
  * `dl init --register claude`: runs the registration line, unless Claude Code already
@@ -16,7 +16,7 @@ async function run(argv: string[], env: Readonly<Record<string, string>>) {
 }
 
 export async function registerWithClaude(
-  self: string,
+  self: readonly string[],
   env: Readonly<Record<string, string>>,
   say: (s: string) => unknown,
 ): Promise<Registered> {
@@ -28,7 +28,8 @@ export async function registerWithClaude(
   try {
     const existing = await run(["claude", "mcp", "get", registeredName], env);
     if (existing.exitCode === 0) {
-      const same = existing.stdout.text().includes(self);
+      const shown = existing.stdout.text();
+      const same = self.every((word) => shown.includes(word));
       const what = same ? "with this dl" : "with another command";
       const why = `${registeredName} is already registered with Claude Code ${what} (claude mcp get ${registeredName} shows it); to replace it: ${replaceLine(self)}`;
       say(`\n${why}`);
@@ -46,6 +47,6 @@ export async function registerWithClaude(
 }
 
 /** The registration line as printed everywhere. */
-export function registerLine(self: string): string {
+export function registerLine(self: readonly string[]): string {
   return registerArgv(self).map(shellWord).join(" ");
 }

@@ -40,6 +40,6 @@ export function shadowedBy(config: Config, plan: SettingsPlan): string[] {
 export function writePlan(plan: SettingsPlan): void {
   const old = readSettingsFile(plan.file);
   if (old.state === "refused")
-    throw new DlError("bad_config", `the settings file ${plan.file} ${old.problem}; ${old.fix}`, { path: plan.file });
+    throw new DlError("bad_config", `the settings file ${plan.file} ${old.problem}: ${old.fix}`, { path: plan.file });
   writeSettingsFile(plan.file, updateSettingsText(old.state === "read" ? old.text : null, plan.values, HEADER));
 }

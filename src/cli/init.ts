@@ -3,6 +3,7 @@ import { defineCommand } from "citty";
 import { findLocalServers, localOnly } from "../backends/local-servers.ts";
 import type { Config } from "../config.ts";
 import { DlError, isDlError } from "../errors.ts";
+import { typedCommand } from "../sys/self-command.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
@@ -69,10 +70,11 @@ const def = defineCommand({
     const plan = settingsPlan(config, { ...picked, key: flags.key, cacheDir: flags.cacheDir });
     out.settings_file = settingsStep(config, plan, picked, { yes: args.yes, json: args.json, say });
     out.agents = agentsStep(config.paths.agentsDir, args.yes, args.json, say);
-    const line = registerLine(process.execPath);
+    const self = typedCommand(config.selfCommand);
+    const line = registerLine(self);
     out.register_line = line;
     say(`\nregister dl with Claude Code (once, for every project; it carries no setting and no key):\n  ${line}`);
-    if (args.register) out.registered = await registerWithClaude(process.execPath, config.childEnv, say);
+    if (args.register) out.registered = await registerWithClaude(self, config.childEnv, say);
     if (args.json) process.stdout.write(`${JSON.stringify(out)}\n`);
     const failed = out.registered && !(out.registered as Registered).ok;
     process.exitCode = failed ? EXIT.failure : EXIT.ok;
@@ -97,12 +99,15 @@ function initFlags(args: Record<string, unknown>): Flags | { problem: string } {
     let key = args.key === undefined ? undefined : String(args.key);
     if (key === "-") key = readFileSync(0, "utf8").split("\n")[0]?.trim();
     if (key !== undefined && (key === "" || /\s/.test(key)))
-      throw new DlError("bad_input", "--key must be one word (the gateway's key), or '-' to read it from stdin");
+      throw new DlError(
+        "bad_input",
+        "--key must be one word (the gateway's key), or '-' to read it from stdin: printf '%s\\n' \"$KEY\" | dl init --key - …",
+      );
     const cacheDir = args["cache-dir"] === undefined ? undefined : String(args["cache-dir"]);
     if (cacheDir !== undefined && !cacheDir.startsWith("/"))
       throw new DlError(
         "bad_input",
-        `--cache-dir must be an absolute path, not ${JSON.stringify(cacheDir.slice(0, 60))}`,
+        `--cache-dir must be an absolute path, not ${JSON.stringify(cacheDir.slice(0, 60))}; e.g. --cache-dir "$HOME/.cache/dl"`,
       );
     return { given, endpoint, model: args.model ? String(args.model) : undefined, key, cacheDir };
   } catch (e) {
@@ -147,7 +152,7 @@ function agentsStep(dir: string, yes: boolean, json: boolean, say: (s: string) =
   else {
     const parts = [`copied ${r.copied.length ? r.copied.join(", ") : "none"}`];
     if (r.kept.length) parts.push(`kept your ${r.kept.join(", ")}`);
-    if (r.failed.length) parts.push(`could not write ${r.failed.join(", ")}`);
+    if (r.failed.length) parts.push(`could not write ${r.failed.join(", ")}${r.problem ? ` (${r.problem})` : ""}`);
     say(`\nexample agents in ${r.dir}: ${parts.join("; ")}`);
   }
   return r;

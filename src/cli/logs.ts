@@ -39,11 +39,23 @@ function delegationLogs(config: Config, id: string, o: Out): void {
   printLines(t.lines, o);
 }
 
+/**
+ * Said once on stderr when --follow starts on a live job, so a first turn that takes
+ * minutes (or a CLI job, whose output is read when it ends) is not silence to guess at.
+ */
+function followingNote(id: string, state: string, provider: string): void {
+  const what =
+    provider === "agent" ? "each step prints as it ends" : "its output prints when it ends (dl show has its state)";
+  process.stderr.write(`dl logs: ${id} is ${state}; following it until it ends: ${what}; Ctrl-C stops\n`);
+}
+
 /** What a job did: its transcript, else the tail of what its CLI printed, else its answer. */
 async function jobLogs(config: Config, id: string, follow: boolean, o: Out): Promise<void> {
   let job = jobFromArg("logs", config, id);
   if (!job) return;
   const file = jobTranscriptFile(job.store.stateDir, id);
+  if (follow && !isTerminal(job.row.status) && !job.verdict.orphaned)
+    followingNote(id, job.verdict.state, job.row.provider);
   let from = 0;
   for (;;) {
     const t = readTranscript(file, from);

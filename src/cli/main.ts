@@ -5,6 +5,7 @@ import { argsOf, type DlCommand } from "./command.ts";
 import { EXIT } from "./exit.ts";
 import { colourFor, commandHelp, mainHelp } from "./help.ts";
 import { interruptedExitCode } from "./interrupt.ts";
+import { installLastResort } from "./last-resort.ts";
 import { redactStdio } from "./redacted-stdio.ts";
 import { argsProblem } from "./strict-args.ts";
 import { closest } from "./suggest.ts";
@@ -91,6 +92,7 @@ async function topLevel(argv: string[]): Promise<boolean> {
 }
 
 export async function runCli(argv: string[]): Promise<void> {
+  installLastResort(argv[0] !== undefined && argv[0] in COMMANDS ? argv[0] : "");
   // dl serve's stdout is MCP frames (their transport redacts them); it wraps its streams where it prints.
   if (argv[0] !== "serve") redactStdio();
   if (await topLevel(argv)) return;

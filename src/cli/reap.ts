@@ -4,8 +4,10 @@ import type { Config } from "../config.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
 import { sysIdentities } from "../jobs/engine/machine.ts";
 import { PROVIDER_MODULES } from "../jobs/providers/index.ts";
+import { orphanHandOver } from "../jobs/shell/hand-over.ts";
 import { reapAll } from "../jobs/shell/maintenance.ts";
 import { forgetVanishedStores, knownJobStores } from "../jobs/shell/store-registry.ts";
+import { selfArgv } from "../sys/self-command.ts";
 import { pruneDelegationTranscripts } from "../usage/transcript-prune.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
@@ -16,7 +18,8 @@ import { refuseIrregularStores } from "./stores-or-exit.ts";
 const def = defineCommand({
   meta: {
     name: "reap",
-    description: "End jobs of dead servers (verified orphans killed) and prune old finished jobs",
+    description:
+      "End jobs of dead servers (verified orphans killed), hand their queued ones to supervisors, prune old finished jobs",
   },
   args: {
     "dry-run": { type: "boolean", default: false, description: "Report what would happen; change and kill nothing" },
@@ -34,6 +37,8 @@ const def = defineCommand({
       // What a reaped run spent (an agent job's child keeps its transcript) still reaches the ledger.
       spent: (provider, row, jobDir) =>
         PROVIDER_MODULES.find((m) => m.facts.name === provider)?.spent?.(row, jobDir) ?? null,
+      // A killed window's queued job runs on: this binary becomes its supervisor.
+      handOver: orphanHandOver({ self: selfArgv(), env: config.supervisorEnv }, sysIdentities),
     });
     const prunedPools = dryRun ? [] : pruneIdlePools(config.paths.slotsDir);
     const kept = housekeeping(config, dryRun);
@@ -58,9 +63,10 @@ const def = defineCommand({
           );
           continue;
         }
-        const verb = dryRun ? "would end" : "ended";
+        const handed = r.reaped.filter((a) => a.status === "queued").length;
+        const handing = handed ? `, ${dryRun ? "would hand" : "handed"} ${handed} queued one(s) to supervisors` : "";
         process.stdout.write(
-          `${name}: ${verb} ${r.reaped.length} job(s) of dead servers, ${dryRun ? "would prune" : "pruned"} ${r.pruned} finished\n`,
+          `${name}: ${dryRun ? "would end" : "ended"} ${r.reaped.length - handed} job(s) of dead servers${handing}, ${dryRun ? "would prune" : "pruned"} ${r.pruned} finished\n`,
         );
         for (const a of r.reaped)
           process.stdout.write(`  ${a.id} → ${a.status}${a.killed_pid ? ` (pid ${a.killed_pid})` : ""}: ${a.reason}\n`);

@@ -1,10 +1,12 @@
 import { readFileSync } from "node:fs";
 import { defineCommand } from "citty";
+import type { Config } from "../config.ts";
 import { bucketFor } from "../dispatch/buckets.ts";
 import { delegationContext } from "../dispatch/delegation-context.ts";
 import { providerOverrides, runProviderTarget } from "../dispatch/provider-endpoint.ts";
 import { renderResult } from "../dispatch/render-result.ts";
 import { prepareDelegation, runPrepared } from "../dispatch/run-delegation.ts";
+import { otherCacheDirs, otherSettings, sharedSettings } from "../dispatch/server-caches.ts";
 import { DlError } from "../errors.ts";
 import { defaultDeps } from "../services.ts";
 import type { Surface } from "../surface.ts";
@@ -55,6 +57,24 @@ function readSurface(raw: string | undefined): Surface {
 }
 
 const say = (line: string) => process.stderr.write(`dl run: ${line}\n`);
+
+/**
+ * A live dl serve on another cache dir (a host that set DELEGATE_CACHE_DIR in its own
+ * config) holds slots this run's pool does not count: said before the run takes one, so
+ * a limit that does not hold is never silent. A server given another gateway or model by
+ * its host is named too: this run does not use what that window uses.
+ */
+function warnOtherServers(config: Config): void {
+  const p = config.paths;
+  for (const o of otherCacheDirs(p.serversRegistryDir, p.cacheDir, p.isolationRoot))
+    say(
+      `warning: dl serve (pid ${o.server_pids.join(", ")}) uses the cache dir ${o.cache_dir} and this run ${p.cacheDir}: neither counts the other's pool slots (dl status says how to share one)`,
+    );
+  for (const o of otherSettings(p.serversRegistryDir, sharedSettings(config), p.isolationRoot))
+    say(
+      `note: dl serve (pid ${o.server_pid}) runs with ${o.variable}=${o.server_value}, set by its host; this run uses ${o.this_value} (put it in the settings file for both)`,
+    );
+}
 
 const def = defineCommand({
   meta: { name: "run", description: "Run one agent delegation from the shell (exit 0 only on success)" },
@@ -128,6 +148,7 @@ const def = defineCommand({
     say(
       `${prepared.agent.name} on ${prepared.model} in ${prepared.workdir}; taking a slot of pool ${bucketFor(prepared.model)}`,
     );
+    warnOtherServers(config);
     // A delegate_to_provider job (DELEGATE_RUN_PROVIDER_*): that endpoint, not the gateway.
     const target = runProviderTarget(config.backend.runProvider);
     const endpoint = target ? await providerOverrides(target, config.backend.providerAllowHosts) : {};

@@ -9,9 +9,9 @@ import { createServer } from "../mcp/server.ts";
 import { backendVerdicts } from "../mcp/tool-availability.ts";
 import { defaultDeps } from "../services.ts";
 import { jobStateDirs } from "../sys/paths.ts";
+import { shellWord } from "../sys/shell-word.ts";
 import { dirState } from "../sys/writable.ts";
 import { VERSION } from "../version.ts";
-import { shellWord } from "./shell-word.ts";
 import { checkModels } from "./status-models.ts";
 import { namedStateDirs } from "./status-report.ts";
 
@@ -100,11 +100,14 @@ export async function serveChecks(config: Config): Promise<CheckLine[]> {
   return lines;
 }
 
-/** The verdict names the command a host runs: this binary's absolute path, which is what a registration needs. */
-export function renderChecks(lines: readonly CheckLine[], self = process.execPath): string {
+/**
+ * The verdict names the command a host runs: the one a registration needs (an absolute
+ * path, or npx; sys/self-command.ts typedCommand).
+ */
+export function renderChecks(lines: readonly CheckLine[], self: readonly string[]): string {
   const mark = { ok: "ok  ", warn: "WARN", fail: "FAIL" } as const;
   const failed = lines.filter((l) => l.level === "fail").length;
-  const command = `${shellWord(self)} serve`;
+  const command = [...self, "serve"].map(shellWord).join(" ");
   const verdict = failed
     ? `dl serve would not work: ${failed} problem(s) marked FAIL above; fix them, then run ${command} --check again`
     : `dl serve would start; an MCP host can connect with: ${command}`;

@@ -6,7 +6,7 @@ import { type StdioServerHandle, serveStdio } from "@modelcontextprotocol/server
 import { defineCommand } from "citty";
 import type { Config } from "../config.ts";
 import { pruneIdlePools } from "../dispatch/prune.ts";
-import { recordServerCache } from "../dispatch/server-caches.ts";
+import { recordServerCache, sharedSettings } from "../dispatch/server-caches.ts";
 import { describeError } from "../errors.ts";
 import { registerStores } from "../jobs/shell/store-registry.ts";
 import { log } from "../log.ts";
@@ -19,7 +19,7 @@ import { DB_FILE } from "../store/types.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { jobStateDirs } from "../sys/paths.ts";
 import { killAllGroupsNow, terminateAllGroups } from "../sys/process.ts";
-import { selfArgv } from "../sys/self-command.ts";
+import { selfArgv, typedCommand } from "../sys/self-command.ts";
 import { VERSION } from "../version.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
@@ -71,7 +71,7 @@ const def = defineCommand({
       const { serveChecks, renderChecks } = await import("./serve-check.ts");
       const lines = await serveChecks(config);
       redactStdio();
-      process.stdout.write(renderChecks(lines));
+      process.stdout.write(renderChecks(lines, typedCommand(config.selfCommand)));
       process.exitCode = lines.some((l) => l.level === "fail") ? EXIT.failure : EXIT.ok;
       return;
     }
@@ -104,7 +104,11 @@ const def = defineCommand({
     // The watch command we hand back runs in the host's shell, without our settings.
     const unrecorded = registerStores(config.paths.storesRegistryDir, jobStateDirs(config.paths));
     if (unrecorded) log.warn(`dl serve: could not record its job stores for dl wait/jobs/status: ${unrecorded}`);
-    const cacheUnrecorded = recordServerCache(config.paths.serversRegistryDir, config.paths.cacheDir);
+    const cacheUnrecorded = recordServerCache(
+      config.paths.serversRegistryDir,
+      config.paths.cacheDir,
+      sharedSettings(config),
+    );
     if (cacheUnrecorded) log.warn(`dl serve: could not record its cache dir for dl status: ${cacheUnrecorded}`);
     startRecordedJobServices(config, deps);
     void import("./serve-windows.ts").then((m) => m.sayClosedWindows(config));

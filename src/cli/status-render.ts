@@ -44,6 +44,10 @@ function renderSettings(s: StatusReport["settings"]): string[] {
     `settings file: ${file}`,
     ...set.map(([n, from]) => `  ${n.padEnd(width)}  from the ${from}`),
     `  ${set.length ? "every other setting" : "every setting"}: its default (docs/CONFIGURATION.md)`,
+    ...s.other_servers.map(
+      (o) =>
+        `  note: dl serve pid ${o.server_pid} runs with ${o.variable}=${o.server_value} (here: ${o.this_value}), set by its host; a shell's dl run uses ${o.this_value} — put it in the settings file for both`,
+    ),
   ];
 }
 
@@ -114,7 +118,9 @@ type JobsContext = { defaultModel: string; pools?: readonly PoolStatus[] };
 /** Every store's jobs, a provider with two stores named by folder too. */
 export function renderAllJobs(all: readonly JobsSummary[], now: number, each: boolean, ctx: JobsContext): string[] {
   const labels = storeLabels(all);
-  return all.flatMap((j) => renderJobs(j, labels.get(j) ?? j.provider, now, each, ctx));
+  // One column for the counts, however long a store's folder makes its label.
+  const width = Math.max(8, ...[...labels.values()].map((l) => l.length));
+  return all.flatMap((j) => renderJobs(j, (labels.get(j) ?? j.provider).padEnd(width), now, each, ctx));
 }
 
 /**
@@ -123,9 +129,7 @@ export function renderAllJobs(all: readonly JobsSummary[], now: number, each: bo
  */
 function renderJobs(j: JobsSummary, label: string, now: number, each: boolean, ctx: JobsContext): string[] {
   const orphans = j.orphaned ? `, ${j.orphaned} orphaned: ${orphanStatuses(j.active)} (run dl reap)` : "";
-  const lines = [
-    `  ${label.padEnd(8)} ${j.running} running, ${j.queued} queued${orphans}${j.error ? `  (${j.error})` : ""}`,
-  ];
+  const lines = [`  ${label} ${j.running} running, ${j.queued} queued${orphans}${j.error ? `  (${j.error})` : ""}`];
   if (each)
     for (const a of j.active) {
       lines.push(jobLine(a, now, ctx.defaultModel));

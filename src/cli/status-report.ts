@@ -3,7 +3,13 @@ import { probeBackends } from "../backends/probe-targets.ts";
 import type { Config } from "../config.ts";
 import type { JobCaps } from "../config-tree.ts";
 import { dispatchSettingsFromConfig } from "../dispatch/pools.ts";
-import { type OtherCacheDir, otherCacheDirs } from "../dispatch/server-caches.ts";
+import {
+  type OtherCacheDir,
+  type OtherSetting,
+  otherCacheDirs,
+  otherSettings,
+  sharedSettings,
+} from "../dispatch/server-caches.ts";
 import { type PoolStatus, poolStatus } from "../dispatch/status.ts";
 import { describeError } from "../errors.ts";
 import { sysIdentities } from "../jobs/engine/machine.ts";
@@ -40,7 +46,13 @@ type StatusBase = {
   failed_checks: string[];
   config: Record<string, unknown>;
   /** The settings file and where each setting's value came from (environment, file, default). */
-  settings: { file: string; file_mode: string | null; sources: Record<string, string> };
+  settings: {
+    file: string;
+    file_mode: string | null;
+    sources: Record<string, string>;
+    /** Live servers that run with another gateway or default model than this process (their host set it). */
+    other_servers: OtherSetting[];
+  };
   backends: (ModelsProbe & { lane: string })[];
   models: ModelCheck[];
   state_dirs: { name: string; path: string; exists: boolean; writable: boolean; error?: string }[];
@@ -157,6 +169,7 @@ export async function gatherStatus(
       file: config.settings.file,
       file_mode: config.settings.fileMode,
       sources: { ...config.settings.sources },
+      other_servers: otherSettings(config.paths.serversRegistryDir, sharedSettings(config), config.paths.isolationRoot),
     },
     backends,
     models: models.checks,

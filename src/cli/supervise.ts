@@ -1,9 +1,12 @@
+import { randomBytes } from "node:crypto";
 import { defineCommand } from "citty";
-import { DlError } from "../errors.ts";
+import { DlError, describeError, isDlError } from "../errors.ts";
+import { selfOwner } from "../jobs/engine/machine.ts";
 import { PROVIDER_MODULES } from "../jobs/providers/index.ts";
 import { log } from "../log.ts";
 import { PROVIDERS } from "../providers.ts";
-import { defaultDeps } from "../services.ts";
+import { defaultDeps, stateDirOf } from "../services.ts";
+import { JobStore } from "../store/jobs.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { terminateAllGroups } from "../sys/process.ts";
 import { selfArgv } from "../sys/self-command.ts";
@@ -48,7 +51,12 @@ const def = defineCommand({
     // It hands on, too: a dead server's queued jobs its reaper finds get supervisors of their own.
     const supervisorCommand = { self: selfArgv(), env: config.supervisorEnv, cwd: process.cwd() };
     const role = { adopt, dieWithOrigin: config.jobs.dieWithServer, supervisorCommand };
-    const svc = await defaultDeps(config, VERSION, undefined, role).jobService(module);
+    const deps = defaultDeps(config, VERSION, undefined, role);
+    const svc = await deps.jobService(module).catch((e: unknown) => {
+      // Left queued, the job would be handed to one failing supervisor after another.
+      refuseJob(stateDirOf(config, module), adopt, e);
+      process.exit(EXIT.failure);
+    });
     // A signal to the supervisor (a person ending it) ends its job as a server's stop would.
     // Its groups and its jails' pids cgroups go with it (terminateAllGroups removes both).
     const leave = () => terminateAllGroups(2_000, 1_000);
@@ -65,6 +73,28 @@ const def = defineCommand({
     process.exit(EXIT.ok);
   },
 });
+
+/**
+ * This process was handed a job it cannot run (its settings refuse the provider, or the
+ * service would not start: a shell's dl wait may lack what the window's registration
+ * set). It takes the job over as it would to run it, so only one supervisor ends it, and
+ * records it failed with the reason; a job already taken by another is left alone.
+ */
+function refuseJob(stateDir: string, job: { jobId: string; from: string }, e: unknown): void {
+  const kind = isDlError(e) ? (e.data.failure_kind ?? e.code) : "infra";
+  const me = selfOwner();
+  const self = { server_id: `srv-${randomBytes(4).toString("hex")}`, owner_pid: me.pid, owner_start: me.startTime };
+  const why = `the dl that took this job over from its closed window could not run it: ${describeError(e)}; fix that (dl status shows the settings), then submit it again`;
+  log.error(`dl supervise: job ${job.jobId}: ${why}`);
+  const store = JobStore.open(stateDir);
+  try {
+    if (!store.adopt(job.jobId, job.from, self)) return;
+    const ended = { status: "failed" as const, failure_kind: kind, final_response: why, ended_at: Date.now() };
+    store.update(job.jobId, { ...ended, queue_reason: null }, ["queued"]);
+  } finally {
+    store.close();
+  }
+}
 
 export const superviseCommand: DlCommand = {
   def,

@@ -1,7 +1,9 @@
 import { defineCommand } from "citty";
 import { sysIdentities } from "../jobs/engine/machine.ts";
+import { orphanHandOver } from "../jobs/shell/hand-over.ts";
 import { knownJobStores } from "../jobs/shell/store-registry.ts";
 import { describeUnusable, waitForJobs } from "../jobs/shell/wait.ts";
+import { selfArgv } from "../sys/self-command.ts";
 import { jobIdProblem } from "../usage/job-id.ts";
 import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
@@ -59,6 +61,8 @@ const def = defineCommand({
       intervalMs: config.watcher.intervalS * 1000,
       sources,
       identities: sysIdentities,
+      // A waited-for job of a killed window that never started runs on, supervised by this binary.
+      handOver: orphanHandOver({ self: selfArgv(), env: config.supervisorEnv }, sysIdentities),
       signal: interrupt.signal,
       blocking: interrupt.blocking,
       write: (line) => {

@@ -106,18 +106,13 @@ function overlays(policy: JailPolicy, fs: FsView): string[] {
   return out;
 }
 
-function envArgs(env: Readonly<Record<string, string>>): string[] {
-  // The child sees exactly this environment; bwrap's own (inherited from us) is cleared.
-  const out = ["--clearenv"];
-  for (const [k, v] of Object.entries({ ...env, TMPDIR: "/tmp" })) out.push("--setenv", k, v);
-  return out;
-}
-
 /**
- * bwrap's arguments up to and including `--`: append the command's argv. `env` is the
- * allowlisted environment the command gets (HOME should be policy.home).
+ * bwrap's arguments up to and including `--`: append the command's argv. The command's
+ * environment is not among them: bwrap is started with exactly that environment and
+ * hands it on (jailEnv), since every local user can read a process's argv
+ * (/proc/<pid>/cmdline) and only its own user its environment.
  */
-export function bwrapPrefix(policy: JailPolicy, env: Readonly<Record<string, string>>, fs: FsView = hostFs): string[] {
+export function bwrapPrefix(policy: JailPolicy, fs: FsView = hostFs): string[] {
   return [
     "--die-with-parent",
     // No --new-session: the jail stays in the session and process group dl made for the
@@ -161,7 +156,11 @@ export function bwrapPrefix(policy: JailPolicy, env: Readonly<Record<string, str
     ...overlays(policy, fs),
     "--chdir",
     policy.workdir,
-    ...envArgs(env),
     "--",
   ];
+}
+
+/** The environment bwrap is started with, which its command inherits: the allowlisted one (HOME should be policy.home), and the jail's own /tmp. */
+export function jailEnv(env: Readonly<Record<string, string>>): Record<string, string> {
+  return { ...env, TMPDIR: "/tmp" };
 }

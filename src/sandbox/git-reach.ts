@@ -24,6 +24,8 @@ export interface RepoFacts {
   hooksDirs: string[];
   /** Files and folders the configuration names (config files, includes, path-like values). */
   named: string[];
+  /** The config files it includes (`include.path`, `includeIf.*.path`), resolved; git reads them at every command, present or not. */
+  includes: string[];
   /** Ignored folders of the work tree (absolute). */
   ignoredDirs: string[];
 }
@@ -77,9 +79,10 @@ function resolveWord(word: string, base: string, home: string): string {
 export function namedByConfig(
   entries: ReturnType<typeof parseConfigList>,
   where: { toplevel: string | null; gitDir: string; home: string },
-): { hooksDirs: string[]; named: string[] } {
+): { hooksDirs: string[]; named: string[]; includes: string[] } {
   const base = where.toplevel ?? where.gitDir;
   const hooksDirs: string[] = [];
+  const includes: string[] = [];
   const named = new Set<string>();
   for (const e of entries) {
     if (e.origin) named.add(resolve(base, e.origin));
@@ -88,8 +91,9 @@ export function namedByConfig(
     const isInclude = /^include(if\..*)?\.path$/.test(e.key);
     const from = isInclude && e.origin ? dirname(resolve(base, e.origin)) : base;
     for (const w of isInclude ? [e.value] : pathWords(e.value)) if (w) named.add(resolveWord(w, from, where.home));
+    if (isInclude && e.value) includes.push(resolveWord(e.value, from, where.home));
   }
-  return { hooksDirs, named: [...named] };
+  return { hooksDirs, named: [...named], includes };
 }
 
 /** The repository `dir` belongs to, as git sees it from there; null when it is in none. */
@@ -105,7 +109,7 @@ export async function askGit(dir: string, home: string, o: GitAsk): Promise<Repo
   const insideGitDir = insideGit === "true" || bare === "true";
   const toplevel = insideGitDir ? null : ((await git(dir, ["rev-parse", "--show-toplevel"], o))?.trim() ?? null);
   const config = await git(dir, ["config", "--list", "--show-origin", "-z"], o);
-  const { hooksDirs, named } = namedByConfig(parseConfigList(config ?? ""), { toplevel, gitDir, home });
+  const { hooksDirs, named, includes } = namedByConfig(parseConfigList(config ?? ""), { toplevel, gitDir, home });
   const ignored = toplevel
     ? await git(toplevel, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], o)
     : null;
@@ -113,5 +117,5 @@ export async function askGit(dir: string, home: string, o: GitAsk): Promise<Repo
     .split("\0")
     .filter((p) => p.endsWith("/"))
     .map((p) => resolve(toplevel!, p));
-  return { gitDir, commonDir: resolve(dir, common), toplevel, insideGitDir, hooksDirs, named, ignoredDirs };
+  return { gitDir, commonDir: resolve(dir, common), toplevel, insideGitDir, hooksDirs, named, includes, ignoredDirs };
 }

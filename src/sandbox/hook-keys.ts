@@ -3,9 +3,11 @@ import { join } from "node:path";
 
 /**
  * package.json keys that hook managers read at commit (lint-staged, simple-git-hooks,
- * husky 4, yorkie's gitHooks, ghooks, pre-commit, commitlint): the file itself stays
- * writable (delegates add dependencies and scripts), so these keys are compared before
- * and after the job, and put back if they changed.
+ * husky 4, yorkie's gitHooks, ghooks, pre-commit, commitlint), and the scripts a
+ * protected configuration runs (`npm run lint` in a husky hook or a Claude Code hook:
+ * `scripts.lint`, config-named.ts): the file itself stays writable (delegates add
+ * dependencies and scripts), so these keys are compared before and after the job, and
+ * put back if they changed.
  */
 const HOOK_KEYS = [
   "lint-staged",
@@ -16,34 +18,72 @@ const HOOK_KEYS = [
   "pre-commit",
   "precommit",
   "commitlint",
+  "config.ghooks",
 ];
 const MAX_BYTES = 4 << 20;
 
 type Json = Record<string, unknown>;
 export type HookKeys = Map<string, string | undefined>;
 
-function read(path: string): Json | null {
+function parse(text: string): Json | null {
   try {
-    const text = readFileSync(path, "utf8");
     if (text.length > MAX_BYTES) return null;
     const v: unknown = JSON.parse(text);
     return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Json) : null;
   } catch {
-    return null; // absent, unreadable or not JSON: no hook manager reads keys out of it either
+    return null; // not JSON: no hook manager reads keys out of it either
   }
 }
 
-/** The hook keys of one package.json, as JSON text (undefined: absent). */
-function keysOf(pkg: Json | null): HookKeys {
-  const config = pkg && typeof pkg.config === "object" && pkg.config !== null ? (pkg.config as Json) : {};
-  const out: HookKeys = new Map();
-  for (const k of HOOK_KEYS) out.set(k, pkg && k in pkg ? JSON.stringify(pkg[k]) : undefined);
-  out.set("config.ghooks", "ghooks" in config ? JSON.stringify(config.ghooks) : undefined);
-  return out;
+function read(path: string): Json | null {
+  try {
+    return parse(readFileSync(path, "utf8"));
+  } catch {
+    return null; // absent or unreadable
+  }
 }
 
-export function readHookKeys(root: string, rel: string): HookKeys {
-  return keysOf(read(join(root, rel)));
+/** Where a key lives: `config.ghooks` and `scripts.<name>` (a name may hold dots) one level down. */
+function pathOf(key: string): [string] | [string, string] {
+  if (key.startsWith("scripts.")) return ["scripts", key.slice("scripts.".length)];
+  return key === "config.ghooks" ? ["config", "ghooks"] : [key];
+}
+
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function valueAt(pkg: Json | null, key: string): string | undefined {
+  const [a, b] = pathOf(key);
+  const outer = pkg?.[a];
+  const v = b === undefined ? outer : isObject(outer) ? outer[b] : undefined;
+  return v === undefined ? undefined : JSON.stringify(v);
+}
+
+/** The hook keys (and `extra` keys, such as `scripts.lint`) of one package.json, as JSON text (undefined: absent). */
+function keysOf(pkg: Json | null, extra: readonly string[]): HookKeys {
+  return new Map([...HOOK_KEYS, ...extra].map((k) => [k, valueAt(pkg, k)]));
+}
+
+export function readHookKeys(root: string, rel: string, extra: readonly string[] = []): HookKeys {
+  return keysOf(read(join(root, rel)), extra);
+}
+
+/** The hook keys that differ between a package.json's keys and the text it would become. */
+export function changedHookKeys(before: HookKeys, text: string): string[] {
+  const after = keysOf(parse(text), [...before.keys()]);
+  return [...before.keys()].filter((k) => before.get(k) !== after.get(k));
+}
+
+function putBack(pkg: Json, key: string, was: string | undefined): void {
+  const [a, b] = pathOf(key);
+  if (b === undefined) {
+    if (was === undefined) delete pkg[a];
+    else pkg[a] = JSON.parse(was);
+    return;
+  }
+  if (!isObject(pkg[a])) pkg[a] = {};
+  const inner = pkg[a] as Json;
+  if (was === undefined) delete inner[b];
+  else inner[b] = JSON.parse(was);
 }
 
 /**
@@ -53,17 +93,10 @@ export function readHookKeys(root: string, rel: string): HookKeys {
 export function restoreHookKeys(root: string, rel: string, before: HookKeys): string[] {
   const path = join(root, rel);
   const pkg = read(path);
-  const now = keysOf(pkg);
+  const now = keysOf(pkg, [...before.keys()]);
   const changed = [...before.keys()].filter((k) => before.get(k) !== now.get(k));
   if (changed.length === 0 || !pkg) return [];
-  for (const k of changed) {
-    if (k === "config.ghooks" && (typeof pkg.config !== "object" || pkg.config === null)) pkg.config = {};
-    const target = k === "config.ghooks" ? (pkg.config as Json) : pkg;
-    const key = k === "config.ghooks" ? "ghooks" : k;
-    const was = before.get(k);
-    if (was === undefined) delete target[key];
-    else target[key] = JSON.parse(was);
-  }
+  for (const k of changed) putBack(pkg, k, before.get(k));
   const indent = /^[{\s]*\n([ \t]+)"/.exec(readFileSync(path, "utf8"))?.[1] ?? "  ";
   writeFileSync(path, `${JSON.stringify(pkg, null, indent)}\n`);
   return changed.map((k) => `${rel}#${k}`);

@@ -2,7 +2,7 @@ import { mkdirSync, realpathSync } from "node:fs";
 import { DlError } from "../errors.ts";
 import { INSTALL_PASTA, type JailNet } from "../sys/jail-net.ts";
 import { markedEntry } from "../sys/jail-start.ts";
-import { bwrapPrefix, type FsView, hostFs } from "./bwrap.ts";
+import { bwrapPrefix, type FsView, hostFs, jailEnv } from "./bwrap.ts";
 import { buildJailPolicy, type JailPlatform, type JailPolicy, type JailPolicyInput } from "./policy.ts";
 import { type JailKind, type JailProbe, type ProbeOptions, probeJail } from "./probe.ts";
 import { sandboxExecPrefix } from "./sandbox-exec.ts";
@@ -109,8 +109,8 @@ export function wrapCommand(
   }
   if (argv.length === 0) throw new DlError("bad_input", "wrapCommand needs a command");
   if (kind === "bwrap") {
-    // bwrap clears its environment for the child (--clearenv) and sets `env` itself; its
-    // own process needs nothing from ours.
+    // bwrap is started with exactly `env` and hands it to the command: in its argv the
+    // values would be readable by every local user (/proc/<pid>/cmdline).
     if (!probe.forwarder) {
       throw new DlError(
         "jail_unavailable",
@@ -122,8 +122,8 @@ export function wrapCommand(
       );
     }
     const jailNet = { forwarder: probe.forwarder, maxProcs: policy.maxProcs };
-    const jailed = [probe.bin, ...bwrapPrefix(policy, env, fs), ...markedEntry(argv)];
-    return { argv: jailed, env: {}, kind, jailNet, jailMarked: true };
+    const jailed = [probe.bin, ...bwrapPrefix(policy, fs), ...markedEntry(argv)];
+    return { argv: jailed, env: jailEnv(env), kind, jailNet, jailMarked: true };
   }
   // sandbox-exec passes its environment on; temporaries go to the run's own dir.
   const tmp: Record<string, string> = policy.tmpDir ? { TMPDIR: policy.tmpDir } : {};

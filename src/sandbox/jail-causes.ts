@@ -15,6 +15,7 @@ export type JailCause =
   | "no_pasta"
   | "no_pids_cgroup"
   | "no_util_linux"
+  | "tmp_dir"
   | "sandbox_exec"
   | "other";
 
@@ -34,16 +35,19 @@ const TUN_MISSING =
 const PIDS_CGROUP =
   "mount cgroup2 with the pids controller enabled (/sys/fs/cgroup/cgroup.subtree_control) or the cgroup v1 pids hierarchy";
 const UTIL_LINUX = "install util-linux (setpriv, prlimit): apt-get install util-linux";
+const TMP_DIR =
+  "set TMPDIR to a folder this user can write (export TMPDIR=$HOME/.cache/tmp after mkdir -p it), or make the one named writable";
 const SEE_WHY = "run `bwrap --unshare-all --ro-bind / / true` to see why it fails";
 
 const RULES: { test: RegExp; failure: JailFailure }[] = [
-  { test: /\/dev\/net\/tun.*(no such file|ENOENT)/i, failure: { cause: "tun_device", fix: TUN_MISSING } },
+  { test: /\/dev\/net\/tun.*(no such file|ENOENT|ENODEV|ENXIO)/i, failure: { cause: "tun_device", fix: TUN_MISSING } },
   { test: /\/dev\/net\/tun/i, failure: { cause: "tun_device", fix: TUN_MODE } },
+  { test: /pid file in TMPDIR/, failure: { cause: "tmp_dir", fix: TMP_DIR } },
   { test: /no pids cgroup/i, failure: { cause: "no_pids_cgroup", fix: PIDS_CGROUP } },
   { test: /\b(setpriv|prlimit)\b.*not found/i, failure: { cause: "no_util_linux", fix: UTIL_LINUX } },
   { test: /pasta\b.*not found|ENOENT.*pasta/i, failure: { cause: "no_pasta", fix: INSTALL_PASTA } },
-  // pasta's own failures other than the device are not the kernel's namespaces.
-  { test: /^pasta failed/i, failure: { cause: "other", fix: SEE_WHY } },
+  // pasta's own failures other than the device are not the kernel's namespaces (wherever the words sit in the detail).
+  { test: /\bpasta failed/i, failure: { cause: "other", fix: SEE_WHY } },
   {
     test: /creating new namespace|uid map|gid map|unprivileged|user namespace|setting up|No space left on device|Operation not permitted|Permission denied/i,
     failure: { cause: "user_namespaces", fix: ENABLE_USERNS },

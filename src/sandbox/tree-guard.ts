@@ -1,12 +1,14 @@
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { DlError } from "../errors.ts";
 import { isWithin } from "../sys/paths.ts";
-import { isDotGit, ruleForPath } from "../sys/protected-names.ts";
+import { isDotGit } from "../sys/protected-names.ts";
 import { type ChangeSummary, summarizeChanges } from "./change-summary.ts";
+import { namedByToolConfig } from "./config-named.ts";
 import { askGit, type GitAsk, type RepoFacts } from "./git-reach.ts";
 import { type HookKeys, readHookKeys, restoreHookKeys } from "./hook-keys.ts";
+import { makeStandIns, type StandInWish } from "./stand-ins.ts";
 import { MAX_SCAN_ENTRIES, scanTree, type TreeScan } from "./tree-scan.ts";
 import { judgeTree } from "./tree-verdict.ts";
 
@@ -106,16 +108,32 @@ async function repositories(
   return out;
 }
 
+/** Folders of the workdir's root whose settings a host reloads while a job runs. */
+const LIVE_CONFIG = [".claude", ".vscode"];
+
 interface Plan {
   protectedPaths: ProtectedPath[];
   /** Relative to the workdir: config-named paths, watched for new entries. */
   named: string[];
-  /** Absent folders to stand in for while the job runs. */
-  standIns: string[];
+  /** Absent entries to stand in for while the job runs. */
+  standIns: StandInWish[];
+  /** package.json (workdir-relative) → scripts a protected configuration runs (`scripts.lint`), put back after the job. */
+  scriptKeys: Map<string, string[]>;
 }
 
-/** Everything to keep read-only, from the walk and from what git said. */
-function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: TreeGuardOptions): Plan {
+const underAny = (rel: string, dirs: ReadonlySet<string>) => [...dirs].some((d) => rel.startsWith(`${d}/`));
+
+/** What the protected configurations run (config-named.ts), outside ignored folders. */
+function namedByConfigs(workdir: string, scan: TreeScan, keep: (r: string) => boolean, ignored: ReadonlySet<string>) {
+  const o = { workdir, ignored: (abs: string) => underAny(rel(workdir, abs), ignored) };
+  const all = [...scan.ruleEntries]
+    .filter(([r, { rule }]) => rule.id !== "git-metadata" && keep(r))
+    .map(([r]) => namedByToolConfig(join(workdir, r), o));
+  return { files: all.flatMap((n) => n.files), npmScripts: all.flatMap((n) => n.npmScripts) };
+}
+
+/** Everything to keep read-only, from the walk, from what git said and from what the protected configs run. */
+function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOptions): Plan {
   const writable = new Set((o.writable ?? []).map((p) => p.replace(/^\.\/|\/+$/g, "")));
   const paths = new Map<string, ProtectedPath["kind"]>();
   const add = (abs: string) => {
@@ -123,72 +141,60 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: TreeGua
     if (k === "dir" || k === "file") paths.set(abs, k);
   };
   for (const r of scan.gitEntries.keys()) add(join(workdir, r));
-  for (const [r, { rule }] of scan.ruleEntries)
-    if (rule.id === "git-metadata" || !writable.has(r)) add(join(workdir, r));
+  const keep = (r: string) => scan.ruleEntries.get(r)?.rule.id === "git-metadata" || !writable.has(r);
+  for (const r of scan.ruleEntries.keys()) if (keep(r)) add(join(workdir, r));
   const named = new Set<string>();
-  const standIns: string[] = [];
+  const standIns: StandInWish[] = [];
   for (const repo of repos) {
     for (const p of [...repo.named, ...repo.hooksDirs]) {
       if (!inside(workdir, p)) continue;
       named.add(rel(workdir, p));
       add(p);
     }
-    // An absent hooks dir in the work tree (husky before `npm install`): an empty stand-in.
-    for (const h of repo.hooksDirs) if (inside(workdir, h) && kindOf(h) === null) standIns.push(h);
+    // An absent hooks dir in the work tree (husky before `npm install`), an absent included config file.
+    for (const h of repo.hooksDirs) if (inside(workdir, h)) standIns.push({ path: h, kind: "dir" });
+    for (const i of repo.includes) if (inside(workdir, i)) standIns.push({ path: i, kind: "file" });
   }
+  const run = namedByConfigs(workdir, scan, keep, o.ignored);
+  for (const p of run.files) {
+    named.add(rel(workdir, p));
+    add(p);
+  }
+  const scriptKeys = new Map<string, string[]>();
+  for (const s of run.npmScripts)
+    scriptKeys.set(rel(workdir, s.pkg), [...(scriptKeys.get(rel(workdir, s.pkg)) ?? []), `scripts.${s.name}`]);
   for (const g of scan.gitEntries.keys()) {
     const target = kindOf(join(workdir, g)) === "file" ? gitfileTarget(join(workdir, g)) : null;
     if (target && inside(workdir, target)) add(target);
   }
   // No repository of its own: an empty `.git` keeps the jail from making one. No
-  // `.claude`: an empty one keeps a job from planting the agents dl looks up first.
-  if (!scan.gitEntries.has(".git")) standIns.push(join(workdir, ".git"));
-  if (!scan.ruleEntries.has(".claude") && !writable.has(".claude")) standIns.push(join(workdir, ".claude"));
-  return { protectedPaths: [...paths].map(([path, kind]) => ({ path, kind })), named: [...named], standIns };
+  // `.claude`: an empty one keeps a job from planting the agents dl looks up first and
+  // the settings Claude Code reloads while it runs; `.vscode` likewise for VS Code.
+  standIns.push({ path: join(workdir, ".git"), kind: "dir" });
+  for (const d of LIVE_CONFIG) if (!writable.has(d)) standIns.push({ path: join(workdir, d), kind: "dir" });
+  return {
+    protectedPaths: [...paths].map(([path, kind]) => ({ path, kind })),
+    named: [...named],
+    standIns,
+    scriptKeys,
+  };
 }
 
-/** Creates the stand-ins (and missing parents); returns what to remove afterwards, deepest first. */
-function standIn(dirs: string[]): string[] {
-  const created: string[] = [];
-  for (const d of dirs) {
-    const missing: string[] = [];
-    for (let p = d; kindOf(p) === null; p = dirname(p)) missing.unshift(p);
-    for (const p of missing) {
-      mkdirSync(p, { mode: 0o755 });
-      created.push(p);
-    }
-  }
-  return created.reverse();
-}
-
-/** The stand-ins, and any folder made for one that a rule names (`.husky` above `.husky/_`). */
-function standInMounts(workdir: string, created: string[], standIns: string[]): ProtectedPath[] {
-  return created
-    .filter((p) => standIns.includes(p) || ruleForPath(rel(workdir, p)) !== null)
-    .map((path) => ({ path, kind: "dir" as const }));
-}
-
-/** rmdir only: a stand-in the host wrote into meanwhile (it is not read-only outside) stays. */
-function removeStandIns(created: string[]): void {
-  for (const p of created) {
-    try {
-      rmdirSync(p);
-    } catch {
-      // not empty, or already gone
-    }
-  }
+interface PlanOptions {
+  writable?: readonly string[];
+  ignored: ReadonlySet<string>;
 }
 
 function ignoredSet(workdir: string, repos: RepoFacts[]): Set<string> {
   return new Set(repos.flatMap((r) => r.ignoredDirs.filter((d) => inside(workdir, d)).map((d) => rel(workdir, d))));
 }
 
-function hookKeysOf(workdir: string, scan: TreeScan, ignored: ReadonlySet<string>): Map<string, HookKeys> {
+function hookKeysOf(workdir: string, scan: TreeScan, ignored: ReadonlySet<string>, plan: Plan): Map<string, HookKeys> {
   const out = new Map<string, HookKeys>();
   for (const [r, e] of scan.entries) {
     if (e.kind !== "file" || !/(^|\/)package\.json$/.test(r)) continue;
     if ([...ignored].some((i) => r.startsWith(`${i}/`))) continue;
-    out.set(r, readHookKeys(workdir, r));
+    out.set(r, readHookKeys(workdir, r, plan.scriptKeys.get(r)));
   }
   return out;
 }
@@ -210,31 +216,36 @@ export async function prepareTreeGuard(workdir: string, o: TreeGuardOptions): Pr
   if (before.truncated) throw tooLarge(workdir);
   const repos = await repositories(workdir, own, before, o);
   for (const i of ignoredSet(workdir, repos)) ignored.add(i);
-  const plan = planFor(workdir, before, repos, o);
-  const created = standIn(plan.standIns);
-  const keys = hookKeysOf(workdir, before, ignored);
+  const plan = planFor(workdir, before, repos, { writable: o.writable, ignored });
+  const stands = makeStandIns(workdir, plan.standIns);
+  const keys = hookKeysOf(workdir, before, ignored, plan);
   const ownRepo = repos[0]?.toplevel === workdir ? repos[0] : undefined;
   const gitDirsOutside = ownRepo && !isWithin(ownRepo.commonDir, workdir) ? [ownRepo.commonDir] : [];
   let done = false;
   return {
-    protectedPaths: [...plan.protectedPaths, ...standInMounts(workdir, created, plan.standIns)],
+    protectedPaths: [...plan.protectedPaths, ...stands.mounts],
     gitDirsOutside,
-    keptReadOnly: [
-      ...plan.protectedPaths.map((p) => rel(workdir, p.path)),
-      ...plan.standIns.map((p) => rel(workdir, p)),
-    ],
+    keptReadOnly: [...plan.protectedPaths, ...stands.mounts].map((p) => rel(workdir, p.path)),
     async finish() {
       if (done) throw new DlError("internal", "the tree check runs once per job");
       done = true;
-      removeStandIns(created);
-      return finishGuard(workdir, { before, ignored, named: plan.named, keys, quarantineDir: o.quarantineDir });
+      stands.remove();
+      const s = { before, ignored, named: plan.named, keys, hostOnly: stands.hostOnly };
+      return finishGuard(workdir, { ...s, quarantineDir: o.quarantineDir });
     },
   };
 }
 
 async function finishGuard(
   workdir: string,
-  s: { before: TreeScan; ignored: Set<string>; named: string[]; keys: Map<string, HookKeys>; quarantineDir?: string },
+  s: {
+    before: TreeScan;
+    ignored: Set<string>;
+    named: string[];
+    keys: Map<string, HookKeys>;
+    hostOnly: ReadonlyMap<string, string>;
+    quarantineDir?: string;
+  },
 ): Promise<TreeVerdict> {
   const after = await scanTree(workdir, { ignored: s.ignored });
   const quarantine = () => {
@@ -242,7 +253,7 @@ async function finishGuard(
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     return dir;
   };
-  const judged = judgeTree(s.before, after, { named: s.named, quarantine });
+  const judged = judgeTree(s.before, after, { named: s.named, hostOnly: s.hostOnly, quarantine });
   const keys = [...s.keys].flatMap(([r, k]) => restoreHookKeys(workdir, r, k));
   const changes = summarizeChanges(s.before, after, s.ignored);
   const changed = [...(judged?.changed ?? []), ...keys.map((k) => `${k} (restored)`)];

@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { cpSync, lstatSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ScanEntry, TreeScan } from "./tree-scan.ts";
 
@@ -41,6 +41,16 @@ function namedChanges(before: TreeScan, after: TreeScan, named: readonly string[
   return out;
 }
 
+/** Whether `path` itself is there: a link counts whatever it points at (a job's `.git` link to a folder already moved out too). */
+function present(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function moveOut(root: string, rel: string, quarantine: string): void {
   const dest = join(quarantine, rel);
   mkdirSync(dirname(dest), { recursive: true, mode: 0o700 });
@@ -53,13 +63,27 @@ function moveOut(root: string, rel: string, quarantine: string): void {
   }
 }
 
+/** At or under a stand-in that is still the one dl made: written by the host, never by the job (stand-ins.ts). */
+function hostsOwn(rel: string, after: TreeScan, hostOnly: ReadonlyMap<string, string>): boolean {
+  for (const [at, id] of hostOnly) {
+    if ((rel === at || rel.startsWith(`${at}/`)) && lookup(after, at)?.id === id) return true;
+  }
+  return false;
+}
+
+function lookup(scan: TreeScan, rel: string): ScanEntry | undefined {
+  return scan.entries.get(rel) ?? scan.ruleEntries.get(rel)?.entry ?? scan.gitEntries.get(rel);
+}
+
 export function judgeTree(
   before: TreeScan,
   after: TreeScan,
-  o: { named: readonly string[]; quarantine: () => string },
+  o: { named: readonly string[]; hostOnly?: ReadonlyMap<string, string>; quarantine: () => string },
 ): Tampered | null {
+  const host = o.hostOnly ?? new Map<string, string>();
   const was = watchedOf(before, o.named);
   const now = watchedOf(after, o.named);
+  for (const rel of [...now.keys()]) if (!was.has(rel) && hostsOwn(rel, after, host)) now.delete(rel);
   const byId = new Map([...was].map(([rel, e]) => [e.id, rel]));
   const impostors: string[] = [];
   const moved: { from: string; to: string }[] = [];
@@ -79,7 +103,7 @@ export function judgeTree(
   for (const rel of was.keys())
     if (!now.has(rel) && !moved.some((m) => m.from === rel)) changed.push(`${rel} (removed)`);
   for (const rel of namedChanges(before, after, o.named)) {
-    if (!now.has(rel)) {
+    if (!now.has(rel) && !hostsOwn(rel, after, host)) {
       impostors.push(rel);
       changed.push(`${rel} (written)`);
     }
@@ -88,12 +112,12 @@ export function judgeTree(
   let quarantine: string | null = null;
   // Deepest first, so a new folder's own new entries leave with it, not twice.
   for (const rel of [...new Set(impostors)].sort((a, b) => b.length - a.length)) {
-    if (!existsSync(join(after.root, rel))) continue;
+    if (!present(join(after.root, rel))) continue;
     quarantine ??= o.quarantine();
     moveOut(after.root, rel, quarantine);
   }
   for (const m of moved) {
-    if (!existsSync(join(after.root, m.from))) renameSync(join(after.root, m.to), join(after.root, m.from));
+    if (!present(join(after.root, m.from))) renameSync(join(after.root, m.to), join(after.root, m.from));
   }
   return { changed, quarantine };
 }

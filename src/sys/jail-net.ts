@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, watch, writeSync } from "node:fs";
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, statSync, watch, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DlError, describeError } from "../errors.ts";
@@ -85,6 +85,30 @@ async function run(argv: string[]): Promise<void> {
   }
 }
 
+const TUN = "/dev/net/tun";
+
+/**
+ * dl's own look at the device pasta needs, for a pasta that failed: its words ("Failed to
+ * open tun socket in namespace") name neither the device nor why, and the fix differs
+ * (a missing device is created, a closed one's mode is changed). Null when it opens.
+ */
+function tunProblem(): string | null {
+  try {
+    closeSync(openSync(TUN, constants.O_RDWR | constants.O_NONBLOCK));
+    return null;
+  } catch (e) {
+    const code = String((e as NodeJS.ErrnoException).code ?? "error");
+    if (code === "ENOENT" || code === "ENODEV" || code === "ENXIO") return `${TUN}: no such file or device (${code})`;
+    let mode = "";
+    try {
+      mode = `, mode 0${(statSync(TUN).mode & 0o777).toString(8)}`;
+    } catch {
+      // the mode is a detail
+    }
+    return `${TUN}: this user cannot open it (${code}${mode})`;
+  }
+}
+
 /** Resolves once `file` in `dir` holds a pid (pasta writes it when the namespace is configured). */
 function pidWritten(dir: string, file: string): { done: Promise<void>; stop(): void } {
   const { promise, resolve } = Promise.withResolvers<void>();
@@ -136,7 +160,8 @@ function startForwarder(bin: string, pid: number, dir: string): { proc: Bun.Subp
       .replace(/[\p{Cc}\p{Cf}]+/gu, " ")
       .trim()
       .slice(0, 200);
-    throw new DlError("jail_unavailable", `pasta failed: ${why || `exit ${code}`}`);
+    const tun = /\btun\b/i.test(why) ? tunProblem() : null;
+    throw new DlError("jail_unavailable", `pasta failed: ${why || `exit ${code}`}${tun ? ` (${tun})` : ""}`);
   });
   return { proc: p, ready: Promise.race([ready.done, exited]).finally(() => ready.stop()) };
 }
@@ -155,10 +180,24 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * A private folder for pasta's pid file, in TMPDIR. A TMPDIR this user cannot write is a
+ * jail that cannot start (named as such, with its fix), not a crash of whoever asked.
+ */
+function pidFileDir(): string {
+  const base = tmpdir();
+  try {
+    return mkdtempSync(join(base, "dl-pasta-"));
+  } catch (e) {
+    const code = String((e as NodeJS.ErrnoException).code ?? "error").slice(0, 20);
+    throw new DlError("jail_unavailable", `cannot make a folder for pasta's pid file in TMPDIR ${base} (${code})`);
+  }
+}
+
 /** Attaches forwarder and limit to a jail waiting on `blockFd`, then lets it run. Never throws. */
+
 export async function attachJail(infoFd: number, blockFd: number, net: JailNet): Promise<JailAttachment> {
-  const dir = mkdtempSync(join(tmpdir(), "dl-pasta-"));
-  const undo: (() => void)[] = [() => rmSync(dir, { recursive: true, force: true })];
+  const undo: (() => void)[] = [];
   const release = () => {
     for (const u of undo.splice(0).reverse()) {
       try {
@@ -169,6 +208,8 @@ export async function attachJail(infoFd: number, blockFd: number, net: JailNet):
     }
   };
   try {
+    const dir = pidFileDir();
+    undo.push(() => rmSync(dir, { recursive: true, force: true }));
     const pid = await withTimeout(childPid(infoFd), ATTACH_TIMEOUT_MS);
     undo.push(await limitProcs(pid, net.maxProcs));
     const forwarder = startForwarder(net.forwarder, pid, dir);

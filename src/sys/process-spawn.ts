@@ -1,4 +1,4 @@
-import { closeSync } from "node:fs";
+import { closeSync, constants, openSync } from "node:fs";
 import { basename } from "node:path";
 import { DlError } from "../errors.ts";
 import { trackGroup, untrackGroup } from "./group-registry.ts";
@@ -38,6 +38,11 @@ export interface SpawnGroupOptions {
    * (sys/pid-namespace.ts), so /proc shows it neither dl nor any other process.
    */
   ownPidNamespace?: boolean;
+  /**
+   * A file the child reads as its stdin (a prompt kept out of argv, which every local
+   * user can read in /proc/<pid>/cmdline); without it the child has no stdin.
+   */
+  stdinFile?: string;
 }
 
 export interface Captured {
@@ -185,25 +190,41 @@ async function setupVerdict(
   return a?.failed && !a.ended ? a.failed : jailSaid(err, exit);
 }
 
-/** fds 3 and 4 for the jail's set-up (bwrap), fd 5 for its start (JAIL_RAN_FD). */
-function stdioFor(opts: SpawnGroupOptions): ["ignore", "pipe", "pipe", ...("pipe" | "ignore")[]] {
-  if (!opts.jailNet && !opts.jailMarked) return ["ignore", "pipe", "pipe"];
+/** stdin (`stdinFd` or none); fds 3 and 4 for the jail's set-up (bwrap), fd 5 for its start (JAIL_RAN_FD). */
+function stdioFor(
+  opts: SpawnGroupOptions,
+  stdinFd: number | null,
+): ["ignore" | number, "pipe", "pipe", ...("pipe" | "ignore")[]] {
+  const stdin = stdinFd ?? "ignore";
+  if (!opts.jailNet && !opts.jailMarked) return [stdin, "pipe", "pipe"];
   const net = opts.jailNet ? "pipe" : "ignore";
-  return ["ignore", "pipe", "pipe", net, net, "pipe"];
+  return [stdin, "pipe", "pipe", net, net, "pipe"];
 }
 
-/** Starts argv in a new process group. Throws DlError "not_found" if it cannot start. */
-export function spawnGroup(opts: SpawnGroupOptions): GroupChild {
-  if (opts.argv.length === 0) throw new DlError("bad_input", "spawnGroup needs a command");
-  let proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
-  const cmd = opts.ownPidNamespace ? inOwnPidNamespace(opts.argv, opts.cwd) : [...opts.argv];
+/** The stdin file opened for the child (never through a link), or null. */
+function openStdin(opts: SpawnGroupOptions): number | null {
+  if (opts.stdinFile === undefined) return null;
   try {
-    proc = Bun.spawn({
+    return openSync(opts.stdinFile, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (e) {
+    const errno = (e as NodeJS.ErrnoException).code ?? "unknown";
+    throw new DlError("storage", `could not open the input of ${basename(opts.argv[0] ?? "")} (${errno})`, {
+      path: opts.stdinFile,
+    });
+  }
+}
+
+/** The process itself, in a session of its own, with its stdin (if any) open; "not_found" naming only the program if it cannot start. */
+function startProcess(opts: SpawnGroupOptions): Bun.Subprocess<"ignore", "pipe", "pipe"> {
+  const cmd = opts.ownPidNamespace ? inOwnPidNamespace(opts.argv, opts.cwd) : [...opts.argv];
+  const stdinFd = openStdin(opts);
+  try {
+    return Bun.spawn({
       cmd,
       cwd: opts.cwd,
       env: { ...opts.env },
       detached: true,
-      stdio: stdioFor(opts),
+      stdio: stdioFor(opts, stdinFd),
     }) as Bun.Subprocess<"ignore", "pipe", "pipe">;
   } catch (e) {
     const errno = (e as NodeJS.ErrnoException).code ?? "unknown";
@@ -213,7 +234,15 @@ export function spawnGroup(opts: SpawnGroupOptions): GroupChild {
       `could not start ${basename(opts.argv[0] ?? "")} (${errno}): check that it is installed and on PATH, and that the working directory exists`,
       { program: basename(opts.argv[0] ?? ""), errno },
     );
+  } finally {
+    if (stdinFd !== null) closeSync(stdinFd); // the child has its own copy
   }
+}
+
+/** Starts argv in a new process group. Throws DlError "not_found" if it cannot start. */
+export function spawnGroup(opts: SpawnGroupOptions): GroupChild {
+  if (opts.argv.length === 0) throw new DlError("bad_input", "spawnGroup needs a command");
+  const proc = startProcess(opts);
   const out = new CaptureSink(opts.stdoutCap ?? DEFAULT_OUTPUT_CAP);
   const err = new CaptureSink(opts.stderrCap ?? DEFAULT_OUTPUT_CAP);
   const outReader = proc.stdout.getReader();

@@ -31,12 +31,17 @@ export interface ProtectRule {
  * tasks, or steering the model that drives the host.
  */
 export const PROTECT_RULES: readonly ProtectRule[] = [
-  { id: "git-metadata", what: "git metadata (a .git folder or gitfile, .gitmodules)", names: /^\.git(modules)?$/ },
+  {
+    id: "git-metadata",
+    // .lfsconfig: git-lfs reads it at every git command that runs its filter (where to send objects, with the user's credentials).
+    what: "git metadata (a .git folder or gitfile, .gitmodules, .lfsconfig)",
+    names: /^(\.git(modules)?|\.lfsconfig)$/,
+  },
   {
     id: "hook-manager",
     what: "a git hook manager's configuration (run at the next commit)",
     names:
-      /^(\.husky|\.githooks|\.git-hooks|\.hooks|\.lefthook|\.lefthook-local|\.pre-commit-config\.ya?ml|\.overcommit\.ya?ml|\.?lefthook(-local)?\.(ya?ml|json|jsonc|toml)|\.lintstagedrc(\..*)?|lint-staged\.config\..*|\.?simple-git-hooks(\..*)?|commitlint\.config\..*|\.commitlintrc(\..*)?)$/,
+      /^(\.husky|\.githooks|\.git-hooks|\.hooks|\.lefthook|\.lefthook-local|\.pre-commit-config\.ya?ml|prek\.toml|\.overcommit\.ya?ml|\.?lefthook(-local)?\.(ya?ml|json|jsonc|toml)|\.lintstagedrc(\..*)?|lint-staged\.config\..*|\.?simple-git-hooks(\..*)?|commitlint\.config\..*|\.commitlintrc(\..*)?|hk(\.local)?\.pkl)$/,
   },
   {
     id: "hook-manager",
@@ -53,7 +58,7 @@ export const PROTECT_RULES: readonly ProtectRule[] = [
     id: "agent-config",
     what: "another coding agent's project configuration (Codex, Gemini, Cursor, Copilot and the like)",
     names:
-      /^(\.codex|\.gemini|\.cursor|\.cursorrules|\.windsurf|\.windsurfrules|\.clinerules|\.roo|\.roomodes|\.continue|\.kiro|\.junie|\.opencode|opencode\.jsonc?|\.agent|\.agents|\.amazonq|\.aider\.conf\.ya?ml|agents\.md|agents\.override\.md|gemini\.md)$/,
+      /^(\.codex|\.gemini|\.cursor|\.cursorrules|\.windsurf|\.windsurfrules|\.clinerules|\.roo|\.roomodes|\.continue|\.continuerules|\.kiro|\.junie|\.opencode|opencode\.jsonc?|\.agent|\.agents|\.amazonq|\.kilocode|\.augment|\.augment-guidelines|\.trae|\.qwen|qwen\.md|\.crush|\.?crush\.json|crush\.md|warp\.md|\.goosehints|\.rules|\.aider\.conf\.ya?ml|\.aider\.model\.(settings\.ya?ml|metadata\.json)|agents?\.md|agents\.override\.md|gemini\.md)$/,
   },
   {
     id: "agent-config",
@@ -65,17 +70,17 @@ export const PROTECT_RULES: readonly ProtectRule[] = [
     id: "editor-config",
     what: "an editor's project configuration (tasks, run configurations, settings, dev containers)",
     names:
-      /^(\.vscode|\.idea|\.run|\.zed|\.fleet|\.devcontainer|\.devcontainer\.json|.*\.code-workspace|\.dir-locals(-2)?\.el|\.exrc|\.nvimrc|\.nvim\.lua)$/,
+      /^(\.vscode|\.idea|\.run|\.zed|\.fleet|\.vs|\.helix|\.nova|\.theia|\.devcontainer|\.devcontainer\.json|.*\.code-workspace|.*\.sublime-project|\.dir-locals(-2)?\.el|\.exrc|\.vimrc|\.gvimrc|\.nvimrc|\.nvim\.lua)$/,
+  },
+  {
+    id: "shell-env",
+    what: "a shell environment loader's configuration (direnv, mise, zsh-autoenv)",
+    names: /^(\.envrc|\.mise|\.?mise(\.[^/]+)?\.toml|\.autoenv(_leave)?\.zsh)$/,
   },
   {
     id: "shell-env",
     what: "a shell environment loader's configuration (direnv, mise)",
-    names: /^(\.envrc|\.mise|mise\.toml|\.mise\.toml|mise\.local\.toml|\.mise\.local\.toml)$/,
-  },
-  {
-    id: "shell-env",
-    what: "a shell environment loader's configuration (direnv, mise)",
-    names: /^(mise|direnv)$/,
+    names: /^(mise|direnv|mise(\.[^/]+)?\.toml)$/,
     under: ".config",
   },
 ];

@@ -5,9 +5,11 @@
  *
  * A secret is (1) a value dl holds or was given: its own keys, a provider's passthrough
  * values, a delegate_to_provider key learned at run time, the value of any variable
- * whose name says key, token, secret or password (`knowSecrets`, fed by config.ts and by
- * whoever learns a key); or (2) a string shaped like a key whoever holds it: `sk-…`,
- * `ghp_…`, a JWT, `Authorization: Bearer …`, `NAME_KEY=…`, a URL's userinfo or its
+ * whose name says key, token, secret or password, and the credentials inside any URL it
+ * holds (`knowSecrets`, fed by config.ts and by whoever learns a key), also as they
+ * appear URL-encoded or in base64 (a Basic header, a docker `auth`); or (2) a string
+ * shaped like a key whoever holds it: `sk-…`, `ghp_…`, a JWT, `Authorization: Bearer …`,
+ * `NAME_KEY=…` (any name whose last word says credential), a URL's userinfo or its
  * `?api_key=` value. A false positive costs a few characters of output; a miss puts a
  * key where another user or a model can read it.
  *
@@ -20,8 +22,32 @@ export const REDACTED = "<redacted>";
 /** Known values shorter than this are placeholders ("none", "dummy"), not credentials: cutting them garbles text. */
 export const MIN_SECRET_CHARS = 8;
 
-/** A variable whose name says it holds a credential (AUTHOR is a person, PWD a folder). */
-const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|SESSION|AUTH(?!ORS?(?:_|$))|(?:^|_)VK(?:_|$)/i;
+/**
+ * The one vocabulary of credential words. A variable holds a secret when one appears
+ * anywhere in its name (`AWS_SECRET_ACCESS_KEY`, `NPM_CONFIG__AUTH`); the short ones only
+ * as a word of their own (`DB_PASS`, `MYSQL_PWD`, `GITHUB_PAT`, `GCP_CREDS`), since
+ * `PASSENGER`, `PWD`, `PATH` and `GIT_ASKPASS` are no credentials, nor `AUTHOR` a key.
+ */
+const SECRET_NAME =
+  /KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|COOKIE|SESSION|AUTH(?!ORS?(?:_|$))|(?:^|_)(?:VK|PASS|PAT|CREDS?)(?:_|$)|_PWD(?:_|$)/i;
+/**
+ * In text (`name: value`, `"name": "value"`, `--name value`) the same words count when
+ * the name ends with one: `api_key`, `DB_PASS`, `x-bf-vk`, `_authToken`; not
+ * `input_tokens` or `session_id`, whose values are figures and ids. A bare `key` is a
+ * word of every data format, so a key needs a word before it (`api_key`, `private-key`).
+ */
+const SECRET_LAST_WORD =
+  /(?:TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIALS?|COOKIE|AUTHORIZATION|(?:_|API|SECRET|PRIVATE|ACCESS)KEY|(?:^|_)(?:AUTH|VK|PASS|PWD|PAT|CREDS?))$/i;
+
+/**
+ * A name assigned as a variable is (`SECRET_THING=…` in a `.env`, `env` output): the
+ * variable rule decides, and as for the environment a figure or a path is no secret.
+ * `KEY: …` is a heading or a field, not an assignment: the last-word rule decides.
+ */
+const VARIABLE = /^[A-Z][A-Z0-9_]*$/;
+
+/** A name as its words: `dbPass`, `x-bf-vk` and `a.b` are `db_Pass`, `x_bf_vk`, `a_b`. */
+const words = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/[-.\s]/g, "_");
 
 /** Values of such variables that are no credential whatever the name: booleans, numbers, paths. */
 const NOT_A_SECRET = /^(?:true|false|yes|no|on|off|none|null|\d{1,12}|[~.]?\/\S*)$/i;
@@ -45,12 +71,39 @@ const SHAPES: readonly RegExp[] = [
 ];
 
 /**
- * A name that says "secret", then `=` or `:`, then the value: the value goes. A value of
- * letters only ("KEY: present", "TOKEN=unset") is a word, not a key: a key has a digit or
- * a symbol.
+ * A name, then `=` or `:` (JSON's `"name": "` too, also inside a JSON string whose quotes
+ * are escaped), or a command line's `--name `: the name is group 1 (its sign group 2) or
+ * group 3. Only the name is matched here, so a name that says nothing costs nothing more
+ * and hides nothing after it.
  */
-const NAMED =
-  /((?:api[_-]?key|_key|token|secret|password|passwd|credentials?|authorization|x-api-key|x-bf-vk)["']?[ \t]{0,8}[:=][ \t]{0,8}["']?(?:(?:bearer|basic|token)[ \t]{1,8})?)(?!(?:bearer|basic|token)[ \t])(?=[^\s"'`,;&\\<>]{0,4096}[0-9_./+=~-])[^\s"'`,;&\\<>]{4,4096}/gi;
+const NAME_THEN_VALUE =
+  /(?<![A-Za-z0-9_.-])-{0,2}([A-Za-z_][A-Za-z0-9_.-]{0,127})\\?["']?[ \t]{0,8}([:=])[ \t]{0,8}\\?["']?(?:(?:bearer|basic|token)[ \t]{1,8})?|(?<![A-Za-z0-9_.-])--([A-Za-z][A-Za-z0-9_.-]{0,127})[ \t]{1,8}(?!-)/gi;
+/**
+ * The value after a name that says "secret" (its last word, above). A value of letters
+ * only ("KEY: present", "TOKEN=unset") is a word, not a key: a key has a digit or a
+ * symbol. It never holds a quote or a backslash, so serialized JSON stays JSON.
+ */
+const SECRET_VALUE = /(?!(?:bearer|basic|token)[ \t])(?=[^\s"'`,;&\\<>]{0,4096}[0-9_./+=~-])[^\s"'`,;&\\<>]{4,4096}/iy;
+
+/** `text` with the value of every `name = value` whose name says credential replaced (and noted in `seen`). */
+function redactNamed(text: string, seen: string[]): string {
+  let out = "";
+  let done = 0;
+  NAME_THEN_VALUE.lastIndex = 0;
+  for (let m = NAME_THEN_VALUE.exec(text); m; m = NAME_THEN_VALUE.exec(text)) {
+    const name = m[1] ?? m[3] ?? "";
+    const variable = m[2] === "=" && VARIABLE.test(name);
+    if (variable ? !isSecretName(name) : !SECRET_LAST_WORD.test(words(name))) continue;
+    SECRET_VALUE.lastIndex = NAME_THEN_VALUE.lastIndex;
+    const value = SECRET_VALUE.exec(text);
+    if (!value || (variable && NOT_A_SECRET.test(value[0]))) continue;
+    seen.push(value[0]);
+    out += text.slice(done, NAME_THEN_VALUE.lastIndex) + REDACTED;
+    done = NAME_THEN_VALUE.lastIndex = SECRET_VALUE.lastIndex;
+  }
+  return done === 0 ? text : out + text.slice(done);
+}
+
 const BEARER = /(\bbearer[ \t]{1,8})[A-Za-z0-9._~+/-]{6,4096}=*/gi;
 
 /** A URL's userinfo (`//user:pass@host`). */
@@ -62,19 +115,73 @@ const SECRET_PARAM = /key|token|secret|passw|pwd|signature|credential|auth|sessi
 /** Short names that are credentials only as a whole word (`sig`, `pass`, `code`…). */
 const SECRET_WORD = /^(sig|pass|code|sas|x-amz-security-token|x-goog-signature)$/i;
 
-const known = new Set<string>();
+/** Values dl holds or was given (knowSecrets), each with the forms it is cut in. */
+const held = new Map<string, readonly string[]>();
+/**
+ * Values text named as credentials (`DB_PASS=…` in a `.env` a model or a CLI printed),
+ * cut wherever else they appear from then on; the oldest go first past LEARNED_MAX, so
+ * hostile output cannot grow the pattern without bound.
+ */
+const learned = new Map<string, readonly string[]>();
+const LEARNED_MAX = 256;
+/**
+ * What a named value must look like to be learned: letters and digits (a figure, a date
+ * or a word is not a credential), no code or template characters (`os.environ[`, `${X}`).
+ */
+const CREDIBLE = /^(?=[\s\S]*[A-Za-z])(?=[\s\S]*\d)[^(){}[\]$%*]+$/;
 let knownPattern: RegExp | null = null;
 
 /** Whether a variable of this name holds a credential by its name. */
 export function isSecretName(name: string): boolean {
-  return SECRET_NAME.test(name);
+  return SECRET_NAME.test(words(name));
 }
 
-/** The values of `env` that are secrets by their variable's name (the rule `knowSecrets` is fed). */
+/**
+ * The values of `env` that are secrets (the rule `knowSecrets` is fed): by their
+ * variable's name, and the credentials inside every URL a value holds
+ * (`DELEGATE_LOCAL_URL=…?api_key=…`, `HTTPS_PROXY=http://user:pass@…`).
+ */
 export function secretValuesOf(env: Readonly<Record<string, string | undefined>>): string[] {
   return Object.entries(env).flatMap(([name, v]) =>
-    v !== undefined && isSecretName(name) && !NOT_A_SECRET.test(v.trim()) ? [v] : [],
+    v === undefined ? [] : [...(isSecretName(name) && !NOT_A_SECRET.test(v.trim()) ? [v] : []), ...urlSecretsOf(v)],
   );
+}
+
+/** The credentials inside the URLs of `text`: a userinfo's password (or the whole userinfo: a token), credential parameters' values. */
+export function urlSecretsOf(text: string): string[] {
+  const found: string[] = [];
+  for (const m of text.matchAll(USERINFO)) {
+    const info = m[0].slice(2, -1);
+    const colon = info.indexOf(":");
+    found.push(colon < 0 ? info : info.slice(colon + 1));
+  }
+  for (const m of text.matchAll(PARAM)) if (secretParam(m[2]!)) found.push(m[3]!);
+  return found.flatMap((v) => [v, urlDecoded(v)]);
+}
+
+function urlDecoded(v: string): string {
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    return v;
+  }
+}
+
+/**
+ * The ways a known value appears in text without being written as itself: inside a JSON
+ * string (a quote or backslash escaped), URL-encoded, and in base64 or base64url (a Basic
+ * header, a docker or npm `auth`): the characters that encode the value alone, at each
+ * of the three alignments it can have after whatever was encoded before it.
+ */
+function encodedForms(s: string): string[] {
+  const forms = [JSON.stringify(s).slice(1, -1), encodeURIComponent(s)];
+  const bytes = Buffer.from(s, "utf8");
+  for (let before = 0; before < 3; before++) {
+    const b64 = Buffer.concat([Buffer.alloc(before), bytes]).toString("base64");
+    const part = b64.slice(Math.ceil((before * 8) / 6), Math.floor(((before + bytes.length) * 8) / 6));
+    forms.push(part, part.replace(/\+/g, "-").replace(/\//g, "_"));
+  }
+  return forms.filter((f) => f !== s && f.length >= MIN_SECRET_CHARS);
 }
 
 /**
@@ -85,44 +192,67 @@ export function knowSecrets(values: Iterable<string>): void {
   let added = false;
   for (const v of values) {
     const s = v.trim();
-    if (s.length < MIN_SECRET_CHARS || known.has(s) || REDACTED.includes(s)) continue;
-    known.add(s);
-    // The same value as it appears inside a JSON string (a quote or backslash escaped).
-    const escaped = JSON.stringify(s).slice(1, -1);
-    if (escaped !== s) known.add(escaped);
+    if (s.length < MIN_SECRET_CHARS || held.has(s) || REDACTED.includes(s)) continue;
+    held.set(s, [s, ...encodedForms(s)]);
+    learned.delete(s);
     added = true;
   }
-  if (!added) return;
+  if (added) rebuildKnownPattern();
+}
+
+/** Values `redact` found named as credentials, learned when they look like one; whether any was new. */
+function learn(values: readonly string[]): boolean {
+  let added = false;
+  for (const s of values) {
+    if (s.length < MIN_SECRET_CHARS || held.has(s) || learned.has(s) || !CREDIBLE.test(s) || NOT_A_SECRET.test(s))
+      continue;
+    learned.set(s, [s, ...encodedForms(s)]);
+    if (learned.size > LEARNED_MAX) learned.delete(learned.keys().next().value as string);
+    added = true;
+  }
+  if (added) rebuildKnownPattern();
+  return added;
+}
+
+function rebuildKnownPattern(): void {
+  const forms = new Set<string>();
+  for (const table of [held, learned]) for (const list of table.values()) for (const f of list) forms.add(f);
   // Longest first, so a key that contains another is replaced whole.
-  const alternatives = [...known]
+  const alternatives = [...forms]
     .sort((a, b) => b.length - a.length)
     .map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-  knownPattern = new RegExp(alternatives.join("|"), "g");
+  knownPattern = alternatives.length > 0 ? new RegExp(alternatives.join("|"), "g") : null;
 }
 
 function secretParam(name: string): boolean {
-  let decoded = name;
-  try {
-    decoded = decodeURIComponent(name);
-  } catch {
-    // keep the raw name
-  }
-  return SECRET_PARAM.test(decoded) || decoded.split(/[-_.]/).some((part) => SECRET_WORD.test(part));
+  const plain = urlDecoded(name);
+  return SECRET_PARAM.test(plain) || plain.split(/[-_.]/).some((part) => SECRET_WORD.test(part));
 }
 
-/** URLs in `text` with their userinfo and credential parameters' values replaced; the rest as written. */
-function redactUrls(text: string): string {
+/** URLs in `text` with their userinfo and credential parameters' values replaced (and noted in `seen`); the rest as written. */
+function redactUrls(text: string, seen: string[]): string {
   return text
-    .replace(USERINFO, `//${REDACTED}@`)
-    .replace(PARAM, (whole, sep: string, name: string) => (secretParam(name) ? `${sep}${name}=${REDACTED}` : whole));
+    .replace(USERINFO, (info) => {
+      seen.push(...urlSecretsOf(info));
+      return `//${REDACTED}@`;
+    })
+    .replace(PARAM, (whole, sep: string, name: string, value: string) => {
+      if (!secretParam(name)) return whole;
+      seen.push(value, urlDecoded(value));
+      return `${sep}${name}=${REDACTED}`;
+    });
 }
 
-/** `text` with every secret replaced by REDACTED. */
+/**
+ * `text` with every secret replaced by REDACTED. A value this text names as a credential
+ * (`DB_PASS=…`, a URL's password) is cut wherever else it appears, here and from now on.
+ */
 export function redact(text: string): string {
   let out = knownPattern ? text.replace(knownPattern, REDACTED) : text;
   for (const re of SHAPES) out = out.replace(re, REDACTED);
-  out = out.replace(NAMED, `$1${REDACTED}`).replace(BEARER, `$1${REDACTED}`);
-  return redactUrls(out);
+  const seen: string[] = [];
+  out = redactUrls(redactNamed(out, seen).replace(BEARER, `$1${REDACTED}`), seen);
+  return learn(seen) && knownPattern ? out.replace(knownPattern, REDACTED) : out;
 }
 
 /** Whether `text` holds anything `redact` would cut. */

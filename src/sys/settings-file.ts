@@ -1,4 +1,5 @@
 import {
+  accessSync,
   closeSync,
   constants,
   fstatSync,
@@ -11,6 +12,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname } from "node:path";
+import { DlError } from "../errors.ts";
 
 /**
  * Reads the per-user settings file (config.ts parses it). It steers which programs dl
@@ -26,7 +28,8 @@ export type SettingsFileRead =
   | { state: "read"; text: string; mode: string }
   | { state: "refused"; problem: string; fix: string };
 
-const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
+const octal = (mode: number) => `0${(mode & 0o777).toString(8).padStart(3, "0")}`;
+const REMOVE = "remove it, then run dl init to write a new one";
 
 /** What stops a file with these facts from being trusted, or null. */
 export function settingsFileProblem(
@@ -34,28 +37,84 @@ export function settingsFileProblem(
   uid: number | null,
   file: string,
 ): { problem: string; fix: string } | null {
-  if (!st.isFile()) return { problem: "is not a regular file", fix: `remove it and run dl init` };
-  if (uid !== null && st.uid !== uid)
-    return { problem: `belongs to another user (uid ${st.uid})`, fix: `remove it and run dl init` };
+  if (!st.isFile()) return { problem: "is not a regular file", fix: REMOVE };
+  if (uid !== null && st.uid !== uid) return { problem: `belongs to another user (uid ${st.uid})`, fix: REMOVE };
   if (st.mode & 0o077)
-    return { problem: `can be read or written by others (mode ${octal(st.mode)})`, fix: `run chmod 600 ${file}` };
+    return {
+      problem: `can be read or written by others (mode ${octal(st.mode)})`,
+      fix: `run chmod 600 ${file}, then dl status`,
+    };
   if (st.size > MAX_BYTES)
-    return { problem: `is larger than ${MAX_BYTES} bytes`, fix: "keep only dl's settings in it" };
+    return { problem: `is larger than ${MAX_BYTES} bytes`, fix: "keep only dl's settings in it, then run dl status" };
   return null;
 }
 
-/**
- * Whether this user can see that `file` exists. A folder on the way it may not enter
- * (a HOME that is not its own) holds no settings file of this user's: that is "none",
- * where a file it can see but not read is refused.
- */
-function visible(file: string): boolean {
+/** What this user can see of `file` without opening it (a file it can see but not read is refused). */
+function seen(file: string): ReturnType<typeof statSync> | null {
   try {
-    statSync(file);
-    return true;
+    return statSync(file);
   } catch {
-    return false;
+    return null;
   }
+}
+
+/** The first folder on the way to `file` this user may not enter, or null when it can reach it. */
+function closedFolder(file: string): string | null {
+  const parts = dirname(file).split("/").filter(Boolean);
+  for (let i = 1; i <= parts.length; i++) {
+    const dir = `/${parts.slice(0, i).join("/")}`;
+    try {
+      accessSync(dir, constants.X_OK);
+    } catch {
+      return dir;
+    }
+  }
+  return null;
+}
+
+const ownerOf = (p: string): number | null => {
+  try {
+    return statSync(p).uid;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * A settings file hidden behind a folder this user may not enter. In a tree that is not
+ * this user's (a HOME of another user's, or under a folder of root's) there is no settings
+ * file of this user's: that is "none". In its own tree (the closed folder, or the one that
+ * holds it, is this user's: ~/.config left to root by a `sudo dl init`) its settings would
+ * be ignored without a word, so it is refused, naming the folder and the fix.
+ */
+function hiddenByFolder(file: string, uid: number | null): SettingsFileRead {
+  const closed = closedFolder(file);
+  if (closed === null || uid === null) return { state: "absent" };
+  const owner = ownerOf(closed);
+  if (owner !== uid && ownerOf(dirname(closed)) !== uid) return { state: "absent" };
+  let mode = "";
+  try {
+    mode = `, mode ${octal(statSync(closed).mode)}`;
+  } catch {
+    // its mode is a detail
+  }
+  return {
+    state: "refused",
+    problem: `is behind ${closed} (owner uid ${owner ?? "unknown"}${mode}), which this user (uid ${uid}) cannot enter`,
+    fix: `give the folder back: sudo chown -R ${uid} ${closed} (or chmod u+rx ${closed})`,
+  };
+}
+
+/** A file this user can see but not open: another user's, or its own without read permission. */
+function unreadable(file: string, code: string, st: NonNullable<ReturnType<typeof statSync>>): SettingsFileRead {
+  const uid = process.getuid?.() ?? null;
+  if (uid !== null && st.uid !== uid)
+    return { state: "refused", problem: `belongs to another user (uid ${st.uid})`, fix: REMOVE };
+  return {
+    state: "refused",
+    problem: `cannot be read (${code}, mode ${octal(Number(st.mode))})`,
+    fix: `run chmod 600 ${file}, then dl status`,
+  };
 }
 
 export function readSettingsFile(file: string): SettingsFileRead {
@@ -70,9 +129,11 @@ export function readSettingsFile(file: string): SettingsFileRead {
     for (let n = -1; n !== 0 && got < buf.length; got += n) n = readSync(fd, buf, got, buf.length - got, got);
     return { state: "read", text: buf.subarray(0, got).toString("utf8"), mode: octal(st.mode) };
   } catch (e) {
-    const code = String((e as NodeJS.ErrnoException).code ?? "error");
-    if (code === "ENOENT" || code === "ENOTDIR" || !visible(file)) return { state: "absent" };
-    return { state: "refused", problem: `cannot be read (${code.slice(0, 20)})`, fix: `check its permissions` };
+    const code = String((e as NodeJS.ErrnoException).code ?? "error").slice(0, 20);
+    if (code === "ENOENT" || code === "ENOTDIR") return { state: "absent" };
+    const st = seen(file);
+    if (st) return unreadable(file, code, st);
+    return closedFolder(file) !== null ? hiddenByFolder(file, process.getuid?.() ?? null) : { state: "absent" };
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
@@ -83,12 +144,37 @@ export function readSettingsFile(file: string): SettingsFileRead {
  * reader sees the old file or the new one, and the folder is the user's alone.
  */
 export function writeSettingsFile(file: string, text: string): void {
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.tmp`;
   try {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     writeFileSync(tmp, text, { mode: 0o600, flag: "wx" });
     renameSync(tmp, file);
+  } catch (e) {
+    throw unwritable(file, e);
   } finally {
-    rmSync(tmp, { force: true });
+    removeQuietly(tmp);
   }
+}
+
+/** Removes a leftover temp file; where its folder is not one (a file in the way), there is none. */
+function removeQuietly(path: string): void {
+  try {
+    rmSync(path, { force: true });
+  } catch {
+    // nothing of ours is there
+  }
+}
+
+/** Why the settings file could not be written, with the folder at fault and what to do. */
+function unwritable(file: string, e: unknown): DlError {
+  const err = e as NodeJS.ErrnoException;
+  const code = String(err.code ?? "error").slice(0, 20);
+  const where = typeof err.path === "string" && err.path !== file ? ` (${code} on ${err.path})` : ` (${code})`;
+  const fix =
+    code === "EACCES" || code === "EPERM" || code === "EROFS"
+      ? "run dl init as the user whose HOME it is, or point HOME (or XDG_CONFIG_HOME, on Linux) at a folder you can write"
+      : code === "ENOTDIR" || code === "EEXIST"
+        ? "a file stands where that folder should be: move it away, then run dl init again"
+        : "check that folder, then run dl init again";
+  return new DlError("storage", `cannot write the settings file ${file}${where}: ${fix}`, { path: file });
 }

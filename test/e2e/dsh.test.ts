@@ -389,7 +389,7 @@ describe("dsh caps across servers", () => {
     expect(pk.all).toBe(2);
   });
 
-  test("a dead server's queued job and a dead supervisor's running one end; dl wait exits 1 for them; the next server kills the verified orphan", async () => {
+  test("a dead supervisor's running job ends (dl wait exits 1), the dead server's queued one waits; the next server kills the verified orphan and runs the queued one", async () => {
     const stateDir = join(root, "state-dead");
     const log = join(root, "events-dead.log");
     const s = await serve(stateDir, { DELEGATE_DSH_MAX_CONCURRENT: "1", DELEGATE_DSH_MAX_PER_PROJECT: "1" });
@@ -406,13 +406,14 @@ describe("dsh caps across servers", () => {
     // The launcher runs in its own session: it outlives its supervisor until reaped.
     expect(liveWith(launcherOut).length).toBeGreaterThan(0);
 
-    const wait = await runDl(["wait", ...ids], { DELEGATE_DSH_STATE_DIR: stateDir });
+    const wait = await runDl(["wait", ids[0]!], { DELEGATE_DSH_STATE_DIR: stateDir });
     expect(wait.code).toBe(1);
     // One story: the running one's child still runs (reap will stop it), the queued one never started.
     expect(wait.stdout).toContain(`${ids[0]} KILLED_ON_RESTART`);
     expect(wait.stdout).toContain("dl reap will stop the child and record killed_on_restart");
-    expect(wait.stdout).toContain(`${ids[1]} LOST`);
-    expect(wait.stdout).toContain("dl reap will record it lost");
+    const shown = JSON.parse((await runDl(["show", "--json", ids[1]!], { DELEGATE_DSH_STATE_DIR: stateDir })).stdout);
+    expect(shown).toMatchObject({ state: "queued", window: "closed" });
+    expect(shown.reason).toContain("hand it to a supervisor of its own");
 
     // A new server on the state dir reaps them at start: the running one lost, its verified
     // orphan killed; the queued one, whose work never started, goes to a supervisor of its

@@ -160,6 +160,23 @@ describe("dl init", () => {
     expect(() => statSync(settingsFile(home))).toThrow();
   });
 
+  test("a --model the server does not list, or a server not started yet, is written as asked and said", async () => {
+    const { env } = freshHome();
+    const typo = await runDl(["init", "--endpoint", fake.url, "--model", "local-qwen-tset", "--json"], env);
+    expect(JSON.parse(typo.stdout).why).toBe(
+      `given with --model; ${fake.url} does not list it: check the name (dl status lists what it serves)`,
+    );
+    const listed = await runDl(["init", "--endpoint", fake.url, "--model", "local-qwen-test", "--json"], env);
+    expect(JSON.parse(listed.stdout).why).toBe("given with --model");
+    const later = await runDl(["init", "--endpoint", "http://127.0.0.1:9", "--model", "m"], env);
+    expect(later.stdout).toContain(
+      "model: m at http://127.0.0.1:9 (given with --model; nothing answers at http://127.0.0.1:9 yet: start it, then run dl status)",
+    );
+    // The servers' URLs in one column, so their models line up.
+    const rows = later.stdout.split("\n").filter((l) => /^ {2}\S+ +http:/.test(l));
+    expect(new Set(rows.map((l) => /^ {2}\S+ +http\S+ +/.exec(l)?.[0].length)).size).toBe(1);
+  });
+
   test("--endpoint of a usual port is listed once", async () => {
     const { env } = freshHome();
     const r = await runDl(["init", "--endpoint", "http://localhost:11434", "--model", "x", "--json"], env);

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { lineReader } from "../helpers/lines.ts";
-import { killPid, liveWith, pidAlive } from "../helpers/proc.ts";
+import { killPid, liveWith } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
 
 /**
@@ -161,8 +160,9 @@ const isRoot = process.getuid?.() === 0;
 describe("no process of the same user can read the server's secrets", () => {
   let home: string;
   beforeAll(() => {
-    // The suite's root is private to the test runner's uid; this user needs its own tree.
-    home = tempDir("dl-harden", tmpdir());
+    // The suite's root is private to the test runner's uid, and /tmp may be too (0700 on
+    // some machines): this user gets a tree of its own it can reach, as a real user's HOME is.
+    home = tempDir("dl-harden", "/var/tmp");
     for (const d of ["home", "proj"]) mkdirSync(join(home, d));
     for (const d of [home, join(home, "home"), join(home, "proj")]) chownSync(d, NOBODY, NOBODY);
   });

@@ -5,10 +5,11 @@ import { resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
 import { JobStore } from "../../src/store/jobs.ts";
 import type { JobRow } from "../../src/store/types.ts";
 import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
-import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
+import { type FakeResponses, type SeenRequest, type Step, startFakeResponses } from "../fixture/fake-responses.ts";
 import { codexServeEnv, markerRouter } from "../helpers/codex-home.ts";
 import { requireBinary, runDl, tempDir } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
+import { supervisorOf } from "../helpers/supervisor.ts";
 import { connectTaskDl, type TaskDl } from "../helpers/task-session.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
@@ -20,17 +21,36 @@ import { skipBwrap } from "../sandbox/jail-env.ts";
  * job runs on to `done` with its answer and its changes, and a new `dl serve` of the same
  * project polls it and settles its MCP task (tasks/get) from the store. Through dist/dl
  * with each provider: agent jobs against a scripted fake model (its run writes a file),
- * the real Codex CLI against a fake Responses API, the fake agy in the real jail (it
- * writes a file), the fake dsh launcher (its change stays in the job's out_dir).
+ * the real Codex CLI against a fake Responses API (its model calls Codex's own exec and
+ * apply_patch tools once the window is gone, and Codex writes the file in the workdir),
+ * the fake agy in the real jail (it writes a file), the fake dsh launcher (its change
+ * stays in the job's out_dir).
  */
 const KEY = "sk-outlive";
 const FAKE_AGY = join(import.meta.dir, "..", "fixture", "fake-agy.sh");
 const FAKE_DSH = join(import.meta.dir, "..", "fixture", "fake-dsh.sh");
+/** A model that never answers: its job holds its slot until it is killed. */
+const BLOCKING_MODEL = "local-blocking";
 
 let fake: FakeModel;
 /** Opened by the test that must look at a job while it still runs. */
 const held = Promise.withResolvers<void>();
 let codexFake: FakeResponses;
+/** Codex's edit of each run waits for its gate: the file is written after the window closed. */
+const codexGates = new Map<string, PromiseWithResolvers<void>>();
+const codexGate = (key: string) => {
+  if (!codexGates.has(key)) codexGates.set(key, Promise.withResolvers<void>());
+  return codexGates.get(key)!;
+};
+const CODEX_FILE = "codex.txt";
+function codexRouter(): (req: SeenRequest) => Step {
+  const base = markerRouter();
+  return (req) => {
+    const key = /\[edit-after:([a-z-]+)\]/.exec(req.prompt)?.[1];
+    if (key === undefined) return base(req);
+    return { kind: "edit", file: CODEX_FILE, content: "written by codex\n", until: codexGate(key).promise };
+  };
+}
 let root: string;
 let env: Record<string, string>;
 const open: TaskDl[] = [];
@@ -43,11 +63,12 @@ beforeAll(async () => {
   // Turn 1 writes a file; turn 2 answers, after long enough for the server to be gone
   // (for the model "local-held", only once the test lets it).
   fake.always(async (req) => {
+    if (req.model === BLOCKING_MODEL) return reply.hang();
     if (!afterTool(req)) return reply.tool("write_file", { path: "note.txt", content: "written by the agent\n" });
     if (req.model === "local-held") await held.promise;
     return reply.text("Wrote the note.", { delayMs: 1500 });
   });
-  codexFake = startFakeResponses(markerRouter());
+  codexFake = startFakeResponses(codexRouter());
   root = tempDir("outlive");
   const agentsDir = join(root, "agents");
   await Bun.write(
@@ -100,7 +121,9 @@ type Case = {
   provider: string;
   stateDir: () => string;
   /** The call made as a task, slow enough that the server is gone before it ends. */
-  call: (workdir: string) => [tool: string, args: Record<string, unknown>];
+  call: (workdir: string, key: string) => [tool: string, args: Record<string, unknown>];
+  /** A change the job makes only once `release(key)` is called (after the window ended). */
+  gated?: { file: string; release: (key: string) => void };
   /** What the ended job left: its answer in the task's result, its change on disk. */
   check: (result: Record<string, unknown>, workdir: string, row: JobRow) => void;
 };
@@ -121,10 +144,13 @@ const CASES: Case[] = [
   {
     provider: "codex",
     stateDir: () => env.DELEGATE_CODEX_STATE_DIR!,
-    call: (workdir) => ["delegate_to_codex", { task: "[slow:2500] say done", workdir }],
-    check: (r) => {
-      expect(r).toMatchObject({ status: "done" });
-      expect(String(r.final_response)).toContain("done");
+    call: (workdir, key) => ["delegate_to_codex", { task: `[edit-after:${key}] add codex.txt`, workdir }],
+    gated: { file: CODEX_FILE, release: (key) => codexGate(key).resolve() },
+    check: (r, workdir) => {
+      expect(r).toMatchObject({ status: "done", final_response: `wrote ${CODEX_FILE}` });
+      // Codex's own report of the change (its --json file_change item), and the change on disk.
+      expect((r.usage as { items: Record<string, number> }).items.file_change).toBe(1);
+      expect(readFileSync(join(workdir, CODEX_FILE), "utf8")).toBe("written by codex\n");
     },
   },
   {
@@ -174,9 +200,10 @@ async function endServer(proc: TaskDl["io"]["proc"], how: Exit): Promise<void> {
 }
 
 async function outlive(c: Case, how: Exit): Promise<void> {
-  const workdir = makeRepo(root, `${c.provider}-${how.replace(/\W+/g, "-")}`, 0).repo;
+  const key = how.replace(/\W+/g, "-").toLowerCase();
+  const workdir = makeRepo(root, `${c.provider}-${key}`, 0).repo;
   const first = await server(workdir);
-  const [tool, args] = c.call(workdir);
+  const [tool, args] = c.call(workdir, key);
   const execution = await first.session.callTool(tool, args as never);
   expect(execution.kind).toBe("task");
   const taskId = execution.handle!.taskId;
@@ -189,6 +216,11 @@ async function outlive(c: Case, how: Exit): Promise<void> {
   const reference = (execution as never as { serializeReference: () => never }).serializeReference();
   await endServer(first.io.proc, how);
   expect(pidAlive(running.owner_pid!)).toBe(true);
+  if (c.gated) {
+    // The change is still to be made: the job makes it with its window gone.
+    expect(existsSync(join(workdir, c.gated.file))).toBe(false);
+    c.gated.release(key);
+  }
 
   // A new window of the same project: it answers for the job another server started.
   const second = await server(workdir);
@@ -234,7 +266,7 @@ describe("a job outlives the server that started it", () => {
     open.push(first);
     const ids: string[] = [];
     for (const tree of workdir.trees) {
-      const [tool, args] = c.call(tree);
+      const [tool, args] = c.call(tree, "queued");
       const execution = await first.session.callTool(tool, args as never);
       ids.push(jobIdOf(execution.handle!.taskId));
     }
@@ -245,11 +277,62 @@ describe("a job outlives the server that started it", () => {
     for (const tree of workdir.trees) expect(existsSync(join(tree, "note.txt"))).toBe(true);
   }, 90_000);
 
+  test("a killed window's queued jobs with no dl left on their store: dl wait hands them to supervisors, which keep the cap and the order", async () => {
+    const stateDir = join(root, "agent-adrift");
+    const caps = { DELEGATE_AGENT_MAX_CONCURRENT: "1", DELEGATE_AGENT_MAX_PER_PROJECT: "1" };
+    const own = { ...env, ...caps, DELEGATE_AGENT_STATE_DIR: stateDir };
+    const workdir = makeRepo(root, "adrift", 2);
+    const first = await connectTaskDl(own, { cwd: workdir.repo });
+    open.push(first);
+    // The first job takes the one slot and never ends; the two after it queue in the server.
+    const ids: string[] = [];
+    for (const [i, tree] of workdir.trees.entries()) {
+      const [tool, args] = CASES[0]!.call(tree, "adrift");
+      const model = i === 0 ? BLOCKING_MODEL : "local-outlive";
+      ids.push(jobIdOf((await first.session.callTool(tool, { ...args, model } as never)).handle!.taskId));
+    }
+    const [blocker, ...queued] = ids as [string, ...string[]];
+    await until(() => readRow(stateDir, blocker)?.child_pid, "the first job to run");
+    await until(() => queued.every((id) => readRow(stateDir, id)?.queue_reason === "global_cap"), "the rest to queue");
+    const server = first.io.proc.pid;
+    // The window is killed, and so is the only supervisor: no dl serves the store now.
+    for (const pid of [server, supervisorOf(stateDir, blocker)]) {
+      process.kill(pid, "SIGKILL");
+      await until(() => !pidAlive(pid), `process ${pid} to die`);
+    }
+    expect(queued.map((id) => readRow(stateDir, id)!.owner_pid)).toEqual([server, server]);
+
+    // dl jobs reads the queued ones as queued, saying who takes them over.
+    const listed = JSON.parse((await runDl(["jobs", "--json"], own)).stdout) as {
+      jobs: { id: string; state: string; reason: string; window: string }[];
+    };
+    for (const id of queued) {
+      const job = listed.jobs.find((j) => j.id === id);
+      expect(job).toMatchObject({ state: "queued", window: "closed" });
+      expect(job!.reason).toContain("hand it to a supervisor of its own");
+    }
+
+    // The user's dl wait hands them to supervisors of their own, which end the blocker's
+    // row (its supervisor died) and run them one at a time, oldest first.
+    const wait = await runDl(["wait", "--timeout", "60", ...queued], own);
+    expect(wait.code).toBe(0);
+    for (const id of queued) expect(wait.stdout).toContain(`${id} DONE`);
+    const [a, b] = queued.map((id) => readRow(stateDir, id)!);
+    for (const r of [a!, b!]) expect(r).toMatchObject({ status: "done", origin_pid: server });
+    // The blocker's run died with its supervisor, or the first supervisor's reap stopped it.
+    const ended = readRow(stateDir, blocker)!;
+    expect(["killed_on_restart", "lost"]).toContain(ended.status);
+    expect(a!.started_at!).toBeGreaterThanOrEqual(ended.ended_at!);
+    expect(b!.started_at!).toBeGreaterThanOrEqual(a!.ended_at!);
+    for (const tree of workdir.trees.slice(1))
+      expect(readFileSync(join(tree, "note.txt"), "utf8")).toBe("written by the agent\n");
+  }, 90_000);
+
   test("dl jobs says the job's window closed, the next server of the project says it still runs, dl wait sees it end", async () => {
     const c = CASES[0]!;
     const workdir = makeRepo(root, "shell-view", 0).repo;
     const first = await server(workdir);
-    const [tool, args] = c.call(workdir);
+    const [tool, args] = c.call(workdir, "shell-view");
     const execution = await first.session.callTool(tool, { ...args, model: "local-held" } as never);
     const id = jobIdOf(execution.handle!.taskId);
     await until(() => readRow(c.stateDir(), id)?.status === "running", `${id} to run`);

@@ -112,7 +112,18 @@ describe("dl serve over stdio", () => {
       arguments: { tasks: [{ task: "x", workdir: tempDir("w") }], allow_over_quota: true },
     });
     expect(res.isError).toBe(true);
-    expect(JSON.stringify(res.content)).toContain("allow_over_quota");
+    // Where it goes, in the structured result the model reads.
+    expect(res.structuredContent).toMatchObject({
+      failure_kind: "invalid_arguments",
+      error: expect.stringContaining(
+        "allow_over_quota is a field of each task, not of the call: put it inside the task it is for (tasks[0].allow_over_quota)",
+      ),
+    });
+    const other = await session.client.callTool({
+      name: "submit_codex",
+      arguments: { tasks: [{ task: "x", workdir: tempDir("w") }], colour: "red" },
+    });
+    expect(JSON.stringify(other.structuredContent)).toContain("unknown field colour: only tasks goes here");
   });
 
   test("an unknown tool is refused and the server stays up", async () => {

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
-import { connectDl, runDl, tempDir } from "../helpers/dl.ts";
+import { connectDl, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
+import { lineReader } from "../helpers/lines.ts";
 
 /**
  * The per-user settings file through dist/dl: every process reads it (dl serve, the shell
@@ -112,9 +113,58 @@ describe("the settings file", () => {
       const text = await runDl(["status"], h.env);
       expect(text.stdout).toContain(`pools of dl serve pid`);
       expect(text.stdout).toMatch(/qwen-3-8-max\s+1\/\d+ in use/);
+      // A shell dl run then says, before it takes a slot, that the two pools do not count each other's.
+      const run = Bun.spawn(
+        [requireBinary(), "run", "helper", "go", "--workdir", tempDir("w"), "--model", "qwen-3-8-max"],
+        {
+          env: testEnv({ ...h.env, DELEGATE_LOCAL_URL: fake.anthropicUrl, DELEGATE_LOCAL_AGENTS_DIR: agents }),
+          stderr: "pipe",
+          stdout: "ignore",
+        },
+      );
+      const line = lineReader(run.stderr);
+      // Its lines up to the first turn (the warning comes before the slot is taken).
+      const said: string[] = [];
+      for (let l = await line(); l !== null && !l.includes("turn 1 started"); l = await line()) said.push(l);
+      run.kill("SIGTERM");
+      await run.exited;
+      expect(said.join("\n")).toContain(
+        `uses the cache dir ${hostCache} and this run ${report.config.paths.cache_dir}`,
+      );
     } finally {
       await s.close();
       await call;
+    }
+  }, 90_000);
+
+  test("a server given another gateway and model by its host (a plugin's options): the shell's dl status names both values", async () => {
+    const h = home(`DELEGATE_LOCAL_URL=${fake.anthropicUrl}\nDELEGATE_LOCAL_MODEL=qwen-3-8-max\n`);
+    const hostUrl = `${fake.url}/v1/chat/completions`;
+    const s = await connectDl({ ...h.env, DELEGATE_LOCAL_URL: hostUrl, DELEGATE_LOCAL_MODEL: "host-model" });
+    try {
+      const report = JSON.parse((await runDl(["status", "--json"], h.env)).stdout);
+      const pid = s.transport.pid;
+      expect(report.settings.other_servers).toEqual([
+        { server_pid: pid, variable: "DELEGATE_LOCAL_URL", server_value: hostUrl, this_value: fake.anthropicUrl },
+        { server_pid: pid, variable: "DELEGATE_LOCAL_MODEL", server_value: "host-model", this_value: "qwen-3-8-max" },
+      ]);
+      const text = (await runDl(["status"], h.env)).stdout;
+      expect(text).toContain(
+        `note: dl serve pid ${pid} runs with DELEGATE_LOCAL_MODEL=host-model (here: qwen-3-8-max), set by its host`,
+      );
+      // The same server seen from a process with the same settings: nothing to say.
+      const same = JSON.parse(
+        (
+          await runDl(["status", "--json"], {
+            ...h.env,
+            DELEGATE_LOCAL_URL: hostUrl,
+            DELEGATE_LOCAL_MODEL: "host-model",
+          })
+        ).stdout,
+      );
+      expect(same.settings.other_servers).toEqual([]);
+    } finally {
+      await s.close();
     }
   }, 90_000);
 
@@ -146,4 +196,73 @@ describe("the settings file", () => {
       await call;
     }
   }, 90_000);
+});
+
+const NOBODY = 65534;
+const asNobody = process.getuid?.() === 0 && Bun.which("setpriv") !== null;
+
+/** dl status as nobody (a copy of dl it may run, in /var/tmp: the suite's root is closed to other users). */
+function statusAsNobody(base: string, env: Record<string, string>) {
+  const r = Bun.spawnSync(
+    ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "--", join(base, "dl"), "status"],
+    {
+      env: { PATH: "/usr/bin:/bin", DELEGATE_TEST_ISOLATION: "1", DELEGATE_TEST_ISOLATION_ROOT: base, ...env },
+      cwd: base,
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
+  return { code: r.exitCode, stderr: r.stderr.toString() };
+}
+
+describe.skipIf(!asNobody)("a settings file this user cannot reach (as nobody, through setpriv)", () => {
+  let base: string;
+  beforeAll(() => {
+    base = mkdtempSync("/var/tmp/dl-settings-");
+    chmodSync(base, 0o755);
+    copyFileSync(requireBinary(), join(base, "dl"));
+    chmodSync(join(base, "dl"), 0o755);
+  });
+  afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+  const own = (dir: string) => {
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    chownSync(dir, NOBODY, NOBODY);
+    return dir;
+  };
+  /** Every place dl keeps state, in the test's folder (a HOME of root's holds none of nobody's). */
+  const elsewhere = (): Record<string, string> => ({
+    XDG_CACHE_HOME: own(join(base, "cache")),
+    DELEGATE_CACHE_DIR: own(join(base, "dl-cache")),
+    CODEX_HOME: own(join(base, "codex")),
+    ...Object.fromEntries(
+      ["CODEX", "GEMINI", "DSH", "AGENT"].map((p) => [
+        `DELEGATE_${p}_STATE_DIR`,
+        own(join(base, `${p.toLowerCase()}-state`)),
+      ]),
+    ),
+  });
+
+  test("in its own HOME, behind a ~/.config root took over: refused in one line naming the folder and the fix", () => {
+    const home = own(join(base, "home"));
+    mkdirSync(join(home, ".config/dl"), { recursive: true, mode: 0o700 });
+    writeFileSync(join(home, ".config/dl/settings.env"), "DELEGATE_LOCAL_MODEL=m\n", { mode: 0o600 });
+    chmodSync(join(home, ".config"), 0o700); // root's, as a `sudo dl init` leaves it
+    const r = statusAsNobody(base, { HOME: home, ...elsewhere() });
+    expect(r.code).toBe(2);
+    const line =
+      r.stderr
+        .trim()
+        .split("\n")
+        .find((l) => l.includes("settings file")) ?? r.stderr;
+    expect(line).toContain(`${home}/.config/dl/settings.env`);
+    expect(line).toContain(`is behind ${home}/.config (owner uid 0, mode 0700)`);
+    expect(line).toContain(`sudo chown -R ${NOBODY} ${home}/.config`);
+  });
+
+  test("in a HOME that is not its own (root's): no settings file of this user's, and dl runs", () => {
+    const r = statusAsNobody(base, { HOME: "/root", ...elsewhere() });
+    expect(r.stderr).not.toContain("settings file");
+    expect(r.code).not.toBe(2);
+  });
 });

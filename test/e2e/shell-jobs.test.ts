@@ -6,6 +6,7 @@ import { JobStore } from "../../src/store/jobs.ts";
 import type { NewJob } from "../../src/store/types.ts";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { callTool, connectDl, type DlSession, requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
+import { lineReader } from "../helpers/lines.ts";
 import { pidAlive } from "../helpers/proc.ts";
 import { supervisorOf } from "../helpers/supervisor.ts";
 import { until } from "../helpers/until.ts";
@@ -180,6 +181,42 @@ describe("dl jobs / show / logs / cancel", () => {
     expect((await dl(["logs", ID.dsh])).out).toContain("the dsh answer");
     expect((await dl(["logs", ID.gemini, "--json"])).out).toContain('"final_response":"the gemini answer"');
   });
+
+  test("dl logs --follow on a running agent job says so, prints each step as it ends, and stops with the job", async () => {
+    fake.reset();
+    const answer = Promise.withResolvers<void>();
+    fake.script(reply.tool("list_files", { path: "." }), async () => {
+      await answer.promise;
+      return reply.text("followed to the end");
+    });
+    // A project of its own: the seeded jobs hold this file's repo.
+    const workdir = makeRepo(root, "follow").repo;
+    const sub = await callTool<{ jobs: { id: string }[] }>(session, "submit_agent", {
+      tasks: [{ agent_name: "helper", task: "List, then answer.", workdir }],
+    });
+    const id = sub.data.jobs[0]!.id;
+    const p = Bun.spawn([requireBinary(), "logs", id, "--follow"], {
+      env: testEnv(env()),
+      cwd: repo,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const out = lineReader(p.stdout);
+    // The first step prints while the job still runs: its second turn waits for `answer`.
+    let line = await out();
+    while (line !== null && !line.includes("list_files")) line = await out();
+    expect(line).toContain("list_files");
+    answer.resolve();
+    const rest: string[] = [];
+    for (let l = await out(); l !== null; l = await out()) rest.push(l);
+    expect(await p.exited).toBe(0);
+    expect(rest.join("\n")).toMatch(/end: \d+ step/);
+    expect(await new Response(p.stderr).text()).toMatch(
+      new RegExp(
+        `^dl logs: ${id} is (queued|running); following it until it ends: each step prints as it ends; Ctrl-C stops\n$`,
+      ),
+    );
+  }, 60_000);
 
   test("a delegation (no job row) is listed by dl jobs and shown by dl show, as dl logs reads it", async () => {
     fake.always(reply.text("delegated answer", { usage: { input: 1500, output: 40, cacheRead: 1000 } }));

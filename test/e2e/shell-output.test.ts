@@ -104,8 +104,16 @@ describe("shell output", () => {
       { provider: "agent", stateDir: moved },
     ]);
     const status = await runDl(["status"], home);
-    expect(status.stdout).toContain(`  agent (${own}) 0 running`);
-    expect(status.stdout).toContain(`  agent (${moved}) 0 running`);
+    // Each named by its folder, the counts of every store in one column.
+    const section = status.stdout.slice(status.stdout.indexOf("\njobs:\n"));
+    const rows = section
+      .slice(0, section.indexOf("\n\n", 1))
+      .split("\n")
+      .filter((l) => / running, /.test(l));
+    const column = new Set(rows.map((l) => l.search(/ \d+ running/)));
+    expect(rows.find((l) => l.startsWith(`  agent (${own}) `))).toBeDefined();
+    expect(rows.find((l) => l.startsWith(`  agent (${moved}) `))).toBeDefined();
+    expect(column.size).toBe(1);
     const reap = await runDl(["reap", "--dry-run"], home);
     expect(reap.stdout).toContain(`agent (${moved}): would end 0 job(s)`);
     expect(reap.stdout).not.toMatch(/^agent:/m);

@@ -41,10 +41,16 @@ const E2E_BEARER_VAR = "DL_FAKE_BEARER";
 /**
  * What `dl serve` needs to run the real Codex CLI against a fake Responses server: a
  * CODEX_HOME pointing at it (in `root`), the pinned CLI, a state dir, and the fake
- * provider's bearer passed through like any variable a user lets through.
+ * provider's bearer passed through like any variable a user lets through. TMPDIR is a
+ * folder of its own, as a user's temp dir is not above their ~/.codex: under its temp
+ * dir the CLI makes no sandbox helper and every command and patch of a workspace-write
+ * run fails (see fake-responses.ts).
  */
 export function codexServeEnv(root: string, baseUrl: string, stateDir: string): Record<string, string> {
+  const tmp = join(root, "tmp");
+  mkdirSync(tmp, { recursive: true });
   return {
+    TMPDIR: tmp,
     CODEX_HOME: makeCodexHome(join(root, "codex-home"), baseUrl, E2E_BEARER_VAR),
     DELEGATE_CODEX_BIN: CODEX_BIN,
     DELEGATE_CODEX_STATE_DIR: stateDir,
@@ -125,6 +131,8 @@ export function markerRouter(): (req: SeenRequest) => Step {
         return { kind: "hang" };
       case "slow":
         return { kind: "ok", delayMs: Number(arg ?? 300) };
+      case "edit": // adds codex.txt in the workdir through Codex's own tools, after arg ms
+        return { kind: "edit", file: "codex.txt", content: "written by codex\n", delayMs: Number(arg ?? 0) };
       case "rl":
         return { kind: "ok", rateLimits: { primaryPct: 20, secondaryPct: Number(arg ?? 91) } };
       case "throttle": // the first N requests of this key are throttled (HTTP 429, no hint)

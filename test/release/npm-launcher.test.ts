@@ -10,6 +10,8 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { TARGETS, type TargetName } from "../../build.ts";
 import pkg from "../../package.json" with { type: "json" };
 import { LAUNCHER, launcherManifest, platformManifest, platformPackage, SCOPE } from "../../scripts/npm-packages.ts";
@@ -212,3 +214,78 @@ async function firstLine(stream: ReadableStream<Uint8Array>): Promise<unknown> {
   reader.releaseLock();
   return JSON.parse(buf.slice(0, buf.indexOf("\n")));
 }
+
+/**
+ * What dl prints for a person or a host to run names the command they type — the bin link
+ * npm put on PATH, or npx — never the binary inside node_modules that the launcher execs
+ * (which a person would not type and an upgrade moves): the launcher passes itself as
+ * DELEGATE_COMMAND.
+ */
+describe("the lines dl prints name the launcher, not the binary in node_modules", () => {
+  const registration = async (cmd: string[], home: string, cwd?: string) => {
+    const r = await run(
+      [...cmd, "init", "--endpoint", "http://127.0.0.1:9", "--model", "m", "--json"],
+      { ...env, HOME: home },
+      cwd,
+    );
+    expect(r.stderr).toBe("");
+    return JSON.parse(r.stdout).register_line as string;
+  };
+
+  test("a global install: dl init's line, dl serve --check's verdict and a submit's watch name prefix/bin/dl", async () => {
+    const { bin } = globalInstall();
+    const home = tempDir("launcher-lines");
+    const dl = join(bin, "dl");
+    expect(await registration([dl], home)).toBe(`claude mcp add delegate-local --scope user -- ${dl} serve`);
+    // Started by name from PATH, as a person types it.
+    const byName = await run(["sh", "-c", "dl serve --check"], { ...env, HOME: home, PATH: `${bin}:${SYSTEM_PATH}` });
+    expect(byName.stdout.trimEnd().split("\n").at(-1)).toEndWith(` ${dl} serve`);
+    // From the prefix with a relative path: made absolute, the link itself kept.
+    expect(await registration(["./bin/dl"], home, join(bin, ".."))).toContain(`-- ${realpathSync(bin)}/dl serve`);
+    const agents = tempDir("launcher-agents");
+    writeFileSync(join(agents, "helper.md"), "---\nname: helper\n---\nHelp.\n");
+    const transport = new StdioClientTransport({
+      command: dl,
+      args: ["serve"],
+      env: { ...env, HOME: home, DELEGATE_LOCAL_URL: "http://127.0.0.1:9", DELEGATE_LOCAL_AGENTS_DIR: agents },
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "launcher-test", version: "1" });
+    await client.connect(transport);
+    try {
+      const workdir = tempDir("launcher-work");
+      const res = await client.callTool(
+        { name: "submit_agent", arguments: { tasks: [{ agent_name: "helper", task: "go", workdir }] } },
+        { timeout: 60_000 },
+      );
+      const out = res.structuredContent as { watch: string; jobs: { id: string }[] };
+      expect(out.watch).toBe(`${dl} wait ${out.jobs[0]!.id}`);
+      const waited = await run([dl, "wait", out.jobs[0]!.id, "--timeout", "60"], { ...env, HOME: home });
+      expect(waited.stdout).toContain(out.jobs[0]!.id);
+    } finally {
+      await client.close();
+    }
+  }, 90_000);
+
+  test("run from npx's cache: the line is npx -y delegate-local serve, which outlives that cache", async () => {
+    const home = tempDir("launcher-npx");
+    const nm = join(home, ".npm", "_npx", "0123abcd", "node_modules");
+    placeLauncher(join(nm, LAUNCHER));
+    placePlatform(nm);
+    mkdirSync(join(nm, ".bin"));
+    symlinkSync(`../${LAUNCHER}/bin/dl`, join(nm, ".bin", LAUNCHER));
+    expect(await registration([join(nm, ".bin", LAUNCHER)], home)).toBe(
+      `claude mcp add delegate-local --scope user -- npx -y ${LAUNCHER} serve`,
+    );
+  });
+
+  test("the binary started directly names itself; a DELEGATE_COMMAND that is no command is refused by name", async () => {
+    const home = tempDir("launcher-direct");
+    expect(await registration([requireBinary()], home)).toBe(
+      `claude mcp add delegate-local --scope user -- ${requireBinary()} serve`,
+    );
+    const r = await run([requireBinary(), "status"], { ...env, HOME: home, DELEGATE_COMMAND: "dl" });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('DELEGATE_COMMAND="dl" is invalid: expected an absolute path, or npx');
+  });
+});

@@ -167,14 +167,21 @@ for (const jail of JAILS) {
       writeFileSync(join(dir, ".claude/settings.json"), "{}\n");
       writeFileSync(join(dir, "CLAUDE.md"), "be careful\n");
       const marker = join(home, `marker-${n}`);
-      const kept = [".claude/settings.json", ".claude/settings.local.json", ".claude/agents/coder.md", "CLAUDE.md"];
+      // .vscode is absent: a read-only stand-in while the job runs (VS Code reloads its settings live).
+      const kept = [
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".claude/agents/coder.md",
+        "CLAUDE.md",
+        ".vscode/tasks.json",
+      ];
       const { out } = await hostile((g) => jail.policy(dir, g), "write", marker, ...kept.map((p) => join(dir, p)));
       for (const p of kept) expect(out).toContain(`write ${join(dir, p)}: refused`);
       expect(readFileSync(join(dir, ".claude/settings.json"), "utf8")).toBe("{}\n");
-      const fresh = [".vscode/tasks.json", "pkg/.envrc", ".mcp.json", "pkg/.idea/workspace.xml"];
+      const fresh = [".zed/tasks.json", "pkg/.envrc", ".mcp.json", "pkg/.idea/workspace.xml"];
       const r = await hostile((g) => jail.policy(dir, g), "write", marker, ...fresh.map((p) => join(dir, p)));
       expect(r.tamper?.failureKind).toBe("jail_git_tampered");
-      for (const p of [".vscode", "pkg/.envrc", ".mcp.json", "pkg/.idea"]) {
+      for (const p of [".zed", "pkg/.envrc", ".mcp.json", "pkg/.idea"]) {
         expect(r.tamper?.changed).toContain(`${p} (new)`);
         expect(existsSync(join(dir, p))).toBe(false);
       }

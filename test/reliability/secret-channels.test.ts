@@ -34,7 +34,8 @@ import { skipBwrap } from "../sandbox/jail-env.ts";
  * file under the state and cache dirs, SQLite files included. Run as root and, with
  * setpriv, as an ordinary user (nobody). Nothing may hold any key.
  */
-const MARK = "QZ7X";
+/** Distinct per run: every process on the machine is searched, and another run of this file may be among them. */
+const MARK = `QZ${Math.random().toString(36).slice(2, 6).toUpperCase()}`;
 const KEYS = {
   /** DELEGATE_LOCAL_KEY: shaped like nothing, known only because dl holds it. */
   local: `lk-${MARK}-local-gateway-key`,
@@ -50,27 +51,63 @@ const KEYS = {
   model: `sk-${MARK}modelNameAbCdEf012345`,
   /** A file name in the workdir. */
   file: `ghp_${MARK}fileName0123456789abcdef`,
+  /** DB_PASS in dl's environment: a short credential word, as a word of its own. */
+  pass: `dp-${MARK}-db-pass-value`,
+  /** github_pat, lower case. */
+  pat: `pt-${MARK}-github-pat-value`,
+  /** The query parameter of DELEGATE_LOCAL_URL (a gateway that takes its key in the URL). */
+  urlQuery: `uq-${MARK}-url-query-key`,
+  /** Handed to the Codex CLI by name; the fake endpoint says it back. */
+  codexPassed: `cx-${MARK}-codex-passed-bearer`,
+  /** DB_PASSWORD in a workdir .env only: dl learns it when it sees it named. */
+  dotenv: `de-${MARK}-dotenv-only-99`,
 } as const;
+
+/** A key as text carries it without writing it: URL-encoded, base64 (a Basic header), base64url. */
+const encodings = (k: string) => [
+  encodeURIComponent(k),
+  Buffer.from(k).toString("base64"),
+  Buffer.from(`user:${k}`).toString("base64url"),
+];
+/** What is looked for: each key, and enough of each encoding that none of it may remain. */
+const searched = (k: string) => [
+  k,
+  encodeURIComponent(k),
+  Buffer.from(k).toString("base64").slice(4, -4),
+  Buffer.from(`user:${k}`).toString("base64url").slice(12, -4),
+];
+/** Words of a task that are no key but no other user may read: never in a process's argv. */
+const PRIVATE_TASK_WORDS = `private-plan-${MARK}`;
 
 const LOCAL_MODEL = "local-secrets-model";
 const ENV_FILE = [
   `DELEGATE_LOCAL_KEY=${KEYS.local}`,
   `ANTHROPIC_API_KEY=${KEYS.anthropic}`,
   `MY_SERVICE_TOKEN=${KEYS.token}`,
+  `DB_PASSWORD=${KEYS.dotenv}`,
   "",
 ].join("\n");
-/** What every fake model and CLI says back: each key bare, as a model repeating a file would. */
-const ECHO = `saw ${KEYS.local} / ${KEYS.anthropic} / ${KEYS.token} / ${KEYS.passed} / ${KEYS.file}.txt`;
-const TASK = `Use these: ${KEYS.local} and ${KEYS.anthropic}; the file ${KEYS.file}.txt`;
+/** The keys dl holds, bare and encoded. */
+const HELD = [KEYS.local, KEYS.token, KEYS.passed, KEYS.pass, KEYS.pat, KEYS.urlQuery, KEYS.codexPassed];
+/** What every fake model and CLI says back: each key bare, as a model repeating a file would, and encoded. */
+const ECHO = `saw ${Object.values(KEYS)
+  .filter((k) => k !== KEYS.dotenv && k !== KEYS.provider)
+  .join(" / ")}.txt; encoded ${HELD.flatMap(encodings).join(" ")}`;
+/** What a model says once it has read the workdir's .env: the password it found there too, bare. */
+const READ_BACK = `${ECHO}; the db password is ${KEYS.dotenv}`;
+const TASK = `Use these: ${HELD.join(" ")} and ${KEYS.anthropic}; the file ${KEYS.file}.txt; ${PRIVATE_TASK_WORDS}`;
+/** A delegate_to_provider task also names its own key. */
+const PROVIDER_TASK = `${TASK}; and ${KEYS.provider}`;
 
 /** The dsh launcher: prints the workdir's .env and listing and the passed value, and says it all in its result. */
 const LAUNCHER = `#!/bin/sh
 while [ $# -gt 0 ]; do case "$1" in --out-dir) out="$2"; shift 2 ;; --cwd) cwd="$2"; shift 2 ;; *) shift 2 ;; esac; done
 mkdir -p "$out"
-cat "$cwd/.env"; ls "$cwd"; echo "passed=$DSH_GATEWAY_CRED"
-cat "$cwd/.env" >&2; echo "stderr passed=$DSH_GATEWAY_CRED" >&2
-{ cat "$cwd/.env"; echo "$DSH_GATEWAY_CRED"; } > "$out/launcher.log"
-summary=$(printf '%s' "$(cat "$cwd/.env") $DSH_GATEWAY_CRED $(ls "$cwd")" | tr '\\n"' '  ')
+cat "$cwd/.env"; ls "$cwd"; echo "passed=$DSH_GATEWAY_HANDLE"
+echo "the password is $(sed -n 's/^DB_PASSWORD=//p' "$cwd/.env")"
+cat "$cwd/.env" >&2; echo "stderr passed=$DSH_GATEWAY_HANDLE" >&2
+{ cat "$cwd/.env"; echo "$DSH_GATEWAY_HANDLE"; } > "$out/launcher.log"
+summary=$(printf '%s' "$(cat "$cwd/.env") $DSH_GATEWAY_HANDLE $(ls "$cwd")" | tr '\\n"' '  ')
 printf '{"status":"done","rc":0,"diff_stat":"","summary":"%s","tokens":{"input":1,"output":1},"wall_s":0.1}\\n' "$summary" > "$out/result.json"
 `;
 
@@ -94,15 +131,33 @@ type Ctx = {
   codex: boolean;
 };
 
-/** Occurrences of every key in `text`, by key. */
+/** Occurrences of every key in `text`, bare or encoded, by key. */
 function occurrences(text: string): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [name, value] of Object.entries(KEYS)) {
-    const n = text.split(value).length - 1;
+    const n = [...new Set(searched(value))].reduce((sum, form) => sum + text.split(form).length - 1, 0);
     if (n) out[name] = n;
   }
   return out;
 }
+
+/** Every process's argv now (/proc/<pid>/cmdline, which every local user can read). */
+function everyArgv(): string {
+  return readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p))
+    .map((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, "latin1").replaceAll("\0", " ");
+      } catch {
+        return "";
+      }
+    })
+    .join("\n");
+}
+/** argv of every process, taken whenever a fake endpoint answers (while dl's children run). */
+const argvSeen: string[] = [];
+/** The same while the Codex CLI was asking its endpoint. */
+const codexArgvSeen: string[] = [];
 
 /** Every regular file under `dir`, as bytes read leniently (SQLite pages included). */
 function filesUnder(dir: string): [string, string][] {
@@ -163,6 +218,8 @@ type Found = { channel: string; keys: Record<string, number> };
  * endpoint, which echoes its key.
  */
 async function attack(c: Ctx, gateway: FakeModel, provider: FakeModel): Promise<Found[]> {
+  argvSeen.length = 0;
+  codexArgvSeen.length = 0;
   const frames: string[] = [];
   const s = await connectTaskDl(c.env, { onFrame: (l) => frames.push(l), command: c.command, cwd: c.root });
   const outputs: [string, string][] = [];
@@ -176,17 +233,31 @@ async function attack(c: Ctx, gateway: FakeModel, provider: FakeModel): Promise<
         ["show", id],
         ["show", id, "--json"],
         ["logs", id],
+        ["logs", id, "--json"],
       ])
         outputs.push([`dl ${args.join(" ")}`, (await dl(c, args)).out]);
     for (const id of logs) outputs.push([`dl logs ${id}`, (await dl(c, ["logs", id])).out]);
     const views = [["jobs"], ["jobs", "--json"], ["usage"], ["usage", "--json"], ["status"], ["status", "--json"]];
-    for (const args of [...views, ["wait", "--all", "--json"], ["wait", ...jobs]])
+    const more = [
+      ["status", "--watch"],
+      ["serve", "--check"],
+      ["logs", jobs[0]!, "--follow"],
+      ["cancel", jobs[0]!],
+    ];
+    const init = ["init", "--json", "--endpoint", gateway.url, "--model", LOCAL_MODEL];
+    for (const args of [...views, ...more, init, ["wait", "--all", "--json"], ["wait", ...jobs]])
       outputs.push([`dl ${args.join(" ")}`, (await dl(c, args)).out]);
     outputs.push(...(await fromTheShell(c, gateway)));
   } finally {
     await s.close();
   }
   outputs.push(["MCP frames", frames.join("\n")], ["dl serve stderr", s.io.stderr]);
+  // argv is an output too: every local user reads /proc/<pid>/cmdline. A Codex task is
+  // private besides (the CLI reads it on stdin), and was looked for while Codex ran.
+  expect(argvSeen.length).toBeGreaterThan(0);
+  outputs.push(["argv of every process while dl's children ran", [...argvSeen, ...codexArgvSeen].join("\n")]);
+  if (c.codex) expect(codexArgvSeen.length).toBeGreaterThan(0);
+  expect(codexArgvSeen.filter((a) => a.includes(PRIVATE_TASK_WORDS))).toEqual([]);
   const dirs = [
     "codex-state",
     "gemini-state",
@@ -213,7 +284,7 @@ async function fromTheShell(c: Ctx, gateway: FakeModel): Promise<[string, string
   const workdir = attackRepo(c, "shell-run");
   const out: [string, string][] = [];
   for (const json of [[], ["--json"]]) {
-    gateway.script(reply.tool("read_file", { path: ".env" }), reply.text(`run ${ECHO}`, { model: KEYS.model }));
+    gateway.script(reply.tool("read_file", { path: ".env" }), reply.text(`run ${READ_BACK}`, { model: KEYS.model }));
     const r = await dl(c, ["run", "helper", TASK, "--workdir", workdir, "--model", KEYS.model, ...json]);
     expect(r.code).toBe(0);
     out.push([`dl run ${json.join(" ")}`, r.out]);
@@ -259,7 +330,7 @@ async function delegationAndFollowUp(c: Ctx, s: TaskDl, gateway: FakeModel): Pro
   gateway.script(
     reply.tool("read_file", { path: ".env" }),
     reply.tool("list_files", { path: "." }),
-    reply.text(`agent ${ECHO}`, { model: KEYS.model }),
+    reply.text(`agent ${READ_BACK}`, { model: KEYS.model }),
   );
   const workdir = attackRepo(c, "sync");
   const args = { agent_name: "helper", workdir, model: KEYS.model };
@@ -278,7 +349,14 @@ async function delegationAndFollowUp(c: Ctx, s: TaskDl, gateway: FakeModel): Pro
   expect(cut).toBeGreaterThan(100);
   expect(resent.slice(0, cut)).toBe(sent.slice(0, cut));
   expect(resent.slice(cut)).toStartWith("<redacted>");
-  gateway.script(reply.text(`task ${ECHO}`, { model: KEYS.model }));
+  // Keys in a reasoning block and in a tool call's arguments too.
+  gateway.script(
+    reply.thinking(`thinking of ${ECHO}`, reply.tool("run_bash", { command: `echo ${KEYS.pass}` })),
+    () => {
+      argvSeen.push(everyArgv());
+      return reply.text(`task ${ECHO}`, { model: KEYS.model });
+    },
+  );
   const withKeys = await tool<Job>(s, "delegate_to_local_agent", { ...args, task: TASK });
   expect(withKeys.isError).toBeFalsy();
   return [sync.logs, again.logs, withKeys.logs].flatMap((l) => (l ? [l.replace(/^dl logs /, "")] : []));
@@ -293,23 +371,47 @@ async function runEverything(
   outputs: [string, string][],
 ): Promise<{ jobs: string[]; logs: string[] }> {
   const logs = await delegationAndFollowUp(c, s, gateway);
+  // The first call that gives dl this key is a background job whose task names it.
+  const providerJob = await providerAsTask(c, s, provider);
   provider.script(reply.text(`provider: your key ${KEYS.provider} works; ${ECHO}`));
   const viaProvider = await tool<Job>(s, "delegate_to_provider", {
     provider_url: provider.anthropicUrl,
     api_key: KEYS.provider,
     agent_name: "helper",
-    task: TASK,
+    task: PROVIDER_TASK,
     workdir: attackRepo(c, "provider"),
     model: "claude-provider-model",
   });
   expect(viaProvider.isError).toBeFalsy();
   outputs.push(["delegate_to_provider result", JSON.stringify(viaProvider)]);
   if (viaProvider.logs) logs.push(viaProvider.logs.replace(/^dl logs /, ""));
-  return { jobs: await submitJobs(c, s, gateway, provider), logs };
+  return { jobs: [providerJob, ...(await submitJobs(c, s, gateway))], logs };
 }
 
-/** One job of each kind (Codex and Gemini where the machine runs them), plus a provider job as an MCP task. */
-async function submitJobs(c: Ctx, s: TaskDl, gateway: FakeModel, provider: FakeModel): Promise<string[]> {
+/** delegate_to_provider as a task: a background job whose child is handed the key; its id. */
+async function providerAsTask(c: Ctx, s: TaskDl, provider: FakeModel): Promise<string> {
+  provider.script(reply.tool("read_file", { path: ".env" }), () => {
+    argvSeen.push(everyArgv());
+    return reply.text(`provider job: ${KEYS.provider} ${READ_BACK}`);
+  });
+  const execution = await s.session.callTool("delegate_to_provider", {
+    provider_url: provider.anthropicUrl,
+    api_key: KEYS.provider,
+    agent_name: "helper",
+    task: PROVIDER_TASK,
+    workdir: attackRepo(c, "provider-job"),
+    model: "claude-provider-model",
+  });
+  // A background agent job either way: answered in place when quick, else as a task that settles.
+  const settled = resultFromTaskOutcome(
+    (await (execution as never as { settle: () => Promise<{ outcome: never }> }).settle()).outcome,
+  ) as { structuredContent?: { success?: boolean; logs?: string } };
+  expect(settled.structuredContent?.success).toBe(true);
+  return settled.structuredContent!.logs!.replace(/^dl logs /, "");
+}
+
+/** One job of each kind (Codex and Gemini where the machine runs them). */
+async function submitJobs(c: Ctx, s: TaskDl, gateway: FakeModel): Promise<string[]> {
   const submit = async (name: string, task: Record<string, unknown>) => {
     const r = await tool<{ jobs: Job[] }>(s, name, { tasks: [task] });
     expect({ name, refused: r.isError ? r : null }).toEqual({ name, refused: null });
@@ -321,7 +423,10 @@ async function submitJobs(c: Ctx, s: TaskDl, gateway: FakeModel, provider: FakeM
   const refused = await tool(s, "submit_dsh", { tasks: [{ task: "t", model: "ds-flash", workdir: keyDir }] });
   expect(JSON.stringify(refused)).toContain("holds what looks like a key");
   ids.push(await submit("submit_dsh", { task: TASK, model: "ds-flash", workdir: attackRepo(c, "dsh") }));
-  gateway.script(reply.tool("read_file", { path: ".env" }), reply.text(`job ${ECHO}`, { model: KEYS.model }));
+  gateway.script(reply.tool("read_file", { path: ".env" }), () => {
+    argvSeen.push(everyArgv());
+    return reply.text(`job ${READ_BACK}`, { model: KEYS.model });
+  });
   ids.push(
     await submit("submit_agent", {
       agent_name: "helper",
@@ -339,22 +444,6 @@ async function submitJobs(c: Ctx, s: TaskDl, gateway: FakeModel, provider: FakeM
     ids.push(await submit("submit_codex", { task: TASK, workdir: attackRepo(c, "codex") }));
   }
   if (c.gemini) ids.push(await submit("submit_gemini", { task: TASK, workdir: attackRepo(c, "gemini") }));
-  // delegate_to_provider as a task: a background job whose child is handed the key.
-  provider.script(reply.tool("read_file", { path: ".env" }), reply.text(`provider job: ${KEYS.provider} ${ECHO}`));
-  const execution = await s.session.callTool("delegate_to_provider", {
-    provider_url: provider.anthropicUrl,
-    api_key: KEYS.provider,
-    agent_name: "helper",
-    task: TASK,
-    workdir: attackRepo(c, "provider-job"),
-    model: "claude-provider-model",
-  });
-  // A background agent job either way: answered in place when quick, else as a task that settles.
-  const settled = resultFromTaskOutcome(
-    (await (execution as never as { settle: () => Promise<{ outcome: never }> }).settle()).outcome,
-  ) as { structuredContent?: { success?: boolean; logs?: string } };
-  expect(settled.structuredContent?.success).toBe(true);
-  ids.push(settled.structuredContent!.logs!.replace(/^dl logs /, ""));
   return ids;
 }
 
@@ -372,18 +461,21 @@ function setUp(root: string, gateway: FakeModel, codex: FakeResponses | null): O
   const modelsFile = join(root, "models.json");
   writeFileSync(modelsFile, JSON.stringify({ models: { "ds-flash": { model: "deepseek-v4-flash", enabled: true } } }));
   const home = join(root, "home");
-  mkdirSync(home, { recursive: true });
+  // dl's own key is in the settings file only (0600 in a 0700 folder), as `dl init` writes it.
+  mkdirSync(join(home, ".config", "dl"), { recursive: true, mode: 0o700 });
+  writeFileSync(join(home, ".config", "dl", "settings.env"), `DELEGATE_LOCAL_KEY=${KEYS.local}\n`, { mode: 0o600 });
   const env: Record<string, string> = {
     HOME: home,
     XDG_CACHE_HOME: join(home, ".cache"),
     XDG_CONFIG_HOME: join(home, ".config"),
     CODEX_HOME: join(home, ".codex"),
     DELEGATE_TEST_ISOLATION_ROOT: root,
-    DELEGATE_LOCAL_KEY: KEYS.local,
     MY_SERVICE_TOKEN: KEYS.token,
-    DSH_GATEWAY_CRED: KEYS.passed,
-    DELEGATE_DSH_ENV_PASSTHROUGH: "DSH_GATEWAY_CRED",
-    DELEGATE_LOCAL_URL: gateway.anthropicUrl,
+    DB_PASS: KEYS.pass,
+    github_pat: KEYS.pat,
+    DSH_GATEWAY_HANDLE: KEYS.passed,
+    DELEGATE_DSH_ENV_PASSTHROUGH: "DSH_GATEWAY_HANDLE",
+    DELEGATE_LOCAL_URL: `${gateway.anthropicUrl}?api_key=${KEYS.urlQuery}`,
     DELEGATE_LOCAL_MODEL: LOCAL_MODEL,
     DELEGATE_LOCAL_AGENTS_DIR: agents,
     DELEGATE_PROVIDER_ALLOW_HOSTS: "127.0.0.1",
@@ -401,11 +493,12 @@ function setUp(root: string, gateway: FakeModel, codex: FakeResponses | null): O
       ]),
     ),
   };
+  // The Codex endpoint's key, handed to the CLI by name (a name that says nothing); the fake says it back.
+  env.DELEGATE_CODEX_ENV_PASSTHROUGH = "DL_FAKE_BEARER";
+  env.DL_FAKE_BEARER = KEYS.codexPassed;
   if (codex) {
     env.CODEX_HOME = makeCodexHome(join(home, ".codex"), codex.baseUrl, "DL_FAKE_BEARER");
     env.DELEGATE_CODEX_BIN = CODEX_BIN;
-    env.DELEGATE_ENV_PASSTHROUGH = "DL_FAKE_BEARER";
-    env.DL_FAKE_BEARER = "not-a-secret";
   }
   return { root, env, gemini: !skipBwrap, codex: codex !== null };
 }
@@ -422,7 +515,10 @@ let codex: FakeResponses;
 beforeAll(async () => {
   gateway = await startFakeModel({ apiKey: KEYS.local });
   provider = await startFakeModel({ apiKey: KEYS.provider });
-  codex = startFakeResponses(() => ({ kind: "ok", text: `codex ${ECHO}` }));
+  codex = startFakeResponses((r) => {
+    codexArgvSeen.push(everyArgv());
+    return { kind: "ok", text: `codex ${ECHO}; you sent ${r.authorization}` };
+  });
 });
 afterAll(async () => {
   await gateway?.stop();

@@ -23,6 +23,18 @@ describe("jail set-up failures: the cause and its fix", () => {
     ["no pids cgroup to cap the jail's processes", "no_pids_cgroup", /pids controller/],
     ["setpriv (util-linux) not found in /usr/bin:/bin", "no_util_linux", /util-linux/],
     ["pasta failed: Couldn't switch to pasta namespaces", "other", /bwrap --unshare-all/],
+    // What Debian's pasta really prints for a device it cannot open, with dl's own look at the device added.
+    [
+      "bwrap is installed but cannot start a jail: pasta failed: Failed to open tun socket in namespace (/dev/net/tun: this user cannot open it (EACCES, mode 0600))",
+      "tun_device",
+      /chmod 0666 \/dev\/net\/tun/,
+    ],
+    [
+      "bwrap is installed but cannot start a jail: pasta failed: Failed to open tun socket in namespace (/dev/net/tun: no such file or device (ENOENT))",
+      "tun_device",
+      /modprobe tun/,
+    ],
+    ["bwrap is installed but cannot start a jail: pasta failed: Permission denied", "other", /bwrap --unshare-all/],
     ["bwrap: Can't mount proc on /newroot/proc: Device or resource busy", "other", /bwrap --unshare-all/],
   ];
   for (const [detail, cause, fix] of cases) {

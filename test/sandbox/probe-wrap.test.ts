@@ -163,15 +163,24 @@ describe("wrapCommand", () => {
     expect(() => wrapCommand(darwin, ["agy"], {}, okBwrap)).toThrow(/jail cannot start/);
   });
 
-  test("Linux: bwrap, its arguments, then the command; no environment for bwrap itself", () => {
-    const w = wrapCommand(linux, ["agy", "-p", "x"], { PATH: "/usr/bin" }, okBwrap, noFs);
+  test("Linux: bwrap, its arguments, then the command; the command's environment is bwrap's, never in its argv", () => {
+    const w = wrapCommand(
+      linux,
+      ["agy", "-p", "x"],
+      { PATH: "/usr/bin", HTTPS_PROXY: "http://u:pw-8812@p" },
+      okBwrap,
+      noFs,
+    );
     expect(w.kind).toBe("bwrap");
     expect(w.argv[0]).toBe("/usr/bin/bwrap");
     // The command behind the start marker (sys/jail-start.ts): dl learns out of band that it ran.
     expect(w.argv.slice(-8)).toEqual(["--", ...markedEntry(["agy", "-p", "x"])]);
     expect(w.argv.slice(-3)).toEqual(["agy", "-p", "x"]);
     expect(w.jailMarked).toBe(true);
-    expect(w.env).toEqual({});
+    // argv is readable by every local user (/proc/<pid>/cmdline); the environment only by its own.
+    expect(w.env).toEqual({ PATH: "/usr/bin", HTTPS_PROXY: "http://u:pw-8812@p", TMPDIR: "/tmp" });
+    expect(w.argv.join(" ")).not.toContain("pw-8812");
+    expect(w.argv).not.toContain("--setenv");
     expect(w.jailNet).toEqual({ forwarder: "/usr/bin/pasta", maxProcs: 512 });
   });
 

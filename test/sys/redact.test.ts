@@ -48,6 +48,110 @@ describe("redact: values dl holds", () => {
   });
 });
 
+describe("redact: every name that says credential, in the environment and in text", () => {
+  test("short credential words count as a word of their own; longer ones anywhere; camelCase and dashes are words", () => {
+    for (const n of ["DB_PASS", "SMTP_PASS_2", "MYSQL_PWD", "GITHUB_PAT", "SSH_PASSPHRASE", "GCP_CREDS", "dbPassword"])
+      expect({ n, secret: isSecretName(n) }).toEqual({ n, secret: true });
+    for (const n of ["my_api_key", "x-bf-vk", "npmAuthToken", "PASS"])
+      expect({ n, secret: isSecretName(n) }).toEqual({ n, secret: true });
+    for (const n of [
+      "PASSENGER_COUNT",
+      "COMPASS_URL",
+      "DELEGATE_ENV_PASSTHROUGH",
+      "SPATIAL_INDEX",
+      "PATH",
+      "GIT_ASKPASS",
+    ])
+      expect({ n, secret: isSecretName(n) }).toEqual({ n, secret: false });
+  });
+
+  test("a value after a name whose last word says credential goes: .env lines, JSON, headers, flags", () => {
+    const text = [
+      "DB_PASS=dbpass-6612",
+      "export SMTP_PASSWORD='smtp-7781!'",
+      '{"dbPassword": "camel-5531", "nested": "{\\"api_key\\": \\"inner-8841\\"}"}',
+      "X-Goog-Api-Key: goog-2291",
+      "Cookie: sid=cookie-9912; theme=dark",
+      "codex --api-key flag-3310 --model gpt",
+      "mysql --password=flag-4471",
+    ].join("\n");
+    const out = redact(text);
+    for (const leak of ["6612", "7781", "5531", "8841", "2291", "9912", "3310", "4471"])
+      expect(out).not.toContain(leak);
+    expect(out).toContain("theme=dark");
+    expect(out).toContain("--model gpt");
+    expect(() =>
+      JSON.parse(redact('{"dbPassword": "camel-5531", "nested": "{\\"api_key\\": \\"inner-8841\\"}"}')),
+    ).not.toThrow();
+  });
+
+  test("names whose credential word is not the last keep their values: figures, ids, a bare key", () => {
+    const own = '{"input_tokens": 12345, "session_id": "ses-0123", "token_url": "https://h/t", "key": "src/a.ts"}';
+    expect(redact(own)).toBe(own);
+    // A heading or a field is no assignment: `KEY: …` names a variable, it does not set one.
+    expect(redact("KEY: DSH_PROVIDER_API_KEY")).toBe("KEY: DSH_PROVIDER_API_KEY");
+  });
+
+  test("the credentials inside a URL a variable holds are secrets, wherever the value appears later", () => {
+    const values = secretValuesOf({
+      DELEGATE_LOCAL_URL: "http://127.0.0.1:4000/v1/messages?api_key=url-query-7731",
+      HTTPS_PROXY: "http://bob:proxy-pw-8812@proxy:3128",
+      GIT_REMOTE: "https://ghtoken-as-user-4412@git.example/x.git",
+      HOME_PAGE: "https://example.com/?page=2",
+    });
+    expect(values).toContain("url-query-7731");
+    expect(values).toContain("proxy-pw-8812");
+    expect(values).toContain("ghtoken-as-user-4412");
+    expect(values.join(" ")).not.toContain("page");
+  });
+});
+
+describe("redact: a known value in the encodings text carries it in", () => {
+  const held = "held-Key/with+sym=7731";
+  knowSecrets([held]);
+  test("URL-encoded, and in base64 and base64url at any alignment (a Basic header, a docker auth)", () => {
+    const b64 = (s: string) => Buffer.from(s).toString("base64");
+    const b64url = (s: string) => Buffer.from(s).toString("base64url");
+    for (const text of [
+      `?q=${encodeURIComponent(held)}`,
+      `basic ${b64(`user:${held}`)}`,
+      `${b64(held)}`,
+      `x${b64(`ab${held}`)}`,
+      `jwt-ish ${b64url(`a${held}`)}`,
+    ]) {
+      const out = redact(text);
+      expect({ text, out: out.includes(REDACTED) }).toEqual({ text, out: true });
+      for (const form of [encodeURIComponent(held), b64(held).slice(0, 20), b64url(`a${held}`).slice(2, 22)])
+        expect(out).not.toContain(form);
+    }
+  });
+});
+
+describe("redact: a value text names as a credential is cut wherever it appears next", () => {
+  test("DB_PASS=… read from a workdir's .env, then the bare value in a model's answer", () => {
+    expect(redact("DB_PASS=Learned-Pass-5521\nSECRET_THING=other-4419")).not.toContain("5521");
+    expect(redact("the password is Learned-Pass-5521 and other-4419")).toBe(
+      `the password is ${REDACTED} and ${REDACTED}`,
+    );
+    // In the same text, before the line that names it.
+    expect(redact("first Same-Text-7781, then token=Same-Text-7781")).toBe(`first ${REDACTED}, then token=${REDACTED}`);
+  });
+
+  test("figures, dates, words and code are not learned, so they stay readable elsewhere", () => {
+    redact("token=2026-01-02 password=letters-only-value api_key=os.environ[KEY1] secret=%(secret_2)s");
+    const later = "on 2026-01-02 letters-only-value os.environ[KEY1] %(secret_2)s";
+    expect(redact(later)).toBe(later);
+  });
+
+  test("what is learned is bounded: the oldest values go first", () => {
+    redact("token=First-Learned-0001");
+    expect(redact("First-Learned-0001")).toBe(REDACTED);
+    for (let i = 0; i < 300; i++) redact(`token=filler-${i}-abcdefgh`);
+    expect(redact("First-Learned-0001")).toBe("First-Learned-0001");
+    expect(redact("filler-299-abcdefgh")).toBe(REDACTED);
+  });
+});
+
 describe("redact: strings shaped like keys, whoever holds them", () => {
   test("keys as users name and paste them are cut out; the rest stays", () => {
     const text = [

@@ -4,7 +4,7 @@ import { describeError, isDlError } from "../../errors.ts";
 import { confinePath, displayPath } from "./confine.ts";
 import { applyEdit, isCrlfOnly, lineAt, nearestLine, occurrences } from "./edit-match.ts";
 import { type Confinement, openConfined } from "./open-confined.ts";
-import { refusedWrite } from "./protect-write.ts";
+import { refusedContent, refusedWrite } from "./protect-write.ts";
 import { looksBinary, readCapped } from "./read-capped.ts";
 import { WRITE_FILE_DEFAULTS, type WriteFileSettings } from "./settings.ts";
 import { type AgentTool, defineTool, fail, ok, pathArg } from "./types.ts";
@@ -60,6 +60,8 @@ export function editFileTool(settings: WriteFileSettings = WRITE_FILE_DEFAULTS):
       try {
         const text = readText(abs, shown, where, settings);
         const change = planEdit(text, shown, { old_string, new_string, replace_all: replace_all === true }, settings);
+        const hookKeys = refusedContent(ctx.workdir, abs, change.text);
+        if (hookKeys) return { ...fail(`edit_file: ${hookKeys}`), failure_kind: "path_refused" };
         await atomicWrite(abs, change.text, where);
         const n = change.lines.length;
         return ok(

@@ -1,16 +1,25 @@
-import { readdirSync } from "node:fs";
-import { dirname, isAbsolute, relative, sep } from "node:path";
-import { askGit } from "../../sandbox/git-reach.ts";
-import { foldName, ruleForPath } from "../../sys/protected-names.ts";
+import { lstatSync, readdirSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
+import { namedByToolConfig } from "../../sandbox/config-named.ts";
+import { askGit, type RepoFacts } from "../../sandbox/git-reach.ts";
+import { changedHookKeys, readHookKeys } from "../../sandbox/hook-keys.ts";
+import { foldName, ruleForName, ruleForPath } from "../../sys/protected-names.ts";
 
 /**
  * The jail's principle for the agent's own write tools, which need no jail to plant
  * code: a write_file to `.git/config` (`core.fsmonitor`) runs at the host's next
  * `git status`. So write_file and edit_file refuse, with `path_refused` and the rule
- * named, any path a protect rule covers (git metadata, hook managers' configs, the
- * project's tool configuration; case-folded, after confinePath resolved the links), any
- * path inside a folder git takes for a repository, and any path git's own configuration
- * names (the hooks dir, an fsmonitor script, an included config). Reading stays allowed.
+ * named:
+ * - any path a protect rule covers (git metadata, hook managers' configs, the project's
+ *   tool configuration; case-folded, after confinePath resolved the links);
+ * - any path inside a folder git takes for a repository, and a write that would make one
+ *   (the last of HEAD, objects/ and refs/);
+ * - any path the configuration of the repository holding it names (the hooks dir, an
+ *   fsmonitor script, an included config), nested repositories and submodules included;
+ * - any file a protected configuration of a folder above it runs (a Claude Code hook's
+ *   script, an `.mcp.json` server, husky's or pre-commit's script: config-named.ts);
+ * - a package.json change to the keys hook managers run at commit (lint-staged, …).
+ * Reading stays allowed.
  */
 
 export interface WriteProtection {
@@ -20,48 +29,136 @@ export interface WriteProtection {
   gitEnv: Readonly<Record<string, string>>;
 }
 
-/** What git's config names, per workdir, asked at most this often (a write per call would spawn git each time). */
-const NAMED_TTL_MS = 5000;
-const namedCache = new Map<string, { at: number; paths: Promise<string[]> }>();
+/** What git says about a folder, asked at most this often (a write per call would spawn git each time). */
+const GIT_TTL_MS = 5000;
+const gitCache = new Map<string, { at: number; facts: Promise<RepoFacts | null> }>();
 
-function namedByGit(workdir: string, p: WriteProtection): Promise<string[]> {
-  const hit = namedCache.get(workdir);
-  if (hit && Date.now() - hit.at < NAMED_TTL_MS) return hit.paths;
-  const home = p.gitEnv.HOME ?? "/";
-  const paths = askGit(workdir, home, { env: p.gitEnv }).then((f) => (f ? [...f.hooksDirs, ...f.named] : []));
-  namedCache.set(workdir, { at: Date.now(), paths });
-  return paths;
+function gitFacts(dir: string, p: WriteProtection): Promise<RepoFacts | null> {
+  const hit = gitCache.get(dir);
+  if (hit && Date.now() - hit.at < GIT_TTL_MS) return hit.facts;
+  const facts = askGit(dir, p.gitEnv.HOME ?? "/", { env: p.gitEnv });
+  gitCache.set(dir, { at: Date.now(), facts });
+  return facts;
 }
 
-/** HEAD, objects/ and refs/ side by side: a folder git takes for a repository. */
-function isRepositoryLike(dir: string): boolean {
+const under = (p: string, root: string) => p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
+
+function exists(path: string): boolean {
   try {
-    const names = new Set(readdirSync(dir).map(foldName));
-    return names.has("head") && names.has("objects") && (names.has("refs") || names.has("commondir"));
+    lstatSync(path);
+    return true;
   } catch {
     return false;
   }
 }
 
-const under = (p: string, root: string) => p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
+/** The deepest folder of `abs`'s path that exists (git is asked from there). */
+function existingDir(abs: string, workdir: string): string {
+  let d = dirname(abs);
+  while (d !== workdir && under(d, workdir) && !exists(d)) d = dirname(d);
+  return d;
+}
+
+/** HEAD, objects/ and refs/ side by side, counting `extra` (the entry a write would add): a folder git takes for a repository. */
+function isRepositoryLike(dir: string, extra: string | null): boolean {
+  let names: Set<string>;
+  try {
+    names = new Set([...readdirSync(dir), ...(extra ? [extra] : [])].map(foldName));
+  } catch {
+    return false; // not there yet: one entry alone is no repository
+  }
+  return names.has("head") && names.has("objects") && (names.has("refs") || names.has("commondir"));
+}
+
+function refusedByRule(rel: string, inside: boolean, abs: string, p: WriteProtection): string | null {
+  const hit = ruleForPath(inside ? rel : abs);
+  if (!hit || (hit.rule.id !== "git-metadata" && p.writable.includes(hit.at))) return null;
+  const ask =
+    hit.rule.id === "git-metadata" ? "" : ", or ask the user to name the path in DELEGATE_WRITABLE_TOOL_CONFIG";
+  return `path_refused: ${inside ? rel : abs} is ${hit.rule.what} (rule ${hit.rule.id}); delegates may not write it, since the host runs or obeys it without asking. Change the work tree's own files instead${ask}`;
+}
+
+function refusedAsRepository(workdir: string, abs: string): string | null {
+  for (
+    let d = dirname(abs), child = basename(abs);
+    under(d, workdir) && d !== workdir;
+    child = basename(d), d = dirname(d)
+  ) {
+    if (isRepositoryLike(d, exists(join(d, child)) ? null : child)) {
+      return `path_refused: ${relative(workdir, d)} is, or would become, a git repository's own folder (rule git-metadata); delegates may not write inside it`;
+    }
+  }
+  return null;
+}
+
+/** Configs of `dir` (entries a rule names, other than git's) that run `abs`; `scope`: the tree they may name files of. */
+function configRunning(dir: string, abs: string, scope: string): string | null {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return null;
+  }
+  for (const n of names) {
+    const rule = ruleForName(n, basename(dir));
+    if (!rule || rule.id === "git-metadata") continue;
+    if (namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false }).files.includes(abs))
+      return join(dir, n);
+  }
+  return null;
+}
+
+function refusedAsNamedScript(workdir: string, abs: string, top: string | null): string | null {
+  const dirs: [string, string][] = [];
+  for (let d = dirname(abs); under(d, workdir); d = dirname(d)) dirs.push([d, workdir]);
+  // The repository the workdir sits in: its root's configs (husky's, Claude Code's) run files below too.
+  if (top && under(abs, top) && !under(top, workdir)) dirs.push([top, top]);
+  for (const [d, scope] of dirs) {
+    const config = configRunning(d, abs, scope);
+    if (config) {
+      return `path_refused: ${relative(workdir, abs)} is run by ${relative(workdir, config) || config} (rule config-named: a script a protected configuration runs); delegates may not write it`;
+    }
+  }
+  return null;
+}
 
 /** The refusal's text (`path_refused: … (rule …)`), or null when the write may go ahead. */
 export async function refusedWrite(workdir: string, abs: string, p: WriteProtection): Promise<string | null> {
   const rel = relative(workdir, abs);
   const inside = rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
-  const hit = ruleForPath(inside ? rel : abs);
-  if (hit && (hit.rule.id === "git-metadata" || !p.writable.includes(hit.at))) {
-    return `path_refused: ${inside ? rel : abs} is ${hit.rule.what} (rule ${hit.rule.id}); delegates may not write it, since the host runs or obeys it without asking. Change the work tree's own files instead${hit.rule.id === "git-metadata" ? "" : ", or ask the user to name the path in DELEGATE_WRITABLE_TOOL_CONFIG"}`;
-  }
-  for (let d = dirname(abs); under(d, workdir) && d !== workdir; d = dirname(d)) {
-    if (isRepositoryLike(d)) {
-      return `path_refused: ${relative(workdir, d)} is a git repository's own folder (rule git-metadata); delegates may not write inside it`;
-    }
-  }
-  for (const named of await namedByGit(workdir, p)) {
+  const byRule = refusedByRule(rel, inside, abs, p) ?? refusedAsRepository(workdir, abs);
+  if (byRule) return byRule;
+  const facts = await gitFacts(existingDir(abs, workdir), p);
+  for (const named of [...(facts?.hooksDirs ?? []), ...(facts?.named ?? [])]) {
     if (under(abs, named)) {
       return `path_refused: ${inside ? rel : abs} is named by git's configuration (rule git-config: a hooks dir, a program or an included file git runs or reads); delegates may not write it`;
     }
   }
-  return null;
+  return refusedAsNamedScript(workdir, abs, facts?.toplevel ?? null);
+}
+
+/** The scripts of `pkg` that the protected configurations of its folder run (`npm run lint` in a hook). */
+function scriptsRunFrom(pkg: string, scope: string): string[] {
+  const dir = dirname(pkg);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names.flatMap((n) => {
+    const rule = ruleForName(n, basename(dir));
+    if (!rule || rule.id === "git-metadata") return [];
+    const run = namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false }).npmScripts;
+    return run.filter((s) => s.pkg === pkg).map((s) => `scripts.${s.name}`);
+  });
+}
+
+/** A package.json whose new text changes a key a hook manager or a protected configuration runs: the refusal, or null. */
+export function refusedContent(workdir: string, abs: string, text: string): string | null {
+  if (basename(abs) !== "package.json") return null;
+  const before = readHookKeys(dirname(abs), "package.json", scriptsRunFrom(abs, workdir));
+  const keys = changedHookKeys(before, text);
+  if (keys.length === 0) return null;
+  return `path_refused: ${relative(workdir, abs)}: the change touches ${keys.join(", ")}, which a git hook manager or a protected configuration runs without asking (rule hook-manager); keep those keys as they are`;
 }

@@ -7,7 +7,7 @@ import { describeError, isDlError } from "../../errors.ts";
 import { confinePath, displayPath } from "./confine.ts";
 import { FD_PATHS, fdPath, openDirBelow } from "./dir-walk.ts";
 import { type Confinement, openConfined, proveSameFile } from "./open-confined.ts";
-import { refusedWrite } from "./protect-write.ts";
+import { refusedContent, refusedWrite } from "./protect-write.ts";
 import { WRITE_FILE_DEFAULTS, type WriteFileSettings } from "./settings.ts";
 import { type AgentTool, defineTool, fail, ok, pathArg } from "./types.ts";
 
@@ -37,7 +37,8 @@ export function writeFileTool(settings: WriteFileSettings = WRITE_FILE_DEFAULTS)
       } catch (e) {
         return fail(`write_file: ${describeError(e)}`);
       }
-      const refused = await refusedWrite(ctx.workdir, abs, settings.protect);
+      const refused =
+        (await refusedWrite(ctx.workdir, abs, settings.protect)) ?? refusedContent(ctx.workdir, abs, content);
       if (refused) return { ...fail(`write_file: ${refused}`), failure_kind: "path_refused" };
       const shown = displayPath(ctx.workdir, abs);
       try {

@@ -14,9 +14,10 @@ import type { JobRow } from "../../store/types.ts";
  */
 
 /**
- * How a job whose owning server is gone reads, in every command (poll, dl wait, dl status,
- * the reaper when no verified child was left to kill): a queued job never ran, so it is
- * `lost`, as is a running one whose end dl cannot know.
+ * How a running job whose owning server is gone reads, in every command (poll, dl wait,
+ * dl status, the reaper when no verified child was left to kill): `lost` when dl cannot
+ * know its end. (A queued one never ran: it goes to a supervisor, display-state.ts; a
+ * reaper that cannot start one records it `lost`.)
  */
 export function deadOwnerStatus(row: Pick<JobRow, "provider" | "status">): "killed_on_restart" | "lost" {
   return row.status === "running" && factsOf(row.provider)?.diesWithServer ? "killed_on_restart" : "lost";

@@ -7,13 +7,15 @@ import type { Liveness } from "./liveness.ts";
  * How a job reads in every command: dl wait, status, jobs, show and reap. The row says
  * what its server last recorded; liveness says whether that server (and its child) is
  * still there. `waiting` is a running job whose child waits for a model pool slot. An
- * active row whose server died is `orphaned`: it reads as what `dl reap` (or the next
- * server on its store) will record — `killed_on_restart` when a verified child is left to
- * stop or its jail died with its server, else `lost` — and `reason` says what reap does.
+ * active row whose server died is `orphaned`: a running one reads as what `dl reap` (or
+ * the next server on its store) will record — `killed_on_restart` when a verified child
+ * is left to stop or its jail died with its server, else `lost` — and `reason` says what
+ * reap does. A queued one still reads `queued`: its work never started, and the next dl
+ * wait, dl reap or dl serve on its store hands it to a supervisor of its own.
  */
 export type DisplayState = "queued" | "running" | "waiting" | TerminalStatus;
 
-type ReapPlan = { becomes: "killed_on_restart" | "lost"; kills: "leader" | "survivors" | null };
+type ReapPlan = { becomes: "killed_on_restart" | "lost" | "queued"; kills: "leader" | "survivors" | null };
 
 export interface JobVerdict {
   state: DisplayState;
@@ -32,10 +34,10 @@ export type OrphanStory = { plan: ReapPlan; why: string; act: string; done: stri
 export function orphanPlan(row: Pick<JobRow, "provider" | "status" | "child_pid">, live: Liveness): OrphanStory {
   if (row.status === "queued")
     return {
-      plan: { becomes: "lost", kills: null },
+      plan: { becomes: "queued", kills: null },
       why: "its server died before the job started",
-      act: "record it lost",
-      done: "recorded lost",
+      act: "hand it to a supervisor of its own to wait in the queue; so will dl wait and the next dl serve",
+      done: "handed to a supervisor of its own to wait in the queue",
     };
   if (live.child === "leader")
     return {

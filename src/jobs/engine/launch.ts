@@ -7,6 +7,7 @@ import { backoffMs } from "./backoff.ts";
 import type { JobStopCause } from "./job-outcome.ts";
 import type { EngineContext } from "./options.ts";
 import { type RunnerContext, runJob } from "./runner.ts";
+import { handOver } from "./supervisor-start.ts";
 
 /** Started, or why the job still waits and (if known) how soon to try it again. */
 export type LaunchOutcome = "started" | { reason: QueueReason; retryMs?: number };
@@ -82,15 +83,11 @@ export class Launcher {
     if (this.handedOff.has(row.id)) return { reason: row.queue_reason ?? "waiting_for_slot" };
     let child: ReturnType<typeof start>;
     try {
-      child = start(row, from);
+      child = handOver(this.c.store, row, from, start, this.c.options.identities);
     } catch (e) {
       return this.lockFailed(row, e, "start its supervisor");
     }
     this.handedOff.set(row.id, { pid: child.pid });
-    // The row names its supervisor as owner at once: if this server dies before the
-    // supervisor adopts it, no reaper takes a job whose supervisor is alive for an orphan.
-    const ident = this.c.options.identities.read(child.pid);
-    if (ident) this.c.store.setOwnerIfFrom(row.id, from, { owner_pid: child.pid, owner_start: ident.startTime });
     void child.exited.then(() => {
       this.handedOff.delete(row.id);
       this.onEnded(row.id);

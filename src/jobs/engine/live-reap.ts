@@ -42,8 +42,8 @@ export class LiveReaper {
       dryRun,
       graceMs: options.graceMs,
       spent: (row, jobDir) => options.provider.spent?.(row, jobDir) ?? null,
-      // The reference's way (DELEGATE_JOBS_DIE_WITH_SERVER) leaves a dead server's queue lost.
-      adoptQueued: options.dieWithOrigin ? undefined : this.adoptQueued,
+      // With DELEGATE_JOBS_DIE_WITH_SERVER the supervisor ends it at once, server_stopped.
+      adoptQueued: this.adoptQueued,
     });
   }
 

@@ -38,6 +38,8 @@ export interface LaunchSpec {
    * pid namespace of its own (sys/pid-namespace.ts).
    */
   selfChild?: boolean;
+  /** A private file the child reads as its stdin: how a prompt stays out of argv (sys/process-spawn.ts). */
+  stdinFile?: string;
   /**
    * Runs once the child's group has ended, however it ended (the jail's check of the
    * tree). A failure it returns ends the job `failed` with that failure_kind and message;

@@ -42,10 +42,10 @@ export interface ReapOptions {
 }
 
 /**
- * Ends every active row whose owner died: a verified orphan child is killed (its whole
+ * Ends every running row whose owner died: a verified orphan child is killed (its whole
  * group) → `killed_on_restart`; anything else reads as deadOwnerStatus says (`lost`, or
  * `killed_on_restart` for a jailed run that died with its server). Nothing unverified is
- * signalled.
+ * signalled. A queued row is handed to a supervisor of its own (reapQueued).
  */
 export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promise<ReapAction[]> {
   const actions: ReapAction[] = [];
@@ -59,9 +59,8 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
       alive.set(key, ownerLive);
     }
     if (ownerLive) continue;
-    if (row.status === "queued" && !opts.dryRun && opts.adoptQueued?.(row)) {
-      const reason = "its server died before the job started; a supervisor of its own took it over";
-      actions.push({ id: row.id, status: "queued", killed_pid: null, reason });
+    if (row.status === "queued") {
+      actions.push(reapQueued(store, row, opts));
       continue;
     }
     const kept =
@@ -94,6 +93,24 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
     if (store.update(row.id, ended, [row.status]) && row.status === "running") recordJobEnd(store, row.id);
   }
   return actions;
+}
+
+/**
+ * A dead server's queued job never started: it is handed to a supervisor of its own,
+ * which waits in the queue for it (the window's work goes on). Only a reaper that cannot
+ * start one (an engine without supervisors), or whose start failed, records it lost.
+ */
+function reapQueued(store: JobStore, row: JobRow, opts: ReapOptions): ReapAction {
+  const story = orphanPlan(row, { owner: false, child: null });
+  const action: ReapAction = { id: row.id, status: "queued", killed_pid: null, reason: "" };
+  if (opts.adoptQueued && opts.dryRun) return { ...action, reason: `${story.why}; would ${story.act}` };
+  if (opts.adoptQueued?.(row)) return { ...action, reason: `${story.why}; ${story.done}` };
+  const why = opts.adoptQueued ? "no supervisor could be started for it" : "this reaper starts no supervisors";
+  const lost = { ...action, status: "lost" as const, reason: `${story.why}; ${why}, so it is recorded lost` };
+  if (opts.dryRun) return { ...lost, reason: `${story.why}; ${why}, so it would be recorded lost` };
+  const ended = { status: "lost" as const, failure_kind: null, ended_at: opts.now(), persist_error: null };
+  store.update(row.id, { ...ended, queue_reason: null }, ["queued"]);
+  return lost;
 }
 
 /** The reaped run's usage from its files, as its row keeps it; none when the provider cannot tell. */

@@ -147,6 +147,7 @@ async function superviseChild(
       jailMarked: spec.jailMarked,
       // Not jailed and not dl: as root, no /proc reach to dl or anyone else.
       ownPidNamespace: !spec.jailMarked && !spec.selfChild,
+      stdinFile: spec.stdinFile,
       stdoutCap: ctx.outputCap,
       stderrCap: ctx.outputCap,
       timeoutMs: Math.max(0, budgetMs),

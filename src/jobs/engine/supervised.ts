@@ -40,6 +40,9 @@ export class Supervised {
       return s;
     }
     s.timer = setInterval(() => s.look(), c.options.tickMs ?? 250);
+    // Before admission's first pass: a job whose window is gone and that dies with it
+    // (a killed server's queued job, DELEGATE_JOBS_DIE_WITH_SERVER) never starts.
+    s.look();
     return s;
   }
 

@@ -8,6 +8,7 @@ import { type DisplayState, judgeJob } from "../engine/display-state.ts";
 import { jobLiveness } from "../engine/liveness.ts";
 import type { Identities } from "../engine/machine.ts";
 import { type ReapAction, reapDeadOwners } from "../engine/reaper.ts";
+import type { OrphanHandOver } from "./hand-over.ts";
 
 export interface ReapReport {
   provider: string;
@@ -39,8 +40,9 @@ function removeJobDirs(stateDir: string, ids: readonly string[]): void {
 }
 
 /**
- * `dl reap`: for every provider store that exists, end the rows of dead servers (kill
- * verified orphans) and prune finished rows older than `retentionMs`.
+ * `dl reap`: for every provider store that exists, end the running rows of dead servers
+ * (kill verified orphans), hand their queued ones to supervisors of their own, and prune
+ * finished rows older than `retentionMs`.
  */
 export async function reapAll(
   sources: readonly JobStateDir[],
@@ -51,12 +53,15 @@ export async function reapAll(
     now?: () => number;
     /** What a reaped run of `provider` spent, from its files (Provider.spent), for the ledger. */
     spent?: (provider: string, row: JobRow, jobDir: string) => Record<string, unknown> | null;
+    /** Hands a dead server's queued job to a supervisor of its own (hand-over.ts); absent, it is recorded lost. */
+    handOver?: OrphanHandOver;
   },
 ): Promise<ReapReport[]> {
   const now = o.now ?? Date.now;
   const visits = await eachStore(sources, async (store, s): Promise<ReapReport> => {
     const spent = o.spent && ((row: JobRow, dir: string) => o.spent!(s.provider, row, dir));
-    const reaped = await reapDeadOwners(store, { identities: o.identities, now, dryRun: o.dryRun, spent });
+    const adoptQueued = o.handOver && ((row: JobRow) => o.handOver!(store, s, row));
+    const reaped = await reapDeadOwners(store, { identities: o.identities, now, dryRun: o.dryRun, spent, adoptQueued });
     const pruned = store.pruneFinished(now() - o.retentionMs, o.dryRun);
     if (!o.dryRun) removeJobDirs(s.stateDir, pruned);
     return { provider: s.provider, state_dir: s.stateDir, reaped, pruned: pruned.length };

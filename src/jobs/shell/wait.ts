@@ -5,6 +5,7 @@ import { PREVIEW_CAP, sanitizeJson, sanitizeLine } from "../../sys/sanitize.ts";
 import { judgeJob } from "../engine/display-state.ts";
 import { jobLiveness, type Liveness } from "../engine/liveness.ts";
 import type { Identities } from "../engine/machine.ts";
+import type { OrphanHandOver } from "./hand-over.ts";
 import { type UnusableStore, WatchedStores } from "./watched-stores.ts";
 
 /** Exit codes of `dl wait`, as the reference documents them. */
@@ -36,6 +37,12 @@ export interface WaitOptions {
    * lets a signal end the process at once meanwhile. Default: runs it as it is.
    */
   blocking?: <T>(fn: () => T) => T;
+  /**
+   * Hands a waited-for queued job whose server died to a supervisor of its own (the CLI:
+   * hand-over.ts), so it runs although no server of its store is left. Absent, the wait
+   * goes on until some server or supervisor of the store takes it.
+   */
+  handOver?: OrphanHandOver;
 }
 
 export interface WaitOutcome {
@@ -88,7 +95,7 @@ function missingLine(id: string, json: boolean): string {
   const safe = sanitizeLine(id, 64);
   return json
     ? JSON.stringify({ id: safe, status: "missing" })
-    : `${safe} MISSING (no such job appeared within 30 s; check the id and the state dir overrides)`;
+    : `${safe} MISSING (no such job appeared within 30 s; check the id and the state dir overrides: dl jobs lists every job this machine's stores hold)`;
 }
 
 /** What is wrong with each unusable store, naming the variable that moves it. */
@@ -125,17 +132,20 @@ export type EndedJob = { id: string; row: JobRow; status: string; reason?: strin
 /**
  * One pass's verdict on the pending ids, given the rows just read. `seen` holds every id
  * that ever had a row (this pass's included); `liveness` is set on passes that check
- * owners: a queued/running job of a dead owner ends the wait at once, read as every other
- * command reads it (display-state.ts: what dl reap will record, and why).
+ * owners: a running job of a dead owner ends the wait at once, read as every other
+ * command reads it (display-state.ts: what dl reap will record, and why). A queued job
+ * of a dead owner never started: it stays pending, and is listed in `adrift` for the
+ * wait to hand to a supervisor of its own.
  */
 export function judgePending(
   pending: readonly string[],
   read: { rows: ReadonlyMap<string, JobRow>; complete: boolean },
   seen: ReadonlySet<string>,
   liveness: ((r: JobRow) => Liveness) | null,
-): { ended: EndedJob[]; still: string[] } {
+): { ended: EndedJob[]; still: string[]; adrift: JobRow[] } {
   const ended: EndedJob[] = [];
   const still: string[] = [];
+  const adrift: JobRow[] = [];
   for (const id of pending) {
     const row = read.rows.get(id);
     if (!row) {
@@ -150,10 +160,12 @@ export function judgePending(
       continue;
     }
     const verdict = liveness ? judgeJob(row, liveness(row)) : null;
-    if (verdict?.orphaned) ended.push({ id, row, status: verdict.state, reason: verdict.reason });
+    if (verdict?.orphaned && verdict.state !== "queued")
+      ended.push({ id, row, status: verdict.state, reason: verdict.reason });
     else still.push(id);
+    if (verdict?.orphaned && verdict.state === "queued") adrift.push(row);
   }
-  return { ended, still };
+  return { ended, still, adrift };
 }
 
 /**
@@ -213,6 +225,8 @@ type WaitState = {
   unreadable: boolean;
   lastFull: number;
   lastOwners: number;
+  /** Jobs this wait handed to supervisors of their own. */
+  handed: Set<string>;
 };
 
 /**
@@ -227,6 +241,11 @@ function look(o: WaitOptions, stores: WatchedStores, st: WaitState, emit: (line:
   for (const id of read.rows.keys()) st.seen.add(id);
   const verdict = judgePending(st.pending, read, st.seen, checkOwners ? (r) => jobLiveness(r, o.identities) : null);
   settleOrphans(verdict, (ids) => stores.rows(ids).rows);
+  // Once per job: a supervisor that cannot run it records it failed (dl supervise).
+  for (const row of o.handOver ? verdict.adrift.filter((r) => !st.handed.has(r.id)) : []) {
+    const home = stores.storeOf(row.id);
+    if (home && o.handOver!(home.store, home.source, row)) st.handed.add(row.id);
+  }
   for (const e of verdict.ended) {
     if ("pruned" in e || !SUCCESS.has(e.status)) st.unsuccessful = true;
     emit("pruned" in e ? prunedLine(e.id, o.json) : finishedLine(e.row, e.status, o.json, e.reason));
@@ -261,6 +280,7 @@ export async function waitForJobs(o: WaitOptions): Promise<WaitOutcome> {
     unreadable: false,
     lastFull: 0,
     lastOwners: 0,
+    handed: new Set(),
   };
   const held: string[] = [];
   const emit = (line: string) => (o.all ? held.push(line) : o.write(line));

@@ -30,6 +30,8 @@ export class WatchedStores {
   private readonly stores = new Map<string, JobStore>();
   private readonly versions = new Map<string, number>();
   private readonly broken = new Map<string, UnusableStore>();
+  /** The state dir each row read by rows() came from. */
+  private readonly homes = new Map<string, string>();
 
   constructor(private readonly sources: readonly JobStateDir[]) {
     this.open();
@@ -114,7 +116,10 @@ export class WatchedStores {
     let complete = true;
     for (const [dir, st] of this.stores) {
       try {
-        for (const r of st.getMany(ids)) rows.set(r.id, r);
+        for (const r of st.getMany(ids)) {
+          rows.set(r.id, r);
+          this.homes.set(r.id, dir);
+        }
         this.broken.delete(dir);
       } catch (e) {
         // A store busy beyond its timeout: next pass. Anything else: it is unusable now.
@@ -125,6 +130,14 @@ export class WatchedStores {
       }
     }
     return { rows, complete };
+  }
+
+  /** The open store (and its source) a row read by rows() came from. */
+  storeOf(id: string): { store: JobStore; source: JobStateDir } | undefined {
+    const dir = this.homes.get(id);
+    const store = dir === undefined ? undefined : this.stores.get(dir);
+    const source = this.sources.find((x) => x.stateDir === dir);
+    return store && source ? { store, source } : undefined;
   }
 
   close(): void {

@@ -32,6 +32,20 @@ export function endedJobsResult(polled: { jobs: readonly unknown[] }): CallToolR
 }
 
 /**
+ * The refusal of a field given beside `tasks`: where it is a field of a task, the model
+ * is told to put it inside each task it is meant for (it was dropped once, silently).
+ */
+function besideTasks(task: z.ZodType) {
+  const fields = task instanceof z.ZodObject ? Object.keys(task.shape) : [];
+  return (issue: { code?: string; keys?: string[] }) => {
+    if (issue.code !== "unrecognized_keys" || !issue.keys?.length) return undefined;
+    const own = issue.keys.filter((k) => fields.includes(k));
+    if (!own.length) return `unknown field ${issue.keys.join(", ")}: only tasks goes here`;
+    return `${own.join(", ")} is a field of each task, not of the call: put it inside the task it is for (tasks[0].${own[0]})`;
+  };
+}
+
+/**
  * One provider's tools, the same for every job provider: submit_<name>, poll_<name> and
  * cancel_<name>, and delegate_to_<name> when its module has one. They share one service
  * per server, started on first use (it reaps jobs of dead servers on start); if its state
@@ -47,7 +61,12 @@ export function jobTools(deps: ServerDeps, m: ProviderModule): ToolDef[] {
     description: t.descriptions.submit,
     // Strict: a task's field given beside `tasks` (allow_over_quota, say) is refused, not dropped.
     input: () =>
-      z.object({ tasks: boundedTotal(z.array(t.task()).min(1).max(t.maxTasks)).describe("tasks to queue") }).strict(),
+      z
+        .object(
+          { tasks: boundedTotal(z.array(t.task()).min(1).max(t.maxTasks)).describe("tasks to queue") },
+          { error: besideTasks(t.task()) },
+        )
+        .strict(),
     output: t.submitOutput ?? submitOutput,
     annotations: { openWorldHint: true, destructiveHint: true },
     backend: name,

@@ -10,8 +10,9 @@ import { tempFolder } from "../../helpers/dl.ts";
 
 /**
  * A dead server's job reads the same in the poll, dl wait, dl status and the reap: a
- * running Gemini job (its jail died with the server) is killed_on_restart; a queued job,
- * or a running one of a provider whose child may have ended on its own, is lost.
+ * running Gemini job (its jail died with the server) is killed_on_restart; a running one
+ * of a provider whose child may have ended on its own is lost; a queued one, which never
+ * started, stays queued and is handed to a supervisor of its own.
  */
 const root = tempFolder("dl-dead-owner");
 afterAll(root.cleanup);
@@ -19,7 +20,6 @@ const nobody = { read: () => null };
 
 const CASES: [provider: string, status: JobStatus, reads: "killed_on_restart" | "lost"][] = [
   ["gemini", "running", "killed_on_restart"],
-  ["gemini", "queued", "lost"],
   ["codex", "running", "lost"],
   ["dsh", "running", "lost"],
   ["agent", "running", "lost"],
@@ -57,6 +57,39 @@ for (const [provider, status, reads] of CASES) {
     }
   });
 }
+
+test("a dead server's queued job reads queued everywhere; a reaper hands it over, or records it lost when it cannot", async () => {
+  const dir = `${root.dir}/gemini-queued`;
+  const s = storeWith(dir, "gemini", "queued");
+  try {
+    const row = s.get("j1")!;
+    expect(pollView(row, 10, false).status).toBe("queued");
+    const dead = () => ({ owner: false, child: null });
+    const waited = judgePending(["j1"], { rows: new Map([["j1", row]]), complete: true }, new Set(["j1"]), dead);
+    // dl wait does not end on it: it hands it over and waits on.
+    expect(waited).toMatchObject({ ended: [], still: ["j1"], adrift: [{ id: "j1" }] });
+    const summary = jobsSummary([{ provider: "gemini", stateDir: dir }], nobody)[0]!;
+    expect(summary.active).toMatchObject([{ id: "j1", status: "queued", owner_alive: false, orphaned: true }]);
+    expect(summary.active[0]!.reason).toContain("hand it to a supervisor of its own");
+
+    const dry = await reapDeadOwners(s, { identities: nobody, now: () => 20, dryRun: true, adoptQueued: () => true });
+    expect(dry).toMatchObject([{ id: "j1", status: "queued" }]);
+    expect(dry[0]!.reason).toContain("would hand it to a supervisor");
+    const handed: string[] = [];
+    const adoptQueued = (r: { id: string }) => handed.push(r.id) > 0;
+    const actions = await reapDeadOwners(s, { identities: nobody, now: () => 20, adoptQueued });
+    expect(actions).toMatchObject([{ id: "j1", status: "queued", killed_pid: null }]);
+    expect(handed).toEqual(["j1"]);
+    expect(s.get("j1")?.status).toBe("queued");
+    // A reaper that cannot start a supervisor (or whose start failed) records it lost, saying why.
+    const failed = await reapDeadOwners(s, { identities: nobody, now: () => 20, adoptQueued: () => false });
+    expect(failed).toMatchObject([{ id: "j1", status: "lost" }]);
+    expect(failed[0]!.reason).toContain("no supervisor could be started for it");
+    expect(s.get("j1")?.status).toBe("lost");
+  } finally {
+    s.close();
+  }
+});
 
 test("a live owner's row keeps the status it has", () => {
   const s = storeWith(`${root.dir}/alive`, "gemini", "running");

@@ -20,8 +20,8 @@ describe("dl wait decisions", () => {
     expect(v.still).toEqual(["b"]);
   });
 
-  test("a dead owner ends a live row as what reap will record, only on passes that check owners", () => {
-    const read = { rows: rowsOf(row("a", "queued")), complete: true };
+  test("a dead owner ends a running row as what reap will record, only on passes that check owners", () => {
+    const read = { rows: rowsOf(row("a", "running")), complete: true };
     const dead = () => ({ owner: false, child: null });
     expect(judgePending(["a"], read, new Set(["a"]), null).still).toEqual(["a"]);
     expect(judgePending(["a"], read, new Set(["a"]), dead).ended).toEqual([
@@ -29,10 +29,19 @@ describe("dl wait decisions", () => {
         id: "a",
         row: read.rows.get("a")!,
         status: "lost",
-        reason: "its server died before the job started; dl reap will record it lost",
+        reason: "its supervisor died and no verified child of it is left; dl reap will record it lost",
       },
     ]);
     expect(judgePending(["a"], read, new Set(["a"]), () => ({ owner: true, child: null })).still).toEqual(["a"]);
+  });
+
+  test("a dead owner's queued row never started: it stays pending, adrift for the wait to hand over", () => {
+    const read = { rows: rowsOf(row("q", "queued")), complete: true };
+    const v = judgePending(["q"], read, new Set(["q"]), () => ({ owner: false, child: null }));
+    expect(v).toEqual({ ended: [], still: ["q"], adrift: [read.rows.get("q")!] });
+    // Not on a pass that does not check owners, nor with a live owner.
+    expect(judgePending(["q"], read, new Set(["q"]), null).adrift).toEqual([]);
+    expect(judgePending(["q"], read, new Set(["q"]), () => ({ owner: true, child: null })).adrift).toEqual([]);
   });
 
   test("a seen id gone from every store is pruned; not when a store did not answer, nor when never seen", () => {

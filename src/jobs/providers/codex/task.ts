@@ -3,6 +3,7 @@ import { z } from "zod";
 import { DlError } from "../../../errors.ts";
 import { once } from "../../../once.ts";
 import type { JobRow } from "../../../store/types.ts";
+import { rewritePrivate } from "../../../sys/private-file.ts";
 import type { LaunchSpec, ValidatedTask } from "../../engine/provider.ts";
 import { parseTask, taskText, timeoutSeconds } from "../../task-input.ts";
 import { resolveCodexEffort, resolveCodexModel } from "./models.ts";
@@ -16,7 +17,7 @@ type CodexSandbox = (typeof CODEX_SANDBOXES)[number];
 
 const DEFAULT_TIMEOUT_S = 1800;
 const MAX_TIMEOUT_S = 24 * 3600;
-/** The prompt travels as one argv string; Linux refuses a single argument over 128 KiB. */
+/** A task's cap (what a model should be handed; it once travelled in argv, where Linux refuses one argument over 128 KiB). */
 const MAX_TASK_BYTES = 120_000;
 
 interface CodexParams {
@@ -110,6 +111,8 @@ function codexParams(job: JobRow): CodexParams {
 /** Where a job's private files go (inside the engine's per-job dir). */
 export const lastMessageFile = (jobDir: string) => join(jobDir, "last-message.txt");
 const sqliteHome = (jobDir: string) => join(jobDir, "sqlite");
+/** The task, which the CLI reads on its stdin (`-` as the prompt). */
+const codexTaskFile = (jobDir: string) => join(jobDir, "task.md");
 
 /** A TOML basic string: `-c key=value` parses the value as TOML. */
 const toml = (s: string) => JSON.stringify(s);
@@ -124,7 +127,8 @@ export interface LaunchInputs {
 }
 
 /**
- * `codex exec --json` in the workdir, stdin closed by the engine. Each run gets its own
+ * `codex exec --json` in the workdir, its prompt read from a file only this user can read
+ * on its stdin: argv is visible to every local user. Each run gets its own
  * SQLite home so parallel runs do not contend on one database, while the login stays in
  * the shared CODEX_HOME; forced_login_method pins the subscription login, so a stray
  * OPENAI_API_KEY can never switch billing to an API account.
@@ -155,6 +159,8 @@ export function buildCodexLaunch(job: JobRow, jobDir: string, o: LaunchInputs): 
     lastMessageFile(jobDir),
   ];
   if (job.model) argv.push("--model", job.model);
-  argv.push("--", job.task);
-  return { argv, env: { ...o.childEnv, CODEX_HOME: o.codexHome }, cwd: job.workdir };
+  const taskFile = codexTaskFile(jobDir);
+  rewritePrivate(taskFile, job.task);
+  argv.push("--", "-");
+  return { argv, env: { ...o.childEnv, CODEX_HOME: o.codexHome }, cwd: job.workdir, stdinFile: taskFile };
 }

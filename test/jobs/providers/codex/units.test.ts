@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-
+import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { DlError } from "../../../../src/errors.ts";
 import { CodexAccount } from "../../../../src/jobs/providers/codex/account.ts";
@@ -26,7 +26,7 @@ import {
 } from "../../../../src/jobs/providers/codex/version.ts";
 import type { JobRow } from "../../../../src/store/types.ts";
 import { CODEX_BIN, codexChildEnv, tokenCountEvent, writeAuthJson, writeRollout } from "../../../helpers/codex-home.ts";
-import { tempDir } from "../../../helpers/dl.ts";
+import { tempDir, tempFolder } from "../../../helpers/dl.ts";
 
 const root = tempDir("codex-unit");
 /** A fresh folder inside the suite's isolated root. */
@@ -210,8 +210,11 @@ describe("task and argv", () => {
     expect(validateCodexTask(accepted, rules).allowOverQuota).toBe(true);
   });
 
-  test("argv: exec --json, sandbox, effort, per-run sqlite_home, chatgpt login, -o, prompt after --; env allowlisted + CODEX_HOME", () => {
-    const spec = buildCodexLaunch(row(), "/state/jobs/cx-1", {
+  test("argv: exec --json, sandbox, effort, per-run sqlite_home, chatgpt login, -o, the prompt on stdin; env allowlisted + CODEX_HOME", () => {
+    using dir = tempFolder("codex-launch");
+    const jobDir = join(dir.dir, "cx-1");
+    mkdirSync(jobDir);
+    const spec = buildCodexLaunch(row(), jobDir, {
       bin: "/bin/codex",
       codexHome: "/h/.codex",
       childEnv: { PATH: "/bin", HOME: "/h" },
@@ -227,16 +230,20 @@ describe("task and argv", () => {
       "-c",
       'model_reasoning_effort="low"',
       "-c",
-      'sqlite_home="/state/jobs/cx-1/sqlite"',
+      `sqlite_home="${jobDir}/sqlite"`,
       "-c",
       'forced_login_method="chatgpt"',
       "--output-last-message",
-      "/state/jobs/cx-1/last-message.txt",
+      `${jobDir}/last-message.txt`,
       "--model",
       "gpt-6.1-terra",
       "--",
-      "-fix the bug",
+      "-",
     ]);
+    // The task is read from a private file on stdin: argv is readable by every local user.
+    expect(spec.stdinFile).toBe(join(jobDir, "task.md"));
+    expect(readFileSync(spec.stdinFile!, "utf8")).toBe("-fix the bug");
+    expect(statSync(spec.stdinFile!).mode & 0o777).toBe(0o600);
     expect(spec.env).toEqual({ PATH: "/bin", HOME: "/h", CODEX_HOME: "/h/.codex" });
     expect(spec.cwd).toBe("/w");
     const danger = row({ params: JSON.stringify({ sandbox: "danger-full-access" }) });

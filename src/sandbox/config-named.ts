@@ -1,0 +1,239 @@
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { isWithin } from "../sys/paths.ts";
+
+/**
+ * The files of the work tree that a protected configuration runs: a Claude Code hook's
+ * `sh ./scripts/fmt.sh`, an `.mcp.json` server's `node tools/mcp.js`, husky's
+ * `.husky/pre-commit` calling `scripts/check.sh`, a pre-commit `repo: local` entry's
+ * `./scripts/lint.sh`. The configuration is read-only to delegates, so the script it names
+ * must be too, or a delegate rewrites the script instead and the host runs it all the same.
+ *
+ * Read from the text of every file of the protected entry, whatever its format (JSON,
+ * YAML, TOML, shell): each word that names a regular file of the work tree, resolved
+ * against the folder holding the configuration (the project its host tool runs in) and
+ * against the configuration file's own folder. A bare word (`hook.js`) counts only when it
+ * looks like a program (a script's extension, or executable), so `package.json` in a
+ * hook's file pattern does not make the manifest read-only; a path (`./x`, `a/b`,
+ * `$CLAUDE_PROJECT_DIR/x`) counts whatever it is. What a named script names in turn is
+ * followed too (a few levels). Markdown is read only in its front matter (its body is
+ * prose for a model, not commands), and VS Code's `launch.json` not at all (it runs when
+ * the user starts a debug session, by choice).
+ */
+
+/** Files read per configuration entry, bytes read per file, levels of scripts followed. */
+const MAX_FILES = 200;
+const MAX_BYTES = 256 * 1024;
+const MAX_DEPTH = 3;
+
+const SCRIPT_EXT = /\.(sh|bash|zsh|fish|ksh|js|mjs|cjs|ts|mts|cts|jsx|tsx|py|rb|pl|php|lua|ps1|bat|cmd|exe|jar)$/i;
+/** Run only by the user's own choice. */
+const USER_RUN = /^launch\.json$/i;
+
+export interface NamedOptions {
+  workdir: string;
+  /** True for a path git ignores (dependencies, build output): not followed. */
+  ignored(abs: string): boolean;
+}
+
+/** The leading bytes of a regular file, as text; null for anything else or binary content. */
+function readText(path: string): string | null {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    if (!fstatSync(fd).isFile()) return null;
+    const buf = Buffer.alloc(MAX_BYTES);
+    const n = readSync(fd, buf, 0, MAX_BYTES, 0);
+    const text = buf.subarray(0, n).toString("utf8");
+    return text.includes("\0") ? null : text;
+  } catch {
+    return null;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** Memory files Claude Code (and Gemini CLI) load with their `@path` imports, which steer the model as the file does. */
+const MEMORY = /^(claude(\.local)?|agents?|gemini)\.md$/i;
+
+interface Source {
+  file: string;
+  /** A memory file, or one a memory file imports: its `@path` imports count too. */
+  memory: boolean;
+  /** A package.json script's command (`file` is its package.json), read instead of the file. */
+  text?: string;
+}
+
+/** What a protected configuration runs of the work tree. */
+export interface NamedByConfig {
+  /** Regular files (absolute). */
+  files: string[];
+  /** package.json scripts a command runs (`npm run x`, `npm test`, `pnpm x`…), with npm's pre/post ones. */
+  npmScripts: { pkg: string; name: string }[];
+}
+
+/** Package managers' own commands: `pnpm install` runs no script of that name. */
+const PM_BUILTIN =
+  /^(install|i|ci|add|remove|rm|uninstall|update|up|upgrade|exec|x|dlx|create|init|link|unlink|pack|publish|info|view|list|ls|outdated|audit|config|cache|why|prune|rebuild|store|patch|import|global|set|version|help|login|logout|whoami|node|env|bin|root|dedupe|run)$/;
+/** bun's own: its test runner and bundler. */
+const BUN_BUILTIN = /^(test|build|pm|upgrade|repl)$/;
+
+/** The package.json scripts `text` runs: `npm run x`, `npm test|start|stop|restart`, `pnpm/yarn/bun [run] x` (options skipped). */
+function npmScriptsRun(text: string): string[] {
+  const t = text.split(/[\s"'`;|&()]+/).filter(Boolean);
+  const out: string[] = [];
+  for (let i = 0; i < t.length; i++) {
+    const tool = /^(npm|pnpm|yarn|bun)$/.exec(basename(t[i]!))?.[1];
+    if (!tool) continue;
+    let j = i + 1;
+    const skipOptions = () => {
+      while (t[j]?.startsWith("-")) j++;
+    };
+    skipOptions();
+    const run = t[j] === "run" || t[j] === "run-script";
+    if (run) j++;
+    skipOptions();
+    const raw = t[j];
+    if (!raw || !/^[A-Za-z0-9][\w:.-]*$/.test(raw)) continue;
+    if (!run && tool === "npm" && !/^(test|t|tst|start|stop|restart)$/.test(raw)) continue;
+    if (!run && tool !== "npm" && PM_BUILTIN.test(raw)) continue;
+    if (!run && tool === "bun" && BUN_BUILTIN.test(raw)) continue;
+    const name = raw === "t" || raw === "tst" ? "test" : raw;
+    out.push(name, `pre${name}`, `post${name}`);
+  }
+  return out;
+}
+
+/** The scripts of the package.json nearest to `dir` (up to the work tree's root), or null. */
+function nearestScripts(dir: string, o: NamedOptions): { pkg: string; scripts: Record<string, unknown> } | null {
+  for (let d = dir; d === o.workdir || isWithin(d, o.workdir); d = dirname(d)) {
+    const text = readText(join(d, "package.json"));
+    if (text !== null) {
+      try {
+        const scripts = (JSON.parse(text) as { scripts?: unknown }).scripts;
+        return {
+          pkg: join(d, "package.json"),
+          scripts: typeof scripts === "object" && scripts ? (scripts as Record<string, unknown>) : {},
+        };
+      } catch {
+        return null; // not JSON: npm runs nothing from it either
+      }
+    }
+    if (d === o.workdir) break;
+  }
+  return null;
+}
+
+/**
+ * The words a host acts on, and the files the source imports: a markdown file's front
+ * matter only (its body is prose), but a memory file's `@path` imports as well.
+ */
+function wordsOf(src: Source): { words: string[]; imports: string[]; runs: string[] } {
+  const none = { words: [], imports: [], runs: [] };
+  if (USER_RUN.test(basename(src.file))) return none;
+  const text = src.text ?? readText(src.file);
+  if (text === null) return none;
+  if (src.text !== undefined || !/\.(md|mdc|markdown)$/i.test(src.file))
+    return { words: commandWords(text), imports: [], runs: npmScriptsRun(text) };
+  const front = /^---\r?\n([\s\S]*?)\r?\n---/.exec(text)?.[1] ?? "";
+  const imports = src.memory ? [...text.matchAll(/(?:^|\s)@([^\s@`]+)/g)].map((m) => m[1]!) : [];
+  return { words: commandWords(front), imports, runs: npmScriptsRun(front) };
+}
+
+/** The regular files of an entry (itself, or what a folder holds), without following links. */
+function filesOf(entry: string): string[] {
+  const out: string[] = [];
+  const stack = [entry];
+  while (stack.length > 0 && out.length < MAX_FILES) {
+    const p = stack.pop()!;
+    let st: ReturnType<typeof lstatSync>;
+    try {
+      st = lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (st.isFile()) out.push(p);
+    else if (st.isDirectory()) {
+      try {
+        for (const n of readdirSync(p)) stack.push(join(p, n));
+      } catch {
+        // unreadable: nothing in it reaches the host through us either
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Words of a command line or config value; a leading `$VAR/`, `"$VAR"/`, `${VAR}/` or `$VAR$/`
+ * (the project dir a host sets: `$CLAUDE_PROJECT_DIR`, `${workspaceFolder}`, `$PROJECT_DIR$`) becomes `./`.
+ */
+function commandWords(text: string): string[] {
+  return text
+    .replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\$?(\\?["'])?\//g, "./")
+    .split(/[\s"'`=,;|&()<>[\]{}]+/)
+    .map((w) => w.replace(/[:.]+$/, ""))
+    .filter((w) => w.length > 0 && w.length < 4096 && !w.startsWith("-") && !w.includes("://"));
+}
+
+function isProgram(word: string, abs: string): boolean {
+  if (word.includes("/")) return true;
+  if (SCRIPT_EXT.test(word)) return true;
+  try {
+    return (lstatSync(abs).mode & 0o111) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/** The work tree's regular files that `word` names from `bases` (any file for an import, else a program). */
+function resolveWord(word: string, bases: string[], o: NamedOptions, anyFile: boolean): string[] {
+  const out: string[] = [];
+  for (const base of bases) {
+    const abs = isAbsolute(word) ? resolve(word) : resolve(base, word);
+    if (abs === o.workdir || !isWithin(abs, o.workdir) || o.ignored(abs)) continue;
+    try {
+      if (lstatSync(abs).isFile() && (anyFile || isProgram(word, abs))) out.push(abs);
+    } catch {
+      // not there: nothing to run
+    }
+  }
+  return out;
+}
+
+/**
+ * Every regular file of the work tree a protected entry (a config file or folder, at
+ * `entry`) names, every package.json script it runs, and what those name in turn; the
+ * entry's own files excluded.
+ */
+export function namedByToolConfig(entry: string, o: NamedOptions): NamedByConfig {
+  const project = dirname(entry);
+  const own = new Set(filesOf(entry));
+  const found = new Set<string>();
+  const scripts = new Map<string, { pkg: string; name: string }>();
+  let level: Source[] = [...own].map((file) => ({ file, memory: MEMORY.test(basename(file)) }));
+  for (let depth = 0; depth < MAX_DEPTH && level.length > 0; depth++) {
+    const next: Source[] = [];
+    const take = (abs: string, memory: boolean) => {
+      if (own.has(abs) || found.has(abs)) return;
+      found.add(abs);
+      next.push({ file: abs, memory });
+    };
+    for (const src of level) {
+      const { words, imports, runs } = wordsOf(src);
+      const bases = [...new Set([project, dirname(src.file)])];
+      for (const w of new Set(words)) for (const abs of resolveWord(w, bases, o, false)) take(abs, false);
+      // An import is relative to the file that holds it.
+      for (const w of imports) for (const abs of resolveWord(w, [dirname(src.file)], o, true)) take(abs, true);
+      const pkg = runs.length > 0 ? nearestScripts(project, o) : null;
+      for (const name of runs) {
+        const body = pkg?.scripts[name];
+        if (!pkg || typeof body !== "string" || scripts.has(`${pkg.pkg}\0${name}`)) continue;
+        scripts.set(`${pkg.pkg}\0${name}`, { pkg: pkg.pkg, name });
+        next.push({ file: pkg.pkg, memory: false, text: body });
+      }
+    }
+    level = next;
+  }
+  return { files: [...found], npmScripts: [...scripts.values()] };
+}

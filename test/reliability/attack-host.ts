@@ -1,0 +1,109 @@
+import { lstatSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { Identity } from "../helpers/run-as.ts";
+import { LAYOUTS, type LayoutId } from "./attack-layouts.ts";
+import type { Route } from "./attack-routes.ts";
+
+/**
+ * What the host does after a job, as its user (attack-suite.ts): the ordinary git
+ * commands in every checkout (status, diff, commit, rebase --continue, submodule status,
+ * and the routes' own, a push to a bare repository), then what Claude Code and VS Code
+ * run on their own when they open the project: every hook command and status line of
+ * Claude Code's project settings, every `.mcp.json` server, every VS Code task that runs
+ * at folder open. A payload any of them runs writes its route's marker.
+ */
+
+const GIT_ID = { GIT_AUTHOR_NAME: "u", GIT_AUTHOR_EMAIL: "u@x", GIT_COMMITTER_NAME: "u", GIT_COMMITTER_EMAIL: "u@x" };
+/** Long enough for `npm run` to start node; a server that keeps running is stopped there. */
+const TOOL_TIMEOUT_S = "10";
+
+export function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function hostGit(id: Identity, dir: string, ...args: string[]) {
+  return id.run(["git", "-C", dir, ...args], { env: id.env(GIT_ID) });
+}
+
+/** The user's ordinary git commands after the job, in every checkout the layout and its routes name. */
+export function hostGitCommands(id: Identity, root: string, layout: LayoutId, routes: Route[]): void {
+  const l = LAYOUTS[layout];
+  const w = join(root, l.workdir);
+  const dirs = [
+    ...l.checkouts.map((d) => join(root, d)),
+    ...routes.flatMap((r) => (r.checkouts ?? []).map((d) => join(w, d))),
+  ].filter((d) => exists(d));
+  for (const d of dirs) {
+    hostGit(id, d, "status");
+    hostGit(id, d, "diff");
+    hostGit(id, d, "commit", "-q", "--allow-empty", "-m", "after the job");
+    hostGit(id, d, "rebase", "--continue");
+    hostGit(id, d, "submodule", "status");
+  }
+  for (const r of routes) for (const [dir, ...args] of r.host ?? []) hostGit(id, join(root, dir!), ...args);
+}
+
+/** Every file named `name` under `dir`, a few levels down, outside `.git`. */
+function filesNamed(dir: string, names: RegExp, depth = 4): string[] {
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return entries.flatMap((n) => {
+    const p = join(dir, n);
+    if (names.test(p)) return [p];
+    if (depth === 0 || n === ".git" || !lstatSync(p).isDirectory()) return [];
+    return filesNamed(p, names, depth - 1);
+  });
+}
+
+function json(path: string): Record<string, unknown> {
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+/** Commands Claude Code runs from one settings file: its hooks' and its status line's. */
+function claudeCommands(settings: Record<string, unknown>): string[] {
+  const events = Object.values((settings.hooks ?? {}) as Record<string, { hooks?: { command?: string }[] }[]>);
+  const hooks = events.flatMap((matchers) => (Array.isArray(matchers) ? matchers : []).flatMap((m) => m.hooks ?? []));
+  const status = (settings.statusLine as { command?: string } | undefined)?.command;
+  return [...hooks.map((h) => h.command), status].filter((c): c is string => typeof c === "string");
+}
+
+const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
+
+/** What Claude Code and VS Code run in the layout's projects on their own, run as they would. */
+export function hostTools(id: Identity, root: string, layout: LayoutId): void {
+  const base = join(root, LAYOUTS[layout].workdir);
+  const run = (project: string, command: string) =>
+    id.run(["timeout", TOOL_TIMEOUT_S, "sh", "-c", command], {
+      cwd: project,
+      env: id.env({ CLAUDE_PROJECT_DIR: project }),
+    });
+  for (const f of filesNamed(base, /\/\.claude\/settings(\.local)?\.json$/)) {
+    for (const cmd of claudeCommands(json(f))) run(dirname(dirname(f)), cmd);
+  }
+  for (const f of filesNamed(base, /\/\.mcp\.json$/)) {
+    const servers = Object.values((json(f).mcpServers ?? {}) as Record<string, { command?: string; args?: string[] }>);
+    for (const s of servers) if (s.command) run(dirname(f), [s.command, ...(s.args ?? [])].map(quote).join(" "));
+  }
+  for (const f of filesNamed(base, /\/\.vscode\/tasks\.json$/)) {
+    const project = dirname(dirname(f));
+    const tasks = (json(f).tasks ?? []) as { command?: string; runOptions?: { runOn?: string } }[];
+    for (const t of tasks) {
+      if (t.runOptions?.runOn !== "folderOpen" || !t.command) continue;
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: VS Code's own variable, substituted as VS Code does
+      run(project, t.command.replaceAll("${workspaceFolder}", project));
+    }
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * The projects the attack suite (attack-suite.ts) hands to delegates, built on the host as
+ * the user dl runs as (so git never sees another owner's repository). Each is a shell
+ * script run in the layout root `$R`; `$W` is the workdir the job gets. What a real
+ * project has: a submodule absorbed into `.git/modules`, a repository nested in the tree,
+ * husky (with `core.hooksPath` set before `npm install` made the folder, and after),
+ * pre-commit with a `repo: local` hook, Claude Code's settings with a hook that runs a
+ * script of the tree, an `.mcp.json` server started from the tree, hook keys in
+ * package.json, a config include of a file the tree does not have yet, a stopped rebase,
+ * a linked worktree, a bare repository beside checkouts.
+ */
+
+export type LayoutId = "repo" | "many" | "worktree" | "subdir";
+
+export interface Layout {
+  id: LayoutId;
+  /** The job's workdir, relative to the layout root. */
+  workdir: string;
+  /** Checkouts (relative to the layout root) where the host runs its ordinary git commands after the job. */
+  checkouts: string[];
+  /** Shell (run in the layout root, as the user). */
+  build: string;
+}
+
+const EXIT0 = "printf '#!/bin/sh\\nexit 0\\n'";
+
+const REPO = `set -e
+git init -q -b main lib && git -C lib commit -q --allow-empty -m lib
+git init -q -b main repo && cd repo
+echo hello > README
+mkdir -p scripts tools pkg .claude/commands
+${EXIT0} > scripts/fmt.sh; ${EXIT0} > scripts/lint.sh; chmod +x scripts/fmt.sh scripts/lint.sh
+echo 'process.exit(0)' > tools/mcp.js
+echo 'export const x = 1;' > pkg/index.ts
+echo 'process.exit(0)' > scripts/lint.js
+printf '{"hooks":{"PostToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"sh ./scripts/fmt.sh"},{"type":"command","command":"npm run --silent lint"}]}]}}\\n' > .claude/settings.json
+printf '# Deploy\\nRun the deploy.\\n' > .claude/commands/deploy.md
+printf '{"mcpServers":{"tools":{"command":"node","args":["tools/mcp.js"]}}}\\n' > .mcp.json
+mkdir docs && echo 'Use tabs.' > docs/rules.md
+printf 'Be careful.\nSee @docs/rules.md\n' > CLAUDE.md
+printf 'repos:\\n- repo: local\\n  hooks:\\n  - id: lint\\n    name: lint\\n    entry: ./scripts/lint.sh\\n    language: script\\n' > .pre-commit-config.yaml
+printf '{\\n  "name": "repo",\\n  "scripts": {\\n    "lint": "node scripts/lint.js"\\n  },\\n  "simple-git-hooks": {\\n    "pre-commit": "npx lint-staged"\\n  }\\n}\\n' > package.json
+git add -A && git commit -q -m init
+git -c protocol.file.allow=always submodule add -q ../lib sub 2>/dev/null && git commit -q -m sub
+git init -q -b main vendor/nested && git -C vendor/nested commit -q --allow-empty -m nested
+for h in .git/hooks .git/modules/sub/hooks vendor/nested/.git/hooks; do ${EXIT0} > $h/pre-commit; chmod +x $h/pre-commit; done
+# An include of a file the tree does not have (yet): git reads it at every command.
+git config include.path ../.gitconfig.project
+`;
+
+const MANY = `set -e
+mkdir many && cd many
+git init -q -b main plain && git -C plain commit -q --allow-empty -m first
+${EXIT0} > plain/.git/hooks/pre-commit; chmod +x plain/.git/hooks/pre-commit
+mkdir -p plain/.vscode plain/tools && ${EXIT0} > plain/tools/dev.sh
+printf '{"tasks":[{"label":"dev","command":"\${workspaceFolder}/tools/dev.sh","runOptions":{"runOn":"folderOpen"}}]}\n' > plain/.vscode/tasks.json
+git init -q -b main husky && git -C husky commit -q --allow-empty -m first && git -C husky config core.hooksPath .husky/_
+git init -q -b main husky9 && cd husky9
+mkdir -p .husky/_ scripts
+printf '#!/bin/sh\\nsh .husky/pre-commit\\n' > .husky/_/pre-commit; chmod +x .husky/_/pre-commit
+echo 'sh scripts/check.sh' > .husky/pre-commit
+mkdir .idea && ${EXIT0} > scripts/start.sh
+printf '<component name="ProjectStartupTaskManager"><task path="$PROJECT_DIR$/scripts/start.sh"/></component>\n' > .idea/workspace.xml
+${EXIT0} > scripts/check.sh; chmod +x scripts/check.sh
+git add -A && git commit -q -m husky && git config core.hooksPath .husky/_
+cd ..
+git init -q -b main hookspath && cd hookspath
+mkdir githooks && ${EXIT0} > githooks/pre-commit && chmod +x githooks/pre-commit
+git add -A && git commit -q -m hooks && git config core.hooksPath githooks
+cd ..
+git init -q -b main rebase && cd rebase
+for c in one two three; do echo $c > $c && git add $c && git commit -q -m $c; done
+GIT_SEQUENCE_EDITOR="sed -i 1s/^pick/edit/" git rebase -q -i HEAD~2 >/dev/null 2>&1
+test -f .git/rebase-merge/git-rebase-todo
+cd ..
+git init -q --bare -b main bare.git
+`;
+
+const WORKTREE = `set -e
+git init -q -b main main && git -C main commit -q --allow-empty -m first
+${EXIT0} > main/.git/hooks/pre-commit; chmod +x main/.git/hooks/pre-commit
+git -C main worktree add -q -b feature ../wt
+`;
+
+const SUBDIR = `set -e
+git init -q -b main outer && cd outer
+mkdir -p pkg/hooks && ${EXIT0} > pkg/hooks/pre-commit && chmod +x pkg/hooks/pre-commit
+echo 'export {}' > pkg/index.ts
+git add -A && git commit -q -m first && git config core.hooksPath pkg/hooks
+`;
+
+export const LAYOUTS: Record<LayoutId, Layout> = {
+  repo: { id: "repo", workdir: "repo", checkouts: ["repo", "repo/sub", "repo/vendor/nested"], build: REPO },
+  many: {
+    id: "many",
+    workdir: "many",
+    checkouts: ["many/plain", "many/husky", "many/husky9", "many/hookspath", "many/rebase"],
+    build: MANY,
+  },
+  worktree: { id: "worktree", workdir: "wt", checkouts: ["wt", "main"], build: WORKTREE },
+  subdir: { id: "subdir", workdir: "outer/pkg", checkouts: ["outer"], build: SUBDIR },
+};

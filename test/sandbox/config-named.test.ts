@@ -1,0 +1,98 @@
+import { describe, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { namedByToolConfig } from "../../src/sandbox/config-named.ts";
+import { tempDir } from "../helpers/dl.ts";
+
+/**
+ * What a protected configuration runs of the work tree (config-named.ts): the scripts it
+ * names, what they name in turn, memory files' imports and the package.json scripts a
+ * hook runs; and what it does not (a bare manifest name, prose, a debug launch).
+ */
+
+function tree(files: Record<string, string>): string {
+  const w = realpathSync(tempDir("config-named"));
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(w, p)), { recursive: true });
+    writeFileSync(join(w, p), text);
+  }
+  return w;
+}
+
+const named = (w: string, entry: string, ignored: (abs: string) => boolean = () => false) => {
+  const n = namedByToolConfig(join(w, entry), { workdir: w, ignored });
+  return { files: n.files.map((f) => f.slice(w.length + 1)).sort(), scripts: n.npmScripts.map((s) => s.name) };
+};
+
+describe("namedByToolConfig", () => {
+  test("a Claude Code hook's scripts, with $CLAUDE_PROJECT_DIR, and what a script sources", () => {
+    const w = tree({
+      ".claude/settings.json": JSON.stringify({
+        hooks: {
+          PostToolUse: [{ hooks: [{ command: "sh ./scripts/fmt.sh" }, { command: '"$CLAUDE_PROJECT_DIR"/bin/b' }] }],
+        },
+      }),
+      "scripts/fmt.sh": ". scripts/lib.sh\n",
+      "scripts/lib.sh": "true\n",
+      "bin/b": "#!/bin/sh\n",
+      "src/app.ts": "x",
+    });
+    expect(named(w, ".claude").files).toEqual(["bin/b", "scripts/fmt.sh", "scripts/lib.sh"]);
+  });
+
+  test("a bare word counts only as a program: hook.js yes, package.json and README.md no", () => {
+    const w = tree({
+      ".pre-commit-config.yaml":
+        "repos:\n- repo: local\n  hooks:\n  - id: x\n    entry: node hook.js\n    files: package.json\n    exclude: README.md\n",
+      "hook.js": "",
+      "package.json": "{}",
+      "README.md": "",
+    });
+    expect(named(w, ".pre-commit-config.yaml").files).toEqual(["hook.js"]);
+  });
+
+  test("executable bare words count; ignored folders and the user's own debug launches do not", () => {
+    const w = tree({
+      ".husky/pre-commit": "checker\nnode_modules/.bin/lint-staged\n",
+      checker: "#!/bin/sh\n",
+      "node_modules/.bin/lint-staged": "",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: VS Code's own variable in a launch configuration
+      ".vscode/launch.json": '{"configurations":[{"program":"${workspaceFolder}/src/main.ts"}]}',
+      "src/main.ts": "",
+    });
+    chmodSync(join(w, "checker"), 0o755);
+    const ignored = (abs: string) => abs.startsWith(join(w, "node_modules"));
+    expect(named(w, ".husky", ignored).files).toEqual(["checker"]);
+    expect(named(w, ".vscode").files).toEqual([]);
+  });
+
+  test("markdown: the front matter's commands and a memory file's @imports, never its prose", () => {
+    const w = tree({
+      "CLAUDE.md": "Read src/app.ts first.\n@docs/rules.md\n",
+      "docs/rules.md": "@more.md\n", // relative to the file that imports it
+      "docs/more.md": "",
+      ".claude/agents/a.md": "---\nhooks: sh scripts/a.sh\n---\nEdit src/app.ts\n",
+      "scripts/a.sh": "",
+      "src/app.ts": "",
+    });
+    expect(named(w, "CLAUDE.md").files).toEqual(["docs/more.md", "docs/rules.md"]);
+    expect(named(w, ".claude").files).toEqual(["scripts/a.sh"]);
+  });
+
+  test("the package.json scripts a hook runs (npm run, npm test, pnpm x), and the files those run", () => {
+    const w = tree({
+      ".claude/settings.json": JSON.stringify({
+        hooks: { Stop: [{ hooks: [{ command: "npm run --silent lint && pnpm fmt" }] }] },
+      }),
+      ".husky/pre-commit": "npm test\npnpm install\n",
+      "package.json": JSON.stringify({
+        scripts: { lint: "node tools/lint.js", fmt: "prettier -w .", test: "bun test" },
+      }),
+      "tools/lint.js": "",
+    });
+    const c = named(w, ".claude");
+    expect(c.scripts).toEqual(["lint", "fmt"]);
+    expect(c.files).toEqual(["tools/lint.js"]);
+    expect(named(w, ".husky").scripts).toEqual(["test"]);
+  });
+});
