@@ -638,6 +638,16 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/reliability/jail-escape.test.ts", "test/sandbox/protect-rules.test.ts"],
   },
   {
+    id: "git-config-bare-words",
+    guard:
+      "a bare file name in a config value (`sh conv.sh`, `node fmt-clean.js`) names a file of the work tree's root",
+    why: "with diff.conv.textconv = sh conv.sh the delegate rewrites conv.sh, selects the driver in .gitattributes, and the host's git diff runs it",
+    file: "src/sandbox/git-reach.ts",
+    search: "    const words = isInclude ? [e.value] : [...pathWords(e.value), ...bareFileWords(e.value, base)];",
+    replace: "    const words = isInclude ? [e.value] : pathWords(e.value);",
+    tests: ["test/sandbox/protect-rules.test.ts", "test/reliability/jail-routes-tools.test.ts"],
+  },
+  {
     id: "jail-protect-claude-stand-in",
     guard: "a workdir without .claude gets a read-only stand-in for the job",
     why: "the jail creates .claude/agents/coder.md and dl's next delegation to 'coder' runs it with Bash",
@@ -1295,6 +1305,27 @@ export const MUTATIONS: Mutation[] = [
     search: '  argv.push("--", "-");',
     replace: '  argv.push("--", job.task);',
     tests: ["test/jobs/providers/codex/units.test.ts", "test/reliability/secret-channels.test.ts"],
+    build: true,
+  },
+  {
+    id: "reaper-scrubs-job-dir",
+    guard:
+      "a running job reaped after its supervisor died has what its child left checked (text redacted, a binary holding a key removed)",
+    why: "a launcher's log or Codex's SQLite home from a run whose supervisor was killed would keep the key for good",
+    file: "src/jobs/engine/reaper.ts",
+    search: '    if (row.status === "running") scrubJobDir(row.id, jobDirOf(store.stateDir, row.id));\n',
+    replace: "",
+    tests: ["test/reliability/secret-channels.test.ts"],
+    build: true,
+  },
+  {
+    id: "shell-cancel-scrubs-job-dir",
+    guard: "a running job dl cancel ends after its supervisor died has what its child left checked",
+    why: "a launcher's log from a run whose supervisor was killed, then cancelled from a shell, would keep the key",
+    file: "src/jobs/shell/cancel.ts",
+    search: "  scrubJobDir(row.id, jobDirOf(store.stateDir, row.id));\n",
+    replace: "",
+    tests: ["test/reliability/secret-channels.test.ts"],
     build: true,
   },
   {
@@ -2195,6 +2226,17 @@ export const MUTATIONS: Mutation[] = [
     search: "    warnOtherServers(config);\n",
     replace: "",
     tests: ["test/e2e/settings-file.test.ts"],
+    build: true,
+  },
+  {
+    id: "settings-file-unopenable-owner",
+    guard:
+      "a settings file this user cannot open is named as another user's when it is, with the fix (remove it, then dl init)",
+    why: "a root-owned settings.env in the user's HOME read as 'cannot be read; check its permissions', and chmod would not fix it",
+    file: "src/sys/settings-file.ts",
+    search: '  if (uid !== null && st.uid !== uid)\n    return { state: "refused",',
+    replace: '  if (false)\n    return { state: "refused",',
+    tests: ["test/e2e/broken-setup.test.ts"],
     build: true,
   },
   // ── supervisors: work outlives the window ──────────────────────────────────────────

@@ -133,6 +133,22 @@ const SETUPS: Setup[] = [
     },
   },
   {
+    name: "a settings file of another user that this user cannot open",
+    env: () => {
+      const h = home("h-other");
+      const f = join(folder("h-other/.config/dl"), "settings.env");
+      writeFileSync(f, "DELEGATE_LOCAL_MODEL=m\n", { mode: 0o600 });
+      chownSync(f, 0, 0);
+      return { HOME: h, TMPDIR: folder("t7") };
+    },
+    expect: (_cmd, r) => {
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(
+        "belongs to another user (uid 0), so dl reads none of it: remove it, then run dl init",
+      );
+    },
+  },
+  {
     name: "an XDG_CONFIG_HOME and XDG_CACHE_HOME that are files",
     env: () => {
       const f = file(join(folder("x"), "a-file"));

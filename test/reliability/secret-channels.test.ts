@@ -19,7 +19,10 @@ import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts"
 import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
 import { CODEX_BIN, makeCodexHome } from "../helpers/codex-home.ts";
 import { requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
+import { pidAlive } from "../helpers/proc.ts";
+import { supervisorOf } from "../helpers/supervisor.ts";
 import { connectTaskDl, type TaskDl } from "../helpers/task-session.ts";
+import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 import { skipBwrap } from "../sandbox/jail-env.ts";
 
@@ -560,6 +563,44 @@ describe("no key in any channel, after jobs of every kind and delegations fed ke
     },
     300_000,
   );
+});
+
+/** A launcher that leaves the key it was handed in a log and in a binary file, then runs until it is killed. */
+const HANGING_LAUNCHER = `#!/bin/sh
+while [ $# -gt 0 ]; do case "$1" in --out-dir) out="$2"; shift 2 ;; *) shift 2 ;; esac; done
+mkdir -p "$out"
+printf 'SQLite format 3\\000%s\\n' "$DSH_GATEWAY_HANDLE" > "$out/state.db"
+echo "signed in with $DSH_GATEWAY_HANDLE" > "$out/log.tmp" && mv "$out/log.tmp" "$out/launcher.log"
+exec sleep 600
+`;
+
+describe("a job whose supervisor died before the run ended", () => {
+  test("what its child left in the job's folder is checked when it is reaped or cancelled: text redacted, a binary holding a key removed", async () => {
+    const c: Ctx = { ...setUp(tempDir("secret-reaped"), gateway, null), command: [requireBinary()] };
+    writeFileSync(c.env.DELEGATE_DSH_LAUNCHER!, HANGING_LAUNCHER);
+    const stateDir = c.env.DELEGATE_DSH_STATE_DIR!;
+    const s = await connectTaskDl(c.env, { cwd: c.root });
+    try {
+      for (const ending of [["reap"], ["cancel"]]) {
+        const r = await tool<{ jobs: Job[] }>(s, "submit_dsh", {
+          tasks: [{ task: "t", model: "ds-flash", workdir: attackRepo(c, `orphan-${ending[0]}`) }],
+        });
+        const id = r.jobs[0]!.id;
+        const out = join(stateDir, "jobs", id, "out");
+        await until(() => existsSync(join(out, "launcher.log")), "the launcher to write its log");
+        const supervisor = supervisorOf(stateDir, id);
+        process.kill(supervisor, "SIGKILL");
+        await until(() => !pidAlive(supervisor), "the supervisor to be gone");
+        const ended = await dl(c, ending[0] === "reap" ? ["reap"] : ["cancel", id]);
+        expect({ ending, said: ended.out.includes(id) }).toEqual({ ending, said: true });
+        expect(readFileSync(join(out, "launcher.log"), "utf8")).toBe("signed in with <redacted>\n");
+        expect(existsSync(join(out, "state.db"))).toBe(false);
+      }
+      expect(filesUnder(stateDir).filter(([, text]) => text.includes(KEYS.passed))).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  }, 120_000);
 });
 
 function chownTree(dir: string, uid: number): void {

@@ -6,6 +6,7 @@ import { jobDirOf } from "../../sys/paths.ts";
 import { terminateGroup } from "../../sys/process.ts";
 import { recordJobEnd } from "../../usage/ledger.ts";
 import { orphanPlan } from "./display-state.ts";
+import { scrubJobDir } from "./job-files.ts";
 import { childVerified, ownerAlive } from "./liveness.ts";
 import type { Identities } from "./machine.ts";
 import { readOutcome } from "./outcome-file.ts";
@@ -91,6 +92,8 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
     const usage = row.status === "running" && row.usage === null ? spentUsage(store, row, opts) : row.usage;
     const ended = { status: action.status, failure_kind: null, ended_at: opts.now(), persist_error: null, usage };
     if (store.update(row.id, ended, [row.status]) && row.status === "running") recordJobEnd(store, row.id);
+    // Its supervisor died before it could check what the child left: done here instead.
+    if (row.status === "running") scrubJobDir(row.id, jobDirOf(store.stateDir, row.id));
   }
   return actions;
 }
@@ -134,6 +137,7 @@ function recordKept(store: JobStore, row: JobRow, kept: JobPatch, opts: ReapOpti
   const note = "owner server died before the store could record the job's end; recorded from its outcome file";
   const action: ReapAction = { id: row.id, status: kept.status ?? "lost", killed_pid: null, reason: note };
   if (opts.dryRun) return action;
+  scrubJobDir(row.id, jobDirOf(store.stateDir, row.id));
   try {
     if (store.update(row.id, { ...kept, persist_error: note }, ["running"])) recordJobEnd(store, row.id);
   } catch (e) {

@@ -4,8 +4,8 @@ import { log } from "../../log.ts";
 import { jailFailureMessage } from "../../sandbox/jail-causes.ts";
 import type { JobPatch, JobRow } from "../../store/types.ts";
 import { privateDir } from "../../sys/private-file.ts";
-import { scrubTree } from "../../sys/private-tree.ts";
 import { type RunResult, runGroup } from "../../sys/process.ts";
+import { scrubJobDir } from "./job-files.ts";
 import { chooseOutcome, type JobStopCause, outcomePatch, stoppedPatch } from "./job-outcome.ts";
 import type { Identities } from "./machine.ts";
 import { reserveOutcome } from "./outcome-file.ts";
@@ -53,19 +53,6 @@ export async function runJob(row: JobRow, ctx: RunnerContext, signal: AbortSigna
     await runAndRecord(row, ctx, signal, jobDir);
   } finally {
     scrubJobDir(row.id, jobDir);
-  }
-}
-
-/**
- * What the child (and its CLI's own state, Codex's per-run SQLite home) left in the job's
- * folder, checked once it ended: no key outlives the run in dl's state (sys/private-tree.ts).
- */
-function scrubJobDir(id: string, jobDir: string): void {
-  try {
-    const removed = scrubTree(jobDir);
-    if (removed.length) log.info(`job ${id}: removed ${removed.length} file(s) its child left holding a key`);
-  } catch (e) {
-    log.warn(`job ${id}: could not check the files its child left: ${describeError(e)}`);
   }
 }
 

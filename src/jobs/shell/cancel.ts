@@ -1,9 +1,11 @@
 import { DlError } from "../../errors.ts";
 import { JobStore } from "../../store/jobs.ts";
 import { isTerminal, type JobRow } from "../../store/types.ts";
+import { jobDirOf } from "../../sys/paths.ts";
 import { terminateGroup } from "../../sys/process.ts";
 import { type Canceller, type CancelResult, cancelRefusal } from "../engine/cancel.ts";
 import { orphanPlan } from "../engine/display-state.ts";
+import { scrubJobDir } from "../engine/job-files.ts";
 import { jobLiveness } from "../engine/liveness.ts";
 import type { Identities } from "../engine/machine.ts";
 import type { FoundJob } from "./job-finder.ts";
@@ -60,6 +62,8 @@ async function cancelOnce(store: JobStore, row: JobRow, o: ShellCancelOptions): 
   const plan = orphanPlan(row, live).plan;
   if (plan.kills) await terminateGroup(row.child_pgid!, o.graceMs);
   if (!store.update(row.id, { ...ended, failure_kind: null }, ["running"])) return null;
+  // Its supervisor died before it could check what the child left: done here instead.
+  scrubJobDir(row.id, jobDirOf(store.stateDir, row.id));
   const note = plan.kills
     ? "its server had died; its child was stopped"
     : "its server had died; nothing was left running";
