@@ -1,5 +1,4 @@
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { lstatSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { DlError } from "../errors.ts";
 import { isWithin } from "../sys/paths.ts";
@@ -52,8 +51,11 @@ export interface TreeGuard {
 
 export interface TreeGuardOptions extends GitAsk {
   home: string;
-  /** Where moved-out entries go (the job's folder); a private temporary folder by default. */
-  quarantineDir?: string;
+  /**
+   * Makes and returns the private folder moved-out entries go to (a folder of the job's,
+   * or dl's own under its cache dir: quarantine.ts). Called only when something is moved.
+   */
+  quarantine: () => string;
   /** Workdir-relative paths the user lets delegates write although a rule names them (never git's). */
   writable?: readonly string[];
 }
@@ -231,7 +233,7 @@ export async function prepareTreeGuard(workdir: string, o: TreeGuardOptions): Pr
       done = true;
       stands.remove();
       const s = { before, ignored, named: plan.named, keys, hostOnly: stands.hostOnly };
-      return finishGuard(workdir, { ...s, quarantineDir: o.quarantineDir });
+      return finishGuard(workdir, { ...s, quarantine: o.quarantine });
     },
   };
 }
@@ -244,16 +246,11 @@ async function finishGuard(
     named: string[];
     keys: Map<string, HookKeys>;
     hostOnly: ReadonlyMap<string, string>;
-    quarantineDir?: string;
+    quarantine: () => string;
   },
 ): Promise<TreeVerdict> {
   const after = await scanTree(workdir, { ignored: s.ignored });
-  const quarantine = () => {
-    const dir = s.quarantineDir ?? mkdtempSync(join(tmpdir(), "dl-quarantine-"));
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    return dir;
-  };
-  const judged = judgeTree(s.before, after, { named: s.named, hostOnly: s.hostOnly, quarantine });
+  const judged = judgeTree(s.before, after, { named: s.named, hostOnly: s.hostOnly, quarantine: s.quarantine });
   const keys = [...s.keys].flatMap(([r, k]) => restoreHookKeys(workdir, r, k));
   const changes = summarizeChanges(s.before, after, s.ignored);
   const changed = [...(judged?.changed ?? []), ...keys.map((k) => `${k} (restored)`)];
