@@ -66,7 +66,10 @@ function readSurface(raw: string | undefined): Surface {
 function readQuarantineDir(raw: string | undefined, workdir: string): string | undefined {
   if (raw === undefined) return undefined;
   if (!isAbsolute(raw))
-    throw new DlError("bad_input", `--quarantine-dir ${JSON.stringify(raw.slice(0, 200))} is invalid: expected an absolute path`);
+    throw new DlError(
+      "bad_input",
+      `--quarantine-dir ${JSON.stringify(raw.slice(0, 200))} is invalid: expected an absolute path`,
+    );
   const dir = canonicalPath(raw);
   if (isWithin(dir, workdir) || isWithin(workdir, dir))
     throw new DlError("bad_input", `--quarantine-dir ${dir} is invalid: it must lie outside the workdir ${workdir}`);

@@ -5,9 +5,9 @@ import { DlError } from "../errors.ts";
 import type { JailNet } from "../sys/jail-net.ts";
 import { jailPlatform, jailPolicyFor, probeJailOnce, wrapCommand } from "./index.ts";
 import type { JailProbe } from "./probe.ts";
+import { freshQuarantine } from "./quarantine.ts";
 import type { GitTamper } from "./tree-guard.ts";
 import { prepareTreeGuard, type TreeGuard } from "./tree-guard.ts";
-import { freshQuarantine } from "./quarantine.ts";
 import { type TreeReport, treeReport } from "./tree-report.ts";
 
 /**

@@ -79,7 +79,11 @@ test("run_bash: a command that planted a nested repository gets jail_git_tampere
   const leaky: CommandJail = {
     async wrap(argv, env, workdir) {
       const quarantine = () => freshQuarantine(root);
-      const guard = await prepareTreeGuard(workdir, { home: process.env.HOME!, env: { PATH: "/usr/bin:/bin" }, quarantine });
+      const guard = await prepareTreeGuard(workdir, {
+        home: process.env.HOME!,
+        env: { PATH: "/usr/bin:/bin" },
+        quarantine,
+      });
       return {
         argv: markedEntry(argv),
         env: { ...env },

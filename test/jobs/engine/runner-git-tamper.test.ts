@@ -30,7 +30,11 @@ const tampering: Provider = {
   ...testProvider,
   async launch(job: JobRow, { jobDir }) {
     const env = { PATH: "/usr/bin:/bin", HOME: root.dir };
-    const guard = await prepareTreeGuard(job.workdir, { home: root.dir, env, quarantine: () => freshQuarantine(join(jobDir, "q")) });
+    const guard = await prepareTreeGuard(job.workdir, {
+      home: root.dir,
+      env,
+      quarantine: () => freshQuarantine(join(jobDir, "q")),
+    });
     const script = "mkdir -p sub && git -C sub init -q && echo hi > made.txt && echo 'ran the job'";
     const afterRun = async () => {
       const verdict = await guard.finish();
