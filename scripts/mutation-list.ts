@@ -638,6 +638,16 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/reliability/jail-escape.test.ts", "test/sandbox/protect-rules.test.ts"],
   },
   {
+    id: "git-config-bare-words",
+    guard:
+      "a bare file name in a config value (`sh conv.sh`, `node fmt-clean.js`) names a file of the work tree's root",
+    why: "with diff.conv.textconv = sh conv.sh the delegate rewrites conv.sh, selects the driver in .gitattributes, and the host's git diff runs it",
+    file: "src/sandbox/git-reach.ts",
+    search: "    const words = isInclude ? [e.value] : [...pathWords(e.value), ...bareFileWords(e.value, base)];",
+    replace: "    const words = isInclude ? [e.value] : pathWords(e.value);",
+    tests: ["test/sandbox/protect-rules.test.ts", "test/reliability/jail-routes-tools.test.ts"],
+  },
+  {
     id: "jail-protect-claude-stand-in",
     guard: "a workdir without .claude gets a read-only stand-in for the job",
     why: "the jail creates .claude/agents/coder.md and dl's next delegation to 'coder' runs it with Bash",

@@ -1,3 +1,4 @@
+import { lstatSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type RunOptions, type RunResult, runGroup } from "../sys/process.ts";
 
@@ -70,6 +71,31 @@ export function pathWords(value: string): string[] {
     .filter((w) => w !== "" && !w.startsWith("-") && !w.includes("://") && /^(\.{1,2}\/|\/|~\/)|\//.test(w));
 }
 
+/** A word with no slash that looks like a file name (`conv.sh`, `.fsmon.py`), not an address or a number. */
+const FILE_NAME = /^\.?[\w+-]+(\.[\w+-]+)*\.[A-Za-z][\w]*$/;
+
+function isFile(path: string): boolean {
+  try {
+    return lstatSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Words with no slash that git would still find at `base`: a command such as
+ * `sh conv.sh` or `node clean.js` runs from the work tree's root, so `conv.sh` is a file
+ * of the tree (present or created by a job) as much as `./conv.sh` is. A word that looks
+ * like a file name counts, and any word that is a file there now.
+ */
+function bareFileWords(value: string, base: string): string[] {
+  return value
+    .split(/[\s"'=;|&()<>\`]+/)
+    .map((w) => w.replace(/^!/, ""))
+    .filter((w) => w !== "" && !w.startsWith("-") && !w.includes("/") && !w.includes(":") && !w.includes("@"))
+    .filter((w) => w !== "." && w !== ".." && (FILE_NAME.test(w) || isFile(join(base, w))));
+}
+
 function resolveWord(word: string, base: string, home: string): string {
   if (word.startsWith("~/")) return join(home, word.slice(2));
   return isAbsolute(word) ? resolve(word) : resolve(base, word);
@@ -90,7 +116,8 @@ export function namedByConfig(
     // An include's path is relative to the file that holds it; other values to the work tree.
     const isInclude = /^include(if\..*)?\.path$/.test(e.key);
     const from = isInclude && e.origin ? dirname(resolve(base, e.origin)) : base;
-    for (const w of isInclude ? [e.value] : pathWords(e.value)) if (w) named.add(resolveWord(w, from, where.home));
+    const words = isInclude ? [e.value] : [...pathWords(e.value), ...bareFileWords(e.value, base)];
+    for (const w of words) if (w) named.add(resolveWord(w, from, where.home));
     if (isInclude && e.value) includes.push(resolveWord(e.value, from, where.home));
   }
   return { hooksDirs, named: [...named], includes };

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
@@ -53,8 +53,11 @@ beforeAll(async () => {
     "---\nname: helper\ndescription: helper\n---\nYou are a careful helper.\n",
   );
 });
+// A test's servers end with it: an idle server still ticks its engines.
+afterEach(async () => {
+  await Promise.all(sessions.splice(0).map((s) => s.close().catch(() => undefined)));
+});
 afterAll(async () => {
-  await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
   await fake?.stop();
 });
 beforeEach(() => fake.reset());

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
@@ -51,8 +51,9 @@ beforeAll(() => {
     }),
   );
 });
-afterAll(async () => {
-  await Promise.all(sessions.map((s) => s.close()));
+// A test's servers end with it: an idle server still ticks its engines.
+afterEach(async () => {
+  await Promise.all(sessions.splice(0).map((s) => s.close()));
 });
 
 /**

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
@@ -36,8 +36,11 @@ beforeAll(async () => {
   agentsDir = tempDir("tasks-agents");
   writeFileSync(join(agentsDir, "helper.md"), "---\nname: helper\ndescription: helper\n---\nYou help.\n");
 });
+// A test's servers end with it: an idle server still ticks its engines.
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close().catch(() => undefined)));
+});
 afterAll(async () => {
-  await Promise.all(open.map((s) => s.close().catch(() => undefined)));
   await fake?.stop();
 });
 beforeEach(() => fake.reset());

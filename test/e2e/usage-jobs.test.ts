@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
@@ -34,8 +34,11 @@ beforeAll(async () => {
   modelsFile = join(root, "dsh-models.json");
   writeFileSync(modelsFile, JSON.stringify({ models: { "ds-flash": { model: "deepseek-v4-flash", enabled: true } } }));
 });
+// A test's servers end with it: an idle server still ticks its engines.
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close().catch(() => undefined)));
+});
 afterAll(async () => {
-  await Promise.all(open.map((s) => s.close().catch(() => undefined)));
   await fake?.stop();
 });
 

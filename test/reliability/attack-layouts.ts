@@ -74,6 +74,12 @@ GIT_SEQUENCE_EDITOR="sed -i 1s/^pick/edit/" git rebase -q -i HEAD~2 >/dev/null 2
 test -f .git/rebase-merge/git-rebase-todo
 cd ..
 git init -q --bare -b main bare.git
+# Drivers the user configured, whose programs are bare names of the work tree (run from its root).
+git init -q -b main drivers && cd drivers
+echo one > data.txt && ${EXIT0} > conv.sh
+git add -A && git commit -q -m drivers
+git config diff.conv.textconv "sh conv.sh" && git config filter.fmt.clean "node fmt-clean.js"
+cd ..
 `;
 
 const WORKTREE = `set -e
@@ -94,7 +100,7 @@ export const LAYOUTS: Record<LayoutId, Layout> = {
   many: {
     id: "many",
     workdir: "many",
-    checkouts: ["many/plain", "many/husky", "many/husky9", "many/hookspath", "many/rebase"],
+    checkouts: ["many/plain", "many/husky", "many/husky9", "many/hookspath", "many/rebase", "many/drivers"],
     build: MANY,
   },
   worktree: { id: "worktree", workdir: "wt", checkouts: ["wt", "main"], build: WORKTREE },

@@ -583,6 +583,26 @@ text folder-claude plain/.claude/settings.json '${hookJson("sh '\"$(script folde
   },
 ];
 
+const MANY_DRIVER_ROUTES: Route[] = [
+  {
+    // .gitattributes selects drivers the user configured; their programs are bare names (`sh conv.sh`).
+    id: "bare-driver",
+    reaches: true,
+    layout: "many",
+    klass: "review",
+    sh: `text bare-driver drivers/.gitattributes "data.txt diff=conv filter=fmt"
+put bare-driver drivers/conv.sh; putjs bare-driver drivers/fmt-clean.js; echo two >> drivers/data.txt`,
+    tools: (_w, pay, js) => [
+      write("drivers/.gitattributes", "data.txt diff=conv filter=fmt\n"),
+      write("drivers/data.txt", "one\ntwo\n"),
+      write("drivers/conv.sh", pay),
+      write("drivers/fmt-clean.js", js),
+    ],
+    unchanged: ["drivers/conv.sh"],
+    absent: ["drivers/fmt-clean.js"],
+  },
+];
+
 const MANY_EDITOR_ROUTES: Route[] = [
   {
     id: "editor-task-script",
@@ -659,6 +679,7 @@ conf subdir-git .git/config core.fsmonitor "$(script subdir-git)"`,
 export const ROUTES: Route[] = [
   ...REPO_ROUTES,
   ...MANY_ROUTES,
+  ...MANY_DRIVER_ROUTES,
   ...MANY_EDITOR_ROUTES,
   ...WORKTREE_ROUTES,
   ...SUBDIR_ROUTES,

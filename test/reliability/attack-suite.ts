@@ -116,6 +116,8 @@ const ALLOWED_STEPS = new Set([
   "bare-trap:trap/HEAD",
   "bare-trap:trap/config",
   "bare-trap:trap/objects/info/packs",
+  "bare-driver:drivers/.gitattributes",
+  "bare-driver:drivers/data.txt",
 ]);
 
 async function runGemini(c: Ctx, w: string, script: string): Promise<Pick<Found, "outcome" | "failureKind">> {

@@ -54,6 +54,20 @@ describe("what git's configuration names", () => {
     expect(named.named.some((p) => p.includes("example.test"))).toBe(false);
   });
 
+  test("bare file names in a value name files of the work tree's root; addresses, numbers and plain words do not", () => {
+    const list = [
+      "file:.git/config\0diff.conv.textconv\nsh conv.sh\0",
+      "file:.git/config\0filter.fmt.clean\nnode .fmt-clean.js --stdin\0",
+      "file:.git/config\0user.email\nu@example.test\0",
+      "file:.git/config\0init.defaultbranch\nmain\0",
+      "file:.git/config\0core.abbrev\n1.2\0",
+    ].join("");
+    const named = namedByConfig(parseConfigList(list), { toplevel: "/w", gitDir: "/w/.git", home: "/h" });
+    expect(named.named).toContain("/w/conv.sh");
+    expect(named.named).toContain("/w/.fmt-clean.js");
+    expect(named.named.filter((p) => /example|main|1\.2|\/sh$/.test(p))).toEqual([]);
+  });
+
   test("path words: paths, never URLs or options", () => {
     expect(pathWords('"./a b" --x=/etc/y ~/z https://h/p c/d')).toEqual(["./a", "/etc/y", "~/z", "c/d"]);
   });
