@@ -1329,6 +1329,27 @@ export const MUTATIONS: Mutation[] = [
     build: true,
   },
   {
+    id: "cli-knows-secrets-early",
+    guard:
+      "every command makes the environment's and the settings file's secrets known before it checks an argument or a setting",
+    why: "dl status --<key> (a key pasted where a flag went) or a key pasted into another setting was echoed whole in the refusal",
+    file: "src/cli/main.ts",
+    search: "  knowSecretsEarly();\n",
+    replace: "",
+    tests: ["test/reliability/secret-channels.test.ts"],
+    build: true,
+  },
+  {
+    id: "usage-error-redacted",
+    guard: "a refused command line is written through the redacted streams, dl serve's too",
+    why: "dl serve <key-shaped argument> echoed it raw on stderr: serve wraps its streams only where it prints",
+    file: "src/cli/main.ts",
+    search: "  redactStdio(); // dl serve's streams too: the refused argument may be a key\n",
+    replace: "",
+    tests: ["test/reliability/secret-channels.test.ts"],
+    build: true,
+  },
+  {
     id: "child-dl-holds-secrets",
     guard: "a nested dl run (an agent job) is given the secret-named variables, so it knows the same secrets",
     why: "the conversation file the job's child keeps would hold a key its parent would have cut",

@@ -50,6 +50,20 @@ export function parseSettingsText(text: string, file: string, known: (name: stri
 }
 
 /**
+ * Every `NAME=value` the text sets, whatever else is wrong with it (a line that is no
+ * assignment is skipped, a name set twice gives both values): what the redaction must
+ * know before the file is checked, so that no refusal of it can print a key it holds.
+ */
+export function assignmentsAnyway(text: string): [string, string][] {
+  const out: [string, string][] = [];
+  for (const line of text.split(/\r?\n/)) {
+    const m = LINE.exec(line.trim().replace(/^export\s+/, ""));
+    if (m) out.push([m[1]!, unquote(m[2]!)]);
+  }
+  return out;
+}
+
+/**
  * The file's text with `updates` applied: a line already setting a name is replaced in
  * place (comments and other lines are kept), new names are appended; `header` opens a
  * new file.

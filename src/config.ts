@@ -15,6 +15,7 @@ import {
   tidyEnv,
   url,
 } from "./config-fields.ts";
+import { assignmentsAnyway } from "./config-file.ts";
 import { type Origins, sourcesOf, withSettingsFile } from "./config-origin.ts";
 import { caps, leavesOf, readTree, type Values } from "./config-tree.ts";
 import { DlError } from "./errors.ts";
@@ -22,6 +23,7 @@ import { PROVIDERS, type ProviderName } from "./providers.ts";
 import { codexPassthroughProblem, inheritedEnv, namedEnv, passthroughProblem } from "./sys/child-env.ts";
 import { resolveStatePaths, type StatePaths, settingsFilePath } from "./sys/paths.ts";
 import { isSecretName, knowSecrets, REDACTED, redact, secretValuesOf } from "./sys/redact.ts";
+import { readSettingsFile } from "./sys/settings-file.ts";
 
 /**
  * Every setting dl understands, once: the tree's shape is the Config's, each leaf names
@@ -451,6 +453,39 @@ export function loadConfig(): Config {
   const config = parseConfig(process.env);
   knowSecrets(config.secrets);
   return config;
+}
+
+/**
+ * Makes the secrets of this process's environment and of the settings file known to the
+ * redaction before anything is checked: a refusal that echoes what it refused (a
+ * mistyped flag, an unknown command, a bad setting's value) is printed before
+ * loadConfig could learn them, and must not show a key. Best effort on purpose: a file
+ * that cannot be read or parsed still gives what it can, and loadConfig, which refuses
+ * such a file, adds the rest.
+ */
+export function knowSecretsEarly(): void {
+  const env = process.env;
+  let fromFile: [string, string][] = [];
+  try {
+    const file = settingsFilePath({
+      platform: process.platform,
+      home: env.HOME ?? "",
+      xdgConfigHome: env.XDG_CONFIG_HOME,
+    });
+    const read = readSettingsFile(file);
+    if (read.state === "read") fromFile = assignmentsAnyway(read.text);
+  } catch {
+    // No file, or none this user may read: loadConfig says so.
+  }
+  const all = [...fromFile, ...Object.entries(env)];
+  const named = all.filter(([n]) => n === "DELEGATE_CODEX_ENV_PASSTHROUGH" || n === "DELEGATE_DSH_ENV_PASSTHROUGH");
+  const values = new Map(all);
+  const passed = named.flatMap(([, v]) => (v ?? "").split(/[\s,]+/)).flatMap((n) => values.get(n) ?? []);
+  knowSecrets([
+    ...all.flatMap(([n, v]) => (v !== undefined && SECRET_VARS.has(n) ? [v] : [])),
+    ...all.flatMap(([n, v]) => secretValuesOf({ [n]: v })),
+    ...passed,
+  ]);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { runCommand } from "citty";
+import { knowSecretsEarly } from "../config.ts";
 import { type DlErrorCode, isDlError } from "../errors.ts";
 import { BUILD, VERSION, versionLine } from "../version.ts";
 import { argsOf, type DlCommand } from "./command.ts";
@@ -36,6 +37,7 @@ const USAGE_ERRORS = new Set<DlErrorCode>(["bad_input", "bad_config", "not_found
 
 /** One line on stderr and exit 2: what was wrong and where to look. */
 function usageError(where: string, problem: string, helpFor?: string): void {
+  redactStdio(); // dl serve's streams too: the refused argument may be a key
   process.stderr.write(`${where}: ${problem} (run dl help${helpFor ? ` ${helpFor}` : ""})\n`);
   process.exitCode = EXIT.usage;
 }
@@ -92,6 +94,8 @@ async function topLevel(argv: string[]): Promise<boolean> {
 }
 
 export async function runCli(argv: string[]): Promise<void> {
+  // Before any argument is checked: a refusal that echoes one must not print a key dl holds.
+  knowSecretsEarly();
   installLastResort(argv[0] !== undefined && argv[0] in COMMANDS ? argv[0] : "");
   // dl serve's stdout is MCP frames (their transport redacts them); it wraps its streams where it prints.
   if (argv[0] !== "serve") redactStdio();

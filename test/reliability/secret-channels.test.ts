@@ -565,6 +565,41 @@ describe("no key in any channel, after jobs of every kind and delegations fed ke
   );
 });
 
+describe("a refusal that echoes what it refused", () => {
+  test("a mistyped flag, an unknown command, a bad setting's value and dl serve's own refusals never print a key dl holds (from the settings file, the environment, handed by name) or one shaped like a key", async () => {
+    const c: Ctx = { ...setUp(tempDir("secret-refusals"), gateway, null), command: [requireBinary()] };
+    // A key pasted into another setting of the file: refused, value and all, before dl has loaded a setting.
+    const file = join(c.env.HOME!, ".config", "dl", "settings.env");
+    const said: [string, string][] = [];
+    for (const key of [KEYS.local, KEYS.token, KEYS.passed, KEYS.anthropic]) {
+      for (const args of [
+        ["status", `--${key}`],
+        [key],
+        ["help", key],
+        ["--version", key],
+        ["serve", `--${key}`],
+        ["serve", key],
+      ]) {
+        const r = await dl(c, args);
+        expect({ args, code: r.code }).toEqual({ args, code: 2 });
+        said.push([`dl ${args.join(" ")}`, r.out]);
+      }
+      for (const args of [["jobs"], ["serve"]]) {
+        const r = await dl({ ...c, env: { ...c.env, DELEGATE_CODEX_MAX_CONCURRENT: key } }, args);
+        expect({ args, code: r.code }).toEqual({ args, code: 2 });
+        said.push([`DELEGATE_CODEX_MAX_CONCURRENT=<key> dl ${args.join(" ")}`, r.out]);
+      }
+      writeFileSync(file, `DELEGATE_LOCAL_KEY=${KEYS.local}\nDELEGATE_DSH_MAX_QUEUE=${key}\n`, { mode: 0o600 });
+      const r = await dl(c, ["status"]);
+      expect(r.code).toBe(2);
+      said.push(["a key pasted into the file's DELEGATE_DSH_MAX_QUEUE, dl status", r.out]);
+    }
+    expect(said.filter(([, out]) => !out.includes("<redacted>")).map(([what]) => what)).toEqual([]);
+    const found = said.flatMap(([channel, text]) => (Object.keys(occurrences(text)).length ? [channel] : []));
+    expect(found).toEqual([]);
+  }, 120_000);
+});
+
 /** A launcher that leaves the key it was handed in a log and in a binary file, then runs until it is killed. */
 const HANGING_LAUNCHER = `#!/bin/sh
 while [ $# -gt 0 ]; do case "$1" in --out-dir) out="$2"; shift 2 ;; *) shift 2 ;; esac; done
