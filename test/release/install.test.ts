@@ -9,7 +9,6 @@ import {
   chmodSync,
   copyFileSync,
   existsSync,
-  mkdirSync,
   readdirSync,
   readFileSync,
   readlinkSync,
@@ -49,12 +48,14 @@ function expectOneLine(stderr: string, text: string): void {
 }
 
 describe("install.sh", () => {
-  test("installs from a folder into ~/.local/bin of a fresh HOME; a second run changes nothing", async () => {
+  test("installs from a folder into ~/.local/bin of a fresh HOME; a second run changes nothing; delegate-wait is its link unless the user has one", async () => {
+    // One HOME through five runs (each install unpacks the 110 MB binary), each of which checks what the one before left.
     const { home, env } = freshHome("home");
+    const bin = join(home, ".local", "bin");
+    const dl = join(bin, "dl");
     const r = await install(["--from", release.dir], env);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    const dl = join(home, ".local", "bin", "dl");
     expect(statSync(dl).mode & 0o777).toBe(0o755);
     const v = await run([dl, "--version", "--json"], env);
     expect(JSON.parse(v.stdout)).toMatchObject({ target: HOST });
@@ -65,51 +66,46 @@ describe("install.sh", () => {
     expect(line).toBe(`claude mcp add delegate-local --scope user -- ${dl} serve`);
     expect(r.stdout).toContain(`\n  ${line}\n`);
     expect(r.stdout).toContain(`Next: ${dl} init`);
-    expect(r.stdout).toContain(`${join(home, ".local", "bin")} is not on your PATH`);
-    const before = statSync(dl);
-    const again = await install(["--from", release.dir], {
-      ...env,
-      PATH: `${join(home, ".local", "bin")}:${env.PATH}`,
-    });
-    expect(again.code).toBe(0);
-    expect(again.stdout).toContain("is already installed at");
-    expect(again.stdout).not.toContain("not on your PATH");
-    expect(statSync(dl).ino).toBe(before.ino);
-    expect(readdirSync(join(home, ".local", "bin")).sort()).toEqual(["delegate-wait", "dl"]);
-  });
-
-  test("links delegate-wait to dl (the predecessor's watcher name), and keeps a file of that name", async () => {
-    const { home, env } = freshHome("home");
-    expect((await install(["--from", release.dir], env)).code).toBe(0);
-    const bin = join(home, ".local", "bin");
+    expect(r.stdout).toContain(`${bin} is not on your PATH`);
+    // delegate-wait (the predecessor's watcher name) is a link to dl, and runs as dl wait.
     expect(readlinkSync(join(bin, "delegate-wait"))).toBe("dl");
     const w = await run([join(bin, "delegate-wait"), "cx-0000000000", "--timeout", "0.1"], env);
     expect(w.stdout + w.stderr).toContain("cx-0000000000");
-    // Someone else's delegate-wait (the Python predecessor's) is not replaced.
+
+    // Run 2, with the folder on PATH: nothing changes, and the link it made itself is left as it is, unmentioned.
+    const before = statSync(dl);
+    const again = await install(["--from", release.dir], { ...env, PATH: `${bin}:${env.PATH}` });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("is already installed at");
+    expect(again.stdout).not.toContain("not on your PATH");
+    expect(again.stdout).not.toContain("kept");
+    expect(statSync(dl).ino).toBe(before.ino);
+    expect(readlinkSync(join(bin, "delegate-wait"))).toBe("dl");
+    expect(readdirSync(bin).sort()).toEqual(["delegate-wait", "dl"]);
+
+    // Run 3: someone else's delegate-wait (the Python predecessor's file) is not replaced.
     rmSync(join(bin, "delegate-wait"));
     writeFileSync(join(bin, "delegate-wait"), "#!/bin/sh\necho theirs\n");
-    const again = await install(["--from", release.dir], env);
-    expect(again.code).toBe(0);
-    expect(again.stdout).toContain("kept");
+    const file = await install(["--from", release.dir], env);
+    expect(file.code).toBe(0);
+    expect(file.stdout).toContain("kept");
     expect(readFileSync(join(bin, "delegate-wait"), "utf8")).toContain("theirs");
-  });
 
-  test("keeps a delegate-wait link the user made (to their own watcher), and remakes only its own", async () => {
-    const { home, env } = freshHome("home");
-    const bin = join(home, ".local", "bin");
-    mkdirSync(bin, { recursive: true });
+    // Run 4: nor is a delegate-wait link the user made to their own watcher.
+    rmSync(join(bin, "delegate-wait"));
     const theirs = join(home, "predecessor-wait");
     writeFileSync(theirs, "#!/bin/sh\necho theirs\n");
     symlinkSync(theirs, join(bin, "delegate-wait"));
-    const r = await install(["--from", release.dir], env);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`kept ${join(bin, "delegate-wait")}`);
+    const link = await install(["--from", release.dir], env);
+    expect(link.code).toBe(0);
+    expect(link.stdout).toContain(`kept ${join(bin, "delegate-wait")}`);
     expect(readlinkSync(join(bin, "delegate-wait"))).toBe(theirs);
-    // The link install.sh made itself is left as it is on the next run, and said nothing about.
+
+    // Run 5: once the user's link is gone, the next run makes its own again.
     rmSync(join(bin, "delegate-wait"));
-    expect((await install(["--from", release.dir], env)).code).toBe(0);
-    const again = await install(["--from", release.dir], env);
-    expect(again.stdout).not.toContain("kept");
+    const remade = await install(["--from", release.dir], env);
+    expect(remade.code).toBe(0);
+    expect(remade.stdout).not.toContain("kept");
     expect(readlinkSync(join(bin, "delegate-wait"))).toBe("dl");
   });
 
