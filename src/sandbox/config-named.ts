@@ -29,7 +29,8 @@ const MAX_DEPTH = 3;
 /** Claude Code follows a memory file's `@path` imports this many hops deep: every one of them is read. */
 const IMPORT_HOPS = 5;
 /** Programs whose next word (options skipped) is the file they run: `sh fmt`, `bash statusline`, `node tool`. */
-const INTERPRETER = /^(sh|bash|dash|zsh|ksh|fish|source|node|bun|deno|tsx|ts-node|python[\d.]*|ruby|perl|php|lua|pwsh|Rscript)$/;
+const INTERPRETER =
+  /^(sh|bash|dash|zsh|ksh|fish|source|node|bun|deno|tsx|ts-node|python[\d.]*|ruby|perl|php|lua|pwsh|Rscript)$/;
 
 const SCRIPT_EXT = /\.(sh|bash|zsh|fish|ksh|js|mjs|cjs|ts|mts|cts|jsx|tsx|py|rb|pl|php|lua|ps1|bat|cmd|exe|jar)$/i;
 /** Run only by the user's own choice. */
