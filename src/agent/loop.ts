@@ -67,6 +67,8 @@ export type RunCounters = Omit<NudgeState, "turn"> &
     turns: number;
     usage: Usage;
     modelUsed: string;
+    /** run_bash's jail_git_tampered verdicts: any one fails the run, whatever the model says. */
+    tampered: string[];
   };
 
 /** Everything a turn needs, fixed once the workdir and endpoint are known. */
@@ -157,6 +159,7 @@ function newCounters(): RunCounters {
     lastBashExit: null,
     usage: emptyUsage(),
     modelUsed: "",
+    tampered: [],
   };
 }
 
@@ -187,7 +190,22 @@ export function agentResult(
   if (end.error) r.error = end.error;
   // Every failed result says what kind of failure it is, as a failed job does.
   if (!r.success) Object.assign(r, end.failure ?? stopFailure(end.stop));
+  if (c.tampered.length > 0) Object.assign(r, tamperedFailure(c.tampered, r.error));
   return r;
+}
+
+/**
+ * A run whose run_bash jail moved something out fails `jail_git_tampered`, as a Gemini job
+ * does, whatever the model answered: each verdict says what moved and where it went.
+ */
+function tamperedFailure(verdicts: readonly string[], error: string | undefined): Partial<AgentResult> {
+  const said = [...new Set(verdicts)].map((v) => `run_bash: ${v}`);
+  return {
+    success: false,
+    error: [...said, ...(error ? [error] : [])].join("\n"),
+    failure_kind: "jail_git_tampered",
+    code: "workdir_forbidden",
+  };
 }
 
 /** One signal for the caller's abort and the whole-delegation deadline. */
@@ -368,7 +386,8 @@ async function callModel(conv: Conversation, turn: number): Promise<ModelRespons
 async function toolTurn(conv: Conversation, turn: number, uses: ToolUseBlock[]): Promise<AgentEnd | undefined> {
   const { maxTurns } = conv.budget;
   const record = conv.opts.transcript && ((r: Omit<ToolRecord, "n">) => conv.opts.transcript?.tool({ n: turn, ...r }));
-  const { results, names } = await runToolCalls(conv.tools, uses, conv.ctx, conv.counters, { record });
+  const { results, names, tampered } = await runToolCalls(conv.tools, uses, conv.ctx, conv.counters, { record });
+  conv.counters.tampered.push(...tampered);
   if (conv.signal.aborted) return stopped(conv);
   const note = countdownNote(maxTurns - turn);
   const last = results[results.length - 1];

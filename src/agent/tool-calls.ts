@@ -13,6 +13,8 @@ export type ToolCallsOutcome = {
   results: ToolResultBlock[];
   /** For progress lines: each tool's name, with run_bash's exit code. */
   names: string[];
+  /** run_bash's jail_git_tampered verdicts, one per command that planted something. */
+  tampered: string[];
 };
 
 /**
@@ -29,6 +31,7 @@ export async function runToolCalls(
   const record = o.record;
   const results: ToolResultBlock[] = [];
   const names: string[] = [];
+  const tampered: string[] = [];
   for (const use of uses) {
     const t0 = performance.now();
     const out = await runTool(tools, use, ctx);
@@ -49,13 +52,14 @@ export async function runToolCalls(
     }
     const block: ToolResultBlock = { type: "tool_result", tool_use_id: use.id, content: out.content };
     if (out.is_error) block.is_error = true;
+    if (out.tamper) tampered.push(out.tamper);
     results.push(block);
     // Progress names what was touched: the path read or written, the command run (redacted).
     const what = target ? ` ${target.length > 80 ? `${target.slice(0, 79)}…` : target}` : "";
     names.push(`${use.name}${what}${out.bash ? ` (exit ${out.bash.exitCode})` : out.is_error ? " (failed)" : ""}`);
     if (ctx.signal.aborted) break;
   }
-  return { results, names };
+  return { results, names, tampered };
 }
 
 /** One tool call; an unknown tool, broken arguments or a throw become an error result. */

@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
+import { isAbsolute } from "node:path";
 import { defineCommand } from "citty";
 import type { Config } from "../config.ts";
+import { agentSettingsFromConfig } from "../dispatch/agent-settings.ts";
 import { bucketFor } from "../dispatch/buckets.ts";
 import { delegationContext } from "../dispatch/delegation-context.ts";
 import { providerOverrides, runProviderTarget } from "../dispatch/provider-endpoint.ts";
@@ -11,6 +13,7 @@ import { DlError } from "../errors.ts";
 import { defaultDeps } from "../services.ts";
 import type { Surface } from "../surface.ts";
 import { hardenProcess } from "../sys/hardening.ts";
+import { canonicalPath, isWithin } from "../sys/paths.ts";
 import { replacePrivate } from "../sys/private-file.ts";
 import { terminateAllGroups } from "../sys/process.ts";
 import { VERSION } from "../version.ts";
@@ -54,6 +57,23 @@ function writeProgress(file: string, p: { turn: number; max_turns: number; messa
 function readSurface(raw: string | undefined): Surface {
   if (raw === undefined || raw === "cli" || raw === "mcp") return raw ?? "cli";
   throw new DlError("bad_input", `--answer-for ${JSON.stringify(raw.slice(0, 40))} is invalid: expected cli or mcp`);
+}
+
+/**
+ * --quarantine-dir: an agent job's folder for what the run_bash jail moves out. Absolute,
+ * and outside the workdir (moved out means out of the delegate's tree).
+ */
+function readQuarantineDir(raw: string | undefined, workdir: string): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!isAbsolute(raw))
+    throw new DlError(
+      "bad_input",
+      `--quarantine-dir ${JSON.stringify(raw.slice(0, 200))} is invalid: expected an absolute path`,
+    );
+  const dir = canonicalPath(raw);
+  if (isWithin(dir, workdir) || isWithin(workdir, dir))
+    throw new DlError("bad_input", `--quarantine-dir ${dir} is invalid: it must lie outside the workdir ${workdir}`);
+  return dir;
 }
 
 const say = (line: string) => process.stderr.write(`dl run: ${line}\n`);
@@ -117,6 +137,11 @@ const def = defineCommand({
       valueHint: "ID",
       description: "continue a finished delegation (its result's conversation_id) with this task",
     },
+    "quarantine-dir": {
+      type: "string",
+      valueHint: "DIR",
+      description: "keep what the run_bash sandbox moves out of the workdir here (default: dl's cache dir)",
+    },
     json: { type: "boolean", description: "print the result as one JSON object", default: false },
     "answer-for": {
       type: "string",
@@ -129,7 +154,7 @@ const def = defineCommand({
     hardenProcess();
     const config = configOrExit();
     const surface = readSurface(args["answer-for"]);
-    const deps = defaultDeps(config, VERSION);
+    const served = defaultDeps(config, VERSION);
     const prepared = await prepareDelegation(
       {
         agent_name: args.agent,
@@ -141,9 +166,11 @@ const def = defineCommand({
         continue_from: args["continue-from"],
       },
       config,
-      deps.settings,
+      served.settings,
       surface,
     );
+    const quarantineRoot = readQuarantineDir(args["quarantine-dir"], prepared.workdir);
+    const deps = quarantineRoot ? { ...served, settings: agentSettingsFromConfig(config, { quarantineRoot }) } : served;
     // Say at once what is happening: a full pool or a slow first reply is otherwise silence.
     say(
       `${prepared.agent.name} on ${prepared.model} in ${prepared.workdir}; taking a slot of pool ${bucketFor(prepared.model)}`,

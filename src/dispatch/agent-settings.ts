@@ -10,8 +10,12 @@ import { type Config, parseConfig } from "../config.ts";
 import type { CommandJail, CommandJailOptions } from "../sandbox/command-jail.ts";
 import { protectedDirs } from "../sys/paths.ts";
 
-/** The agent loop's settings, taken from the one Config: every default is SETTINGS'. */
-export function agentSettingsFromConfig(c: Config): AgentSettings {
+/**
+ * The agent loop's settings, taken from the one Config: every default is SETTINGS'.
+ * `quarantineRoot`: an agent job's folder for what run_bash's jail moves out (dl run
+ * --quarantine-dir); else the cache dir's.
+ */
+export function agentSettingsFromConfig(c: Config, o: { quarantineRoot?: string } = {}): AgentSettings {
   return {
     defaultModel: c.backend.model,
     codingModel: c.backend.codingModel,
@@ -29,11 +33,11 @@ export function agentSettingsFromConfig(c: Config): AgentSettings {
     maxTokensCaps: DEFAULT_MAX_TOKENS_CAPS,
     read: READ_FILE_DEFAULTS,
     write: { ...WRITE_FILE_DEFAULTS, protect: { writable: c.jail.writableToolConfig, gitEnv: c.childEnv } },
-    bash: runBashSettings(c),
+    bash: runBashSettings(c, o.quarantineRoot ?? c.paths.quarantineDir),
   };
 }
 
-function runBashSettings(c: Config): RunBashSettings {
+function runBashSettings(c: Config, quarantineRoot: string): RunBashSettings {
   return {
     ...RUN_BASH_LIMITS,
     enabled: c.agent.runBash,
@@ -49,6 +53,7 @@ function runBashSettings(c: Config): RunBashSettings {
           path: c.childEnv.PATH ?? "",
           gitEnv: c.childEnv,
           writable: c.jail.writableToolConfig,
+          quarantineRoot,
         })
       : null,
   };

@@ -5,6 +5,7 @@ import { DlError } from "../errors.ts";
 import type { JailNet } from "../sys/jail-net.ts";
 import { jailPlatform, jailPolicyFor, probeJailOnce, wrapCommand } from "./index.ts";
 import type { JailProbe } from "./probe.ts";
+import { freshQuarantine } from "./quarantine.ts";
 import type { GitTamper } from "./tree-guard.ts";
 import { prepareTreeGuard, type TreeGuard } from "./tree-guard.ts";
 import { type TreeReport, treeReport } from "./tree-report.ts";
@@ -51,6 +52,12 @@ export interface CommandJailOptions {
   gitEnv: Readonly<Record<string, string>>;
   /** DELEGATE_WRITABLE_TOOL_CONFIG: workdir paths a rule names that delegates may write. */
   writable?: readonly string[];
+  /**
+   * Where a command's moved-out entries go: a new private `<n>/` under it per command
+   * (quarantine.ts). An agent job's `dl run` gets its job folder's `quarantine/`; a
+   * delegation in the server, dl's own under the cache dir.
+   */
+  quarantineRoot: string;
   /** Tests: a scripted probe. */
   probe?: () => Promise<JailProbe>;
 }
@@ -75,7 +82,12 @@ export function commandJail(o: CommandJailOptions): CommandJail {
         return { tamper: verdict.tamper, report: treeReport(verdict, g.keptReadOnly) };
       };
       try {
-        guard = await prepareTreeGuard(workdir, { home: o.home, env: o.gitEnv, writable: o.writable });
+        guard = await prepareTreeGuard(workdir, {
+          home: o.home,
+          env: o.gitEnv,
+          writable: o.writable,
+          quarantine: () => freshQuarantine(o.quarantineRoot),
+        });
         const policy = jailPolicyFor(
           { platform, home: o.home, workdir, stateDirs: o.stateDirs, tmpDir: tmp ?? undefined, agyState: false },
           guard,

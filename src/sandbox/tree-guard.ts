@@ -1,5 +1,4 @@
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { lstatSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { DlError } from "../errors.ts";
 import { isWithin } from "../sys/paths.ts";
@@ -8,7 +7,7 @@ import { type ChangeSummary, summarizeChanges } from "./change-summary.ts";
 import { namedByToolConfig } from "./config-named.ts";
 import { askGit, type GitAsk, type RepoFacts } from "./git-reach.ts";
 import { type HookKeys, readHookKeys, restoreHookKeys } from "./hook-keys.ts";
-import { makeStandIns, type StandInWish } from "./stand-ins.ts";
+import { makeStandIns, type ProtectedPath, type StandInWish } from "./stand-ins.ts";
 import { MAX_SCAN_ENTRIES, scanTree, type TreeScan } from "./tree-scan.ts";
 import { judgeTree } from "./tree-verdict.ts";
 
@@ -29,11 +28,6 @@ export interface GitTamper {
   changed: string[];
 }
 
-export interface ProtectedPath {
-  path: string;
-  kind: "dir" | "file";
-}
-
 export interface TreeVerdict {
   tamper: GitTamper | null;
   changes: ChangeSummary;
@@ -52,8 +46,11 @@ export interface TreeGuard {
 
 export interface TreeGuardOptions extends GitAsk {
   home: string;
-  /** Where moved-out entries go (the job's folder); a private temporary folder by default. */
-  quarantineDir?: string;
+  /**
+   * Makes and returns the private folder moved-out entries go to (a folder of the job's,
+   * or dl's own under its cache dir: quarantine.ts). Called only when something is moved.
+   */
+  quarantine: () => string;
   /** Workdir-relative paths the user lets delegates write although a rule names them (never git's). */
   writable?: readonly string[];
 }
@@ -231,7 +228,7 @@ export async function prepareTreeGuard(workdir: string, o: TreeGuardOptions): Pr
       done = true;
       stands.remove();
       const s = { before, ignored, named: plan.named, keys, hostOnly: stands.hostOnly };
-      return finishGuard(workdir, { ...s, quarantineDir: o.quarantineDir });
+      return finishGuard(workdir, { ...s, quarantine: o.quarantine });
     },
   };
 }
@@ -244,16 +241,11 @@ async function finishGuard(
     named: string[];
     keys: Map<string, HookKeys>;
     hostOnly: ReadonlyMap<string, string>;
-    quarantineDir?: string;
+    quarantine: () => string;
   },
 ): Promise<TreeVerdict> {
   const after = await scanTree(workdir, { ignored: s.ignored });
-  const quarantine = () => {
-    const dir = s.quarantineDir ?? mkdtempSync(join(tmpdir(), "dl-quarantine-"));
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    return dir;
-  };
-  const judged = judgeTree(s.before, after, { named: s.named, hostOnly: s.hostOnly, quarantine });
+  const judged = judgeTree(s.before, after, { named: s.named, hostOnly: s.hostOnly, quarantine: s.quarantine });
   const keys = [...s.keys].flatMap(([r, k]) => restoreHookKeys(workdir, r, k));
   const changes = summarizeChanges(s.before, after, s.ignored);
   const changed = [...(judged?.changed ?? []), ...keys.map((k) => `${k} (restored)`)];

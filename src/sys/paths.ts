@@ -54,6 +54,11 @@ export type StatePaths<N extends string = string> = {
   cacheDir: string;
   slotsDir: string;
   /**
+   * Where a delegation in the server (no job folder of its own) keeps what a sandboxed
+   * run_bash moved out of its workdir: private, inside the cache no jail can see.
+   */
+  quarantineDir: string;
+  /**
    * Where every `dl serve` records the stores it serves, so a shell without the host's
    * DELEGATE_*_STATE_DIR finds them. Always the default cache place (DELEGATE_CACHE_DIR
    * does not move it): a reader cannot know another process's override.
@@ -202,6 +207,7 @@ export function resolveStatePaths<N extends string>(input: PathInputs<N>): State
     agentsDir: canon(o.agentsDir ?? join(home, ".claude", "agents")),
     cacheDir,
     slotsDir: join(cacheDir, "slots"),
+    quarantineDir: join(cacheDir, "quarantine"),
     storesRegistryDir: canon(join(cacheBase, "claude-delegate-local", "stores")),
     serversRegistryDir: canon(join(cacheBase, "claude-delegate-local", "servers")),
     stateDirs,

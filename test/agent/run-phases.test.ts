@@ -47,6 +47,7 @@ describe("stoppedEnd and agentResult", () => {
       lastBashExit: 0,
       usage: emptyUsage(),
       modelUsed: "",
+      tampered: [],
     };
     const run = { source: "global" as const, model: "m1", counters, started: performance.now() };
     const ok = agentResult({ final: "done", stop: "end_turn" }, run);
@@ -60,6 +61,12 @@ describe("stoppedEnd and agentResult", () => {
     expect(ok.error).toBeUndefined();
     const cut = agentResult({ final: "", stop: "max_tokens", incomplete: true }, run);
     expect(cut.success).toBe(false);
+    // A run_bash jail verdict fails the run, whatever the model answered, and says where it went.
+    counters.tampered.push("the job wrote … (a/.git (new)); moved out of the workdir to /q/1.");
+    const tampered = agentResult({ final: "done", stop: "end_turn" }, run);
+    expect(tampered).toMatchObject({ success: false, failure_kind: "jail_git_tampered" });
+    expect(tampered.error).toContain("a/.git (new)");
+    expect(tampered.error).toContain("/q/1");
   });
 });
 

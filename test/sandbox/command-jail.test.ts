@@ -1,11 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { realpathSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { Semaphore } from "../../src/agent/semaphore.ts";
 import { runBashTool } from "../../src/agent/tools/run-bash.ts";
 import { defaultAgentSettings } from "../../src/dispatch/agent-settings.ts";
 import { type CommandJail, commandJail } from "../../src/sandbox/command-jail.ts";
 import { prepareTreeGuard, treeReport } from "../../src/sandbox/index.ts";
 import type { JailProbe } from "../../src/sandbox/probe.ts";
+import { freshQuarantine } from "../../src/sandbox/quarantine.ts";
 import { markedEntry } from "../../src/sys/jail-start.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
@@ -28,6 +30,7 @@ function bash(probe: () => Promise<JailProbe>, platform: NodeJS.Platform = "linu
     stateDirs: [],
     path: "/usr/bin:/bin",
     gitEnv: { PATH: "/usr/bin:/bin" },
+    quarantineRoot: tempDir("never-used-quarantine"),
     probe,
   });
   return runBashTool({
@@ -69,12 +72,18 @@ describe("run_bash in the command jail", () => {
   });
 });
 
-test("run_bash: a command that planted a nested repository gets jail_git_tampered, and it is moved out", async () => {
+test("run_bash: a command that planted a nested repository gets jail_git_tampered, and it is moved out to a private folder of its own", async () => {
+  const root = join(tempDir("cmd-quarantine"), "quarantine");
   // A jail whose mounts failed, as far as the check knows: the command runs unjailed,
   // with the same walks and check around it.
   const leaky: CommandJail = {
     async wrap(argv, env, workdir) {
-      const guard = await prepareTreeGuard(workdir, { home: process.env.HOME!, env: { PATH: "/usr/bin:/bin" } });
+      const quarantine = () => freshQuarantine(root);
+      const guard = await prepareTreeGuard(workdir, {
+        home: process.env.HOME!,
+        env: { PATH: "/usr/bin:/bin" },
+        quarantine,
+      });
       return {
         argv: markedEntry(argv),
         env: { ...env },
@@ -104,4 +113,13 @@ test("run_bash: a command that planted a nested repository gets jail_git_tampere
   expect(r.content).toContain("files changed: 1 added, 0 changed, 0 deleted\n  added inner/a.txt");
   expect(r.content).toMatch(/kept read-only: \d+ paths \(git metadata/);
   expect(await Bun.file(`${c.workdir}/inner/.git/HEAD`).exists()).toBe(false);
+  // The verdict (for the run's failure too) names where it went: a new folder per command.
+  expect(r.tamper).toContain(`moved out of the workdir to ${root}/1`);
+  const again = await tool.run({ command: "git -C inner init -q" }, c);
+  expect(again.tamper).toContain(`moved out of the workdir to ${root}/2`);
+  for (const n of ["1", "2"]) {
+    expect(await Bun.file(join(root, n, "inner/.git/HEAD")).exists()).toBe(true);
+    expect(statSync(join(root, n)).mode & 0o777).toBe(0o700);
+  }
+  expect(statSync(root).mode & 0o777).toBe(0o700);
 });

@@ -1,4 +1,6 @@
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   type GitTamper,
   type JailPolicy,
@@ -8,6 +10,7 @@ import {
   wrapCommand,
 } from "../../src/sandbox/index.ts";
 import { type JailProbe, probeJail } from "../../src/sandbox/probe.ts";
+import { freshQuarantine } from "../../src/sandbox/quarantine.ts";
 import { type RunOptions, type RunResult, runGroup } from "../../src/sys/process.ts";
 
 /**
@@ -42,7 +45,8 @@ export async function runInJail(
   extra: Partial<RunOptions> = {},
 ): Promise<{ run: RunResult; tamper: GitTamper | null; verdict: TreeVerdict }> {
   const bare = policy();
-  const guard = await prepareTreeGuard(bare.workdir, { home: bare.home, env });
+  const quarantine = () => freshQuarantine(mkdtempSync(join(tmpdir(), "dl-test-quarantine-")));
+  const guard = await prepareTreeGuard(bare.workdir, { home: bare.home, env, quarantine });
   let verdict: TreeVerdict | null = null;
   try {
     const p = policy(guard);

@@ -22,10 +22,15 @@ async function repo(): Promise<string> {
   return w;
 }
 
+/** These jobs plant nothing: a move out would be a wrong verdict. */
+const nothingMoved = (): string => {
+  throw new Error("nothing here is the job's doing: nothing may be moved out");
+};
+
 describe("stand-ins", () => {
   test("exist while the job runs (an included config as an empty file), gone after", async () => {
     const w = await repo();
-    const guard = await prepareTreeGuard(w, { home: ENV.HOME, env: ENV });
+    const guard = await prepareTreeGuard(w, { home: ENV.HOME, env: ENV, quarantine: nothingMoved });
     expect(statSync(join(w, ".gitconfig.local")).size).toBe(0);
     for (const d of [".claude", ".vscode", ".husky/_"]) expect(statSync(join(w, d)).isDirectory()).toBe(true);
     expect(guard.protectedPaths.map((p) => p.path.slice(w.length + 1)).sort()).toEqual(
@@ -38,7 +43,7 @@ describe("stand-ins", () => {
 
   test("what the host writes into one during the job stays, and is not the job's doing", async () => {
     const w = await repo();
-    const guard = await prepareTreeGuard(w, { home: ENV.HOME, env: ENV });
+    const guard = await prepareTreeGuard(w, { home: ENV.HOME, env: ENV, quarantine: nothingMoved });
     writeFileSync(join(w, ".claude/settings.local.json"), '{"permissions":{"allow":["Bash(ls)"]}}');
     mkdirSync(join(w, ".husky/_/h"), { recursive: true });
     writeFileSync(join(w, ".husky/_/pre-commit"), "#!/bin/sh\n");

@@ -149,7 +149,8 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
         if (tamper) parts.unshift(`[${tamper.failureKind}: ${tamper.message}]`);
         if (check) parts.push(`--- measured by dl ---\n${treeReportLines(check.report).join("\n")}`);
         const isError = exitCode !== 0 || tamper !== null;
-        return { content: parts.join("\n"), is_error: isError, bash: { exitCode, timedOut: r.timedOut } };
+        const bash = { exitCode, timedOut: r.timedOut };
+        return { content: parts.join("\n"), is_error: isError, bash, ...(tamper ? { tamper: tamper.message } : {}) };
       } catch (e) {
         const why = isDlError(e) ? e.message : describeError(e);
         return fail(`run_bash: the command could not be run (${why})`);

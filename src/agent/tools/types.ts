@@ -18,6 +18,8 @@ export type ToolOutcome = {
   failure_kind?: "path_refused";
   /** Set by run_bash only: what the server measured, not what the model claims. */
   bash?: { exitCode: number | null; timedOut: boolean };
+  /** Set by run_bash's jail: the jail_git_tampered verdict (what it moved out, and where). It fails the run. */
+  tamper?: string;
 };
 
 export type AgentTool = {

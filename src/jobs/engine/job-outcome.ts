@@ -36,6 +36,8 @@ export function chooseOutcome(f: RunFacts): JobOutcome {
   if (f.exitCode === 0 && !f.outputFailure) return { status: "done", failureKind: null };
   // A hostile result file outranks the exit code: the run's own account is not trusted.
   if (f.outputFailure === "result_file_refused") return { status: "failed", failureKind: "result_file_refused" };
+  // So does what dl's own run_bash jail moved out (an agent job's dl run says so in its result).
+  if (f.outputFailure === "jail_git_tampered") return { status: "failed", failureKind: "jail_git_tampered" };
   let kind: FailureClass;
   try {
     kind = f.exitCode === 0 && f.outputFailure ? f.outputFailure : f.classify();

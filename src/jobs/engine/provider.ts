@@ -86,11 +86,12 @@ export interface ParsedResult {
  * nothing is paused, since no retry or login would fix it. `result_file_refused`: a file
  * the child left for dl to read (result.json, last-message.txt) was a FIFO, a device, a
  * symlink or too large, so the run's own account of itself is not trusted: the job fails
- * whatever its exit code said.
+ * whatever its exit code said. `jail_git_tampered`: an agent run's run_bash jail moved
+ * out what the delegate planted (git metadata, tool configuration), as a Gemini job's does.
  */
 export type FailureClass = Extract<
   FailureKind,
-  "quota" | "throttle" | "auth" | "infra" | "config" | "result_file_refused" | "other"
+  "quota" | "throttle" | "auth" | "infra" | "config" | "result_file_refused" | "jail_git_tampered" | "other"
 >;
 
 export interface Provider {

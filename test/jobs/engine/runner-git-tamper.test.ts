@@ -5,6 +5,7 @@ import { selfOwner, sysIdentities } from "../../../src/jobs/engine/machine.ts";
 import type { Provider } from "../../../src/jobs/engine/provider.ts";
 import { type RunnerContext, runJob } from "../../../src/jobs/engine/runner.ts";
 import { prepareTreeGuard, treeReport } from "../../../src/sandbox/index.ts";
+import { freshQuarantine } from "../../../src/sandbox/quarantine.ts";
 import { JobStore } from "../../../src/store/jobs.ts";
 import type { JobRow } from "../../../src/store/types.ts";
 import { testProvider } from "../../fixture/jobs-provider.ts";
@@ -29,7 +30,11 @@ const tampering: Provider = {
   ...testProvider,
   async launch(job: JobRow, { jobDir }) {
     const env = { PATH: "/usr/bin:/bin", HOME: root.dir };
-    const guard = await prepareTreeGuard(job.workdir, { home: root.dir, env, quarantineDir: join(jobDir, "q") });
+    const guard = await prepareTreeGuard(job.workdir, {
+      home: root.dir,
+      env,
+      quarantine: () => freshQuarantine(join(jobDir, "q")),
+    });
     const script = "mkdir -p sub && git -C sub init -q && echo hi > made.txt && echo 'ran the job'";
     const afterRun = async () => {
       const verdict = await guard.finish();
@@ -81,7 +86,7 @@ test("a run that made a nested repository fails jail_git_tampered, names it, and
   expect(row.final_response).toContain("sub/.git (new)");
   expect(row.final_response).toContain("moved out of the workdir");
   expect(existsSync(join(repo, "sub/.git"))).toBe(false);
-  expect(existsSync(join(stateDir, "jobs", id, "q/sub/.git/HEAD"))).toBe(true);
+  expect(existsSync(join(stateDir, "jobs", id, "q/1/sub/.git/HEAD"))).toBe(true);
   expect(readFileSync(join(repo, "README"), "utf8")).toBe("proj");
   // What the run changed and what stayed read-only, measured by dl, kept in the row.
   const changes = JSON.parse(row.changes ?? "null");

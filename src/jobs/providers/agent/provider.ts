@@ -83,8 +83,10 @@ export function parseAgentRun(out: RunOutput): ParsedResult {
   }
   const r = parsed.data;
   const { final_response: _, ...fields } = r;
-  // A key the backend refused is the job's auth failure, as a CLI's would be; the rest is other.
-  const failure = r.success ? null : r.failure_kind === "auth" ? "auth" : "other";
+  // A key the backend refused is the job's auth failure, as a CLI's would be; what the
+  // run_bash jail moved out fails it as a Gemini job's jail does; the rest is other.
+  const kept = r.failure_kind === "auth" || r.failure_kind === "jail_git_tampered" ? r.failure_kind : "other";
+  const failure = r.success ? null : kept;
   return { finalResponse: jobAnswer(r), usage: { ...fields }, failure };
 }
 

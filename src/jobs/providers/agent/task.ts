@@ -88,6 +88,7 @@ export function validateAgentTask(raw: unknown, rules: AgentTaskRules): Validate
 const agentTaskFile = (jobDir: string) => join(jobDir, "task.md");
 export const agentProgressFile = (jobDir: string) => join(jobDir, "progress.json");
 const jobTranscriptFileIn = (jobDir: string) => join(jobDir, TRANSCRIPT_FILE);
+const agentQuarantineDir = (jobDir: string) => join(jobDir, "quarantine");
 
 function paramsOf(job: JobRow): AgentParams {
   const p = JSON.parse(job.params ?? "{}") as Partial<AgentParams>;
@@ -123,6 +124,8 @@ export function buildAgentLaunch(
   if (p.max_tokens) argv.push("--max-tokens", String(p.max_tokens));
   if (p.continue_from) argv.push("--continue-from", p.continue_from);
   argv.push("--progress-file", agentProgressFile(jobDir), "--transcript-file", jobTranscriptFileIn(jobDir));
+  // What the run_bash sandbox moves out of the workdir stays with the job (dl show lists it).
+  argv.push("--quarantine-dir", agentQuarantineDir(jobDir));
   // Its result is the answer of an MCP tool (poll_agent, a delegation's task): MCP's words.
   argv.push("--answer-for", "mcp", "--json");
   // dl itself: it keeps the host's view of processes (its pid is an owner in the stores).

@@ -20,6 +20,7 @@ import {
 } from "../../../sandbox/index.ts";
 import type { JobRow } from "../../../store/types.ts";
 import { isWithin } from "../../../sys/paths.ts";
+import { privateDir } from "../../../sys/private-file.ts";
 import type { LaunchSpec, RunCheck } from "../../engine/provider.ts";
 import { agyArgv } from "./task.ts";
 
@@ -115,7 +116,12 @@ export async function buildGeminiLaunch(
     home: o.home,
     env: o.childEnv,
     writable: o.writable,
-    quarantineDir: join(ctx.jobDir, "quarantine"),
+    quarantine: () => {
+      // One run per job: its own folder's quarantine/, private (it is listed by dl show).
+      const dir = join(ctx.jobDir, "quarantine");
+      privateDir(dir, ctx.jobDir);
+      return dir;
+    },
   });
   const afterRun = async (): Promise<RunCheck> => {
     const verdict = await guard.finish();
