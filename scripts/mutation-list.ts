@@ -220,6 +220,17 @@ export const MUTATIONS: Mutation[] = [
     replace: "const secret = entries.find((e) => NEVER.has(e));",
     tests: ["test/config.test.ts", "test/sys/child-env.test.ts"],
   },
+  {
+    id: "env-live-children-allowlist",
+    guard:
+      "a running job's children (the dsh launcher, agy in its jail, run_bash's commands under dl run) hold only the allowlist and what they are handed by name",
+    why: "MY_SERVICE_TOKEN or a Codex passthrough value would sit in /proc/<pid>/environ of every child, and a child dumping its env writes it into the workdir",
+    file: "src/sys/child-env.ts",
+    search: "  if (INHERITED.test(name)) return true;",
+    replace: "  return true;",
+    tests: ["test/reliability/secret-live.test.ts"],
+    build: true,
+  },
   // ── identity before a kill ───────────────────────────────────────────────────────────
   {
     id: "reap-child-identity",

@@ -29,6 +29,8 @@ export interface ProviderFacts {
   readonly diesWithServer?: boolean;
   /** Its store also keeps synchronous delegations: their usage rows and transcripts. */
   readonly keepsDelegations?: boolean;
+  /** Its job writes its transcript step by step while it runs (dl logs --follow shows each step as it ends). */
+  readonly stepsWhileRunning?: boolean;
 }
 
 export const PROVIDERS = [
@@ -63,6 +65,7 @@ export const PROVIDERS = [
     stateEnv: "DELEGATE_AGENT_STATE_DIR",
     label: "agent",
     keepsDelegations: true,
+    stepsWhileRunning: true,
   },
 ] as const satisfies readonly ProviderFacts[];
 

@@ -44,8 +44,10 @@ function delegationLogs(config: Config, id: string, o: Out): void {
  * minutes (or a CLI job, whose output is read when it ends) is not silence to guess at.
  */
 function followingNote(id: string, state: string, provider: string): void {
-  const what =
-    provider === "agent" ? "each step prints as it ends" : "its output prints when it ends (dl show has its state)";
+  const facts = PROVIDER_MODULES.find((m) => m.facts.name === provider)?.facts;
+  const what = facts?.stepsWhileRunning
+    ? "each step prints as it ends"
+    : "its output prints when it ends (dl show has its state)";
   process.stderr.write(`dl logs: ${id} is ${state}; following it until it ends: ${what}; Ctrl-C stops\n`);
 }
 

@@ -90,7 +90,7 @@ function isFile(path: string): boolean {
  */
 function bareFileWords(value: string, base: string): string[] {
   return value
-    .split(/[\s"'=;|&()<>\`]+/)
+    .split(/[\s"'=;|&()<>`]+/)
     .map((w) => w.replace(/^!/, ""))
     .filter((w) => w !== "" && !w.startsWith("-") && !w.includes("/") && !w.includes(":") && !w.includes("@"))
     .filter((w) => w !== "." && w !== ".." && (FILE_NAME.test(w) || isFile(join(base, w))));

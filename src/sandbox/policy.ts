@@ -1,7 +1,7 @@
 import { isAbsolute, join, normalize } from "node:path";
 import { DlError } from "../errors.ts";
 import { isWithin } from "../sys/paths.ts";
-import type { ProtectedPath } from "./tree-guard.ts";
+import type { ProtectedPath } from "./stand-ins.ts";
 
 /**
  * One description of the jail a CLI job runs in, independent of the mechanism that

@@ -1,7 +1,12 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, rmdirSync, unlinkSync } from "node:fs";
 import { dirname, relative } from "node:path";
 import { ruleForPath } from "../sys/protected-names.ts";
-import type { ProtectedPath } from "./tree-guard.ts";
+
+/** An entry inside the workdir the jail binds read-only (it exists once the stand-ins are made). */
+export interface ProtectedPath {
+  path: string;
+  kind: "dir" | "file";
+}
 
 /**
  * Empty, read-only stand-ins for entries that are absent before a job but that a host

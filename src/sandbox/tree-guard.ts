@@ -7,7 +7,7 @@ import { type ChangeSummary, summarizeChanges } from "./change-summary.ts";
 import { namedByToolConfig } from "./config-named.ts";
 import { askGit, type GitAsk, type RepoFacts } from "./git-reach.ts";
 import { type HookKeys, readHookKeys, restoreHookKeys } from "./hook-keys.ts";
-import { makeStandIns, type StandInWish } from "./stand-ins.ts";
+import { makeStandIns, type ProtectedPath, type StandInWish } from "./stand-ins.ts";
 import { MAX_SCAN_ENTRIES, scanTree, type TreeScan } from "./tree-scan.ts";
 import { judgeTree } from "./tree-verdict.ts";
 
@@ -26,11 +26,6 @@ export interface GitTamper {
   failureKind: "jail_git_tampered";
   message: string;
   changed: string[];
-}
-
-export interface ProtectedPath {
-  path: string;
-  kind: "dir" | "file";
 }
 
 export interface TreeVerdict {

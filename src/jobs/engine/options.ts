@@ -3,7 +3,6 @@ import type { JobRow, QueueReason } from "../../store/types.ts";
 import type { WorkspaceGuards } from "../../sys/workspace.ts";
 import type { Identities, JobLocks, ProcessOwner } from "./machine.ts";
 import type { Provider } from "./provider.ts";
-import type { SupervisorCommand } from "./supervisor-start.ts";
 
 export interface EngineOptions {
   provider: Provider;
@@ -57,6 +56,16 @@ export interface EngineOptions {
   adopt?: { jobId: string; from: string };
   /** DELEGATE_JOBS_DIE_WITH_SERVER, in a supervisor: its job stops once the window it came from is gone. */
   dieWithOrigin?: boolean;
+}
+
+/** How this server starts dl again as a job's supervisor. */
+export interface SupervisorCommand {
+  /** argv prefix that starts this dl (the compiled binary, or bun + entry script). */
+  self: readonly string[];
+  /** The environment that rebuilds this server's Config (Config.supervisorEnv). */
+  env: Readonly<Record<string, string>>;
+  /** The server's folder: the supervisor's too (the project its cancels answer to). */
+  cwd: string;
 }
 
 /** Starts the supervisor of job `row` (whose server is `from`); it outlives this process. */

@@ -5,18 +5,8 @@ import { spawnDetached } from "../../sys/detached.ts";
 import { jobDirOf } from "../../sys/paths.ts";
 import { privateDir } from "../../sys/private-file.ts";
 import type { Identities } from "./machine.ts";
-import type { SupervisorStarter } from "./options.ts";
+import type { SupervisorCommand, SupervisorStarter } from "./options.ts";
 import type { Provider } from "./provider.ts";
-
-/** How this server starts dl again as a job's supervisor. */
-export interface SupervisorCommand {
-  /** argv prefix that starts this dl (the compiled binary, or bun + entry script). */
-  self: readonly string[];
-  /** The environment that rebuilds this server's Config (Config.supervisorEnv). */
-  env: Readonly<Record<string, string>>;
-  /** The server's folder: the supervisor's too (the project its cancels answer to). */
-  cwd: string;
-}
 
 /**
  * `dl supervise <provider> <id> --from <server>`, in a session of its own, its output in
