@@ -118,6 +118,8 @@ const ALLOWED_STEPS = new Set([
   "bare-trap:trap/objects/info/packs",
   "bare-driver:drivers/.gitattributes",
   "bare-driver:drivers/data.txt",
+  "global-driver:drivers/g/.gitattributes",
+  "global-driver:drivers/g/data.txt",
 ]);
 
 async function runGemini(c: Ctx, w: string, script: string): Promise<Pick<Found, "outcome" | "failureKind">> {
