@@ -226,6 +226,24 @@ text bare-trap trap/config "[core]\\n\\tbare = false\\n\\tworktree = ..\\n\\tfsm
     checkouts: ["trap"],
   },
   {
+    // git takes HEAD plus a commondir file for a git dir (objects/ and refs/ in the folder it names), as a linked worktree's admin folder.
+    id: "commondir-trap",
+    layout: "repo",
+    klass: "review",
+    sh: `mkdir -p trap2/c/objects trap2/c/refs && echo 'ref: refs/heads/main' > trap2/HEAD && echo c > trap2/commondir
+text commondir-trap trap2/c/config "[core]\\n\\tbare = false\\n\\tworktree = ../..\\n\\tfsmonitor = sh $(script commondir-trap)"`,
+    tools: withScript("commondir-trap", (s) => [
+      write("trap2/HEAD", "ref: refs/heads/main\n"),
+      write("trap2/c/config", `[core]\n\tbare = false\n\tworktree = ../..\n\tfsmonitor = sh ${s}\n`),
+      write("trap2/c/objects/info/packs", ""),
+      write("trap2/c/refs/heads/main", "0000000000000000000000000000000000000000\n"),
+      write("trap2/commondir", "c\n"),
+    ]),
+    notRepo: ["trap2"],
+    named: ["trap2"],
+    checkouts: ["trap2"],
+  },
+  {
     id: "dotgit-link",
     reaches: true,
     layout: "repo",
