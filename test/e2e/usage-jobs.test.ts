@@ -141,6 +141,9 @@ describe("every job's tokens reach the ledger, however it ended", () => {
     const id = await submitAgent(s, "cloud-killed");
     await secondTurnWaiting();
     const supervisor = supervisorOf(env.DELEGATE_AGENT_STATE_DIR!, id);
+    // The window goes first (the job outlives it): a live server's reaper would race dl
+    // reap for the dead supervisor's job, and on a loaded machine it won.
+    await s.close();
     process.kill(supervisor, "SIGKILL");
     await until(() => !pidAlive(supervisor), "the supervisor to be gone");
     const reap = await runDl(["reap", "--json"], env);
