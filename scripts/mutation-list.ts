@@ -23,6 +23,25 @@ export interface Mutation {
 }
 
 export const MUTATIONS: Mutation[] = [
+  {
+    id: "settings-folder-private",
+    guard: "dl init tightens the settings file's folder to 0700 when it exists open to others",
+    why: "a ~/.config/dl left 0755 would let other users list the folder that holds the key's file",
+    file: "src/sys/settings-file.ts",
+    search: "    privateDir(dirname(file));\n",
+    replace: "",
+    tests: ["test/e2e/init.test.ts"],
+    build: true,
+  },
+  {
+    id: "persist-error-redacted-before-cut",
+    guard: "a job's persist_error is redacted before it is cut to 500 characters",
+    why: "a key that crosses character 500 of the store's error text would keep its first part, which no redaction recognises",
+    file: "src/jobs/engine/row-writer.ts",
+    search: "persist_error: redact(why).slice(0, 500),",
+    replace: "persist_error: why.slice(0, 500),",
+    tests: ["test/jobs/engine/runner-store.test.ts"],
+  },
   // ── path confinement ────────────────────────────────────────────────────────────────
   {
     id: "confine-dotdot",
@@ -710,12 +729,32 @@ export const MUTATIONS: Mutation[] = [
     build: true,
   },
   {
+    id: "config-named-import-hops",
+    guard: "a memory file's @imports are followed five hops deep, as Claude Code follows them",
+    why: "the fourth and fifth file of a CLAUDE.md import chain stayed writable, and the user's next Claude Code session obeys them",
+    file: "src/sandbox/config-named.ts",
+    search: "const IMPORT_HOPS = 5;",
+    replace: "const IMPORT_HOPS = 3;",
+    tests: ["test/sandbox/config-named.test.ts", "test/reliability/jail-routes-tools.test.ts"],
+    build: true,
+  },
+  {
+    id: "config-named-interpreted",
+    guard: "the word an interpreter runs (`bash statusline`, `sh keyhelper`) counts as a program whatever its name",
+    why: "a statusLine or apiKeyHelper naming an extensionless script bare let a delegate rewrite it; Claude Code runs it on its own",
+    file: "src/sandbox/config-named.ts",
+    search: '  if (word.includes("/") || run.has(word)) return true;',
+    replace: '  if (word.includes("/")) return true;',
+    tests: ["test/sandbox/config-named.test.ts", "test/reliability/jail-routes-tools.test.ts"],
+    build: true,
+  },
+  {
     id: "config-named-imports",
     guard: "a memory file's @imports (CLAUDE.md, AGENTS.md) count as what the configuration names",
     why: "a delegate rewrites the file CLAUDE.md imports, and the user's next Claude Code session obeys it",
     file: "src/sandbox/config-named.ts",
     search:
-      "      for (const w of imports) for (const abs of resolveWord(w, [dirname(src.file)], o, true)) take(abs, true);",
+      '      for (const w of imports) for (const abs of resolveWord(w, [dirname(src.file)], o, "any")) take(abs, true);',
     replace: "",
     tests: ["test/sandbox/config-named.test.ts", "test/reliability/jail-routes-tools.test.ts"],
     build: true,

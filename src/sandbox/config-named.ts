@@ -13,10 +13,11 @@ import { isWithin } from "../sys/paths.ts";
  * YAML, TOML, shell): each word that names a regular file of the work tree, resolved
  * against the folder holding the configuration (the project its host tool runs in) and
  * against the configuration file's own folder. A bare word (`hook.js`) counts only when it
- * looks like a program (a script's extension, or executable), so `package.json` in a
- * hook's file pattern does not make the manifest read-only; a path (`./x`, `a/b`,
- * `$CLAUDE_PROJECT_DIR/x`) counts whatever it is. What a named script names in turn is
- * followed too (a few levels). Markdown is read only in its front matter (its body is
+ * looks like a program (a script's extension, or executable) or is what an interpreter
+ * runs (`bash statusline`, `sh fmt`), so `package.json` in a hook's file pattern does not
+ * make the manifest read-only; a path (`./x`, `a/b`, `$CLAUDE_PROJECT_DIR/x`) counts
+ * whatever it is. What a named script names in turn is followed too (a few levels), and a
+ * memory file's imports (CLAUDE.md, `.claude/rules/`) as deep as Claude Code reads them. Markdown is read only in its front matter (its body is
  * prose for a model, not commands), and VS Code's `launch.json` not at all (it runs when
  * the user starts a debug session, by choice).
  */
@@ -25,6 +26,11 @@ import { isWithin } from "../sys/paths.ts";
 const MAX_FILES = 200;
 const MAX_BYTES = 256 * 1024;
 const MAX_DEPTH = 3;
+/** Claude Code follows a memory file's `@path` imports this many hops deep: every one of them is read. */
+const IMPORT_HOPS = 5;
+/** Programs whose next word (options skipped) is the file they run: `sh fmt`, `bash statusline`, `node tool`. */
+const INTERPRETER =
+  /^(sh|bash|dash|zsh|ksh|fish|source|node|bun|deno|tsx|ts-node|python[\d.]*|ruby|perl|php|lua|pwsh|Rscript)$/;
 
 const SCRIPT_EXT = /\.(sh|bash|zsh|fish|ksh|js|mjs|cjs|ts|mts|cts|jsx|tsx|py|rb|pl|php|lua|ps1|bat|cmd|exe|jar)$/i;
 /** Run only by the user's own choice. */
@@ -55,6 +61,10 @@ function readText(path: string): string | null {
 
 /** Memory files Claude Code (and Gemini CLI) load with their `@path` imports, which steer the model as the file does. */
 const MEMORY = /^(claude(\.local)?|agents?|gemini)\.md$/i;
+/** Claude Code's project rules (`.claude/rules/**.md`): loaded as memory, `@path` imports and all. */
+const RULES = /(^|\/)\.claude\/rules\/.+\.md$/i;
+
+const isMemory = (file: string) => MEMORY.test(basename(file)) || RULES.test(file);
 
 interface Source {
   file: string;
@@ -176,8 +186,20 @@ function commandWords(text: string): string[] {
     .filter((w) => w.length > 0 && w.length < 4096 && !w.startsWith("-") && !w.includes("://"));
 }
 
-function isProgram(word: string, abs: string): boolean {
-  if (word.includes("/")) return true;
+/** The words an interpreter runs as its program (`sh fmt`: `fmt`), whatever their name. */
+function interpreted(words: string[]): Set<string> {
+  const out = new Set<string>();
+  for (let i = 0; i < words.length; i++) {
+    if (!INTERPRETER.test(basename(words[i]!))) continue;
+    let j = i + 1;
+    while (words[j]?.startsWith("-")) j++;
+    if (words[j] !== undefined) out.add(words[j]!);
+  }
+  return out;
+}
+
+function isProgram(word: string, abs: string, run: ReadonlySet<string>): boolean {
+  if (word.includes("/") || run.has(word)) return true;
   if (SCRIPT_EXT.test(word)) return true;
   try {
     return (lstatSync(abs).mode & 0o111) !== 0;
@@ -187,13 +209,13 @@ function isProgram(word: string, abs: string): boolean {
 }
 
 /** The work tree's regular files that `word` names from `bases` (any file for an import, else a program). */
-function resolveWord(word: string, bases: string[], o: NamedOptions, anyFile: boolean): string[] {
+function resolveWord(word: string, bases: string[], o: NamedOptions, run: ReadonlySet<string> | "any"): string[] {
   const out: string[] = [];
   for (const base of bases) {
     const abs = isAbsolute(word) ? resolve(word) : resolve(base, word);
     if (abs === o.workdir || !isWithin(abs, o.workdir) || o.ignored(abs)) continue;
     try {
-      if (lstatSync(abs).isFile() && (anyFile || isProgram(word, abs))) out.push(abs);
+      if (lstatSync(abs).isFile() && (run === "any" || isProgram(word, abs, run))) out.push(abs);
     } catch {
       // not there: nothing to run
     }
@@ -211,8 +233,9 @@ export function namedByToolConfig(entry: string, o: NamedOptions): NamedByConfig
   const own = new Set(filesOf(entry));
   const found = new Set<string>();
   const scripts = new Map<string, { pkg: string; name: string }>();
-  let level: Source[] = [...own].map((file) => ({ file, memory: MEMORY.test(basename(file)) }));
-  for (let depth = 0; depth < MAX_DEPTH && level.length > 0; depth++) {
+  let level: Source[] = [...own].map((file) => ({ file, memory: isMemory(file) }));
+  // Scripts are followed MAX_DEPTH levels; a memory file's imports as deep as Claude Code follows them.
+  for (let depth = 0; depth < Math.max(MAX_DEPTH, IMPORT_HOPS) && level.length > 0; depth++) {
     const next: Source[] = [];
     const take = (abs: string, memory: boolean) => {
       if (own.has(abs) || found.has(abs)) return;
@@ -221,10 +244,12 @@ export function namedByToolConfig(entry: string, o: NamedOptions): NamedByConfig
     };
     for (const src of level) {
       const { words, imports, runs } = wordsOf(src);
-      const bases = [...new Set([project, dirname(src.file)])];
-      for (const w of new Set(words)) for (const abs of resolveWord(w, bases, o, false)) take(abs, false);
       // An import is relative to the file that holds it.
-      for (const w of imports) for (const abs of resolveWord(w, [dirname(src.file)], o, true)) take(abs, true);
+      for (const w of imports) for (const abs of resolveWord(w, [dirname(src.file)], o, "any")) take(abs, true);
+      if (depth >= MAX_DEPTH) continue;
+      const bases = [...new Set([project, dirname(src.file)])];
+      const run = interpreted(words);
+      for (const w of new Set(words)) for (const abs of resolveWord(w, bases, o, run)) take(abs, false);
       const pkg = runs.length > 0 ? nearestScripts(project, o) : null;
       for (const name of runs) {
         const body = pkg?.scripts[name];

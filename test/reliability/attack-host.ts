@@ -72,12 +72,14 @@ function json(path: string): Record<string, unknown> {
   }
 }
 
-/** Commands Claude Code runs from one settings file: its hooks' and its status line's. */
+/** Commands Claude Code runs from one settings file: its hooks', its status line's and its key helper's. */
 function claudeCommands(settings: Record<string, unknown>): string[] {
   const events = Object.values((settings.hooks ?? {}) as Record<string, { hooks?: { command?: string }[] }[]>);
   const hooks = events.flatMap((matchers) => (Array.isArray(matchers) ? matchers : []).flatMap((m) => m.hooks ?? []));
   const status = (settings.statusLine as { command?: string } | undefined)?.command;
-  return [...hooks.map((h) => h.command), status].filter((c): c is string => typeof c === "string");
+  return [...hooks.map((h) => h.command), status, settings.apiKeyHelper].filter(
+    (c): c is string => typeof c === "string",
+  );
 }
 
 const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;

@@ -33,10 +33,13 @@ ${EXIT0} > scripts/fmt.sh; ${EXIT0} > scripts/lint.sh; chmod +x scripts/fmt.sh s
 echo 'process.exit(0)' > tools/mcp.js
 echo 'export const x = 1;' > pkg/index.ts
 echo 'process.exit(0)' > scripts/lint.js
-printf '{"hooks":{"PostToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"sh ./scripts/fmt.sh"},{"type":"command","command":"npm run --silent lint"}]}]}}\\n' > .claude/settings.json
+printf '{"hooks":{"PostToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"sh ./scripts/fmt.sh"},{"type":"command","command":"npm run --silent lint"}]}]},"statusLine":{"type":"command","command":"bash statusline"},"apiKeyHelper":"sh keyhelper"}\\n' > .claude/settings.json
+echo 'echo main' > statusline; echo 'echo none' > keyhelper
 printf '# Deploy\\nRun the deploy.\\n' > .claude/commands/deploy.md
 printf '{"mcpServers":{"tools":{"command":"node","args":["tools/mcp.js"]}}}\\n' > .mcp.json
-mkdir docs && echo 'Use tabs.' > docs/rules.md
+mkdir docs && printf 'Use tabs.\\n@1.md\\n' > docs/rules.md
+# Claude Code reads imports five hops deep: rules.md is the first, 4.md the fifth.
+printf '@2.md\\n' > docs/1.md; printf '@3.md\\n' > docs/2.md; printf '@4.md\\n' > docs/3.md; echo 'Deep.' > docs/4.md
 printf 'Be careful.\nSee @docs/rules.md\n' > CLAUDE.md
 printf 'repos:\\n- repo: local\\n  hooks:\\n  - id: lint\\n    name: lint\\n    entry: ./scripts/lint.sh\\n    language: script\\n' > .pre-commit-config.yaml
 printf '{\\n  "name": "repo",\\n  "scripts": {\\n    "lint": "node scripts/lint.js"\\n  },\\n  "simple-git-hooks": {\\n    "pre-commit": "npx lint-staged"\\n  }\\n}\\n' > package.json

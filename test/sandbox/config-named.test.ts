@@ -79,6 +79,36 @@ describe("namedByToolConfig", () => {
     expect(named(w, ".claude").files).toEqual(["scripts/a.sh"]);
   });
 
+  test("a memory file's imports five hops deep, as Claude Code reads them, and .claude/rules' imports", () => {
+    const w = tree({
+      "CLAUDE.md": "@d/1.md\n",
+      "d/1.md": "@2.md\n",
+      "d/2.md": "@3.md\n",
+      "d/3.md": "@4.md\n",
+      "d/4.md": "@5.md\n",
+      "d/5.md": "@6.md\n", // the sixth hop: Claude Code stops before it
+      "d/6.md": "",
+      ".claude/rules/style.md": "---\npaths: src/**\n---\nSee @../../docs/style.md\n",
+      "docs/style.md": "",
+    });
+    expect(named(w, "CLAUDE.md").files).toEqual(["d/1.md", "d/2.md", "d/3.md", "d/4.md", "d/5.md"]);
+    expect(named(w, ".claude").files).toEqual(["docs/style.md"]);
+  });
+
+  test("the word an interpreter runs counts whatever its name: bash statusline, sh -e keyhelper", () => {
+    const w = tree({
+      ".claude/settings.json": JSON.stringify({
+        statusLine: { type: "command", command: "bash statusline" },
+        apiKeyHelper: "sh -e keyhelper",
+        hooks: { Stop: [{ hooks: [{ command: "echo notes" }] }] },
+      }),
+      statusline: "echo ok\n",
+      keyhelper: "echo key\n",
+      notes: "", // echo's argument: not a program
+    });
+    expect(named(w, ".claude").files).toEqual(["keyhelper", "statusline"]);
+  });
+
   test("the package.json scripts a hook runs (npm run, npm test, pnpm x), and the files those run", () => {
     const w = tree({
       ".claude/settings.json": JSON.stringify({

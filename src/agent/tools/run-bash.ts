@@ -110,7 +110,7 @@ export function runBashTool(settings: RunBashSettings): AgentTool {
   const timeoutS = Math.round(settings.timeoutMs / 1000);
   return defineTool({
     name: "run_bash",
-    description: `Run a bash command in the working directory and get its exit code, stdout (cut to ${settings.stdoutCap / 1024} KB) and stderr (cut to ${settings.stderrCap / 1024} KB). No stdin; the command is killed after ${timeoutS} s.`,
+    description: `Run a bash command in the working directory and get its exit code, stdout (cut to ${settings.stdoutCap / 1024} KB) and stderr (cut to ${settings.stderrCap / 1024} KB). No stdin; the command is killed after ${timeoutS} s. ${settings.jail ? "It runs in a jail: the system and git's metadata are read-only, nothing of $HOME is visible." : "It runs without a sandbox, as the user: do not touch git's metadata, hooks or tool configuration."}`,
     input: runBashInput,
     async run({ command }, ctx): Promise<ToolOutcome> {
       let release: () => void;
