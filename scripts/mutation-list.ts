@@ -23,6 +23,25 @@ export interface Mutation {
 }
 
 export const MUTATIONS: Mutation[] = [
+  {
+    id: "settings-folder-private",
+    guard: "dl init tightens the settings file's folder to 0700 when it exists open to others",
+    why: "a ~/.config/dl left 0755 would let other users list the folder that holds the key's file",
+    file: "src/sys/settings-file.ts",
+    search: "    privateDir(dirname(file));\n",
+    replace: "",
+    tests: ["test/e2e/init.test.ts"],
+    build: true,
+  },
+  {
+    id: "persist-error-redacted-before-cut",
+    guard: "a job's persist_error is redacted before it is cut to 500 characters",
+    why: "a key that crosses character 500 of the store's error text would keep its first part, which no redaction recognises",
+    file: "src/jobs/engine/row-writer.ts",
+    search: "persist_error: redact(why).slice(0, 500),",
+    replace: "persist_error: why.slice(0, 500),",
+    tests: ["test/jobs/engine/runner-store.test.ts"],
+  },
   // ── path confinement ────────────────────────────────────────────────────────────────
   {
     id: "confine-dotdot",

@@ -3,7 +3,6 @@ import {
   closeSync,
   constants,
   fstatSync,
-  mkdirSync,
   openSync,
   readSync,
   renameSync,
@@ -13,6 +12,7 @@ import {
 } from "node:fs";
 import { dirname } from "node:path";
 import { DlError } from "../errors.ts";
+import { privateDir } from "./private-file.ts";
 
 /**
  * Reads the per-user settings file (config.ts parses it). It steers which programs dl
@@ -146,7 +146,8 @@ export function readSettingsFile(file: string): SettingsFileRead {
 export function writeSettingsFile(file: string, text: string): void {
   const tmp = `${file}.${process.pid}.tmp`;
   try {
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    // Its folder too: a ~/.config/dl left 0755 by another tool is tightened (another user's refused).
+    privateDir(dirname(file));
     writeFileSync(tmp, text, { mode: 0o600, flag: "wx" });
     renameSync(tmp, file);
   } catch (e) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
@@ -116,8 +116,11 @@ describe("dl init", () => {
     expect(o.settings.sources.DELEGATE_LOCAL_MODEL).toBe("environment");
   });
 
-  test("a key goes into the file, never into the registration line or any output", async () => {
+  test("a key goes into the file, never into the registration line or any output; the file's folder is 0700 even if it was 0755", async () => {
     const { home, env } = freshHome();
+    // A ~/.config/dl another tool (or an older dl) made open to others is tightened.
+    mkdirSync(dirname(settingsFile(home)), { recursive: true, mode: 0o755 });
+    chmodSync(dirname(settingsFile(home)), 0o755);
     const key = "sk-init-test-0123456789abcdef";
     const r = await runDl(
       ["init", "--yes", "--endpoint", fake.url, "--model", "m1", "--key", "-", "--json"],
@@ -126,6 +129,7 @@ describe("dl init", () => {
     );
     expect(r.code).toBe(0);
     expect(readFileSync(settingsFile(home), "utf8")).toContain(`DELEGATE_LOCAL_KEY=${key}\n`);
+    expect(statSync(dirname(settingsFile(home))).mode & 0o777).toBe(0o700);
     expect(r.stdout + r.stderr).not.toContain(key);
     expect(JSON.parse(r.stdout).register_line).not.toMatch(/--env|KEY/);
     const s = await runDl(["status", "--json"], env);

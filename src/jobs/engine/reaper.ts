@@ -4,6 +4,7 @@ import type { JobStore } from "../../store/jobs.ts";
 import type { JobPatch, JobRow, JobStatus } from "../../store/types.ts";
 import { jobDirOf } from "../../sys/paths.ts";
 import { terminateGroup } from "../../sys/process.ts";
+import { redact } from "../../sys/redact.ts";
 import { recordJobEnd } from "../../usage/ledger.ts";
 import { orphanPlan } from "./display-state.ts";
 import { scrubJobDir } from "./job-files.ts";
@@ -150,7 +151,8 @@ function recordKept(store: JobStore, row: JobRow, kept: JobPatch, opts: ReapOpti
         failure_kind: "infra",
         exit_code: kept.exit_code ?? null,
         ended_at: kept.ended_at ?? opts.now(),
-        persist_error: why.slice(0, 500),
+        // Redacted before the cut: a key across character 500 would keep its first part.
+        persist_error: redact(why).slice(0, 500),
       },
       ["running"],
     );

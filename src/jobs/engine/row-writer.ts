@@ -2,6 +2,7 @@ import { describeError, type FailureKind } from "../../errors.ts";
 import { log } from "../../log.ts";
 import type { JobStore } from "../../store/jobs.ts";
 import type { JobPatch, JobRow } from "../../store/types.ts";
+import { redact } from "../../sys/redact.ts";
 import { saveOutcome } from "./outcome-file.ts";
 
 /** A compare-and-set write: it landed, the row had left the expected status, or the store threw. */
@@ -84,7 +85,8 @@ export class JobRowWriter {
       failure_kind: "infra",
       exit_code: patch.exit_code ?? null,
       ended_at: patch.ended_at ?? this.options.now(),
-      persist_error: why.slice(0, 500),
+      // Redacted before the cut: a key across character 500 would keep its first part.
+      persist_error: redact(why).slice(0, 500),
     };
     if (cause !== undefined) this.keep(fallback);
     if ((await this.persist(fallback)) !== "error") return;

@@ -8,6 +8,7 @@ import { reapDeadOwners } from "../../../src/jobs/engine/reaper.ts";
 import { type RunnerContext, runJob } from "../../../src/jobs/engine/runner.ts";
 import { JobStore } from "../../../src/store/jobs.ts";
 import type { JobPatch, JobRow } from "../../../src/store/types.ts";
+import { knowSecrets } from "../../../src/sys/redact.ts";
 import { testProvider, testTask } from "../../fixture/jobs-provider.ts";
 import { tempFolder } from "../../helpers/dl.ts";
 import { makeRepo, pidAlive, until } from "../helpers.ts";
@@ -46,13 +47,13 @@ function runningRow(spec: Parameters<typeof testTask>[1]): JobRow {
 }
 
 /** The real store, except that update() throws while `fails(patch)` says so. */
-function faultyStore(fails: (p: JobPatch) => boolean) {
+function faultyStore(fails: (p: JobPatch) => boolean, message = "could not update a job: string or blob too big") {
   const calls: JobPatch[] = [];
   return {
     calls,
     update(id: string, patch: JobPatch, expect?: readonly JobRow["status"][]) {
       calls.push(patch);
-      if (fails(patch)) throw new DlError("storage", "could not update a job: string or blob too big");
+      if (fails(patch)) throw new DlError("storage", message);
       return store.update(id, patch, expect);
     },
   };
@@ -97,6 +98,19 @@ describe("the runner when the store fails", () => {
     expect(r.persist_error).toContain("string or blob too big");
     expect(r.ended_at).not.toBeNull();
     expect(errors[0]).toContain("string or blob too big");
+  });
+
+  test("a persist_error is redacted before it is cut to 500 characters: no first part of a key is kept", async () => {
+    const key = "dl-test-key-3f9a1c77e2b84d05a6c1";
+    knowSecrets([key]);
+    const row = runningRow({ mode: "ok" });
+    // The key starts before character 500 of the recorded text and ends after it.
+    const s = faultyStore((p) => p.status === "done", `${"x".repeat(440)} ${key} after the key`);
+    await runJob(row, ctx(s, []), new AbortController().signal);
+    const r = store.get(row.id)!;
+    expect(r).toMatchObject({ status: "failed", failure_kind: "infra" });
+    expect(r.persist_error).toContain("<redacted>");
+    expect(r.persist_error).not.toContain(key.slice(0, 12));
   });
 
   test("when the child cannot be recorded it is stopped, and the row still ends (failed, infra)", async () => {
