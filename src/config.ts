@@ -323,6 +323,23 @@ function childEnv(
 }
 
 /**
+ * Where the user's git reads its configuration besides the repository and HOME: the
+ * XDG config dir, GIT_CONFIG_GLOBAL/SYSTEM and the GIT_CONFIG_COUNT/KEY_n/VALUE_n and
+ * GIT_CONFIG_PARAMETERS entries. dl asks git what a repository's configuration names
+ * (sandbox/git-reach.ts) with these, so a `core.hooksPath` or a driver set there is
+ * protected as the host's git will run it. Only dl's own git questions get them (a value
+ * may hold a credential: no delegate does).
+ */
+const GIT_CONFIG_SOURCE =
+  /^(XDG_CONFIG_HOME|GIT_CONFIG_GLOBAL|GIT_CONFIG_SYSTEM|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|GIT_CONFIG_VALUE_\d+|GIT_CONFIG_PARAMETERS)$/;
+
+function gitConfigSources(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && GIT_CONFIG_SOURCE.test(k)) out[k] = v;
+  return out;
+}
+
+/**
  * What a nested `dl run` (a submit_agent job) needs to build the same Config as this
  * process: the child policy plus dl's own settings (DELEGATE_*, gateway keys included)
  * and the XDG bases the state paths follow. Passed in the environment, never in argv.
@@ -339,7 +356,7 @@ function dlChildEnv(
   const out = { ...base, ...Object.assign({}, ...passedByName) };
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined || k.startsWith("DELEGATE_RUN_PROVIDER_")) continue;
-    if (k.startsWith("DELEGATE_") || k === "XDG_CACHE_HOME" || k === "XDG_CONFIG_HOME" || isSecretName(k)) out[k] = v;
+    if (k.startsWith("DELEGATE_") || k === "XDG_CACHE_HOME" || GIT_CONFIG_SOURCE.test(k) || isSecretName(k)) out[k] = v;
   }
   return out;
 }
@@ -382,6 +399,8 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts, o
     selfCommand: selfCommandOf(env),
     paths,
     childEnv: children,
+    /** What dl's own git questions run with: the child env plus where the user's git reads its config. */
+    gitAskEnv: { ...children, ...gitConfigSources(env) },
     /**
      * What the Codex CLI gets: the common child env plus DELEGATE_CODEX_ENV_PASSTHROUGH
      * (its provider key, say). Nothing else receives these; status shows only the names.

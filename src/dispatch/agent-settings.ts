@@ -32,7 +32,7 @@ export function agentSettingsFromConfig(c: Config, o: { quarantineRoot?: string 
     reasoningAliases: DEFAULT_REASONING_ALIASES,
     maxTokensCaps: DEFAULT_MAX_TOKENS_CAPS,
     read: READ_FILE_DEFAULTS,
-    write: { ...WRITE_FILE_DEFAULTS, protect: { writable: c.jail.writableToolConfig, gitEnv: c.childEnv } },
+    write: { ...WRITE_FILE_DEFAULTS, protect: { writable: c.jail.writableToolConfig, gitEnv: c.gitAskEnv } },
     bash: runBashSettings(c, o.quarantineRoot ?? c.paths.quarantineDir),
   };
 }
@@ -51,7 +51,7 @@ function runBashSettings(c: Config, quarantineRoot: string): RunBashSettings {
           home: c.paths.home,
           stateDirs: protectedDirs(c.paths),
           path: c.childEnv.PATH ?? "",
-          gitEnv: c.childEnv,
+          gitEnv: c.gitAskEnv,
           writable: c.jail.writableToolConfig,
           quarantineRoot,
         })

@@ -44,6 +44,8 @@ export interface GeminiJailInputs {
   stateDirs: readonly string[];
   /** The allowlisted child environment (config.childEnv). */
   childEnv: Readonly<Record<string, string>>;
+  /** What dl's own git questions run with (config.gitAskEnv); the child env when absent. */
+  gitAskEnv?: Readonly<Record<string, string>>;
   /** This machine's jail probe (remembered once it succeeds). */
   probe: () => Promise<JailProbe>;
   /** DELEGATE_WRITABLE_TOOL_CONFIG: workdir paths a rule names that delegates may write. */
@@ -114,7 +116,7 @@ export async function buildGeminiLaunch(
   // What git and the tree say before the job; the stand-ins must exist to be bound.
   const guard = await prepareTreeGuard(realWorkdir(job.workdir), {
     home: o.home,
-    env: o.childEnv,
+    env: o.gitAskEnv ?? o.childEnv,
     writable: o.writable,
     quarantine: () => {
       // One run per job: its own folder's quarantine/, private (it is listed by dl show).

@@ -61,6 +61,7 @@ export function startJobs(c: Config, ctx: ServiceContext): Promise<GeminiService
     home: c.paths.home,
     stateDirs: protectedDirs(c.paths),
     childEnv: c.childEnv,
+    gitAskEnv: c.gitAskEnv,
     writable: c.jail.writableToolConfig,
     probe: () => geminiJailProbe(c),
   });
