@@ -729,6 +729,17 @@ export const MUTATIONS: Mutation[] = [
     build: true,
   },
   {
+    id: "git-dir-commondir",
+    guard:
+      "HEAD beside a commondir file is a git dir (git finds objects/ and refs/ in the folder it names), for the jail's scan and the write tools",
+    why: "a delegate made trap2/{HEAD,commondir} with its objects, refs and config in trap2/c: git accepts trap2 as a repository, and neither the after-job scan nor the write tools saw one",
+    file: "src/sys/protected-names.ts",
+    search: '  return n.has("head") && (n.has("commondir") || (n.has("objects") && n.has("refs")));',
+    replace: '  return n.has("head") && n.has("objects") && (n.has("refs") || n.has("commondir"));',
+    tests: ["test/reliability/jail-routes-tools.test.ts", "test/reliability/jail-routes-gemini.test.ts"],
+    build: true,
+  },
+  {
     id: "config-named-import-hops",
     guard: "a memory file's @imports are followed five hops deep, as Claude Code follows them",
     why: "the fourth and fifth file of a CLAUDE.md import chain stayed writable, and the user's next Claude Code session obeys them",

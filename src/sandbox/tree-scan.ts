@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { foldName, isDotGit, type ProtectRule, ruleForName } from "../sys/protected-names.ts";
+import { isDotGit, looksLikeGitDir, type ProtectRule, ruleForName } from "../sys/protected-names.ts";
 
 /**
  * One walk of a workdir, without following links: what is there, so that what a job
@@ -47,12 +47,6 @@ function entryOf(st: Stats): ScanEntry {
   const kind = st.isSymbolicLink() ? "link" : st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
   const sig = kind === "dir" ? `${st.mode}` : `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.mode}`;
   return { kind, id: `${st.dev}:${st.ino}`, sig };
-}
-
-/** HEAD, objects/ and refs/ side by side: git accepts the folder as a git dir. */
-function looksLikeGitDir(names: readonly string[]): boolean {
-  const folded = new Set(names.map(foldName));
-  return folded.has("head") && folded.has("objects") && (folded.has("refs") || folded.has("commondir"));
 }
 
 function lstat(path: string): Stats | null {

@@ -97,6 +97,16 @@ export function foldName(name: string): string {
     .replace(/[. ]+$/, "");
 }
 
+/**
+ * Entry names of a folder git takes for a git dir (setup.c's is_git_directory): HEAD, and
+ * objects/ and refs/ either beside it or in the folder a `commondir` file names (a linked
+ * worktree's admin folder has only HEAD and commondir). Folded, as macOS compares them.
+ */
+export function looksLikeGitDir(names: Iterable<string>): boolean {
+  const n = new Set([...names].map(foldName));
+  return n.has("head") && (n.has("commondir") || (n.has("objects") && n.has("refs")));
+}
+
 /** `.git` in every spelling a case-insensitive or Unicode-folding file system accepts. */
 export function isDotGit(name: string): boolean {
   return foldName(name) === ".git";

@@ -1,7 +1,7 @@
 import { readdirSync, realpathSync, statSync } from "node:fs";
 import { DlError } from "../errors.ts";
 import { canonicalPath, overlappingDir, protectedDirs, protectedDirVariable, type StatePaths } from "./paths.ts";
-import { foldName, ruleForName } from "./protected-names.ts";
+import { looksLikeGitDir, ruleForName } from "./protected-names.ts";
 
 /**
  * The one check every delegated workdir passes, for agent delegations and provider jobs
@@ -56,11 +56,10 @@ export function checkWorkdir(path: string, g: WorkdirGuard): string {
   return dir;
 }
 
-/** HEAD, objects/ and refs/ side by side: git takes the folder for a git dir. */
+/** A folder git takes for a git dir (looksLikeGitDir). */
 function isGitDir(dir: string): boolean {
   try {
-    const names = new Set(readdirSync(dir).map(foldName));
-    return names.has("head") && names.has("objects") && (names.has("refs") || names.has("commondir"));
+    return looksLikeGitDir(readdirSync(dir));
   } catch {
     return false;
   }

@@ -82,6 +82,9 @@ git init -q -b main drivers && cd drivers
 echo one > data.txt && ${EXIT0} > conv.sh
 git add -A && git commit -q -m drivers
 git config diff.conv.textconv "sh conv.sh" && git config filter.fmt.clean "node fmt-clean.js"
+# A driver in the user's global config, its program a relative name: git resolves it in each repository.
+mkdir g && echo one > g/data.txt && ${EXIT0} > gconv.sh && git add -A && git commit -q -m global
+git config --global diff.gconv.textconv "sh ./gconv.sh"
 cd ..
 `;
 

@@ -116,8 +116,14 @@ const ALLOWED_STEPS = new Set([
   "bare-trap:trap/HEAD",
   "bare-trap:trap/config",
   "bare-trap:trap/objects/info/packs",
+  "commondir-trap:trap2/HEAD",
+  "commondir-trap:trap2/c/config",
+  "commondir-trap:trap2/c/objects/info/packs",
+  "commondir-trap:trap2/c/refs/heads/main",
   "bare-driver:drivers/.gitattributes",
   "bare-driver:drivers/data.txt",
+  "global-driver:drivers/g/.gitattributes",
+  "global-driver:drivers/g/data.txt",
 ]);
 
 async function runGemini(c: Ctx, w: string, script: string): Promise<Pick<Found, "outcome" | "failureKind">> {

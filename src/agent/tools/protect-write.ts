@@ -3,7 +3,7 @@ import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { namedByToolConfig } from "../../sandbox/config-named.ts";
 import { askGit, type RepoFacts } from "../../sandbox/git-reach.ts";
 import { changedHookKeys, readHookKeys } from "../../sandbox/hook-keys.ts";
-import { foldName, ruleForName, ruleForPath } from "../../sys/protected-names.ts";
+import { looksLikeGitDir, ruleForName, ruleForPath } from "../../sys/protected-names.ts";
 
 /**
  * The jail's principle for the agent's own write tools, which need no jail to plant
@@ -59,15 +59,13 @@ function existingDir(abs: string, workdir: string): string {
   return d;
 }
 
-/** HEAD, objects/ and refs/ side by side, counting `extra` (the entry a write would add): a folder git takes for a repository. */
+/** A folder git takes for a repository (looksLikeGitDir), counting `extra`, the entry a write would add. */
 function isRepositoryLike(dir: string, extra: string | null): boolean {
-  let names: Set<string>;
   try {
-    names = new Set([...readdirSync(dir), ...(extra ? [extra] : [])].map(foldName));
+    return looksLikeGitDir([...readdirSync(dir), ...(extra ? [extra] : [])]);
   } catch {
     return false; // not there yet: one entry alone is no repository
   }
-  return names.has("head") && names.has("objects") && (names.has("refs") || names.has("commondir"));
 }
 
 function refusedByRule(rel: string, inside: boolean, abs: string, p: WriteProtection): string | null {
