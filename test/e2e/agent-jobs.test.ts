@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { callTool, connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
+import { connectInProcess, type InProcessSession } from "../helpers/in-process.ts";
 import { pidAlive } from "../helpers/proc.ts";
 import { supervisorOf } from "../helpers/supervisor.ts";
 import { until } from "../helpers/until.ts";
@@ -41,7 +42,7 @@ type Submitted = { jobs: { id: string }[]; watch: string; watch_hint: string };
 let fake: FakeModel;
 let root: string;
 let agentsDir: string;
-const sessions: DlSession[] = [];
+const sessions: (DlSession | InProcessSession)[] = [];
 
 beforeAll(async () => {
   requireBinary();
@@ -186,7 +187,9 @@ describe("submit_agent / poll_agent / cancel_agent through dist/dl serve", () =>
 
   test("an invalid task refuses the whole call and nothing is queued", async () => {
     const stateDir = join(root, "state-bad");
-    const s = await serve(stateDir);
+    // What the tool answers: in this process (helpers/in-process.ts), nothing is started.
+    const s = await connectInProcess(env(stateDir));
+    sessions.push(s);
     const repo = makeRepo(root, "bad", 0).repo;
     const r = await call(s, "submit_agent", { tasks: [agentTask(repo), agentTask(repo, { max_turns: 99 })] });
     expect(r.isError).toBe(true);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
 import { codexServeEnv, markerRouter } from "../helpers/codex-home.ts";
 import { connectDl, type DlSession, requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
+import { connectInProcess } from "../helpers/in-process.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
@@ -203,7 +204,7 @@ describe("Codex jobs through dist/dl serve with the real CLI", () => {
   });
 
   test("a missing Codex binary: the server still starts and the tools say what to install", async () => {
-    const s = await connectDl(
+    const s = await connectInProcess(
       serveEnv({
         DELEGATE_CODEX_BIN: join(root, "no-such-codex"),
         DELEGATE_CODEX_STATE_DIR: join(root, "other-state"),

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { callTool, connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
+import { connectInProcess, type InProcessSession } from "../helpers/in-process.ts";
 import { liveWith, pidAlive } from "../helpers/proc.ts";
 import { supervisorOf } from "../helpers/supervisor.ts";
 import { until } from "../helpers/until.ts";
@@ -34,7 +35,7 @@ type Submitted = { jobs: { id: string; warnings: string[] }[]; watch: string; wa
 
 let root: string;
 let modelsFile: string;
-const sessions: DlSession[] = [];
+const sessions: (DlSession | InProcessSession)[] = [];
 
 beforeAll(() => {
   requireBinary();
@@ -63,6 +64,23 @@ afterEach(async () => {
  */
 async function serve(stateDir: string, extra: Record<string, string> = {}): Promise<DlSession> {
   const s = await connectDl({
+    DELEGATE_DSH_LAUNCHER: LAUNCHER,
+    DELEGATE_DSH_STATE_DIR: stateDir,
+    DELEGATE_DSH_MODELS_FILE: modelsFile,
+    DELEGATE_DSH_STAGGER_S: "0.05",
+    DELEGATE_JOB_KILL_GRACE: "0.5",
+    ...extra,
+  });
+  sessions.push(s);
+  return s;
+}
+
+/**
+ * `serve`'s set-up in this process (helpers/in-process.ts): for the tests of what a
+ * tool answers (refusals, the tool list), which start no launcher.
+ */
+async function serveInProcess(stateDir: string, extra: Record<string, string> = {}): Promise<InProcessSession> {
+  const s = await connectInProcess({
     DELEGATE_DSH_LAUNCHER: LAUNCHER,
     DELEGATE_DSH_STATE_DIR: stateDir,
     DELEGATE_DSH_MODELS_FILE: modelsFile,
@@ -176,7 +194,7 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
   test("the models allowlist: mimo/xiaomi, unknown and disabled are refused and nothing starts", async () => {
     const stateDir = join(root, "state-allow");
     const log = join(root, "events-allow.log");
-    const s = await serve(stateDir);
+    const s = await serveInProcess(stateDir);
     const repo = makeRepo(root, "allow", 0).repo;
     const good = task(repo, { events: log });
     const cases: [string, RegExp][] = [
@@ -206,7 +224,9 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
     }
     expect(events(log)).toHaveLength(0);
 
-    const noFile = await serve(join(root, "state-nofile"), { DELEGATE_DSH_MODELS_FILE: join(root, "nope.json") });
+    const noFile = await serveInProcess(join(root, "state-nofile"), {
+      DELEGATE_DSH_MODELS_FILE: join(root, "nope.json"),
+    });
     const r = await call(noFile, "submit_dsh", { tasks: [good] });
     expect(r.isError).toBe(true);
     expect(r.text).toContain(`the models file ${join(root, "nope.json")} does not exist`);
@@ -289,7 +309,7 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
   });
 
   test("a missing launcher: the server starts and the tools say what to install or set", async () => {
-    const s = await serve(join(root, "state-nolauncher"), { DELEGATE_DSH_LAUNCHER: "no-such-dsh-herdr.sh" });
+    const s = await serveInProcess(join(root, "state-nolauncher"), { DELEGATE_DSH_LAUNCHER: "no-such-dsh-herdr.sh" });
     const r = await call(s, "submit_dsh", { tasks: [task(makeRepo(root, "nolauncher", 0).repo, {})] });
     expect(r.isError).toBe(true);
     expect(r.text).toContain("no-such-dsh-herdr.sh");

@@ -5,6 +5,7 @@ import { JobStore } from "../../src/store/jobs.ts";
 import { identity } from "../../src/sys/identity.ts";
 import { groupAlive } from "../../src/sys/process.ts";
 import { callTool, connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
+import { connectInProcess, type InProcessSession } from "../helpers/in-process.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 import { skipBwrap } from "../sandbox/jail-env.ts";
@@ -56,7 +57,7 @@ const HOME = process.env.HOME!;
 let root: string;
 let stateDir: string;
 let session: DlSession;
-const extra: DlSession[] = [];
+const extra: (DlSession | InProcessSession)[] = [];
 
 function serveEnv(over: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   return {
@@ -68,7 +69,7 @@ function serveEnv(over: Record<string, string | undefined> = {}): Record<string,
   };
 }
 
-const call = (s: DlSession, name: string, args: Record<string, unknown>): Promise<Structured> =>
+const call = (s: Pick<DlSession, "client">, name: string, args: Record<string, unknown>): Promise<Structured> =>
   callTool(s, name, args);
 
 async function pollOne(s: DlSession, id: string): Promise<JobView> {
@@ -77,6 +78,13 @@ async function pollOne(s: DlSession, id: string): Promise<JobView> {
 
 async function startServer(over: Record<string, string | undefined> = {}): Promise<DlSession> {
   const s = await connectDl(serveEnv(over));
+  extra.push(s);
+  return s;
+}
+
+/** `startServer`'s set-up in this process (helpers/in-process.ts), for what a tool answers without running agy. */
+async function startInProcess(over: Record<string, string | undefined> = {}): Promise<InProcessSession> {
+  const s = await connectInProcess(serveEnv(over));
   extra.push(s);
   return s;
 }
@@ -360,7 +368,7 @@ describe.skipIf(skipBwrap)("Gemini jobs through dist/dl serve, fake agy in the r
 
 describe("Gemini tools without their gate or their binary", () => {
   test("without DELEGATE_GEMINI_ALLOW_DANGER=1 every Gemini tool refuses, saying why", async () => {
-    const s = await startServer({
+    const s = await startInProcess({
       DELEGATE_GEMINI_ALLOW_DANGER: undefined,
       DELEGATE_GEMINI_STATE_DIR: join(root, "off"),
     });
@@ -392,7 +400,7 @@ describe("Gemini tools without their gate or their binary", () => {
   });
 
   test("a missing agy: the server stays up and the tools say what to install", async () => {
-    const s = await startServer({
+    const s = await startInProcess({
       DELEGATE_AGY_BIN: join(root, "no-such-agy"),
       DELEGATE_GEMINI_STATE_DIR: join(root, "missing"),
     });

@@ -110,17 +110,6 @@ describe("install.sh", () => {
     // The budget of the three tests it joins: five installs can take over a minute on a loaded machine.
   }, 180_000);
 
-  test("reads a SHA256SUMS with CRLF line endings (written on Windows) and installs", async () => {
-    const { home, env } = freshHome("home");
-    const dir = copyRelease();
-    const sums = join(dir, "SHA256SUMS");
-    writeFileSync(sums, readFileSync(sums, "utf8").replace(/\r?\n/g, "\r\n"));
-    const r = await install(["--from", dir], env);
-    expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
-    expect(statSync(join(home, ".local", "bin", "dl")).isFile()).toBe(true);
-  });
-
   test("a --from folder that does not exist is named as such", async () => {
     const { env } = freshHome("home");
     const r = await install(["--from", "/nonexistent-release-dir"], env);
@@ -190,8 +179,21 @@ describe("install.sh", () => {
     }
   });
 
-  test("--url installs from a base URL and refuses a tampered download", async () => {
-    const archive = readFileSync(join(release.dir, release.archive));
+  test("reads a SHA256SUMS with CRLF line endings (written on Windows) and installs; --url installs from a base URL and refuses a tampered download; upgrades dl while the old binary runs dl serve, which keeps answering", async () => {
+    // One HOME through both installs (each unpacks the 110 MB binary): the CRLF install is
+    // the old dl the upgrade replaces, and the upgrade is the install from a base URL.
+    const { home, env } = freshHome("home");
+    const dir = copyRelease();
+    const sums = join(dir, "SHA256SUMS");
+    writeFileSync(sums, readFileSync(sums, "utf8").replace(/\r?\n/g, "\r\n"));
+    const crlf = await install(["--from", dir], env);
+    expect(crlf.stderr).toBe("");
+    expect(crlf.code).toBe(0);
+    const dl = join(home, ".local", "bin", "dl");
+    expect(statSync(dl).isFile()).toBe(true);
+
+    const next = await hostRelease("99.0.0-upgrade");
+    const archive = readFileSync(join(next.dir, next.archive));
     const tampered = Buffer.from(archive);
     tampered[tampered.length - 100]! ^= 0x01;
     using server = Bun.serve({
@@ -199,40 +201,30 @@ describe("install.sh", () => {
       port: 0,
       fetch(req) {
         const [, which = "", name = ""] = new URL(req.url).pathname.split("/");
-        if (name === "SHA256SUMS") return new Response(readFileSync(join(release.dir, name)));
-        if (name !== release.archive) return new Response("not found", { status: 404 });
+        if (name === "SHA256SUMS") return new Response(readFileSync(join(next.dir, name)));
+        if (name !== next.archive) return new Response("not found", { status: 404 });
         return new Response(which === "bad" ? tampered : archive);
       },
     });
     const bad = freshHome("home");
     const refused = await install(["--url", `http://127.0.0.1:${server.port}/bad`], bad.env);
     expect(refused.code).toBe(1);
-    expectOneLine(refused.stderr, `checksum mismatch for ${release.archive}`);
+    expectOneLine(refused.stderr, `checksum mismatch for ${next.archive}`);
     expectNothingInstalled(bad.home, bad.env.TMPDIR!);
-    const { home, env } = freshHome("home");
-    const r = await install(["--url", `http://127.0.0.1:${server.port}/good/`], env);
-    expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
-    const v = await run([join(home, ".local", "bin", "dl"), "--version", "--json"], env);
-    expect(JSON.parse(v.stdout)).toMatchObject({ target: HOST });
-  });
 
-  test("upgrades dl while the old binary runs dl serve, which keeps answering", async () => {
-    const { home, env } = freshHome("home");
-    expect((await install(["--from", release.dir], env)).code).toBe(0);
-    const dl = join(home, ".local", "bin", "dl");
     const transport = new StdioClientTransport({ command: dl, args: ["serve"], env, stderr: "ignore" });
     const client = new Client({ name: "dl-upgrade-test", version: "1" });
     await client.connect(transport);
     try {
       const oldVersion = client.getServerVersion()?.version;
       const tools = (await client.listTools()).tools.map((t) => t.name);
-      const next = await hostRelease("99.0.0-upgrade");
-      const r = await install(["--from", next.dir], env);
+      const r = await install(["--url", `http://127.0.0.1:${server.port}/good/`], env);
       expect(r.stderr).toBe("");
       expect(r.code).toBe(0);
       expect(r.stdout).toContain("installed dl 99.0.0-upgrade");
       expect((await run([dl, "--version"], env)).stdout).toStartWith("dl 99.0.0-upgrade ");
+      const v = await run([dl, "--version", "--json"], env);
+      expect(JSON.parse(v.stdout)).toMatchObject({ target: HOST });
       // The old server still runs its own binary and answers as before.
       await client.ping();
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(tools);
