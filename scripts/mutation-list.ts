@@ -712,8 +712,8 @@ export const MUTATIONS: Mutation[] = [
       "the scripts a protected configuration runs (a Claude Code hook's, an .mcp.json server's, husky's, pre-commit's) are read-only in the jail and watched",
     why: "the jail rewrites scripts/fmt.sh, which Claude Code's PostToolUse hook runs at the user's next edit, or the script husky's pre-commit calls",
     file: "src/sandbox/tree-guard.ts",
-    search: "  for (const p of run.files) {",
-    replace: "  for (const p of [] as string[]) {",
+    search: "  for (const p of [...run.files, ...above]) {",
+    replace: "  for (const p of above) {",
     tests: ["test/reliability/jail-routes-gemini.test.ts"],
     build: true,
   },
@@ -747,6 +747,17 @@ export const MUTATIONS: Mutation[] = [
     search: '!k.startsWith("GIT_") || CONFIG_SOURCE.test(k)',
     replace: '!k.startsWith("GIT_")',
     tests: ["test/sandbox/git-reach-sources.test.ts"],
+  },
+  {
+    id: "jail-config-named-above",
+    guard:
+      "a subfolder workdir's files that the configurations of the repository above it run (its CLAUDE.md imports, its statusLine) are read-only in the jail",
+    why: "with workdir outer/pkg, outer/CLAUDE.md imports pkg/notes.md and outer/.claude/settings.json runs bash pkg/status: the jail rewrote both, and Claude Code opened at outer obeys and runs them",
+    file: "src/sandbox/tree-guard.ts",
+    search: "  const above = namedFromAbove(",
+    replace: "  const above: string[] = [] ?? namedFromAbove(",
+    tests: ["test/reliability/jail-routes-gemini.test.ts"],
+    build: true,
   },
   {
     id: "config-named-import-hops",

@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { isWithin } from "../sys/paths.ts";
+import { ruleForName } from "../sys/protected-names.ts";
 
 /**
  * The files of the work tree that a protected configuration runs: a Claude Code hook's
@@ -261,4 +262,31 @@ export function namedByToolConfig(entry: string, o: NamedOptions): NamedByConfig
     level = next;
   }
   return { files: [...found], npmScripts: [...scripts.values()] };
+}
+
+/**
+ * The files of `workdir` that the protected configurations of the folders above it run,
+ * up to `top` (the repository it sits in): Claude Code opened at the repository's root
+ * reads its CLAUDE.md (and every one on the way down) and runs its settings' commands,
+ * whichever subfolder a delegate was given.
+ */
+export function namedFromAbove(workdir: string, top: string | null, ignored: (abs: string) => boolean): string[] {
+  if (!top || top === workdir || !isWithin(workdir, top)) return [];
+  const out = new Set<string>();
+  for (let d = dirname(workdir); d === top || isWithin(d, top); d = dirname(d)) {
+    let names: string[] = [];
+    try {
+      names = readdirSync(d);
+    } catch {
+      // unreadable: the host reads nothing there either
+    }
+    for (const n of names) {
+      const rule = ruleForName(n, basename(d));
+      if (!rule || rule.id === "git-metadata") continue;
+      for (const f of namedByToolConfig(join(d, n), { workdir: top, ignored }).files)
+        if (isWithin(f, workdir)) out.add(f);
+    }
+    if (d === top) break;
+  }
+  return [...out];
 }

@@ -4,7 +4,7 @@ import { DlError } from "../errors.ts";
 import { isWithin } from "../sys/paths.ts";
 import { isDotGit } from "../sys/protected-names.ts";
 import { type ChangeSummary, summarizeChanges } from "./change-summary.ts";
-import { namedByToolConfig } from "./config-named.ts";
+import { namedByToolConfig, namedFromAbove } from "./config-named.ts";
 import { askGit, type GitAsk, type RepoFacts } from "./git-reach.ts";
 import { type HookKeys, readHookKeys, restoreHookKeys } from "./hook-keys.ts";
 import { makeStandIns, type ProtectedPath, type StandInWish } from "./stand-ins.ts";
@@ -153,7 +153,9 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
     for (const i of repo.includes) if (inside(workdir, i)) standIns.push({ path: i, kind: "file" });
   }
   const run = namedByConfigs(workdir, scan, keep, o.ignored);
-  for (const p of run.files) {
+  // The configurations of the repository above a subfolder workdir run files of it too.
+  const above = namedFromAbove(workdir, repos[0]?.toplevel ?? null, (abs) => underAny(rel(workdir, abs), o.ignored));
+  for (const p of [...run.files, ...above]) {
     named.add(rel(workdir, p));
     add(p);
   }

@@ -86,20 +86,22 @@ const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
 
 /** What Claude Code and VS Code run in the layout's projects on their own, run as they would. */
 export function hostTools(id: Identity, root: string, layout: LayoutId): void {
-  const base = join(root, LAYOUTS[layout].workdir);
+  // The workdir and the checkouts the user opens (a subfolder workdir's repository above it).
+  const bases = [LAYOUTS[layout].workdir, ...LAYOUTS[layout].checkouts].map((d) => join(root, d));
+  const named = (re: RegExp) => [...new Set(bases.flatMap((b) => filesNamed(b, re)))];
   const run = (project: string, command: string) =>
     id.run(["timeout", TOOL_TIMEOUT_S, "sh", "-c", command], {
       cwd: project,
       env: id.env({ CLAUDE_PROJECT_DIR: project }),
     });
-  for (const f of filesNamed(base, /\/\.claude\/settings(\.local)?\.json$/)) {
+  for (const f of named(/\/\.claude\/settings(\.local)?\.json$/)) {
     for (const cmd of claudeCommands(json(f))) run(dirname(dirname(f)), cmd);
   }
-  for (const f of filesNamed(base, /\/\.mcp\.json$/)) {
+  for (const f of named(/\/\.mcp\.json$/)) {
     const servers = Object.values((json(f).mcpServers ?? {}) as Record<string, { command?: string; args?: string[] }>);
     for (const s of servers) if (s.command) run(dirname(f), [s.command, ...(s.args ?? [])].map(quote).join(" "));
   }
-  for (const f of filesNamed(base, /\/\.vscode\/tasks\.json$/)) {
+  for (const f of named(/\/\.vscode\/tasks\.json$/)) {
     const project = dirname(dirname(f));
     const tasks = (json(f).tasks ?? []) as { command?: string; runOptions?: { runOn?: string } }[];
     for (const t of tasks) {

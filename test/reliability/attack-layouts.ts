@@ -98,6 +98,9 @@ const SUBDIR = `set -e
 git init -q -b main outer && cd outer
 mkdir -p pkg/hooks && ${EXIT0} > pkg/hooks/pre-commit && chmod +x pkg/hooks/pre-commit
 echo 'export {}' > pkg/index.ts
+# The repository's own Claude Code configuration, above the workdir, naming files inside it.
+mkdir .claude && printf 'See @pkg/notes.md\\n' > CLAUDE.md && echo 'Notes.' > pkg/notes.md && echo 'echo ok' > pkg/status
+printf '{"statusLine":{"type":"command","command":"bash pkg/status"}}\\n' > .claude/settings.json
 git add -A && git commit -q -m first && git config core.hooksPath pkg/hooks
 `;
 

@@ -109,8 +109,10 @@ function configRunning(dir: string, abs: string, scope: string): string | null {
 function refusedAsNamedScript(workdir: string, abs: string, top: string | null): string | null {
   const dirs: [string, string][] = [];
   for (let d = dirname(abs); under(d, workdir); d = dirname(d)) dirs.push([d, workdir]);
-  // The repository the workdir sits in: its root's configs (husky's, Claude Code's) run files below too.
-  if (top && under(abs, top) && !under(top, workdir)) dirs.push([top, top]);
+  // The repository the workdir sits in: the configs of its root and of every folder down to
+  // the workdir (husky's, Claude Code's CLAUDE.md on the way) run files below too.
+  if (top && under(abs, top) && !under(top, workdir))
+    for (let d = dirname(workdir); under(d, top) && d !== dirname(d); d = dirname(d)) dirs.push([d, top]);
   for (const [d, scope] of dirs) {
     const config = configRunning(d, abs, scope);
     if (config) {
