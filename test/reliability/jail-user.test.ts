@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { chmodSync, copyFileSync } from "node:fs";
+import { join } from "node:path";
 import { type Identity, identityNames, makeIdentity } from "../helpers/run-as.ts";
 import { skipBwrap } from "../sandbox/jail-env.ts";
 
@@ -20,9 +22,23 @@ beforeAll(() => {
 });
 afterAll(() => id?.cleanup());
 
-test.skipIf(skipBwrap)("as an ordinary user: 20 jails one at a time and 20 at once all start", () => {
-  const script = new URL("../fixture/jail-starts.ts", import.meta.url).pathname;
-  const r = Bun.spawnSync(id.argv([process.execPath, script, "20"], { tunMode: 0o666 }), {
+/**
+ * The fixture and the bun that runs it, in the identity's own folder: the checkout (and so
+ * node_modules' bun) may sit where the user cannot read, as under a 0700 /tmp.
+ */
+async function runnableAsUser(): Promise<{ bun: string; script: string }> {
+  const entry = new URL("../fixture/jail-starts.ts", import.meta.url).pathname;
+  const built = await Bun.build({ entrypoints: [entry], target: "bun", outdir: id.base, naming: "jail-starts.js" });
+  if (!built.success) throw new Error(`could not bundle ${entry}: ${built.logs.join("; ")}`);
+  const bun = join(id.base, "bun");
+  copyFileSync(process.execPath, bun);
+  chmodSync(bun, 0o755);
+  return { bun, script: join(id.base, "jail-starts.js") };
+}
+
+test.skipIf(skipBwrap)("as an ordinary user: 20 jails one at a time and 20 at once all start", async () => {
+  const { bun, script } = await runnableAsUser();
+  const r = Bun.spawnSync(id.argv([bun, script, "20"], { tunMode: 0o666 }), {
     cwd: id.home,
     env: id.env({ PATH: "/usr/bin:/bin" }),
     stdout: "pipe",
