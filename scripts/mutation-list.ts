@@ -34,6 +34,37 @@ export const MUTATIONS: Mutation[] = [
     build: true,
   },
   {
+    id: "settings-value-one-line",
+    guard:
+      "the settings file's writer refuses a value that would not read back as itself (a line break, a control character)",
+    why: "a value with a line break would add a setting of its own to the file every dl process reads (another gateway URL)",
+    file: "src/config-file.ts",
+    search:
+      '    if (problem) throw new DlError("bad_input", `${name} not written: its value ${problem}`, { variable: name });\n',
+    replace: "",
+    tests: ["test/config-file.test.ts"],
+  },
+  {
+    id: "init-flags-one-line",
+    guard: "dl init refuses a --model or --cache-dir that is not one line before it probes or writes anything",
+    why: "dl init --model 'm<newline>DELEGATE_LOCAL_URL=…' wrote a second URL line and said it wrote the file; every later dl refused it",
+    file: "src/cli/init.ts",
+    search: "      const problem = value === undefined ? null : settingsValueProblem(value);",
+    replace: "      const problem = null;",
+    tests: ["test/e2e/init.test.ts"],
+    build: true,
+  },
+  {
+    id: "init-listed-model-one-line",
+    guard: "dl init never proposes a model name a server lists with a line break or a control character",
+    why: "a local server's model list would choose a line of the settings file and reach the terminal raw",
+    file: "src/cli/init-plan.ts",
+    search: "  const models = s.models.filter((m) => settingsValueProblem(m) === null);",
+    replace: "  const models = s.models;",
+    tests: ["test/e2e/init.test.ts"],
+    build: true,
+  },
+  {
     id: "persist-error-redacted-before-cut",
     guard: "a job's persist_error is redacted before it is cut to 500 characters",
     why: "a key that crosses character 500 of the store's error text would keep its first part, which no redaction recognises",
