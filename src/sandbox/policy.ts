@@ -52,7 +52,7 @@ export interface JailPolicyInput {
 }
 
 /** A writable mount whose host side is not the path the jail sees (bwrap only). */
-export interface StateBind {
+interface StateBind {
   readonly source: string;
   readonly target: string;
 }
