@@ -780,6 +780,16 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/sandbox/git-reach-sources.test.ts"],
   },
   {
+    id: "jail-agy-state-per-job",
+    guard:
+      "on Linux agy's state dirs (brain, implicit, conversations, cache…) are the job's own folder, never the user's ~/.gemini/antigravity-cli",
+    why: "a hostile agy wrote brain/, implicit/, conversations/ and cache/ under the user's ~/.gemini/antigravity-cli: the next job and the user's own agy read them back",
+    file: "src/sandbox/bwrap.ts",
+    search: "const source = m.source ?? m.path;",
+    replace: "const source = m.path;",
+    tests: ["test/sandbox/bwrap-jail.test.ts"],
+  },
+  {
     id: "jail-config-named-above",
     guard:
       "a subfolder workdir's files that the configurations of the repository above it run (its CLAUDE.md imports, its statusLine) are read-only in the jail",

@@ -38,6 +38,8 @@ export const hostFs: FsView = {
 
 interface Mount {
   path: string;
+  /** The host side, when it is not `path` (agy's per-job state). */
+  source?: string;
   mode: "ro" | "rw";
 }
 
@@ -65,6 +67,7 @@ function userMounts(policy: JailPolicy, fs: FsView): string[] {
   const mounts: Mount[] = [
     ...policy.writable.map((path): Mount => ({ path, mode: "rw" })),
     ...policy.readOnly.map((path): Mount => ({ path, mode: "ro" })),
+    ...policy.stateBinds.map((b): Mount => ({ path: b.target, source: b.source, mode: "rw" })),
   ];
   const depth = (p: string) => p.split("/").length;
   mounts.sort((a, b) => depth(a.path) - depth(b.path) || (a.mode === b.mode ? 0 : a.mode === "rw" ? -1 : 1));
@@ -72,8 +75,9 @@ function userMounts(policy: JailPolicy, fs: FsView): string[] {
   for (const m of mounts) {
     // The workdir must exist (a missing one is an error bwrap reports); optional paths
     // (agy state not created yet, extra paths) are bound only when present.
-    if (m.path !== policy.workdir && fs.kind(m.path) === null) continue;
-    out.push(m.mode === "rw" ? "--bind" : "--ro-bind", m.path, m.path);
+    const source = m.source ?? m.path;
+    if (m.path !== policy.workdir && fs.kind(source) === null) continue;
+    out.push(m.mode === "rw" ? "--bind" : "--ro-bind", source, m.path);
   }
   return out;
 }

@@ -78,14 +78,15 @@ export function jailPolicyFor(
 }
 
 /**
- * agy's writable state dirs must exist before the jail starts: a dir missing on the host
- * would be created on the jail's throw-away HOME and lost (its session and conversations
- * with it). The workdir and extra paths are the caller's to create.
+ * agy's writable state dirs must exist before the jail starts: the compiler binds only
+ * what exists (macOS: the user's own; Linux: the job's own copy, see policy.ts). The
+ * workdir and extra paths are the caller's to create.
  */
 export function ensureAgyStateDirs(policy: JailPolicy): void {
   for (const p of policy.writable) {
     if (p.startsWith(`${policy.home}/.gemini/`)) mkdirSync(p, { recursive: true, mode: 0o700 });
   }
+  for (const b of policy.stateBinds) mkdirSync(b.source, { recursive: true, mode: 0o700 });
 }
 
 /**

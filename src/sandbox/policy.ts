@@ -42,6 +42,19 @@ export interface JailPolicyInput {
    * for commands that are not agy (an agent's run_bash), which see no part of HOME at all.
    */
   agyState?: boolean;
+  /**
+   * Linux: the job's own folder for agy's state (under dl's job folder, hidden from the
+   * jail). Bound over each of agy's state dirs, so nothing one job writes there (a plan in
+   * `brain/`, `implicit/` context, a conversation, a cache entry) reaches the host's agy
+   * or the next job. Absent: those dirs live on the jail's throw-away HOME.
+   */
+  agyStateDir?: string;
+}
+
+/** A writable mount whose host side is not the path the jail sees (bwrap only). */
+interface StateBind {
+  readonly source: string;
+  readonly target: string;
 }
 
 export interface JailPolicy {
@@ -53,8 +66,10 @@ export interface JailPolicy {
   readonly systemRead: readonly string[];
   /** Read-only paths under HOME or elsewhere (agy's configuration, extra reads). */
   readonly readOnly: readonly string[];
-  /** Read-write paths: the workdir, agy's state, extra writes. */
+  /** Read-write paths: the workdir, agy's state (macOS), extra writes. */
   readonly writable: readonly string[];
+  /** Linux: agy's state dirs, each bound read-write from the job's own folder. */
+  readonly stateBinds: readonly StateBind[];
   /**
    * Inside the workdir, read-only: what the host runs or obeys after the job (git dirs,
    * gitfiles, hooks, tool configuration). Bound read-only on Linux (mount points, so they
@@ -76,7 +91,12 @@ export interface JailPolicy {
 /** Per job: far above what agy, git and a test run use, far below a host's pid space. */
 const JAIL_MAX_PROCS = 512;
 
-/** agy's state it writes as it works (reference: measured with the real CLI). */
+/**
+ * agy's state it writes as it works (reference: measured with the real CLI). agy reads it
+ * back (conversations, the plans of `brain/`, `implicit/` context, its cache), so on Linux
+ * each job gets its own (see agyStateDir); macOS cannot redirect a path and writes the
+ * user's own (docs/SECURITY.md says so).
+ */
 const AGY_WRITABLE = ["annotations", "brain", "cache", "conversations", "implicit", "log", "crashes", "presence"];
 
 /**
@@ -174,9 +194,15 @@ export function buildJailPolicy(input: JailPolicyInput): JailPolicy {
     // Git in a linked worktree needs the main checkout's `.git`: shown, never written.
     ...(input.gitDirsOutside ?? []).map((p) => checkPath("git dir", p)),
   ];
+  const agyTargets = agy ? AGY_WRITABLE.map((p) => join(gemini, "antigravity-cli", p)) : [];
+  const stateDir = input.agyStateDir && !darwin ? checkPath("agy state dir", input.agyStateDir) : null;
+  const stateBinds = stateDir
+    ? agyTargets.map((target, i) => ({ source: join(stateDir, AGY_WRITABLE[i] ?? ""), target }))
+    : [];
   const writable = [
     workdir,
-    ...(agy ? AGY_WRITABLE.map((p) => join(gemini, "antigravity-cli", p)) : []),
+    // Linux never binds the user's own agy state: the job's copy, or the jail's tmpfs HOME.
+    ...(darwin ? agyTargets : []),
     ...(tmpDir ? [tmpDir] : []),
     ...(input.extraWritePaths ?? []).map((p) => checkPath("extra write path", p)),
   ];
@@ -188,6 +214,7 @@ export function buildJailPolicy(input: JailPolicyInput): JailPolicy {
     systemRead: darwin ? DARWIN_SYSTEM : LINUX_SYSTEM,
     readOnly,
     writable,
+    stateBinds,
     protectedPaths: (input.protectedPaths ?? []).map((p) => ({
       path: checkPath("protected path", p.path),
       kind: p.kind,

@@ -29,6 +29,11 @@ function envFor(extra: Record<string, string> = {}): Record<string, string> {
   return { PATH: "/usr/bin:/bin", HOME: home, LANG: "C", ...GIT_ID, ...extra };
 }
 
+/** Each run's own agy state, as a job's folder holds it (gemini/launch.ts). */
+function agyStateOf(workdir: string): string {
+  return join(stateDir, "jobs", workdir.replaceAll("/", "_"), "agy-state");
+}
+
 function policyFor(workdir: string, guard?: TreeGuard): JailPolicy {
   return jailPolicyFor(
     {
@@ -36,6 +41,7 @@ function policyFor(workdir: string, guard?: TreeGuard): JailPolicy {
       home,
       workdir,
       stateDirs: [stateDir],
+      agyStateDir: agyStateOf(workdir),
       // The fake agy lives in this repository; the real one would sit under /usr or ~/.gemini/bin.
       extraReadPaths: [dirname(FAKE_AGY)],
     },
@@ -142,7 +148,38 @@ describe.skipIf(skipBwrap)("fake agy inside the real bwrap jail", () => {
     // …and what a jailed agy must do landed on the host.
     expect(report).toContain(`write ${workdir}/agy-wrote.txt: written`);
     expect(readFileSync(join(workdir, "agy-wrote.txt"), "utf8")).toBe("written by fake agy\n");
-    expect(readFileSync(join(home, ".gemini/antigravity-cli/brain/note.txt"), "utf8")).toBe("written by fake agy\n");
+    // agy's state is the job's own: kept in its folder, never the user's agy state.
+    expect(readFileSync(join(agyStateOf(workdir), "brain/note.txt"), "utf8")).toBe("written by fake agy\n");
+    expect(existsSync(join(home, ".gemini/antigravity-cli/brain/note.txt"))).toBe(false);
+  });
+
+  test("what one job leaves in agy's state (plans, implicit context, conversations, cache) steers neither the host's agy nor the next job", async () => {
+    // agy reads these back: brain/<conversation>/ plans, implicit/ context, conversations,
+    // its cache. A shared folder would carry one job's planted instructions into the next.
+    const state = join(home, ".gemini/antigravity-cli");
+    const dirs = ["brain", "implicit", "conversations", "cache", "annotations"];
+    plant(join(state, "brain/user-plan.md"), "THE-USERS-OWN-PLAN");
+    const first = join(home, "projects/steer-1");
+    const second = join(home, "projects/steer-2");
+    mkdirSync(first, { recursive: true });
+    mkdirSync(second, { recursive: true });
+    const planted = dirs.map((d) => join(state, d, "planted.md"));
+    const a = await agyInJail(first, ["ESCAPE", ...planted.map((p) => `write=${p}`)].join(" "));
+    if (a.outcome.status !== "done") throw new Error(`agy failed: ${JSON.stringify(a.outcome)}`);
+    for (const p of planted) expect(a.outcome.response).toContain(`write ${p}: written`);
+    const b = await agyInJail(
+      second,
+      ["ESCAPE", ...planted.map((p) => `read=${p}`), `read=${state}/brain/user-plan.md`].join(" "),
+    );
+    if (b.outcome.status !== "done") throw new Error(`agy failed: ${JSON.stringify(b.outcome)}`);
+    // The next job does not see the first one's files, nor the user's own conversations.
+    for (const p of planted) expect(b.outcome.response).toContain(`read ${p}: blocked`);
+    expect(b.outcome.response).not.toContain("THE-USERS-OWN-PLAN");
+    // The host's agy state holds none of them; the first job's folder holds all.
+    for (const d of dirs) {
+      expect(existsSync(join(state, d, "planted.md"))).toBe(false);
+      expect(readFileSync(join(agyStateOf(first), d, "planted.md"), "utf8")).toBe("written by fake agy\n");
+    }
   });
 
   test("the child sees only the allowlisted environment", async () => {

@@ -15,6 +15,7 @@ const LINUX_HOST: Record<string, PathKind> = {
   "/home/u/proj": "dir",
   "/home/u/proj/.state": "dir",
   "/home/u/.gemini/antigravity-cli/brain": "dir",
+  "/var/lib/dl/jobs/j1/agy-state/brain": "dir",
   "/home/u/.gemini/settings.json": "file",
   "/home/u/main/.git": "dir",
   "/home/u/main/.git/hooks": "dir",
@@ -30,6 +31,7 @@ describe("bwrap", () => {
     home: "/home/u",
     workdir: "/home/u/proj/",
     stateDirs: ["/home/u/proj/.state", "/var/lib/dl"],
+    agyStateDir: "/var/lib/dl/jobs/j1/agy-state",
     gitDirsOutside: ["/home/u/main/.git"],
     protectedPaths: [
       { path: "/home/u/proj/.claude", kind: "dir" },
@@ -54,7 +56,8 @@ describe("bwrap", () => {
       ...["--ro-bind", "/home/u/.gemini/settings.json", "/home/u/.gemini/settings.json"],
       // the linked worktree's common dir: shown for git to read, never written
       ...["--ro-bind", "/home/u/main/.git", "/home/u/main/.git"],
-      ...["--bind", "/home/u/.gemini/antigravity-cli/brain", "/home/u/.gemini/antigravity-cli/brain"],
+      // agy's state: the job's own folder, never the user's ~/.gemini/antigravity-cli/brain
+      ...["--bind", "/var/lib/dl/jobs/j1/agy-state/brain", "/home/u/.gemini/antigravity-cli/brain"],
       // put back read-only / hidden inside visible trees: what the host runs or obeys, parents first
       ...["--ro-bind-try", "/home/u/proj/.claude", "/home/u/proj/.claude"],
       ...["--ro-bind-try", "/home/u/proj/.git", "/home/u/proj/.git"],

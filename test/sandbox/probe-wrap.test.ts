@@ -215,7 +215,27 @@ describe("buildJailPolicy", () => {
     expect(p.workdir).toBe("/h/w");
     expect(p.hidden).toContain("/h/.codex-jobs");
     expect(p.hidden).toContain("/h/.ssh");
-    expect(p.writable).toContain("/h/.gemini/antigravity-cli/conversations");
+    // Linux: agy's state is never the user's own; the job's folder, when given.
+    expect(p.writable.filter((w) => w.startsWith("/h/.gemini"))).toEqual([]);
+    const job = buildJailPolicy({
+      platform: "linux",
+      home: "/h",
+      workdir: "/h/w",
+      stateDirs: [],
+      agyStateDir: "/s/j/agy",
+    });
+    expect(job.stateBinds).toContainEqual({
+      source: "/s/j/agy/conversations",
+      target: "/h/.gemini/antigravity-cli/conversations",
+    });
+    const mac = buildJailPolicy({
+      platform: "darwin",
+      home: "/h",
+      workdir: "/h/w",
+      stateDirs: [],
+      agyStateDir: "/s/j/agy",
+    });
+    expect(mac.writable).toContain("/h/.gemini/antigravity-cli/conversations");
     expect(p.readOnly).toContain("/h/.gemini/config");
     expect(p.readOnly).not.toContain("/h/.gemini");
     expect(p.denyExec).toEqual({ literal: [], subpath: [] });

@@ -84,7 +84,7 @@ function requirePlatform(p: NodeJS.Platform): JailPlatform {
   return platform;
 }
 
-function policyFor(job: JobRow, bin: string, o: GeminiJailInputs, guard: TreeGuard): JailPolicy {
+function policyFor(job: JobRow, bin: string, o: GeminiJailInputs, guard: TreeGuard, jobDir: string): JailPolicy {
   const platform = requirePlatform(o.platform);
   return jailPolicyFor(
     {
@@ -96,6 +96,9 @@ function policyFor(job: JobRow, bin: string, o: GeminiJailInputs, guard: TreeGua
       // state, which the jail hides). Linux mounts a fresh tmpfs on /tmp instead.
       tmpDir: platform === "darwin" ? mkdtempSync(join(tmpdir(), "dl-agy-")) : undefined,
       extraReadPaths: binReadPaths(bin, o.home),
+      // What agy keeps and reads back (plans, context, conversations, cache) is this job's
+      // own, kept in its folder: never the host's agy state or the next job's.
+      agyStateDir: join(jobDir, "agy-state"),
     },
     guard,
   );
@@ -130,7 +133,7 @@ export async function buildGeminiLaunch(
     return { failure: verdict.tamper, changes: { ...treeReport(verdict, guard.keptReadOnly) } };
   };
   try {
-    const policy = policyFor(job, bin, o, guard);
+    const policy = policyFor(job, bin, o, guard, ctx.jobDir);
     const check = await (o.gitGuard ?? ((p, env) => checkGitConfig(p, { env })))(policy, o.childEnv);
     if (!check.ok) {
       throw new DlError("bad_input", `${check.message} (hint: ${check.hint})`, {
