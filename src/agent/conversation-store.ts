@@ -169,7 +169,7 @@ function checkId(id: string): void {
   if (!CONVERSATION_ID.test(id)) {
     throw new DlError(
       "bad_input",
-      `continue_from ${JSON.stringify(id.slice(0, 80))} is not a conversation id (cv- and 20 hex digits, as a result's conversation_id gives it)`,
+      `continue_from ${JSON.stringify(id.slice(0, 80))} is not a conversation id: pass the conversation_id a result gave (cv- and 20 hex digits)`,
     );
   }
 }

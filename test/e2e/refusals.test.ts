@@ -45,6 +45,7 @@ const parsed: Line[] = [
   { argv: ["run", "helper", "hi", "--workdir", "/nonexistent-dl-dir"], why: "a workdir that does not exist" },
   { argv: ["run", "helper", "hi", "--workdir", "/"], why: "the root as workdir" },
   { argv: ["run", "helper", "hi", "--continue-from", "cv-00000000000000000000"], why: "a conversation that is gone" },
+  { argv: ["run", "helper", "hi", "--continue-from", "nope"], why: "a conversation id of no known shape" },
   { argv: ["status", "--watch", "--json"], why: "two flags that do not combine" },
   { argv: ["init", "--probe", "http://example.com"], why: "a URL off this machine" },
   { argv: ["init", "--key", "a b"], why: "a key of two words" },
