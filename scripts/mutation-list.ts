@@ -749,6 +749,17 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/sandbox/git-reach-sources.test.ts"],
   },
   {
+    id: "claude-worktreeinclude",
+    guard:
+      "Claude Code's .worktreeinclude (the gitignored files it copies into every new worktree) is protected tool configuration",
+    why: "a delegate wrote .worktreeinclude: Claude Code's next --worktree copied the files it named into the new checkout",
+    file: "src/sys/protected-names.ts",
+    search: "|\\.worktreeinclude",
+    replace: "",
+    tests: ["test/reliability/jail-routes-tools.test.ts"],
+    build: true,
+  },
+  {
     id: "jail-agy-state-per-job",
     guard:
       "on Linux agy's state dirs (brain, implicit, conversations, cache…) are the job's own folder, never the user's ~/.gemini/antigravity-cli",

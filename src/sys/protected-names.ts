@@ -51,8 +51,8 @@ export const PROTECT_RULES: readonly ProtectRule[] = [
   },
   {
     id: "claude-code",
-    what: "Claude Code's project configuration (settings and hooks, agents, commands, skills, MCP servers, memory)",
-    names: /^(\.claude|\.claude-plugin|\.mcp\.json|claude\.md|claude\.local\.md)$/,
+    what: "Claude Code's project configuration (settings and hooks, agents, commands, skills, MCP servers, memory, the files it copies into new worktrees)",
+    names: /^(\.claude|\.claude-plugin|\.mcp\.json|\.worktreeinclude|claude\.md|claude\.local\.md)$/,
   },
   {
     id: "agent-config",

@@ -329,6 +329,15 @@ text claude-more .claude-plugin/plugin.json '{"name":"x"}'`,
     named: ["pkg/.claude", "pkg/CLAUDE.md"],
   },
   {
+    // Claude Code copies the gitignored files .worktreeinclude lists into every worktree it makes.
+    id: "claude-worktreeinclude",
+    layout: "repo",
+    klass: "tool-config",
+    sh: `text claude-worktreeinclude .worktreeinclude ".env\\n.payloads/"`,
+    tools: () => [write(".worktreeinclude", ".env\n.payloads/\n")],
+    absent: [".worktreeinclude"],
+  },
+  {
     id: "editors",
     reaches: true,
     layout: "repo",
