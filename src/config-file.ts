@@ -64,11 +64,27 @@ export function assignmentsAnyway(text: string): [string, string][] {
 }
 
 /**
+ * Why `value` cannot be written as one settings line that reads back as itself, or null:
+ * a line break would start a line of its own (another setting), a control character
+ * would reach the terminal of whoever prints the file, and surrounding spaces or quotes
+ * are taken off on reading. Never quotes the value (it may be a key).
+ */
+export function settingsValueProblem(value: string): string | null {
+  if (/[\p{Cc}\u2028\u2029]/u.test(value)) return "has a line break or a control character";
+  if (unquote(value) !== value) return "starts or ends with a space or a quote, which reading takes off";
+  return null;
+}
+
+/**
  * The file's text with `updates` applied: a line already setting a name is replaced in
  * place (comments and other lines are kept), new names are appended; `header` opens a
  * new file.
  */
 export function updateSettingsText(old: string | null, updates: Record<string, string>, header: string): string {
+  for (const [name, value] of Object.entries(updates)) {
+    const problem = settingsValueProblem(value);
+    if (problem) throw new DlError("bad_input", `${name} not written: its value ${problem}`, { variable: name });
+  }
   const pending = new Map(Object.entries(updates));
   const lines = old === null ? header.split("\n") : old.replace(/\n$/, "").split("\n");
   const out = lines.map((line) => {

@@ -33,6 +33,22 @@ describe("the settings file's format", () => {
     expect(updateSettingsText(null, { DELEGATE_LOCAL_MODEL: "m" }, "# h")).toBe("# h\nDELEGATE_LOCAL_MODEL=m\n");
   });
 
+  test("a value that would not read back as itself is refused, naming the setting and never the value", () => {
+    const injected = "m\nDELEGATE_LOCAL_URL=http://elsewhere";
+    for (const value of [injected, "m\r", "a\u001b]0;x\u0007", "sk-key\u0001", " m", '"m"'])
+      expect(() => updateSettingsText(null, { DELEGATE_LOCAL_MODEL: value }, "# h")).toThrow(
+        /^DELEGATE_LOCAL_MODEL not written: its value (has a line break or a control character|starts or ends with a space or a quote)/,
+      );
+    try {
+      updateSettingsText(null, { DELEGATE_LOCAL_KEY: "sk-key\nX=1" }, "# h");
+    } catch (e) {
+      expect(String(e)).not.toContain("sk-key");
+    }
+    expect(updateSettingsText(null, { DELEGATE_LOCAL_MODEL: "qwen2.5 coder:7b" }, "# h")).toBe(
+      "# h\nDELEGATE_LOCAL_MODEL=qwen2.5 coder:7b\n",
+    );
+  });
+
   test("only a private regular file of this user is trusted", () => {
     const file = (mode: number, uid = 1000, isFile = true) => ({ isFile: () => isFile, uid, mode, size: 10 });
     expect(settingsFileProblem(file(0o100600), 1000, "f")).toBeNull();

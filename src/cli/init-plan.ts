@@ -1,5 +1,6 @@
 import { isLocalLane } from "../backends/gateway.ts";
 import type { FoundServer } from "../backends/local-servers.ts";
+import { settingsValueProblem } from "../config-file.ts";
 import { sanitizeLine } from "../sys/sanitize.ts";
 import { shellWord } from "../sys/shell-word.ts";
 
@@ -18,7 +19,9 @@ export type Choice = { endpoint: string; model: string; why: string; local: bool
  * send any other name to a cloud provider; the server's own order, never the alphabet.
  */
 function pickModel(s: FoundServer): { model: string; why: string; local: boolean } | null {
-  const first = s.models[0];
+  // A name that cannot be one settings line (a line break, a control character) is never proposed.
+  const models = s.models.filter((m) => settingsValueProblem(m) === null);
+  const first = models[0];
   if (first === undefined) return null;
   if (LOCAL_RUNTIMES.has(s.name))
     return {
@@ -26,7 +29,7 @@ function pickModel(s: FoundServer): { model: string; why: string; local: boolean
       why: `the first model ${s.name} lists; ${s.name} runs its models on this machine`,
       local: true,
     };
-  const local = s.models.find(isLocalLane);
+  const local = models.find(isLocalLane);
   if (local)
     return {
       model: local,

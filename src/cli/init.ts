@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { defineCommand } from "citty";
 import { findLocalServers, localOnly } from "../backends/local-servers.ts";
 import type { Config } from "../config.ts";
+import { settingsValueProblem } from "../config-file.ts";
 import { DlError, isDlError } from "../errors.ts";
 import { typedCommand } from "../sys/self-command.ts";
 import type { DlCommand } from "./command.ts";
@@ -98,7 +99,7 @@ function initFlags(args: Record<string, unknown>): Flags | { problem: string } {
     const endpoint = given.find((g) => g.flag === "--endpoint")?.url.origin;
     let key = args.key === undefined ? undefined : String(args.key);
     if (key === "-") key = readFileSync(0, "utf8").split("\n")[0]?.trim();
-    if (key !== undefined && (key === "" || /\s/.test(key)))
+    if (key !== undefined && (key === "" || /\s/.test(key) || settingsValueProblem(key)))
       throw new DlError(
         "bad_input",
         "--key must be one word (the gateway's key), or '-' to read it from stdin: printf '%s\\n' \"$KEY\" | dl init --key - …",
@@ -109,7 +110,19 @@ function initFlags(args: Record<string, unknown>): Flags | { problem: string } {
         "bad_input",
         `--cache-dir must be an absolute path, not ${JSON.stringify(cacheDir.slice(0, 60))}; e.g. --cache-dir "$HOME/.cache/dl"`,
       );
-    return { given, endpoint, model: args.model ? String(args.model) : undefined, key, cacheDir };
+    const model = args.model ? String(args.model) : undefined;
+    for (const [flag, value] of [
+      ["--model", model],
+      ["--cache-dir", cacheDir],
+    ] as const) {
+      const problem = value === undefined ? null : settingsValueProblem(value);
+      if (problem)
+        throw new DlError(
+          "bad_input",
+          `${flag} ${problem}; it is written as one line of the settings file (run dl help init)`,
+        );
+    }
+    return { given, endpoint, model, key, cacheDir };
   } catch (e) {
     return { problem: isDlError(e) ? e.message : String(e) };
   }

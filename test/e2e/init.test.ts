@@ -181,6 +181,43 @@ describe("dl init", () => {
     expect(new Set(rows.map((l) => /^ {2}\S+ +http\S+ +/.exec(l)?.[0].length)).size).toBe(1);
   });
 
+  test("a value that is not one line is never written: a --model, --cache-dir or --key with a line break, a server's model name with one", async () => {
+    const { home, env } = freshHome();
+    // Each would add a line of its own to the settings file: another setting, chosen by whoever typed or listed it.
+    const injected = "local-m\nDELEGATE_LOCAL_URL=http://127.0.0.1:1";
+    for (const [flag, value] of [
+      ["--model", injected],
+      ["--cache-dir", `/tmp/c\nDELEGATE_LOCAL_URL=http://127.0.0.1:1`],
+      ["--model", "local-m\u001b]0;title\u0007"],
+    ]) {
+      const r = await runDl(["init", "--yes", "--endpoint", fake.url, "--model", "m1", flag!, value!], env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(
+        `dl init: ${flag} has a line break or a control character; it is written as one line of the settings file (run dl help init)\n`,
+      );
+    }
+    const key = await runDl(
+      ["init", "--yes", "--endpoint", fake.url, "--model", "m1", "--key", "-"],
+      env,
+      "sk-a\u0001b\n",
+    );
+    expect(key.code).toBe(2);
+    expect(key.stderr).toContain("--key must be one word");
+    expect(() => statSync(settingsFile(home))).toThrow();
+    // A server that lists such a name first: the next name it lists is proposed, and the file reads back.
+    const hostile = await startFakeModel({ models: [injected, "local-\u001b[2Jclear", "local-plain"] });
+    try {
+      const r = await runDl(["init", "--yes", "--probe", hostile.url, "--json"], env);
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout).model).toBe("local-plain");
+      expect(readFileSync(settingsFile(home), "utf8").match(/^DELEGATE_LOCAL_URL=/gm)).toHaveLength(1);
+      const s = await runDl(["status", "--json"], env);
+      expect(JSON.parse(s.stdout).config.gateway.local_url).toBe(hostile.url);
+    } finally {
+      await hostile.stop();
+    }
+  });
+
   test("--endpoint of a usual port is listed once", async () => {
     const { env } = freshHome();
     const r = await runDl(["init", "--endpoint", "http://localhost:11434", "--model", "x", "--json"], env);

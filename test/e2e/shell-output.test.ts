@@ -95,7 +95,7 @@ describe("shell output", () => {
     }
   });
 
-  test("two stores of one provider are named by folder in dl status and dl reap", async () => {
+  test("two stores of one provider are named by folder in dl status, dl status --watch and dl reap", async () => {
     const home = ownHome();
     const own = join(home.HOME, ".agent-jobs");
     const moved = tempDir("moved-agent-jobs");
@@ -114,6 +114,11 @@ describe("shell output", () => {
     expect(rows.find((l) => l.startsWith(`  agent (${own}) `))).toBeDefined();
     expect(rows.find((l) => l.startsWith(`  agent (${moved}) `))).toBeDefined();
     expect(column.size).toBe(1);
+    // dl status --watch (one snapshot without a terminal) names them the same way.
+    const watch = await runDl(["status", "--watch"], home);
+    expect(watch.stdout).toMatch(new RegExp(`^  agent \\(${own}\\) +\\d+ running`, "m"));
+    expect(watch.stdout).toMatch(new RegExp(`^  agent \\(${moved}\\) +\\d+ running`, "m"));
+    expect(watch.stdout).not.toMatch(/^ {2}agent +\d+ running/m);
     const reap = await runDl(["reap", "--dry-run"], home);
     expect(reap.stdout).toContain(`agent (${moved}): would end 0 job(s)`);
     expect(reap.stdout).not.toMatch(/^agent:/m);
