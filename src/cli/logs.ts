@@ -56,8 +56,8 @@ async function jobLogs(config: Config, id: string, follow: boolean, o: Out): Pro
   let job = jobFromArg("logs", config, id);
   if (!job) return;
   const file = jobTranscriptFile(job.store.stateDir, id);
-  if (follow && !isTerminal(job.row.status) && !job.verdict.orphaned)
-    followingNote(id, job.verdict.state, job.row.provider);
+  const followed = follow && !isTerminal(job.row.status) && !job.verdict.orphaned;
+  if (followed) followingNote(id, job.verdict.state, job.row.provider);
   let from = 0;
   for (;;) {
     const t = readTranscript(file, from);
@@ -69,6 +69,8 @@ async function jobLogs(config: Config, id: string, follow: boolean, o: Out): Pro
     await Bun.sleep(FOLLOW_MS);
     job = findJob(knownJobStores(config.paths), id, sysIdentities).job ?? job;
   }
+  // How the followed job ended (done, cancelled, failed…): its steps alone do not say.
+  if (followed) process.stderr.write(`dl logs: ${id} ended ${job.verdict.state}\n`);
   if (from > 0) return;
   const tail = readOutputTail(jobDirOf(job.store.stateDir, id));
   if (tail) {

@@ -7,7 +7,7 @@ import type { JobRow } from "../../src/store/types.ts";
 import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { type FakeResponses, type SeenRequest, type Step, startFakeResponses } from "../fixture/fake-responses.ts";
 import { codexServeEnv, markerRouter } from "../helpers/codex-home.ts";
-import { requireBinary, runDl, tempDir } from "../helpers/dl.ts";
+import { requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
 import { supervisorOf } from "../helpers/supervisor.ts";
 import { connectTaskDl, type TaskDl } from "../helpers/task-session.ts";
@@ -326,6 +326,41 @@ describe("a job outlives the server that started it", () => {
     expect(b!.started_at!).toBeGreaterThanOrEqual(a!.ended_at!);
     for (const tree of workdir.trees.slice(1))
       expect(readFileSync(join(tree, "note.txt"), "utf8")).toBe("written by the agent\n");
+  }, 90_000);
+
+  test("a later server of the project cancels, by tasks/cancel, a job another server started; dl logs --follow from a shell sees it end", async () => {
+    const c = CASES[0]!;
+    const workdir = makeRepo(root, "cancel-later", 0).repo;
+    const first = await server(workdir);
+    const [tool, args] = c.call(workdir, "cancel-later");
+    const execution = await first.session.callTool(tool, { ...args, model: BLOCKING_MODEL } as never);
+    const taskId = execution.handle!.taskId;
+    const id = jobIdOf(taskId);
+    const running = await until(() => {
+      const r = readRow(c.stateDir(), id);
+      return r?.status === "running" && r.child_pid !== null ? r : null;
+    }, `${id} to run under its supervisor`);
+    first.io.proc.kill("SIGKILL");
+    await first.io.proc.exited;
+    // A shell follows the job the closed window left running.
+    const follow = Bun.spawn([requireBinary(), "logs", id, "--follow"], {
+      env: testEnv(env),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const second = await server(workdir);
+    await second.session.cancelTask(taskId as never);
+    const ended = await until(() => {
+      const r = readRow(c.stateDir(), id);
+      return r && r.status !== "running" ? r : null;
+    }, `${id} to end on the second server's tasks/cancel`);
+    expect(ended.status).toBe("cancelled");
+    expect(await follow.exited).toBe(0);
+    expect(await new Response(follow.stderr).text()).toEndWith(`dl logs: ${id} ended cancelled\n`);
+    await until(
+      () => !pidAlive(running.child_pid!) && !pidAlive(running.owner_pid!),
+      "its run and its supervisor to end",
+    );
   }, 90_000);
 
   test("dl jobs says the job's window closed, the next server of the project says it still runs, dl wait sees it end", async () => {

@@ -213,7 +213,7 @@ describe("dl jobs / show / logs / cancel", () => {
     expect(rest.join("\n")).toMatch(/end: \d+ step/);
     expect(await new Response(p.stderr).text()).toMatch(
       new RegExp(
-        `^dl logs: ${id} is (queued|running); following it until it ends: each step prints as it ends; Ctrl-C stops\n$`,
+        `^dl logs: ${id} is (queued|running); following it until it ends: each step prints as it ends; Ctrl-C stops\ndl logs: ${id} ended done\n$`,
       ),
     );
   }, 60_000);
