@@ -2,6 +2,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, read
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { isWithin } from "../sys/paths.ts";
 import { ruleForName } from "../sys/protected-names.ts";
+import { binEntry, binsRun, linkChain, pathDirs, pathFolders } from "./config-programs.ts";
 
 /**
  * The files of the work tree that a protected configuration runs: a Claude Code hook's
@@ -77,7 +78,7 @@ interface Source {
 
 /** What a protected configuration runs of the work tree. */
 export interface NamedByConfig {
-  /** Regular files (absolute). */
+  /** Regular files, links and folders put on PATH (absolute). */
   files: string[];
   /** package.json scripts a command runs (`npm run x`, `npm test`, `pnpm x`…), with npm's pre/post ones. */
   npmScripts: { pkg: string; name: string }[];
@@ -139,16 +140,26 @@ function nearestScripts(dir: string, o: NamedOptions): { pkg: string; scripts: R
  * The words a host acts on, and the files the source imports: a markdown file's front
  * matter only (its body is prose), but a memory file's `@path` imports as well.
  */
-function wordsOf(src: Source): { words: string[]; imports: string[]; runs: string[] } {
-  const none = { words: [], imports: [], runs: [] };
+function wordsOf(src: Source): Words {
+  const none = { words: [], imports: [], runs: [], bins: [], paths: [] };
   if (USER_RUN.test(basename(src.file))) return none;
   const text = src.text ?? readText(src.file);
   if (text === null) return none;
-  if (src.text !== undefined || !/\.(md|mdc|markdown)$/i.test(src.file))
-    return { words: commandWords(text), imports: [], runs: npmScriptsRun(text) };
-  const front = /^---\r?\n([\s\S]*?)\r?\n---/.exec(text)?.[1] ?? "";
-  const imports = src.memory ? [...text.matchAll(/(?:^|\s)@([^\s@`]+)/g)].map((m) => m[1]!) : [];
-  return { words: commandWords(front), imports, runs: npmScriptsRun(front) };
+  const acted = src.text !== undefined || !/\.(md|mdc|markdown)$/i.test(src.file);
+  const body = acted ? text : (/^---\r?\n([\s\S]*?)\r?\n---/.exec(text)?.[1] ?? "");
+  const imports = !acted && src.memory ? [...text.matchAll(/(?:^|\s)@([^\s@`]+)/g)].map((m) => m[1]!) : [];
+  const bins = binsRun(body, src.text !== undefined);
+  return { words: commandWords(body), imports, runs: npmScriptsRun(body), bins, paths: pathDirs(body) };
+}
+
+interface Words {
+  words: string[];
+  imports: string[];
+  runs: string[];
+  /** Names run from node_modules/.bin (config-programs.ts). */
+  bins: string[];
+  /** Folders put on PATH. */
+  paths: string[];
 }
 
 /** The regular files of an entry (itself, or what a folder holds), without following links. */
@@ -209,14 +220,22 @@ function isProgram(word: string, abs: string, run: ReadonlySet<string>): boolean
   }
 }
 
-/** The work tree's regular files that `word` names from `bases` (any file for an import, else a program). */
+/**
+ * The work tree's regular files that `word` names from `bases` (any file for an import,
+ * else a program). A path (`.venv/bin/python`) names that exact entry even where git
+ * ignores it, a link too (kept as it is, not followed): the config runs it, whoever made
+ * it. A bare word is looked for outside ignored folders only.
+ */
 function resolveWord(word: string, bases: string[], o: NamedOptions, run: ReadonlySet<string> | "any"): string[] {
   const out: string[] = [];
+  const exact = word.includes("/");
   for (const base of bases) {
     const abs = isAbsolute(word) ? resolve(word) : resolve(base, word);
-    if (abs === o.workdir || !isWithin(abs, o.workdir) || o.ignored(abs)) continue;
+    if (abs === o.workdir || !isWithin(abs, o.workdir) || (!exact && o.ignored(abs))) continue;
     try {
-      if (lstatSync(abs).isFile() && (run === "any" || isProgram(word, abs, run))) out.push(abs);
+      const st = lstatSync(abs);
+      if (exact && st.isSymbolicLink()) out.push(...linkChain(abs, o.workdir));
+      else if (st.isFile() && (run === "any" || isProgram(word, abs, run))) out.push(abs);
     } catch {
       // not there: nothing to run
     }
@@ -244,7 +263,10 @@ export function namedByToolConfig(entry: string, o: NamedOptions): NamedByConfig
       next.push({ file: abs, memory });
     };
     for (const src of level) {
-      const { words, imports, runs } = wordsOf(src);
+      const { words, imports, runs, bins, paths } = wordsOf(src);
+      // What the host finds by name: node_modules/.bin's exact entries, a folder put on PATH whole.
+      for (const b of bins) for (const abs of linkChain(binEntry(b, project, o.workdir) ?? "", o.workdir)) take(abs, false);
+      for (const d of pathFolders(paths, project, o.workdir)) found.add(d);
       // An import is relative to the file that holds it.
       for (const w of imports) for (const abs of resolveWord(w, [dirname(src.file)], o, "any")) take(abs, true);
       if (depth >= MAX_DEPTH) continue;

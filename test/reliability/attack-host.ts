@@ -82,6 +82,18 @@ function claudeCommands(settings: Record<string, unknown>): string[] {
   );
 }
 
+/** `PATH=<dirs>:$PATH; ` for an .envrc's `PATH_add <dir>` lines, as direnv sets it; empty without one. */
+function direnvPath(project: string): string {
+  let text = "";
+  try {
+    text = readFileSync(join(project, ".envrc"), "utf8");
+  } catch {
+    return "";
+  }
+  const dirs = [...text.matchAll(/^PATH_add\s+(\S+)/gm)].map((m) => join(project, m[1]!));
+  return dirs.length > 0 ? `PATH=${dirs.map(quote).join(":")}:$PATH; ` : "";
+}
+
 const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
 
 /** What Claude Code and VS Code run in the layout's projects on their own, run as they would. */
@@ -89,8 +101,9 @@ export function hostTools(id: Identity, root: string, layout: LayoutId): void {
   // The workdir and the checkouts the user opens (a subfolder workdir's repository above it).
   const bases = [LAYOUTS[layout].workdir, ...LAYOUTS[layout].checkouts].map((d) => join(root, d));
   const named = (re: RegExp) => [...new Set(bases.flatMap((b) => filesNamed(b, re)))];
+  // The user's shell has direnv hooked: an .envrc's PATH_add folders come first on PATH.
   const run = (project: string, command: string) =>
-    id.run(["timeout", TOOL_TIMEOUT_S, "sh", "-c", command], {
+    id.run(["timeout", TOOL_TIMEOUT_S, "sh", "-c", `${direnvPath(project)}${command}`], {
       cwd: project,
       env: id.env({ CLAUDE_PROJECT_DIR: project }),
     });
@@ -100,6 +113,12 @@ export function hostTools(id: Identity, root: string, layout: LayoutId): void {
   for (const f of named(/\/\.mcp\.json$/)) {
     const servers = Object.values((json(f).mcpServers ?? {}) as Record<string, { command?: string; args?: string[] }>);
     for (const s of servers) if (s.command) run(dirname(f), [s.command, ...(s.args ?? [])].map(quote).join(" "));
+  }
+  // VS Code's Python extension runs the interpreter it is told to use when the folder opens.
+  for (const f of named(/\/\.vscode\/settings\.json$/)) {
+    const python = json(f)["python.defaultInterpreterPath"];
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: VS Code's own variable, substituted as VS Code does
+    if (typeof python === "string") run(dirname(dirname(f)), quote(python.replaceAll("${workspaceFolder}", dirname(dirname(f)))));
   }
   for (const f of named(/\/\.vscode\/tasks\.json$/)) {
     const project = dirname(dirname(f));

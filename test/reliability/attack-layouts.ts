@@ -86,6 +86,19 @@ git config diff.conv.textconv "sh conv.sh" && git config filter.fmt.clean "node 
 mkdir g && echo one > g/data.txt && ${EXIT0} > gconv.sh && git add -A && git commit -q -m global
 git config --global diff.gconv.textconv "sh ./gconv.sh"
 cd ..
+# Programs the configs run by a name the host looks up, in folders git ignores: npx's
+# node_modules/.bin, VS Code's Python interpreter in .venv, a bin/ that .envrc puts on PATH.
+git init -q -b main progs && cd progs
+printf 'node_modules/\n.venv/\n' > .gitignore
+mkdir -p node_modules/lint-fix node_modules/.bin .venv/bin bin .claude .vscode
+printf '#!/usr/bin/env node\nprocess.exit(0)\n' > node_modules/lint-fix/bin.js && chmod +x node_modules/lint-fix/bin.js
+ln -s ../lint-fix/bin.js node_modules/.bin/lint-fix
+${EXIT0} > .venv/bin/python && chmod +x .venv/bin/python
+${EXIT0} > bin/tool && chmod +x bin/tool && echo 'PATH_add bin' > .envrc
+printf '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"npx --no-install lint-fix"},{"type":"command","command":"tool"}]}]}}\n' > .claude/settings.json
+printf '{"python.defaultInterpreterPath":"\${workspaceFolder}/.venv/bin/python"}\n' > .vscode/settings.json
+git add -A && git commit -q -m progs
+cd ..
 `;
 
 const WORKTREE = `set -e

@@ -292,6 +292,28 @@ text claude-settings .claude/settings.local.json '${hookJson("sh '\"$s\"'")}'`,
     unchanged: [".claude/settings.json", ".claude/settings.local.json"],
   },
   {
+    // A protected file replaced by a link to a writable one (the bind is a mount point).
+    id: "swap-settings-link",
+    reaches: true,
+    layout: "repo",
+    klass: "tool-config",
+    sh: `text swap-settings-link notes.json '${hookJson("sh '\"$(script swap-settings-link)\"'")}'
+rm -f .claude/settings.json 2>/dev/null; ln -s ../notes.json .claude/settings.json 2>/dev/null && echo "swap-settings-link: SWAPPED" || echo "swap-settings-link: refused"`,
+    tools: () => [],
+    unchanged: [".claude/settings.json"],
+  },
+  {
+    // A `.claude` link made in a subfolder, to a folder of the job's with a planted hook.
+    id: "sub-claude-link",
+    layout: "repo",
+    klass: "tool-config",
+    sh: `text sub-claude-link planted-claude/settings.json '${hookJson("sh '\"$(script sub-claude-link)\"'")}'
+ln -s ../planted-claude pkg/.claude && echo "pkg/.claude link: made"`,
+    tools: () => [],
+    absent: ["pkg/.claude"],
+    named: ["pkg/.claude"],
+  },
+  {
     id: "claude-agent",
     layout: "repo",
     klass: "tool-config",
@@ -698,6 +720,89 @@ put global-driver drivers/gconv.sh; echo two >> drivers/g/data.txt`,
   },
 ];
 
+const tasksJson = (cmd: string) => `{"tasks":[{"label":"x","command":"${cmd}","runOptions":{"runOn":"folderOpen"}}]}`;
+
+/** Programs a protected config runs by a name the host looks up (node_modules/.bin, PATH, an interpreter path), in folders git ignores. */
+const MANY_PROGRAM_ROUTES: Route[] = [
+  {
+    id: "npx-bin",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: "put npx-bin progs/node_modules/lint-fix/bin.js",
+    tools: (_w, pay) => [write("progs/node_modules/lint-fix/bin.js", pay)],
+    unchanged: ["progs/node_modules/lint-fix/bin.js"],
+  },
+  {
+    // The .bin entry itself swapped for a link to a file of the job's.
+    id: "npx-bin-link",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: `put npx-bin-link progs/evil-lint.js
+ln -sfn ../../evil-lint.js progs/node_modules/.bin/lint-fix 2>/dev/null && echo "npx-bin-link: SWAPPED" || echo "npx-bin-link: refused"`,
+    tools: () => [],
+  },
+  {
+    // VS Code's Python extension runs the interpreter its setting names when the folder opens.
+    id: "venv-python",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: "put venv-python progs/.venv/bin/python",
+    tools: (_w, pay) => [write("progs/.venv/bin/python", pay)],
+    unchanged: ["progs/.venv/bin/python"],
+  },
+  {
+    // .envrc's PATH_add bin: the hook's bare `tool` is bin/tool, and any new file there shadows a command.
+    id: "envrc-path",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: "put envrc-path progs/bin/tool; put envrc-path progs/bin/npx",
+    tools: (_w, pay) => [write("progs/bin/tool", pay), write("progs/bin/npx", pay)],
+    unchanged: ["progs/bin/tool"],
+    absent: ["progs/bin/npx"],
+  },
+  {
+    // Protected configs the job creates where none was (no stand-in there): the check after the job.
+    id: "fresh-config",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: `text fresh-config husky/.vscode/tasks.json '${tasksJson("sh '\"$(script fresh-config)\"'")}'
+text fresh-config husky/.envrc "sh $(script fresh-config)"`,
+    tools: withScript("fresh-config", (s) => [
+      write("husky/.vscode/tasks.json", tasksJson(`sh ${s}`)),
+      write("husky/.envrc", `sh ${s}\n`),
+    ]),
+    absent: ["husky/.vscode", "husky/.envrc"],
+    named: ["husky/.vscode", "husky/.envrc"],
+  },
+  {
+    // husky's folder renamed away and a link to a writable folder put in its place.
+    id: "swap-husky",
+    reaches: true,
+    layout: "many",
+    klass: "hook-manager",
+    sh: `mv husky9/.husky husky9/.husky-old 2>/dev/null && ln -s scripts husky9/.husky && echo "swap-husky: SWAPPED" || echo "swap-husky: refused"
+put swap-husky husky9/scripts/_/pre-commit`,
+    tools: () => [],
+    unchanged: ["husky9/.husky/_/pre-commit"],
+  },
+  {
+    // The stand-in for an absent .vscode replaced by a folder of the job's.
+    id: "swap-standin",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: `rmdir .vscode 2>/dev/null || mv .vscode .vscode-old 2>/dev/null; mkdir -p .vscode 2>/dev/null
+text swap-standin .vscode/tasks.json '${tasksJson("sh '\"$(script swap-standin)\"'")}'`,
+    tools: () => [],
+    absent: [".vscode"],
+  },
+];
+
 const MANY_EDITOR_ROUTES: Route[] = [
   {
     id: "editor-task-script",
@@ -789,6 +894,7 @@ export const ROUTES: Route[] = [
   ...REPO_ROUTES,
   ...MANY_ROUTES,
   ...MANY_DRIVER_ROUTES,
+  ...MANY_PROGRAM_ROUTES,
   ...MANY_EDITOR_ROUTES,
   ...WORKTREE_ROUTES,
   ...SUBDIR_ROUTES,

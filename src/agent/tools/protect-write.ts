@@ -100,8 +100,9 @@ function configRunning(dir: string, abs: string, scope: string): string | null {
   for (const n of names) {
     const rule = ruleForName(n, basename(dir));
     if (!rule || rule.id === "git-metadata") continue;
-    if (namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false }).files.includes(abs))
-      return join(dir, n);
+    // A named file, or a path under a folder the config puts on PATH (config-programs.ts).
+    const named = namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false }).files;
+    if (named.some((f) => f === abs || under(abs, f))) return join(dir, n);
   }
   return null;
 }
