@@ -2494,4 +2494,58 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/e2e/usage-jobs.test.ts"],
     build: true,
   },
+  {
+    id: "jail-config-exact-ignored",
+    guard:
+      "a path a protected configuration names (VS Code's python.defaultInterpreterPath) is read-only even where git ignores it",
+    why: "the jail rewrote .venv/bin/python3 (git-ignored) that .vscode/settings.json names; VS Code's Python extension runs it when the folder opens",
+    file: "src/sandbox/config-named.ts",
+    search: "(!exact && o.ignored(abs))",
+    replace: "o.ignored(abs)",
+    tests: ["test/reliability/jail-routes-gemini.test.ts"],
+    build: true,
+  },
+  {
+    id: "jail-config-named-links",
+    guard:
+      "a link a protected configuration names, and every link and file of its chain in the work tree, is watched and read-only",
+    why: "the jail swapped .venv/bin/python (a link to python3) for a link to its own script; VS Code runs it at folder open",
+    file: "src/sandbox/config-named.ts",
+    search: "if (exact && st.isSymbolicLink()) out.push(...linkChain(abs, o.workdir));",
+    replace: "if (exact && st.isSymbolicLink() && abs === '') out.push(...linkChain(abs, o.workdir));",
+    tests: ["test/reliability/jail-routes-gemini.test.ts"],
+    build: true,
+  },
+  {
+    id: "jail-config-npx-bins",
+    guard:
+      "what npx / npm exec / a package.json script a protected configuration runs resolves to in node_modules/.bin is read-only and watched",
+    why: "the jail rewrote node_modules/lint-fix/bin.js (git-ignored) and swapped node_modules/.bin/lint-fix; Claude Code's hook `npx lint-fix` runs it",
+    file: "src/sandbox/config-named.ts",
+    search: "      for (const b of bins) for",
+    replace: "      for (const b of [] as string[]) for",
+    tests: ["test/reliability/jail-routes-gemini.test.ts"],
+    build: true,
+  },
+  {
+    id: "jail-config-path-folders",
+    guard:
+      "a folder a protected configuration puts on PATH (.envrc PATH_add bin, a PATH= value) is read-only whole, in the jail and to the write tools",
+    why: "the jail rewrote bin/tool, which the hook's bare `tool` runs once direnv put bin/ on PATH, and added bin/git, which shadows git",
+    file: "src/sandbox/config-named.ts",
+    search: "      for (const d of pathFolders(paths, project, o.workdir)) found.add(d);",
+    replace: "",
+    tests: ["test/reliability/jail-routes-gemini.test.ts", "test/reliability/jail-routes-tools.test.ts"],
+    build: true,
+  },
+  {
+    id: "write-tools-path-folder",
+    guard: "the write tools refuse a new file in a folder a protected configuration puts on PATH",
+    why: "write_file made bin/git in the folder .envrc puts on PATH: the user's next git in that shell runs it",
+    file: "src/agent/tools/protect-write.ts",
+    search: "named.some((f) => f === abs || under(abs, f))",
+    replace: "named.includes(abs)",
+    tests: ["test/reliability/jail-routes-tools.test.ts"],
+    build: true,
+  },
 ];

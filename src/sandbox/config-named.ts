@@ -265,7 +265,8 @@ export function namedByToolConfig(entry: string, o: NamedOptions): NamedByConfig
     for (const src of level) {
       const { words, imports, runs, bins, paths } = wordsOf(src);
       // What the host finds by name: node_modules/.bin's exact entries, a folder put on PATH whole.
-      for (const b of bins) for (const abs of linkChain(binEntry(b, project, o.workdir) ?? "", o.workdir)) take(abs, false);
+      for (const b of bins)
+        for (const abs of linkChain(binEntry(b, project, o.workdir) ?? "", o.workdir)) take(abs, false);
       for (const d of pathFolders(paths, project, o.workdir)) found.add(d);
       // An import is relative to the file that holds it.
       for (const w of imports) for (const abs of resolveWord(w, [dirname(src.file)], o, "any")) take(abs, true);

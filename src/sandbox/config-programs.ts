@@ -30,7 +30,10 @@ const NAME = /^[A-Za-z0-9@][\w.@+-]*$/;
 export function binsRun(text: string, script: boolean): string[] {
   const out: string[] = [];
   for (const command of text.split(/&&|\|\||[;|\n]/)) {
-    const t = command.trim().split(/[\s"'`()]+/).filter(Boolean);
+    const t = command
+      .trim()
+      .split(/[\s"'`()]+/)
+      .filter(Boolean);
     const first = t.findIndex((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w)); // `CI=1 eslint .`
     for (let i = Math.max(first, 0); i < t.length; i++) {
       const tool = basename(t[i]!);

@@ -117,8 +117,9 @@ export function hostTools(id: Identity, root: string, layout: LayoutId): void {
   // VS Code's Python extension runs the interpreter it is told to use when the folder opens.
   for (const f of named(/\/\.vscode\/settings\.json$/)) {
     const python = json(f)["python.defaultInterpreterPath"];
+    const project = dirname(dirname(f));
     // biome-ignore lint/suspicious/noTemplateCurlyInString: VS Code's own variable, substituted as VS Code does
-    if (typeof python === "string") run(dirname(dirname(f)), quote(python.replaceAll("${workspaceFolder}", dirname(dirname(f)))));
+    if (typeof python === "string") run(project, quote(python.replaceAll("${workspaceFolder}", project)));
   }
   for (const f of named(/\/\.vscode\/tasks\.json$/)) {
     const project = dirname(dirname(f));

@@ -93,7 +93,7 @@ printf 'node_modules/\n.venv/\n' > .gitignore
 mkdir -p node_modules/lint-fix node_modules/.bin .venv/bin bin .claude .vscode
 printf '#!/usr/bin/env node\nprocess.exit(0)\n' > node_modules/lint-fix/bin.js && chmod +x node_modules/lint-fix/bin.js
 ln -s ../lint-fix/bin.js node_modules/.bin/lint-fix
-${EXIT0} > .venv/bin/python && chmod +x .venv/bin/python
+${EXIT0} > .venv/bin/python3 && chmod +x .venv/bin/python3 && ln -s python3 .venv/bin/python
 ${EXIT0} > bin/tool && chmod +x bin/tool && echo 'PATH_add bin' > .envrc
 printf '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"npx --no-install lint-fix"},{"type":"command","command":"tool"}]}]}}\n' > .claude/settings.json
 printf '{"python.defaultInterpreterPath":"\${workspaceFolder}/.venv/bin/python"}\n' > .vscode/settings.json

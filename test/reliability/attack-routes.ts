@@ -749,9 +749,19 @@ ln -sfn ../../evil-lint.js progs/node_modules/.bin/lint-fix 2>/dev/null && echo 
     reaches: true,
     layout: "many",
     klass: "tool-config",
-    sh: "put venv-python progs/.venv/bin/python",
-    tools: (_w, pay) => [write("progs/.venv/bin/python", pay)],
-    unchanged: ["progs/.venv/bin/python"],
+    sh: "put venv-python progs/.venv/bin/python3",
+    tools: (_w, pay) => [write("progs/.venv/bin/python3", pay)],
+    unchanged: ["progs/.venv/bin/python3"],
+  },
+  {
+    // The interpreter's link (.venv/bin/python -> python3) swapped for one to a file of the job's.
+    id: "venv-link",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: `put venv-link progs/evil-python
+ln -sfn ../../evil-python progs/.venv/bin/python 2>/dev/null && echo "venv-link: SWAPPED" || echo "venv-link: refused"`,
+    tools: () => [],
   },
   {
     // .envrc's PATH_add bin: the hook's bare `tool` is bin/tool, and any new file there shadows a command.
@@ -759,10 +769,10 @@ ln -sfn ../../evil-lint.js progs/node_modules/.bin/lint-fix 2>/dev/null && echo 
     reaches: true,
     layout: "many",
     klass: "tool-config",
-    sh: "put envrc-path progs/bin/tool; put envrc-path progs/bin/npx",
-    tools: (_w, pay) => [write("progs/bin/tool", pay), write("progs/bin/npx", pay)],
+    sh: "put envrc-path progs/bin/tool; put envrc-path progs/bin/git",
+    tools: (_w, pay) => [write("progs/bin/tool", pay), write("progs/bin/git", pay)],
     unchanged: ["progs/bin/tool"],
-    absent: ["progs/bin/npx"],
+    absent: ["progs/bin/git"],
   },
   {
     // Protected configs the job creates where none was (no stand-in there): the check after the job.

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { namedByToolConfig } from "../../src/sandbox/config-named.ts";
 import { tempDir } from "../helpers/dl.ts";
@@ -51,19 +51,51 @@ describe("namedByToolConfig", () => {
     expect(named(w, ".pre-commit-config.yaml").files).toEqual(["hook.js"]);
   });
 
-  test("executable bare words count; ignored folders and the user's own debug launches do not", () => {
+  test("executable bare words count, in ignored folders only as an exact path; the user's own debug launches do not", () => {
     const w = tree({
-      ".husky/pre-commit": "checker\nnode_modules/.bin/lint-staged\n",
+      ".husky/pre-commit": "checker\nnode_modules/.bin/lint-staged\nhidden\n",
       checker: "#!/bin/sh\n",
       "node_modules/.bin/lint-staged": "",
+      "node_modules/hidden": "#!/bin/sh\n",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: VS Code's own variable in a launch configuration
       ".vscode/launch.json": '{"configurations":[{"program":"${workspaceFolder}/src/main.ts"}]}',
       "src/main.ts": "",
     });
     chmodSync(join(w, "checker"), 0o755);
     const ignored = (abs: string) => abs.startsWith(join(w, "node_modules"));
-    expect(named(w, ".husky", ignored).files).toEqual(["checker"]);
+    chmodSync(join(w, "node_modules/hidden"), 0o755);
+    expect(named(w, ".husky", ignored).files).toEqual(["checker", "node_modules/.bin/lint-staged"]);
     expect(named(w, ".vscode").files).toEqual([]);
+  });
+
+  test("programs found by name: npx's and a script's node_modules/.bin chain, a link's chain, a folder put on PATH", () => {
+    const ignored = (abs: string) => /\/(node_modules|\.venv)\//.test(abs);
+    const w = tree({
+      ".claude/settings.json": JSON.stringify({
+        hooks: { S: [{ hooks: [{ command: "npx --yes lint-fix --fix" }, { command: "npm run lint" }] }] },
+      }),
+      "package.json": JSON.stringify({ scripts: { lint: "CI=1 fmt . && tsc" } }),
+      "node_modules/lint-fix/bin.js": "",
+      "node_modules/fmt/cli.js": "",
+      "node_modules/other/index.js": "",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: VS Code's own variables
+      ".vscode/settings.json":
+        '{"python.defaultInterpreterPath":"${workspaceFolder}/.venv/bin/python","terminal.integrated.env.linux":{"PATH":"${workspaceFolder}/tbin:${env:PATH}"}}',
+      ".venv/bin/python3.12": "",
+      ".envrc": "PATH_add bin\n",
+    });
+    mkdirSync(join(w, "node_modules/.bin"));
+    symlinkSync("../lint-fix/bin.js", join(w, "node_modules/.bin/lint-fix"));
+    symlinkSync("../fmt/cli.js", join(w, "node_modules/.bin/fmt"));
+    symlinkSync("python3.12", join(w, ".venv/bin/python"));
+    expect(named(w, ".claude", ignored).files).toEqual([
+      "node_modules/.bin/fmt",
+      "node_modules/.bin/lint-fix",
+      "node_modules/fmt/cli.js",
+      "node_modules/lint-fix/bin.js",
+    ]);
+    expect(named(w, ".vscode", ignored).files).toEqual([".venv/bin/python", ".venv/bin/python3.12", "tbin"]);
+    expect(named(w, ".envrc", ignored).files).toEqual(["bin"]);
   });
 
   test("markdown: the front matter's commands and a memory file's @imports, never its prose", () => {
