@@ -2548,4 +2548,34 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/reliability/jail-routes-tools.test.ts"],
     build: true,
   },
+  {
+    id: "jail-verdict-displaced",
+    guard:
+      "a watched entry the job moved away with its folder (mv scripts scripts-old) is put back once the job's own in its place is moved out",
+    why: "the jail renamed scripts/ (holding the hook's bound fmt.sh) and made its own scripts/fmt.sh: the job's was moved out and the user's script stayed in scripts-old, so the hook broke",
+    file: "src/sandbox/tree-verdict.ts",
+    search: "  for (const m of displaced(was, now, after, moved)) {",
+    replace: "  for (const m of [] as { from: string; to: string }[]) {",
+    tests: ["test/sandbox/tree-verdict.test.ts", "test/reliability/jail-routes-gemini.test.ts"],
+    build: true,
+  },
+  {
+    id: "jail-entry-id-birth",
+    guard: "an entry's identity after the job includes its birth time, not only device and inode",
+    why: "ln -sfn over the watched .venv/bin/python freed its inode, the job's new husky/.envrc got it, and dl 'moved back' that file to .venv/bin/python, which VS Code then ran",
+    file: "src/sandbox/tree-scan.ts",
+    search: "  return `${st.dev}:${st.ino}:${st.birthtimeMs}`;",
+    replace: "  return `${st.dev}:${st.ino}`;",
+    tests: ["test/sandbox/tree-verdict.test.ts"],
+  },
+  {
+    id: "jail-verdict-same-entry",
+    guard:
+      "an entry is taken for a moved original only when its kind, size and modification time match too (file systems without birth times)",
+    why: "on a file system with no birth time a new link on a freed inode was taken for the removed original and moved into its place",
+    file: "src/sandbox/tree-verdict.ts",
+    search: "  if (was.kind !== now.kind) return false;",
+    replace: "  if (was.kind !== now.kind || was.kind === now.kind) return true;",
+    tests: ["test/sandbox/tree-verdict.test.ts"],
+  },
 ];

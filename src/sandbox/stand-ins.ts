@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, rmdirSync, unlinkSync } from "node:fs";
 import { dirname, relative } from "node:path";
 import { ruleForPath } from "../sys/protected-names.ts";
+import { entryId } from "./tree-scan.ts";
 
 /** An entry inside the workdir the jail binds read-only (it exists once the stand-ins are made). */
 export interface ProtectedPath {
@@ -28,7 +29,7 @@ export interface StandInWish {
 export interface StandIns {
   /** What the jail binds read-only: each stand-in, and any folder made for one that a rule names. */
   mounts: ProtectedPath[];
-  /** Workdir-relative path → device:inode of each mounted entry: the host's own, whatever it holds later. */
+  /** Workdir-relative path → device:inode:birth time (entryId) of each mounted entry: the host's own, whatever it holds later. */
   hostOnly: Map<string, string>;
   /** Removes what is still empty, deepest first. */
   remove(): void;
@@ -45,7 +46,7 @@ function absent(path: string): boolean {
 
 const idOf = (path: string) => {
   const st = lstatSync(path);
-  return `${st.dev}:${st.ino}`;
+  return entryId(st);
 };
 
 function makeFile(path: string): void {
@@ -61,7 +62,7 @@ function removeIfEmpty(path: string, kind: "dir" | "file", id: string): void {
       const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
       const st = fstatSync(fd);
       closeSync(fd);
-      if (st.isFile() && st.size === 0 && `${st.dev}:${st.ino}` === id) unlinkSync(path);
+      if (st.isFile() && st.size === 0 && entryId(st) === id) unlinkSync(path);
     }
   } catch {
     // not empty, or already gone: the host's now

@@ -14,7 +14,7 @@ import { isDotGit, looksLikeGitDir, type ProtectRule, ruleForName } from "../sys
 
 export interface ScanEntry {
   kind: "dir" | "file" | "link" | "other";
-  /** Device and inode: the same entry, wherever it is now. */
+  /** Device, inode and birth time (entryId): the same entry, wherever it is now. */
   id: string;
   /** What changes when the content or mode does; ctime too, which no one can set back. */
   sig: string;
@@ -43,10 +43,19 @@ export const MAX_SCAN_ENTRIES = 2_000_000;
 /** The walk gives the event loop a turn this often, so a server keeps answering. */
 const YIELD_EVERY = 4000;
 
+/**
+ * Device, inode and birth time: an inode number the job freed (`ln -sfn` over a link) is
+ * given to the next file it makes, so the number alone would take the job's new file for
+ * the original moved elsewhere, and put it back in the original's place.
+ */
+export function entryId(st: Pick<Stats, "dev" | "ino" | "birthtimeMs">): string {
+  return `${st.dev}:${st.ino}:${st.birthtimeMs}`;
+}
+
 function entryOf(st: Stats): ScanEntry {
   const kind = st.isSymbolicLink() ? "link" : st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
   const sig = kind === "dir" ? `${st.mode}` : `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.mode}`;
-  return { kind, id: `${st.dev}:${st.ino}`, sig };
+  return { kind, id: entryId(st), sig };
 }
 
 function lstat(path: string): Stats | null {

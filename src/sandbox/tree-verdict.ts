@@ -75,6 +75,46 @@ function lookup(scan: TreeScan, rel: string): ScanEntry | undefined {
   return scan.entries.get(rel) ?? scan.ruleEntries.get(rel)?.entry ?? scan.gitEntries.get(rel);
 }
 
+/**
+ * Whether `now` can be `was` moved: the same kind and, for a file or link, the same size
+ * and modification time (a rename keeps both). With the birth time in the id this is the
+ * second check, for file systems that keep none: a new file on a freed inode differs.
+ */
+function sameEntry(was: ScanEntry, now: ScanEntry): boolean {
+  if (was.kind !== now.kind) return false;
+  return was.kind === "dir" || was.sig.split(":").slice(0, 2).join(":") === now.sig.split(":").slice(0, 2).join(":");
+}
+
+/**
+ * Watched entries that are no longer at their place but are elsewhere in the tree: the
+ * job renamed a folder above them (`mv scripts scripts-old`, a bound file's mount moves
+ * with it) and may have put its own in their place. Found by device and inode.
+ */
+function displaced(was: Watched, now: Watched, after: TreeScan, moved: { from: string }[]) {
+  const where = new Map<string, { rel: string; e: ScanEntry }>();
+  for (const [rel, e] of after.entries) where.set(e.id, { rel, e });
+  for (const [rel, e] of after.gitEntries) where.set(e.id, { rel, e });
+  for (const [rel, { entry }] of after.ruleEntries) where.set(entry.id, { rel, e: entry });
+  const out: { from: string; to: string }[] = [];
+  for (const [rel, e] of was) {
+    if (now.get(rel)?.id === e.id || moved.some((m) => m.from === rel)) continue;
+    const to = where.get(e.id);
+    if (to && to.rel !== rel && !now.has(to.rel) && sameEntry(e, to.e)) out.push({ from: rel, to: to.rel });
+  }
+  return out;
+}
+
+/** The original back at its place once the impostor is gone (its folder made again if the job removed it). */
+function putBack(root: string, m: { from: string; to: string }): void {
+  if (present(join(root, m.from))) return;
+  try {
+    mkdirSync(dirname(join(root, m.from)), { recursive: true });
+    renameSync(join(root, m.to), join(root, m.from));
+  } catch {
+    // gone meanwhile, or its place taken by a file: it stays where the job left it, named in the verdict
+  }
+}
+
 export function judgeTree(
   before: TreeScan,
   after: TreeScan,
@@ -92,13 +132,17 @@ export function judgeTree(
     const old = was.get(rel);
     if (old && old.id === e.id && (old.kind === "dir" || old.sig === e.sig)) continue;
     const origin = byId.get(e.id);
-    if (origin !== undefined && origin !== rel) {
+    if (origin !== undefined && origin !== rel && sameEntry(was.get(origin)!, e)) {
       moved.push({ from: origin, to: rel });
       changed.push(`${rel} (moved from ${origin})`);
     } else {
       impostors.push(rel);
       changed.push(`${rel} (${old ? "replaced" : "new"})`);
     }
+  }
+  for (const m of displaced(was, now, after, moved)) {
+    moved.push(m);
+    changed.push(`${m.from} (moved to ${m.to})`);
   }
   for (const rel of was.keys())
     if (!now.has(rel) && !moved.some((m) => m.from === rel)) changed.push(`${rel} (removed)`);
@@ -116,8 +160,6 @@ export function judgeTree(
     quarantine ??= o.quarantine();
     moveOut(after.root, rel, quarantine);
   }
-  for (const m of moved) {
-    if (!present(join(after.root, m.from))) renameSync(join(after.root, m.to), join(after.root, m.from));
-  }
+  for (const m of moved) putBack(after.root, m);
   return { changed, quarantine };
 }

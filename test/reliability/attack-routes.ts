@@ -303,6 +303,17 @@ rm -f .claude/settings.json 2>/dev/null; ln -s ../notes.json .claude/settings.js
     unchanged: [".claude/settings.json"],
   },
   {
+    // The folder holding a script the hook runs (bound read-only) renamed away, a new one put in its place.
+    id: "swap-parent",
+    reaches: true,
+    layout: "repo",
+    klass: "tool-config",
+    sh: `mv scripts scripts-old 2>/dev/null && echo "swap-parent: MOVED" || echo "swap-parent: refused"
+put swap-parent scripts/fmt.sh`,
+    tools: () => [],
+    unchanged: ["scripts/fmt.sh"],
+  },
+  {
     // A `.claude` link made in a subfolder, to a folder of the job's with a planted hook.
     id: "sub-claude-link",
     layout: "repo",
