@@ -2564,8 +2564,9 @@ export const MUTATIONS: Mutation[] = [
     guard: "an entry's identity after the job includes its birth time, not only device and inode",
     why: "ln -sfn over the watched .venv/bin/python freed its inode, the job's new husky/.envrc got it, and dl 'moved back' that file to .venv/bin/python, which VS Code then ran",
     file: "src/sandbox/tree-scan.ts",
-    search: "  return `${st.dev}:${st.ino}:${st.birthtimeMs}`;",
-    replace: "  return `${st.dev}:${st.ino}`;",
+    // The id's last part, the birth time, becomes the device again: device and inode alone.
+    search: "st.birthtimeMs}`;",
+    replace: "st.dev}`;",
     tests: ["test/sandbox/tree-verdict.test.ts"],
   },
   {
