@@ -2,7 +2,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, read
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { isWithin } from "../sys/paths.ts";
 import { ruleForName } from "../sys/protected-names.ts";
-import { binEntry, binsRun, linkChain, pathDirs, pathFolders } from "./config-programs.ts";
+import { binEntry, binsRun, linkChain, type PathDir, pathDirs, pathFolders } from "./config-programs.ts";
 
 /**
  * The files of the work tree that a protected configuration runs: a Claude Code hook's
@@ -78,8 +78,10 @@ interface Source {
 
 /** What a protected configuration runs of the work tree. */
 export interface NamedByConfig {
-  /** Regular files, links and folders put on PATH (absolute). */
+  /** Regular files, links and folders put on PATH inside the work tree (absolute). */
   files: string[];
+  /** Every folder put on PATH, the work tree itself too (`PATH_add .`), with the line that puts it there. */
+  pathDirs: PathDir[];
   /** package.json scripts a command runs (`npm run x`, `npm test`, `pnpm x`…), with npm's pre/post ones. */
   npmScripts: { pkg: string; name: string }[];
 }
@@ -159,7 +161,7 @@ interface Words {
   /** Names run from node_modules/.bin (config-programs.ts). */
   bins: string[];
   /** Folders put on PATH. */
-  paths: string[];
+  paths: PathDir[];
 }
 
 /** The regular files of an entry (itself, or what a folder holds), without following links. */
@@ -253,6 +255,7 @@ export function namedByToolConfig(entry: string, o: NamedOptions): NamedByConfig
   const own = new Set(filesOf(entry));
   const found = new Set<string>();
   const scripts = new Map<string, { pkg: string; name: string }>();
+  const onPath: PathDir[] = [];
   let level: Source[] = [...own].map((file) => ({ file, memory: isMemory(file) }));
   // Scripts are followed MAX_DEPTH levels; a memory file's imports as deep as Claude Code follows them.
   for (let depth = 0; depth < Math.max(MAX_DEPTH, IMPORT_HOPS) && level.length > 0; depth++) {
@@ -267,7 +270,10 @@ export function namedByToolConfig(entry: string, o: NamedOptions): NamedByConfig
       // What the host finds by name: node_modules/.bin's exact entries, a folder put on PATH whole.
       for (const b of bins)
         for (const abs of linkChain(binEntry(b, project, o.workdir) ?? "", o.workdir)) take(abs, false);
-      for (const d of pathFolders(paths, project, o.workdir)) found.add(d);
+      for (const d of pathFolders(paths, project, o.workdir)) {
+        onPath.push(d);
+        if (d.dir !== o.workdir) found.add(d.dir); // the work tree itself is watched, never bound (tree-guard.ts)
+      }
       // An import is relative to the file that holds it.
       for (const w of imports) for (const abs of resolveWord(w, [dirname(src.file)], o, "any")) take(abs, true);
       if (depth >= MAX_DEPTH) continue;
@@ -284,7 +290,7 @@ export function namedByToolConfig(entry: string, o: NamedOptions): NamedByConfig
     }
     level = next;
   }
-  return { files: [...found], npmScripts: [...scripts.values()] };
+  return { files: [...found], pathDirs: onPath, npmScripts: [...scripts.values()] };
 }
 
 /**
@@ -293,9 +299,10 @@ export function namedByToolConfig(entry: string, o: NamedOptions): NamedByConfig
  * reads its CLAUDE.md (and every one on the way down) and runs its settings' commands,
  * whichever subfolder a delegate was given.
  */
-export function namedFromAbove(workdir: string, top: string | null, ignored: (abs: string) => boolean): string[] {
-  if (!top || top === workdir || !isWithin(workdir, top)) return [];
+export function namedFromAbove(workdir: string, top: string | null, ignored: (abs: string) => boolean): FromAbove {
   const out = new Set<string>();
+  const onPath: PathDir[] = [];
+  if (!top || top === workdir || !isWithin(workdir, top)) return { files: [], workdirOnPath: onPath };
   for (let d = dirname(workdir); d === top || isWithin(d, top); d = dirname(d)) {
     let names: string[] = [];
     try {
@@ -306,10 +313,18 @@ export function namedFromAbove(workdir: string, top: string | null, ignored: (ab
     for (const n of names) {
       const rule = ruleForName(n, basename(d));
       if (!rule || rule.id === "git-metadata") continue;
-      for (const f of namedByToolConfig(join(d, n), { workdir: top, ignored }).files)
-        if (isWithin(f, workdir)) out.add(f);
+      const named = namedByToolConfig(join(d, n), { workdir: top, ignored });
+      // A folder on PATH that is the workdir, or holds it: never bound (the job could write nothing), watched instead.
+      for (const f of named.files) if (f !== workdir && isWithin(f, workdir)) out.add(f);
+      onPath.push(...named.pathDirs.filter((p) => p.dir === workdir));
     }
     if (d === top) break;
   }
-  return [...out];
+  return { files: [...out], workdirOnPath: onPath };
+}
+
+interface FromAbove {
+  files: string[];
+  /** Lines of the configs above that put the workdir itself on PATH. */
+  workdirOnPath: PathDir[];
 }

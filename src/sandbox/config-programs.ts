@@ -7,20 +7,22 @@ import { isWithin } from "../sys/paths.ts";
  * of the tree: `npx lint-fix` and `npm exec`, `pnpm exec`, `yarn`, `bunx` (and the bare
  * first word of a package.json script a config runs, `eslint .`) run
  * `node_modules/.bin/<name>` of the project or a folder above it; `PATH_add bin` in an
- * `.envrc`, a `PATH=` in a config (VS Code's `terminal.integrated.env.*`, a mise `[env]`)
- * puts a folder of the tree before every command the shell runs. The configuration is
+ * `.envrc`, a `PATH=` in a config (VS Code's `terminal.integrated.env.*`, a shell
+ * `export PATH=…`) or mise's `[env] _.path = ["./bin"]` puts a folder of the tree before
+ * every command the shell runs. The configuration is
  * read-only, so what these resolve to must be too, or a delegate rewrites the program and
  * the host runs it all the same, though git ignores `node_modules`.
  *
  * Only the exact entries are named, not their folders, so a delegate may still
  * `npm install` other packages: the `.bin` link and every link and file of its chain
  * inside the work tree. A folder put on PATH is named whole: any new file in it shadows
- * a command (`bin/git`).
+ * a command (`bin/git`). When that folder is the workdir itself (`PATH_add .`) or holds it,
+ * the tree guard watches its new entries instead of binding it (tree-guard.ts).
  */
 
 /** Runners whose next word (options skipped) is a bin of node_modules. */
 const BIN_RUNNER = /^(npx|bunx|pnpx)$/;
-/** `<tool> exec|x|dlx <bin>`; yarn (v1 and berry) also runs a bin as `yarn <bin>`. */
+/** `<tool> exec|x|dlx <bin>`; yarn (v1 and berry) also runs a bin as `yarn <bin>` and `yarn run <bin>`. */
 const EXEC_VERB = /^(exec|x|dlx)$/;
 /** Links followed at most, as the kernel does (ELOOP past 40; a real chain is short). */
 const MAX_LINKS = 8;
@@ -39,6 +41,8 @@ export function binsRun(text: string, script: boolean): string[] {
       const tool = basename(t[i]!);
       let j = i + 1;
       if (/^(npm|pnpm|yarn|bun)$/.test(tool) && EXEC_VERB.test(t[j] ?? "")) j++;
+      // `yarn <bin>`: its next word taken whatever it is (binEntry names only a .bin entry that exists).
+      else if (tool === "yarn") j += t[j] === "run" ? 1 : 0;
       else if (!BIN_RUNNER.test(tool)) continue;
       while (t[j]?.startsWith("-")) j++;
       if (t[j] === "--") j++;
@@ -84,23 +88,73 @@ export function linkChain(abs: string, workdir: string): string[] {
   return out;
 }
 
-/** Folders a config puts on PATH (`PATH_add bin`, `path_add PATH bin`, `PATH=./bin:$PATH`, `"PATH": "${workspaceFolder}/bin:…"`), as written. */
-export function pathDirs(text: string): string[] {
-  const out: string[] = [];
-  for (const m of text.matchAll(/\bPATH_add\s+([^\s;&|]+)/g)) out.push(m[1]!);
-  for (const m of text.matchAll(/\bpath_add\s+\w+\s+([^\s;&|]+)/g)) out.push(m[1]!);
-  for (const m of text.matchAll(/\bPATH["']?\s*[:=]\s*["']?([^"'\s;&|]+)/g)) out.push(...m[1]!.split(":"));
-  // A leading $VAR/ or ${VAR}/ is the project dir a host sets: relative to it.
-  return out.map((d) => d.replace(/^\$\{?[A-Za-z_][A-Za-z0-9_:]*\}?\//, "./")).filter((d) => d && !/[${}]/.test(d));
+/** A folder put on PATH, with the config's line that puts it there (for a refusal's text). */
+export interface PathDir {
+  dir: string;
+  line: string;
 }
 
-/** The paths of the work tree `dirs` name, from `base`, whether they exist or not. */
-export function pathFolders(dirs: string[], base: string, workdir: string): string[] {
+/** The config's own folder as hosts spell it: `$PWD`, `${PWD}`, `$(pwd)`, `` `pwd` ``, mise's `{{config_root}}`. */
+const HERE = /^(\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`|\{\{\s*config_root\s*\}\})(?=\/|$)/;
+/** Any other leading `$VAR/`, `${VAR}/`, `$VAR$/`: the project dir a host sets (`${workspaceFolder}`). */
+const PROJECT_VAR = /^\$\{?[A-Za-z_][A-Za-z0-9_:]*\}?\$?(?=\/)/;
+/** A shell word: quoted runs and unquoted characters up to a blank or a command separator. */
+const WORD = /(?:"[^"]*"|'[^']*'|[^\s;&|"'])+/g;
+
+/** One folder as written, quotes joined as the shell joins them; null for one that names another variable (`$PATH`). */
+function folderOf(word: string): string | null {
+  const d = word.replace(/["']/g, "").replace(HERE, ".").replace(PROJECT_VAR, ".");
+  return d && !/[${}`]/.test(d) ? d : null;
+}
+
+/** The shell words of `text` (one line), up to a comment. */
+function shellWords(text: string): string[] {
   const out: string[] = [];
+  for (const m of text.matchAll(WORD)) {
+    if (m[0].startsWith("#")) break;
+    out.push(m[0]);
+  }
+  return out;
+}
+
+/** The folders one line puts on PATH, as written. */
+function lineDirs(line: string): string[] {
+  const out: string[] = [];
+  const words = shellWords(line);
+  for (let i = 0; i < words.length; i++) {
+    // direnv: `PATH_add dir…`, `path_add VAR dir…`; every argument is a folder.
+    if (words[i] === "PATH_add") out.push(...words.slice(i + 1));
+    if (words[i] === "path_add" && words[i + 1] === "PATH") out.push(...words.slice(i + 2));
+  }
+  // `PATH=a:b:$PATH`, `export PATH="$PWD/bin:$PATH"`, JSON's `"PATH": "…"`, TOML's `PATH = "…"`.
+  for (const m of line.matchAll(/\bPATH["']?\s*[:=]\s*/g)) {
+    const value = shellWords(line.slice(m.index + m[0].length))[0] ?? "";
+    out.push(...value.replace(/["']/g, "").split(":"));
+  }
+  // mise: `_.path = "./bin"` or `_.path = ["./bin", "{{config_root}}/tools"]`.
+  const mise = /\b_\.path\s*=\s*(\[[^\]]*\]?|"[^"]*"|'[^']*')/.exec(line)?.[1];
+  if (mise) for (const q of mise.matchAll(/"([^"]*)"|'([^']*)'/g)) out.push(q[1] ?? q[2] ?? "");
+  return out;
+}
+
+/** Folders a config puts on PATH (`PATH_add bin`, `PATH=./bin:$PATH`, `"PATH": "${workspaceFolder}/bin:…"`, mise's `_.path`). */
+export function pathDirs(text: string): PathDir[] {
+  const out: PathDir[] = [];
+  for (const line of text.split("\n"))
+    for (const w of lineDirs(line)) {
+      const dir = folderOf(w);
+      if (dir) out.push({ dir, line: line.trim().slice(0, 200) });
+    }
+  return out;
+}
+
+/** The folders `dirs` name, from `base`, inside the work tree or the work tree itself, whether they exist or not. */
+export function pathFolders(dirs: PathDir[], base: string, workdir: string): PathDir[] {
+  const out: PathDir[] = [];
   for (const d of dirs) {
-    const abs = isAbsolute(d) ? resolve(d) : resolve(base, d);
+    const abs = isAbsolute(d.dir) ? resolve(d.dir) : resolve(base, d.dir);
     // Absent too: named, so a folder the job makes there is found after it (not bound: nothing to bind).
-    if (abs !== workdir && isWithin(abs, workdir)) out.push(abs);
+    if (abs === workdir || isWithin(abs, workdir)) out.push({ dir: abs, line: d.line });
   }
   return out;
 }

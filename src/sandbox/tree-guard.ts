@@ -5,6 +5,7 @@ import { isWithin } from "../sys/paths.ts";
 import { isDotGit } from "../sys/protected-names.ts";
 import { type ChangeSummary, summarizeChanges } from "./change-summary.ts";
 import { namedByToolConfig, namedFromAbove } from "./config-named.ts";
+import type { PathDir } from "./config-programs.ts";
 import { askGit, type GitAsk, type RepoFacts } from "./git-reach.ts";
 import { type HookKeys, readHookKeys, restoreHookKeys } from "./hook-keys.ts";
 import { makeStandIns, type ProtectedPath, type StandInWish } from "./stand-ins.ts";
@@ -114,6 +115,8 @@ interface Plan {
   named: string[];
   /** Absent entries to stand in for while the job runs. */
   standIns: StandInWish[];
+  /** The configs' lines that put the workdir itself on PATH: its new files are moved out after the job. */
+  workdirOnPath: PathDir[];
   /** package.json (workdir-relative) → scripts a protected configuration runs (`scripts.lint`), put back after the job. */
   scriptKeys: Map<string, string[]>;
 }
@@ -126,7 +129,11 @@ function namedByConfigs(workdir: string, scan: TreeScan, keep: (r: string) => bo
   const all = [...scan.ruleEntries]
     .filter(([r, { rule }]) => rule.id !== "git-metadata" && keep(r))
     .map(([r]) => namedByToolConfig(join(workdir, r), o));
-  return { files: all.flatMap((n) => n.files), npmScripts: all.flatMap((n) => n.npmScripts) };
+  return {
+    files: all.flatMap((n) => n.files),
+    workdirOnPath: all.flatMap((n) => n.pathDirs.filter((p) => p.dir === workdir)),
+    npmScripts: all.flatMap((n) => n.npmScripts),
+  };
 }
 
 /** Everything to keep read-only, from the walk, from what git said and from what the protected configs run. */
@@ -155,7 +162,7 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
   const run = namedByConfigs(workdir, scan, keep, o.ignored);
   // The configurations of the repository above a subfolder workdir run files of it too.
   const above = namedFromAbove(workdir, repos[0]?.toplevel ?? null, (abs) => underAny(rel(workdir, abs), o.ignored));
-  for (const p of [...run.files, ...above]) {
+  for (const p of [...run.files, ...above.files]) {
     named.add(rel(workdir, p));
     add(p);
   }
@@ -174,6 +181,7 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
   return {
     protectedPaths: [...paths].map(([path, kind]) => ({ path, kind })),
     named: [...named],
+    workdirOnPath: [...run.workdirOnPath, ...above.workdirOnPath],
     standIns,
     scriptKeys,
   };
@@ -229,10 +237,24 @@ export async function prepareTreeGuard(workdir: string, o: TreeGuardOptions): Pr
       if (done) throw new DlError("internal", "the tree check runs once per job");
       done = true;
       stands.remove();
-      const s = { before, ignored, named: plan.named, keys, hostOnly: stands.hostOnly };
+      const s = {
+        before,
+        ignored,
+        named: plan.named,
+        onPath: plan.workdirOnPath.length > 0,
+        keys,
+        hostOnly: stands.hostOnly,
+      };
       return finishGuard(workdir, { ...s, quarantine: o.quarantine });
     },
   };
+}
+
+/** Files and links new directly in the workdir (a folder is no command; existing files stay writable). */
+function newTopFiles(before: TreeScan, after: TreeScan): string[] {
+  return [...after.entries]
+    .filter(([r, e]) => !r.includes("/") && e.kind !== "dir" && !before.entries.has(r))
+    .map(([r]) => r);
 }
 
 async function finishGuard(
@@ -241,13 +263,16 @@ async function finishGuard(
     before: TreeScan;
     ignored: Set<string>;
     named: string[];
+    /** The workdir is on PATH: a new file directly in it shadows a command. */
+    onPath: boolean;
     keys: Map<string, HookKeys>;
     hostOnly: ReadonlyMap<string, string>;
     quarantine: () => string;
   },
 ): Promise<TreeVerdict> {
   const after = await scanTree(workdir, { ignored: s.ignored });
-  const judged = judgeTree(s.before, after, { named: s.named, hostOnly: s.hostOnly, quarantine: s.quarantine });
+  const named = [...s.named, ...(s.onPath ? newTopFiles(s.before, after) : [])];
+  const judged = judgeTree(s.before, after, { named, hostOnly: s.hostOnly, quarantine: s.quarantine });
   const keys = [...s.keys].flatMap(([r, k]) => restoreHookKeys(workdir, r, k));
   const changes = summarizeChanges(s.before, after, s.ignored);
   const changed = [...(judged?.changed ?? []), ...keys.map((k) => `${k} (restored)`)];

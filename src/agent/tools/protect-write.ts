@@ -89,8 +89,13 @@ function refusedAsRepository(workdir: string, abs: string): string | null {
   return null;
 }
 
-/** Configs of `dir` (entries a rule names, other than git's) that run `abs`; `scope`: the tree they may name files of. */
-function configRunning(dir: string, abs: string, scope: string): string | null {
+/** A config of `dir` (an entry a rule names, other than git's) that runs `abs`, with the line that puts its folder on PATH; `scope`: the tree it may name files of. */
+function configRunning(
+  dir: string,
+  abs: string,
+  scope: string,
+  workdir: string,
+): { config: string; line?: string } | null {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -101,8 +106,13 @@ function configRunning(dir: string, abs: string, scope: string): string | null {
     const rule = ruleForName(n, basename(dir));
     if (!rule || rule.id === "git-metadata") continue;
     // A named file, or a path under a folder the config puts on PATH (config-programs.ts).
-    const named = namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false }).files;
-    if (named.some((f) => f === abs || under(abs, f))) return join(dir, n);
+    const named = namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false });
+    // A folder on PATH that holds the workdir is not bound whole: only its new files count (below).
+    const folders = named.files.filter((f) => !under(workdir, f));
+    if (folders.some((f) => f === abs || under(abs, f))) return { config: join(dir, n) };
+    // The folder on PATH is the workdir (never bound whole): a new file directly in it shadows a command.
+    const onPath = exists(abs) ? undefined : named.pathDirs.find((p) => p.dir === dirname(abs));
+    if (onPath) return { config: join(dir, n), line: onPath.line };
   }
   return null;
 }
@@ -115,9 +125,13 @@ function refusedAsNamedScript(workdir: string, abs: string, top: string | null):
   if (top && under(abs, top) && !under(top, workdir))
     for (let d = dirname(workdir); under(d, top) && d !== dirname(d); d = dirname(d)) dirs.push([d, top]);
   for (const [d, scope] of dirs) {
-    const config = configRunning(d, abs, scope);
-    if (config) {
-      return `path_refused: ${relative(workdir, abs)} is run by ${relative(workdir, config) || config} (rule config-named: a script a protected configuration runs); delegates may not write it`;
+    const hit = configRunning(d, abs, scope, workdir);
+    const config = hit && (relative(workdir, hit.config) || hit.config);
+    if (hit?.line !== undefined) {
+      return `path_refused: ${relative(workdir, abs)} would be a new command in a folder ${config} puts on PATH (\`${hit.line}\`; rule config-named); delegates may not add files there, since the host's shell would run it in place of a command. Edit an existing file, or write the new one in a subfolder`;
+    }
+    if (hit) {
+      return `path_refused: ${relative(workdir, abs)} is run by ${config} (rule config-named: a script a protected configuration runs); delegates may not write it`;
     }
   }
   return null;

@@ -1,0 +1,110 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { refusedWrite } from "../../src/agent/tools/protect-write.ts";
+import { binsRun, pathDirs } from "../../src/sandbox/config-programs.ts";
+import { prepareTreeGuard } from "../../src/sandbox/index.ts";
+import { runGroup } from "../../src/sys/process.ts";
+import { tempDir } from "../helpers/dl.ts";
+
+/**
+ * The programs a protected configuration runs by name (config-programs.ts): every common
+ * way of putting a folder on PATH (direnv, a shell assignment, VS Code, mise), the config's
+ * own folder however it is spelt, `yarn <bin>`; and the workdir itself on PATH, which is
+ * watched for new files instead of being bound read-only whole.
+ */
+
+const ENV = { PATH: "/usr/bin:/bin", HOME: "/nonexistent" };
+const dirs = (text: string) => pathDirs(text).map((d) => d.dir);
+
+function tree(files: Record<string, string>): string {
+  const w = realpathSync(tempDir("config-programs"));
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(w, p)), { recursive: true });
+    writeFileSync(join(w, p), text);
+  }
+  return w;
+}
+
+describe("pathDirs", () => {
+  test("direnv: quoted, several arguments, $PWD / $(pwd) / ${PWD}, path_add PATH", () => {
+    expect(dirs('PATH_add "bin"\n')).toEqual(["bin"]);
+    expect(dirs('PATH_add "$PWD/bin"\n')).toEqual(["./bin"]);
+    expect(dirs("PATH_add $(pwd)/bin\n")).toEqual(["./bin"]);
+    expect(dirs("PATH_add tools bin # two\n")).toEqual(["tools", "bin"]);
+    expect(dirs("path_add PATH a 'b'\n")).toEqual(["a", "b"]);
+    expect(dirs("path_add MANPATH man\n")).toEqual([]);
+    expect(dirs(`PATH_add "$\{PWD}"/x\nPATH_add .\n`)).toEqual(["./x", "."]);
+  });
+
+  test('assignments: PATH=$(pwd)/bin:$PATH, export PATH="$PWD/bin:$PATH", PATH=.:$PATH', () => {
+    expect(dirs("PATH=$(pwd)/bin:$PATH\n")).toEqual(["./bin"]);
+    expect(dirs('export PATH="$PWD/bin:$PATH"\n')).toEqual(["./bin"]);
+    expect(dirs("PATH=.:$PATH\n")).toEqual(["."]);
+    expect(dirs("PYTHONPATH=src\nMYPATH=lib\n")).toEqual([]);
+  });
+
+  test("mise: [env] _.path as a string or an array, {{config_root}}", () => {
+    expect(dirs('[env]\n_.path = ["./bin", "{{config_root}}/tools"]\n')).toEqual(["./bin", "./tools"]);
+    expect(dirs("[env]\n_.path = '{{ config_root }}/bin'\n")).toEqual(["./bin"]);
+    expect(pathDirs('_.path = "./bin"\n')[0]?.line).toBe('_.path = "./bin"');
+  });
+});
+
+describe("binsRun", () => {
+  test("yarn <bin> and yarn run <bin>, as well as yarn exec", () => {
+    expect(binsRun("yarn lint-fix --fix", false)).toEqual(["lint-fix"]);
+    expect(binsRun("yarn run fmt && yarn exec tsc", false)).toEqual(["fmt", "tsc"]);
+  });
+});
+
+async function repo(files: Record<string, string>): Promise<string> {
+  const w = tree(files);
+  await runGroup({ argv: ["git", "init", "-q"], cwd: w, env: ENV });
+  return w;
+}
+
+const nothingMoved = () => {
+  throw new Error("nothing should be moved");
+};
+
+describe("the workdir itself on PATH", () => {
+  test("PATH_add . in the workdir's .envrc: a new ./git fails the job and is moved out; existing files stay writable", async () => {
+    const w = await repo({ ".envrc": "PATH_add .\n", "tool.sh": "old\n" });
+    const out = realpathSync(tempDir("config-programs-q"));
+    const guard = await prepareTreeGuard(w, { home: ENV.HOME, env: ENV, quarantine: () => out });
+    expect(guard.keptReadOnly).not.toContain("");
+    writeFileSync(join(w, "tool.sh"), "new\n");
+    mkdirSync(join(w, "src"));
+    writeFileSync(join(w, "src/a.ts"), "x");
+    writeFileSync(join(w, "git"), "#!/bin/sh\n");
+    const verdict = await guard.finish();
+    expect(verdict.tamper?.failureKind).toBe("jail_git_tampered");
+    expect(verdict.tamper?.changed).toEqual(["git (new)"]);
+    expect(existsSync(join(w, "git"))).toBe(false);
+    expect(existsSync(join(out, "git"))).toBe(true);
+    expect(existsSync(join(w, "src/a.ts"))).toBe(true);
+  });
+
+  test("PATH_add pkg in the parent repo's .envrc, workdir pkg: not bound read-only, new files watched", async () => {
+    const top = await repo({ ".envrc": "PATH_add pkg\n", "pkg/a.ts": "x" });
+    const w = join(top, "pkg");
+    const guard = await prepareTreeGuard(w, { home: ENV.HOME, env: ENV, quarantine: nothingMoved });
+    expect(guard.protectedPaths.map((p) => p.path)).not.toContain(w);
+    writeFileSync(join(w, "a.ts"), "y");
+    expect((await guard.finish()).tamper).toBeNull();
+  });
+
+  test("the write tools refuse a new file directly in it, naming the rule and the line; an existing one is writable", async () => {
+    const p = { writable: [], gitEnv: ENV };
+    const w = await repo({ ".envrc": "export PATH=$PWD:$PATH\n", "tool.sh": "" });
+    const refusal = await refusedWrite(w, join(w, "git"), p);
+    expect(refusal).toContain("rule config-named");
+    expect(refusal).toContain("export PATH=$PWD:$PATH");
+    expect(await refusedWrite(w, join(w, "tool.sh"), p)).toBeNull();
+    expect(await refusedWrite(w, join(w, "src/new.ts"), p)).toBeNull();
+    const top = await repo({ ".envrc": "PATH_add pkg\n", "pkg/a.ts": "" });
+    expect(await refusedWrite(join(top, "pkg"), join(top, "pkg/a.ts"), p)).toBeNull();
+    expect(await refusedWrite(join(top, "pkg"), join(top, "pkg/ls"), p)).toContain("rule config-named");
+  });
+});
