@@ -484,7 +484,7 @@ export function loadConfig(): Config {
  */
 export function knowSecretsEarly(): void {
   const env = process.env;
-  let fromFile: [string, string][] = [];
+  let fromFile: Record<string, string> = {};
   try {
     const file = settingsFilePath({
       platform: process.platform,
@@ -492,19 +492,18 @@ export function knowSecretsEarly(): void {
       xdgConfigHome: env.XDG_CONFIG_HOME,
     });
     const read = readSettingsFile(file);
-    if (read.state === "read") fromFile = assignmentsAnyway(read.text);
+    if (read.state === "read") fromFile = Object.fromEntries(assignmentsAnyway(read.text));
   } catch {
     // No file, or none this user may read: loadConfig says so.
   }
-  const all = [...fromFile, ...Object.entries(env)];
-  const named = all.filter(([n]) => n === "DELEGATE_CODEX_ENV_PASSTHROUGH" || n === "DELEGATE_DSH_ENV_PASSTHROUGH");
-  const values = new Map(all);
-  const passed = named.flatMap(([, v]) => (v ?? "").split(/[\s,]+/)).flatMap((n) => values.get(n) ?? []);
-  knowSecrets([
-    ...all.flatMap(([n, v]) => (v !== undefined && SECRET_VARS.has(n) ? [v] : [])),
-    ...all.flatMap(([n, v]) => secretValuesOf({ [n]: v })),
-    ...passed,
-  ]);
+  // The names handed to the Codex CLI and the dsh launcher, read loosely (a bad list is
+  // loadConfig's to refuse): taking a word too many only learns one more value.
+  const passNames = ["DELEGATE_CODEX_ENV_PASSTHROUGH", "DELEGATE_DSH_ENV_PASSTHROUGH"]
+    .flatMap((n) => [fromFile[n], env[n]])
+    .flatMap((v) => (v ?? "").split(/[\s,]+/).filter(Boolean));
+  const passed = namedEnv({ ...fromFile, ...env }, passNames);
+  // Both sources whole: a file value the environment overrides is still a key on disk.
+  knowSecrets([...heldSecrets(fromFile, [passed]), ...heldSecrets(env, [])]);
 }
 
 /**
