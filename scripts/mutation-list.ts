@@ -2582,7 +2582,7 @@ export const MUTATIONS: Mutation[] = [
   {
     id: "pf-path-word-forms",
     guard:
-      "a folder put on PATH is read however the shell spells it: quotes joined, $PWD / $(pwd) / ${PWD} / {{config_root}} as the config's folder",
+      "a folder put on PATH is read however the shell spells it: quotes joined, $PWD / $(pwd) / PWD in braces / {{config_root}} as the config's folder",
     why: '`PATH_add "$PWD/bin"` was dropped and `PATH_add "bin"` kept its quotes, so bin/ stayed writable and a new bin/git shadowed git in the host\'s shell',
     file: "src/sandbox/config-programs.ts",
     search: '  const d = word.replace(/["\']/g, "").replace(HERE, ".").replace(PROJECT_VAR, ".");',

@@ -27,7 +27,7 @@ function tree(files: Record<string, string>): string {
 }
 
 describe("pathDirs", () => {
-  test("direnv: quoted, several arguments, $PWD / $(pwd) / ${PWD}, path_add PATH", () => {
+  test("direnv: quoted, several arguments, $PWD / $(pwd) / PWD in braces, path_add PATH", () => {
     expect(dirs('PATH_add "bin"\n')).toEqual(["bin"]);
     expect(dirs('PATH_add "$PWD/bin"\n')).toEqual(["./bin"]);
     expect(dirs("PATH_add $(pwd)/bin\n")).toEqual(["./bin"]);
