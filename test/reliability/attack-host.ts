@@ -82,7 +82,12 @@ function claudeCommands(settings: Record<string, unknown>): string[] {
   );
 }
 
-/** `PATH=<dirs>:$PATH; ` for an .envrc's `PATH_add <dir>` lines, as direnv sets it; empty without one. */
+/** direnv's own `PATH_add dir…` and `path_add VAR dir…`: each folder, relative to the .envrc's, first on PATH. */
+const DIRENV_STDLIB = `PATH_add() { for d; do case $d in /*) ;; *) d="$PWD/$d" ;; esac; PATH="$d:$PATH"; done; }
+path_add() { v=$1; shift; if [ "$v" = PATH ]; then PATH_add "$@"; fi; }
+`;
+
+/** The shell lines of an .envrc that set PATH (PATH_add, path_add, PATH=), run by the shell as direnv runs them; empty without one. */
 function direnvPath(project: string): string {
   let text = "";
   try {
@@ -90,8 +95,8 @@ function direnvPath(project: string): string {
   } catch {
     return "";
   }
-  const dirs = [...text.matchAll(/^PATH_add\s+(\S+)/gm)].map((m) => join(project, m[1]!));
-  return dirs.length > 0 ? `PATH=${dirs.map(quote).join(":")}:$PATH; ` : "";
+  const lines = text.split("\n").filter((l) => /^\s*(PATH_add|path_add|(export\s+)?PATH=)/.test(l));
+  return lines.length > 0 ? `${DIRENV_STDLIB}${lines.join("\n")}\nexport PATH\n` : "";
 }
 
 const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;

@@ -90,12 +90,14 @@ cd ..
 # node_modules/.bin, VS Code's Python interpreter in .venv, a bin/ that .envrc puts on PATH.
 git init -q -b main progs && cd progs
 printf 'node_modules/\n.venv/\n' > .gitignore
-mkdir -p node_modules/lint-fix node_modules/.bin .venv/bin bin .claude .vscode
+mkdir -p node_modules/lint-fix node_modules/.bin .venv/bin bin tools .claude .vscode
 printf '#!/usr/bin/env node\nprocess.exit(0)\n' > node_modules/lint-fix/bin.js && chmod +x node_modules/lint-fix/bin.js
 ln -s ../lint-fix/bin.js node_modules/.bin/lint-fix
 ${EXIT0} > .venv/bin/python3 && chmod +x .venv/bin/python3 && ln -s python3 .venv/bin/python
 ${EXIT0} > bin/tool && chmod +x bin/tool && echo 'PATH_add bin' > .envrc
-printf '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"npx --no-install lint-fix"},{"type":"command","command":"tool"}]}]}}\n' > .claude/settings.json
+# direnv takes several folders, quoted and spelt from $PWD: the second is tools/.
+${EXIT0} > tools/fmt && chmod +x tools/fmt && echo 'PATH_add sbin "$PWD/tools"' >> .envrc
+printf '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"npx --no-install lint-fix"},{"type":"command","command":"tool"},{"type":"command","command":"fmt"}]}]}}\n' > .claude/settings.json
 printf '{"python.defaultInterpreterPath":"\${workspaceFolder}/.venv/bin/python"}\n' > .vscode/settings.json
 git add -A && git commit -q -m progs
 cd ..

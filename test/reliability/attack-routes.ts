@@ -786,6 +786,17 @@ ln -sfn ../../evil-python progs/.venv/bin/python 2>/dev/null && echo "venv-link:
     absent: ["progs/bin/git"],
   },
   {
+    // `PATH_add sbin "$PWD/tools"`: every argument, quoted and spelt from $PWD; the hook's bare `fmt` is tools/fmt.
+    id: "envrc-path-pwd",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: "put envrc-path-pwd progs/tools/fmt; put envrc-path-pwd progs/tools/git",
+    tools: (_w, pay) => [write("progs/tools/fmt", pay), write("progs/tools/git", pay)],
+    unchanged: ["progs/tools/fmt"],
+    absent: ["progs/tools/git"],
+  },
+  {
     // Protected configs the job creates where none was (no stand-in there): the check after the job.
     id: "fresh-config",
     reaches: true,
