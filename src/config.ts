@@ -398,6 +398,8 @@ function buildConfig(env: Record<string, string | undefined>, facts: EnvFacts, o
     tools: settings.tools.map((t) => t.toLowerCase()),
     selfCommand: selfCommandOf(env),
     paths,
+    /** The folder dl was started in (the session's project; a supervisor starts in its server's): the jail counts the configs above a workdir from there. */
+    callerDir: facts.cwd,
     childEnv: children,
     /** What dl's own git questions run with: the child env plus where the user's git reads its config. */
     gitAskEnv: { ...children, ...gitConfigSources(env) },

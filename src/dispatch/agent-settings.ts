@@ -32,7 +32,10 @@ export function agentSettingsFromConfig(c: Config, o: { quarantineRoot?: string 
     reasoningAliases: DEFAULT_REASONING_ALIASES,
     maxTokensCaps: DEFAULT_MAX_TOKENS_CAPS,
     read: READ_FILE_DEFAULTS,
-    write: { ...WRITE_FILE_DEFAULTS, protect: { writable: c.jail.writableToolConfig, gitEnv: c.gitAskEnv } },
+    write: {
+      ...WRITE_FILE_DEFAULTS,
+      protect: { writable: c.jail.writableToolConfig, gitEnv: c.gitAskEnv, project: c.callerDir },
+    },
     bash: runBashSettings(c, o.quarantineRoot ?? c.paths.quarantineDir),
   };
 }
@@ -53,6 +56,7 @@ function runBashSettings(c: Config, quarantineRoot: string): RunBashSettings {
           path: c.childEnv.PATH ?? "",
           gitEnv: c.gitAskEnv,
           writable: c.jail.writableToolConfig,
+          project: c.callerDir,
           quarantineRoot,
         })
       : null,

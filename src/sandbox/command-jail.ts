@@ -52,6 +52,8 @@ export interface CommandJailOptions {
   gitEnv: Readonly<Record<string, string>>;
   /** DELEGATE_WRITABLE_TOOL_CONFIG: workdir paths a rule names that delegates may write. */
   writable?: readonly string[];
+  /** The caller's project folder (config.callerDir): the configs above the workdir count from there. */
+  project?: string;
   /**
    * Where a command's moved-out entries go: a new private `<n>/` under it per command
    * (quarantine.ts). An agent job's `dl run` gets its job folder's `quarantine/`; a
@@ -86,6 +88,7 @@ export function commandJail(o: CommandJailOptions): CommandJail {
           home: o.home,
           env: o.gitEnv,
           writable: o.writable,
+          project: o.project,
           quarantine: () => freshQuarantine(o.quarantineRoot),
         });
         const policy = jailPolicyFor(

@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { isWithin } from "../sys/paths.ts";
+import { canonicalPath, isWithin } from "../sys/paths.ts";
 import { ruleForName } from "../sys/protected-names.ts";
 import { binEntry, binsRun, linkChain, type PathDir, pathDirs, pathFolders } from "./config-programs.ts";
 
@@ -295,7 +295,7 @@ export function namedByToolConfig(entry: string, o: NamedOptions): NamedByConfig
 
 /**
  * The files of `workdir` that the protected configurations of the folders above it run,
- * up to `top` (the repository it sits in): Claude Code opened at the repository's root
+ * up to `top` (aboveTop: the caller's project or the repository): Claude Code opened at the project's root
  * reads its CLAUDE.md (and every one on the way down) and runs its settings' commands,
  * whichever subfolder a delegate was given.
  */
@@ -327,4 +327,17 @@ interface FromAbove {
   files: string[];
   /** Lines of the configs above that put the workdir itself on PATH. */
   workdirOnPath: PathDir[];
+}
+
+/**
+ * Up to where the configs of the folders above the workdir count: the outermost of the
+ * caller's project folder and the repository's top level that holds the workdir. Claude
+ * Code opened in `~/proj` (no repository) runs its hook's `bash sub/fmt.sh` whichever
+ * subfolder a delegate was given; git and husky run the repository root's.
+ */
+export function aboveTop(workdir: string, project: string | undefined, toplevel: string | null): string | null {
+  const holds = [project ? canonicalPath(project) : null, toplevel].filter(
+    (d): d is string => !!d && d !== workdir && isWithin(workdir, d),
+  );
+  return holds.sort((a, b) => a.length - b.length)[0] ?? null;
 }

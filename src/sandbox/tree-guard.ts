@@ -4,7 +4,7 @@ import { DlError } from "../errors.ts";
 import { isWithin } from "../sys/paths.ts";
 import { isDotGit } from "../sys/protected-names.ts";
 import { type ChangeSummary, summarizeChanges } from "./change-summary.ts";
-import { namedByToolConfig, namedFromAbove } from "./config-named.ts";
+import { aboveTop, namedByToolConfig, namedFromAbove } from "./config-named.ts";
 import type { PathDir } from "./config-programs.ts";
 import { askGit, type GitAsk, type RepoFacts } from "./git-reach.ts";
 import { type HookKeys, readHookKeys, restoreHookKeys } from "./hook-keys.ts";
@@ -54,6 +54,8 @@ export interface TreeGuardOptions extends GitAsk {
   quarantine: () => string;
   /** Workdir-relative paths the user lets delegates write although a rule names them (never git's). */
   writable?: readonly string[];
+  /** The caller's project folder (where the host runs: config.callerDir): see aboveTop. */
+  project?: string;
 }
 
 const rel = (root: string, p: string) => relative(root, p);
@@ -161,7 +163,8 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
   }
   const run = namedByConfigs(workdir, scan, keep, o.ignored);
   // The configurations of the repository above a subfolder workdir run files of it too.
-  const above = namedFromAbove(workdir, repos[0]?.toplevel ?? null, (abs) => underAny(rel(workdir, abs), o.ignored));
+  const top = aboveTop(workdir, o.project, repos[0]?.toplevel ?? null);
+  const above = namedFromAbove(workdir, top, (abs) => underAny(rel(workdir, abs), o.ignored));
   for (const p of [...run.files, ...above.files]) {
     named.add(rel(workdir, p));
     add(p);
@@ -189,6 +192,7 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
 
 interface PlanOptions {
   writable?: readonly string[];
+  project?: string;
   ignored: ReadonlySet<string>;
 }
 
@@ -223,7 +227,7 @@ export async function prepareTreeGuard(workdir: string, o: TreeGuardOptions): Pr
   if (before.truncated) throw tooLarge(workdir);
   const repos = await repositories(workdir, own, before, o);
   for (const i of ignoredSet(workdir, repos)) ignored.add(i);
-  const plan = planFor(workdir, before, repos, { writable: o.writable, ignored });
+  const plan = planFor(workdir, before, repos, { writable: o.writable, project: o.project, ignored });
   const stands = makeStandIns(workdir, plan.standIns);
   const keys = hookKeysOf(workdir, before, ignored, plan);
   const ownRepo = repos[0]?.toplevel === workdir ? repos[0] : undefined;

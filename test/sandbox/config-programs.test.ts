@@ -108,3 +108,23 @@ describe("the workdir itself on PATH", () => {
     expect(await refusedWrite(join(top, "pkg"), join(top, "pkg/ls"), p)).toContain("rule config-named");
   });
 });
+
+describe("configs above the workdir count from the caller's project folder", () => {
+  test("a non-repository project's hook `bash sub/fmt.sh`, workdir sub: read-only in the jail and to the write tools", async () => {
+    const proj = tree({
+      ".claude/settings.json": JSON.stringify({ hooks: { S: [{ hooks: [{ command: "bash sub/fmt.sh" }] }] } }),
+      "sub/fmt.sh": "true\n",
+      "sub/a.ts": "",
+    });
+    const w = join(proj, "sub");
+    const guard = await prepareTreeGuard(w, { home: ENV.HOME, env: ENV, project: proj, quarantine: nothingMoved });
+    expect(guard.keptReadOnly).toContain("fmt.sh");
+    await guard.finish();
+    const p = { writable: [], gitEnv: ENV, project: proj };
+    expect(await refusedWrite(w, join(w, "fmt.sh"), p)).toContain("rule config-named");
+    expect(await refusedWrite(w, join(w, "a.ts"), p)).toBeNull();
+    // A caller folder that does not hold the workdir counts for nothing.
+    const elsewhere = { ...p, project: realpathSync(tempDir("config-programs-other")) };
+    expect(await refusedWrite(w, join(w, "fmt.sh"), elsewhere)).toBeNull();
+  });
+});

@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
-import { namedByToolConfig } from "../../sandbox/config-named.ts";
+import { aboveTop, namedByToolConfig } from "../../sandbox/config-named.ts";
 import { askGit, type RepoFacts } from "../../sandbox/git-reach.ts";
 import { changedHookKeys, readHookKeys } from "../../sandbox/hook-keys.ts";
 import { looksLikeGitDir, ruleForName, ruleForPath } from "../../sys/protected-names.ts";
@@ -27,6 +27,8 @@ export interface WriteProtection {
   writable: readonly string[];
   /** The allowlisted environment dl's own git questions run with (PATH, HOME). */
   gitEnv: Readonly<Record<string, string>>;
+  /** The caller's project folder (config.callerDir): the configs above the workdir count from there (aboveTop). */
+  project?: string;
 }
 
 /** What git says about a folder, asked at most this often (a write per call would spawn git each time). */
@@ -120,8 +122,8 @@ function configRunning(
 function refusedAsNamedScript(workdir: string, abs: string, top: string | null): string | null {
   const dirs: [string, string][] = [];
   for (let d = dirname(abs); under(d, workdir); d = dirname(d)) dirs.push([d, workdir]);
-  // The repository the workdir sits in: the configs of its root and of every folder down to
-  // the workdir (husky's, Claude Code's CLAUDE.md on the way) run files below too.
+  // The caller's project or the repository the workdir sits in (aboveTop): the configs of
+  // its root and of every folder down to the workdir (husky's, Claude Code's) run files below too.
   if (top && under(abs, top) && !under(top, workdir))
     for (let d = dirname(workdir); under(d, top) && d !== dirname(d); d = dirname(d)) dirs.push([d, top]);
   for (const [d, scope] of dirs) {
@@ -149,7 +151,7 @@ export async function refusedWrite(workdir: string, abs: string, p: WriteProtect
       return `path_refused: ${inside ? rel : abs} is named by git's configuration (rule git-config: a hooks dir, a program or an included file git runs or reads); delegates may not write it`;
     }
   }
-  return refusedAsNamedScript(workdir, abs, facts?.toplevel ?? null);
+  return refusedAsNamedScript(workdir, abs, aboveTop(workdir, p.project, facts?.toplevel ?? null));
 }
 
 /** The scripts of `pkg` that the protected configurations of its folder run (`npm run lint` in a hook). */

@@ -50,6 +50,8 @@ export interface GeminiJailInputs {
   probe: () => Promise<JailProbe>;
   /** DELEGATE_WRITABLE_TOOL_CONFIG: workdir paths a rule names that delegates may write. */
   writable?: readonly string[];
+  /** The caller's project folder (config.callerDir): the configs above the workdir count from there. */
+  project?: string;
   /** Tests: a scripted git config check. */
   gitGuard?: (policy: JailPolicy, env: Readonly<Record<string, string>>) => Promise<GitGuardResult>;
 }
@@ -121,6 +123,7 @@ export async function buildGeminiLaunch(
     home: o.home,
     env: o.gitAskEnv ?? o.childEnv,
     writable: o.writable,
+    project: o.project,
     quarantine: () => {
       // One run per job: its own folder's quarantine/, private (it is listed by dl show).
       const dir = join(ctx.jobDir, "quarantine");

@@ -63,6 +63,7 @@ export function startJobs(c: Config, ctx: ServiceContext): Promise<GeminiService
     childEnv: c.childEnv,
     gitAskEnv: c.gitAskEnv,
     writable: c.jail.writableToolConfig,
+    project: c.callerDir,
     probe: () => geminiJailProbe(c),
   });
   return JobService.start(c, ctx, {
