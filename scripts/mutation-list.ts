@@ -2572,11 +2572,60 @@ export const MUTATIONS: Mutation[] = [
   {
     id: "jail-verdict-same-entry",
     guard:
-      "an entry is taken for a moved original only when its kind, size and modification time match too (file systems without birth times)",
+      "an entry is taken for a moved original only when its kind and whole signature (size, mtime, ctime, mode) match too (file systems without birth times)",
     why: "on a file system with no birth time a new link on a freed inode was taken for the removed original and moved into its place",
     file: "src/sandbox/tree-verdict.ts",
     search: "  if (was.kind !== now.kind) return false;",
     replace: "  if (was.kind !== now.kind || was.kind === now.kind) return true;",
     tests: ["test/sandbox/tree-verdict.test.ts"],
+  },
+  {
+    id: "jail-verdict-full-signature",
+    guard:
+      "a moved-away original is put back only when its change time matches too: the job can set the mtime back, never the ctime",
+    why: "mv scripts scripts-old, an edit of fmt.sh to the same size and touch -d back to its old mtime: dl put the edited file back into scripts/fmt.sh, where the hook runs it",
+    file: "src/sandbox/tree-verdict.ts",
+    search: '  return was.kind === "dir" || was.sig === now.sig;',
+    replace:
+      '  return was.kind === "dir" || was.sig.split(":").slice(0, 2).join(":") === now.sig.split(":").slice(0, 2).join(":");',
+    tests: ["test/sandbox/tree-verdict.test.ts"],
+  },
+  {
+    id: "jail-verdict-quarantined-original",
+    guard: "an original the job moved into a folder dl then moved out is named with its place in quarantine",
+    why: "mv scripts pkg/.claude/ (a planted folder): the verdict said scripts/fmt.sh was removed while it sat in quarantine",
+    file: "src/sandbox/tree-verdict.ts",
+    search: "    const at = inQuarantine.get(was.get(rel)!.id);",
+    replace: "    const at = undefined as string | undefined;",
+    tests: ["test/sandbox/tree-verdict.test.ts"],
+  },
+  {
+    id: "jail-move-out-unlock",
+    guard:
+      "a planted entry in a folder the job made read-only is moved out after u+w is given back to the job's own folders",
+    why: "plant pkg/.claude, chmod a-w pkg: the rename failed, the copy fallback could not remove it, and judgeTree threw with the planted folder left in the work tree",
+    file: "src/sandbox/move-out.ts",
+    search: "      unlock(root, dirname(from), unlocked);\n      unlockTree(root, from, unlocked);\n",
+    replace: "",
+    tests: ["test/sandbox/verdict-fail-closed.test.ts"],
+  },
+  {
+    id: "jail-verdict-move-fails-closed",
+    guard:
+      "an entry dl cannot move out (no quarantine folder, a rename refused) is named and fails the job, the rest still moved and restored",
+    why: "a quarantine folder that could not be made threw out of the verdict: run_bash said only 'the command could not be run', hook keys were not put back, and the planted files stayed unnamed",
+    file: "src/sandbox/tree-verdict.ts",
+    search: "        noQuarantine = `no quarantine folder: ${whyNot(e)}`;",
+    replace: "        throw e;",
+    tests: ["test/sandbox/verdict-fail-closed.test.ts"],
+  },
+  {
+    id: "jail-sbpl-ancestor-unlink",
+    guard: "on macOS the folders between the workdir and a protected path cannot be renamed or removed",
+    why: "sandbox-exec denied writes to scripts/fmt.sh but let the job mv scripts scripts-old and make its own scripts/fmt.sh",
+    file: "src/sandbox/sandbox-exec.ts",
+    search: '    ...rule("deny", "file-write-unlink", literals(ancestorsInside(policy.workdir, [...dirs, ...files]))),',
+    replace: "",
+    tests: ["test/sandbox/compile.test.ts"],
   },
 ];
