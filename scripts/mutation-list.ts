@@ -846,9 +846,8 @@ export const MUTATIONS: Mutation[] = [
     guard: "a new .git symlink is moved out even when its target was moved out first",
     why: "pkg/.git -> the jail's own repository stays in the tree once the repository is gone (existsSync followed the link)",
     file: "src/sandbox/tree-verdict.ts",
-    search: "    if (!present(join(after.root, rel))) continue;",
-    replace:
-      '    if (!present(join(after.root, rel)) || !require("node:fs").existsSync(join(after.root, rel))) continue;',
+    search: "    if (!present(join(root, rel))) continue;",
+    replace: '    if (!present(join(root, rel)) || !require("node:fs").existsSync(join(root, rel))) continue;',
     tests: ["test/reliability/jail-routes-gemini.test.ts"],
     build: true,
   },
@@ -857,8 +856,8 @@ export const MUTATIONS: Mutation[] = [
     guard: "after the job, a new .git entry or protected entry fails it and is moved out",
     why: "a nested repository with a hook, or a new .vscode/tasks.json, stays in the tree for the host to run",
     file: "src/sandbox/tree-verdict.ts",
-    search: "    moveOut(after.root, rel, quarantine);",
-    replace: "",
+    search: "        why = moveOut(root, rel, quarantine);",
+    replace: "        why = null;",
     tests: ["test/reliability/jail-escape.test.ts", "test/sandbox/command-jail.test.ts"],
   },
   {
@@ -2627,5 +2626,15 @@ export const MUTATIONS: Mutation[] = [
     search: '    ...rule("deny", "file-write-unlink", literals(ancestorsInside(policy.workdir, [...dirs, ...files]))),',
     replace: "",
     tests: ["test/sandbox/compile.test.ts"],
+  },
+  {
+    id: "run-quarantine-dir-upfront",
+    guard: "dl run makes --quarantine-dir private before anything runs, refusing a path it cannot make",
+    why: "a --quarantine-dir naming a file was found only after a command had planted something: the verdict could not move it out",
+    file: "src/cli/run.ts",
+    search: "    privateDir(dir);",
+    replace: "",
+    tests: ["test/cli/quarantine-dir.test.ts"],
+    build: true,
   },
 ];

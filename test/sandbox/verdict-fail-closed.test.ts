@@ -46,7 +46,7 @@ console.log(JSON.stringify(v));
 `;
 
 describe("after-job verdict, fail closed", () => {
-  test("a planted folder in a folder the job made read-only is moved out, and the folder's mode kept", () => {
+  test("a planted folder in a folder the job made read-only is moved out, and the folder's mode kept", async () => {
     const base = mkdtempSync("/var/tmp/dl-verdict-");
     try {
       const root = join(base, "w");
@@ -54,8 +54,11 @@ describe("after-job verdict, fail closed", () => {
       mkdirSync(join(root, "pkg"), { recursive: true });
       mkdirSync(quarantine, { mode: 0o700 });
       writeFileSync(join(base, "job.ts"), SCRIPT);
+      // One file the job's uid may read (the source tree may be closed to it, as a mutation run's is).
+      const built = await Bun.build({ entrypoints: [join(base, "job.ts")], target: "bun" });
+      writeFileSync(join(base, "job.js"), await built.outputs[0]!.text());
       chmodSync(base, 0o755);
-      const argv = [process.execPath, join(base, "job.ts"), root, quarantine];
+      const argv = [process.execPath, join(base, "job.js"), root, quarantine];
       if (isRoot) for (const p of [root, join(root, "pkg"), quarantine]) chownSync(p, NOBODY, NOBODY);
       const run = Bun.spawnSync(
         isRoot ? [TOOLS.setpriv, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", ...argv] : argv,
