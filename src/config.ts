@@ -21,6 +21,7 @@ import { caps, leavesOf, readTree, type Values } from "./config-tree.ts";
 import { DlError } from "./errors.ts";
 import { PROVIDERS, type ProviderName } from "./providers.ts";
 import { codexPassthroughProblem, inheritedEnv, namedEnv, passthroughProblem } from "./sys/child-env.ts";
+import { GIT_CONFIG_SOURCE } from "./sys/git-config-env.ts";
 import { resolveStatePaths, type StatePaths, settingsFilePath } from "./sys/paths.ts";
 import { isSecretName, knowSecrets, REDACTED, redact, secretValuesOf } from "./sys/redact.ts";
 import { readSettingsFile } from "./sys/settings-file.ts";
@@ -330,12 +331,11 @@ function childEnv(
  * protected as the host's git will run it. Only dl's own git questions get them (a value
  * may hold a credential: no delegate does).
  */
-const GIT_CONFIG_SOURCE =
-  /^(XDG_CONFIG_HOME|GIT_CONFIG_GLOBAL|GIT_CONFIG_SYSTEM|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|GIT_CONFIG_VALUE_\d+|GIT_CONFIG_PARAMETERS)$/;
+const readsGitConfig = (k: string) => k === "XDG_CONFIG_HOME" || GIT_CONFIG_SOURCE.test(k);
 
 function gitConfigSources(env: Record<string, string | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && GIT_CONFIG_SOURCE.test(k)) out[k] = v;
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && readsGitConfig(k)) out[k] = v;
   return out;
 }
 
@@ -356,7 +356,7 @@ function dlChildEnv(
   const out = { ...base, ...Object.assign({}, ...passedByName) };
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined || k.startsWith("DELEGATE_RUN_PROVIDER_")) continue;
-    if (k.startsWith("DELEGATE_") || k === "XDG_CACHE_HOME" || GIT_CONFIG_SOURCE.test(k) || isSecretName(k)) out[k] = v;
+    if (k.startsWith("DELEGATE_") || k === "XDG_CACHE_HOME" || readsGitConfig(k) || isSecretName(k)) out[k] = v;
   }
   return out;
 }
@@ -484,7 +484,7 @@ export function loadConfig(): Config {
  */
 export function knowSecretsEarly(): void {
   const env = process.env;
-  let fromFile: [string, string][] = [];
+  let fromFile: Record<string, string> = {};
   try {
     const file = settingsFilePath({
       platform: process.platform,
@@ -492,19 +492,18 @@ export function knowSecretsEarly(): void {
       xdgConfigHome: env.XDG_CONFIG_HOME,
     });
     const read = readSettingsFile(file);
-    if (read.state === "read") fromFile = assignmentsAnyway(read.text);
+    if (read.state === "read") fromFile = Object.fromEntries(assignmentsAnyway(read.text));
   } catch {
     // No file, or none this user may read: loadConfig says so.
   }
-  const all = [...fromFile, ...Object.entries(env)];
-  const named = all.filter(([n]) => n === "DELEGATE_CODEX_ENV_PASSTHROUGH" || n === "DELEGATE_DSH_ENV_PASSTHROUGH");
-  const values = new Map(all);
-  const passed = named.flatMap(([, v]) => (v ?? "").split(/[\s,]+/)).flatMap((n) => values.get(n) ?? []);
-  knowSecrets([
-    ...all.flatMap(([n, v]) => (v !== undefined && SECRET_VARS.has(n) ? [v] : [])),
-    ...all.flatMap(([n, v]) => secretValuesOf({ [n]: v })),
-    ...passed,
-  ]);
+  // The names handed to the Codex CLI and the dsh launcher, read loosely (a bad list is
+  // loadConfig's to refuse): taking a word too many only learns one more value.
+  const passNames = ["DELEGATE_CODEX_ENV_PASSTHROUGH", "DELEGATE_DSH_ENV_PASSTHROUGH"]
+    .flatMap((n) => [fromFile[n], env[n]])
+    .flatMap((v) => (v ?? "").split(/[\s,]+/).filter(Boolean));
+  const passed = namedEnv({ ...fromFile, ...env }, passNames);
+  // Both sources whole: a file value the environment overrides is still a key on disk.
+  knowSecrets([...heldSecrets(fromFile, [passed]), ...heldSecrets(env, [])]);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { lstatSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { GIT_CONFIG_SOURCE } from "../sys/git-config-env.ts";
 import { type RunOptions, type RunResult, runGroup } from "../sys/process.ts";
 
 /**
@@ -37,13 +38,14 @@ export interface GitAsk {
 }
 
 const TIMEOUT_MS = 10_000;
-const CONFIG_SOURCE = /^GIT_CONFIG_(GLOBAL|SYSTEM|COUNT|KEY_\d+|VALUE_\d+|PARAMETERS)$/;
 
 async function git(dir: string, args: string[], o: GitAsk): Promise<string | null> {
   const run = o.run ?? runGroup;
   // GIT_* of the caller never steer where dl asks (a GIT_DIR would point git elsewhere);
   // the config sources the user's git reads (GIT_CONFIG_GLOBAL, …) are read as it reads them.
-  const env = Object.fromEntries(Object.entries(o.env).filter(([k]) => !k.startsWith("GIT_") || CONFIG_SOURCE.test(k)));
+  const env = Object.fromEntries(
+    Object.entries(o.env).filter(([k]) => !k.startsWith("GIT_") || GIT_CONFIG_SOURCE.test(k)),
+  );
   try {
     const r = await run({ argv: ["git", ...args], cwd: dir, env, timeoutMs: TIMEOUT_MS, stdoutCap: 8 << 20 });
     return r.exitCode === 0 ? r.stdout.text() : null;

@@ -134,7 +134,8 @@ export async function buildGeminiLaunch(
   };
   try {
     const policy = policyFor(job, bin, o, guard, ctx.jobDir);
-    const check = await (o.gitGuard ?? ((p, env) => checkGitConfig(p, { env })))(policy, o.childEnv);
+    // Asked as the tree guard asks: with the config sources the user's git reads.
+    const check = await (o.gitGuard ?? ((p, env) => checkGitConfig(p, { env })))(policy, o.gitAskEnv ?? o.childEnv);
     if (!check.ok) {
       throw new DlError("bad_input", `${check.message} (hint: ${check.hint})`, {
         failure_kind: check.failure_kind,
