@@ -2614,8 +2614,9 @@ export const MUTATIONS: Mutation[] = [
       "an entry dl cannot move out (no quarantine folder, a rename refused) is named and fails the job, the rest still moved and restored",
     why: "a quarantine folder that could not be made threw out of the verdict: run_bash said only 'the command could not be run', hook keys were not put back, and the planted files stayed unnamed",
     file: "src/sandbox/tree-verdict.ts",
-    search: "        noQuarantine = `no quarantine folder: ${whyNot(e)}`;",
-    replace: "        throw e;",
+    // The failure to make the folder thrown on, out of the verdict, as before.
+    search: "        noQuarantine = `no quarantine folder: ",
+    replace: "        throw e;\n        noQuarantine = `no quarantine folder: ",
     tests: ["test/sandbox/verdict-fail-closed.test.ts"],
   },
   {
