@@ -2638,4 +2638,33 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/cli/quarantine-dir.test.ts"],
     build: true,
   },
+  {
+    id: "quarantine-next-highest",
+    guard:
+      "a new quarantine folder is numbered past the highest one there (one readdir), not found by mkdir 1, 2, … on every call",
+    why: "every command that moved something out tried every number already taken: the cost grew with each folder kept",
+    file: "src/sandbox/quarantine.ts",
+    search: "  for (let n = highestNumber(root) + 1; ; n++) {",
+    replace: "  for (let n = 1; ; n++) {",
+    tests: ["test/sandbox/quarantine.test.ts"],
+  },
+  {
+    id: "reap-prunes-quarantine",
+    guard: "dl reap removes dl's cache-dir quarantine folders older than the job retention",
+    why: "what run_bash moved out in server-run delegations (planted configs, the job's files) was kept forever in <cache>/quarantine",
+    file: "src/cli/reap.ts",
+    search: "    pruned_quarantine: pruneQuarantine(config.paths.quarantineDir, Date.now() - retentionMs, dryRun),",
+    replace: "    pruned_quarantine: 0,",
+    tests: ["test/cli/quarantine-dir.test.ts"],
+    build: true,
+  },
+  {
+    id: "quarantine-scrubbed",
+    guard: "what is moved into a quarantine folder is scrubbed of keys (sys/private-tree.ts scrubTree)",
+    why: "a planted settings file holding a key from the job's environment kept it in dl's state until the folder was removed",
+    file: "src/sandbox/tree-verdict.ts",
+    search: "  if (quarantine) scrubQuietly(quarantine);",
+    replace: "",
+    tests: ["test/sandbox/quarantine.test.ts"],
+  },
 ];

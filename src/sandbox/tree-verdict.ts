@@ -1,5 +1,6 @@
 import { lstatSync, mkdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { scrubTree } from "../sys/private-tree.ts";
 import { moveOut, quarantinedIds, whyNot } from "./move-out.ts";
 import type { ScanEntry, TreeScan } from "./tree-scan.ts";
 
@@ -159,6 +160,14 @@ export function judgeTree(
   return { changed: [...changed, ...out.failed], quarantine: out.quarantine, remaining: out.remaining };
 }
 
+function scrubQuietly(dir: string): void {
+  try {
+    scrubTree(dir);
+  } catch {
+    // a file it cannot rewrite is left as moved: the verdict stands either way
+  }
+}
+
 /** Deepest first, so a new folder's own new entries leave with it, not twice. Never throws: what stays is named. */
 function moveAllOut(root: string, impostors: string[], makeQuarantine: () => string) {
   let quarantine: string | null = null;
@@ -181,5 +190,7 @@ function moveAllOut(root: string, impostors: string[], makeQuarantine: () => str
     remaining.push(rel);
     failed.push(`${rel} (could not be moved out: ${why})`);
   }
+  // What the job wrote may hold a key from its environment: none stays in dl's state.
+  if (quarantine) scrubQuietly(quarantine);
   return { quarantine, remaining, failed };
 }

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 
@@ -25,4 +25,29 @@ test("a --quarantine-dir that cannot be made is refused before the run starts", 
   );
   expect(stderr).not.toContain("taking a slot");
   expect(code).not.toBe(0);
+});
+
+test("dl reap removes cache-dir quarantine folders older than the job retention", async () => {
+  const cache = tempDir("reap-quarantine");
+  const old = join(cache, "quarantine/1");
+  const recent = join(cache, "quarantine/2");
+  for (const d of [old, recent]) mkdirSync(d, { recursive: true, mode: 0o700 });
+  const longAgo = Date.now() / 1000 - 400 * 86_400;
+  utimesSync(old, longAgo, longAgo);
+  const run = async (args: string[]) => {
+    const p = Bun.spawn([requireBinary(), "reap", ...args], {
+      env: testEnv({ DELEGATE_CACHE_DIR: cache }),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stdout, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+    return { stdout, code };
+  };
+  const dry = await run(["--dry-run", "--json"]);
+  expect(JSON.parse(dry.stdout).pruned_quarantine).toBe(1);
+  expect(existsSync(old)).toBe(true);
+  const real = await run([]);
+  expect(real.stdout).toContain("quarantine: removed 1 folder(s) older than the job retention");
+  expect(existsSync(old)).toBe(false);
+  expect(existsSync(recent)).toBe(true);
 });
