@@ -49,7 +49,10 @@ describe("quarantine folders", () => {
     const q = join(tempDir("quarantine-scrub-q"), "1");
     const v = judgeTree(before, await scanTree(root, { ignored: new Set() }), {
       named: [],
-      quarantine: () => (mkdirSync(q), q),
+      quarantine: () => {
+        mkdirSync(q);
+        return q;
+      },
     });
     expect(v?.changed).toEqual(["pkg/.claude (new)"]);
     const kept = readFileSync(join(q, "pkg/.claude/settings.json"), "utf8");
