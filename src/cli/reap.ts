@@ -7,6 +7,7 @@ import { PROVIDER_MODULES } from "../jobs/providers/index.ts";
 import { orphanHandOver } from "../jobs/shell/hand-over.ts";
 import { reapAll } from "../jobs/shell/maintenance.ts";
 import { forgetVanishedStores, knownJobStores } from "../jobs/shell/store-registry.ts";
+import { pruneQuarantine } from "../sandbox/index.ts";
 import { selfArgv } from "../sys/self-command.ts";
 import { pruneDelegationTranscripts } from "../usage/transcript-prune.ts";
 import type { DlCommand } from "./command.ts";
@@ -53,6 +54,10 @@ const def = defineCommand({
         process.stdout.write(
           `delegations: ${dryRun ? "would prune" : "pruned"} ${kept.pruned_transcripts} old transcript(s)\n`,
         );
+      if (kept.pruned_quarantine)
+        process.stdout.write(
+          `quarantine: ${dryRun ? "would remove" : "removed"} ${kept.pruned_quarantine} folder(s) older than the job retention\n`,
+        );
       if (reports.length === 0) process.stdout.write("no job stores yet: nothing to reap\n");
       const labels = storeLabels(reports);
       for (const r of reports) {
@@ -83,14 +88,19 @@ export const reapCommand: DlCommand = {
 
 /**
  * What goes after as long as finished jobs do: kept conversations (follow-ups), delegation
- * transcripts, and the registry entries of stores whose folder is gone.
+ * transcripts, dl's cache-dir quarantine folders, and the registry entries of stores whose folder is gone.
  */
-function housekeeping(config: Config, dryRun: boolean): { pruned_conversations: number; pruned_transcripts: number } {
+function housekeeping(
+  config: Config,
+  dryRun: boolean,
+): { pruned_conversations: number; pruned_transcripts: number; pruned_quarantine: number } {
   const retentionMs = config.jobs.retentionDays * 86_400_000;
   forgetVanishedStores(config.paths.storesRegistryDir, config.paths.isolationRoot, dryRun);
   const stores = knownJobStores(config.paths, true);
   return {
     pruned_conversations: dryRun ? 0 : ConversationStore.in(config.paths.stateDirs.agent).prune(retentionMs),
     pruned_transcripts: pruneDelegationTranscripts(stores, Date.now() - retentionMs, dryRun),
+    // What run_bash moved out in delegations the server ran (an agent job's goes with its folder).
+    pruned_quarantine: pruneQuarantine(config.paths.quarantineDir, Date.now() - retentionMs, dryRun),
   };
 }

@@ -14,7 +14,7 @@ import { defaultDeps } from "../services.ts";
 import type { Surface } from "../surface.ts";
 import { hardenProcess } from "../sys/hardening.ts";
 import { canonicalPath, isWithin } from "../sys/paths.ts";
-import { replacePrivate } from "../sys/private-file.ts";
+import { privateDir, replacePrivate } from "../sys/private-file.ts";
 import { terminateAllGroups } from "../sys/process.ts";
 import { VERSION } from "../version.ts";
 import type { DlCommand } from "./command.ts";
@@ -61,7 +61,7 @@ function readSurface(raw: string | undefined): Surface {
 
 /**
  * --quarantine-dir: an agent job's folder for what the run_bash jail moves out. Absolute,
- * and outside the workdir (moved out means out of the delegate's tree).
+ * outside the workdir (moved out means out of the delegate's tree), and a folder dl can make private.
  */
 function readQuarantineDir(raw: string | undefined, workdir: string): string | undefined {
   if (raw === undefined) return undefined;
@@ -73,6 +73,14 @@ function readQuarantineDir(raw: string | undefined, workdir: string): string | u
   const dir = canonicalPath(raw);
   if (isWithin(dir, workdir) || isWithin(workdir, dir))
     throw new DlError("bad_input", `--quarantine-dir ${dir} is invalid: it must lie outside the workdir ${workdir}`);
+  // Made (private) now, before anything runs: a folder dl cannot make would otherwise be
+  // found only when a planted entry has to be moved into it.
+  try {
+    privateDir(dir);
+  } catch (e) {
+    const why = (e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message.slice(0, 200) : String(e));
+    throw new DlError("bad_input", `--quarantine-dir ${dir} is invalid: dl cannot make it a private folder (${why})`);
+  }
   return dir;
 }
 

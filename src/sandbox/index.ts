@@ -21,6 +21,7 @@ export {
 } from "./git-guard.ts";
 export type { JailPlatform, JailPolicy, JailPolicyInput } from "./policy.ts";
 export type { JailProbe } from "./probe.ts";
+export { pruneQuarantine } from "./quarantine.ts";
 export {
   type GitTamper,
   prepareTreeGuard,

@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import { PROTECT_RULES } from "../sys/protected-names.ts";
 import type { JailPolicy } from "./policy.ts";
 
@@ -47,6 +48,19 @@ function protectedNameRegexes(workdir: string): string[] {
   });
 }
 
+/**
+ * The folders between the workdir and each protected path (`scripts` for scripts/fmt.sh):
+ * renamed away (`mv scripts scripts-old`), they take the protected entry with them and
+ * leave its place free for the job's own. The workdir itself is not among them.
+ */
+function ancestorsInside(workdir: string, paths: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const p of paths) {
+    for (let d = dirname(p); d !== workdir && d.startsWith(`${workdir}/`); d = dirname(d)) out.add(d);
+  }
+  return [...out].sort();
+}
+
 /** Device files any CLI writes to (discarding output, its terminal). */
 const DEVICE_WRITES = ["/dev/null", "/dev/zero", "/dev/tty", "/dev/stdout", "/dev/stderr", "/dev/dtracehelper"];
 
@@ -68,6 +82,8 @@ export function sandboxExecProfile(policy: JailPolicy): string {
     ";; Run or obeyed by the host after the job (git dirs, gitfiles, hooks, tool configuration):",
     ";; read-only even inside the writable workdir, and never renamed, removed or replaced.",
     ...rule("deny", "file-write*", [...subpaths(dirs), ...literals(files)]),
+    ";; Nor moved away with a folder above them: those folders cannot be renamed or removed.",
+    ...rule("deny", "file-write-unlink", literals(ancestorsInside(policy.workdir, [...dirs, ...files]))),
     ";; And no new entry of a protected name anywhere in the workdir (case-insensitive, as APFS).",
     ...rule("deny", "file-write*", protectedNameRegexes(policy.workdir)),
     ";; Never visible, not even to stat().",

@@ -10,7 +10,7 @@ import { askGit, type GitAsk, type RepoFacts } from "./git-reach.ts";
 import { type HookKeys, readHookKeys, restoreHookKeys } from "./hook-keys.ts";
 import { makeStandIns, type ProtectedPath, type StandInWish } from "./stand-ins.ts";
 import { MAX_SCAN_ENTRIES, scanTree, type TreeScan } from "./tree-scan.ts";
-import { judgeTree } from "./tree-verdict.ts";
+import { judgeTree, type Tampered } from "./tree-verdict.ts";
 
 /**
  * The principle behind the jail, for one job: nothing a delegate writes is code the host
@@ -274,14 +274,53 @@ async function finishGuard(
     quarantine: () => string;
   },
 ): Promise<TreeVerdict> {
-  const after = await scanTree(workdir, { ignored: s.ignored });
-  const named = [...s.named, ...(s.onPath ? newTopFiles(s.before, after) : [])];
-  const judged = judgeTree(s.before, after, { named, hostOnly: s.hostOnly, quarantine: s.quarantine });
-  const keys = [...s.keys].flatMap(([r, k]) => restoreHookKeys(workdir, r, k));
-  const changes = summarizeChanges(s.before, after, s.ignored);
-  const changed = [...(judged?.changed ?? []), ...keys.map((k) => `${k} (restored)`)];
+  let judged: Tampered | null = null;
+  let unfinished: string | null = null;
+  let after: TreeScan | null = null;
+  let keys: string[] = [];
+  let keysLeft: string[] = [];
+  try {
+    after = await scanTree(workdir, { ignored: s.ignored });
+    const named = [...s.named, ...(s.onPath ? newTopFiles(s.before, after) : [])];
+    judged = judgeTree(s.before, after, { named, hostOnly: s.hostOnly, quarantine: s.quarantine });
+  } catch (e) {
+    // Fail closed: a check that could not finish is a tamper, never a pass.
+    unfinished = e instanceof Error ? e.message.slice(0, 300) : String(e);
+  } finally {
+    ({ keys, keysLeft } = restoreAllHookKeys(workdir, s.keys));
+  }
+  const changes = summarizeChanges(s.before, after ?? s.before, s.ignored);
+  const changed = [...(judged?.changed ?? []), ...keys.map((k) => `${k} (restored)`), ...keysLeft];
+  if (unfinished) changed.push(`(dl could not finish its check of the work tree: ${unfinished})`);
   if (changed.length === 0) return { tamper: null, changes };
+  return {
+    tamper: { failureKind: "jail_git_tampered", message: tamperMessage(changed, judged, unfinished), changed },
+    changes,
+  };
+}
+
+/** Every package.json's hook keys put back; one that cannot be written is named, the others still restored. */
+function restoreAllHookKeys(workdir: string, all: Map<string, HookKeys>): { keys: string[]; keysLeft: string[] } {
+  const keys: string[] = [];
+  const keysLeft: string[] = [];
+  for (const [r, k] of all) {
+    try {
+      keys.push(...restoreHookKeys(workdir, r, k));
+    } catch (e) {
+      keysLeft.push(
+        `${r} (its scripts could not be restored: ${e instanceof Error ? e.message.slice(0, 200) : String(e)})`,
+      );
+    }
+  }
+  return { keys, keysLeft };
+}
+
+function tamperMessage(changed: string[], judged: Tampered | null, unfinished: string | null): string {
   const where = judged?.quarantine ? `; moved out of the workdir to ${judged.quarantine}` : "";
-  const message = `the job wrote git metadata or tool configuration that the host would run or obey (${changed.join(", ")})${where}. Delegates edit the work tree; they do not commit. Its other changes are kept: review them before you commit or run anything.`;
-  return { tamper: { failureKind: "jail_git_tampered", message, changed }, changes };
+  const left = judged?.remaining.length
+    ? ` dl could not move ${judged.remaining.join(", ")} out of the work tree; do not run git there before you remove it.`
+    : unfinished
+      ? " dl could not finish checking the work tree, so what the job planted may still be there; do not run git there before you review it."
+      : "";
+  return `the job wrote git metadata or tool configuration that the host would run or obey (${changed.join(", ")})${where}.${left} Delegates edit the work tree; they do not commit. Its other changes are kept: review them before you commit or run anything.`;
 }

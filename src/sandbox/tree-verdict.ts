@@ -1,5 +1,7 @@
-import { cpSync, lstatSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { lstatSync, mkdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { scrubTree } from "../sys/private-tree.ts";
+import { moveOut, quarantinedIds, whyNot } from "./move-out.ts";
 import type { ScanEntry, TreeScan } from "./tree-scan.ts";
 
 /**
@@ -15,6 +17,8 @@ export interface Tampered {
   changed: string[];
   /** Where the moved-out entries are now; null when nothing was moved. */
   quarantine: string | null;
+  /** The job's entries dl could not move out: still in the work tree. */
+  remaining: string[];
 }
 
 type Watched = Map<string, ScanEntry>;
@@ -51,18 +55,6 @@ function present(path: string): boolean {
   }
 }
 
-function moveOut(root: string, rel: string, quarantine: string): void {
-  const dest = join(quarantine, rel);
-  mkdirSync(dirname(dest), { recursive: true, mode: 0o700 });
-  try {
-    renameSync(join(root, rel), dest);
-  } catch {
-    // Another file system (EXDEV): copy without following links, then remove.
-    cpSync(join(root, rel), dest, { recursive: true, verbatimSymlinks: true });
-    rmSync(join(root, rel), { recursive: true, force: true });
-  }
-}
-
 /** At or under a stand-in that is still the one dl made: written by the host, never by the job (stand-ins.ts). */
 function hostsOwn(rel: string, after: TreeScan, hostOnly: ReadonlyMap<string, string>): boolean {
   for (const [at, id] of hostOnly) {
@@ -76,19 +68,22 @@ function lookup(scan: TreeScan, rel: string): ScanEntry | undefined {
 }
 
 /**
- * Whether `now` can be `was` moved: the same kind and, for a file or link, the same size
- * and modification time (a rename keeps both). With the birth time in the id this is the
- * second check, for file systems that keep none: a new file on a freed inode differs.
+ * Whether `now` can be `was` moved: the same kind and, for a file or link, the same size,
+ * modification time, change time and mode. A rename of a folder above it changes none of
+ * them; an edit does, and though the job can set the modification time back (`touch -d`,
+ * and on a file system without birth times nothing else tells the files apart), it can
+ * never set the change time back. With the birth time in the id this is the second check.
  */
 function sameEntry(was: ScanEntry, now: ScanEntry): boolean {
   if (was.kind !== now.kind) return false;
-  return was.kind === "dir" || was.sig.split(":").slice(0, 2).join(":") === now.sig.split(":").slice(0, 2).join(":");
+  return was.kind === "dir" || was.sig === now.sig;
 }
 
 /**
  * Watched entries that are no longer at their place but are elsewhere in the tree: the
  * job renamed a folder above them (`mv scripts scripts-old`, a bound file's mount moves
- * with it) and may have put its own in their place. Found by device and inode.
+ * with it) and may have put its own in their place. Found by id (device, inode, birth
+ * time) and a matching signature (sameEntry).
  */
 function displaced(was: Watched, now: Watched, after: TreeScan, moved: { from: string }[]) {
   const where = new Map<string, { rel: string; e: ScanEntry }>();
@@ -144,22 +139,58 @@ export function judgeTree(
     moved.push(m);
     changed.push(`${m.from} (moved to ${m.to})`);
   }
-  for (const rel of was.keys())
-    if (!now.has(rel) && !moved.some((m) => m.from === rel)) changed.push(`${rel} (removed)`);
+  const removed = [...was.keys()].filter((rel) => !now.has(rel) && !moved.some((m) => m.from === rel));
+  const removedAt = changed.length;
   for (const rel of namedChanges(before, after, o.named)) {
     if (!now.has(rel) && !hostsOwn(rel, after, host)) {
       impostors.push(rel);
       changed.push(`${rel} (written)`);
     }
   }
-  if (changed.length === 0) return null;
-  let quarantine: string | null = null;
-  // Deepest first, so a new folder's own new entries leave with it, not twice.
-  for (const rel of [...new Set(impostors)].sort((a, b) => b.length - a.length)) {
-    if (!present(join(after.root, rel))) continue;
-    quarantine ??= o.quarantine();
-    moveOut(after.root, rel, quarantine);
-  }
+  if (changed.length === 0 && removed.length === 0) return null;
+  const out = moveAllOut(after.root, impostors, o.quarantine);
   for (const m of moved) putBack(after.root, m);
-  return { changed, quarantine };
+  // An original the job moved into a folder of its own that was moved out is in quarantine now.
+  const inQuarantine = out.quarantine ? quarantinedIds(out.quarantine) : new Map<string, string>();
+  const gone = removed.map((rel) => {
+    const at = inQuarantine.get(was.get(rel)!.id);
+    return at ? `${rel} (moved by the job into a folder dl moved out: now ${at})` : `${rel} (removed)`;
+  });
+  changed.splice(removedAt, 0, ...gone);
+  return { changed: [...changed, ...out.failed], quarantine: out.quarantine, remaining: out.remaining };
+}
+
+function scrubQuietly(dir: string): void {
+  try {
+    scrubTree(dir);
+  } catch {
+    // a file it cannot rewrite is left as moved: the verdict stands either way
+  }
+}
+
+/** Deepest first, so a new folder's own new entries leave with it, not twice. Never throws: what stays is named. */
+function moveAllOut(root: string, impostors: string[], makeQuarantine: () => string) {
+  let quarantine: string | null = null;
+  let noQuarantine: string | null = null;
+  const remaining: string[] = [];
+  const failed: string[] = [];
+  for (const rel of [...new Set(impostors)].sort((a, b) => b.length - a.length)) {
+    if (!present(join(root, rel))) continue;
+    let why = noQuarantine;
+    if (!why) {
+      try {
+        quarantine ??= makeQuarantine();
+        why = moveOut(root, rel, quarantine);
+      } catch (e) {
+        noQuarantine = `no quarantine folder: ${whyNot(e)}`;
+        why = noQuarantine;
+      }
+    }
+    if (why === null) continue;
+    remaining.push(rel);
+    failed.push(`${rel} (could not be moved out: ${why})`);
+  }
+  // What the job wrote may hold a key from its environment: none stays in dl's state.
+  if (quarantine) scrubQuietly(quarantine);
+  return { quarantine, remaining, failed };
 }

@@ -104,6 +104,7 @@ describe("sandbox-exec profile", () => {
     protectedPaths: [
       { path: "/Users/ana/code/app/.git", kind: "file" },
       { path: "/Users/ana/code/app/.claude", kind: "dir" },
+      { path: "/Users/ana/code/app/tools/scripts/fmt.sh", kind: "file" },
     ],
   });
 
@@ -132,6 +133,16 @@ describe("sandbox-exec profile", () => {
     expect(at('  (literal "/usr/bin/open")')).toBeGreaterThan(at("(deny process-exec"));
     at('  (subpath "/Applications")');
     at('  (subpath "/Users/ana/Library/Keychains")');
+  });
+
+  test("the folders above a protected path cannot be renamed away with it (mv tools tools-old)", () => {
+    const profile = sandboxExecProfile(policy);
+    const block = /\(deny file-write-unlink\n((?: {2}.*\n)*)\)/.exec(profile)?.[1] ?? "";
+    expect(block.trimEnd().split("\n")).toEqual([
+      '  (literal "/Users/ana/code/app/tools")',
+      '  (literal "/Users/ana/code/app/tools/scripts")',
+    ]);
+    expect(profile.indexOf("(deny file-write-unlink\n")).toBeGreaterThan(profile.indexOf("(allow file-write*\n"));
   });
 
   test("quotes and backslashes in a path cannot break out of the string", () => {

@@ -7,6 +7,7 @@ import {
   renameSync,
   symlinkSync,
   unlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -67,5 +68,38 @@ describe("judgeTree", () => {
     const v = judgeTree(before, after, { named: [], quarantine: quarantineOf(root) });
     expect(v?.changed).toEqual(["sub/.mcp.json (new)", "CLAUDE.md (removed)"]);
     expect(() => readlinkSync(join(root, "CLAUDE.md"))).toThrow();
+  });
+  test("a moved-away original edited to the same size with its mtime set back is not put back", async () => {
+    const root = tempDir("verdict-edited");
+    mkdirSync(join(root, "scripts"));
+    writeFileSync(join(root, "scripts/fmt.sh"), "exit 0\n");
+    utimesSync(join(root, "scripts/fmt.sh"), 1_000_000_000, 1_000_000_000);
+    const before = await scan(root);
+    renameSync(join(root, "scripts"), join(root, "scripts-old"));
+    writeFileSync(join(root, "scripts-old/fmt.sh"), "exit 9\n");
+    utimesSync(join(root, "scripts-old/fmt.sh"), 1_000_000_000, 1_000_000_000);
+    mkdirSync(join(root, "scripts"));
+    writeFileSync(join(root, "scripts/fmt.sh"), "echo planted\n");
+    const v = judgeTree(before, await scan(root), { named: ["scripts/fmt.sh"], quarantine: quarantineOf(root) });
+    expect(v?.changed).toEqual(["scripts/fmt.sh (replaced)"]);
+    expect(() => readFileSync(join(root, "scripts/fmt.sh"), "utf8")).toThrow();
+    expect(readFileSync(join(root, "scripts-old/fmt.sh"), "utf8")).toBe("exit 9\n");
+  });
+
+  test("an original the job moved into a folder it planted is named where it is: in quarantine", async () => {
+    const root = tempDir("verdict-into-planted");
+    mkdirSync(join(root, "scripts"));
+    writeFileSync(join(root, "scripts/fmt.sh"), "exit 0\n");
+    const before = await scan(root);
+    mkdirSync(join(root, "pkg/.claude"), { recursive: true });
+    renameSync(join(root, "scripts"), join(root, "pkg/.claude/scripts"));
+    const q = quarantineOf(root);
+    const v = judgeTree(before, await scan(root), { named: ["scripts/fmt.sh"], quarantine: q });
+    const at = join(v!.quarantine!, "pkg/.claude/scripts/fmt.sh");
+    expect(v?.changed).toEqual([
+      "pkg/.claude (new)",
+      `scripts/fmt.sh (moved by the job into a folder dl moved out: now ${at})`,
+    ]);
+    expect(readFileSync(at, "utf8")).toBe("exit 0\n");
   });
 });
