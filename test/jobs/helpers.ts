@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { type EngineOptions, JobEngine } from "../../src/jobs/engine/engine.ts";
 import { flockJobLocks, selfOwner, sysIdentities } from "../../src/jobs/engine/machine.ts";
 import type { RunOutput } from "../../src/jobs/engine/provider.ts";
-import type { NewJob } from "../../src/store/types.ts";
+import type { JobStore } from "../../src/store/jobs.ts";
+import type { JobRow, NewJob } from "../../src/store/types.ts";
 import { testProvider } from "../fixture/jobs-provider.ts";
 
 const TOOL_ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" };
@@ -95,6 +96,32 @@ export function liveCodexRow(id: string, owner: { pid: number; startTime: string
     owner_start: owner.startTime,
     server_id: "srv-test",
   };
+}
+
+/**
+ * A running row of the test provider owned by this process, as the engine leaves it after
+ * claimLaunch: what a runner test hands runJob.
+ */
+export function insertRunning(store: JobStore, id: string, workdir: string, task = "{}"): JobRow {
+  const me = selfOwner();
+  const now = Date.now();
+  store.insertMany([
+    {
+      id,
+      provider: "test",
+      project: workdir,
+      workdir,
+      workspace_root: workdir,
+      task,
+      timeout_s: 60,
+      created_at: now,
+      owner_pid: me.pid,
+      owner_start: me.startTime,
+      server_id: "srv-test",
+    },
+  ]);
+  store.update(id, { status: "running", started_at: now, last_activity_at: now }, ["queued"]);
+  return store.get(id)!;
 }
 
 export { pidAlive } from "../helpers/proc.ts";

@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { selfOwner, sysIdentities } from "../../../src/jobs/engine/machine.ts";
+import { sysIdentities } from "../../../src/jobs/engine/machine.ts";
 import type { Provider } from "../../../src/jobs/engine/provider.ts";
 import { type RunnerContext, runJob } from "../../../src/jobs/engine/runner.ts";
 import { prepareTreeGuard, treeReport } from "../../../src/sandbox/index.ts";
@@ -10,7 +10,7 @@ import { JobStore } from "../../../src/store/jobs.ts";
 import type { JobRow } from "../../../src/store/types.ts";
 import { testProvider } from "../../fixture/jobs-provider.ts";
 import { tempFolder } from "../../helpers/dl.ts";
-import { makeRepo } from "../helpers.ts";
+import { insertRunning, makeRepo } from "../helpers.ts";
 
 /**
  * The runner's end of the tree guard: a job whose run planted a nested repository ends
@@ -60,26 +60,8 @@ function ctx(): RunnerContext {
 }
 
 test("a run that made a nested repository fails jail_git_tampered, names it, and it is moved out", async () => {
-  const me = selfOwner();
-  const now = Date.now();
   const id = "tj-tamper1";
-  store.insertMany([
-    {
-      id,
-      provider: "test",
-      project: repo,
-      workdir: repo,
-      workspace_root: repo,
-      task: "{}",
-      timeout_s: 60,
-      created_at: now,
-      owner_pid: me.pid,
-      owner_start: me.startTime,
-      server_id: "srv-test",
-    },
-  ]);
-  store.update(id, { status: "running", started_at: now, last_activity_at: now }, ["queued"]);
-  await runJob(store.get(id)!, ctx(), new AbortController().signal);
+  await runJob(insertRunning(store, id, repo), ctx(), new AbortController().signal);
   const row = store.get(id)!;
   expect(row.status).toBe("failed");
   expect(row.failure_kind).toBe("jail_git_tampered");

@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import { selfOwner, sysIdentities } from "../../../src/jobs/engine/machine.ts";
+import { sysIdentities } from "../../../src/jobs/engine/machine.ts";
 import type { Provider } from "../../../src/jobs/engine/provider.ts";
 import { type RunnerContext, runJob } from "../../../src/jobs/engine/runner.ts";
 import { JobStore } from "../../../src/store/jobs.ts";
@@ -8,7 +8,7 @@ import { markedEntry } from "../../../src/sys/jail-start.ts";
 import { testProvider } from "../../fixture/jobs-provider.ts";
 import { tempFolder } from "../../helpers/dl.ts";
 import { skipBwrap } from "../../sandbox/jail-env.ts";
-import { makeRepo } from "../helpers.ts";
+import { insertRunning, makeRepo } from "../helpers.ts";
 
 /**
  * The runner's end of a jail that never started its command: the job fails
@@ -53,26 +53,8 @@ function ctx(): RunnerContext {
 }
 
 test.skipIf(skipBwrap)("a jail whose set-up failed ends the job jail_unavailable with the cause and fix", async () => {
-  const me = selfOwner();
-  const now = Date.now();
   const id = "tj-setup1";
-  store.insertMany([
-    {
-      id,
-      provider: "test",
-      project: repo,
-      workdir: repo,
-      workspace_root: repo,
-      task: "{}",
-      timeout_s: 60,
-      created_at: now,
-      owner_pid: me.pid,
-      owner_start: me.startTime,
-      server_id: "srv-test",
-    },
-  ]);
-  store.update(id, { status: "running", started_at: now, last_activity_at: now }, ["queued"]);
-  await runJob(store.get(id)!, ctx(), new AbortController().signal);
+  await runJob(insertRunning(store, id, repo), ctx(), new AbortController().signal);
   const row = store.get(id)!;
   expect(row).toMatchObject({ status: "failed", failure_kind: "jail_unavailable" });
   expect(row.final_response).toStartWith("the jail could not start, so the job did not run: pasta failed");

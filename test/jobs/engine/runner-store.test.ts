@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { DlError } from "../../../src/errors.ts";
-import { selfOwner, sysIdentities } from "../../../src/jobs/engine/machine.ts";
+import { sysIdentities } from "../../../src/jobs/engine/machine.ts";
 import { OUTCOME_RESERVE, readOutcome, reserveOutcome, saveOutcome } from "../../../src/jobs/engine/outcome-file.ts";
 import { reapDeadOwners } from "../../../src/jobs/engine/reaper.ts";
 import { type RunnerContext, runJob } from "../../../src/jobs/engine/runner.ts";
@@ -11,7 +11,7 @@ import type { JobPatch, JobRow } from "../../../src/store/types.ts";
 import { knowSecrets } from "../../../src/sys/redact.ts";
 import { testProvider, testTask } from "../../fixture/jobs-provider.ts";
 import { tempFolder } from "../../helpers/dl.ts";
-import { makeRepo, pidAlive, until } from "../helpers.ts";
+import { insertRunning, makeRepo, pidAlive, until } from "../helpers.ts";
 
 const root = tempFolder("dl-runner-store");
 afterAll(root.cleanup);
@@ -23,27 +23,7 @@ let n = 0;
 
 /** A running row, as the engine leaves it after claimLaunch. */
 function runningRow(spec: Parameters<typeof testTask>[1]): JobRow {
-  const id = `tj-store${++n}`;
-  const t = testTask(trees[0]!, spec);
-  const me = selfOwner();
-  const now = Date.now();
-  store.insertMany([
-    {
-      id,
-      provider: "test",
-      project: trees[0]!,
-      workdir: trees[0]!,
-      workspace_root: trees[0]!,
-      task: t.task as string,
-      timeout_s: 60,
-      created_at: now,
-      owner_pid: me.pid,
-      owner_start: me.startTime,
-      server_id: "srv-test",
-    },
-  ]);
-  store.update(id, { status: "running", started_at: now, last_activity_at: now }, ["queued"]);
-  return store.get(id)!;
+  return insertRunning(store, `tj-store${++n}`, trees[0]!, testTask(trees[0]!, spec).task as string);
 }
 
 /** The real store, except that update() throws while `fails(patch)` says so. */
