@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { JobStore } from "../../src/store/jobs.ts";
 import { tempDir } from "../helpers/dl.ts";
+import { newJob } from "./helpers.ts";
 
 /**
  * A job's supervisor takes it over from the server that queued it. The attack: two
@@ -8,18 +9,7 @@ import { tempDir } from "../helpers/dl.ts";
  * retried handoff) must not both run it, and a handoff that lost the race must not
  * rename the winner's job as its own.
  */
-const queued = (id: string, server: string) => ({
-  id,
-  provider: "test",
-  project: "p",
-  workdir: "/w",
-  workspace_root: "/w",
-  task: "t",
-  created_at: 1,
-  server_id: server,
-  owner_pid: 1,
-  owner_start: "s",
-});
+const queued = (id: string, server: string) => newJob(id, { server_id: server, owner_pid: 1, owner_start: "s" });
 
 describe("a supervisor adopts its job", () => {
   test("only one supervisor adopts a job, and only while it is queued under the server that handed it over", () => {

@@ -6,19 +6,12 @@ import { JobStore } from "../../src/store/jobs.ts";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
 import { tempDir } from "../helpers/dl.ts";
 import { until } from "../helpers/until.ts";
+import { newJob } from "./helpers.ts";
 
 /** A fresh store folder; the suite's root (and it) is deleted at the end of the run. */
 const storeDir = () => tempDir("dl-store");
 
-const job = (id: string) => ({
-  id,
-  provider: "test",
-  project: "p",
-  workdir: "/w",
-  workspace_root: "/w",
-  task: "t",
-  created_at: 1,
-});
+const job = (id: string) => newJob(id);
 
 describe("JobStore", () => {
   test("migrates to the latest schema in WAL mode and reopens idempotently", () => {

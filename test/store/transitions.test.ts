@@ -4,18 +4,11 @@ import { JobStore } from "../../src/store/jobs.ts";
 import { canMove, LEGAL_MOVES, movesInto } from "../../src/store/transitions.ts";
 import { ACTIVE_STATUSES, type JobStatus, TERMINAL_STATUSES } from "../../src/store/types.ts";
 import { tempDir } from "../helpers/dl.ts";
+import { newJob } from "./helpers.ts";
 
 const ALL: JobStatus[] = [...ACTIVE_STATUSES, ...TERMINAL_STATUSES];
 
-const job = (id: string) => ({
-  id,
-  provider: "test",
-  project: "p",
-  workdir: "/w",
-  workspace_root: "/w",
-  task: "t",
-  created_at: 1,
-});
+const job = (id: string) => newJob(id);
 
 describe("the legal moves of a job's status", () => {
   test("the table, whole: every pair of statuses is either a listed move or refused", () => {
