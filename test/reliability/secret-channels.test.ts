@@ -10,7 +10,6 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
-  statSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -25,6 +24,7 @@ import { connectTaskDl, type TaskDl } from "../helpers/task-session.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 import { skipBwrap } from "../sandbox/jail-env.ts";
+import { argvOf, filesUnder } from "./channel-files.ts";
 
 /**
  * The channel search of issue 30, through dist/dl: a distinctive key in every place a key
@@ -148,37 +148,13 @@ function occurrences(text: string): Record<string, number> {
 function everyArgv(): string {
   return readdirSync("/proc")
     .filter((p) => /^\d+$/.test(p))
-    .map((p) => {
-      try {
-        return readFileSync(`/proc/${p}/cmdline`, "latin1").replaceAll("\0", " ");
-      } catch {
-        return "";
-      }
-    })
+    .map(argvOf)
     .join("\n");
 }
 /** argv of every process, taken whenever a fake endpoint answers (while dl's children run). */
 const argvSeen: string[] = [];
 /** The same while the Codex CLI was asking its endpoint. */
 const codexArgvSeen: string[] = [];
-
-/** Every regular file under `dir`, as bytes read leniently (SQLite pages included). */
-function filesUnder(dir: string): [string, string][] {
-  let names: string[];
-  try {
-    names = readdirSync(dir, { recursive: true }) as string[];
-  } catch {
-    return [];
-  }
-  return names.flatMap((name): [string, string][] => {
-    const p = join(dir, name);
-    try {
-      return statSync(p).isFile() ? [[p, readFileSync(p).toString("latin1")]] : [];
-    } catch {
-      return [];
-    }
-  });
-}
 
 /** `dir` and everything under it that is not 0700 (folders) or 0600 (files), with its mode. */
 function openToOthers(dir: string): string[] {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
@@ -9,6 +9,7 @@ import { connectTaskDl, type TaskDl } from "../helpers/task-session.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 import { skipBwrap } from "../sandbox/jail-env.ts";
+import { argvOf, filesUnder } from "./channel-files.ts";
 
 /**
  * The channels of issue 30 that exist only while jobs run, through dist/dl: jobs of all
@@ -63,30 +64,6 @@ function keysIn(text: string, allowed: readonly string[] = []): string[] {
   return Object.entries(KEYS).flatMap(([name, v]) => (text.includes(v) && !allowed.includes(v) ? [name] : []));
 }
 
-function filesUnder(dir: string): [string, string][] {
-  let names: string[];
-  try {
-    names = readdirSync(dir, { recursive: true }) as string[];
-  } catch {
-    return [];
-  }
-  return names.flatMap((name): [string, string][] => {
-    const p = join(dir, name);
-    try {
-      return statSync(p).isFile() ? [[p, readFileSync(p).toString("latin1")]] : [];
-    } catch {
-      return [];
-    }
-  });
-}
-
-const argvOf = (pid: string) => {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "latin1").replaceAll("\0", " ");
-  } catch {
-    return "";
-  }
-};
 const parentOf = (pid: string) => {
   try {
     return (

@@ -1,0 +1,29 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+
+/** Every regular file under `dir`, as bytes read leniently (SQLite pages included): what the channel suites search. */
+export function filesUnder(dir: string): [string, string][] {
+  let names: string[];
+  try {
+    names = readdirSync(dir, { recursive: true }) as string[];
+  } catch {
+    return [];
+  }
+  return names.flatMap((name): [string, string][] => {
+    const p = join(dir, name);
+    try {
+      return statSync(p).isFile() ? [[p, readFileSync(p).toString("latin1")]] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** A process's argv (/proc/<pid>/cmdline, which every local user can read); "" once it is gone. */
+export function argvOf(pid: string): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "latin1").replaceAll("\0", " ");
+  } catch {
+    return "";
+  }
+}
