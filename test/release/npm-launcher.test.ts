@@ -133,6 +133,21 @@ describe("the npm launcher picks the target of the machine it runs on", () => {
   });
 });
 
+describe("the npm launcher and install.sh", () => {
+  /** The body of a POSIX sh function `name() { … }` (to its closing brace at column 0). */
+  const body = (file: string, name: string) => {
+    const m = new RegExp(`^${name}\\(\\) \\{\\n([\\s\\S]*?)^\\}`, "m").exec(readFileSync(file, "utf8"));
+    if (!m) throw new Error(`${file} has no function ${name}`);
+    return m[1]!.replace(/^\s+/gm, "");
+  };
+
+  test("tell glibc from musl by the same steps (the two scripts cannot share code; they must not drift)", () => {
+    const launcher = body(LAUNCHER_SH, "libc");
+    expect(launcher).toContain("ldd --version");
+    expect(launcher).toBe(body(join(ROOT, "install.sh"), "detect_libc"));
+  });
+});
+
 describe("the npm launcher says what to do when no binary fits", () => {
   test("no package for this machine: one line naming the target, the package, npm's flag and install.sh; exit 1", async () => {
     const { bin } = globalInstall({ platform: false });
