@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
 import { JobStore } from "../../src/store/jobs.ts";
 import type { JobRow } from "../../src/store/types.ts";
 import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { type FakeResponses, type SeenRequest, type Step, startFakeResponses } from "../fixture/fake-responses.ts";
-import { codexServeEnv, markerRouter } from "../helpers/codex-home.ts";
+import { allProvidersEnv } from "../helpers/all-providers.ts";
+import { markerRouter } from "../helpers/codex-home.ts";
 import { requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
 import { supervisorOf } from "../helpers/supervisor.ts";
@@ -27,8 +28,6 @@ import { skipBwrap } from "../sandbox/jail-env.ts";
  * stays in the job's out_dir).
  */
 const KEY = "sk-outlive";
-const FAKE_AGY = join(import.meta.dir, "..", "fixture", "fake-agy.sh");
-const FAKE_DSH = join(import.meta.dir, "..", "fixture", "fake-dsh.sh");
 /** A model that never answers: its job holds its slot until it is killed. */
 const BLOCKING_MODEL = "local-blocking";
 
@@ -75,24 +74,9 @@ beforeAll(async () => {
     join(agentsDir, "helper.md"),
     "---\nname: helper\ndescription: helper\ntools: write_file\n---\nHelp.\n",
   );
-  const modelsFile = join(root, "dsh-models.json");
-  writeFileSync(modelsFile, JSON.stringify({ models: { "ds-flash": { model: "deepseek-v4-flash", enabled: true } } }));
   env = {
-    ...codexServeEnv(root, codexFake.baseUrl, join(root, "codex-jobs")),
+    ...allProvidersEnv({ root, modelUrl: fake.anthropicUrl, key: KEY, agentsDir, codexBaseUrl: codexFake.baseUrl }),
     XDG_CACHE_HOME: join(root, "cache"),
-    DELEGATE_LOCAL_URL: fake.anthropicUrl,
-    DELEGATE_LOCAL_KEY: KEY,
-    DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
-    DELEGATE_AGENT_STATE_DIR: join(root, "agent-jobs"),
-    DELEGATE_AGY_BIN: FAKE_AGY,
-    DELEGATE_GEMINI_ALLOW_DANGER: "1",
-    DELEGATE_GEMINI_STATE_DIR: join(root, "gemini-jobs"),
-    DELEGATE_DSH_LAUNCHER: FAKE_DSH,
-    DELEGATE_DSH_MODELS_FILE: modelsFile,
-    DELEGATE_DSH_STATE_DIR: join(root, "dsh-jobs"),
-    DELEGATE_CODEX_STAGGER_S: "0",
-    DELEGATE_DSH_STAGGER_S: "0",
-    DELEGATE_TOOLS: "all",
     DELEGATE_TASK_INLINE_S: "0",
   };
 });

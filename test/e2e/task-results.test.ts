@@ -7,7 +7,8 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/
 import { resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
 import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
-import { codexServeEnv, markerRouter } from "../helpers/codex-home.ts";
+import { allProvidersEnv } from "../helpers/all-providers.ts";
+import { markerRouter } from "../helpers/codex-home.ts";
 import { requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { connectTaskDl, type TaskDl } from "../helpers/task-session.ts";
 import { makeRepo } from "../jobs/helpers.ts";
@@ -25,8 +26,6 @@ import { skipBwrap } from "../sandbox/jail-env.ts";
  */
 const KEY = "sk-task-results";
 const MODEL = "local-results-model";
-const FAKE_AGY = join(import.meta.dir, "..", "fixture", "fake-agy.sh");
-const FAKE_DSH = join(import.meta.dir, "..", "fixture", "fake-dsh.sh");
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { text: string }[] };
 type Tool = { name: string; outputSchema?: Record<string, unknown> };
@@ -57,24 +56,9 @@ beforeAll(async () => {
   root = tempDir("task-results");
   const agentsDir = tempDir("task-results-agents");
   writeFileSync(join(agentsDir, "helper.md"), "---\nname: helper\ndescription: helper\n---\nYou help.\n");
-  const modelsFile = join(root, "dsh-models.json");
-  writeFileSync(modelsFile, JSON.stringify({ models: { "ds-flash": { model: "deepseek-v4-flash", enabled: true } } }));
   env = {
-    ...codexServeEnv(root, codexFake.baseUrl, join(root, "codex-jobs")),
-    DELEGATE_LOCAL_URL: fake.anthropicUrl,
-    DELEGATE_LOCAL_KEY: KEY,
-    DELEGATE_LOCAL_AGENTS_DIR: agentsDir,
-    DELEGATE_AGENT_STATE_DIR: join(root, "agent-jobs"),
+    ...allProvidersEnv({ root, modelUrl: fake.anthropicUrl, key: KEY, agentsDir, codexBaseUrl: codexFake.baseUrl }),
     DELEGATE_PROVIDER_ALLOW_HOSTS: "127.0.0.1",
-    DELEGATE_AGY_BIN: FAKE_AGY,
-    DELEGATE_GEMINI_ALLOW_DANGER: "1",
-    DELEGATE_GEMINI_STATE_DIR: join(root, "gemini-jobs"),
-    DELEGATE_DSH_LAUNCHER: FAKE_DSH,
-    DELEGATE_DSH_MODELS_FILE: modelsFile,
-    DELEGATE_DSH_STATE_DIR: join(root, "dsh-jobs"),
-    DELEGATE_CODEX_STAGGER_S: "0",
-    DELEGATE_DSH_STAGGER_S: "0",
-    DELEGATE_TOOLS: "all",
     // Every call becomes a task, however quickly it ends: what is compared is the result.
     DELEGATE_TASK_INLINE_S: "0",
   };
