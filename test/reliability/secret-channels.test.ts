@@ -81,6 +81,12 @@ const searched = (k: string) => [
 ];
 /** Words of a task that are no key but no other user may read: never in a process's argv. */
 const PRIVATE_TASK_WORDS = `private-plan-${MARK}`;
+/**
+ * Words only the Codex job's task holds: what is looked for in every argv while Codex
+ * runs. (agy's task is its -p argument, a documented limit: a Gemini job running at the
+ * same moment holds the shared words in its argv.)
+ */
+const CODEX_TASK_WORDS = `codex-plan-${MARK}`;
 
 const LOCAL_MODEL = "local-secrets-model";
 const ENV_FILE = [
@@ -236,7 +242,7 @@ async function attack(c: Ctx, gateway: FakeModel, provider: FakeModel): Promise<
   expect(argvSeen.length).toBeGreaterThan(0);
   outputs.push(["argv of every process while dl's children ran", [...argvSeen, ...codexArgvSeen].join("\n")]);
   if (c.codex) expect(codexArgvSeen.length).toBeGreaterThan(0);
-  expect(codexArgvSeen.filter((a) => a.includes(PRIVATE_TASK_WORDS))).toEqual([]);
+  expect(codexArgvSeen.filter((a) => a.includes(CODEX_TASK_WORDS))).toEqual([]);
   const dirs = [
     "codex-state",
     "gemini-state",
@@ -420,7 +426,7 @@ async function submitJobs(c: Ctx, s: TaskDl, gateway: FakeModel): Promise<string
       tasks: [{ task: TASK, workdir: attackRepo(c, "codex-refused"), model: KEYS.model }],
     });
     expect(refused.isError).toBe(true);
-    ids.push(await submit("submit_codex", { task: TASK, workdir: attackRepo(c, "codex") }));
+    ids.push(await submit("submit_codex", { task: `${TASK}; ${CODEX_TASK_WORDS}`, workdir: attackRepo(c, "codex") }));
   }
   if (c.gemini) ids.push(await submit("submit_gemini", { task: TASK, workdir: attackRepo(c, "gemini") }));
   return ids;
