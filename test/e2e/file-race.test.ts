@@ -13,6 +13,7 @@ import { lineReader } from "../helpers/lines.ts";
  */
 const SWAPPER = resolve(import.meta.dir, "..", "fixture", "symlink-swapper.ts");
 const CALLS = 150;
+const MAX_ROUNDS = 12;
 let fake: FakeModel;
 let session: DlSession;
 
@@ -42,12 +43,21 @@ describe("file tools against a racing symlink swap", () => {
     const line = lineReader(swapper.stdout);
     expect(await line()).toBe("started");
 
-    const tools = [];
-    for (let i = 0; i < CALLS; i++) {
-      tools.push({ name: "read_file", input: { path: "d/file.txt" } });
-      tools.push({ name: "write_file", input: { path: `d/w${i}.txt`, content: "PLANTED\n" } });
-    }
-    fake.script("glm-race", { tools }, { tools }, { text: "done" });
+    // How often a read lands between two swaps depends on the machine's timing, so the
+    // model keeps asking (a batch per turn) until one read went through: a real race,
+    // not refusals only. At most MAX_ROUNDS batches, then it stops and the test says so.
+    let round = 0;
+    fake.always((req) => {
+      const readThrough = JSON.stringify(req.body.messages).includes("inside-content");
+      if ((round >= 2 && readThrough) || round >= MAX_ROUNDS) return { text: "done" };
+      const tools = [];
+      for (let i = 0; i < CALLS; i++) {
+        tools.push({ name: "read_file", input: { path: "d/file.txt" } });
+        tools.push({ name: "write_file", input: { path: `d/w${round}-${i}.txt`, content: "PLANTED\n" } });
+      }
+      round++;
+      return { tools };
+    }, "glm-race");
     const res = await session.client.callTool(
       {
         name: "delegate_to_local_agent",
@@ -60,7 +70,7 @@ describe("file tools against a racing symlink swap", () => {
     expect(res.isError).toBeFalsy();
 
     const seen = fake.requests.slice(1).map((q) => JSON.stringify(q.body));
-    expect(seen.length).toBe(2);
+    expect(seen.length).toBe(round);
     const leaked = seen.filter((body) => body.includes("SECRET-OUTSIDE")).length;
     expect(leaked).toBe(0);
     // The race was real work, not refusals only: some reads went through.
