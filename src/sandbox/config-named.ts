@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { canonicalPath, isWithin } from "../sys/paths.ts";
 import { ruleForName } from "../sys/protected-names.ts";
@@ -164,11 +164,12 @@ interface Words {
   paths: PathDir[];
 }
 
-/** The regular files of an entry (itself, or what a folder holds), without following links. */
-function filesOf(entry: string): string[] {
-  const out: string[] = [];
+/** The regular files and the links of an entry (itself, or what a folder holds), without following links. */
+function filesOf(entry: string): { files: string[]; links: string[] } {
+  const files: string[] = [];
+  const links: string[] = [];
   const stack = [entry];
-  while (stack.length > 0 && out.length < MAX_FILES) {
+  while (stack.length > 0 && files.length + links.length < MAX_FILES) {
     const p = stack.pop()!;
     let st: ReturnType<typeof lstatSync>;
     try {
@@ -176,7 +177,8 @@ function filesOf(entry: string): string[] {
     } catch {
       continue;
     }
-    if (st.isFile()) out.push(p);
+    if (st.isFile()) files.push(p);
+    else if (st.isSymbolicLink()) links.push(p);
     else if (st.isDirectory()) {
       try {
         for (const n of readdirSync(p)) stack.push(join(p, n));
@@ -185,7 +187,17 @@ function filesOf(entry: string): string[] {
       }
     }
   }
-  return out;
+  return { files, links };
+}
+
+/** What a link of a protected entry reaches inside the tree (a hook linked to `scripts/pre-commit`): the host reads through it. */
+function linkTargets(link: string, workdir: string): string[] {
+  try {
+    const to = readlinkSync(link);
+    return linkChain(isAbsolute(to) ? resolve(to) : resolve(dirname(link), to), workdir);
+  } catch {
+    return [];
+  }
 }
 
 /**
@@ -248,15 +260,21 @@ function resolveWord(word: string, bases: string[], o: NamedOptions, run: Readon
 /**
  * Every regular file of the work tree a protected entry (a config file or folder, at
  * `entry`) names, every package.json script it runs, and what those name in turn; the
- * entry's own files excluded.
+ * entry's own files excluded. `project`: where its host runs it (the folder holding the
+ * entry, or git's work tree root for a hook).
  */
-export function namedByToolConfig(entry: string, o: NamedOptions): NamedByConfig {
-  const project = dirname(entry);
-  const own = new Set(filesOf(entry));
+export function namedByToolConfig(entry: string, o: NamedOptions, project = dirname(entry)): NamedByConfig {
+  const { files, links } = filesOf(entry);
+  const own = new Set(files);
   const found = new Set<string>();
   const scripts = new Map<string, { pkg: string; name: string }>();
   const onPath: PathDir[] = [];
   let level: Source[] = [...own].map((file) => ({ file, memory: isMemory(file) }));
+  for (const abs of links.flatMap((l) => linkTargets(l, o.workdir)))
+    if (!found.has(abs)) {
+      found.add(abs);
+      level.push({ file: abs, memory: isMemory(abs) });
+    }
   // Scripts are followed MAX_DEPTH levels; a memory file's imports as deep as Claude Code follows them.
   for (let depth = 0; depth < Math.max(MAX_DEPTH, IMPORT_HOPS) && level.length > 0; depth++) {
     const next: Source[] = [];

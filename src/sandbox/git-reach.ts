@@ -26,6 +26,8 @@ export interface RepoFacts {
   hooksDirs: string[];
   /** Files and folders the configuration names (config files, includes, path-like values). */
   named: string[];
+  /** Every config file git read (each scope, each include), for what its values run (git-runs.ts). */
+  configFiles: string[];
   /** The config files it includes (`include.path`, `includeIf.*.path`), resolved; git reads them at every command, present or not. */
   includes: string[];
   /** Ignored folders of the work tree (absolute). */
@@ -109,13 +111,15 @@ function resolveWord(word: string, base: string, home: string): string {
 export function namedByConfig(
   entries: ReturnType<typeof parseConfigList>,
   where: { toplevel: string | null; gitDir: string; home: string },
-): { hooksDirs: string[]; named: string[]; includes: string[] } {
+): { hooksDirs: string[]; named: string[]; includes: string[]; configFiles: string[] } {
   const base = where.toplevel ?? where.gitDir;
   const hooksDirs: string[] = [];
+  const configFiles = new Set<string>();
   const includes: string[] = [];
   const named = new Set<string>();
   for (const e of entries) {
     if (e.origin) named.add(resolve(base, e.origin));
+    if (e.origin) configFiles.add(resolve(base, e.origin));
     if (e.key === "core.hookspath" && e.value) hooksDirs.push(resolveWord(e.value, base, where.home));
     // An include's path is relative to the file that holds it; other values to the work tree.
     const isInclude = /^include(if\..*)?\.path$/.test(e.key);
@@ -124,7 +128,7 @@ export function namedByConfig(
     for (const w of words) if (w) named.add(resolveWord(w, from, where.home));
     if (isInclude && e.value) includes.push(resolveWord(e.value, from, where.home));
   }
-  return { hooksDirs, named: [...named], includes };
+  return { hooksDirs, named: [...named], includes, configFiles: [...configFiles] };
 }
 
 /** The repository `dir` belongs to, as git sees it from there; null when it is in none. */
@@ -140,7 +144,11 @@ export async function askGit(dir: string, home: string, o: GitAsk): Promise<Repo
   const insideGitDir = insideGit === "true" || bare === "true";
   const toplevel = insideGitDir ? null : ((await git(dir, ["rev-parse", "--show-toplevel"], o))?.trim() ?? null);
   const config = await git(dir, ["config", "--list", "--show-origin", "-z"], o);
-  const { hooksDirs, named, includes } = namedByConfig(parseConfigList(config ?? ""), { toplevel, gitDir, home });
+  const { hooksDirs, named, includes, configFiles } = namedByConfig(parseConfigList(config ?? ""), {
+    toplevel,
+    gitDir,
+    home,
+  });
   const ignored = toplevel
     ? await git(toplevel, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], o)
     : null;
@@ -148,5 +156,6 @@ export async function askGit(dir: string, home: string, o: GitAsk): Promise<Repo
     .split("\0")
     .filter((p) => p.endsWith("/"))
     .map((p) => resolve(toplevel!, p));
-  return { gitDir, commonDir: resolve(dir, common), toplevel, insideGitDir, hooksDirs, named, includes, ignoredDirs };
+  const commonDir = resolve(dir, common);
+  return { gitDir, commonDir, toplevel, insideGitDir, hooksDirs, named, includes, configFiles, ignoredDirs };
 }

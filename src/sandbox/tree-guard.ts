@@ -7,6 +7,7 @@ import { type ChangeSummary, summarizeChanges } from "./change-summary.ts";
 import { aboveTop, namedByToolConfig, namedFromAbove } from "./config-named.ts";
 import type { PathDir } from "./config-programs.ts";
 import { askGit, type GitAsk, type RepoFacts } from "./git-reach.ts";
+import { runByGit } from "./git-runs.ts";
 import { type HookKeys, readHookKeys, restoreHookKeys } from "./hook-keys.ts";
 import { makeStandIns, type ProtectedPath, type StandInWish } from "./stand-ins.ts";
 import { MAX_SCAN_ENTRIES, scanTree, type TreeScan } from "./tree-scan.ts";
@@ -165,7 +166,9 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
   // The configurations of the repository above a subfolder workdir run files of it too.
   const top = aboveTop(workdir, o.project, repos[0]?.toplevel ?? null);
   const above = namedFromAbove(workdir, top, (abs) => underAny(rel(workdir, abs), o.ignored));
-  for (const p of [...run.files, ...above.files]) {
+  // What git's hooks and config files run of the tree (a hook linked to scripts/pre-commit).
+  const byGit = repos.flatMap((r) => runByGit(r, workdir, (abs) => underAny(rel(workdir, abs), o.ignored)));
+  for (const p of [...run.files, ...above.files, ...byGit]) {
     named.add(rel(workdir, p));
     add(p);
   }

@@ -47,6 +47,10 @@ git add -A && git commit -q -m init
 git -c protocol.file.allow=always submodule add -q ../lib sub 2>/dev/null && git commit -q -m sub
 git init -q -b main vendor/nested && git -C vendor/nested commit -q --allow-empty -m nested
 for h in .git/hooks .git/modules/sub/hooks vendor/nested/.git/hooks; do ${EXIT0} > $h/pre-commit; chmod +x $h/pre-commit; done
+# Hooks that run scripts of the tree: one a link to it (the usual \`make hooks\`), one calling it.
+mkdir -p scripts/hooks && ${EXIT0} > scripts/hooks/prepare-commit-msg && ${EXIT0} > scripts/msg-check.sh
+chmod +x scripts/hooks/prepare-commit-msg && ln -s ../../scripts/hooks/prepare-commit-msg .git/hooks/prepare-commit-msg
+printf '#!/bin/sh\nexec sh scripts/msg-check.sh "$@"\n' > .git/hooks/commit-msg && chmod +x .git/hooks/commit-msg
 # An include of a file the tree does not have (yet): git reads it at every command.
 git config include.path ../.gitconfig.project
 `;

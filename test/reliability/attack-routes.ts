@@ -504,6 +504,15 @@ text hook-configs .overcommit.yml "PreCommit:\\n  X:\\n    command: ['sh', '$s']
     unchanged: ["scripts/fmt.sh", "tools/mcp.js", "scripts/lint.sh", "scripts/lint.js"],
   },
   {
+    id: "hook-runs-tree",
+    reaches: true,
+    layout: "repo",
+    klass: "commit",
+    sh: "put hook-runs-tree scripts/hooks/prepare-commit-msg; put hook-runs-tree scripts/msg-check.sh",
+    tools: (_w, pay) => [write("scripts/hooks/prepare-commit-msg", pay), edit("scripts/msg-check.sh", "exit 0", pay)],
+    unchanged: ["scripts/hooks/prepare-commit-msg", "scripts/msg-check.sh"],
+  },
+  {
     id: "claude-import",
     layout: "repo",
     klass: "tool-config",

@@ -2,6 +2,7 @@ import { lstatSync, readdirSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { aboveTop, namedByToolConfig } from "../../sandbox/config-named.ts";
 import { askGit, type RepoFacts } from "../../sandbox/git-reach.ts";
+import { runByGit } from "../../sandbox/git-runs.ts";
 import { changedHookKeys, readHookKeys } from "../../sandbox/hook-keys.ts";
 import { looksLikeGitDir, ruleForName, ruleForPath } from "../../sys/protected-names.ts";
 
@@ -150,6 +151,10 @@ export async function refusedWrite(workdir: string, abs: string, p: WriteProtect
     if (under(abs, named)) {
       return `path_refused: ${inside ? rel : abs} is named by git's configuration (rule git-config: a hooks dir, a program or an included file git runs or reads); delegates may not write it`;
     }
+  }
+  // A script of the tree that a hook or a config value runs (a hook linked to scripts/pre-commit).
+  if (facts?.toplevel && runByGit(facts, facts.toplevel, () => false).includes(abs)) {
+    return `path_refused: ${inside ? rel : abs} is run by a git hook or git's configuration (rule git-config); delegates may not write it`;
   }
   return refusedAsNamedScript(workdir, abs, aboveTop(workdir, p.project, facts?.toplevel ?? null));
 }

@@ -1,0 +1,44 @@
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { isWithin } from "../sys/paths.ts";
+import { namedByToolConfig } from "./config-named.ts";
+import type { RepoFacts } from "./git-reach.ts";
+
+/**
+ * The files of the work tree that git itself runs through its hooks and its
+ * configuration: a hook that is a link to `scripts/pre-commit` (the usual `make hooks`),
+ * a hook that says `exec sh scripts/check.sh`, a `core.fsmonitor` script that runs
+ * `./tools/watch.sh`. The hooks and the config are read-only to delegates; what they run
+ * of the tree must be too, or a delegate rewrites the script and the user's next commit
+ * or `git status` runs it all the same. Read the way config-named.ts reads a protected
+ * configuration (words that name files, links followed, a few levels deep), from the
+ * work tree's root, where git runs hooks and drivers.
+ */
+
+/** Names git never runs from a hooks dir (the samples `git init` copies). */
+const NOT_RUN = /\.sample$/;
+
+/** Every hook entry git may run: the hooks dirs of `core.hooksPath`, and the common dir's own. */
+function hookEntries(repo: RepoFacts): string[] {
+  const dirs = new Set([...repo.hooksDirs, join(repo.commonDir, "hooks")]);
+  const out: string[] = [];
+  for (const d of dirs) {
+    try {
+      for (const n of readdirSync(d)) if (!NOT_RUN.test(n)) out.push(join(d, n));
+    } catch {
+      // no hooks dir: git runs nothing from it
+    }
+  }
+  return out;
+}
+
+/** Files inside `tree` that `repo`'s hooks and config files run (absolute). */
+export function runByGit(repo: RepoFacts, tree: string, ignored: (abs: string) => boolean): string[] {
+  const project = repo.toplevel ?? repo.gitDir;
+  const out = new Set<string>();
+  for (const entry of [...hookEntries(repo), ...repo.configFiles]) {
+    for (const f of namedByToolConfig(entry, { workdir: tree, ignored }, project).files)
+      if (f !== tree && isWithin(f, tree)) out.add(f);
+  }
+  return [...out];
+}
