@@ -286,15 +286,19 @@ function cutKnown(text: string): string {
   const to = new Uint32Array(cut.length + 1);
   let n = 0;
   let at = 0;
+  const mark = (start: number, end: number) => {
+    from[n] = start;
+    to[n++] = end;
+  };
   const plain = (end: number) => {
     parts.push(cut.slice(at, end));
-    for (; at < end; at++, n++) (from[n] = at), (to[n] = at + 1);
+    for (; at < end; at++) mark(at, at + 1);
   };
   for (const m of cut.matchAll(ESCAPE)) {
     plain(m.index);
     const ch = unescaped(m as RegExpExecArray);
     parts.push(ch);
-    for (let i = 0; i < ch.length; i++, n++) (from[n] = m.index), (to[n] = m.index + m[0].length);
+    for (let i = 0; i < ch.length; i++) mark(m.index, m.index + m[0].length);
     at = m.index + m[0].length;
   }
   plain(cut.length);
