@@ -64,6 +64,13 @@ const SHAPES: readonly RegExp[] = [
   /\bya29\.[0-9A-Za-z_-]{20,4096}/g,
   /\b(?:hf|gsk|npm)_[A-Za-z0-9]{30,4096}/g,
   /\bxai-[A-Za-z0-9]{20,4096}/g,
+  // More vendors' prefixes: Perplexity, Replicate, Google OAuth client secrets, Vault,
+  // Tailscale, SendGrid, Shopify, DigitalOcean, Linear, Grafana, Sentry, Databricks, age.
+  /\b(?:pplx-|r8_|GOCSPX-|hv[sbr]\.|tskey-[a-z]{1,12}-|shp(?:at|ss|ca|pa)_|dop_v1_|lin_api_|gl(?:sa|c)_|sntry[su]_|dapi)[A-Za-z0-9_-]{20,4096}/g,
+  /\bSG\.[A-Za-z0-9_-]{16,64}\.[A-Za-z0-9_-]{16,128}/g,
+  /\bAGE-SECRET-KEY-1[0-9A-Z]{40,80}/g,
+  // A webhook URL is its own credential: whoever has it may post.
+  /\bhooks\.slack\.com\/services\/[A-Za-z0-9_/-]{16,256}/g,
   // A JSON Web Token: header and payload are base64url JSON, so both start "eyJ".
   /\beyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{0,4096}/g,
   // A PEM private key, raw or with its line breaks escaped inside a JSON string.
@@ -169,13 +176,14 @@ function urlDecoded(v: string): string {
 
 /**
  * The ways a known value appears in text without being written as itself: inside a JSON
- * string (a quote or backslash escaped), URL-encoded, and in base64 or base64url (a Basic
+ * string (a quote or backslash escaped), URL-encoded, as hex, and in base64 or base64url (a Basic
  * header, a docker or npm `auth`): the characters that encode the value alone, at each
  * of the three alignments it can have after whatever was encoded before it.
  */
 function encodedForms(s: string): string[] {
-  const forms = [JSON.stringify(s).slice(1, -1), encodeURIComponent(s)];
   const bytes = Buffer.from(s, "utf8");
+  const hex = bytes.toString("hex");
+  const forms = [JSON.stringify(s).slice(1, -1), encodeURIComponent(s), hex, hex.toUpperCase()];
   for (let before = 0; before < 3; before++) {
     const b64 = Buffer.concat([Buffer.alloc(before), bytes]).toString("base64");
     const part = b64.slice(Math.ceil((before * 8) / 6), Math.floor(((before + bytes.length) * 8) / 6));
@@ -244,15 +252,79 @@ function redactUrls(text: string, seen: string[]): string {
 }
 
 /**
+ * What a printer writes in place of a character: JSON's `\u002d`, `\"` or `\/`, a URL's
+ * `%2D`, HTML's `&#45;` or `&#x2d;`; and line breaks (raw or JSON's `\n`), which a wrapping
+ * terminal, base64's 76 columns or a chunk written as two lines put inside a value.
+ */
+const ESCAPE =
+  /\\u([0-9a-fA-F]{4})|\\(["\\/])|%([0-9a-fA-F]{2})|&#(?:[xX]([0-9a-fA-F]{1,6})|(\d{1,7}));|\\r\\n|\\[rn]|\r?\n/g;
+
+/** Whether text may hold an escape at all (most text holds none but line breaks). */
+const ESCAPE_START = /[\\%&\n\r]/;
+
+function unescaped(m: RegExpExecArray): string {
+  const code = m[1] ?? m[3] ?? m[4];
+  if (code !== undefined) return String.fromCodePoint(Math.min(Number.parseInt(code, 16), 0x10ffff));
+  if (m[5] !== undefined) return String.fromCodePoint(Math.min(Number(m[5]), 0x10ffff));
+  return m[2] ?? "";
+}
+
+/**
+ * `text` with every known value cut, also where it is written with some or all of its
+ * characters escaped or broken over lines: the value is looked for in the text as read
+ * (escapes decoded, breaks dropped), and what it covers in the text as written is cut
+ * whole (whole escapes only, so serialized JSON stays JSON).
+ */
+function cutKnown(text: string): string {
+  if (!knownPattern) return text;
+  const cut = text.replace(knownPattern, REDACTED);
+  if (!ESCAPE_START.test(cut)) return cut;
+  // The text as read, and for each of its characters where it starts and ends as written
+  // (an escape is at least as long as what it stands for: the text's length bounds both).
+  const parts: string[] = [];
+  const from = new Uint32Array(cut.length + 1);
+  const to = new Uint32Array(cut.length + 1);
+  let n = 0;
+  let at = 0;
+  const mark = (start: number, end: number) => {
+    from[n] = start;
+    to[n++] = end;
+  };
+  const plain = (end: number) => {
+    parts.push(cut.slice(at, end));
+    for (; at < end; at++) mark(at, at + 1);
+  };
+  for (const m of cut.matchAll(ESCAPE)) {
+    plain(m.index);
+    const ch = unescaped(m as RegExpExecArray);
+    parts.push(ch);
+    for (let i = 0; i < ch.length; i++) mark(m.index, m.index + m[0].length);
+    at = m.index + m[0].length;
+  }
+  plain(cut.length);
+  const read = parts.join("");
+  let out = "";
+  let done = 0;
+  for (const m of read.matchAll(knownPattern)) {
+    if (m[0].length === 0) continue;
+    const start = from[m.index]!;
+    if (start < done) continue;
+    out += cut.slice(done, start) + REDACTED;
+    done = to[m.index + m[0].length - 1]!;
+  }
+  return done === 0 ? cut : out + cut.slice(done);
+}
+
+/**
  * `text` with every secret replaced by REDACTED. A value this text names as a credential
  * (`DB_PASS=…`, a URL's password) is cut wherever else it appears, here and from now on.
  */
 export function redact(text: string): string {
-  let out = knownPattern ? text.replace(knownPattern, REDACTED) : text;
+  let out = cutKnown(text);
   for (const re of SHAPES) out = out.replace(re, REDACTED);
   const seen: string[] = [];
   out = redactUrls(redactNamed(out, seen).replace(BEARER, `$1${REDACTED}`), seen);
-  return learn(seen) && knownPattern ? out.replace(knownPattern, REDACTED) : out;
+  return learn(seen) ? cutKnown(out) : out;
 }
 
 /** Whether `text` holds anything `redact` would cut. */
