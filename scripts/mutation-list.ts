@@ -2657,6 +2657,17 @@ export const MUTATIONS: Mutation[] = [
     build: true,
   },
   {
+    id: "jail-runner-files",
+    guard:
+      "a protected configuration or git hook that runs a build runner (make, just, task, rake) keeps the runner's file read-only",
+    why: "a reference-transaction hook running make -s after-commit: the jail rewrote the Makefile's recipe and the user's next commit ran it",
+    file: "src/sandbox/config-named.ts",
+    search: "      for (const abs of runnerFiles(words, project)) if (isWithin(abs, o.workdir)) take(abs, false);",
+    replace: "      for (const abs of runnerFiles([], project)) if (isWithin(abs, o.workdir)) take(abs, false);",
+    tests: ["test/reliability/jail-routes-bash.test.ts"],
+    build: true,
+  },
+  {
     id: "jail-verdict-full-signature",
     guard:
       "a moved-away original is put back only when its change time matches too: the job can set the mtime back, never the ctime",

@@ -2,7 +2,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, read
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { canonicalPath, isWithin } from "../sys/paths.ts";
 import { ruleForName } from "../sys/protected-names.ts";
-import { binEntry, binsRun, linkChain, type PathDir, pathDirs, pathFolders } from "./config-programs.ts";
+import { binEntry, binsRun, linkChain, type PathDir, pathDirs, pathFolders, runnerFiles } from "./config-programs.ts";
 
 /**
  * The files of the work tree that a protected configuration runs: a Claude Code hook's
@@ -298,6 +298,8 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
       const bases = [...new Set([project, dirname(src.file)])];
       const run = interpreted(words);
       for (const w of new Set(words)) for (const abs of resolveWord(w, bases, o, run)) take(abs, false);
+      // `make lint`, `just fmt`: the runner reads its file from where the host runs it.
+      for (const abs of runnerFiles(words, project)) if (isWithin(abs, o.workdir)) take(abs, false);
       const pkg = runs.length > 0 ? nearestScripts(project, o) : null;
       for (const name of runs) {
         const body = pkg?.scripts[name];

@@ -158,3 +158,28 @@ export function pathFolders(dirs: PathDir[], base: string, workdir: string): Pat
   }
   return out;
 }
+
+/** Build runners and the files each reads from the folder it runs in: `make lint` runs the Makefile's recipe. */
+const RUNNER_FILES: Readonly<Record<string, readonly string[]>> = {
+  make: ["GNUmakefile", "makefile", "Makefile"],
+  gmake: ["GNUmakefile", "makefile", "Makefile"],
+  just: ["justfile", "Justfile", ".justfile"],
+  task: ["Taskfile.yml", "Taskfile.yaml", "taskfile.yml", "taskfile.yaml", "Taskfile.dist.yml", "Taskfile.dist.yaml"],
+  rake: ["Rakefile", "rakefile", "Rakefile.rb"],
+};
+
+/** The files of `project` that the build runners among `words` read (and so run), where they exist. */
+export function runnerFiles(words: readonly string[], project: string): string[] {
+  const out = new Set<string>();
+  for (const w of words) {
+    const names = Object.hasOwn(RUNNER_FILES, basename(w)) ? RUNNER_FILES[basename(w)]! : [];
+    for (const n of names) {
+      try {
+        if (lstatSync(join(project, n)).isFile()) out.add(join(project, n));
+      } catch {
+        // not here: the runner finds nothing by this name either
+      }
+    }
+  }
+  return [...out];
+}

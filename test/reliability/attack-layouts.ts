@@ -51,6 +51,8 @@ for h in .git/hooks .git/modules/sub/hooks vendor/nested/.git/hooks; do ${EXIT0}
 mkdir -p scripts/hooks && ${EXIT0} > scripts/hooks/prepare-commit-msg && ${EXIT0} > scripts/msg-check.sh
 chmod +x scripts/hooks/prepare-commit-msg && ln -s ../../scripts/hooks/prepare-commit-msg .git/hooks/prepare-commit-msg
 printf '#!/bin/sh\nexec sh scripts/msg-check.sh "$@"\n' > .git/hooks/commit-msg && chmod +x .git/hooks/commit-msg
+# A hook that runs a build runner: make reads the Makefile of the work tree's root.
+printf 'after-commit:\n\t@true\n' > Makefile && printf '#!/bin/sh\nmake -s after-commit\n' > .git/hooks/reference-transaction && chmod +x .git/hooks/reference-transaction
 # An include of a file the tree does not have (yet): git reads it at every command.
 git config include.path ../.gitconfig.project
 `;

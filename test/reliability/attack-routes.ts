@@ -513,6 +513,15 @@ text hook-configs .overcommit.yml "PreCommit:\\n  X:\\n    command: ['sh', '$s']
     unchanged: ["scripts/hooks/prepare-commit-msg", "scripts/msg-check.sh"],
   },
   {
+    id: "hook-make",
+    reaches: true,
+    layout: "repo",
+    klass: "commit",
+    sh: 'text hook-make Makefile "after-commit:\\n\\t@sh $(script hook-make)"',
+    tools: withScript("hook-make", (s) => [write("Makefile", `after-commit:\n\t@sh ${s}\n`)]),
+    unchanged: ["Makefile"],
+  },
+  {
     id: "claude-import",
     layout: "repo",
     klass: "tool-config",

@@ -652,27 +652,34 @@ describe("a job whose supervisor died before the run ended", () => {
     const c: Ctx = { ...setUp(tempDir("secret-reaped"), gateway, null), command: [requireBinary()] };
     writeFileSync(c.env.DELEGATE_DSH_LAUNCHER!, HANGING_LAUNCHER);
     const stateDir = c.env.DELEGATE_DSH_STATE_DIR!;
-    const s = await connectTaskDl(c.env, { cwd: c.root });
-    try {
-      for (const ending of [["reap"], ["cancel"]]) {
+    for (const ending of [["reap"], ["cancel"]]) {
+      // The server is closed before the supervisor is killed (the job outlives it, as jobs
+      // do): a live server would reap the orphan itself at its next admission pass, and
+      // whether that or the shell's dl reap came first would be the scheduler's choice.
+      const s = await connectTaskDl(c.env, { cwd: c.root });
+      let id: string;
+      try {
         const r = await tool<{ jobs: Job[] }>(s, "submit_dsh", {
           tasks: [{ task: "t", model: "ds-flash", workdir: attackRepo(c, `orphan-${ending[0]}`) }],
         });
-        const id = r.jobs[0]!.id;
-        const out = join(stateDir, "jobs", id, "out");
-        await until(() => existsSync(join(out, "launcher.log")), "the launcher to write its log");
-        const supervisor = supervisorOf(stateDir, id);
-        process.kill(supervisor, "SIGKILL");
-        await until(() => !pidAlive(supervisor), "the supervisor to be gone");
-        const ended = await dl(c, ending[0] === "reap" ? ["reap"] : ["cancel", id]);
-        expect({ ending, said: ended.out.includes(id) }).toEqual({ ending, said: true });
-        expect(readFileSync(join(out, "launcher.log"), "utf8")).toBe("signed in with <redacted>\n");
-        expect(existsSync(join(out, "state.db"))).toBe(false);
+        id = r.jobs[0]!.id;
+        await until(
+          () => existsSync(join(stateDir, "jobs", id, "out", "launcher.log")),
+          "the launcher to write its log",
+        );
+      } finally {
+        await s.close();
       }
-      expect(filesUnder(stateDir).filter(([, text]) => text.includes(KEYS.passed))).toEqual([]);
-    } finally {
-      await s.close();
+      const out = join(stateDir, "jobs", id, "out");
+      const supervisor = supervisorOf(stateDir, id);
+      process.kill(supervisor, "SIGKILL");
+      await until(() => !pidAlive(supervisor), "the supervisor to be gone");
+      const ended = await dl(c, ending[0] === "reap" ? ["reap"] : ["cancel", id]);
+      expect({ ending, said: ended.out.includes(id) }).toEqual({ ending, said: true });
+      expect(readFileSync(join(out, "launcher.log"), "utf8")).toBe("signed in with <redacted>\n");
+      expect(existsSync(join(out, "state.db"))).toBe(false);
     }
+    expect(filesUnder(stateDir).filter(([, text]) => text.includes(KEYS.passed))).toEqual([]);
   }, 120_000);
 });
 
