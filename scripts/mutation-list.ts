@@ -1382,6 +1382,15 @@ export const MUTATIONS: Mutation[] = [
     build: true,
   },
   {
+    id: "last-resort-redact-whole",
+    guard: "the crash line redacts the whole message before it takes the first line",
+    why: "an uncaught exception whose message holds a key broken over two lines would print the key's first half",
+    file: "src/cli/last-resort.ts",
+    search: '  const line = (redact(message).split("\\n")[0] ?? "")',
+    replace: '  const line = redact(message.split("\\n")[0] ?? "")',
+    tests: ["test/cli/last-resort.test.ts"],
+  },
+  {
     id: "redact-known-nested",
     guard: "a known value is cut where the text was serialized again around it (a JSON string inside JSON)",
     why: "the Codex CLI's JSON events hold a model's answer that held a gateway's escaped echo: output.log and dl logs --json kept the key as \\\\u escapes",
