@@ -76,7 +76,7 @@ function writeTarGz(parent: string, folder: string, outfile: string, pack: PackO
 }
 
 /** Entry times (seconds since 1970) and gzip level of the archives. */
-export type PackOptions = { mtime: number; gzipLevel: 1 | 9 };
+export type PackOptions = { mtime: number; gzipLevel: 0 | 9 };
 
 /**
  * Build one target into `<outDir>/.stage/<folder>/` with its LICENSE, README and examples/, and pack

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
 import { JobStore } from "../../src/store/jobs.ts";
@@ -32,22 +32,29 @@ const KEY = "sk-outlive";
 const BLOCKING_MODEL = "local-blocking";
 
 let fake: FakeModel;
-/** Opened by the test that must look at a job while it still runs. */
-const held = Promise.withResolvers<void>();
 let codexFake: FakeResponses;
-/** Codex's edit of each run waits for its gate: the file is written after the window closed. */
-const codexGates = new Map<string, PromiseWithResolvers<void>>();
-const codexGate = (key: string) => {
-  if (!codexGates.has(key)) codexGates.set(key, Promise.withResolvers<void>());
-  return codexGates.get(key)!;
+/**
+ * Each run's last step waits for its gate, opened by the test once the window is gone (no
+ * delay that is "long enough"): the fake model's answer, Codex's edit, and the fake agy's
+ * and dsh launcher's work, which wait for the gate file in the workdir.
+ */
+const gates = new Map<string, PromiseWithResolvers<void>>();
+const gate = (key: string) => {
+  if (!gates.has(key)) gates.set(key, Promise.withResolvers<void>());
+  return gates.get(key)!;
 };
+const GATE_FILE = ".outlive-gate";
+function openGate(key: string, workdir: string): void {
+  writeFileSync(join(workdir, GATE_FILE), "");
+  gate(key).resolve();
+}
 const CODEX_FILE = "codex.txt";
 function codexRouter(): (req: SeenRequest) => Step {
   const base = markerRouter();
   return (req) => {
     const key = /\[edit-after:([a-z-]+)\]/.exec(req.prompt)?.[1];
     if (key === undefined) return base(req);
-    return { kind: "edit", file: CODEX_FILE, content: "written by codex\n", until: codexGate(key).promise };
+    return { kind: "edit", file: CODEX_FILE, content: "written by codex\n", until: gate(key).promise };
   };
 }
 let root: string;
@@ -59,13 +66,13 @@ const afterTool = (req: RecordedRequest) => JSON.stringify(req.body.messages ?? 
 beforeAll(async () => {
   requireBinary();
   fake = await startFakeModel({ apiKey: KEY });
-  // Turn 1 writes a file; turn 2 answers, after long enough for the server to be gone
-  // (for the model "local-held", only once the test lets it).
+  // Turn 1 writes a file; turn 2 answers once the test opens the task's gate.
   fake.always(async (req) => {
     if (req.model === BLOCKING_MODEL) return reply.hang();
     if (!afterTool(req)) return reply.tool("write_file", { path: "note.txt", content: "written by the agent\n" });
-    if (req.model === "local-held") await held.promise;
-    return reply.text("Wrote the note.", { delayMs: 1500 });
+    const key = /\[gate:([a-z-]+)\]/.exec(JSON.stringify(req.body.messages ?? []))?.[1];
+    if (key !== undefined) await gate(key).promise;
+    return reply.text("Wrote the note.");
   });
   codexFake = startFakeResponses(codexRouter());
   root = tempDir("outlive");
@@ -104,10 +111,10 @@ function readRow(stateDir: string, id: string): JobRow | undefined {
 type Case = {
   provider: string;
   stateDir: () => string;
-  /** The call made as a task, slow enough that the server is gone before it ends. */
+  /** The call made as a task, which cannot end before the test opens the gate of `key`. */
   call: (workdir: string, key: string) => [tool: string, args: Record<string, unknown>];
-  /** A change the job makes only once `release(key)` is called (after the window ended). */
-  gated?: { file: string; release: (key: string) => void };
+  /** A change the job makes only once its gate opens (after the window ended). */
+  gated?: { file: string };
   /** What the ended job left: its answer in the task's result, its change on disk. */
   check: (result: Record<string, unknown>, workdir: string, row: JobRow) => void;
 };
@@ -116,9 +123,9 @@ const CASES: Case[] = [
   {
     provider: "agent",
     stateDir: () => env.DELEGATE_AGENT_STATE_DIR!,
-    call: (workdir) => [
+    call: (workdir, key) => [
       "delegate_to_local_agent",
-      { agent_name: "helper", task: "Write the note.", workdir, model: "local-outlive" },
+      { agent_name: "helper", task: `Write the note. [gate:${key}]`, workdir, model: "local-outlive" },
     ],
     check: (r, workdir) => {
       expect(r).toMatchObject({ success: true, final_response: "Wrote the note." });
@@ -129,7 +136,7 @@ const CASES: Case[] = [
     provider: "codex",
     stateDir: () => env.DELEGATE_CODEX_STATE_DIR!,
     call: (workdir, key) => ["delegate_to_codex", { task: `[edit-after:${key}] add codex.txt`, workdir }],
-    gated: { file: CODEX_FILE, release: (key) => codexGate(key).resolve() },
+    gated: { file: CODEX_FILE },
     check: (r, workdir) => {
       expect(r).toMatchObject({ status: "done", final_response: `wrote ${CODEX_FILE}` });
       // Codex's own report of the change (its --json file_change item), and the change on disk.
@@ -140,7 +147,7 @@ const CASES: Case[] = [
   {
     provider: "gemini",
     stateDir: () => env.DELEGATE_GEMINI_STATE_DIR!,
-    call: (workdir) => ["delegate_to_gemini", { task: "SLEEP=2.5 WRITE=agy.txt edit it", workdir }],
+    call: (workdir) => ["delegate_to_gemini", { task: `AWAIT=${GATE_FILE} WRITE=agy.txt edit it`, workdir }],
     check: (r, workdir) => {
       expect(r).toMatchObject({ status: "done" });
       expect(String(r.response)).toContain("edit it");
@@ -150,7 +157,10 @@ const CASES: Case[] = [
   {
     provider: "dsh",
     stateDir: () => env.DELEGATE_DSH_STATE_DIR!,
-    call: (workdir) => ["submit_dsh", { tasks: [{ task: "MODE: ok\nMS: 2500\nDo it.", model: "ds-flash", workdir }] }],
+    call: (workdir) => [
+      "submit_dsh",
+      { tasks: [{ task: `MODE: ok\nAWAIT: ${GATE_FILE}\nDo it.`, model: "ds-flash", workdir }] },
+    ],
     check: (r) => {
       const [job] = r.jobs as { status: string; final_response: string; out_dir: string }[];
       expect(job!.status).toBe("done");
@@ -200,11 +210,9 @@ async function outlive(c: Case, how: Exit): Promise<void> {
   const reference = (execution as never as { serializeReference: () => never }).serializeReference();
   await endServer(first.io.proc, how);
   expect(pidAlive(running.owner_pid!)).toBe(true);
-  if (c.gated) {
-    // The change is still to be made: the job makes it with its window gone.
-    expect(existsSync(join(workdir, c.gated.file))).toBe(false);
-    c.gated.release(key);
-  }
+  // The change is still to be made: the job makes it with its window gone.
+  if (c.gated) expect(existsSync(join(workdir, c.gated.file))).toBe(false);
+  openGate(key, workdir);
 
   // A new window of the same project: it answers for the job another server started.
   const second = await server(workdir);
@@ -257,6 +265,7 @@ describe("a job outlives the server that started it", () => {
     await until(() => readRow(c.stateDir(), ids[0]!)?.status === "running", "the first job to run");
     expect(readRow(c.stateDir(), ids[1]!)?.status).toBe("queued");
     await endServer(first.io.proc, "Claude Code's exit");
+    openGate("queued", workdir.repo);
     await until(() => ids.every((id) => readRow(c.stateDir(), id)?.status === "done"), "both jobs to end done", 60_000);
     for (const tree of workdir.trees) expect(existsSync(join(tree, "note.txt"))).toBe(true);
   }, 90_000);
@@ -298,6 +307,7 @@ describe("a job outlives the server that started it", () => {
 
     // The user's dl wait hands them to supervisors of their own, which end the blocker's
     // row (its supervisor died) and run them one at a time, oldest first.
+    openGate("adrift", workdir.repo);
     const wait = await runDl(["wait", "--timeout", "60", ...queued], own);
     expect(wait.code).toBe(0);
     for (const id of queued) expect(wait.stdout).toContain(`${id} DONE`);
@@ -352,7 +362,7 @@ describe("a job outlives the server that started it", () => {
     const workdir = makeRepo(root, "shell-view", 0).repo;
     const first = await server(workdir);
     const [tool, args] = c.call(workdir, "shell-view");
-    const execution = await first.session.callTool(tool, { ...args, model: "local-held" } as never);
+    const execution = await first.session.callTool(tool, args as never);
     const id = jobIdOf(execution.handle!.taskId);
     await until(() => readRow(c.stateDir(), id)?.status === "running", `${id} to run`);
     first.io.proc.kill("SIGKILL");
@@ -366,7 +376,7 @@ describe("a job outlives the server that started it", () => {
     const next = await server(workdir);
     await until(() => next.io.stderr.includes("from a closed window still run"), "the next server to say it");
     expect(next.io.stderr).toContain(id);
-    held.resolve();
+    openGate("shell-view", workdir);
     const wait = await runDl(["wait", id], env);
     expect(wait.code).toBe(0);
     expect(wait.stdout).toContain(id);

@@ -14,6 +14,7 @@ import {
 import { join } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { requireBinary, testEnv } from "../helpers/dl.ts";
+import { accountCommand } from "../helpers/run-as.ts";
 import { connectTaskDl } from "../helpers/task-session.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
@@ -314,9 +315,9 @@ describe.skipIf(!setpriv || !isRoot || !Bun.which("useradd"))("a registered stor
   const dshStore = () => join(root, "locked", "dsh-state");
 
   beforeAll(async () => {
-    Bun.spawnSync(["userdel", USER]);
-    const made = Bun.spawnSync(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", USER]);
-    expect(made.exitCode).toBe(0);
+    accountCommand(["userdel", USER]);
+    const made = accountCommand(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", USER]);
+    expect(made).toMatchObject({ code: 0 });
     uid = Number(Bun.spawnSync(["id", "-u", USER]).stdout.toString().trim());
     root = mkdtempSync(join(base, "unreadable-"));
     chmodSync(root, 0o755);
@@ -365,7 +366,7 @@ describe.skipIf(!setpriv || !isRoot || !Bun.which("useradd"))("a registered stor
     };
   }, 120_000);
   afterAll(() => {
-    Bun.spawnSync(["userdel", USER]);
+    accountCommand(["userdel", USER]);
   });
 
   const COMMANDS: [string, string[]][] = [
