@@ -57,6 +57,11 @@ function sh(argv: readonly string[]): RunOut {
   return { code: r.exitCode ?? -1, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
 }
 
+/** useradd or userdel (argv) under the suite's accounts lock, so two test files never collide on /etc/passwd. */
+export function accountCommand(argv: readonly string[]): RunOut {
+  return sh(["flock", ACCOUNTS_LOCK, ...argv]);
+}
+
 function idOf(user: string): { uid: number; gid: number } | null {
   const u = sh(["id", "-u", user]);
   const g = sh(["id", "-g", user]);
@@ -67,7 +72,7 @@ function idOf(user: string): { uid: number; gid: number } | null {
 function ensureUser(user: string, home: string): { uid: number; gid: number; made: boolean } {
   const known = idOf(user);
   if (known) return { ...known, made: false };
-  const r = sh(["flock", ACCOUNTS_LOCK, "useradd", "--no-create-home", "-d", home, "-s", "/bin/sh", user]);
+  const r = accountCommand(["useradd", "--no-create-home", "-d", home, "-s", "/bin/sh", user]);
   const made = idOf(user);
   if (!made) throw new Error(`useradd ${user} failed: ${r.stderr.trim()}`);
   return { ...made, made: r.code === 0 };
@@ -176,7 +181,7 @@ function make(name: Identity["name"], tag: string, user: string | null): Identit
   };
   const cleanup = () => {
     rmSync(base, { recursive: true, force: true });
-    if (account?.made && user) sh(["flock", ACCOUNTS_LOCK, "userdel", user]);
+    if (account?.made && user) accountCommand(["userdel", user]);
   };
   return { name, uid, gid, base, home, tmp, dl, argv, env, run, own, cleanup };
 }
