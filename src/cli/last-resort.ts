@@ -17,10 +17,9 @@ export function lastResortLine(command: string, e: unknown): string {
   return `${label}: unexpected error (${what}); run dl status to check this machine's set-up, and report it with dl --version if it persists\n`;
 }
 
+/** The message's first line, redacted whole first: a key broken over its lines would leave its first half otherwise. */
 function firstLine(message: string): string {
-  const line = redact(message.split("\n")[0] ?? "")
-    .replace(/[\p{Cc}\p{Cf}]+/gu, " ")
-    .trim();
+  const line = (redact(message).split("\n")[0] ?? "").replace(/[\p{Cc}\p{Cf}]+/gu, " ").trim();
   return line.length > 200 ? `${line.slice(0, 199)}…` : line || "no message";
 }
 

@@ -270,20 +270,16 @@ function unescaped(m: RegExpExecArray): string {
 }
 
 /**
- * `text` with every known value cut, also where it is written with some or all of its
- * characters escaped or broken over lines: the value is looked for in the text as read
- * (escapes decoded, breaks dropped), and what it covers in the text as written is cut
- * whole (whole escapes only, so serialized JSON stays JSON).
+ * Text as read one level down (escapes decoded, breaks dropped), and for each of its
+ * characters where it starts and ends in the text it was read from (an escape is at least
+ * as long as what it stands for: the text's length bounds both).
  */
-function cutKnown(text: string): string {
-  if (!knownPattern) return text;
-  const cut = text.replace(knownPattern, REDACTED);
-  if (!ESCAPE_START.test(cut)) return cut;
-  // The text as read, and for each of its characters where it starts and ends as written
-  // (an escape is at least as long as what it stands for: the text's length bounds both).
+type Reading = { read: string; from: Uint32Array; to: Uint32Array };
+
+function readOneLevel(text: string): Reading {
   const parts: string[] = [];
-  const from = new Uint32Array(cut.length + 1);
-  const to = new Uint32Array(cut.length + 1);
+  const from = new Uint32Array(text.length + 1);
+  const to = new Uint32Array(text.length + 1);
   let n = 0;
   let at = 0;
   const mark = (start: number, end: number) => {
@@ -291,28 +287,74 @@ function cutKnown(text: string): string {
     to[n++] = end;
   };
   const plain = (end: number) => {
-    parts.push(cut.slice(at, end));
+    parts.push(text.slice(at, end));
     for (; at < end; at++) mark(at, at + 1);
   };
-  for (const m of cut.matchAll(ESCAPE)) {
+  for (const m of text.matchAll(ESCAPE)) {
     plain(m.index);
     const ch = unescaped(m as RegExpExecArray);
     parts.push(ch);
     for (let i = 0; i < ch.length; i++) mark(m.index, m.index + m[0].length);
     at = m.index + m[0].length;
   }
-  plain(cut.length);
-  const read = parts.join("");
+  plain(text.length);
+  return { read: parts.join(""), from, to };
+}
+
+/**
+ * How many times text may have been serialized around a value: a CLI's JSON line holding
+ * a model's answer that held a gateway's JSON error (Codex's `--json` events, a body
+ * written as a string into another body). Text dl serializes itself is redacted before.
+ */
+const ESCAPE_LEVELS = 4;
+
+/** `text` read `level` levels down, positions mapped back to `text`; null when it holds no further escape. */
+function readAt(text: string, level: number): Reading | null {
+  let acc: Reading | null = null;
+  for (let l = 0; l < level; l++) {
+    const cur = acc ? acc.read : text;
+    if (!ESCAPE_START.test(cur)) return null;
+    const r = readOneLevel(cur);
+    if (r.read === cur) return null;
+    if (acc)
+      for (let i = 0; i < r.read.length; i++) {
+        r.from[i] = acc.from[r.from[i]!]!;
+        r.to[i] = acc.to[r.to[i]! - 1]!;
+      }
+    acc = r;
+  }
+  return acc;
+}
+
+/** `text` with what each known value covers in `reading` (a reading of `text`) cut whole. */
+function cutReading(text: string, { read, from, to }: Reading): string {
   let out = "";
   let done = 0;
-  for (const m of read.matchAll(knownPattern)) {
+  for (const m of read.matchAll(knownPattern!)) {
     if (m[0].length === 0) continue;
     const start = from[m.index]!;
     if (start < done) continue;
-    out += cut.slice(done, start) + REDACTED;
+    out += text.slice(done, start) + REDACTED;
     done = to[m.index + m[0].length - 1]!;
   }
-  return done === 0 ? cut : out + cut.slice(done);
+  return done === 0 ? text : out + text.slice(done);
+}
+
+/**
+ * `text` with every known value cut, also where it is written with some or all of its
+ * characters escaped (once or, serialized again, more) or broken over lines: the value is
+ * looked for in the text as read at each level, and what it covers in the text as
+ * written is cut whole (whole escapes only, so serialized JSON stays JSON).
+ */
+function cutKnown(text: string): string {
+  if (!knownPattern) return text;
+  let cut = text.replace(knownPattern, REDACTED);
+  for (let level = 1; level <= ESCAPE_LEVELS; level++) {
+    const reading = readAt(cut, level);
+    if (!reading) break;
+    cut = cutReading(cut, reading);
+  }
+  return cut;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { lastResortLine } from "../../src/cli/last-resort.ts";
+import { knowSecrets } from "../../src/sys/redact.ts";
 
 /**
  * What escapes every command's own handling — a rejection no one awaited, a throw on a
@@ -49,5 +50,18 @@ describe("the last-resort handler", () => {
     expect(long.split("\n").filter(Boolean)).toHaveLength(1);
     expect(long).not.toContain("\u001b");
     expect(long.length).toBeLessThan(400);
+  });
+
+  test("a key dl holds, broken over the message's lines, is cut before the first line is taken: not even its first half is printed", () => {
+    const key = "lk-last-resort-held-key-4411";
+    knowSecrets([key]);
+    for (const message of [
+      `gateway said ${key.slice(0, 14)}\n${key.slice(14)}`,
+      `said ${key.slice(0, 9)}\r\n${key.slice(9)} more`,
+    ]) {
+      const line = lastResortLine("run", new Error(message));
+      expect({ message, line }).toEqual({ message, line: expect.stringContaining("<redacted>") });
+      expect(line).not.toContain(key.slice(0, 9));
+    }
   });
 });

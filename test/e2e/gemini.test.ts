@@ -237,8 +237,10 @@ describe.skipIf(skipBwrap)("Gemini jobs through dist/dl serve, fake agy in the r
       startServer({ DELEGATE_GEMINI_STATE_DIR: shared }),
     ]);
     const repos = [0, 1, 2, 3, 4, 5].map((i) => makeRepo(root, `caps-${i}`, 0).repo);
-    // Long enough that two jobs overlap between polls even on a loaded machine.
-    const task = (i: number) => ({ task: `SLEEP=2 job ${i}`, workdir: repos[i]! });
+    // Each job holds its slot until the test writes its gate file (the fake agy's AWAIT), so
+    // how many run together is decided by the caps, not by how the polls fall between jobs.
+    const GATE = ".caps-gate";
+    const task = (i: number) => ({ task: `AWAIT=${GATE} job ${i}`, workdir: repos[i]! });
     const [sa, sb] = await Promise.all([
       call(a, "submit_gemini", { tasks: [task(0), task(1), task(2)] }),
       call(b, "submit_gemini", { tasks: [task(3), task(4), task(5)] }),
@@ -248,7 +250,11 @@ describe.skipIf(skipBwrap)("Gemini jobs through dist/dl serve, fake agy in the r
     const views = await until(
       async () => {
         const vs = (await call(a, "poll_gemini", { ids })).data.jobs as JobView[];
-        peak = Math.max(peak, vs.filter((v) => v.status === "running").length);
+        const running = vs.filter((v) => v.status === "running");
+        peak = Math.max(peak, running.length);
+        // The running jobs are let go once the cap is full (or once nothing waits behind them).
+        if (running.length === 2 || (running.length > 0 && !vs.some((v) => v.status === "queued")))
+          for (const v of running) writeFileSync(join(v.workdir, GATE), "");
         return vs.every((v) => v.status !== "queued" && v.status !== "running") ? vs : null;
       },
       "all 6 jobs to end",

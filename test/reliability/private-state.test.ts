@@ -213,6 +213,44 @@ describe("state left open to others is made private", () => {
     }
   }, 60_000);
 
+  test("under umask 000: what dl serve, dl supervise and dl run create (stores, -wal/-shm, job folders, tails, transcripts, temporary files) is 0700 / 0600", async () => {
+    const root = mkdtempSync(join(base, "umask-"));
+    chmodSync(root, 0o755);
+    const tmp = join(root, "tmp");
+    mkdirSync(tmp, { mode: 0o777 });
+    chmodSync(tmp, 0o1777);
+    const env = { ...dlEnv(root), TMPDIR: tmp };
+    // Every dl of this test starts with umask 000: the server, the supervisors it spawns, dl run, dl wait.
+    const open = ["sh", "-c", 'umask 000; exec "$0" "$@"', requireBinary()];
+    const s = await connectTaskDl(env, { cwd: root, command: open });
+    try {
+      fake.always(reply.text("done"));
+      const repo = makeRepo(root, "repo", 0).repo;
+      const d = await s.client.callTool({
+        name: "delegate_to_local_agent",
+        arguments: { agent_name: "helper", task: "t", workdir: repo },
+      });
+      expect(d.isError).toBeFalsy();
+      const sub = (await s.client.callTool({
+        name: "submit_dsh",
+        arguments: { tasks: [{ task: "t", model: "ds-flash", workdir: repo }] },
+      })) as { isError?: boolean; structuredContent: { jobs: { id: string }[] } };
+      expect(sub.isError).toBeFalsy();
+      const w = await run([...open, "wait", sub.structuredContent.jobs[0]!.id, "--timeout", "60"], env);
+      expect(w.code).toBe(0);
+      const r = await run([...open, "run", "helper", "t", "--workdir", repo], env);
+      expect(r.code).toBe(0);
+      // Before the server ends, while its store's -wal and -shm exist.
+      expect(existsSync(join(root, "dsh-state", "jobs.sqlite-shm"))).toBe(true);
+      expect(openToOthers(...stateDirs(root))).toEqual([]);
+    } finally {
+      await s.close();
+    }
+    expect(openToOthers(...stateDirs(root))).toEqual([]);
+    // A temporary file or folder dl made and left: none open to others (the folder itself is the test's).
+    expect(openToOthers(tmp).filter((p) => p !== `${tmp} 777`)).toEqual([]);
+  }, 120_000);
+
   test.skipIf(!setpriv || !isRoot)(
     "another user reads nothing of a store made in a pre-existing 0755 folder",
     async () => {

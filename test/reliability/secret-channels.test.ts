@@ -79,6 +79,32 @@ const searched = (k: string) => [
   Buffer.from(k).toString("base64").slice(4, -4),
   Buffer.from(`user:${k}`).toString("base64url").slice(12, -4),
 ];
+/**
+ * A key as a printer escapes it: every character a JSON `\u` escape (a LiteLLM/OpenAI 401
+ * body saying back the key it got), every byte `%XX`, and broken over two lines (a
+ * wrapped terminal, a chunk written as two lines).
+ */
+const jsonEscaped = (k: string) => [...k].map((ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`).join("");
+const percentEscaped = (k: string) => [...Buffer.from(k)].map((b) => `%${b.toString(16).padStart(2, "0")}`).join("");
+const splitOverLines = (k: string) => `${k.slice(0, k.length >> 1)}\n${k.slice(k.length >> 1)}`;
+const escapings = (k: string) => [jsonEscaped(k), percentEscaped(k), splitOverLines(k)];
+/**
+ * `text` as a reader would read it: JSON escapes, `%XX` and line breaks undone, again for
+ * text serialized twice (a JSON string inside JSON), so a key printed escaped is found.
+ */
+const ONE_LEVEL = /\\(?:u([0-9a-fA-F]{4})|(["\\/])|r\\n|[rn])|%([0-9a-fA-F]{2})|\r?\n/g;
+function asRead(text: string): string {
+  let t = text;
+  for (let level = 0; level < 4; level++) {
+    // One level at a time, left to right, as a JSON or URL reader would: `\\\\u006c` is `\\u006c` once read.
+    const next = t.replace(ONE_LEVEL, (_, u?: string, ch?: string, pct?: string) =>
+      u || pct ? String.fromCharCode(Number.parseInt((u ?? pct)!, 16)) : (ch ?? ""),
+    );
+    if (next === t) break;
+    t = next;
+  }
+  return t;
+}
 /** Words of a task that are no key but no other user may read: never in a process's argv. */
 const PRIVATE_TASK_WORDS = `private-plan-${MARK}`;
 /**
@@ -101,7 +127,12 @@ const HELD = [KEYS.local, KEYS.token, KEYS.passed, KEYS.pass, KEYS.pat, KEYS.url
 /** What every fake model and CLI says back: each key bare, as a model repeating a file would, and encoded. */
 const ECHO = `saw ${Object.values(KEYS)
   .filter((k) => k !== KEYS.dotenv && k !== KEYS.provider)
-  .join(" / ")}.txt; encoded ${HELD.flatMap(encodings).join(" ")}`;
+  .join(" / ")}.txt; encoded ${HELD.flatMap(encodings).join(" ")}; escaped ${HELD.flatMap(escapings).join(" ")}`;
+/** What the CLIs print escaped (a file of the workdir): on one line, as inside a JSON answer, and over lines. */
+const ESCAPED_ONE_LINE = HELD.flatMap((k) => [jsonEscaped(k), percentEscaped(k)]).join(" ");
+const ESCAPED_LINES = `${ESCAPED_ONE_LINE}\n${HELD.map(splitOverLines).join("\n")}\n`;
+/** A LiteLLM/OpenAI-style 401 body: the key it received said back, JSON-escaped, %-encoded and wrapped. */
+const ECHOING_401 = `{"error":{"message":"Incorrect API key provided: ${HELD.map(jsonEscaped).join(", ")}","type":"invalid_request_error","received":"${HELD.map(percentEscaped).join(" ")}","wrapped":"${HELD.map(splitOverLines).join(" ").replaceAll("\n", "\\n")}"}}`;
 /** What a model says once it has read the workdir's .env: the password it found there too, bare. */
 const READ_BACK = `${ECHO}; the db password is ${KEYS.dotenv}`;
 const TASK = `Use these: ${HELD.join(" ")} and ${KEYS.anthropic}; the file ${KEYS.file}.txt; ${PRIVATE_TASK_WORDS}`;
@@ -115,6 +146,7 @@ mkdir -p "$out"
 cat "$cwd/.env"; ls "$cwd"; echo "passed=$DSH_GATEWAY_HANDLE"
 echo "the password is $(sed -n 's/^DB_PASSWORD=//p' "$cwd/.env")"
 cat "$cwd/.env" >&2; echo "stderr passed=$DSH_GATEWAY_HANDLE" >&2
+cat "$cwd/escaped.txt"; cat "$cwd/escaped.txt" >&2
 { cat "$cwd/.env"; echo "$DSH_GATEWAY_HANDLE"; } > "$out/launcher.log"
 summary=$(printf '%s' "$(cat "$cwd/.env") $DSH_GATEWAY_HANDLE $(ls "$cwd")" | tr '\\n"' '  ')
 printf '{"status":"done","rc":0,"diff_stat":"","summary":"%s","tokens":{"input":1,"output":1},"wall_s":0.1}\\n' "$summary" > "$out/result.json"
@@ -125,8 +157,8 @@ const AGY = `#!/bin/sh
 while [ $# -gt 0 ]; do case "$1" in -p|--prompt|--output-format|-m|--model) shift 2 ;; *) shift ;; esac; done
 env_text=$(cat .env | tr '\\n"' '  ')
 files=$(ls | tr '\\n' ' ')
-echo "agy: read $env_text" >&2
-printf '{"response":"agy read %s and %s","session_id":"s-1","stats":{}}\\n' "$env_text" "$files"
+echo "agy: read $env_text" >&2; cat escaped.txt >&2
+printf '{"response":"agy read %s and %s; %s","session_id":"s-1","stats":{}}\\n' "$env_text" "$files" "$(head -n 1 escaped.txt)"
 `;
 
 type Ctx = {
@@ -140,12 +172,14 @@ type Ctx = {
   codex: boolean;
 };
 
-/** Occurrences of every key in `text`, bare or encoded, by key. */
+/** Occurrences of every key in `text`, bare, encoded or escaped (also twice), by key. */
 function occurrences(text: string): Record<string, number> {
   const out: Record<string, number> = {};
+  const read = asRead(text);
   for (const [name, value] of Object.entries(KEYS)) {
     const n = [...new Set(searched(value))].reduce((sum, form) => sum + text.split(form).length - 1, 0);
-    if (n) out[name] = n;
+    const escaped = read === text ? 0 : read.split(value).length - text.split(value).length;
+    if (n + Math.max(0, escaped)) out[name] = n + Math.max(0, escaped);
   }
   return out;
 }
@@ -191,6 +225,7 @@ function attackRepo(c: Ctx, name: string): string {
   const { repo } = makeRepo(c.root, name, 0);
   writeFileSync(join(repo, ".env"), ENV_FILE);
   writeFileSync(join(repo, `${KEYS.file}.txt`), `model ${KEYS.model}\n`);
+  writeFileSync(join(repo, "escaped.txt"), ESCAPED_LINES);
   if (c.owner !== undefined) chownTree(repo, c.owner);
   return repo;
 }
@@ -274,6 +309,12 @@ async function fromTheShell(c: Ctx, gateway: FakeModel): Promise<[string, string
     expect(r.code).toBe(0);
     out.push([`dl run ${json.join(" ")}`, r.out]);
   }
+  // A gateway that refuses the key and says back what it received, escaped (its row and transcript are searched too).
+  gateway.script(reply.status(401, { body: ECHOING_401 }));
+  const refused = await dl(c, ["run", "helper", "t", "--workdir", workdir, "--json"]);
+  expect(refused.code).not.toBe(0);
+  expect(refused.out).toContain("Incorrect API key provided");
+  out.push(["dl run --json, the gateway's 401 echoing the key", refused.out]);
   const missing = { ...c, env: { ...c.env, DELEGATE_DSH_LAUNCHER: join(c.root, KEYS.anthropic) } };
   const s = await connectTaskDl(missing.env, { command: c.command, cwd: c.root });
   try {
@@ -545,6 +586,21 @@ describe("no key in any channel, after jobs of every kind and delegations fed ke
     },
     300_000,
   );
+});
+
+describe("the search itself", () => {
+  test("finds a key printed escaped, %-encoded, over two lines, and each of those serialized again (a JSON string inside JSON)", () => {
+    const forms = HELD.flatMap((k) =>
+      escapings(k).flatMap((f) => [f, JSON.stringify(f), JSON.stringify(JSON.stringify(f))]),
+    );
+    expect(forms.filter((f) => Object.values(occurrences(`said: ${f}.`)).join() !== "1")).toEqual([]);
+    expect(occurrences(ECHOING_401)).toEqual(
+      Object.fromEntries(HELD.map((k) => [Object.entries(KEYS).find(([, v]) => v === k)![0], 3])),
+    );
+    // A key short of its last character is none, however it is written.
+    const near = HELD.flatMap((k) => escapings(k.slice(0, -1)).map((f) => JSON.stringify(f)));
+    expect(occurrences(`said: <redacted> ${near.join(" ")}`)).toEqual({});
+  });
 });
 
 describe("a refusal that echoes what it refused", () => {

@@ -55,6 +55,18 @@ describe("redact: values dl holds", () => {
       error: `Received API Key = ${KNOWN}; also ${KNOWN.slice(0, 7)}\n${KNOWN.slice(7)}`,
     });
     expect(JSON.parse(redact(json))).toEqual({ error: `Received API Key = ${REDACTED}; also ${REDACTED}` });
+    // Serialized again (a CLI's JSON line holding a model's answer that held a gateway's JSON error), and a third time.
+    for (const w of [written[0]!, written[8]!, written[2]!]) {
+      const once = JSON.stringify({ error: `Received ${w}` });
+      for (const twice of [JSON.stringify({ line: once }), JSON.stringify(JSON.stringify({ line: once }))]) {
+        const out = redact(twice);
+        expect({ twice, out }).toEqual({ twice, out: expect.stringContaining(REDACTED) });
+        expect(JSON.parse(out)).toBeTruthy();
+      }
+    }
+    expect(JSON.parse(JSON.parse(redact(JSON.stringify({ line: json }))).line)).toEqual({
+      error: `Received API Key = ${REDACTED}; also ${REDACTED}`,
+    });
     // Escapes and line breaks of text holding no key are left as they were.
     const plain = 'a\\u0041b %41 &#65; "q\\"" line\nnext';
     expect(redact(plain)).toBe(plain);
