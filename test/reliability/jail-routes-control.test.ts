@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { type Identity, identityNames, makeIdentity } from "../helpers/run-as.ts";
 import { hostGitCommands, hostTools } from "./attack-host.ts";
 import { LAYOUTS, type LayoutId } from "./attack-layouts.ts";
 import { prelude, ROUTES } from "./attack-routes.ts";
-import { buildLayouts } from "./attack-suite.ts";
+import { AGENTS_IN_TREE, buildLayouts } from "./attack-suite.ts";
 
 /**
  * The attack suite's control: each route marked `reaches` planted on the host itself,
@@ -64,3 +66,35 @@ test("unguarded, the host runs what each route plants", () => {
   );
   expect(missing).toEqual([]);
 });
+
+/** dl's own third tier of agent definitions, put in the tree by the settings: unguarded, the next delegation obeys what a job plants there. */
+test("unguarded, dl loads the agent definitions a job plants in a DELEGATE_LOCAL_AGENTS_DIR inside the workdir", async () => {
+  const root = join(id.base, "proj-agents");
+  const markers = join(id.base, "markers-agents");
+  mkdirSync(root);
+  mkdirSync(markers);
+  freshLayout("repo", root);
+  const agents = join(root, AGENTS_IN_TREE);
+  mkdirSync(agents, { recursive: true });
+  writeFileSync(join(agents, "coder.md"), "---\nname: coder\ndescription: c\ntools: Read, Write, Edit\n---\nCode.\n");
+  id.own(id.base);
+  const route = ROUTES.find((r) => r.id === "dl-agents-dir")!;
+  id.run(["sh", "-c", `${prelude(markers)}\n${route.sh}\n`], { cwd: join(root, LAYOUTS.repo.workdir) });
+  const [command, ...args] = id.argv([id.dl, "serve"]);
+  const env = id.env({
+    DELEGATE_LOCAL_AGENTS_DIR: agents,
+    DELEGATE_LOCAL_URL: "http://127.0.0.1:9",
+    DELEGATE_LOCAL_KEY: "k",
+  });
+  const client = new Client({ name: "control-agents", version: "1.0.0" });
+  await client.connect(new StdioClientTransport({ command: command!, args, env, cwd: id.base, stderr: "pipe" }));
+  try {
+    const r = (await client.callTool({ name: "list_local_agents", arguments: { workdir: join(root, "repo") } })) as {
+      structuredContent?: { agents?: { name: string; tools?: string[] }[] };
+    };
+    const got = Object.fromEntries((r.structuredContent?.agents ?? []).map((a) => [a.name, a.tools ?? []]));
+    expect({ coder: got.coder, planted: got.planted }).toEqual({ coder: ["run_bash"], planted: ["run_bash"] });
+  } finally {
+    await client.close();
+  }
+}, 60_000);
