@@ -100,11 +100,15 @@ describe("codex jobs with the real CLI", () => {
     // While cooling down, the account says so and the job, waiting for its retry, shows it.
     // (The account can still be cooling down from b's throttle while a's retry already
     // runs: the wait is for a in the queue, not for the first cooldown seen.)
-    const cooling = await until(async () => {
-      const p = await r.service.poll([a!]);
-      const v = p.jobs[0] as PollView;
-      return p.account.state === "cooldown" && v.retry_count >= 1 && v.status === "queued" ? p : null;
-    }, "a cooldown with job a queued for its retry", 30_000);
+    const cooling = await until(
+      async () => {
+        const p = await r.service.poll([a!]);
+        const v = p.jobs[0] as PollView;
+        return p.account.state === "cooldown" && v.retry_count >= 1 && v.status === "queued" ? p : null;
+      },
+      "a cooldown with job a queued for its retry",
+      30_000,
+    );
     expect(cooling.jobs[0]).toMatchObject({ status: "queued", queue_reason: "throttle_cooldown" });
     expect((cooling.jobs[0] as PollView).retry_in_s).toBeGreaterThanOrEqual(0);
     const va = await ended(r, a!);
