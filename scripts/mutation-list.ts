@@ -2695,6 +2695,28 @@ export const MUTATIONS: Mutation[] = [
     build: true,
   },
   {
+    id: "jail-dl-reads",
+    guard:
+      "what dl itself reads later (DELEGATE_LOCAL_AGENTS_DIR's definitions, the settings file, CODEX_HOME) is read-only in the jail where it lies inside the workdir",
+    why: "DELEGATE_LOCAL_AGENTS_DIR set to a folder of the workdir: a jailed job rewrote coder.md with tools: Bash and a hostile prompt, and the next delegation obeyed it",
+    file: "src/sandbox/tree-guard.ts",
+    search: "    if (!inside(workdir, d.path)) continue;",
+    replace: "    if (inside(workdir, d.path) || !inside(workdir, d.path)) continue;",
+    tests: ["test/reliability/jail-routes-bash.test.ts"],
+    build: true,
+  },
+  {
+    id: "tools-dl-reads",
+    guard:
+      "write_file/edit_file refuse what dl itself reads later (an agent definition of DELEGATE_LOCAL_AGENTS_DIR, the settings file)",
+    why: "an agent with tools: Read, Write, Edit rewrote coder.md in a DELEGATE_LOCAL_AGENTS_DIR inside its workdir, granting the next delegation Bash",
+    file: "src/agent/tools/protect-write.ts",
+    search: "  const hit = (p.dlReads ?? []).find((d) => under(abs, d.path));",
+    replace: "  const hit = ([] as DlRead[]).find((d) => under(abs, d.path));",
+    tests: ["test/reliability/jail-routes-tools.test.ts"],
+    build: true,
+  },
+  {
     id: "jail-verdict-full-signature",
     guard:
       "a moved-away original is put back only when its change time matches too: the job can set the mtime back, never the ctime",

@@ -8,6 +8,7 @@ import {
 } from "../agent/tools/settings.ts";
 import { type Config, parseConfig } from "../config.ts";
 import type { CommandJail, CommandJailOptions } from "../sandbox/command-jail.ts";
+import { dlReads } from "../sys/dl-reads.ts";
 import { protectedDirs } from "../sys/paths.ts";
 
 /**
@@ -34,7 +35,7 @@ export function agentSettingsFromConfig(c: Config, o: { quarantineRoot?: string 
     read: READ_FILE_DEFAULTS,
     write: {
       ...WRITE_FILE_DEFAULTS,
-      protect: { writable: c.jail.writableToolConfig, gitEnv: c.gitAskEnv, project: c.callerDir },
+      protect: { writable: c.jail.writableToolConfig, gitEnv: c.gitAskEnv, project: c.callerDir, dlReads: dlReads(c) },
     },
     bash: runBashSettings(c, o.quarantineRoot ?? c.paths.quarantineDir),
   };
@@ -56,6 +57,7 @@ function runBashSettings(c: Config, quarantineRoot: string): RunBashSettings {
           path: c.childEnv.PATH ?? "",
           gitEnv: c.gitAskEnv,
           writable: c.jail.writableToolConfig,
+          dlReads: dlReads(c),
           project: c.callerDir,
           quarantineRoot,
         })

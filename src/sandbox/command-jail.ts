@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DlError } from "../errors.ts";
+import type { DlRead } from "../sys/dl-reads.ts";
 import type { JailNet } from "../sys/jail-net.ts";
 import { jailPlatform, jailPolicyFor, probeJailOnce, wrapCommand } from "./index.ts";
 import type { JailProbe } from "./probe.ts";
@@ -52,6 +53,8 @@ export interface CommandJailOptions {
   gitEnv: Readonly<Record<string, string>>;
   /** DELEGATE_WRITABLE_TOOL_CONFIG: workdir paths a rule names that delegates may write. */
   writable?: readonly string[];
+  /** What dl itself reads later (sys/dl-reads.ts): read-only where it lies inside the workdir. */
+  dlReads?: readonly DlRead[];
   /** The caller's project folder (config.callerDir): the configs above the workdir count from there. */
   project?: string;
   /**
@@ -88,6 +91,7 @@ export function commandJail(o: CommandJailOptions): CommandJail {
           home: o.home,
           env: o.gitEnv,
           writable: o.writable,
+          dlReads: o.dlReads,
           project: o.project,
           quarantine: () => freshQuarantine(o.quarantineRoot),
         });

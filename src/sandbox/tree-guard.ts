@@ -1,6 +1,7 @@
 import { lstatSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { DlError } from "../errors.ts";
+import type { DlRead } from "../sys/dl-reads.ts";
 import { isWithin } from "../sys/paths.ts";
 import { isDotGit } from "../sys/protected-names.ts";
 import { type ChangeSummary, summarizeChanges } from "./change-summary.ts";
@@ -57,6 +58,8 @@ export interface TreeGuardOptions extends GitAsk {
   writable?: readonly string[];
   /** The caller's project folder (where the host runs: config.callerDir): see aboveTop. */
   project?: string;
+  /** What dl itself reads later (sys/dl-reads.ts): kept read-only where it lies inside the workdir. */
+  dlReads?: readonly DlRead[];
 }
 
 const rel = (root: string, p: string) => relative(root, p);
@@ -172,6 +175,13 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
     named.add(rel(workdir, p));
     add(p);
   }
+  // What dl itself reads later (an agents dir the settings put in the tree): bound, or stood in for, and watched.
+  for (const d of o.dlReads ?? []) {
+    if (!inside(workdir, d.path)) continue;
+    named.add(rel(workdir, d.path));
+    if (kindOf(d.path) === null) standIns.push({ path: d.path, kind: d.kind });
+    else add(d.path);
+  }
   const scriptKeys = new Map<string, string[]>();
   for (const s of run.npmScripts)
     scriptKeys.set(rel(workdir, s.pkg), [...(scriptKeys.get(rel(workdir, s.pkg)) ?? []), `scripts.${s.name}`]);
@@ -195,6 +205,7 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
 
 interface PlanOptions {
   writable?: readonly string[];
+  dlReads?: readonly DlRead[];
   project?: string;
   ignored: ReadonlySet<string>;
 }
@@ -230,7 +241,12 @@ export async function prepareTreeGuard(workdir: string, o: TreeGuardOptions): Pr
   if (before.truncated) throw tooLarge(workdir);
   const repos = await repositories(workdir, own, before, o);
   for (const i of ignoredSet(workdir, repos)) ignored.add(i);
-  const plan = planFor(workdir, before, repos, { writable: o.writable, project: o.project, ignored });
+  const plan = planFor(workdir, before, repos, {
+    writable: o.writable,
+    dlReads: o.dlReads,
+    project: o.project,
+    ignored,
+  });
   const stands = makeStandIns(workdir, plan.standIns);
   const keys = hookKeysOf(workdir, before, ignored, plan);
   const ownRepo = repos[0]?.toplevel === workdir ? repos[0] : undefined;

@@ -52,8 +52,11 @@ interface Ctx {
   markers: string;
 }
 
-function session(id: Identity, delegate: Delegate, fake: FakeModel | null): Promise<Client> {
-  const agents = join(id.base, "agents");
+/** DELEGATE_LOCAL_AGENTS_DIR inside the repo layout's workdir (route dl-agents-dir): the settings may put it anywhere. */
+export const AGENTS_IN_TREE = "repo/dl-agents";
+
+function session(id: Identity, delegate: Delegate, fake: FakeModel | null, root: string): Promise<Client> {
+  const agents = join(root, AGENTS_IN_TREE);
   mkdirSync(agents, { recursive: true });
   writeFileSync(join(agents, "helper.md"), "---\nname: helper\ndescription: h\n---\nHelp.\n");
   writeFileSync(join(agents, "coder.md"), "---\nname: coder\ndescription: c\ntools: Read, Write, Edit\n---\nCode.\n");
@@ -317,8 +320,8 @@ export function attackSuite(delegate: Delegate): void {
           mkdirSync(root);
           mkdirSync(markers);
           id.own(id.base);
-          c = { id, delegate, fake, root, markers, client: await session(id, delegate, fake) };
-          buildLayouts(c);
+          buildLayouts({ id, root });
+          c = { id, delegate, fake, root, markers, client: await session(id, delegate, fake, root) };
         }, 60_000);
         afterAll(async () => {
           await c?.client.close();

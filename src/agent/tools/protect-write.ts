@@ -4,6 +4,7 @@ import { aboveTop, namedByToolConfig } from "../../sandbox/config-named.ts";
 import { askGit, type RepoFacts } from "../../sandbox/git-reach.ts";
 import { runByGit } from "../../sandbox/git-runs.ts";
 import { changedHookKeys, readHookKeys } from "../../sandbox/hook-keys.ts";
+import type { DlRead } from "../../sys/dl-reads.ts";
 import { looksLikeGitDir, ruleForName, ruleForPath } from "../../sys/protected-names.ts";
 
 /**
@@ -19,7 +20,9 @@ import { looksLikeGitDir, ruleForName, ruleForPath } from "../../sys/protected-n
  *   fsmonitor script, an included config), nested repositories and submodules included;
  * - any file a protected configuration of a folder above it runs (a Claude Code hook's
  *   script, an `.mcp.json` server, husky's or pre-commit's script: config-named.ts);
- * - a package.json change to the keys hook managers run at commit (lint-staged, …).
+ * - a package.json change to the keys hook managers run at commit (lint-staged, …);
+ * - what dl itself reads later (sys/dl-reads.ts: DELEGATE_LOCAL_AGENTS_DIR's definitions,
+ *   the settings file, CODEX_HOME), wherever the user's settings put it.
  * Reading stays allowed.
  */
 
@@ -30,6 +33,8 @@ export interface WriteProtection {
   gitEnv: Readonly<Record<string, string>>;
   /** The caller's project folder (config.callerDir): the configs above the workdir count from there (aboveTop). */
   project?: string;
+  /** What dl itself reads later (sys/dl-reads.ts): refused wherever it lies. */
+  dlReads?: readonly DlRead[];
 }
 
 /** What git says about a folder, asked at most this often (a write per call would spawn git each time). */
@@ -140,11 +145,18 @@ function refusedAsNamedScript(workdir: string, abs: string, top: string | null):
   return null;
 }
 
+/** A path dl itself reads later (an agent definition of DELEGATE_LOCAL_AGENTS_DIR, the settings file): the refusal, or null. */
+function refusedAsDlRead(abs: string, p: WriteProtection): string | null {
+  const hit = (p.dlReads ?? []).find((d) => under(abs, d.path));
+  if (!hit) return null;
+  return `path_refused: ${abs} is read by dl itself as instructions, configuration or a program (${hit.setting}; rule dl-config); delegates may not write it, since the next delegation obeys it`;
+}
+
 /** The refusal's text (`path_refused: … (rule …)`), or null when the write may go ahead. */
 export async function refusedWrite(workdir: string, abs: string, p: WriteProtection): Promise<string | null> {
   const rel = relative(workdir, abs);
   const inside = rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
-  const byRule = refusedByRule(rel, inside, abs, p) ?? refusedAsRepository(workdir, abs);
+  const byRule = refusedByRule(rel, inside, abs, p) ?? refusedAsRepository(workdir, abs) ?? refusedAsDlRead(abs, p);
   if (byRule) return byRule;
   const facts = await gitFacts(existingDir(abs, workdir), p);
   for (const named of [...(facts?.hooksDirs ?? []), ...(facts?.named ?? [])]) {

@@ -19,6 +19,7 @@ import {
   wrapCommand,
 } from "../../../sandbox/index.ts";
 import type { JobRow } from "../../../store/types.ts";
+import type { DlRead } from "../../../sys/dl-reads.ts";
 import { isWithin } from "../../../sys/paths.ts";
 import { privateDir } from "../../../sys/private-file.ts";
 import type { LaunchSpec, RunCheck } from "../../engine/provider.ts";
@@ -50,6 +51,8 @@ export interface GeminiJailInputs {
   probe: () => Promise<JailProbe>;
   /** DELEGATE_WRITABLE_TOOL_CONFIG: workdir paths a rule names that delegates may write. */
   writable?: readonly string[];
+  /** What dl itself reads later (sys/dl-reads.ts): read-only where it lies inside the workdir. */
+  dlReads?: readonly DlRead[];
   /** The caller's project folder (config.callerDir): the configs above the workdir count from there. */
   project?: string;
   /** Tests: a scripted git config check. */
@@ -123,6 +126,7 @@ export async function buildGeminiLaunch(
     home: o.home,
     env: o.gitAskEnv ?? o.childEnv,
     writable: o.writable,
+    dlReads: o.dlReads,
     project: o.project,
     quarantine: () => {
       // One run per job: its own folder's quarantine/, private (it is listed by dl show).

@@ -1,4 +1,5 @@
 import type { Config } from "../../../config.ts";
+import { dlReads } from "../../../sys/dl-reads.ts";
 import { protectedDirs } from "../../../sys/paths.ts";
 import type { PollView } from "../../engine/poll.ts";
 import { JobService, type ServiceContext } from "../../service.ts";
@@ -63,6 +64,7 @@ export function startJobs(c: Config, ctx: ServiceContext): Promise<GeminiService
     childEnv: c.childEnv,
     gitAskEnv: c.gitAskEnv,
     writable: c.jail.writableToolConfig,
+    dlReads: dlReads(c),
     project: c.callerDir,
     probe: () => geminiJailProbe(c),
   });

@@ -1,0 +1,48 @@
+import { canonicalPath } from "./paths.ts";
+
+/**
+ * What dl itself reads from disk later as instructions, configuration or a program: the
+ * agent definitions of the global tier (DELEGATE_LOCAL_AGENTS_DIR; the two project tiers
+ * are `.claude/`, a protect rule), the settings file, the prices and dsh models files,
+ * CODEX_HOME (the Codex CLI's config.toml and AGENTS.md), and the CLIs dl starts when
+ * their setting is a path. Wherever the user's settings put one of them inside a workdir,
+ * a delegate that rewrites it steers the next delegation (`coder.md` granted Bash with a
+ * hostile prompt) or replaces the program dl runs: so each is read-only in the jail
+ * (tree-guard.ts) and refused to the write tools (protect-write.ts), from this one list.
+ */
+
+export interface DlRead {
+  /** Canonical absolute path. */
+  path: string;
+  kind: "dir" | "file";
+  /** The setting that places it, for a refusal's text. */
+  setting: string;
+}
+
+/** The parts of Config this reads (Config satisfies it). */
+export interface DlReadInputs {
+  paths: { agentsDir: string; codexHome: string; dshModelsFile: string };
+  settings: { file: string };
+  usage: { pricesFile?: string };
+  codex: { bin: string };
+  gemini: { bin: string };
+  callerDir: string;
+}
+
+export function dlReads(c: DlReadInputs): DlRead[] {
+  const at = (p: string) => canonicalPath(p, c.callerDir);
+  const out: DlRead[] = [
+    { path: at(c.paths.agentsDir), kind: "dir", setting: "DELEGATE_LOCAL_AGENTS_DIR" },
+    { path: at(c.paths.codexHome), kind: "dir", setting: "CODEX_HOME" },
+    { path: at(c.settings.file), kind: "file", setting: "the settings file" },
+    { path: at(c.paths.dshModelsFile), kind: "file", setting: "DELEGATE_DSH_MODELS_FILE" },
+  ];
+  if (c.usage.pricesFile) out.push({ path: at(c.usage.pricesFile), kind: "file", setting: "DELEGATE_PRICES_FILE" });
+  // A bare name is looked up on PATH; a path is the very file dl runs.
+  for (const [bin, setting] of [
+    [c.codex.bin, "DELEGATE_CODEX_BIN"],
+    [c.gemini.bin, "DELEGATE_AGY_BIN"],
+  ] as const)
+    if (bin.includes("/")) out.push({ path: at(bin), kind: "file", setting });
+  return out;
+}
