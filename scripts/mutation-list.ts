@@ -1401,6 +1401,25 @@ export const MUTATIONS: Mutation[] = [
     build: true,
   },
   {
+    id: "jail-runner-dir-file",
+    guard:
+      "a build runner pointed at another folder (make -C tools) or given another file (make -f build.mk) keeps that runner file read-only",
+    why: "a hook running make -C tools check let the jail rewrite tools/Makefile's recipe, which the user's next commit runs",
+    file: "src/sandbox/config-programs.ts",
+    search: '      if (kind === "dir") filesIn(abs, RUNNER_FILES[r]!);\n      else if',
+    replace: "      if",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
+  {
+    id: "jail-link-chain-depth",
+    guard: "a link chain is followed as far as the kernel follows it (40 links) to the script at its end",
+    why: "a hook linked to scripts/pre-commit through more than 8 links left the script writable, and git runs it",
+    file: "src/sandbox/config-programs.ts",
+    search: "const MAX_LINKS = 40;",
+    replace: "const MAX_LINKS = 8;",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
+  {
     id: "redact-known-meet-in-escape",
     guard: "two known values that meet inside one escape (a surrogate pair written as one entity) are both cut",
     why: "the second value's start maps into the escape the first cut ended at, and was skipped whole",

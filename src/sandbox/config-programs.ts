@@ -25,7 +25,7 @@ const BIN_RUNNER = /^(npx|bunx|pnpx)$/;
 /** `<tool> exec|x|dlx <bin>`; yarn (v1 and berry) also runs a bin as `yarn <bin>` and `yarn run <bin>`. */
 const EXEC_VERB = /^(exec|x|dlx)$/;
 /** Links followed at most, as the kernel does (ELOOP past 40; a real chain is short). */
-const MAX_LINKS = 8;
+const MAX_LINKS = 40;
 const NAME = /^[A-Za-z0-9@][\w.@+-]*$/;
 
 /** The bin names `text` runs through a package runner; `script` true for a package.json script's body (its commands' first words count). */
@@ -167,18 +167,50 @@ const RUNNER_FILES: Readonly<Record<string, readonly string[]>> = {
   task: ["Taskfile.yml", "Taskfile.yaml", "taskfile.yml", "taskfile.yaml", "Taskfile.dist.yml", "Taskfile.dist.yaml"],
   rake: ["Rakefile", "rakefile", "Rakefile.rb"],
 };
+/** A file a runner may be given instead of its own (`make -f build.mk`, `just --justfile ci.just`, `task -t ci.yml`). */
+const RUNNER_FILE_EXT: Readonly<Record<string, RegExp>> = {
+  make: /\.(mk|mak|make)$/i,
+  gmake: /\.(mk|mak|make)$/i,
+  just: /\.just$/i,
+  task: /\.ya?ml$/i,
+  rake: /\.(rake|rb)$/i,
+};
 
-/** The files of `project` that the build runners among `words` read (and so run), where they exist. */
+function kindOf(abs: string): "file" | "dir" | null {
+  try {
+    const st = lstatSync(abs);
+    return st.isFile() ? "file" : st.isDirectory() ? "dir" : null;
+  } catch {
+    return null; // not here: the runner finds nothing by this name either
+  }
+}
+
+/**
+ * The files the build runners among `words` read (and so run), where they exist: their
+ * own files in `project`, and, for the words after a runner (options are already
+ * dropped), the runner's files in a folder it may be pointed at (`make -C tools`) and a
+ * file of its kind it may be given (`make -f build.mk`). A word that is neither names
+ * nothing here, so reading every later word protects more, never less.
+ */
 export function runnerFiles(words: readonly string[], project: string): string[] {
   const out = new Set<string>();
+  const filesIn = (dir: string, names: readonly string[]) => {
+    for (const n of names) if (kindOf(join(dir, n)) === "file") out.add(join(dir, n));
+  };
+  const runners: string[] = [];
   for (const w of words) {
-    const names = Object.hasOwn(RUNNER_FILES, basename(w)) ? RUNNER_FILES[basename(w)]! : [];
-    for (const n of names) {
-      try {
-        if (lstatSync(join(project, n)).isFile()) out.add(join(project, n));
-      } catch {
-        // not here: the runner finds nothing by this name either
-      }
+    const runner = basename(w);
+    if (Object.hasOwn(RUNNER_FILES, runner)) {
+      if (!runners.includes(runner)) runners.push(runner);
+      filesIn(project, RUNNER_FILES[runner]!);
+      continue;
+    }
+    if (runners.length === 0) continue;
+    const abs = resolve(project, w);
+    const kind = kindOf(abs);
+    for (const r of runners) {
+      if (kind === "dir") filesIn(abs, RUNNER_FILES[r]!);
+      else if (kind === "file" && RUNNER_FILE_EXT[r]!.test(w)) out.add(abs);
     }
   }
   return [...out];
