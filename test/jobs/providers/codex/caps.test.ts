@@ -30,7 +30,9 @@ test("three throttles in the window → adaptive_cap halves the caps; they retur
     {
       caps: { maxConcurrent: 4, maxPerProject: 4, maxQueue: 32, staggerS: 0 },
       backoffS: [0.1, 0.1, 0.1, 0.1, 0.1], // Long enough that a loaded machine still submits the next jobs inside the period.
-      accountTuning: { adaptiveMs: 8000 },
+      // The halved caps must outlast the throttled job's last run and the next submit on a
+      // loaded machine (8 s did not, once, in a full-suite run beside other work).
+      accountTuning: { adaptiveMs: 15_000 },
     },
     fake,
   );
@@ -65,7 +67,7 @@ test("three throttles in the window → adaptive_cap halves the caps; they retur
       return acc.adaptive_cap ? null : acc;
     },
     "the adaptive period to end",
-    20_000,
+    40_000,
   );
   expect(back.effective_caps).toEqual({ global: 4, per_project: 4 });
   const ends = await until(
@@ -77,4 +79,4 @@ test("three throttles in the window → adaptive_cap halves the caps; they retur
     20_000,
   );
   expect(ends).toHaveLength(3);
-}, 60_000);
+}, 90_000);

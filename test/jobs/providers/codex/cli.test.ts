@@ -87,7 +87,9 @@ describe("codex jobs with the real CLI", () => {
   }, 30_000);
 
   test("throttle → account cooldown → retried → done; the hint from the output is honoured", async () => {
-    const r = await rig();
+    // Backoffs of 2 s: the window in which job a waits for its retry must outlast a poll
+    // on a loaded machine (with 0.2 and 0.4 s, a full-suite run polled past both).
+    const r = await rig({ backoffS: [2, 2, 2, 2, 2] });
     const t0 = performance.now();
     const [a, b] = (
       await r.service.submit([
@@ -98,11 +100,15 @@ describe("codex jobs with the real CLI", () => {
     // While cooling down, the account says so and the job, waiting for its retry, shows it.
     // (The account can still be cooling down from b's throttle while a's retry already
     // runs: the wait is for a in the queue, not for the first cooldown seen.)
-    const cooling = await until(async () => {
-      const p = await r.service.poll([a!]);
-      const v = p.jobs[0] as PollView;
-      return p.account.state === "cooldown" && v.retry_count >= 1 && v.status === "queued" ? p : null;
-    }, "a cooldown with job a queued for its retry");
+    const cooling = await until(
+      async () => {
+        const p = await r.service.poll([a!]);
+        const v = p.jobs[0] as PollView;
+        return p.account.state === "cooldown" && v.retry_count >= 1 && v.status === "queued" ? p : null;
+      },
+      "a cooldown with job a queued for its retry",
+      30_000,
+    );
     expect(cooling.jobs[0]).toMatchObject({ status: "queued", queue_reason: "throttle_cooldown" });
     expect((cooling.jobs[0] as PollView).retry_in_s).toBeGreaterThanOrEqual(0);
     const va = await ended(r, a!);
@@ -113,7 +119,7 @@ describe("codex jobs with the real CLI", () => {
     expect(requestsFor("[throttlehint:1:hinted]")).toHaveLength(2);
     expect(va.session_id).not.toBeNull();
     console.log(`codex throttle x2 + hinted x1 → done in ${Math.round(performance.now() - t0)} ms`);
-  }, 30_000);
+  }, 60_000);
 
   test("usage limit → failed / quota, never retried", async () => {
     const r = await rig();
