@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { type Identity, identityNames, makeIdentity } from "../helpers/run-as.ts";
+import { hostGitCommands, hostTools } from "./attack-host.ts";
+import { LAYOUTS, type LayoutId } from "./attack-layouts.ts";
+import { prelude, ROUTES } from "./attack-routes.ts";
+import { AGENTS_IN_TREE, buildLayouts } from "./attack-suite.ts";
+
+/**
+ * The attack suite's control, in slices (jail-routes-control-<k>.test.ts: they run side
+ * by side under --parallel, where one file held the whole serial run and, on a loaded
+ * machine, outlasted its hook's time limit): each route marked `reaches` planted on the host itself,
+ * alone, with no delegate and no guard, then the host's ordinary git commands and what
+ * Claude Code and VS Code run on their own: each must leave its marker. So a marker
+ * missing after a delegate's job (jail-routes-*.test.ts) means dl stopped it, not that the
+ * host never ran it. (The other routes plant what a host obeys without these steps running
+ * it: an agent definition, a memory file, another agent's or editor's configuration.)
+ */
+
+/** The control over the reaching routes whose index is `slice` modulo `of` (from 1); slice 1 also runs dl's own. */
+export function controlSlice(slice: number, of: number): void {
+  let id: Identity;
+  const ran = new Set<string>();
+  const mine = [...ROUTES.entries()].filter(([n, r]) => r.reaches && n % of === slice - 1);
+
+  /** Each layout built once; a route gets a copy (a linked worktree's admin files hold absolute paths: built anew). */
+  function freshLayout(layout: LayoutId, root: string): void {
+    const template = join(id.base, `template-${layout}`);
+    if (layout === "worktree") {
+      buildLayouts({ id, root }, layout);
+      return;
+    }
+    if (!existsSync(template)) {
+      mkdirSync(template);
+      id.own(template);
+      buildLayouts({ id, root: template }, layout);
+    }
+    const r = id.run(["cp", "-a", `${template}/.`, root]);
+    if (r.code !== 0) throw new Error(`copy of layout ${layout}: ${r.stderr}`);
+  }
+
+  /** One route alone in a fresh copy of its layout (routes of one layout would undo each other unguarded). */
+  function plantAlone(r: (typeof ROUTES)[number], n: number): void {
+    const root = join(id.base, `proj-${n}`);
+    const markers = join(id.base, `markers-${n}`);
+    mkdirSync(root);
+    mkdirSync(markers);
+    id.own(id.base);
+    freshLayout(r.layout, root);
+    id.run(["sh", "-c", `${prelude(markers)}\n${r.sh}\n`], { cwd: join(root, LAYOUTS[r.layout].workdir) });
+    hostGitCommands(id, root, r.layout, [r]);
+    // Claude Code's hooks, .mcp.json servers, VS Code's tasks (npm and node start slowly): for the routes of their classes.
+    if (r.klass === "tool-config" || r.klass === "hook-manager") hostTools(id, root, r.layout);
+    if (readdirSync(markers).includes(r.id)) ran.add(r.id);
+  }
+
+  beforeAll(() => {
+    id = makeIdentity(identityNames()[0]!, `atk-control${slice}`);
+    for (const [n, r] of mine) plantAlone(r, n);
+  }, 400_000);
+  afterAll(() => id?.cleanup());
+
+  test(`unguarded, the host runs what each route plants (slice ${slice} of ${of})`, () => {
+    const missing = mine.filter(([, r]) => !ran.has(r.id)).map(([, r]) => r.id);
+    const reaching = ROUTES.filter((r) => r.reaches).length;
+    console.log(
+      `control ${slice}/${of}: unguarded, ${ran.size} of its ${mine.length} routes marked reaches ran on the host (${reaching} of the ${ROUTES.length} routes reach)`,
+    );
+    expect(mine.length).toBeGreaterThan(0);
+    expect(missing).toEqual([]);
+  });
+
+  if (slice !== 1) return;
+  /** dl's own third tier of agent definitions, put in the tree by the settings: unguarded, the next delegation obeys what a job plants there. */
+  test("unguarded, dl loads the agent definitions a job plants in a DELEGATE_LOCAL_AGENTS_DIR inside the workdir", async () => {
+    const root = join(id.base, "proj-agents");
+    const markers = join(id.base, "markers-agents");
+    mkdirSync(root);
+    mkdirSync(markers);
+    freshLayout("repo", root);
+    const agents = join(root, AGENTS_IN_TREE);
+    mkdirSync(agents, { recursive: true });
+    writeFileSync(join(agents, "coder.md"), "---\nname: coder\ndescription: c\ntools: Read, Write, Edit\n---\nCode.\n");
+    id.own(id.base);
+    const route = ROUTES.find((r) => r.id === "dl-agents-dir")!;
+    id.run(["sh", "-c", `${prelude(markers)}\n${route.sh}\n`], { cwd: join(root, LAYOUTS.repo.workdir) });
+    const [command, ...args] = id.argv([id.dl, "serve"]);
+    const env = id.env({
+      DELEGATE_LOCAL_AGENTS_DIR: agents,
+      DELEGATE_LOCAL_URL: "http://127.0.0.1:9",
+      DELEGATE_LOCAL_KEY: "k",
+    });
+    const client = new Client({ name: "control-agents", version: "1.0.0" });
+    await client.connect(new StdioClientTransport({ command: command!, args, env, cwd: id.base, stderr: "pipe" }));
+    try {
+      const r = (await client.callTool({ name: "list_local_agents", arguments: { workdir: join(root, "repo") } })) as {
+        structuredContent?: { agents?: { name: string; tools?: string[] }[] };
+      };
+      const got = Object.fromEntries((r.structuredContent?.agents ?? []).map((a) => [a.name, a.tools ?? []]));
+      expect({ coder: got.coder, planted: got.planted }).toEqual({ coder: ["run_bash"], planted: ["run_bash"] });
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+}

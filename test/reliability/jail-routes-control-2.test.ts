@@ -1,0 +1,3 @@
+import { controlSlice } from "./attack-control.ts";
+
+controlSlice(2, 3);
