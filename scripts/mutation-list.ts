@@ -1401,16 +1401,6 @@ export const MUTATIONS: Mutation[] = [
     build: true,
   },
   {
-    id: "jail-runner-dir-file",
-    guard:
-      "a build runner pointed at another folder (make -C tools) or given another file (make -f build.mk) keeps that runner file read-only",
-    why: "a hook running make -C tools check let the jail rewrite tools/Makefile's recipe, which the user's next commit runs",
-    file: "src/sandbox/config-programs.ts",
-    search: '      if (kind === "dir") filesIn(abs, RUNNER_FILES[r]!);\n      else if',
-    replace: "      if",
-    tests: ["test/sandbox/config-named.test.ts"],
-  },
-  {
     id: "jail-link-chain-depth",
     guard: "a link chain is followed as far as the kernel follows it (40 links) to the script at its end",
     why: "a hook linked to scripts/pre-commit through more than 8 links left the script writable, and git runs it",
@@ -2708,7 +2698,7 @@ export const MUTATIONS: Mutation[] = [
       "a protected configuration or git hook that runs a build runner (make, just, task, rake) keeps the runner's file read-only",
     why: "a reference-transaction hook running make -s after-commit: the jail rewrote the Makefile's recipe and the user's next commit ran it",
     file: "src/sandbox/config-named.ts",
-    search: "      for (const abs of runnerFiles(words, project)) if (isWithin(abs, o.workdir)) take(abs, false);",
+    search: "      for (const abs of runnerFiles(tokens, project)) if (isWithin(abs, o.workdir)) take(abs, false);",
     replace: "      for (const abs of runnerFiles([], project)) if (isWithin(abs, o.workdir)) take(abs, false);",
     tests: ["test/reliability/jail-routes-bash.test.ts"],
     build: true,
@@ -2733,6 +2723,17 @@ export const MUTATIONS: Mutation[] = [
     search: "  const hit = (p.dlReads ?? []).find((d) => under(abs, d.path));",
     replace: "  const hit = ([] as DlRead[]).find((d) => under(abs, d.path));",
     tests: ["test/reliability/jail-routes-tools.test.ts"],
+    build: true,
+  },
+  {
+    id: "jail-runner-options",
+    guard:
+      "a build runner's -C folder and -f file are read from the command's tokens (one row per runner), so make by path, through env, in another folder with another file still keeps its file read-only",
+    why: "a reference-transaction hook running env /usr/bin/make -C build -f hooks.mk: the jail rewrote build/hooks.mk and the next commit ran it",
+    file: "src/sandbox/config-programs.ts",
+    search: "      if (d) dir = resolve(dir, d);",
+    replace: "      if (d) dir = dir;",
+    tests: ["test/reliability/jail-routes-bash.test.ts"],
     build: true,
   },
   {

@@ -159,59 +159,94 @@ export function pathFolders(dirs: PathDir[], base: string, workdir: string): Pat
   return out;
 }
 
-/** Build runners and the files each reads from the folder it runs in: `make lint` runs the Makefile's recipe. */
-const RUNNER_FILES: Readonly<Record<string, readonly string[]>> = {
-  make: ["GNUmakefile", "makefile", "Makefile"],
-  gmake: ["GNUmakefile", "makefile", "Makefile"],
-  just: ["justfile", "Justfile", ".justfile"],
-  task: ["Taskfile.yml", "Taskfile.yaml", "taskfile.yml", "taskfile.yaml", "Taskfile.dist.yml", "Taskfile.dist.yaml"],
-  rake: ["Rakefile", "rakefile", "Rakefile.rb"],
-};
-/** A file a runner may be given instead of its own (`make -f build.mk`, `just --justfile ci.just`, `task -t ci.yml`). */
-const RUNNER_FILE_EXT: Readonly<Record<string, RegExp>> = {
-  make: /\.(mk|mak|make)$/i,
-  gmake: /\.(mk|mak|make)$/i,
-  just: /\.just$/i,
-  task: /\.ya?ml$/i,
-  rake: /\.(rake|rb)$/i,
-};
+/**
+ * Build runners, one row each: the files each reads from the folder it runs in (`make
+ * lint` runs the Makefile's recipe), and its options that name another file (`-f x.mk`)
+ * or another folder (`-C sub`). Matched on the command word's base name, so
+ * `/usr/bin/make`, `command make`, `env make` and `sh -c "make x"` count the same.
+ */
+const RUNNERS: Readonly<Record<string, { files: readonly string[]; file: readonly string[]; dir: readonly string[] }>> =
+  {
+    make: {
+      files: ["GNUmakefile", "makefile", "Makefile"],
+      file: ["-f", "--file", "--makefile"],
+      dir: ["-C", "--directory"],
+    },
+    just: {
+      files: ["justfile", "Justfile", ".justfile"],
+      file: ["-f", "--justfile"],
+      dir: ["-d", "--working-directory"],
+    },
+    task: {
+      files: [
+        "Taskfile.yml",
+        "Taskfile.yaml",
+        "taskfile.yml",
+        "taskfile.yaml",
+        "Taskfile.dist.yml",
+        "Taskfile.dist.yaml",
+      ],
+      file: ["-t", "--taskfile"],
+      dir: ["-d", "--dir"],
+    },
+    rake: { files: ["Rakefile", "rakefile", "Rakefile.rb"], file: ["-f", "--rakefile"], dir: ["-C", "--directory"] },
+    ninja: { files: ["build.ninja"], file: ["-f"], dir: ["-C"] },
+    "cargo-make": { files: ["Makefile.toml"], file: ["--makefile"], dir: ["--cwd"] },
+    mage: { files: ["magefile.go"], file: [], dir: ["-d"] },
+    invoke: { files: ["tasks.py", "invoke.yaml", "invoke.yml"], file: [], dir: ["-r", "--search-root"] },
+    nox: { files: ["noxfile.py"], file: ["-f", "--noxfile"], dir: [] },
+    tox: { files: ["tox.ini", "tox.toml"], file: ["-c", "--conf"], dir: ["--root"] },
+  };
+/** Other names of the same runners: `gmake`, `makers` and `cargo make` (cargo-make), `inv`. */
+const RUNNER_ALIAS: Readonly<Record<string, string>> = { gmake: "make", makers: "cargo-make", inv: "invoke" };
 
-function kindOf(abs: string): "file" | "dir" | null {
-  try {
-    const st = lstatSync(abs);
-    return st.isFile() ? "file" : st.isDirectory() ? "dir" : null;
-  } catch {
-    return null; // not here: the runner finds nothing by this name either
+function runnerAt(tokens: readonly string[], i: number): { name: string; next: number } | null {
+  const w = basename(tokens[i]!);
+  if (w === "cargo" && tokens[i + 1] === "make") return { name: "cargo-make", next: i + 2 };
+  const name = RUNNER_ALIAS[w] ?? w;
+  return Object.hasOwn(RUNNERS, name) ? { name, next: i + 1 } : null;
+}
+
+/** The value of option `opt` at tokens[j] (`-f x`, `-fx`; `--file=x` arrives split at `=`), or null. */
+function optionValue(tokens: readonly string[], j: number, opts: readonly string[]): string | null {
+  const t = tokens[j]!;
+  for (const o of opts) {
+    if (t === o) return tokens[j + 1] ?? null;
+    if (!o.startsWith("--") && t.startsWith(o) && t.length > o.length) return t.slice(o.length);
   }
+  return null;
 }
 
 /**
- * The files the build runners among `words` read (and so run), where they exist: their
- * own files in `project`, and, for the words after a runner (options are already
- * dropped), the runner's files in a folder it may be pointed at (`make -C tools`) and a
- * file of its kind it may be given (`make -f build.mk`). A word that is neither names
- * nothing here, so reading every later word protects more, never less.
+ * The files of the tree that the build runners among `tokens` (a command line's words,
+ * options kept: config-named.ts commandTokens) read, where they exist: the runner's own
+ * file names in the folder it runs in (`project`, or where `-C` sends it) and the files
+ * `-f` names.
  */
-export function runnerFiles(words: readonly string[], project: string): string[] {
+export function runnerFiles(tokens: readonly string[], project: string): string[] {
   const out = new Set<string>();
-  const filesIn = (dir: string, names: readonly string[]) => {
-    for (const n of names) if (kindOf(join(dir, n)) === "file") out.add(join(dir, n));
+  const keep = (p: string) => {
+    try {
+      if (lstatSync(p).isFile()) out.add(p);
+    } catch {
+      // not here: the runner finds nothing by this name either
+    }
   };
-  const runners: string[] = [];
-  for (const w of words) {
-    const runner = basename(w);
-    if (Object.hasOwn(RUNNER_FILES, runner)) {
-      if (!runners.includes(runner)) runners.push(runner);
-      filesIn(project, RUNNER_FILES[runner]!);
-      continue;
+  for (let i = 0; i < tokens.length; i++) {
+    const hit = runnerAt(tokens, i);
+    if (!hit) continue;
+    const row = RUNNERS[hit.name]!;
+    let dir = project;
+    const named: string[] = [];
+    // Options may follow targets (GNU make): the rest of the command is read.
+    for (let j = hit.next; j < tokens.length && !runnerAt(tokens, j); j++) {
+      const d = optionValue(tokens, j, row.dir);
+      if (d) dir = resolve(dir, d);
+      const f = optionValue(tokens, j, row.file);
+      if (f) named.push(f);
     }
-    if (runners.length === 0) continue;
-    const abs = resolve(project, w);
-    const kind = kindOf(abs);
-    for (const r of runners) {
-      if (kind === "dir") filesIn(abs, RUNNER_FILES[r]!);
-      else if (kind === "file" && RUNNER_FILE_EXT[r]!.test(w)) out.add(abs);
-    }
+    for (const n of row.files) keep(join(dir, n));
+    for (const f of named) keep(resolve(dir, f));
   }
   return [...out];
 }
