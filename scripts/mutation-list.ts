@@ -1401,6 +1401,15 @@ export const MUTATIONS: Mutation[] = [
     build: true,
   },
   {
+    id: "jail-link-chain-depth",
+    guard: "a link chain is followed as far as the kernel follows it (40 links) to the script at its end",
+    why: "a hook linked to scripts/pre-commit through more than 8 links left the script writable, and git runs it",
+    file: "src/sandbox/config-programs.ts",
+    search: "const MAX_LINKS = 40;",
+    replace: "const MAX_LINKS = 8;",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
+  {
     id: "redact-known-meet-in-escape",
     guard: "two known values that meet inside one escape (a surrogate pair written as one entity) are both cut",
     why: "the second value's start maps into the escape the first cut ended at, and was skipped whole",

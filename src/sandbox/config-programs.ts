@@ -25,7 +25,7 @@ const BIN_RUNNER = /^(npx|bunx|pnpx)$/;
 /** `<tool> exec|x|dlx <bin>`; yarn (v1 and berry) also runs a bin as `yarn <bin>` and `yarn run <bin>`. */
 const EXEC_VERB = /^(exec|x|dlx)$/;
 /** Links followed at most, as the kernel does (ELOOP past 40; a real chain is short). */
-const MAX_LINKS = 8;
+const MAX_LINKS = 40;
 const NAME = /^[A-Za-z0-9@][\w.@+-]*$/;
 
 /** The bin names `text` runs through a package runner; `script` true for a package.json script's body (its commands' first words count). */
