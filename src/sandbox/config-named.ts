@@ -144,7 +144,7 @@ function nearestScripts(dir: string, o: NamedOptions): { pkg: string; scripts: R
  * matter only (its body is prose), but a memory file's `@path` imports as well.
  */
 function wordsOf(src: Source): Words {
-  const none = { words: [], imports: [], runs: [], bins: [], paths: [], plugins: [] };
+  const none = { words: [], tokens: [], imports: [], runs: [], bins: [], paths: [], plugins: [] };
   if (USER_RUN.test(basename(src.file))) return none;
   const text = src.text ?? readText(src.file);
   if (text === null) return none;
@@ -153,11 +153,21 @@ function wordsOf(src: Source): Words {
   const imports = !acted && src.memory ? [...text.matchAll(/(?:^|\s)@([^\s@`]+)/g)].map((m) => m[1]!) : [];
   const bins = binsRun(body, src.text !== undefined);
   const plugins = src.text === undefined ? claudePluginDirs(src.file, text) : [];
-  return { words: commandWords(body), imports, runs: npmScriptsRun(body), bins, paths: pathDirs(body), plugins };
+  return {
+    words: commandWords(body),
+    tokens: commandTokens(body),
+    imports,
+    runs: npmScriptsRun(body),
+    bins,
+    paths: pathDirs(body),
+    plugins,
+  };
 }
 
 interface Words {
   words: string[];
+  /** The same, options kept (runnerFiles reads `-C`, `-f`). */
+  tokens: string[];
   imports: string[];
   runs: string[];
   /** Names run from node_modules/.bin (config-programs.ts). */
@@ -209,11 +219,22 @@ function linkTargets(link: string, workdir: string): string[] {
  * (the project dir a host sets: `$CLAUDE_PROJECT_DIR`, `${workspaceFolder}`, `$PROJECT_DIR$`) becomes `./`.
  */
 function commandWords(text: string): string[] {
-  return text
-    .replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\$?(\\?["'])?\//g, "./")
-    .split(/[\s"'`=,;|&()<>[\]{}]+/)
+  return commandTokens(text)
     .map((w) => w.replace(/[:.]+$/, ""))
-    .filter((w) => w.length > 0 && w.length < 4096 && !w.startsWith("-") && !w.includes("://"));
+    .filter((w) => w.length > 0 && !w.startsWith("-") && !w.includes("://"));
+}
+
+/**
+ * The one split of a command line into tokens, options kept (`-C sub`, `--file=x` split at
+ * `=`). A leading `$VAR/`, `${…}/`, `$(…)/` or `` `…`/ `` (the project dir a host sets, a
+ * hook's `$(git rev-parse --show-toplevel)/x`, `${0%/*}/x`, `$(dirname "$0")/x`) becomes `./`,
+ * read against the project and against the file's own folder.
+ */
+function commandTokens(text: string): string[] {
+  return text
+    .replace(/(\$\{[^}\s]*\}|\$\([^()]*\)|`[^`]*`|\$[A-Za-z_][A-Za-z0-9_]*\$?)(\\?["'])?\//g, "./")
+    .split(/[\s"'`=,;|&()<>[\]{}]+/)
+    .filter((w) => w.length > 0 && w.length < 4096);
 }
 
 /** The words an interpreter runs as its program (`sh fmt`: `fmt`), whatever their name. */
@@ -288,7 +309,7 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
       next.push({ file: abs, memory });
     };
     for (const src of level) {
-      const { words, imports, runs, bins, paths, plugins } = wordsOf(src);
+      const { words, tokens, imports, runs, bins, paths, plugins } = wordsOf(src);
       // A plugin folder is Claude Code's configuration whole; what its files name is followed too.
       for (const d of plugins) {
         if (d === o.workdir || !isWithin(d, o.workdir) || found.has(d)) continue;
@@ -309,7 +330,7 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
       const run = interpreted(words);
       for (const w of new Set(words)) for (const abs of resolveWord(w, bases, o, run)) take(abs, false);
       // `make lint`, `just fmt`: the runner reads its file from where the host runs it.
-      for (const abs of runnerFiles(words, project)) if (isWithin(abs, o.workdir)) take(abs, false);
+      for (const abs of runnerFiles(tokens, project)) if (isWithin(abs, o.workdir)) take(abs, false);
       const pkg = runs.length > 0 ? nearestScripts(project, o) : null;
       for (const name of runs) {
         const body = pkg?.scripts[name];

@@ -25,7 +25,7 @@ const BIN_RUNNER = /^(npx|bunx|pnpx)$/;
 /** `<tool> exec|x|dlx <bin>`; yarn (v1 and berry) also runs a bin as `yarn <bin>` and `yarn run <bin>`. */
 const EXEC_VERB = /^(exec|x|dlx)$/;
 /** Links followed at most, as the kernel does (ELOOP past 40; a real chain is short). */
-const MAX_LINKS = 8;
+const MAX_LINKS = 40;
 const NAME = /^[A-Za-z0-9@][\w.@+-]*$/;
 
 /** The bin names `text` runs through a package runner; `script` true for a package.json script's body (its commands' first words count). */
@@ -159,27 +159,94 @@ export function pathFolders(dirs: PathDir[], base: string, workdir: string): Pat
   return out;
 }
 
-/** Build runners and the files each reads from the folder it runs in: `make lint` runs the Makefile's recipe. */
-const RUNNER_FILES: Readonly<Record<string, readonly string[]>> = {
-  make: ["GNUmakefile", "makefile", "Makefile"],
-  gmake: ["GNUmakefile", "makefile", "Makefile"],
-  just: ["justfile", "Justfile", ".justfile"],
-  task: ["Taskfile.yml", "Taskfile.yaml", "taskfile.yml", "taskfile.yaml", "Taskfile.dist.yml", "Taskfile.dist.yaml"],
-  rake: ["Rakefile", "rakefile", "Rakefile.rb"],
-};
+/**
+ * Build runners, one row each: the files each reads from the folder it runs in (`make
+ * lint` runs the Makefile's recipe), and its options that name another file (`-f x.mk`)
+ * or another folder (`-C sub`). Matched on the command word's base name, so
+ * `/usr/bin/make`, `command make`, `env make` and `sh -c "make x"` count the same.
+ */
+const RUNNERS: Readonly<Record<string, { files: readonly string[]; file: readonly string[]; dir: readonly string[] }>> =
+  {
+    make: {
+      files: ["GNUmakefile", "makefile", "Makefile"],
+      file: ["-f", "--file", "--makefile"],
+      dir: ["-C", "--directory"],
+    },
+    just: {
+      files: ["justfile", "Justfile", ".justfile"],
+      file: ["-f", "--justfile"],
+      dir: ["-d", "--working-directory"],
+    },
+    task: {
+      files: [
+        "Taskfile.yml",
+        "Taskfile.yaml",
+        "taskfile.yml",
+        "taskfile.yaml",
+        "Taskfile.dist.yml",
+        "Taskfile.dist.yaml",
+      ],
+      file: ["-t", "--taskfile"],
+      dir: ["-d", "--dir"],
+    },
+    rake: { files: ["Rakefile", "rakefile", "Rakefile.rb"], file: ["-f", "--rakefile"], dir: ["-C", "--directory"] },
+    ninja: { files: ["build.ninja"], file: ["-f"], dir: ["-C"] },
+    "cargo-make": { files: ["Makefile.toml"], file: ["--makefile"], dir: ["--cwd"] },
+    mage: { files: ["magefile.go"], file: [], dir: ["-d"] },
+    invoke: { files: ["tasks.py", "invoke.yaml", "invoke.yml"], file: [], dir: ["-r", "--search-root"] },
+    nox: { files: ["noxfile.py"], file: ["-f", "--noxfile"], dir: [] },
+    tox: { files: ["tox.ini", "tox.toml"], file: ["-c", "--conf"], dir: ["--root"] },
+  };
+/** Other names of the same runners: `gmake`, `makers` and `cargo make` (cargo-make), `inv`. */
+const RUNNER_ALIAS: Readonly<Record<string, string>> = { gmake: "make", makers: "cargo-make", inv: "invoke" };
 
-/** The files of `project` that the build runners among `words` read (and so run), where they exist. */
-export function runnerFiles(words: readonly string[], project: string): string[] {
+function runnerAt(tokens: readonly string[], i: number): { name: string; next: number } | null {
+  const w = basename(tokens[i]!);
+  if (w === "cargo" && tokens[i + 1] === "make") return { name: "cargo-make", next: i + 2 };
+  const name = RUNNER_ALIAS[w] ?? w;
+  return Object.hasOwn(RUNNERS, name) ? { name, next: i + 1 } : null;
+}
+
+/** The value of option `opt` at tokens[j] (`-f x`, `-fx`; `--file=x` arrives split at `=`), or null. */
+function optionValue(tokens: readonly string[], j: number, opts: readonly string[]): string | null {
+  const t = tokens[j]!;
+  for (const o of opts) {
+    if (t === o) return tokens[j + 1] ?? null;
+    if (!o.startsWith("--") && t.startsWith(o) && t.length > o.length) return t.slice(o.length);
+  }
+  return null;
+}
+
+/**
+ * The files of the tree that the build runners among `tokens` (a command line's words,
+ * options kept: config-named.ts commandTokens) read, where they exist: the runner's own
+ * file names in the folder it runs in (`project`, or where `-C` sends it) and the files
+ * `-f` names.
+ */
+export function runnerFiles(tokens: readonly string[], project: string): string[] {
   const out = new Set<string>();
-  for (const w of words) {
-    const names = Object.hasOwn(RUNNER_FILES, basename(w)) ? RUNNER_FILES[basename(w)]! : [];
-    for (const n of names) {
-      try {
-        if (lstatSync(join(project, n)).isFile()) out.add(join(project, n));
-      } catch {
-        // not here: the runner finds nothing by this name either
-      }
+  const keep = (p: string) => {
+    try {
+      if (lstatSync(p).isFile()) out.add(p);
+    } catch {
+      // not here: the runner finds nothing by this name either
     }
+  };
+  for (let i = 0; i < tokens.length; i++) {
+    const hit = runnerAt(tokens, i);
+    if (!hit) continue;
+    const row = RUNNERS[hit.name]!;
+    let dir = project;
+    const named: string[] = [];
+    // Options may follow targets (GNU make): the rest of the command is read.
+    for (let j = hit.next; j < tokens.length && !runnerAt(tokens, j); j++) {
+      const d = optionValue(tokens, j, row.dir);
+      if (d) dir = resolve(dir, d);
+      const f = optionValue(tokens, j, row.file);
+      if (f) named.push(f);
+    }
+    for (const n of row.files) keep(join(dir, n));
+    for (const f of named) keep(resolve(dir, f));
   }
   return [...out];
 }

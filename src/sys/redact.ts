@@ -183,7 +183,8 @@ function urlDecoded(v: string): string {
 function encodedForms(s: string): string[] {
   const bytes = Buffer.from(s, "utf8");
   const hex = bytes.toString("hex");
-  const forms = [JSON.stringify(s).slice(1, -1), encodeURIComponent(s), hex, hex.toUpperCase()];
+  // A lone surrogate (JSON may carry one) is URL-encoded as U+FFFD, as a UTF-8 printer writes it: encodeURIComponent throws on it.
+  const forms = [JSON.stringify(s).slice(1, -1), encodeURIComponent(s.toWellFormed()), hex, hex.toUpperCase()];
   for (let before = 0; before < 3; before++) {
     const b64 = Buffer.concat([Buffer.alloc(before), bytes]).toString("base64");
     const part = b64.slice(Math.ceil((before * 8) / 6), Math.floor(((before + bytes.length) * 8) / 6));
@@ -252,21 +253,50 @@ function redactUrls(text: string, seen: string[]): string {
 }
 
 /**
- * What a printer writes in place of a character: JSON's `\u002d`, `\"` or `\/`, a URL's
- * `%2D`, HTML's `&#45;` or `&#x2d;`; and line breaks (raw or JSON's `\n`), which a wrapping
- * terminal, base64's 76 columns or a chunk written as two lines put inside a value.
+ * What a printer writes in place of a character: JSON's `\u002d`, `\"`, `\\` or `\/`, a
+ * URL's `%2D`, HTML's `&#45;` or `&#x2d;` (up to 6 hex or 7 decimal digits); and line
+ * breaks (raw `\n` or `\r\n`, JSON's `\n`, `\r` or `\r\n`), which a wrapping terminal,
+ * base64's 76 columns or a chunk written as two lines put inside a value.
  */
-const ESCAPE =
-  /\\u([0-9a-fA-F]{4})|\\(["\\/])|%([0-9a-fA-F]{2})|&#(?:[xX]([0-9a-fA-F]{1,6})|(\d{1,7}));|\\r\\n|\\[rn]|\r?\n/g;
 
 /** Whether text may hold an escape at all (most text holds none but line breaks). */
 const ESCAPE_START = /[\\%&\n\r]/;
 
-function unescaped(m: RegExpExecArray): string {
-  const code = m[1] ?? m[3] ?? m[4];
-  if (code !== undefined) return String.fromCodePoint(Math.min(Number.parseInt(code, 16), 0x10ffff));
-  if (m[5] !== undefined) return String.fromCodePoint(Math.min(Number(m[5]), 0x10ffff));
-  return m[2] ?? "";
+const isHex = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+const isDigit = (c: number) => c >= 48 && c <= 57;
+
+/** How many characters from `i` (at most `max`) pass `ok`. */
+function runOf(text: string, i: number, max: number, ok: (c: number) => boolean): number {
+  let n = 0;
+  while (n < max && i + n < text.length && ok(text.charCodeAt(i + n))) n++;
+  return n;
+}
+
+/** An escape as one number (no object per escape: escape-dense text is what hostile output is): its length and the code point it stands for, or BREAK. */
+const BREAK = -1;
+const pack = (len: number, code: number) => len * 0x200000 + Math.min(code, 0x10ffff) + 1;
+const digits = (text: string, i: number, n: number, radix: number) => Number.parseInt(text.slice(i, i + n), radix);
+
+/** The escape starting at `i` of `text` (packed), or 0. Scanned by character codes: a regex's match objects made a megabyte of `\\` cost seconds. */
+function escapeAt(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c === 10) return pack(1, BREAK);
+  if (c === 13) return text.charCodeAt(i + 1) === 10 ? pack(2, BREAK) : 0;
+  if (c === 37) return runOf(text, i + 1, 2, isHex) === 2 ? pack(3, digits(text, i + 1, 2, 16)) : 0;
+  if (c === 38) {
+    if (text.charCodeAt(i + 1) !== 35) return 0; // &#
+    const hex = text[i + 2] === "x" || text[i + 2] === "X";
+    const start = i + (hex ? 3 : 2);
+    const n = hex ? runOf(text, start, 6, isHex) : runOf(text, start, 7, isDigit);
+    if (n === 0 || text[start + n] !== ";") return 0;
+    return pack(start + n + 1 - i, digits(text, start, n, hex ? 16 : 10));
+  }
+  if (c !== 92) return 0;
+  const d = text.charCodeAt(i + 1);
+  if (d === 117) return runOf(text, i + 2, 4, isHex) === 4 ? pack(6, digits(text, i + 2, 4, 16)) : 0; // \u
+  if (d === 34 || d === 92 || d === 47) return pack(2, d); // \" \\ \/
+  if (d === 114) return pack(text.startsWith("\\n", i + 2) ? 4 : 2, BREAK); // \r, \r\n
+  return d === 110 ? pack(2, BREAK) : 0; // \n
 }
 
 /**
@@ -277,28 +307,26 @@ function unescaped(m: RegExpExecArray): string {
 type Reading = { read: string; from: Uint32Array; to: Uint32Array };
 
 function readOneLevel(text: string): Reading {
-  const parts: string[] = [];
   const from = new Uint32Array(text.length + 1);
   const to = new Uint32Array(text.length + 1);
+  const units = new Uint16Array(text.length + 1);
   let n = 0;
-  let at = 0;
-  const mark = (start: number, end: number) => {
-    from[n] = start;
-    to[n++] = end;
-  };
-  const plain = (end: number) => {
-    parts.push(text.slice(at, end));
-    for (; at < end; at++) mark(at, at + 1);
-  };
-  for (const m of text.matchAll(ESCAPE)) {
-    plain(m.index);
-    const ch = unescaped(m as RegExpExecArray);
-    parts.push(ch);
-    for (let i = 0; i < ch.length; i++) mark(m.index, m.index + m[0].length);
-    at = m.index + m[0].length;
+  for (let at = 0; at < text.length; ) {
+    const e = escapeAt(text, at);
+    const len = e === 0 ? 1 : Math.floor(e / 0x200000);
+    const code = e === 0 ? text.charCodeAt(at) : (e % 0x200000) - 1;
+    if (code > 0xffff) units[n + 1] = 0xdc00 + ((code - 0x10000) & 0x3ff);
+    const count = code === BREAK ? 0 : code > 0xffff ? 2 : 1;
+    if (count > 0) units[n] = code > 0xffff ? 0xd800 + ((code - 0x10000) >> 10) : code;
+    for (let i = 0; i < count; i++, n++) {
+      from[n] = at;
+      to[n] = at + len;
+    }
+    at += len;
   }
-  plain(text.length);
-  return { read: parts.join(""), from, to };
+  let read = "";
+  for (let i = 0; i < n; i += 0x2000) read += String.fromCharCode(...units.subarray(i, Math.min(n, i + 0x2000)));
+  return { read, from, to };
 }
 
 /**
@@ -308,22 +336,18 @@ function readOneLevel(text: string): Reading {
  */
 const ESCAPE_LEVELS = 4;
 
-/** `text` read `level` levels down, positions mapped back to `text`; null when it holds no further escape. */
-function readAt(text: string, level: number): Reading | null {
-  let acc: Reading | null = null;
-  for (let l = 0; l < level; l++) {
-    const cur = acc ? acc.read : text;
-    if (!ESCAPE_START.test(cur)) return null;
-    const r = readOneLevel(cur);
-    if (r.read === cur) return null;
-    if (acc)
-      for (let i = 0; i < r.read.length; i++) {
-        r.from[i] = acc.from[r.from[i]!]!;
-        r.to[i] = acc.to[r.to[i]! - 1]!;
-      }
-    acc = r;
-  }
-  return acc;
+/** `text` read one level further than `acc` (a reading of it, or null for none yet), positions mapped back to `text`; null when it holds no further escape. */
+function deeper(text: string, acc: Reading | null): Reading | null {
+  const cur = acc ? acc.read : text;
+  if (!ESCAPE_START.test(cur)) return null;
+  const r = readOneLevel(cur);
+  if (r.read === cur) return null;
+  if (acc)
+    for (let i = 0; i < r.read.length; i++) {
+      r.from[i] = acc.from[r.from[i]!]!;
+      r.to[i] = acc.to[r.to[i]! - 1]!;
+    }
+  return r;
 }
 
 /** `text` with what each known value covers in `reading` (a reading of `text`) cut whole. */
@@ -333,9 +357,11 @@ function cutReading(text: string, { read, from, to }: Reading): string {
   for (const m of read.matchAll(knownPattern!)) {
     if (m[0].length === 0) continue;
     const start = from[m.index]!;
-    if (start < done) continue;
-    out += text.slice(done, start) + REDACTED;
-    done = to[m.index + m[0].length - 1]!;
+    const end = to[m.index + m[0].length - 1]!;
+    // Two values can meet inside one escape (a pair of surrogates): the rest of the second goes too.
+    if (start < done && end <= done) continue;
+    out += (start < done ? "" : text.slice(done, start)) + REDACTED;
+    done = end;
   }
   return done === 0 ? text : out + text.slice(done);
 }
@@ -344,15 +370,23 @@ function cutReading(text: string, { read, from, to }: Reading): string {
  * `text` with every known value cut, also where it is written with some or all of its
  * characters escaped (once or, serialized again, more) or broken over lines: the value is
  * looked for in the text as read at each level, and what it covers in the text as
- * written is cut whole (whole escapes only, so serialized JSON stays JSON).
+ * written is cut whole (whole escapes only, so serialized JSON stays JSON). Each level is
+ * read from the one above (read again from the top only after a cut), so a level costs
+ * one pass.
  */
 function cutKnown(text: string): string {
   if (!knownPattern) return text;
   let cut = text.replace(knownPattern, REDACTED);
+  let reading: Reading | null = null;
   for (let level = 1; level <= ESCAPE_LEVELS; level++) {
-    const reading = readAt(cut, level);
+    reading = deeper(cut, reading);
     if (!reading) break;
-    cut = cutReading(cut, reading);
+    const next = cutReading(cut, reading);
+    if (next === cut) continue;
+    cut = next;
+    reading = null;
+    for (let l = 0; l < level && (l === 0 || reading); l++) reading = deeper(cut, reading);
+    if (!reading) break;
   }
   return cut;
 }

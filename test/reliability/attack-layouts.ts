@@ -58,6 +58,8 @@ chmod +x scripts/hooks/prepare-commit-msg && ln -s ../../scripts/hooks/prepare-c
 printf '#!/bin/sh\nexec sh scripts/msg-check.sh "$@"\n' > .git/hooks/commit-msg && chmod +x .git/hooks/commit-msg
 # A hook that runs a build runner: make reads the Makefile of the work tree's root.
 printf 'after-commit:\n\t@true\n' > Makefile && printf '#!/bin/sh\nmake -s after-commit\n' > .git/hooks/reference-transaction && chmod +x .git/hooks/reference-transaction
+# The same runner by path, through env, in another folder (-C) with another file (-f).
+mkdir -p build && printf 'after-commit:\n\t@true\n' > build/hooks.mk && printf 'env /usr/bin/make -s -C build -f hooks.mk after-commit\n' >> .git/hooks/reference-transaction
 # An include of a file the tree does not have (yet): git reads it at every command.
 git config include.path ../.gitconfig.project
 `;

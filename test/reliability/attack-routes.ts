@@ -548,6 +548,15 @@ text hook-configs .overcommit.yml "PreCommit:\\n  X:\\n    command: ['sh', '$s']
     unchanged: ["Makefile"],
   },
   {
+    id: "hook-make-forms",
+    reaches: true,
+    layout: "repo",
+    klass: "commit",
+    sh: 'text hook-make-forms build/hooks.mk "after-commit:\\n\\t@sh $(script hook-make-forms)"',
+    tools: withScript("hook-make-forms", (s) => [write("build/hooks.mk", `after-commit:\n\t@sh ${s}\n`)]),
+    unchanged: ["build/hooks.mk"],
+  },
+  {
     id: "claude-import",
     layout: "repo",
     klass: "tool-config",

@@ -161,4 +161,28 @@ describe("namedByToolConfig", () => {
     expect(c.files).toEqual(["tools/lint.js"]);
     expect(named(w, ".husky").scripts).toEqual(["test"]);
   });
+
+  test("a build runner pointed at another folder or given another file: that folder's Makefile, the file it is given", () => {
+    const command = "make -C tools check && make -f build.mk lint && just --justfile ci.just";
+    const w = tree({
+      ".claude/settings.json": JSON.stringify({ hooks: { Stop: [{ hooks: [{ command }] }] } }),
+      "tools/Makefile": "check:\n\t@true\n",
+      "build.mk": "lint:\n\t@true\n",
+      "ci.just": "default:\n",
+      // Not named: a folder no word names, a file of no runner's kind.
+      "docs/Makefile": "x:\n",
+      "check.txt": "make\n",
+    });
+    expect(named(w, ".claude").files).toEqual(["build.mk", "ci.just", "tools/Makefile"]);
+  });
+
+  test("a hook linked to its script through a long chain of links: the script at its end, as far as the kernel follows", () => {
+    const w = tree({ "scripts/pre-commit": "#!/bin/sh\n", ".githooks/README": "hooks\n" });
+    mkdirSync(join(w, "links"));
+    const hops = 12;
+    symlinkSync("../scripts/pre-commit", join(w, "links", `l${hops}`));
+    for (let i = hops - 1; i >= 1; i--) symlinkSync(`l${i + 1}`, join(w, "links", `l${i}`));
+    symlinkSync("../links/l1", join(w, ".githooks/pre-commit"));
+    expect(named(w, ".githooks").files).toContain("scripts/pre-commit");
+  });
 });

@@ -72,6 +72,36 @@ describe("redact: values dl holds", () => {
     expect(redact(plain)).toBe(plain);
   });
 
+  test("two known values that meet inside one escape (a surrogate pair written as one entity) are both cut", () => {
+    // The first ends with a pair's high half, the second starts with its low half: one `&#x1F600;` writes both.
+    const first = "ovl-first-8812\ud83d";
+    const second = "\ude00ovl-second-4471";
+    knowSecrets([first, second]);
+    const out = redact("x ovl-first-8812&#x1F600;ovl-second-4471 y");
+    expect(out).not.toContain("ovl-second");
+    expect(out).not.toContain("ovl-first");
+    expect(out.startsWith("x ") && out.endsWith(" y")).toBe(true);
+  });
+
+  test("a value with a lone surrogate (JSON may carry one) is learned and cut, never an exception", () => {
+    const text = JSON.parse('"TOKEN=lone-sur7731\\ud800x and again lone-sur7731\\ud800x"') as string;
+    expect(redact(text)).toBe(`TOKEN=${REDACTED} and again ${REDACTED}`);
+    expect(() => knowSecrets([JSON.parse('"held-lone-5512\\udc00"') as string])).not.toThrow();
+  });
+
+  test("escape-like text that is no escape is read as written: bad hex, a lone backslash, an entity with no end", () => {
+    for (const near of [
+      `${KNOWN.slice(0, 5)}\\u002${KNOWN.slice(5)}`,
+      `%4${KNOWN}`,
+      `&#x${KNOWN}`,
+      `\\${KNOWN}\\u00`,
+    ]) {
+      const out = redact(near);
+      expect({ near, out }).toEqual({ near, out: expect.not.stringContaining("known-value") });
+    }
+    for (const plain of ["a\\u12 %G1 &#; &#x; &#12345678; \\q", "%%%% \\\\\\ &&&&"]) expect(redact(plain)).toBe(plain);
+  });
+
   test(`a value under ${MIN_SECRET_CHARS} characters is a placeholder, not a key: text with it stays whole`, () => {
     expect(redact("a short answer")).toBe("a short answer");
   });
