@@ -2737,6 +2737,26 @@ export const MUTATIONS: Mutation[] = [
     build: true,
   },
   {
+    id: "workdir-dl-reads",
+    guard:
+      "a workdir that is, or lies inside, a folder dl reads as instructions (DELEGATE_LOCAL_AGENTS_DIR, CODEX_HOME) is refused naming the setting",
+    why: "workdir = the agents dir: every definition there was a plain file of the job, and the next delegation obeyed the coder.md it rewrote",
+    file: "src/sys/workdir-guard.ts",
+    search: "  refuseInsideDlReads(dir, g.readDirs ?? []);\n",
+    replace: "",
+    tests: ["test/sys/workdir-guard.test.ts", "test/reliability/jail-routes-tools.test.ts"],
+    build: true,
+  },
+  {
+    id: "dl-reads-dsh-launcher",
+    guard: "DELEGATE_DSH_LAUNCHER set to a path is a program dl runs, read-only where it lies inside a workdir",
+    why: "a launcher path inside the workdir: a job rewrote the script and dl ran it at the next dsh job, outside any jail",
+    file: "src/sys/dl-reads.ts",
+    search: '    [c.dsh.launcher, "DELEGATE_DSH_LAUNCHER"],\n',
+    replace: "",
+    tests: ["test/sys/dl-reads.test.ts"],
+  },
+  {
     id: "jail-runner-options",
     guard:
       "a build runner's -C folder and -f file are read from the command's tokens (one row per runner), so make by path, through env, in another folder with another file still keeps its file read-only",

@@ -26,14 +26,25 @@ export interface DlReadInputs {
   usage: { pricesFile?: string };
   codex: { bin: string };
   gemini: { bin: string };
+  dsh: { launcher: string };
   callerDir: string;
+}
+
+/**
+ * The folders of dlReads: a workdir that is one of them, or lies inside one, would have
+ * every file it edits read back by dl as instructions, so sys/workdir-guard.ts refuses it.
+ */
+export function dlReadDirs(paths: { agentsDir: string; codexHome: string }, callerDir?: string): DlRead[] {
+  return [
+    { path: canonicalPath(paths.agentsDir, callerDir), kind: "dir", setting: "DELEGATE_LOCAL_AGENTS_DIR" },
+    { path: canonicalPath(paths.codexHome, callerDir), kind: "dir", setting: "CODEX_HOME" },
+  ];
 }
 
 export function dlReads(c: DlReadInputs): DlRead[] {
   const at = (p: string) => canonicalPath(p, c.callerDir);
   const out: DlRead[] = [
-    { path: at(c.paths.agentsDir), kind: "dir", setting: "DELEGATE_LOCAL_AGENTS_DIR" },
-    { path: at(c.paths.codexHome), kind: "dir", setting: "CODEX_HOME" },
+    ...dlReadDirs(c.paths, c.callerDir),
     { path: at(c.settings.file), kind: "file", setting: "the settings file" },
     { path: at(c.paths.dshModelsFile), kind: "file", setting: "DELEGATE_DSH_MODELS_FILE" },
   ];
@@ -42,6 +53,7 @@ export function dlReads(c: DlReadInputs): DlRead[] {
   for (const [bin, setting] of [
     [c.codex.bin, "DELEGATE_CODEX_BIN"],
     [c.gemini.bin, "DELEGATE_AGY_BIN"],
+    [c.dsh.launcher, "DELEGATE_DSH_LAUNCHER"],
   ] as const)
     if (bin.includes("/")) out.push({ path: at(bin), kind: "file", setting });
   return out;

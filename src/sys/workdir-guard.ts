@@ -1,6 +1,14 @@
 import { readdirSync, realpathSync, statSync } from "node:fs";
 import { DlError } from "../errors.ts";
-import { canonicalPath, overlappingDir, protectedDirs, protectedDirVariable, type StatePaths } from "./paths.ts";
+import { type DlRead, dlReadDirs } from "./dl-reads.ts";
+import {
+  canonicalPath,
+  isWithin,
+  overlappingDir,
+  protectedDirs,
+  protectedDirVariable,
+  type StatePaths,
+} from "./paths.ts";
 import { looksLikeGitDir, ruleForName } from "./protected-names.ts";
 
 /**
@@ -14,6 +22,8 @@ export interface WorkdirGuard {
   protectedDirs: readonly string[];
   /** The variable that places a protected dir, named in the refusal so the caller can act on it. */
   variableOf?: (protectedDir: string) => string;
+  /** Folders dl reads back as instructions (sys/dl-reads.ts dlReadDirs): no workdir may be one or lie inside one. */
+  readDirs?: readonly DlRead[];
 }
 
 /** A refusal with what a caller needs to act on it: the workdir, why, and the variable behind the clash. */
@@ -43,6 +53,7 @@ export function checkWorkdir(path: string, g: WorkdirGuard): string {
     );
   }
   refuseInsideGitDir(dir);
+  refuseInsideDlReads(dir, g.readDirs ?? []);
   const protectedReal = g.protectedDirs.map((d) => canonicalPath(d));
   const clash = overlappingDir(dir, protectedReal);
   if (clash) {
@@ -84,7 +95,27 @@ function refuseInsideGitDir(dir: string): void {
   }
 }
 
-/** The guard for this configuration: its home and every protected dir. */
+/**
+ * A workdir that is (or lies inside) a folder dl reads as instructions: the agent
+ * definitions dir, CODEX_HOME. Every file the job wrote there would steer the next
+ * delegation (a `coder.md` granted Bash), and nothing in it is the user's project.
+ * (One such folder inside a workdir is kept read-only by the jail and the write tools.)
+ */
+function refuseInsideDlReads(dir: string, reads: readonly DlRead[]): void {
+  const hit = reads.find((d) => isWithin(dir, d.path));
+  if (!hit) return;
+  throw forbidden(
+    `workdir ${dir} is ${dir === hit.path ? "" : "inside "}the folder dl reads as ${hit.setting} (${hit.path}): a job there would rewrite what steers the next delegation; pass the project's work tree instead, or move ${hit.setting} out of it`,
+    { workdir: dir, reason: "dl_reads", protected_dir: hit.path, variable: hit.setting },
+  );
+}
+
+/** The guard for this configuration: its home, every protected dir and the folders dl reads. */
 export function workdirGuard(p: StatePaths): WorkdirGuard {
-  return { home: p.home, protectedDirs: protectedDirs(p), variableOf: (d) => protectedDirVariable(p, d) };
+  return {
+    home: p.home,
+    protectedDirs: protectedDirs(p),
+    variableOf: (d) => protectedDirVariable(p, d),
+    readDirs: dlReadDirs(p),
+  };
 }

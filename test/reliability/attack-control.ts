@@ -3,11 +3,12 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { CODEX_BIN } from "../helpers/codex-home.ts";
 import { type Identity, identityNames, makeIdentity } from "../helpers/run-as.ts";
 import { hostGitCommands, hostTools } from "./attack-host.ts";
 import { LAYOUTS, type LayoutId } from "./attack-layouts.ts";
 import { prelude, ROUTES } from "./attack-routes.ts";
-import { AGENTS_IN_TREE, buildLayouts } from "./attack-suite.ts";
+import { AGENTS_IN_TREE, buildLayouts, CODEX_HOME_IN_TREE, plantDlReads, XDG_IN_TREE } from "./attack-suite.ts";
 
 /**
  * The attack suite's control, in slices (jail-routes-control-<k>.test.ts: they run side
@@ -104,5 +105,38 @@ export function controlSlice(slice: number, of: number): void {
     } finally {
       await client.close();
     }
+  }, 60_000);
+
+  /** A route of dl's own reads planted alone in a fresh repo layout with its folders in the tree; the layout root. */
+  function plantDlRead(routeId: string): string {
+    const root = join(id.base, `proj-${routeId}`);
+    const markers = join(id.base, `markers-${routeId}`);
+    mkdirSync(root);
+    mkdirSync(markers);
+    freshLayout("repo", root);
+    plantDlReads(root);
+    id.own(id.base);
+    const route = ROUTES.find((r) => r.id === routeId)!;
+    const r = id.run(["sh", "-c", `${prelude(markers)}\n${route.sh}\n`], { cwd: join(root, LAYOUTS.repo.workdir) });
+    if (r.code !== 0) throw new Error(`planting ${routeId}: ${r.stderr}`);
+    return root;
+  }
+
+  /** The settings file and dsh models file an XDG_CONFIG_HOME in the tree places: unguarded, dl's next start obeys the job's. */
+  test("unguarded, dl takes its settings from the settings file a job plants under an XDG_CONFIG_HOME inside the workdir", () => {
+    const root = plantDlRead("dl-settings-file");
+    const r = id.run([id.dl, "status", "--json"], { env: id.env({ XDG_CONFIG_HOME: join(root, XDG_IN_TREE) }) });
+    expect(r.stdout).toContain('"model":"planted-by-job"');
+  }, 60_000);
+
+  /** CODEX_HOME in the tree: the real Codex CLI reads the config.toml a job planted (an MCP server it starts: sh <the job's script>). */
+  test("unguarded, the real Codex CLI loads the config.toml a job plants in a CODEX_HOME inside the workdir", () => {
+    const root = plantDlRead("dl-codex-home");
+    const home = join(root, CODEX_HOME_IN_TREE);
+    const r = id.run([CODEX_BIN, "mcp", "list"], { env: id.env({ CODEX_HOME: home }) });
+    expect({ code: r.code, listed: r.stdout.match(/^planted\s+sh\s+(\S+)/m)?.[1] }).toEqual({
+      code: 0,
+      listed: join(root, "repo/.payloads/dl-codex-home.sh"),
+    });
   }, 60_000);
 }

@@ -54,12 +54,26 @@ interface Ctx {
 
 /** DELEGATE_LOCAL_AGENTS_DIR inside the repo layout's workdir (route dl-agents-dir): the settings may put it anywhere. */
 export const AGENTS_IN_TREE = "repo/dl-agents";
+/** XDG_CONFIG_HOME (dl's settings file, the dsh models file) and CODEX_HOME inside it too (routes dl-settings-file, dl-codex-home). */
+export const XDG_IN_TREE = "repo/dl-xdg";
+export const CODEX_HOME_IN_TREE = "repo/dl-codex";
+
+/** The files dl and the Codex CLI read there, as the user left them (settings.env: 0600, or dl refuses it). */
+export function plantDlReads(root: string): void {
+  mkdirSync(join(root, XDG_IN_TREE, "dl"), { recursive: true });
+  mkdirSync(join(root, XDG_IN_TREE, "neola-lab"), { recursive: true });
+  mkdirSync(join(root, CODEX_HOME_IN_TREE), { recursive: true });
+  writeFileSync(join(root, XDG_IN_TREE, "dl/settings.env"), "DELEGATE_LOG_LEVEL=info\n", { mode: 0o600 });
+  writeFileSync(join(root, XDG_IN_TREE, "neola-lab/dsh-models.json"), "{}\n");
+  writeFileSync(join(root, CODEX_HOME_IN_TREE, "config.toml"), "# the user's Codex settings\n");
+}
 
 function session(id: Identity, delegate: Delegate, fake: FakeModel | null, root: string): Promise<Client> {
   const agents = join(root, AGENTS_IN_TREE);
   mkdirSync(agents, { recursive: true });
   writeFileSync(join(agents, "helper.md"), "---\nname: helper\ndescription: h\n---\nHelp.\n");
   writeFileSync(join(agents, "coder.md"), "---\nname: coder\ndescription: c\ntools: Read, Write, Edit\n---\nCode.\n");
+  plantDlReads(root);
   const bin = join(id.base, "bin");
   mkdirSync(bin, { recursive: true });
   copyFileSync(FAKE_AGY, join(bin, "agy"));
@@ -70,6 +84,8 @@ function session(id: Identity, delegate: Delegate, fake: FakeModel | null, root:
     DELEGATE_LOCAL_URL: fake?.anthropicUrl,
     DELEGATE_LOCAL_KEY: fake ? KEY : undefined,
     DELEGATE_LOCAL_AGENTS_DIR: agents,
+    XDG_CONFIG_HOME: join(root, XDG_IN_TREE),
+    CODEX_HOME: join(root, CODEX_HOME_IN_TREE),
     DELEGATE_LOCAL_MODEL: "attack-model",
     DELEGATE_RUN_BASH_SANDBOX: delegate === "bash" ? "1" : undefined,
   });

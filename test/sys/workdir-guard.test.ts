@@ -154,3 +154,40 @@ describe("a workdir inside a git dir or a folder the host obeys", () => {
     expect(checkWorkdir(repo, g)).toBe(repo);
   });
 });
+
+describe("a workdir that is, or lies inside, a folder dl reads as instructions", () => {
+  test("the agent definitions dir and CODEX_HOME (and a folder inside them) are refused naming the setting", () => {
+    const root = tempDir("workdir-dl-reads");
+    const home = join(root, "home");
+    const paths = resolveStatePaths({
+      platform: "linux",
+      cwd: root,
+      home,
+      codexHome: join(root, "proj", "codex-home"),
+      jobStores: PROVIDERS,
+      overrides: { agentsDir: join(root, "proj", "agents") },
+      isolation: false,
+    });
+    for (const d of ["proj/agents/sub", "proj/codex-home/sub", "proj/src"])
+      mkdirSync(join(root, d), { recursive: true });
+    const guard = workdirGuard(paths);
+    const refusal = (dir: string) => {
+      try {
+        checkWorkdir(dir, guard);
+      } catch (e) {
+        if (!isDlError(e, "workdir_forbidden")) throw e;
+        return { variable: e.data.variable, reason: e.data.reason, named: e.message.includes(String(e.data.variable)) };
+      }
+      return "accepted";
+    };
+    const agents = { variable: "DELEGATE_LOCAL_AGENTS_DIR", reason: "dl_reads", named: true };
+    const codex = { variable: "CODEX_HOME", reason: "dl_reads", named: true };
+    expect(refusal(join(root, "proj/agents"))).toEqual(agents);
+    expect(refusal(join(root, "proj/agents/sub"))).toEqual(agents);
+    expect(refusal(join(root, "proj/codex-home"))).toEqual(codex);
+    expect(refusal(join(root, "proj/codex-home/sub"))).toEqual(codex);
+    // The project that holds them is an ordinary workdir (the jail and the write tools keep them read-only).
+    expect(checkWorkdir(join(root, "proj"), guard)).toBe(join(root, "proj"));
+    expect(checkWorkdir(join(root, "proj/src"), guard)).toBe(join(root, "proj/src"));
+  });
+});
