@@ -1442,8 +1442,8 @@ export const MUTATIONS: Mutation[] = [
       "Perplexity, Replicate, Google OAuth, Vault, Tailscale, Shopify and other vendors' keys are cut by their prefix",
     why: "a CLI printing such a key that dl never held would put it in every channel",
     file: "src/sys/redact.ts",
-    search: "|sntry[su]_|dapi)[A-Za-z0-9_-]{20,4096}/g,",
-    replace: "|sntry[su]_|dapi)[A-Za-z0-9_-]{20,4096}(?!)/g,",
+    search: "|sntry[su]_|dapi)(?=[A-Za-z_-]{0,4095}\\d)[A-Za-z0-9_-]{20,4096}/g,",
+    replace: "|sntry[su]_|dapi)(?=[A-Za-z_-]{0,4095}\\d)[A-Za-z0-9_-]{20,4096}(?!)/g,",
     tests: ["test/sys/redact.test.ts"],
   },
   {
