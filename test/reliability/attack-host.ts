@@ -85,7 +85,7 @@ function claudeCommands(settings: Record<string, unknown>): string[] {
 /**
  * The plugin folders of the directory marketplaces a settings file declares (the user
  * installed them once; Claude Code copies each afresh at every session and runs its
- * `hooks/hooks.json`, measured in claude-real-control.test.ts).
+ * `hooks/hooks.json`, measured with the real `claude -p`: docs/SECURITY.md).
  */
 function directoryPlugins(settings: Record<string, unknown>, project: string): string[] {
   const known = (settings.extraKnownMarketplaces ?? {}) as Record<
