@@ -2693,6 +2693,17 @@ export const MUTATIONS: Mutation[] = [
     build: true,
   },
   {
+    id: "claude-plugin-dirs",
+    guard:
+      "the Claude Code plugin folders a project's settings (a directory marketplace) and a marketplace.json name are read-only to delegates",
+    why: "the repository's own plugin, installed once: the agent's write_file rewrote its hooks/hooks.json and the real Claude Code ran the new SessionStart hook at the next session",
+    file: "src/sandbox/config-named.ts",
+    search: "  const plugins = src.text === undefined ? claudePluginDirs(src.file, text) : [];",
+    replace: "  const plugins: string[] = [];",
+    tests: ["test/sandbox/claude-plugins.test.ts", "test/reliability/jail-routes-tools.test.ts"],
+    build: true,
+  },
+  {
     id: "jail-runner-files",
     guard:
       "a protected configuration or git hook that runs a build runner (make, just, task, rake) keeps the runner's file read-only",
