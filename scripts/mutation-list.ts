@@ -925,8 +925,8 @@ export const MUTATIONS: Mutation[] = [
       "write_file/edit_file ask the repository that holds the path what its configuration names (nested repositories, submodules)",
     why: "in a folder of repositories, an agent writes <repo>/githooks/pre-commit (that repository's core.hooksPath) and its next commit runs it",
     file: "src/agent/tools/protect-write.ts",
-    search: "  const facts = await gitFacts(existingDir(abs, workdir), p);",
-    replace: "  const facts = await gitFacts(workdir, p);",
+    search: "    facts = await gitFacts(existingDir(abs, workdir), p);",
+    replace: "    facts = await gitFacts(workdir, p);",
     tests: ["test/reliability/jail-routes-tools.test.ts"],
     build: true,
   },
@@ -1442,8 +1442,8 @@ export const MUTATIONS: Mutation[] = [
       "Perplexity, Replicate, Google OAuth, Vault, Tailscale, Shopify and other vendors' keys are cut by their prefix",
     why: "a CLI printing such a key that dl never held would put it in every channel",
     file: "src/sys/redact.ts",
-    search: "|sntry[su]_|dapi)[A-Za-z0-9_-]{20,4096}/g,",
-    replace: "|sntry[su]_|dapi)[A-Za-z0-9_-]{20,4096}(?!)/g,",
+    search: "|sntry[su]_|dapi)(?=[A-Za-z_-]{0,4095}\\d)[A-Za-z0-9_-]{20,4096}/g,",
+    replace: "|sntry[su]_|dapi)(?=[A-Za-z_-]{0,4095}\\d)[A-Za-z0-9_-]{20,4096}(?!)/g,",
     tests: ["test/sys/redact.test.ts"],
   },
   {
@@ -2693,6 +2693,17 @@ export const MUTATIONS: Mutation[] = [
     build: true,
   },
   {
+    id: "claude-plugin-dirs",
+    guard:
+      "the Claude Code plugin folders a project's settings (a directory marketplace) and a marketplace.json name are read-only to delegates",
+    why: "the repository's own plugin, installed once: the agent's write_file rewrote its hooks/hooks.json and the real Claude Code ran the new SessionStart hook at the next session",
+    file: "src/sandbox/config-named.ts",
+    search: "  const plugins = src.text === undefined ? claudePluginDirs(src.file, text) : [];",
+    replace: "  const plugins: string[] = [];",
+    tests: ["test/sandbox/claude-plugins.test.ts", "test/reliability/jail-routes-tools.test.ts"],
+    build: true,
+  },
+  {
     id: "jail-runner-files",
     guard:
       "a protected configuration or git hook that runs a build runner (make, just, task, rake) keeps the runner's file read-only",
@@ -2702,6 +2713,36 @@ export const MUTATIONS: Mutation[] = [
     replace: "      for (const abs of runnerFiles([], project)) if (isWithin(abs, o.workdir)) take(abs, false);",
     tests: ["test/reliability/jail-routes-bash.test.ts"],
     build: true,
+  },
+  {
+    id: "git-unanswered-fails-closed",
+    guard:
+      "a git question that timed out or failed on a repository refuses the job or write (git_unanswered), never reads as git naming nothing",
+    why: "askGit took a failed or timed-out `git config --list` for an empty configuration: no core.hooksPath, no fsmonitor script, no config files protected",
+    file: "src/sandbox/git-reach.ts",
+    search: "  if (r.timedOut || r.aborted) throw unanswered(",
+    replace: "  if (r.timedOut || r.aborted) return null && unanswered(",
+    tests: ["test/sandbox/git-reach-unanswered.test.ts"],
+  },
+  {
+    id: "git-failed-fails-closed",
+    guard: "only git's own 'not a git repository' means there is nothing to protect; any other failure refuses",
+    why: "a repository whose config git cannot read made rev-parse fail, and dl planned the job as if the folder were in no repository",
+    file: "src/sandbox/git-reach.ts",
+    search: "  if (notRepoIsNull && NOT_A_REPOSITORY.test(said)) return null;",
+    replace: "  if (notRepoIsNull) return null;",
+    tests: ["test/sandbox/git-reach-unanswered.test.ts"],
+  },
+  {
+    id: "tools-git-unanswered-refused",
+    guard:
+      "the write tools refuse a write where git did not answer about the repository, instead of throwing past the guard",
+    why: "a failed git question in protect-write would have left the write tools without git's hooks dir and named files",
+    file: "src/agent/tools/protect-write.ts",
+    search:
+      "  } catch (e) {\n    // What git runs there is unknown (git_unanswered): refused, never taken to be nothing.\n    return",
+    replace: "  } catch (e) {\n    facts = null;\n    if (e) return null;\n    return",
+    tests: ["test/sandbox/git-reach-unanswered.test.ts"],
   },
   {
     id: "jail-dl-reads",

@@ -2,6 +2,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, read
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { canonicalPath, isWithin } from "../sys/paths.ts";
 import { ruleForName } from "../sys/protected-names.ts";
+import { claudePluginDirs } from "./claude-plugins.ts";
 import { binEntry, binsRun, linkChain, type PathDir, pathDirs, pathFolders, runnerFiles } from "./config-programs.ts";
 
 /**
@@ -143,7 +144,7 @@ function nearestScripts(dir: string, o: NamedOptions): { pkg: string; scripts: R
  * matter only (its body is prose), but a memory file's `@path` imports as well.
  */
 function wordsOf(src: Source): Words {
-  const none = { words: [], tokens: [], imports: [], runs: [], bins: [], paths: [] };
+  const none = { words: [], tokens: [], imports: [], runs: [], bins: [], paths: [], plugins: [] };
   if (USER_RUN.test(basename(src.file))) return none;
   const text = src.text ?? readText(src.file);
   if (text === null) return none;
@@ -151,6 +152,7 @@ function wordsOf(src: Source): Words {
   const body = acted ? text : (/^---\r?\n([\s\S]*?)\r?\n---/.exec(text)?.[1] ?? "");
   const imports = !acted && src.memory ? [...text.matchAll(/(?:^|\s)@([^\s@`]+)/g)].map((m) => m[1]!) : [];
   const bins = binsRun(body, src.text !== undefined);
+  const plugins = src.text === undefined ? claudePluginDirs(src.file, text) : [];
   return {
     words: commandWords(body),
     tokens: commandTokens(body),
@@ -158,6 +160,7 @@ function wordsOf(src: Source): Words {
     runs: npmScriptsRun(body),
     bins,
     paths: pathDirs(body),
+    plugins,
   };
 }
 
@@ -171,6 +174,8 @@ interface Words {
   bins: string[];
   /** Folders put on PATH. */
   paths: PathDir[];
+  /** Claude Code plugin and marketplace folders (claude-plugins.ts). */
+  plugins: string[];
 }
 
 /** The regular files and the links of an entry (itself, or what a folder holds), without following links. */
@@ -304,7 +309,13 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
       next.push({ file: abs, memory });
     };
     for (const src of level) {
-      const { words, tokens, imports, runs, bins, paths } = wordsOf(src);
+      const { words, tokens, imports, runs, bins, paths, plugins } = wordsOf(src);
+      // A plugin folder is Claude Code's configuration whole; what its files name is followed too.
+      for (const d of plugins) {
+        if (d === o.workdir || !isWithin(d, o.workdir) || found.has(d)) continue;
+        found.add(d);
+        for (const f of filesOf(d).files) if (!own.has(f)) next.push({ file: f, memory: false });
+      }
       // What the host finds by name: node_modules/.bin's exact entries, a folder put on PATH whole.
       for (const b of bins)
         for (const abs of linkChain(binEntry(b, project, o.workdir) ?? "", o.workdir)) take(abs, false);

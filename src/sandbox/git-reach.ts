@@ -1,5 +1,6 @@
 import { lstatSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { DlError } from "../errors.ts";
 import { GIT_CONFIG_SOURCE } from "../sys/git-config-env.ts";
 import { type RunOptions, type RunResult, runGroup } from "../sys/process.ts";
 
@@ -41,19 +42,44 @@ export interface GitAsk {
 
 const TIMEOUT_MS = 10_000;
 
-async function git(dir: string, args: string[], o: GitAsk): Promise<string | null> {
+/**
+ * git could not answer about a repository it was asked about (it timed out, or failed on
+ * a repository it can read): what git would run there is unknown, so the guard cannot be
+ * planned and the job or write is refused, never planned as if git had named nothing.
+ */
+function unanswered(dir: string, args: readonly string[], why: string): DlError {
+  return new DlError(
+    "bad_input",
+    `git did not answer about the repository at ${dir} (git ${args[0]}: ${why}); dl keeps what git runs read-only only by asking git, so nothing runs there until git answers (check the repository's and your git configuration with git -C ${dir} status)`,
+    { failure_kind: "jail_git_config", reason: "git_unanswered" },
+  );
+}
+
+/** git's own words for a folder in no repository: the one failure that is an answer. */
+const NOT_A_REPOSITORY = /not a git repository/i;
+
+/**
+ * git's output, or null when `dir` is in no repository (asked with `notRepoIsNull`) or
+ * no git is on PATH (then nothing here can run git either). Any other failure throws.
+ */
+async function git(dir: string, args: string[], o: GitAsk, notRepoIsNull = false): Promise<string | null> {
   const run = o.run ?? runGroup;
   // GIT_* of the caller never steer where dl asks (a GIT_DIR would point git elsewhere);
   // the config sources the user's git reads (GIT_CONFIG_GLOBAL, …) are read as it reads them.
   const env = Object.fromEntries(
     Object.entries(o.env).filter(([k]) => !k.startsWith("GIT_") || GIT_CONFIG_SOURCE.test(k)),
   );
+  let r: RunResult;
   try {
-    const r = await run({ argv: ["git", ...args], cwd: dir, env, timeoutMs: TIMEOUT_MS, stdoutCap: 8 << 20 });
-    return r.exitCode === 0 ? r.stdout.text() : null;
+    r = await run({ argv: ["git", ...args], cwd: dir, env, timeoutMs: TIMEOUT_MS, stdoutCap: 8 << 20 });
   } catch {
     return null; // no git on PATH: nothing here can ask it either
   }
+  if (r.timedOut || r.aborted) throw unanswered(dir, args, `no answer within ${TIMEOUT_MS / 1000} s`);
+  if (r.exitCode === 0) return r.stdout.text();
+  const said = r.stderr.text().trim();
+  if (notRepoIsNull && NOT_A_REPOSITORY.test(said)) return null;
+  throw unanswered(dir, args, said.split("\n").at(-1)?.slice(0, 200) || `exit ${r.exitCode}`);
 }
 
 /** `git config --list --show-origin -z`: `file:<path>\0<key>\n<value>\0` per entry. */
@@ -137,6 +163,7 @@ export async function askGit(dir: string, home: string, o: GitAsk): Promise<Repo
     dir,
     ["rev-parse", "--absolute-git-dir", "--git-common-dir", "--is-inside-git-dir", "--is-bare-repository"],
     o,
+    true,
   );
   if (revs === null) return null;
   const [gitDir, common, insideGit, bare] = revs.split("\n");

@@ -66,7 +66,9 @@ const SHAPES: readonly RegExp[] = [
   /\bxai-[A-Za-z0-9]{20,4096}/g,
   // More vendors' prefixes: Perplexity, Replicate, Google OAuth client secrets, Vault,
   // Tailscale, SendGrid, Shopify, DigitalOcean, Linear, Grafana, Sentry, Databricks, age.
-  /\b(?:pplx-|r8_|GOCSPX-|hv[sbr]\.|tskey-[a-z]{1,12}-|shp(?:at|ss|ca|pa)_|dop_v1_|lin_api_|gl(?:sa|c)_|sntry[su]_|dapi)[A-Za-z0-9_-]{20,4096}/g,
+  // Their random bodies hold a digit; an identifier such as dapiClientConfigurationFactory
+  // or r8_saved_register_contents (code, not a key) holds none.
+  /\b(?:pplx-|r8_|GOCSPX-|hv[sbr]\.|tskey-[a-z]{1,12}-|shp(?:at|ss|ca|pa)_|dop_v1_|lin_api_|gl(?:sa|c)_|sntry[su]_|dapi)(?=[A-Za-z_-]{0,4095}\d)[A-Za-z0-9_-]{20,4096}/g,
   /\bSG\.[A-Za-z0-9_-]{16,64}\.[A-Za-z0-9_-]{16,128}/g,
   /\bAGE-SECRET-KEY-1[0-9A-Z]{40,80}/g,
   // A webhook URL is its own credential: whoever has it may post.

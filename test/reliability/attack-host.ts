@@ -82,6 +82,25 @@ function claudeCommands(settings: Record<string, unknown>): string[] {
   );
 }
 
+/**
+ * The plugin folders of the directory marketplaces a settings file declares (the user
+ * installed them once; Claude Code copies each afresh at every session and runs its
+ * `hooks/hooks.json`, measured with the real `claude -p`: docs/SECURITY.md).
+ */
+function directoryPlugins(settings: Record<string, unknown>, project: string): string[] {
+  const known = (settings.extraKnownMarketplaces ?? {}) as Record<
+    string,
+    { source?: { source?: string; path?: string } }
+  >;
+  return Object.values(known).flatMap((m) => {
+    if (m.source?.source !== "directory" || !m.source.path) return [];
+    const root = join(project, m.source.path);
+    const market = json(join(root, ".claude-plugin", "marketplace.json"));
+    const plugins = (market.plugins ?? []) as { source?: unknown }[];
+    return plugins.flatMap((p) => (typeof p.source === "string" ? [join(root, p.source)] : []));
+  });
+}
+
 /** direnv's own `PATH_add dir…` and `path_add VAR dir…`: each folder, relative to the .envrc's, first on PATH. */
 const DIRENV_STDLIB = `PATH_add() { for d; do case $d in /*) ;; *) d="$PWD/$d" ;; esac; PATH="$d:$PATH"; done; }
 path_add() { v=$1; shift; if [ "$v" = PATH ]; then PATH_add "$@"; fi; }
@@ -113,7 +132,10 @@ export function hostTools(id: Identity, root: string, layout: LayoutId): void {
       env: id.env({ CLAUDE_PROJECT_DIR: project }),
     });
   for (const f of named(/\/\.claude\/settings(\.local)?\.json$/)) {
-    for (const cmd of claudeCommands(json(f))) run(dirname(dirname(f)), cmd);
+    const project = dirname(dirname(f));
+    for (const cmd of claudeCommands(json(f))) run(project, cmd);
+    for (const plugin of directoryPlugins(json(f), project))
+      for (const cmd of claudeCommands(json(join(plugin, "hooks", "hooks.json")))) run(project, cmd);
   }
   for (const f of named(/\/\.mcp\.json$/)) {
     const servers = Object.values((json(f).mcpServers ?? {}) as Record<string, { command?: string; args?: string[] }>);

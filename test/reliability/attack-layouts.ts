@@ -33,7 +33,12 @@ ${EXIT0} > scripts/fmt.sh; ${EXIT0} > scripts/lint.sh; chmod +x scripts/fmt.sh s
 echo 'process.exit(0)' > tools/mcp.js
 echo 'export const x = 1;' > pkg/index.ts
 echo 'process.exit(0)' > scripts/lint.js
-printf '{"hooks":{"PostToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"sh ./scripts/fmt.sh"},{"type":"command","command":"npm run --silent lint"}]}]},"statusLine":{"type":"command","command":"bash statusline"},"apiKeyHelper":"sh keyhelper"}\\n' > .claude/settings.json
+printf '{"hooks":{"PostToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"sh ./scripts/fmt.sh"},{"type":"command","command":"npm run --silent lint"}]}]},"statusLine":{"type":"command","command":"bash statusline"},"apiKeyHelper":"sh keyhelper","extraKnownMarketplaces":{"team":{"source":{"source":"directory","path":"./tools/market"}}},"enabledPlugins":{"fmt@team":true}}\\n' > .claude/settings.json
+# The team's Claude Code plugin, in a directory marketplace of the repository (the user installed it once).
+mkdir -p tools/market/.claude-plugin tools/market/plugins/fmt/.claude-plugin tools/market/plugins/fmt/hooks
+printf '{"name":"team","owner":{"name":"t"},"plugins":[{"name":"fmt","source":"./plugins/fmt"}]}\\n' > tools/market/.claude-plugin/marketplace.json
+printf '{"name":"fmt"}\\n' > tools/market/plugins/fmt/.claude-plugin/plugin.json
+printf '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"true"}]}]}}\\n' > tools/market/plugins/fmt/hooks/hooks.json
 echo 'echo main' > statusline; echo 'echo none' > keyhelper
 printf '# Deploy\\nRun the deploy.\\n' > .claude/commands/deploy.md
 printf '{"mcpServers":{"tools":{"command":"node","args":["tools/mcp.js"]}}}\\n' > .mcp.json

@@ -325,6 +325,18 @@ ln -s ../planted-claude pkg/.claude && echo "pkg/.claude link: made"`,
     named: ["pkg/.claude"],
   },
   {
+    // The repository's directory marketplace (attack-layouts.ts): Claude Code copies the plugin afresh at each session and runs its hooks.
+    id: "claude-plugin-hooks",
+    reaches: true,
+    layout: "repo",
+    klass: "tool-config",
+    sh: `text claude-plugin-hooks tools/market/plugins/fmt/hooks/hooks.json '${hookJson("sh '\"$(script claude-plugin-hooks)\"'")}'`,
+    tools: withScript("claude-plugin-hooks", (s) => [
+      write("tools/market/plugins/fmt/hooks/hooks.json", hookJson(`sh ${s}`)),
+    ]),
+    unchanged: ["tools/market/plugins/fmt/hooks/hooks.json"],
+  },
+  {
     id: "claude-agent",
     layout: "repo",
     klass: "tool-config",

@@ -378,5 +378,14 @@ describe("redact: vendors' key prefixes", () => {
     ];
     for (const k of keys) expect(redact(`it is ${k} here`)).toBe(`it is ${REDACTED} here`);
     expect(redact("a word like rapid or shop_ or sgml stays")).toBe("a word like rapid or shop_ or sgml stays");
+    // Identifiers of code that share a prefix but hold no digit are no keys.
+    const code = [
+      "r8_saved_register_contents_value",
+      "dapiClientConfigurationFactoryBuilder",
+      "hvb.configuration_of_the_boot_image",
+      "glc_dashboard_panel_refresh_interval_ms",
+      "lin_api_compat_layer_version_two_three",
+    ].join(" ");
+    expect(redact(code)).toBe(code);
   });
 });

@@ -1,5 +1,6 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
+import { describeError } from "../../errors.ts";
 import { aboveTop, namedByToolConfig } from "../../sandbox/config-named.ts";
 import { askGit, type RepoFacts } from "../../sandbox/git-reach.ts";
 import { runByGit } from "../../sandbox/git-runs.ts";
@@ -158,7 +159,13 @@ export async function refusedWrite(workdir: string, abs: string, p: WriteProtect
   const inside = rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
   const byRule = refusedByRule(rel, inside, abs, p) ?? refusedAsRepository(workdir, abs) ?? refusedAsDlRead(abs, p);
   if (byRule) return byRule;
-  const facts = await gitFacts(existingDir(abs, workdir), p);
+  let facts: RepoFacts | null;
+  try {
+    facts = await gitFacts(existingDir(abs, workdir), p);
+  } catch (e) {
+    // What git runs there is unknown (git_unanswered): refused, never taken to be nothing.
+    return `path_refused: ${inside ? rel : abs}: ${describeError(e)}`;
+  }
   for (const named of [...(facts?.hooksDirs ?? []), ...(facts?.named ?? [])]) {
     if (under(abs, named)) {
       return `path_refused: ${inside ? rel : abs} is named by git's configuration (rule git-config: a hooks dir, a program or an included file git runs or reads); delegates may not write it`;
