@@ -144,7 +144,7 @@ function nearestScripts(dir: string, o: NamedOptions): { pkg: string; scripts: R
  * matter only (its body is prose), but a memory file's `@path` imports as well.
  */
 function wordsOf(src: Source): Words {
-  const none = { words: [], tokens: [], imports: [], runs: [], bins: [], paths: [], plugins: [] };
+  const none = { words: [], tokens: [], sourced: [], imports: [], runs: [], bins: [], paths: [], plugins: [] };
   if (USER_RUN.test(basename(src.file))) return none;
   const text = src.text ?? readText(src.file);
   if (text === null) return none;
@@ -155,6 +155,7 @@ function wordsOf(src: Source): Words {
   const plugins = src.text === undefined ? claudePluginDirs(src.file, text) : [];
   return {
     words: commandWords(body),
+    sourced: [...body.matchAll(DOT_SOURCE)].map((m) => m[1]!),
     tokens: commandTokens(body),
     imports,
     runs: npmScriptsRun(body),
@@ -168,6 +169,8 @@ interface Words {
   words: string[];
   /** The same, options kept (runnerFiles reads `-C`, `-f`). */
   tokens: string[];
+  /** Files the shell's `.` reads (`. hookenv`). */
+  sourced: string[];
   imports: string[];
   runs: string[];
   /** Names run from node_modules/.bin (config-programs.ts). */
@@ -237,9 +240,15 @@ function commandTokens(text: string): string[] {
     .filter((w) => w.length > 0 && w.length < 4096);
 }
 
-/** The words an interpreter runs as its program (`sh fmt`: `fmt`), whatever their name. */
-function interpreted(words: string[]): Set<string> {
-  const out = new Set<string>();
+/**
+ * The shell's `. file` at a command's start (`. hookenv`, `then . ./env`): bash reads a bare
+ * name from the folder it runs in, as `source` does. (A `.` elsewhere is an argument: `eslint .`.)
+ */
+const DOT_SOURCE = /(?:^|[\n;&|({]|\b(?:then|do|else))[ \t]*\.[ \t]+(?:--[ \t]+)?["']?([^\s;&|)"'`]+)/g;
+
+/** The words an interpreter runs as its program (`sh fmt`: `fmt`, `. env`: `env`), whatever their name. */
+function interpreted(words: string[], sourced: readonly string[]): Set<string> {
+  const out = new Set<string>(sourced);
   for (let i = 0; i < words.length; i++) {
     if (!INTERPRETER.test(basename(words[i]!))) continue;
     let j = i + 1;
@@ -309,7 +318,7 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
       next.push({ file: abs, memory });
     };
     for (const src of level) {
-      const { words, tokens, imports, runs, bins, paths, plugins } = wordsOf(src);
+      const { words, tokens, sourced, imports, runs, bins, paths, plugins } = wordsOf(src);
       // A plugin folder is Claude Code's configuration whole; what its files name is followed too.
       for (const d of plugins) {
         if (d === o.workdir || !isWithin(d, o.workdir) || found.has(d)) continue;
@@ -327,7 +336,7 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
       for (const w of imports) for (const abs of resolveWord(w, [dirname(src.file)], o, "any")) take(abs, true);
       if (depth >= MAX_DEPTH) continue;
       const bases = [...new Set([project, dirname(src.file)])];
-      const run = interpreted(words);
+      const run = interpreted(words, sourced);
       for (const w of new Set(words)) for (const abs of resolveWord(w, bases, o, run)) take(abs, false);
       // `make lint`, `just fmt`: the runner reads its file from where the host runs it.
       for (const abs of runnerFiles(tokens, project)) if (isWithin(abs, o.workdir)) take(abs, false);

@@ -1,4 +1,4 @@
-import { lstatSync, readlinkSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { isWithin } from "../sys/paths.ts";
 
@@ -168,38 +168,64 @@ export function pathFolders(dirs: PathDir[], base: string, workdir: string): Pat
  * or another folder (`-C sub`). Matched on the command word's base name, so
  * `/usr/bin/make`, `command make`, `env make` and `sh -c "make x"` count the same.
  */
-const RUNNERS: Readonly<Record<string, { files: readonly string[]; file: readonly string[]; dir: readonly string[] }>> =
-  {
-    make: {
-      files: ["GNUmakefile", "makefile", "Makefile"],
-      file: ["-f", "--file", "--makefile"],
-      dir: ["-C", "--directory"],
-    },
-    just: {
-      files: ["justfile", "Justfile", ".justfile"],
-      file: ["-f", "--justfile"],
-      dir: ["-d", "--working-directory"],
-    },
-    task: {
-      files: [
-        "Taskfile.yml",
-        "Taskfile.yaml",
-        "taskfile.yml",
-        "taskfile.yaml",
-        "Taskfile.dist.yml",
-        "Taskfile.dist.yaml",
-      ],
-      file: ["-t", "--taskfile"],
-      dir: ["-d", "--dir"],
-    },
-    rake: { files: ["Rakefile", "rakefile", "Rakefile.rb"], file: ["-f", "--rakefile"], dir: ["-C", "--directory"] },
-    ninja: { files: ["build.ninja"], file: ["-f"], dir: ["-C"] },
-    "cargo-make": { files: ["Makefile.toml"], file: ["--makefile"], dir: ["--cwd"] },
-    mage: { files: ["magefile.go"], file: [], dir: ["-d"] },
-    invoke: { files: ["tasks.py", "invoke.yaml", "invoke.yml"], file: [], dir: ["-r", "--search-root"] },
-    nox: { files: ["noxfile.py"], file: ["-f", "--noxfile"], dir: [] },
-    tox: { files: ["tox.ini", "tox.toml"], file: ["-c", "--conf"], dir: ["--root"] },
-  };
+interface RunnerRow {
+  files: readonly string[];
+  file: readonly string[];
+  dir: readonly string[];
+  /** The files a runner file includes, as written, and whether they are read from the runner's folder (make) or the including file's. */
+  includes?: { words: (text: string) => string[]; from: "runner" | "file" };
+}
+
+/** GNU make's `include a.mk b.mk`, `-include x.mk`, `sinclude y.mk` (from make's folder; a word with `$(…)` or a pattern is not followed). */
+const makeIncludes = (text: string) =>
+  [...text.matchAll(/^[ ]*(?:-|s)?include[ \t]+([^\n#]*)/gm)]
+    .flatMap((m) => m[1]!.trim().split(/\s+/))
+    .filter((w) => w !== "" && !/[$%*?[]/.test(w));
+/** just's `import 'x.just'`, `import? 'y'`, `mod name 'path'` (from the justfile's folder). */
+const justIncludes = (text: string) =>
+  [...text.matchAll(/^[ \t]*(?:import\??|mod\??[ \t]+[\w-]+)[ \t]+(["'])([^"'\n]+)\1/gm)].map((m) => m[2]!);
+/** Task's `includes: { x: ./other }` and `x: { taskfile: ./other.yml }` (from the Taskfile's folder). */
+const taskIncludes = (text: string) =>
+  [
+    ...text.matchAll(
+      /^[ \t]+(?:taskfile:[ \t]*|[\w-]+:[ \t]+)(["']?)(\.{0,2}\/?[\w./-]+\.ya?ml|\.{1,2}\/[\w./-]*)\1[ \t]*$/gm,
+    ),
+  ].map((m) => m[2]!);
+
+const RUNNERS: Readonly<Record<string, RunnerRow>> = {
+  make: {
+    files: ["GNUmakefile", "makefile", "Makefile"],
+    file: ["-f", "--file", "--makefile"],
+    dir: ["-C", "--directory"],
+    includes: { words: makeIncludes, from: "runner" },
+  },
+  just: {
+    files: ["justfile", "Justfile", ".justfile"],
+    file: ["-f", "--justfile"],
+    dir: ["-d", "--working-directory"],
+    includes: { words: justIncludes, from: "file" },
+  },
+  task: {
+    files: [
+      "Taskfile.yml",
+      "Taskfile.yaml",
+      "taskfile.yml",
+      "taskfile.yaml",
+      "Taskfile.dist.yml",
+      "Taskfile.dist.yaml",
+    ],
+    file: ["-t", "--taskfile"],
+    dir: ["-d", "--dir"],
+    includes: { words: taskIncludes, from: "file" },
+  },
+  rake: { files: ["Rakefile", "rakefile", "Rakefile.rb"], file: ["-f", "--rakefile"], dir: ["-C", "--directory"] },
+  ninja: { files: ["build.ninja"], file: ["-f"], dir: ["-C"] },
+  "cargo-make": { files: ["Makefile.toml"], file: ["--makefile"], dir: ["--cwd"] },
+  mage: { files: ["magefile.go"], file: [], dir: ["-d"] },
+  invoke: { files: ["tasks.py", "invoke.yaml", "invoke.yml"], file: [], dir: ["-r", "--search-root"] },
+  nox: { files: ["noxfile.py"], file: ["-f", "--noxfile"], dir: [] },
+  tox: { files: ["tox.ini", "tox.toml"], file: ["-c", "--conf"], dir: ["--root"] },
+};
 /** Other names of the same runners: `gmake`, `makers` and `cargo make` (cargo-make), `inv`. */
 const RUNNER_ALIAS: Readonly<Record<string, string>> = { gmake: "make", makers: "cargo-make", inv: "invoke" };
 
@@ -235,6 +261,7 @@ export function runnerFiles(tokens: readonly string[], project: string): string[
       // not here: the runner finds nothing by this name either
     }
   };
+
   for (let i = 0; i < tokens.length; i++) {
     const hit = runnerAt(tokens, i);
     if (!hit) continue;
@@ -248,8 +275,53 @@ export function runnerFiles(tokens: readonly string[], project: string): string[
       const f = optionValue(tokens, j, row.file);
       if (f) named.push(f);
     }
-    for (const n of row.files) keep(join(dir, n));
-    for (const f of named) keep(resolve(dir, f));
+    const own = [...row.files.map((n) => join(dir, n)), ...named.map((f) => resolve(dir, f))];
+    for (const p of own) keep(p);
+    for (const p of own) if (out.has(p)) includedBy(p, row, dir, out);
   }
   return [...out];
+}
+
+/** Runner files read per command, included ones too (a chain of includes is short). */
+const MAX_INCLUDED = 50;
+const MAX_INCLUDE_BYTES = 256 * 1024;
+
+/** The leading bytes of a regular file (not through a link), or null. */
+function runnerText(path: string): string | null {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    if (!fstatSync(fd).isFile()) return null;
+    const buf = Buffer.alloc(MAX_INCLUDE_BYTES);
+    return buf.subarray(0, readSync(fd, buf, 0, MAX_INCLUDE_BYTES, 0)).toString("utf8");
+  } catch {
+    return null;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Every file `file` includes by the runner's own include directive (row.includes), and what
+ * those include in turn, that exists: the runner reads them as its own file (`include
+ * rules.mk` defines the recipe `make lint` runs), so they are one reader's, the runner row's.
+ * A folder (Task's `includes: ./sub`) stands for the runner's files in it.
+ */
+function includedBy(file: string, row: RunnerRow, dir: string, out: Set<string>): void {
+  if (!row.includes) return;
+  const queue = [file];
+  while (queue.length > 0 && out.size < MAX_INCLUDED) {
+    const f = queue.shift()!;
+    const text = runnerText(f);
+    if (text === null) continue;
+    const base = row.includes.from === "runner" ? dir : dirname(f);
+    for (const w of row.includes.words(text)) {
+      const abs = isAbsolute(w) ? resolve(w) : resolve(base, w);
+      for (const p of [abs, ...row.files.map((n) => join(abs, n))]) {
+        if (out.has(p) || runnerText(p) === null) continue;
+        out.add(p);
+        queue.push(p);
+      }
+    }
+  }
 }

@@ -62,6 +62,13 @@ printf 'after-commit:\n\t@true\n' > Makefile && printf '#!/bin/sh\nmake -s after
 mkdir -p build && printf 'after-commit:\n\t@true\n' > build/hooks.mk && printf 'env /usr/bin/make -s -C build -f hooks.mk after-commit\n' >> .git/hooks/reference-transaction
 # An include of a file the tree does not have (yet): git reads it at every command.
 git config include.path ../.gitconfig.project
+# make reads the files its Makefile includes (-include: when they exist) and runs their recipes.
+printf 'after-commit: common-check\ncommon-check:\n\t@sh scripts/common-check.sh\n' > rules.mk
+echo 'LOCAL = 1' > local.mk && ${EXIT0} > scripts/common-check.sh
+printf 'include rules.mk\n-include local.mk\n' >> Makefile
+# A bash hook that sources a bare-named file of the top level and runs a script by git's top level.
+echo 'export HOOK_ENV=1' > hookenv && ${EXIT0} > scripts/post && chmod +x scripts/post
+printf '#!/bin/bash\n"$(git rev-parse --show-toplevel)/scripts/post"\n. hookenv\nexit 0\n' > .git/hooks/pre-commit
 `;
 
 const MANY = `set -e
@@ -81,7 +88,10 @@ ${EXIT0} > scripts/check.sh; chmod +x scripts/check.sh
 git add -A && git commit -q -m husky && git config core.hooksPath .husky/_
 cd ..
 git init -q -b main hookspath && cd hookspath
-mkdir githooks && ${EXIT0} > githooks/pre-commit && chmod +x githooks/pre-commit
+mkdir githooks tools && ${EXIT0} > githooks/pre-commit && chmod +x githooks/pre-commit
+# A hook that runs a file beside its own folder, found from $0 (git runs it by its path).
+printf '#!/bin/sh\n"\${0%%/*}/../tools/hook-check"\n' > githooks/post-commit && chmod +x githooks/post-commit
+${EXIT0} > tools/hook-check && chmod +x tools/hook-check
 git add -A && git commit -q -m hooks && git config core.hooksPath githooks
 cd ..
 git init -q -b main rebase && cd rebase
@@ -98,6 +108,9 @@ git config diff.conv.textconv "sh conv.sh" && git config filter.fmt.clean "node 
 # A driver in the user's global config, its program a relative name: git resolves it in each repository.
 mkdir g && echo one > g/data.txt && ${EXIT0} > gconv.sh && git add -A && git commit -q -m global
 git config --global diff.gconv.textconv "sh ./gconv.sh"
+# A relative include chain: .git/config includes ../conf/a.inc, which includes b.inc beside it.
+mkdir conf && printf '[include]\n\tpath = b.inc\n' > conf/a.inc && printf '[core]\n\tautocrlf = false\n' > conf/b.inc
+git add -A && git commit -q -m conf && git config --add include.path ../conf/a.inc
 cd ..
 # Programs the configs run by a name the host looks up, in folders git ignores: npx's
 # node_modules/.bin, VS Code's Python interpreter in .venv, a bin/ that .envrc puts on PATH.

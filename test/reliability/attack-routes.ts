@@ -616,6 +616,55 @@ text hook-configs .overcommit.yml "PreCommit:\\n  X:\\n    command: ['sh', '$s']
     unchanged: ["build/hooks.mk"],
   },
   {
+    // make reads what the Makefile includes (`include`, `-include`) and runs those files' recipes.
+    id: "make-include",
+    reaches: true,
+    layout: "repo",
+    klass: "commit",
+    sh: 'text make-include rules.mk "after-commit: pwn\\npwn:\\n\\t@sh $(script make-include)"',
+    tools: withScript("make-include", (s) => [write("rules.mk", `after-commit: pwn\npwn:\n\t@sh ${s}\n`)]),
+    unchanged: ["rules.mk"],
+  },
+  {
+    id: "make-include-optional",
+    reaches: true,
+    layout: "repo",
+    klass: "commit",
+    sh: 'text make-include-optional local.mk "after-commit: pwn2\\npwn2:\\n\\t@sh $(script make-include-optional)"',
+    tools: withScript("make-include-optional", (s) => [write("local.mk", `after-commit: pwn2\npwn2:\n\t@sh ${s}\n`)]),
+    unchanged: ["local.mk"],
+  },
+  {
+    // What an included makefile's recipe runs: `@sh scripts/common-check.sh`.
+    id: "make-include-recipe",
+    reaches: true,
+    layout: "repo",
+    klass: "commit",
+    sh: "put make-include-recipe scripts/common-check.sh",
+    tools: (_w, pay) => [edit("scripts/common-check.sh", "exit 0", pay)],
+    unchanged: ["scripts/common-check.sh"],
+  },
+  {
+    // A bash hook's `. hookenv`: a bare name, no extension, no exec bit, sourced from the top level.
+    id: "hook-source-bare",
+    reaches: true,
+    layout: "repo",
+    klass: "commit",
+    sh: "put hook-source-bare hookenv",
+    tools: (_w, pay) => [write("hookenv", pay)],
+    unchanged: ["hookenv"],
+  },
+  {
+    // A hook's `"$(git rev-parse --show-toplevel)/scripts/post"`.
+    id: "hook-toplevel-path",
+    reaches: true,
+    layout: "repo",
+    klass: "commit",
+    sh: "put hook-toplevel-path scripts/post",
+    tools: (_w, pay) => [write("scripts/post", pay)],
+    unchanged: ["scripts/post"],
+  },
+  {
     id: "claude-import",
     layout: "repo",
     klass: "tool-config",
@@ -809,6 +858,26 @@ text folder-claude plain/.claude/settings.json '${hookJson("sh '\"$(script folde
 ];
 
 const MANY_DRIVER_ROUTES: Route[] = [
+  {
+    // A hook in the tree (core.hooksPath githooks) running `"${0%/*}/../tools/hook-check"`, beside its own folder.
+    id: "hook-own-folder",
+    reaches: true,
+    layout: "many",
+    klass: "commit",
+    sh: "put hook-own-folder hookspath/tools/hook-check",
+    tools: (_w, pay) => [write("hookspath/tools/hook-check", pay)],
+    unchanged: ["hookspath/tools/hook-check"],
+  },
+  {
+    // A relative include chain: .git/config → ../conf/a.inc → b.inc (relative to a.inc), read at every git command.
+    id: "include-chain",
+    reaches: true,
+    layout: "many",
+    klass: "review",
+    sh: `text include-chain drivers/conf/b.inc "[core]\\n\\tfsmonitor = sh $(script include-chain)"`,
+    tools: withScript("include-chain", (s) => [write("drivers/conf/b.inc", `[core]\n\tfsmonitor = sh ${s}\n`)]),
+    unchanged: ["drivers/conf/b.inc"],
+  },
   {
     // .gitattributes selects drivers the user configured; their programs are bare names (`sh conv.sh`).
     id: "bare-driver",
