@@ -2807,6 +2807,26 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/sys/dl-reads.test.ts"],
   },
   {
+    id: "mise-loader-files",
+    guard:
+      "every file mise loads from a folder (.tool-versions, mise/config*.toml, mise/conf.d, .rtx.toml, .miserc.toml) is protected tool configuration",
+    why: "a job wrote .tool-versions `node path:./tools/node` and tools/node/bin/git: mise 2026.9 put that folder first on PATH for the user's next command",
+    file: "src/sys/protected-names.ts",
+    search: "|\\.miserc\\.toml|\\.tool-versions|",
+    replace: "|",
+    tests: ["test/sandbox/protect-rules.test.ts", "test/reliability/jail-routes-tools.test.ts"],
+    build: true,
+  },
+  {
+    id: "mise-path-version",
+    guard: "a path: version (mise, asdf) names its folder as one put on PATH, read-only in the jail",
+    why: "a user's .tool-versions `node path:./tools/node`: a job wrote tools/node/bin/git, first on PATH under mise",
+    file: "src/sandbox/config-programs.ts",
+    search: "  for (const m of line.matchAll(/(?:^|[\\s\"'[,=])path:([^\\s\"',\\]#]+)/g)) out.push(m[1]!);\n",
+    replace: "",
+    tests: ["test/sandbox/config-programs.test.ts"],
+  },
+  {
     id: "jail-runner-options",
     guard:
       "a build runner's -C folder and -f file are read from the command's tokens (one row per runner), so make by path, through env, in another folder with another file still keeps its file read-only",

@@ -134,6 +134,9 @@ function lineDirs(line: string): string[] {
   // mise: `_.path = "./bin"` or `_.path = ["./bin", "{{config_root}}/tools"]`.
   const mise = /\b_\.path\s*=\s*(\[[^\]]*\]?|"[^"]*"|'[^']*')/.exec(line)?.[1];
   if (mise) for (const q of mise.matchAll(/"([^"]*)"|'([^']*)'/g)) out.push(q[1] ?? q[2] ?? "");
+  // mise's and asdf's `path:` versions (.tool-versions `node path:./tools/node`, mise.toml
+  // `node = "path:./x"`): the folder's bin/ goes first on PATH; the folder is named whole.
+  for (const m of line.matchAll(/(?:^|[\s"'[,=])path:([^\s"',\]#]+)/g)) out.push(m[1]!);
   return out;
 }
 

@@ -72,16 +72,27 @@ export const PROTECT_RULES: readonly ProtectRule[] = [
     names:
       /^(\.vscode|\.idea|\.run|\.zed|\.fleet|\.vs|\.helix|\.nova|\.theia|\.devcontainer|\.devcontainer\.json|.*\.code-workspace|.*\.sublime-project|\.dir-locals(-2)?\.el|\.exrc|\.vimrc|\.gvimrc|\.nvimrc|\.nvim\.lua)$/,
   },
+  // mise reads, in every folder from the cwd up (src/config/mod.rs LOCAL_CONFIG_FILENAMES and
+  // its MISE_ENV patterns): .tool-versions (asdf's too: a `path:` version puts a folder on
+  // PATH), [.]mise[.<env>][.local].toml, .mise/, .rtx[.local].toml, .miserc.toml (picks
+  // MISE_ENV), .config/{mise/,mise[.<env>].toml,miserc.toml} and mise/{config*.toml,conf.d}.
   {
     id: "shell-env",
-    what: "a shell environment loader's configuration (direnv, mise, zsh-autoenv)",
-    names: /^(\.envrc|\.mise|\.?mise(\.[^/]+)?\.toml|\.autoenv(_leave)?\.zsh)$/,
+    what: "a shell environment loader's configuration (direnv, mise, asdf, zsh-autoenv)",
+    names:
+      /^(\.envrc|\.mise|\.?mise(\.[^/]+)?\.toml|\.rtx(\.[^/]+)?\.toml|\.miserc\.toml|\.tool-versions|\.autoenv(_leave)?\.zsh)$/,
   },
   {
     id: "shell-env",
     what: "a shell environment loader's configuration (direnv, mise)",
-    names: /^(mise|direnv|mise(\.[^/]+)?\.toml)$/,
+    names: /^(mise|direnv|mise(\.[^/]+)?\.toml|miserc\.toml)$/,
     under: ".config",
+  },
+  {
+    id: "shell-env",
+    what: "a shell environment loader's configuration (mise)",
+    names: /^(config(\.[^/]+)?\.toml|conf\.d)$/,
+    under: "mise",
   },
 ];
 

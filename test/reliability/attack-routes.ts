@@ -487,6 +487,36 @@ text shell-env mise.local.toml "[hooks]\\nenter = 'sh $s'"`,
     absent: [".envrc", "mise.toml", ".mise.toml", ".config/mise.toml", ".config/mise", "mise.local.toml"],
   },
   {
+    // Every place mise loads from a folder (src/config/mod.rs LOCAL_CONFIG_FILENAMES, MISE_ENV patterns), one each; mise is not installed here.
+    id: "mise-files",
+    layout: "repo",
+    klass: "tool-config",
+    sh: `s=$(script mise-files)
+text mise-files .tool-versions "node path:./.payloads/node"
+put mise-files .payloads/node/bin/git
+for f in mise/config.toml mise/conf.d/x.toml .mise/config.toml .rtx.toml mise.dev.toml .config/mise/conf.d/x.toml .config/miserc.toml .miserc.toml; do
+  text mise-files "$f" "[hooks]\\nenter = 'sh $s'"
+done`,
+    tools: withScript("mise-files", (s) => [
+      write(".tool-versions", "node path:./.payloads/node\n"),
+      write("mise/config.toml", `[hooks]\nenter = 'sh ${s}'\n`),
+      write("mise/conf.d/x.toml", `[hooks]\nenter = 'sh ${s}'\n`),
+      write(".rtx.toml", `[hooks]\nenter = 'sh ${s}'\n`),
+      write(".miserc.toml", 'env = ["dev"]\n'),
+    ]),
+    absent: [
+      ".tool-versions",
+      "mise/config.toml",
+      "mise/conf.d",
+      ".mise",
+      ".rtx.toml",
+      "mise.dev.toml",
+      ".config/mise",
+      ".config/miserc.toml",
+      ".miserc.toml",
+    ],
+  },
+  {
     id: "other-agents",
     layout: "repo",
     klass: "tool-config",

@@ -49,6 +49,15 @@ describe("pathDirs", () => {
     expect(dirs("[env]\n_.path = '{{ config_root }}/bin'\n")).toEqual(["./bin"]);
     expect(pathDirs('_.path = "./bin"\n')[0]?.line).toBe('_.path = "./bin"');
   });
+
+  test("mise and asdf: a path: version (.tool-versions, [tools]) puts that folder's bin first on PATH", () => {
+    expect(dirs("node path:./tools/node # ours\nshfmt 3.7.0\n")).toEqual(["./tools/node"]);
+    expect(dirs('[tools]\nnode = "path:vendor/node"\ngo = ["1.22", "path:{{config_root}}/go"]\n')).toEqual([
+      "vendor/node",
+      "./go",
+    ]);
+    expect(dirs("# see mypath:x\nurl = 'http://a/path:b'\n")).toEqual([]);
+  });
 });
 
 describe("binsRun", () => {

@@ -32,6 +32,34 @@ describe("protect rules", () => {
     expect(ruleForPath("package.json")).toBeNull();
     expect(foldName("CLAUDE.md")).toBe("claude.md");
   });
+
+  test("every place mise loads from a folder (its LOCAL_CONFIG_FILENAMES and MISE_ENV patterns), and no other file", () => {
+    for (const p of [
+      ".tool-versions",
+      "mise.toml",
+      ".mise.toml",
+      "mise.local.toml",
+      "mise.dev.toml",
+      ".mise.dev.local.toml",
+      ".rtx.toml",
+      ".rtx.local.toml",
+      ".miserc.toml",
+      ".mise/config.toml",
+      "mise/config.toml",
+      "mise/config.local.toml",
+      "mise/config.dev.toml",
+      "mise/conf.d/tools.toml",
+      ".config/mise.toml",
+      ".config/mise.dev.toml",
+      ".config/miserc.toml",
+      ".config/mise/config.toml",
+      ".config/mise/conf.d/x.toml",
+      "pkg/mise/config.toml",
+    ])
+      expect({ p, rule: ruleForPath(p)?.rule.id }).toEqual({ p, rule: "shell-env" });
+    for (const p of ["mise/README.md", "src/mise/lib.rs", "config.toml", "tool-versions.txt", "docs/mise.md"])
+      expect({ p, rule: ruleForPath(p)?.rule.id }).toEqual({ p, rule: undefined });
+  });
 });
 
 describe("what git's configuration names", () => {
