@@ -109,9 +109,10 @@ function dlEnv(root: string): Record<string, string> {
 async function useDl(
   root: string,
   env: Record<string, string>,
-  whileServing: () => Promise<void> | void,
+  whileServing: (repo: string) => Promise<void> | void,
+  command: string[] = [requireBinary()],
 ): Promise<void> {
-  const s = await connectTaskDl(env, { cwd: root });
+  const s = await connectTaskDl(env, { cwd: root, command });
   try {
     fake.always(reply.text("done"));
     const repo = makeRepo(root, `repo-${readdirSync(root).length}`, 0).repo;
@@ -125,9 +126,9 @@ async function useDl(
       arguments: { tasks: [{ task: "t", model: "ds-flash", workdir: repo }] },
     })) as { isError?: boolean; structuredContent: { jobs: { id: string }[] } };
     expect(sub.isError).toBeFalsy();
-    const w = await run([requireBinary(), "wait", sub.structuredContent.jobs[0]!.id, "--timeout", "60"], env);
+    const w = await run([...command, "wait", sub.structuredContent.jobs[0]!.id, "--timeout", "60"], env);
     expect(w.code).toBe(0);
-    await whileServing();
+    await whileServing(repo);
   } finally {
     await s.close();
   }
@@ -222,30 +223,18 @@ describe("state left open to others is made private", () => {
     const env = { ...dlEnv(root), TMPDIR: tmp };
     // Every dl of this test starts with umask 000: the server, the supervisors it spawns, dl run, dl wait.
     const open = ["sh", "-c", 'umask 000; exec "$0" "$@"', requireBinary()];
-    const s = await connectTaskDl(env, { cwd: root, command: open });
-    try {
-      fake.always(reply.text("done"));
-      const repo = makeRepo(root, "repo", 0).repo;
-      const d = await s.client.callTool({
-        name: "delegate_to_local_agent",
-        arguments: { agent_name: "helper", task: "t", workdir: repo },
-      });
-      expect(d.isError).toBeFalsy();
-      const sub = (await s.client.callTool({
-        name: "submit_dsh",
-        arguments: { tasks: [{ task: "t", model: "ds-flash", workdir: repo }] },
-      })) as { isError?: boolean; structuredContent: { jobs: { id: string }[] } };
-      expect(sub.isError).toBeFalsy();
-      const w = await run([...open, "wait", sub.structuredContent.jobs[0]!.id, "--timeout", "60"], env);
-      expect(w.code).toBe(0);
-      const r = await run([...open, "run", "helper", "t", "--workdir", repo], env);
-      expect(r.code).toBe(0);
-      // Before the server ends, while its store's -wal and -shm exist.
-      expect(existsSync(join(root, "dsh-state", "jobs.sqlite-shm"))).toBe(true);
-      expect(openToOthers(...stateDirs(root))).toEqual([]);
-    } finally {
-      await s.close();
-    }
+    await useDl(
+      root,
+      env,
+      async (repo) => {
+        const r = await run([...open, "run", "helper", "t", "--workdir", repo], env);
+        expect(r.code).toBe(0);
+        // Before the server ends, while its store's -wal and -shm exist.
+        expect(existsSync(join(root, "dsh-state", "jobs.sqlite-shm"))).toBe(true);
+        expect(openToOthers(...stateDirs(root))).toEqual([]);
+      },
+      open,
+    );
     expect(openToOthers(...stateDirs(root))).toEqual([]);
     // A temporary file or folder dl made and left: none open to others (the folder itself is the test's).
     expect(openToOthers(tmp).filter((p) => p !== `${tmp} 777`)).toEqual([]);
