@@ -3014,7 +3014,8 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     id: "runner-includes",
-    guard: "the files a runner file includes (make include/-include, just import/mod, Task includes) are read by the runner row's reader and kept read-only with it",
+    guard:
+      "the files a runner file includes (make include/-include, just import/mod, Task includes) are read by the runner row's reader and kept read-only with it",
     why: "a hook's make whose Makefile says include rules.mk: the jail rewrote rules.mk's recipe and the next commit ran it",
     file: "src/sandbox/config-programs.ts",
     search: "    for (const p of own) if (out.has(p)) includedBy(p, row, dir, out);\n",
