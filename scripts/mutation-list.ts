@@ -2765,6 +2765,16 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/sandbox/git-reach-unanswered.test.ts"],
   },
   {
+    id: "scrub-before-end",
+    guard:
+      "what a job's child left is checked (text redacted, a binary holding a key removed) before its row reads ended",
+    why: "the check ran after the end was written: a reader that looked the moment the row ended (secret-live in a full-suite run) found the key in Codex's per-run SQLite file",
+    file: "src/jobs/engine/runner.ts",
+    search: "      scrubJobDir(row.id, o.jobDir);\n      return o.rw.finish({ ...p, changes }, why);",
+    replace: "      return o.rw.finish({ ...p, changes }, why);",
+    tests: ["test/jobs/engine/runner-store.test.ts"],
+  },
+  {
     id: "jail-dl-reads",
     guard:
       "what dl itself reads later (DELEGATE_LOCAL_AGENTS_DIR's definitions, the settings file, CODEX_HOME) is read-only in the jail where it lies inside the workdir",

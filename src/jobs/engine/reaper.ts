@@ -92,9 +92,10 @@ export async function reapDeadOwners(store: JobStore, opts: ReapOptions): Promis
     }
     const usage = row.status === "running" && row.usage === null ? spentUsage(store, row, opts) : row.usage;
     const ended = { status: action.status, failure_kind: null, ended_at: opts.now(), persist_error: null, usage };
-    if (store.update(row.id, ended, [row.status]) && row.status === "running") recordJobEnd(store, row.id);
-    // Its supervisor died before it could check what the child left: done here instead.
+    // Its supervisor died before it could check what the child left: done here instead,
+    // before the row reads ended (a reader may look the moment it ends).
     if (row.status === "running") scrubJobDir(row.id, jobDirOf(store.stateDir, row.id));
+    if (store.update(row.id, ended, [row.status]) && row.status === "running") recordJobEnd(store, row.id);
   }
   return actions;
 }

@@ -182,6 +182,21 @@ async function recordChild(
  * jail's git files; whatever the run did, that is the outcome), stopped, or the outcome
  * chooseOutcome picks.
  */
+/**
+ * How a run writes its end. What the check after the run measured (files changed, kept
+ * read-only) rides on every end; and what the child left is checked first, so a row that
+ * reads ended already has a folder with no key in it (a reader may look the moment it ends).
+ */
+function endWriter(row: JobRow, o: { rw: JobRowWriter; jobDir: string; after: RunCheck }) {
+  const changes = o.after.changes ? JSON.stringify(o.after.changes) : null;
+  return {
+    finish: (p: JobPatch, why?: string) => {
+      scrubJobDir(row.id, o.jobDir);
+      return o.rw.finish({ ...p, changes }, why);
+    },
+  };
+}
+
 async function recordEnd(
   row: JobRow,
   run: SupervisedRun,
@@ -194,9 +209,7 @@ async function recordEnd(
   },
 ): Promise<void> {
   const { ctx } = o;
-  // What the check after the run measured (files changed, kept read-only) rides on every end.
-  const changes = o.after.changes ? JSON.stringify(o.after.changes) : null;
-  const rw = { finish: (p: JobPatch, why?: string) => o.rw.finish({ ...p, changes }, why) };
+  const rw = endWriter(row, o);
   const { result, recorded } = run;
   const out: RunOutput = {
     exitCode: result.exitCode,

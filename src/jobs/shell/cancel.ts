@@ -61,9 +61,10 @@ async function cancelOnce(store: JobStore, row: JobRow, o: ShellCancelOptions): 
   if (live.owner) return askOwner(store, row, o);
   const plan = orphanPlan(row, live).plan;
   if (plan.kills) await terminateGroup(row.child_pgid!, o.graceMs);
-  if (!store.update(row.id, { ...ended, failure_kind: null }, ["running"])) return null;
-  // Its supervisor died before it could check what the child left: done here instead.
+  // Its supervisor died before it could check what the child left: done here instead,
+  // before the row reads cancelled (a reader may look the moment it ends).
   scrubJobDir(row.id, jobDirOf(store.stateDir, row.id));
+  if (!store.update(row.id, { ...ended, failure_kind: null }, ["running"])) return null;
   const note = plan.kills
     ? "its server had died; its child was stopped"
     : "its server had died; nothing was left running";

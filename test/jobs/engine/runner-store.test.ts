@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DlError } from "../../../src/errors.ts";
 import { sysIdentities } from "../../../src/jobs/engine/machine.ts";
@@ -7,7 +7,7 @@ import { OUTCOME_RESERVE, readOutcome, reserveOutcome, saveOutcome } from "../..
 import { reapDeadOwners } from "../../../src/jobs/engine/reaper.ts";
 import { type RunnerContext, runJob } from "../../../src/jobs/engine/runner.ts";
 import { JobStore } from "../../../src/store/jobs.ts";
-import type { JobPatch, JobRow } from "../../../src/store/types.ts";
+import { isTerminal, type JobPatch, type JobRow } from "../../../src/store/types.ts";
 import { knowSecrets } from "../../../src/sys/redact.ts";
 import { testProvider, testTask } from "../../fixture/jobs-provider.ts";
 import { tempFolder } from "../../helpers/dl.ts";
@@ -157,5 +157,50 @@ describe("the runner when the store fails", () => {
     expect(kept.status).toBe("done");
     expect(kept.final_response!.length).toBeLessThan(OUTCOME_RESERVE);
     expect(kept.final_response).toContain("[cut:");
+  });
+});
+
+describe("what the child left, when the row reads ended", () => {
+  test("the job's folder holds no key the moment its row turns terminal: the check runs before the end is written", async () => {
+    const key = "sk-ant-api03-left-in-the-job-folder-0123456789abcdef";
+    knowSecrets([key]);
+    const row = runningRow({ mode: "ok" });
+    const jobDir = join(stateDir, "jobs", row.id);
+    // A child that leaves the key in a binary file (a CLI's SQLite state) and in a log.
+    const provider = {
+      ...testProvider,
+      launch: (job: JobRow) => ({
+        argv: ["/bin/sh", "-c", `printf 'SQLite format 3\\000%s\\n' "$K" > "$D/state.db"; echo "k=$K" > "$D/left.log"`],
+        env: { PATH: "/usr/local/bin:/usr/bin:/bin", K: key, D: jobDir },
+        cwd: job.workdir,
+      }),
+    };
+    const atEnd: string[] = [];
+    const watching = {
+      update(id: string, patch: JobPatch, expect?: readonly JobRow["status"][]) {
+        if (patch.status && isTerminal(patch.status)) {
+          for (const f of readdirSync(jobDir)) {
+            if (readFileSync(join(jobDir, f), "latin1").includes(key)) atEnd.push(f);
+          }
+        }
+        return store.update(id, patch, expect);
+      },
+    };
+    await runJob(
+      row,
+      {
+        ...ctx(
+          faultyStore(() => false),
+          [],
+        ),
+        store: watching,
+        provider,
+      },
+      new AbortController().signal,
+    );
+    expect(store.get(row.id)?.status).toBe("done");
+    expect(atEnd).toEqual([]);
+    expect(existsSync(join(jobDir, "state.db"))).toBe(false);
+    expect(readFileSync(join(jobDir, "left.log"), "utf8")).toBe("k=<redacted>\n");
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { JobEngine } from "../../../src/jobs/engine/engine.ts";
 import { selfOwner, sysIdentities } from "../../../src/jobs/engine/machine.ts";
@@ -52,14 +52,22 @@ const submit = async (tree: number, spec: Parameters<typeof testTask>[1], timeou
 
 describe("dl wait (engine level)", () => {
   test("exit 0 when every job is done; one line per job as it ends", async () => {
+    // b ends only once a's line is out (its gate opens then): a wait that batched its lines
+    // until every job ended would never end. Streamed by construction, not by a delay.
+    const gate = join(root.dir, "gate-streamed");
     const a = await submit(0, { mode: "ok", ms: 50 });
-    const b = await submit(1, { mode: "ok", ms: 300 });
+    const b = await submit(1, { mode: "ok", ms: 0, gate });
     const { opts, lines } = waitOpts([b, a]);
+    const write = opts.write;
+    opts.write = (line) => {
+      write(line);
+      if (line.startsWith(`${a} `)) writeFileSync(gate, "");
+    };
     const r = await waitForJobs(opts);
     expect(r.code).toBe(0);
     expect(lines.map((l) => l.line.split(" ")[0])).toEqual([a, b]);
     expect(lines[0]!.line).toMatch(new RegExp(`^${a} DONE exit=0 [0-9.]+s — session: sess-${a}`));
-    expect(lines[1]!.at - lines[0]!.at).toBeGreaterThan(100); // streamed, not batched
+    expect(lines[1]!.at).toBeGreaterThanOrEqual(lines[0]!.at); // streamed, not batched
   });
 
   test("--all holds the lines until the last job ends; --json is one object per line", async () => {

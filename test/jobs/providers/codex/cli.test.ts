@@ -103,17 +103,23 @@ describe("codex jobs with the real CLI", () => {
     // which comes first is the scheduler's choice on a loaded machine.
     let sawCooldown = false;
     let waiting: PollView | null = null;
+    const seen = new Set<string>();
     await until(
       async () => {
         const p = await r.service.poll([a!]);
         const v = p.jobs[0] as PollView;
+        seen.add(
+          `${p.account.state}/${v.status}/${v.retry_count}/${v.queue_reason}@${Math.round(performance.now() - t0)}`,
+        );
         if (p.account.state === "cooldown") sawCooldown = true;
         if (v.status === "queued" && v.retry_count >= 1) waiting ??= v;
         return sawCooldown && waiting;
       },
       "the account cooling down and job a queued for its retry",
       30_000,
-    );
+    ).catch((e) => {
+      throw new Error(`${e}; seen: ${[...seen].slice(-40).join(" ")}`);
+    });
     expect(waiting).toMatchObject({ status: "queued", queue_reason: "throttle_cooldown" });
     expect(waiting!.retry_in_s).toBeGreaterThanOrEqual(0);
     const va = await ended(r, a!);
