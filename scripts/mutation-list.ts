@@ -693,7 +693,8 @@ export const MUTATIONS: Mutation[] = [
     guard: "core.hooksPath (any scope) inside the work tree is read-only, with a stand-in while absent",
     why: "with core.hooksPath = .husky/_ the jail creates .husky/_/pre-commit and the next commit runs it",
     file: "src/sandbox/git-reach.ts",
-    search: '    if (e.key === "core.hookspath" && e.value) hooksDirs.push(resolveWord(e.value, base, where.home));',
+    search:
+      '    if (e.key === "core.hookspath" && e.value) hooksDirs.push(resolveUserPath(e.value, base, where.home));',
     replace: "",
     tests: ["test/reliability/jail-escape.test.ts", "test/sandbox/protect-rules.test.ts"],
   },
@@ -955,7 +956,8 @@ export const MUTATIONS: Mutation[] = [
     guard: "write_file/edit_file refuse a file a protected configuration runs (config-named.ts)",
     why: "an agent rewrites scripts/check.sh, which husky's pre-commit runs, or tools/mcp.js, the .mcp.json server",
     file: "src/agent/tools/protect-write.ts",
-    search: "  return refusedAsNamedScript(workdir, abs, aboveTop(workdir, p.project, facts?.toplevel ?? null));",
+    search:
+      "  return refusedAsNamedScript(workdir, abs, aboveTop(workdir, p.project, facts?.toplevel ?? null), p.gitEnv.HOME);",
     replace: "  return null;",
     tests: ["test/reliability/jail-routes-tools.test.ts"],
     build: true,
@@ -2942,7 +2944,8 @@ export const MUTATIONS: Mutation[] = [
       "a folder put on PATH is read however the shell spells it: quotes joined, $PWD / $(pwd) / PWD in braces / {{config_root}} as the config's folder",
     why: '`PATH_add "$PWD/bin"` was dropped and `PATH_add "bin"` kept its quotes, so bin/ stayed writable and a new bin/git shadowed git in the host\'s shell',
     file: "src/sandbox/config-programs.ts",
-    search: '  const d = word.replace(/["\']/g, "").replace(HERE, ".").replace(PROJECT_VAR, ".");',
+    search:
+      '  const d = word.replace(/["\']/g, "").replace(HERE, ".").replace(HOME_VAR, "~").replace(PROJECT_VAR, ".");',
     replace: "  const d = word;",
     tests: ["test/sandbox/config-programs.test.ts"],
   },
@@ -3041,6 +3044,27 @@ export const MUTATIONS: Mutation[] = [
     search: "  const out = new Set<string>(sourced);\n",
     replace: "  const out = new Set<string>();\n",
     tests: ["test/sandbox/config-includes.test.ts", "test/reliability/jail-routes-bash.test.ts"],
+    build: true,
+  },
+  {
+    id: "home-one-resolver",
+    guard:
+      "one resolver (sys/paths.ts resolveUserPath) reads ~/ and $HOME/ as the user's home for git's values and the tool configs' folders and files",
+    why: "HOME holding the project: mise's path:~/repo/tools/node, direnv's PATH_add $HOME/repo/bin and a hook's ~/repo/scripts/x named nothing, and a job rewrote them",
+    file: "src/sys/paths.ts",
+    search: '  if (home !== undefined && HOME_WORD.test(word)) return join(home, word.replace(HOME_WORD, "."));\n',
+    replace: "",
+    tests: ["test/sandbox/home-paths.test.ts"],
+  },
+  {
+    id: "home-hook-script",
+    guard:
+      "a word a hook or protected config runs (`~/repo/scripts/home-check`) resolves ~/ in the home git and the host use",
+    why: "a core.hooksPath hook running ~/<project>/scripts/home-check: the jail rewrote the script and the next commit ran it",
+    file: "src/sandbox/config-named.ts",
+    search: "    const abs = resolveUserPath(word, base, o.home);\n",
+    replace: "    const abs = resolveUserPath(word, base, undefined);\n",
+    tests: ["test/reliability/jail-routes-bash.test.ts"],
     build: true,
   },
 ];

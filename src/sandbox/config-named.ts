@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { canonicalPath, isWithin } from "../sys/paths.ts";
+import { canonicalPath, isWithin, resolveUserPath } from "../sys/paths.ts";
 import { ruleForName } from "../sys/protected-names.ts";
 import { claudePluginDirs } from "./claude-plugins.ts";
 import { binEntry, binsRun, linkChain, type PathDir, pathDirs, pathFolders, runnerFiles } from "./config-programs.ts";
@@ -43,6 +43,8 @@ export interface NamedOptions {
   workdir: string;
   /** True for a path git ignores (dependencies, build output): not followed. */
   ignored(abs: string): boolean;
+  /** The user's home: a config's `~/x` or `$HOME/x` resolves there (resolveUserPath), which matters when it holds the workdir. */
+  home?: string;
 }
 
 /** The leading bytes of a regular file, as text; null for anything else or binary content. */
@@ -235,6 +237,7 @@ function commandWords(text: string): string[] {
  */
 function commandTokens(text: string): string[] {
   return text
+    .replace(/(\$\{HOME\}|\$HOME)(?![A-Za-z0-9_])(\\?["'])?\//g, "~/")
     .replace(/(\$\{[^}\s]*\}|\$\([^()]*\)|`[^`]*`|\$[A-Za-z_][A-Za-z0-9_]*\$?)(\\?["'])?\//g, "./")
     .split(/[\s"'`=,;|&()<>[\]{}]+/)
     .filter((w) => w.length > 0 && w.length < 4096);
@@ -278,7 +281,7 @@ function resolveWord(word: string, bases: string[], o: NamedOptions, run: Readon
   const out: string[] = [];
   const exact = word.includes("/");
   for (const base of bases) {
-    const abs = isAbsolute(word) ? resolve(word) : resolve(base, word);
+    const abs = resolveUserPath(word, base, o.home);
     if (abs === o.workdir || !isWithin(abs, o.workdir) || (!exact && o.ignored(abs))) continue;
     try {
       const st = lstatSync(abs);
@@ -328,7 +331,7 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
       // What the host finds by name: node_modules/.bin's exact entries, a folder put on PATH whole.
       for (const b of bins)
         for (const abs of linkChain(binEntry(b, project, o.workdir) ?? "", o.workdir)) take(abs, false);
-      for (const d of pathFolders(paths, project, o.workdir)) {
+      for (const d of pathFolders(paths, project, o.workdir, o.home)) {
         onPath.push(d);
         if (d.dir !== o.workdir) found.add(d.dir); // the work tree itself is watched, never bound (tree-guard.ts)
       }
@@ -359,7 +362,12 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
  * reads its CLAUDE.md (and every one on the way down) and runs its settings' commands,
  * whichever subfolder a delegate was given.
  */
-export function namedFromAbove(workdir: string, top: string | null, ignored: (abs: string) => boolean): FromAbove {
+export function namedFromAbove(
+  workdir: string,
+  top: string | null,
+  ignored: (abs: string) => boolean,
+  home?: string,
+): FromAbove {
   const out = new Set<string>();
   const onPath: PathDir[] = [];
   if (!top || top === workdir || !isWithin(workdir, top)) return { files: [], workdirOnPath: onPath };
@@ -373,7 +381,7 @@ export function namedFromAbove(workdir: string, top: string | null, ignored: (ab
     for (const n of names) {
       const rule = ruleForName(n, basename(d));
       if (!rule || rule.id === "git-metadata") continue;
-      const named = namedByToolConfig(join(d, n), { workdir: top, ignored });
+      const named = namedByToolConfig(join(d, n), { workdir: top, ignored, home });
       // A folder on PATH that is the workdir, or holds it: never bound (the job could write nothing), watched instead.
       for (const f of named.files) if (f !== workdir && isWithin(f, workdir)) out.add(f);
       onPath.push(...named.pathDirs.filter((p) => p.dir === workdir));

@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { isWithin } from "../sys/paths.ts";
+import { isWithin, resolveUserPath } from "../sys/paths.ts";
 
 /**
  * The programs a protected configuration runs by a name the host looks up, not by a path
@@ -96,6 +96,8 @@ export interface PathDir {
 
 /** The config's own folder as hosts spell it: `$PWD`, `${PWD}`, `$(pwd)`, `` `pwd` ``, mise's `{{config_root}}`. */
 const HERE = /^(\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`|\{\{\s*config_root\s*\}\})(?=\/|$)/;
+/** The user's home, as a shell spells it: kept as `~/` for resolveUserPath. */
+const HOME_VAR = /^(\$HOME|\$\{HOME\})(?=\/|$)/;
 /** Any other leading `$VAR/`, `${VAR}/`, `$VAR$/`: the project dir a host sets (`${workspaceFolder}`). */
 const PROJECT_VAR = /^\$\{?[A-Za-z_][A-Za-z0-9_:]*\}?\$?(?=\/)/;
 /** A shell word: quoted runs and unquoted characters up to a blank or a command separator. */
@@ -103,7 +105,7 @@ const WORD = /(?:"[^"]*"|'[^']*'|[^\s;&|"'])+/g;
 
 /** One folder as written, quotes joined as the shell joins them; null for one that names another variable (`$PATH`). */
 function folderOf(word: string): string | null {
-  const d = word.replace(/["']/g, "").replace(HERE, ".").replace(PROJECT_VAR, ".");
+  const d = word.replace(/["']/g, "").replace(HERE, ".").replace(HOME_VAR, "~").replace(PROJECT_VAR, ".");
   return d && !/[${}`]/.test(d) ? d : null;
 }
 
@@ -152,10 +154,10 @@ export function pathDirs(text: string): PathDir[] {
 }
 
 /** The folders `dirs` name, from `base`, inside the work tree or the work tree itself, whether they exist or not. */
-export function pathFolders(dirs: PathDir[], base: string, workdir: string): PathDir[] {
+export function pathFolders(dirs: PathDir[], base: string, workdir: string, home?: string): PathDir[] {
   const out: PathDir[] = [];
   for (const d of dirs) {
-    const abs = isAbsolute(d.dir) ? resolve(d.dir) : resolve(base, d.dir);
+    const abs = resolveUserPath(d.dir, base, home);
     // Absent too: named, so a folder the job makes there is found after it (not bound: nothing to bind).
     if (abs === workdir || isWithin(abs, workdir)) out.push({ dir: abs, line: d.line });
   }

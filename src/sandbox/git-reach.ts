@@ -1,7 +1,8 @@
 import { lstatSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { DlError } from "../errors.ts";
 import { GIT_CONFIG_SOURCE } from "../sys/git-config-env.ts";
+import { resolveUserPath } from "../sys/paths.ts";
 import { type RunOptions, type RunResult, runGroup } from "../sys/process.ts";
 
 /**
@@ -33,6 +34,8 @@ export interface RepoFacts {
   includes: string[];
   /** Ignored folders of the work tree (absolute). */
   ignoredDirs: string[];
+  /** The home git was asked with: `~/` in what its hooks and config run resolves there. */
+  home: string;
 }
 
 export interface GitAsk {
@@ -128,11 +131,6 @@ function bareFileWords(value: string, base: string): string[] {
     .filter((w) => w !== "." && w !== ".." && (FILE_NAME.test(w) || isFile(join(base, w))));
 }
 
-function resolveWord(word: string, base: string, home: string): string {
-  if (word.startsWith("~/")) return join(home, word.slice(2));
-  return isAbsolute(word) ? resolve(word) : resolve(base, word);
-}
-
 /** Everything the configuration names, and the hooks dirs, resolved the way git resolves them. */
 export function namedByConfig(
   entries: ReturnType<typeof parseConfigList>,
@@ -146,13 +144,13 @@ export function namedByConfig(
   for (const e of entries) {
     if (e.origin) named.add(resolve(base, e.origin));
     if (e.origin) configFiles.add(resolve(base, e.origin));
-    if (e.key === "core.hookspath" && e.value) hooksDirs.push(resolveWord(e.value, base, where.home));
+    if (e.key === "core.hookspath" && e.value) hooksDirs.push(resolveUserPath(e.value, base, where.home));
     // An include's path is relative to the file that holds it; other values to the work tree.
     const isInclude = /^include(if\..*)?\.path$/.test(e.key);
     const from = isInclude && e.origin ? dirname(resolve(base, e.origin)) : base;
     const words = isInclude ? [e.value] : [...pathWords(e.value), ...bareFileWords(e.value, base)];
-    for (const w of words) if (w) named.add(resolveWord(w, from, where.home));
-    if (isInclude && e.value) includes.push(resolveWord(e.value, from, where.home));
+    for (const w of words) if (w) named.add(resolveUserPath(w, from, where.home));
+    if (isInclude && e.value) includes.push(resolveUserPath(e.value, from, where.home));
   }
   return { hooksDirs, named: [...named], includes, configFiles: [...configFiles] };
 }
@@ -184,5 +182,5 @@ export async function askGit(dir: string, home: string, o: GitAsk): Promise<Repo
     .filter((p) => p.endsWith("/"))
     .map((p) => resolve(toplevel!, p));
   const commonDir = resolve(dir, common);
-  return { gitDir, commonDir, toplevel, insideGitDir, hooksDirs, named, includes, configFiles, ignoredDirs };
+  return { gitDir, commonDir, toplevel, insideGitDir, hooksDirs, named, includes, configFiles, ignoredDirs, home };
 }

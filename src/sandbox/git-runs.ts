@@ -37,7 +37,7 @@ export function runByGit(repo: RepoFacts, tree: string, ignored: (abs: string) =
   const project = repo.toplevel ?? repo.gitDir;
   const out = new Set<string>();
   for (const entry of [...hookEntries(repo), ...repo.configFiles]) {
-    for (const f of namedByToolConfig(entry, { workdir: tree, ignored }, project).files)
+    for (const f of namedByToolConfig(entry, { workdir: tree, ignored, home: repo.home }, project).files)
       if (f !== tree && isWithin(f, tree)) out.add(f);
   }
   return [...out];

@@ -130,8 +130,8 @@ interface Plan {
 const underAny = (rel: string, dirs: ReadonlySet<string>) => [...dirs].some((d) => rel.startsWith(`${d}/`));
 
 /** What the protected configurations run (config-named.ts), outside ignored folders. */
-function namedByConfigs(workdir: string, scan: TreeScan, keep: (r: string) => boolean, ignored: ReadonlySet<string>) {
-  const o = { workdir, ignored: (abs: string) => underAny(rel(workdir, abs), ignored) };
+function namedByConfigs(workdir: string, scan: TreeScan, keep: (r: string) => boolean, p: PlanOptions) {
+  const o = { workdir, ignored: (abs: string) => underAny(rel(workdir, abs), p.ignored), home: p.home };
   const all = [...scan.ruleEntries]
     .filter(([r, { rule }]) => rule.id !== "git-metadata" && keep(r))
     .map(([r]) => namedByToolConfig(join(workdir, r), o));
@@ -165,10 +165,10 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
     for (const h of repo.hooksDirs) if (inside(workdir, h)) standIns.push({ path: h, kind: "dir" });
     for (const i of repo.includes) if (inside(workdir, i)) standIns.push({ path: i, kind: "file" });
   }
-  const run = namedByConfigs(workdir, scan, keep, o.ignored);
+  const run = namedByConfigs(workdir, scan, keep, o);
   // The configurations of the repository above a subfolder workdir run files of it too.
   const top = aboveTop(workdir, o.project, repos[0]?.toplevel ?? null);
-  const above = namedFromAbove(workdir, top, (abs) => underAny(rel(workdir, abs), o.ignored));
+  const above = namedFromAbove(workdir, top, (abs) => underAny(rel(workdir, abs), o.ignored), o.home);
   // What git's hooks and config files run of the tree (a hook linked to scripts/pre-commit).
   const byGit = repos.flatMap((r) => runByGit(r, workdir, (abs) => underAny(rel(workdir, abs), o.ignored)));
   for (const p of [...run.files, ...above.files, ...byGit]) {
@@ -204,6 +204,7 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
 }
 
 interface PlanOptions {
+  home: string;
   writable?: readonly string[];
   dlReads?: readonly DlRead[];
   project?: string;
@@ -246,6 +247,7 @@ export async function prepareTreeGuard(workdir: string, o: TreeGuardOptions): Pr
     dlReads: o.dlReads,
     project: o.project,
     ignored,
+    home: o.home,
   });
   const stands = makeStandIns(workdir, plan.standIns);
   const keys = hookKeysOf(workdir, before, ignored, plan);

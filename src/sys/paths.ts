@@ -130,6 +130,21 @@ export function realpathDeepest(target: string): string | null {
   }
 }
 
+/** A leading `~`, `$HOME` or `${HOME}` of a path as written in a config or a command. */
+const HOME_WORD = /^(~|\$HOME|\$\{HOME\})(?=\/|$)/;
+
+/**
+ * A path as a host resolves what a config or a command writes: `~/x` (and `$HOME/x`) in
+ * the user's home, an absolute path as it is, anything else from `base`. One resolver for
+ * git's values (core.hooksPath, include.path) and the folders and files tool configs name,
+ * so a home that holds the workdir is seen the same everywhere. Without a home (none
+ * known) a `~/` word resolves nowhere real: it names nothing.
+ */
+export function resolveUserPath(word: string, base: string, home: string | undefined): string {
+  if (home !== undefined && HOME_WORD.test(word)) return join(home, word.replace(HOME_WORD, "."));
+  return isAbsolute(word) ? resolve(word) : resolve(base, word);
+}
+
 /** True when `child` is `parent` or lies beneath it (both canonical). */
 export function isWithin(child: string, parent: string): boolean {
   if (child === parent) return true;

@@ -133,6 +133,13 @@ const WORKTREE = `set -e
 git init -q -b main main && git -C main commit -q --allow-empty -m first
 ${EXIT0} > main/.git/hooks/pre-commit; chmod +x main/.git/hooks/pre-commit
 git -C main worktree add -q -b feature ../wt
+# The checkout's own hooks dir, written from the home (\`~/\`, the user's HOME holds the project),
+# and a hook that runs a script of the tree by the same spelling.
+rel=$(realpath --relative-to="$HOME" "$PWD/wt")
+mkdir -p wt/tools/hooks wt/scripts && ${EXIT0} > wt/tools/hooks/pre-commit && ${EXIT0} > wt/scripts/home-check
+printf '#!/bin/sh\n~/%s/scripts/home-check\n' "$rel" > wt/tools/hooks/post-commit
+chmod +x wt/tools/hooks/pre-commit wt/tools/hooks/post-commit wt/scripts/home-check
+git -C main config extensions.worktreeConfig true && git -C wt config --worktree core.hooksPath "~/$rel/tools/hooks"
 `;
 
 const SUBDIR = `set -e

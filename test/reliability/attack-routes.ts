@@ -1057,6 +1057,26 @@ conf wt-admin "$admin/../../config" core.fsmonitor "$(script wt-admin)"`,
     anyRefusal: true,
   },
   {
+    // core.hooksPath written with ~/ (HOME holds the project): git runs that folder's hooks.
+    id: "home-hookspath",
+    reaches: true,
+    layout: "worktree",
+    klass: "commit",
+    sh: "put home-hookspath tools/hooks/pre-commit",
+    tools: (_w, pay) => [write("tools/hooks/pre-commit", pay)],
+    unchanged: ["tools/hooks/pre-commit"],
+  },
+  {
+    // A hook of that folder running `~/<project>/scripts/home-check`.
+    id: "home-hook-script",
+    reaches: true,
+    layout: "worktree",
+    klass: "commit",
+    sh: "put home-hook-script scripts/home-check",
+    tools: (_w, pay) => [write("scripts/home-check", pay)],
+    unchanged: ["scripts/home-check"],
+  },
+  {
     id: "wt-add",
     layout: "worktree",
     klass: "commit",

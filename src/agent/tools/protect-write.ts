@@ -104,6 +104,7 @@ function configRunning(
   abs: string,
   scope: string,
   workdir: string,
+  home: string | undefined,
 ): { config: string; line?: string } | null {
   let names: string[];
   try {
@@ -115,7 +116,7 @@ function configRunning(
     const rule = ruleForName(n, basename(dir));
     if (!rule || rule.id === "git-metadata") continue;
     // A named file, or a path under a folder the config puts on PATH (config-programs.ts).
-    const named = namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false });
+    const named = namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false, home });
     // A folder on PATH that holds the workdir is not bound whole: only its new files count (below).
     const folders = named.files.filter((f) => !under(workdir, f));
     if (folders.some((f) => f === abs || under(abs, f))) return { config: join(dir, n) };
@@ -126,7 +127,7 @@ function configRunning(
   return null;
 }
 
-function refusedAsNamedScript(workdir: string, abs: string, top: string | null): string | null {
+function refusedAsNamedScript(workdir: string, abs: string, top: string | null, home?: string): string | null {
   const dirs: [string, string][] = [];
   for (let d = dirname(abs); under(d, workdir); d = dirname(d)) dirs.push([d, workdir]);
   // The caller's project or the repository the workdir sits in (aboveTop): the configs of
@@ -134,7 +135,7 @@ function refusedAsNamedScript(workdir: string, abs: string, top: string | null):
   if (top && under(abs, top) && !under(top, workdir))
     for (let d = dirname(workdir); under(d, top) && d !== dirname(d); d = dirname(d)) dirs.push([d, top]);
   for (const [d, scope] of dirs) {
-    const hit = configRunning(d, abs, scope, workdir);
+    const hit = configRunning(d, abs, scope, workdir, home);
     const config = hit && (relative(workdir, hit.config) || hit.config);
     if (hit?.line !== undefined) {
       return `path_refused: ${relative(workdir, abs)} would be a new command in a folder ${config} puts on PATH (\`${hit.line}\`; rule config-named); delegates may not add files there, since the host's shell would run it in place of a command. Edit an existing file, or write the new one in a subfolder`;
@@ -175,7 +176,7 @@ export async function refusedWrite(workdir: string, abs: string, p: WriteProtect
   if (facts?.toplevel && runByGit(facts, facts.toplevel, () => false).includes(abs)) {
     return `path_refused: ${inside ? rel : abs} is run by a git hook or git's configuration (rule git-config); delegates may not write it`;
   }
-  return refusedAsNamedScript(workdir, abs, aboveTop(workdir, p.project, facts?.toplevel ?? null));
+  return refusedAsNamedScript(workdir, abs, aboveTop(workdir, p.project, facts?.toplevel ?? null), p.gitEnv.HOME);
 }
 
 /** The scripts of `pkg` that the protected configurations of its folder run (`npm run lint` in a hook). */
