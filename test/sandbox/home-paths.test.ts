@@ -33,16 +33,16 @@ const nothingMoved = () => {
 
 describe("a home that holds the workdir", () => {
   test("core.hooksPath ~/repo/hooks: git runs that folder's hooks, and it is kept read-only", async () => {
-    const { w, env } = await homeWithRepo({ "hooks/pre-commit": "#!/bin/sh\nexit 0\n" });
+    const { home, w, env } = await homeWithRepo({ "hooks/pre-commit": "#!/bin/sh\nexit 0\n" });
     await runGroup({ argv: ["git", "config", "core.hooksPath", "~/repo/hooks"], cwd: w, env });
     const asked = await runGroup({ argv: ["git", "rev-parse", "--git-path", "hooks"], cwd: w, env });
     expect(asked.stdout.text().trim()).toBe(join(w, "hooks"));
-    const guard = await prepareTreeGuard(w, { home: env.HOME, env, quarantine: nothingMoved });
+    const guard = await prepareTreeGuard(w, { home, env, quarantine: nothingMoved });
     expect(guard.keptReadOnly).toContain("hooks");
   });
 
   test("a hook's ~/repo/scripts/x and $HOME/repo/scripts/y, mise's path:~/repo/tools/node, direnv's PATH_add $HOME/repo/bin", async () => {
-    const { w, env } = await homeWithRepo({
+    const { home, w, env } = await homeWithRepo({
       "scripts/x": "#!/bin/sh\n",
       "scripts/y": "#!/bin/sh\n",
       "tools/node/bin/node": "",
@@ -52,7 +52,7 @@ describe("a home that holds the workdir", () => {
     });
     writeFileSync(join(w, ".git/hooks/pre-commit"), '#!/bin/sh\n~/repo/scripts/x\n"$HOME/repo/scripts/y"\n');
     chmodSync(join(w, ".git/hooks/pre-commit"), 0o755);
-    const guard = await prepareTreeGuard(w, { home: env.HOME, env, quarantine: nothingMoved });
+    const guard = await prepareTreeGuard(w, { home, env, quarantine: nothingMoved });
     for (const p of ["scripts/x", "scripts/y", "tools/node", "bin"]) expect(guard.keptReadOnly).toContain(p);
     await guard.finish();
     const p = { writable: [], gitEnv: env };
