@@ -1,6 +1,7 @@
 import { lstatSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { DlError } from "../errors.ts";
+import { claudeHomeReads } from "../sys/claude-home-reads.ts";
 import type { DlRead } from "../sys/dl-reads.ts";
 import { isWithin } from "../sys/paths.ts";
 import { isDotGit } from "../sys/protected-names.ts";
@@ -176,7 +177,7 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
     add(p);
   }
   // What dl itself reads later (an agents dir the settings put in the tree): bound, or stood in for, and watched.
-  for (const d of o.dlReads ?? []) {
+  for (const d of [...(o.dlReads ?? []), ...claudeHomeReads(o.home)]) {
     if (!inside(workdir, d.path)) continue;
     named.add(rel(workdir, d.path));
     if (kindOf(d.path) === null) standIns.push({ path: d.path, kind: d.kind });

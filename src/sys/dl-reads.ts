@@ -17,6 +17,8 @@ export interface DlRead {
   kind: "dir" | "file";
   /** The setting that places it, for a refusal's text. */
   setting: string;
+  /** Who reads it, when not dl itself (the user's Claude Code: claude-home-reads.ts). */
+  reader?: string;
 }
 
 /** The parts of Config this reads (Config satisfies it). */

@@ -5,6 +5,7 @@ import { aboveTop, namedByToolConfig } from "../../sandbox/config-named.ts";
 import { askGit, type RepoFacts } from "../../sandbox/git-reach.ts";
 import { runByGit } from "../../sandbox/git-runs.ts";
 import { changedHookKeys, readHookKeys } from "../../sandbox/hook-keys.ts";
+import { claudeHomeReads } from "../../sys/claude-home-reads.ts";
 import type { DlRead } from "../../sys/dl-reads.ts";
 import { looksLikeGitDir, ruleForName, ruleForPath } from "../../sys/protected-names.ts";
 
@@ -149,8 +150,10 @@ function refusedAsNamedScript(workdir: string, abs: string, top: string | null, 
 
 /** A path dl itself reads later (an agent definition of DELEGATE_LOCAL_AGENTS_DIR, the settings file): the refusal, or null. */
 function refusedAsDlRead(abs: string, p: WriteProtection): string | null {
-  const hit = (p.dlReads ?? []).find((d) => under(abs, d.path));
+  const hit = [...(p.dlReads ?? []), ...claudeHomeReads(p.gitEnv.HOME)].find((d) => under(abs, d.path));
   if (!hit) return null;
+  if (hit.reader)
+    return `path_refused: ${abs} is loaded by ${hit.reader} as configuration it runs (${hit.setting}; rule dl-config); delegates may not write it, since the next session runs it`;
   return `path_refused: ${abs} is read by dl itself as instructions, configuration or a program (${hit.setting}; rule dl-config); delegates may not write it, since the next delegation obeys it`;
 }
 
