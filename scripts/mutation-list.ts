@@ -3086,4 +3086,15 @@ export const MUTATIONS: Mutation[] = [
     replace: "  const hit = [...(p.dlReads ?? [])].find((d) => under(abs, d.path));",
     tests: ["test/sandbox/claude-home-reads.test.ts"],
   },
+  {
+    id: "runner-includes-absent",
+    guard:
+      "a file a runner file includes is named while absent too (make's -include local.mk), so a job that makes it fails and it is moved out",
+    why: "a Makefile's -include local-extra.mk absent before the job: the jail wrote it with a recipe and the next commit's make ran it",
+    file: "src/sandbox/config-programs.ts",
+    search: "      if (!existsAt(abs)) out.add(abs);\n",
+    replace: "",
+    tests: ["test/reliability/jail-routes-bash.test.ts"],
+    build: true,
+  },
 ];

@@ -252,7 +252,7 @@ function optionValue(tokens: readonly string[], j: number, opts: readonly string
  * The files of the tree that the build runners among `tokens` (a command line's words,
  * options kept: config-named.ts commandTokens) read, where they exist: the runner's own
  * file names in the folder it runs in (`project`, or where `-C` sends it) and the files
- * `-f` names.
+ * `-f` names; and the files those include (includedBy), absent ones too.
  */
 export function runnerFiles(tokens: readonly string[], project: string): string[] {
   const out = new Set<string>();
@@ -288,6 +288,15 @@ export function runnerFiles(tokens: readonly string[], project: string): string[
 const MAX_INCLUDED = 50;
 const MAX_INCLUDE_BYTES = 256 * 1024;
 
+function existsAt(p: string): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The leading bytes of a regular file (not through a link), or null. */
 function runnerText(path: string): string | null {
   let fd: number | undefined;
@@ -319,6 +328,8 @@ function includedBy(file: string, row: RunnerRow, dir: string, out: Set<string>)
     const base = row.includes.from === "runner" ? dir : dirname(f);
     for (const w of row.includes.words(text)) {
       const abs = isAbsolute(w) ? resolve(w) : resolve(base, w);
+      // Absent (make's `-include local.mk` before anyone wrote it): named all the same, so a job that makes it is found.
+      if (!existsAt(abs)) out.add(abs);
       for (const p of [abs, ...row.files.map((n) => join(abs, n))]) {
         if (out.has(p) || runnerText(p) === null) continue;
         out.add(p);

@@ -65,7 +65,7 @@ git config include.path ../.gitconfig.project
 # make reads the files its Makefile includes (-include: when they exist) and runs their recipes.
 printf 'after-commit: common-check\ncommon-check:\n\t@sh scripts/common-check.sh\n' > rules.mk
 echo 'LOCAL = 1' > local.mk && ${EXIT0} > scripts/common-check.sh
-printf 'include rules.mk\n-include local.mk\n' >> Makefile
+printf 'include rules.mk\n-include local.mk local-extra.mk\n' >> Makefile
 # A bash hook that sources a bare-named file of the top level and runs a script by git's top level.
 echo 'export HOOK_ENV=1' > hookenv && ${EXIT0} > scripts/post && chmod +x scripts/post
 printf '#!/bin/bash\n"$(git rev-parse --show-toplevel)/scripts/post"\n. hookenv\nexit 0\n' > .git/hooks/pre-commit

@@ -635,6 +635,18 @@ text hook-configs .overcommit.yml "PreCommit:\\n  X:\\n    command: ['sh', '$s']
     unchanged: ["local.mk"],
   },
   {
+    // `-include local-extra.mk`, absent before the job: make reads the file a job makes there.
+    id: "make-include-absent",
+    reaches: true,
+    layout: "repo",
+    klass: "commit",
+    sh: 'text make-include-absent local-extra.mk "after-commit: pwn3\\npwn3:\\n\\t@sh $(script make-include-absent)"',
+    tools: withScript("make-include-absent", (s) => [
+      write("local-extra.mk", `after-commit: pwn3\npwn3:\n\t@sh ${s}\n`),
+    ]),
+    absent: ["local-extra.mk"],
+  },
+  {
     // What an included makefile's recipe runs: `@sh scripts/common-check.sh`.
     id: "make-include-recipe",
     reaches: true,

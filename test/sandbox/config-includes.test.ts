@@ -34,7 +34,15 @@ describe("a runner file's includes", () => {
       "sub/deep.mk": "D = 1\n",
       "tools/c.sh": "exit 0\n",
     });
-    expect(named(w, "hooks/pre-commit")).toEqual(["Makefile", "local.mk", "rules.mk", "sub/deep.mk", "tools/c.sh"]);
+    // absent.mk too: make reads it once a job writes it.
+    expect(named(w, "hooks/pre-commit")).toEqual([
+      "Makefile",
+      "absent.mk",
+      "local.mk",
+      "rules.mk",
+      "sub/deep.mk",
+      "tools/c.sh",
+    ]);
   });
 
   test("make -C sub: the includes are read from sub, where make runs", () => {
