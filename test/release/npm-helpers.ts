@@ -88,9 +88,23 @@ export async function publish(registry: string, tarball: string): Promise<void> 
 /** The executable a live process runs (Linux). */
 export const exeOf = (pid: number) => readlinkSync(`/proc/${pid}/exe`);
 
-/** The pids of a process's children (Linux). */
+/** A process's program, or null when it ended meanwhile (a tree walk meets short-lived helpers). */
+export function exeOfLive(pid: number): string | null {
+  try {
+    return exeOf(pid);
+  } catch {
+    return null;
+  }
+}
+
+/** The pids of a process's children (Linux); none once it has ended. */
 export function childrenOf(pid: number): number[] {
-  const text = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim();
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim();
+  } catch {
+    return [];
+  }
   return text ? text.split(/\s+/).map(Number) : [];
 }
 

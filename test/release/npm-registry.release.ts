@@ -22,7 +22,17 @@ import { LAUNCHER, platformPackage, SCOPE, tarballName } from "../../scripts/npm
 import { MODERN_META } from "../helpers/modern.ts";
 import { until } from "../helpers/until.ts";
 import { HOST, hostRelease, ROOT, run } from "./helpers.ts";
-import { asArm64, childrenOf, exeOf, npmHome, parentOf, publish, type Registry, startRegistry } from "./npm-helpers.ts";
+import {
+  asArm64,
+  childrenOf,
+  exeOf,
+  exeOfLive,
+  npmHome,
+  parentOf,
+  publish,
+  type Registry,
+  startRegistry,
+} from "./npm-helpers.ts";
 
 const DIR = join(ROOT, "dist", "release");
 const ALL = Object.keys(TARGETS) as TargetName[];
@@ -140,7 +150,7 @@ describe("from the local registry", () => {
       expect(answer.server).toMatchObject({ name: "delegate-local", version: pkg.version });
       // npx stays as the host's child (Node running npm exec), with its shell, and dl below them.
       const tree = descendants(answer.pid!);
-      expect(tree.map(exeOf).some((exe) => exe.endsWith(`/${SCOPE}/${HOST}/bin/dl`))).toBe(true);
+      expect(tree.map(exeOfLive).some((exe) => exe?.endsWith(`/${SCOPE}/${HOST}/bin/dl`))).toBe(true);
       await close();
       await waitGone(tree);
     }, 180_000);
