@@ -2777,6 +2777,27 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/jobs/engine/runner-store.test.ts"],
   },
   {
+    id: "interpreter-folder-whole",
+    guard: "a folder an interpreter runs (node ./srv, python -m pkg.serve) is named whole by a protected config",
+    why: "an .mcp.json server `node ./mcpsrv` runs the folder's package.json main: the write tools and the jail left mcpsrv/server.js writable and Claude Code ran the payload at its next session",
+    file: "src/sandbox/config-named.ts",
+    search:
+      "      for (const d of [...plugins, ...programFolders(run, [...new Set([project, dirname(src.file)])], o)]) {",
+    replace: "      for (const d of [...plugins, ...programFolders(run, [], o)]) {",
+    tests: ["test/reliability/jail-routes-tools.test.ts", "test/sandbox/config-named.test.ts"],
+    build: true,
+  },
+  {
+    id: "json-command-lines",
+    guard:
+      "a JSON config's command and args are read as one command line, so the word an interpreter runs is its first argument",
+    why: 'interpreted() took the key `args` for node\'s program in {"command":"node","args":["./mcpsrv"]}, so the folder it runs was never named',
+    file: "src/sandbox/config-named.ts",
+    search: '    if (typeof o.command === "string" && Array.isArray(o.args))',
+    replace: '    if (typeof o.command === "string" && Array.isArray(o.args) && lines.length < 0)',
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
+  {
     id: "jail-dl-reads",
     guard:
       "what dl itself reads later (DELEGATE_LOCAL_AGENTS_DIR's definitions, the settings file, CODEX_HOME) is read-only in the jail where it lies inside the workdir",

@@ -151,7 +151,8 @@ function wordsOf(src: Source): Words {
   const text = src.text ?? readText(src.file);
   if (text === null) return none;
   const acted = src.text !== undefined || !/\.(md|mdc|markdown)$/i.test(src.file);
-  const body = acted ? text : (/^---\r?\n([\s\S]*?)\r?\n---/.exec(text)?.[1] ?? "");
+  const front = acted ? text : (/^---\r?\n([\s\S]*?)\r?\n---/.exec(text)?.[1] ?? "");
+  const body = src.text === undefined && /\.json$/i.test(src.file) ? `${front}\n${jsonCommandLines(text)}` : front;
   const imports = !acted && src.memory ? [...text.matchAll(/(?:^|\s)@([^\s@`]+)/g)].map((m) => m[1]!) : [];
   const bins = binsRun(body, src.text !== undefined);
   const plugins = src.text === undefined ? claudePluginDirs(src.file, text) : [];
@@ -165,6 +166,31 @@ function wordsOf(src: Source): Words {
     paths: pathDirs(body),
     plugins,
   };
+}
+
+/**
+ * A JSON config's commands as the host runs them: `{"command": "node", "args": ["./srv"]}`
+ * (an .mcp.json server, a VS Code task) is the line `node ./srv`, so the word an
+ * interpreter runs follows it, not the key between them.
+ */
+function jsonCommandLines(text: string): string {
+  let root: unknown;
+  try {
+    root = JSON.parse(text);
+  } catch {
+    return "";
+  }
+  const lines: string[] = [];
+  const stack: unknown[] = [root];
+  for (let seen = 0; stack.length > 0 && seen < 10_000; seen++) {
+    const v = stack.pop();
+    if (typeof v !== "object" || v === null) continue;
+    const o = v as Record<string, unknown>;
+    if (typeof o.command === "string" && Array.isArray(o.args))
+      lines.push([o.command, ...o.args.filter((a): a is string => typeof a === "string")].join(" "));
+    stack.push(...Object.values(o));
+  }
+  return lines.join("\n");
 }
 
 interface Words {
@@ -261,6 +287,32 @@ function interpreted(words: string[], sourced: readonly string[]): Set<string> {
   return out;
 }
 
+/** A dotted module name (`python -m pkg.serve`): its first part is the package the interpreter imports first. */
+const MODULE = /^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$/;
+
+/**
+ * Folders of the work tree that an interpreter runs as its program: `node ./srv` (the
+ * folder's package.json `main`, else its index.js), `python -m pkg` or `-m pkg.serve`
+ * (pkg/__main__.py, pkg/__init__.py and what they import). What runs is whatever the
+ * folder holds, so the folder is named whole, as a plugin folder is.
+ */
+function programFolders(run: ReadonlySet<string>, bases: string[], o: NamedOptions): string[] {
+  const out: string[] = [];
+  for (const w of run) {
+    const name = MODULE.test(w) && !SCRIPT_EXT.test(w) ? w.slice(0, w.indexOf(".")) : w;
+    for (const base of bases) {
+      const abs = resolveUserPath(name, base, o.home);
+      if (abs === o.workdir || !isWithin(abs, o.workdir) || (!name.includes("/") && o.ignored(abs))) continue;
+      try {
+        if (lstatSync(abs).isDirectory()) out.push(abs);
+      } catch {
+        // not there: nothing to run
+      }
+    }
+  }
+  return out;
+}
+
 function isProgram(word: string, abs: string, run: ReadonlySet<string>): boolean {
   if (word.includes("/") || run.has(word)) return true;
   if (SCRIPT_EXT.test(word)) return true;
@@ -323,7 +375,9 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
     for (const src of level) {
       const { words, tokens, sourced, imports, runs, bins, paths, plugins } = wordsOf(src);
       // A plugin folder is Claude Code's configuration whole; what its files name is followed too.
-      for (const d of plugins) {
+      // An interpreter given a folder runs what is in it: the folder is the program, whole.
+      const run = interpreted(words, sourced);
+      for (const d of [...plugins, ...programFolders(run, [...new Set([project, dirname(src.file)])], o)]) {
         if (d === o.workdir || !isWithin(d, o.workdir) || found.has(d)) continue;
         found.add(d);
         for (const f of filesOf(d).files) if (!own.has(f)) next.push({ file: f, memory: false });
@@ -339,7 +393,6 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
       for (const w of imports) for (const abs of resolveWord(w, [dirname(src.file)], o, "any")) take(abs, true);
       if (depth >= MAX_DEPTH) continue;
       const bases = [...new Set([project, dirname(src.file)])];
-      const run = interpreted(words, sourced);
       for (const w of new Set(words)) for (const abs of resolveWord(w, bases, o, run)) take(abs, false);
       // `make lint`, `just fmt`: the runner reads its file from where the host runs it.
       for (const abs of runnerFiles(tokens, project)) if (isWithin(abs, o.workdir)) take(abs, false);

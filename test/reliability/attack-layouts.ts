@@ -41,7 +41,9 @@ printf '{"name":"fmt"}\\n' > tools/market/plugins/fmt/.claude-plugin/plugin.json
 printf '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"true"}]}]}}\\n' > tools/market/plugins/fmt/hooks/hooks.json
 echo 'echo main' > statusline; echo 'echo none' > keyhelper
 printf '# Deploy\\nRun the deploy.\\n' > .claude/commands/deploy.md
-printf '{"mcpServers":{"tools":{"command":"node","args":["tools/mcp.js"]}}}\\n' > .mcp.json
+printf '{"mcpServers":{"tools":{"command":"node","args":["tools/mcp.js"]},"srv":{"command":"node","args":["./mcpsrv"]}}}\\n' > .mcp.json
+# An .mcp.json server that node starts from a folder: the folder's package.json main runs.
+mkdir -p mcpsrv && printf '{"main":"server.js"}\\n' > mcpsrv/package.json && echo 'process.exit(0)' > mcpsrv/server.js
 mkdir docs && printf 'Use tabs.\\n@1.md\\n' > docs/rules.md
 # Claude Code reads imports five hops deep: rules.md is the first, 4.md the fifth.
 printf '@2.md\\n' > docs/1.md; printf '@3.md\\n' > docs/2.md; printf '@4.md\\n' > docs/3.md; echo 'Deep.' > docs/4.md

@@ -337,6 +337,17 @@ ln -s ../planted-claude pkg/.claude && echo "pkg/.claude link: made"`,
     unchanged: ["tools/market/plugins/fmt/hooks/hooks.json"],
   },
   {
+    // node ./mcpsrv runs the folder's package.json main: the folder is the program, whole.
+    id: "mcp-node-folder",
+    reaches: true,
+    layout: "repo",
+    klass: "tool-config",
+    sh: "putjs mcp-node-folder mcpsrv/server.js; putjs mcp-node-folder mcpsrv/index.js",
+    tools: (_w, _pay, js) => [write("mcpsrv/server.js", js), write("mcpsrv/index.js", js)],
+    unchanged: ["mcpsrv/server.js"],
+    absent: ["mcpsrv/index.js"],
+  },
+  {
     id: "claude-agent",
     layout: "repo",
     klass: "tool-config",

@@ -131,6 +131,26 @@ describe("namedByToolConfig", () => {
     expect(named(w, ".claude").files).toEqual(["docs/style.md"]);
   });
 
+  test("a folder an interpreter runs is named whole: .mcp.json's node ./srv and python3 -m pkg.serve", () => {
+    const w = tree({
+      ".mcp.json": JSON.stringify({
+        mcpServers: {
+          srv: { command: "node", args: ["./mcpsrv"] },
+          py: { command: "python3", args: ["-m", "mcppy.serve"] },
+        },
+      }),
+      "mcpsrv/package.json": '{"main":"server.js"}',
+      "mcpsrv/server.js": "process.exit(0)\n",
+      "mcppy/__init__.py": "",
+      "mcppy/serve.py": "print(1)\n",
+      "src/a.ts": "",
+    });
+    const got = named(w, ".mcp.json").files;
+    // The folders themselves (kept whole, as a plugin folder is), and what their files name.
+    expect(got).toEqual(["mcppy", "mcpsrv", "mcpsrv/server.js"]);
+    expect(got).not.toContain("src/a.ts");
+  });
+
   test("the word an interpreter runs counts whatever its name: bash statusline, sh -e keyhelper", () => {
     const w = tree({
       ".claude/settings.json": JSON.stringify({
