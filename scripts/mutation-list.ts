@@ -2798,6 +2798,15 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/sandbox/config-named.test.ts"],
   },
   {
+    id: "binary-text-runs",
+    guard: "a binary file a child left is checked in its text runs, and removed when they hold a key",
+    why: "reading a whole binary file through the escape-aware redaction cost ~0.8 s per MB and blocked the server after every Codex job; the text runs are where a stored key is",
+    file: "src/sys/redact.ts",
+    search: "  return runs !== null && holdsSecret(runs.join(",
+    replace: "  return runs === null && holdsSecret(runs!.join(",
+    tests: ["test/sys/redact.test.ts"],
+  },
+  {
     id: "jail-dl-reads",
     guard:
       "what dl itself reads later (DELEGATE_LOCAL_AGENTS_DIR's definitions, the settings file, CODEX_HOME) is read-only in the jail where it lies inside the workdir",

@@ -12,7 +12,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { rewritePrivate } from "./private-file.ts";
-import { holdsSecret } from "./redact.ts";
+import { binaryHoldsSecret, holdsSecret } from "./redact.ts";
 
 /**
  * Whole trees of dl's private state, walked without following a link and leaving what
@@ -88,7 +88,7 @@ function scrubFile(path: string, st: Stats): "kept" | "redacted" | "removed" {
   }
   const binary = bytes.includes(0);
   const text = bytes.toString(binary ? "latin1" : "utf8");
-  if (!holdsSecret(text)) return "kept";
+  if (!(binary ? binaryHoldsSecret(text) : holdsSecret(text))) return "kept";
   // A database or an archive cannot be edited byte for byte: what holds a key is not kept.
   if (binary) rmSync(path, { force: true });
   else rewritePrivate(path, text);

@@ -410,6 +410,21 @@ export function holdsSecret(text: string): boolean {
   return redact(text) !== text;
 }
 
+/** Runs of printable ASCII (line breaks and tabs too) at least this long: what `strings` shows of a binary file. */
+const TEXT_RUN = /[\t\n\r\x20-\x7e]{4,}/g;
+
+/**
+ * Whether a binary file's bytes (read as latin1) hold anything `redact` would cut. A key a
+ * program stored (an SQLite page, a JSON text in it, escaped or not) is a run of printable
+ * ASCII; so only those runs are read, joined apart, as `strings` would show them: reading
+ * the whole file cost ~0.8 s per MB of random bytes, which look like escapes everywhere,
+ * and blocked the server's event loop after every Codex job.
+ */
+export function binaryHoldsSecret(latin1: string): boolean {
+  const runs = latin1.match(TEXT_RUN);
+  return runs !== null && holdsSecret(runs.join("\0"));
+}
+
 /** Deeper than this a value is not walked but replaced whole: hostile nesting must not overflow the stack. */
 const MAX_DEPTH = 256;
 

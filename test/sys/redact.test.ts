@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import {
+  binaryHoldsSecret,
   holdsSecret,
   isSecretName,
   knowSecrets,
@@ -387,5 +388,18 @@ describe("redact: vendors' key prefixes", () => {
       "lin_api_compat_layer_version_two_three",
     ].join(" ");
     expect(redact(code)).toBe(code);
+  });
+});
+
+describe("binaryHoldsSecret: a binary file's text runs, as strings shows them", () => {
+  test("a key stored in a binary file is found, literal or JSON-escaped; random bytes around it do not hide it", () => {
+    const key = "sk-local-binary-file-key-0123456789abcdef";
+    knowSecrets([key]);
+    const noise = (n: number) =>
+      Buffer.from(Array.from({ length: n }, (_, i) => (i * 131 + 7) % 256)).toString("latin1");
+    const escaped = [...key].map((c) => `\\u00${c.charCodeAt(0).toString(16).padStart(2, "0")}`).join("");
+    expect(binaryHoldsSecret(`SQLite format 3\0${noise(4000)}${key}\0${noise(4000)}`)).toBe(true);
+    expect(binaryHoldsSecret(`SQLite format 3\0${noise(4000)}{"t":"${escaped}"}\0${noise(4000)}`)).toBe(true);
+    expect(binaryHoldsSecret(`SQLite format 3\0${noise(4000)}hello world\0`)).toBe(false);
   });
 });

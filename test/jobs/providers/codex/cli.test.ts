@@ -103,14 +103,14 @@ describe("codex jobs with the real CLI", () => {
     // which comes first is the scheduler's choice on a loaded machine.
     let sawCooldown = false;
     let waiting: PollView | null = null;
-    const seen = new Set<string>();
+    // Each state polled, with when it was first seen (said if the wait times out).
+    const seen = new Map<string, number>();
     await until(
       async () => {
         const p = await r.service.poll([a!]);
         const v = p.jobs[0] as PollView;
-        seen.add(
-          `${p.account.state}/${v.status}/${v.retry_count}/${v.queue_reason}@${Math.round(performance.now() - t0)}`,
-        );
+        const state = `${p.account.state}/${v.status}/${v.retry_count}/${v.queue_reason}`;
+        if (!seen.has(state)) seen.set(state, Math.round(performance.now() - t0));
         if (p.account.state === "cooldown") sawCooldown = true;
         if (v.status === "queued" && v.retry_count >= 1) waiting ??= v;
         return sawCooldown && waiting;
@@ -118,7 +118,7 @@ describe("codex jobs with the real CLI", () => {
       "the account cooling down and job a queued for its retry",
       30_000,
     ).catch((e) => {
-      throw new Error(`${e}; seen: ${[...seen].slice(-40).join(" ")}`);
+      throw new Error(`${e}; first seen (ms): ${[...seen].map(([k, ms]) => `${k}@${ms}`).join(" ")}`);
     });
     expect(waiting).toMatchObject({ status: "queued", queue_reason: "throttle_cooldown" });
     expect(waiting!.retry_in_s).toBeGreaterThanOrEqual(0);
