@@ -1,5 +1,6 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync } from "node:fs";
+import { lstatSync, readdirSync, readlinkSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { readRegularHead } from "../sys/file-head.ts";
 import { canonicalPath, isWithin, resolveUserPath } from "../sys/paths.ts";
 import { ruleForName } from "../sys/protected-names.ts";
 import { claudePluginDirs } from "./claude-plugins.ts";
@@ -49,19 +50,8 @@ export interface NamedOptions {
 
 /** The leading bytes of a regular file, as text; null for anything else or binary content. */
 function readText(path: string): string | null {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    if (!fstatSync(fd).isFile()) return null;
-    const buf = Buffer.alloc(MAX_BYTES);
-    const n = readSync(fd, buf, 0, MAX_BYTES, 0);
-    const text = buf.subarray(0, n).toString("utf8");
-    return text.includes("\0") ? null : text;
-  } catch {
-    return null;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
+  const text = readRegularHead(path, MAX_BYTES);
+  return text?.includes("\0") ? null : text;
 }
 
 /** Memory files Claude Code (and Gemini CLI) load with their `@path` imports, which steer the model as the file does. */

@@ -1,5 +1,6 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from "node:fs";
+import { lstatSync, readlinkSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { entryExists, readRegularHead } from "../sys/file-head.ts";
 import { isWithin, resolveUserPath } from "../sys/paths.ts";
 
 /**
@@ -288,30 +289,6 @@ export function runnerFiles(tokens: readonly string[], project: string): string[
 const MAX_INCLUDED = 50;
 const MAX_INCLUDE_BYTES = 256 * 1024;
 
-function existsAt(p: string): boolean {
-  try {
-    lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The leading bytes of a regular file (not through a link), or null. */
-function runnerText(path: string): string | null {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    if (!fstatSync(fd).isFile()) return null;
-    const buf = Buffer.alloc(MAX_INCLUDE_BYTES);
-    return buf.subarray(0, readSync(fd, buf, 0, MAX_INCLUDE_BYTES, 0)).toString("utf8");
-  } catch {
-    return null;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
 /**
  * Every file `file` includes by the runner's own include directive (row.includes), and what
  * those include in turn, that exists: the runner reads them as its own file (`include
@@ -323,15 +300,15 @@ function includedBy(file: string, row: RunnerRow, dir: string, out: Set<string>)
   const queue = [file];
   while (queue.length > 0 && out.size < MAX_INCLUDED) {
     const f = queue.shift()!;
-    const text = runnerText(f);
+    const text = readRegularHead(f, MAX_INCLUDE_BYTES);
     if (text === null) continue;
     const base = row.includes.from === "runner" ? dir : dirname(f);
     for (const w of row.includes.words(text)) {
       const abs = isAbsolute(w) ? resolve(w) : resolve(base, w);
       // Absent (make's `-include local.mk` before anyone wrote it): named all the same, so a job that makes it is found.
-      if (!existsAt(abs)) out.add(abs);
+      if (!entryExists(abs)) out.add(abs);
       for (const p of [abs, ...row.files.map((n) => join(abs, n))]) {
-        if (out.has(p) || runnerText(p) === null) continue;
+        if (out.has(p) || readRegularHead(p, MAX_INCLUDE_BYTES) === null) continue;
         out.add(p);
         queue.push(p);
       }

@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, rmdirSync, unlinkSync } from "node:fs";
 import { dirname, relative } from "node:path";
+import { entryExists } from "../sys/file-head.ts";
 import { ruleForPath } from "../sys/protected-names.ts";
 import { entryId } from "./tree-scan.ts";
 
@@ -35,15 +36,6 @@ export interface StandIns {
   remove(): void;
 }
 
-function absent(path: string): boolean {
-  try {
-    lstatSync(path);
-    return false;
-  } catch {
-    return true;
-  }
-}
-
 const idOf = (path: string) => {
   const st = lstatSync(path);
   return entryId(st);
@@ -73,9 +65,9 @@ export function makeStandIns(workdir: string, wishes: readonly StandInWish[]): S
   const made: { path: string; kind: "dir" | "file"; id: string; mounted: boolean }[] = [];
   const wanted = new Set(wishes.map((w) => w.path));
   for (const w of wishes) {
-    if (!absent(w.path)) continue;
+    if (entryExists(w.path)) continue;
     const missing: string[] = [];
-    for (let p = dirname(w.path); p !== workdir && absent(p); p = dirname(p)) missing.unshift(p);
+    for (let p = dirname(w.path); p !== workdir && !entryExists(p); p = dirname(p)) missing.unshift(p);
     for (const p of [...missing, w.path]) {
       const kind = p === w.path ? w.kind : "dir";
       if (kind === "dir") mkdirSync(p, { mode: 0o755 });

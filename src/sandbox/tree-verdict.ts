@@ -1,5 +1,6 @@
-import { lstatSync, mkdirSync, renameSync } from "node:fs";
+import { mkdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { entryExists } from "../sys/file-head.ts";
 import { scrubTree } from "../sys/private-tree.ts";
 import { moveOut, quarantinedIds, whyNot } from "./move-out.ts";
 import type { ScanEntry, TreeScan } from "./tree-scan.ts";
@@ -43,16 +44,6 @@ function namedChanges(before: TreeScan, after: TreeScan, named: readonly string[
     if (!was || was.id !== now.id || was.sig !== now.sig) out.push(rel);
   }
   return out;
-}
-
-/** Whether `path` itself is there: a link counts whatever it points at (a job's `.git` link to a folder already moved out too). */
-function present(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** At or under a stand-in that is still the one dl made: written by the host, never by the job (stand-ins.ts). */
@@ -101,7 +92,7 @@ function displaced(was: Watched, now: Watched, after: TreeScan, moved: { from: s
 
 /** The original back at its place once the impostor is gone (its folder made again if the job removed it). */
 function putBack(root: string, m: { from: string; to: string }): void {
-  if (present(join(root, m.from))) return;
+  if (entryExists(join(root, m.from))) return;
   try {
     mkdirSync(dirname(join(root, m.from)), { recursive: true });
     renameSync(join(root, m.to), join(root, m.from));
@@ -175,7 +166,7 @@ function moveAllOut(root: string, impostors: string[], makeQuarantine: () => str
   const remaining: string[] = [];
   const failed: string[] = [];
   for (const rel of [...new Set(impostors)].sort((a, b) => b.length - a.length)) {
-    if (!present(join(root, rel))) continue;
+    if (!entryExists(join(root, rel))) continue;
     let why = noQuarantine;
     if (!why) {
       try {

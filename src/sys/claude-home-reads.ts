@@ -1,6 +1,6 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import type { DlRead } from "./dl-reads.ts";
+import { readRegularHead } from "./file-head.ts";
 import { canonicalPath } from "./paths.ts";
 
 /**
@@ -23,17 +23,12 @@ const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null 
 
 /** A regular file's JSON object (not through a link), or null: Claude Code reads nothing from anything else either. */
 function readJson(path: string): Json | null {
-  let fd: number | undefined;
+  const text = readRegularHead(path, MAX_BYTES);
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    if (!fstatSync(fd).isFile()) return null;
-    const buf = Buffer.alloc(MAX_BYTES);
-    const v: unknown = JSON.parse(buf.subarray(0, readSync(fd, buf, 0, MAX_BYTES, 0)).toString("utf8"));
+    const v: unknown = text === null ? null : JSON.parse(text);
     return isObject(v) ? v : null;
   } catch {
     return null;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
 }
 

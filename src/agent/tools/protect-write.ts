@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { describeError } from "../../errors.ts";
 import { aboveTop, namedByToolConfig } from "../../sandbox/config-named.ts";
@@ -7,6 +7,7 @@ import { runByGit } from "../../sandbox/git-runs.ts";
 import { changedHookKeys, readHookKeys } from "../../sandbox/hook-keys.ts";
 import { claudeHomeReads } from "../../sys/claude-home-reads.ts";
 import type { DlRead } from "../../sys/dl-reads.ts";
+import { entryExists } from "../../sys/file-head.ts";
 import { looksLikeGitDir, ruleForName, ruleForPath } from "../../sys/protected-names.ts";
 
 /**
@@ -53,19 +54,10 @@ function gitFacts(dir: string, p: WriteProtection): Promise<RepoFacts | null> {
 
 const under = (p: string, root: string) => p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
 
-function exists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The deepest folder of `abs`'s path that exists (git is asked from there). */
 function existingDir(abs: string, workdir: string): string {
   let d = dirname(abs);
-  while (d !== workdir && under(d, workdir) && !exists(d)) d = dirname(d);
+  while (d !== workdir && under(d, workdir) && !entryExists(d)) d = dirname(d);
   return d;
 }
 
@@ -92,7 +84,7 @@ function refusedAsRepository(workdir: string, abs: string): string | null {
     under(d, workdir) && d !== workdir;
     child = basename(d), d = dirname(d)
   ) {
-    if (isRepositoryLike(d, exists(join(d, child)) ? null : child)) {
+    if (isRepositoryLike(d, entryExists(join(d, child)) ? null : child)) {
       return `path_refused: ${relative(workdir, d)} is, or would become, a git repository's own folder (rule git-metadata); delegates may not write inside it`;
     }
   }
@@ -122,7 +114,7 @@ function configRunning(
     const folders = named.files.filter((f) => !under(workdir, f));
     if (folders.some((f) => f === abs || under(abs, f))) return { config: join(dir, n) };
     // The folder on PATH is the workdir (never bound whole): a new file directly in it shadows a command.
-    const onPath = exists(abs) ? undefined : named.pathDirs.find((p) => p.dir === dirname(abs));
+    const onPath = entryExists(abs) ? undefined : named.pathDirs.find((p) => p.dir === dirname(abs));
     if (onPath) return { config: join(dir, n), line: onPath.line };
   }
   return null;

@@ -1,0 +1,32 @@
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from "node:fs";
+
+/**
+ * Two questions the guards ask of a path a configuration names, answered once here:
+ * whether the entry itself is there (a link counts, whatever it points at), and what the
+ * first bytes of a regular file say (never through a link, never a FIFO that would block).
+ */
+
+/** Whether `path` itself is there; a dangling link is there too. */
+export function entryExists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The first `maxBytes` of a regular file as UTF-8, or null for anything else (a link, a folder, a FIFO, gone). */
+export function readRegularHead(path: string, maxBytes: number): string | null {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    if (!fstatSync(fd).isFile()) return null;
+    const buf = Buffer.alloc(maxBytes);
+    return buf.subarray(0, readSync(fd, buf, 0, maxBytes, 0)).toString("utf8");
+  } catch {
+    return null;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
