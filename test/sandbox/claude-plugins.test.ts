@@ -1,8 +1,7 @@
 import { expect, test } from "bun:test";
-import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { namedByToolConfig } from "../../src/sandbox/config-named.ts";
-import { tempDir } from "../helpers/dl.ts";
+import { tree as treeOf } from "./file-tree.ts";
 
 /**
  * Claude Code's plugins from the work tree (claude-plugins.ts): a marketplace folder the
@@ -11,14 +10,7 @@ import { tempDir } from "../helpers/dl.ts";
  * outside them that their hooks run are followed; sources that are not the tree's are not.
  */
 
-function tree(files: Record<string, string>): string {
-  const w = realpathSync(tempDir("claude-plugins"));
-  for (const [p, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(w, p)), { recursive: true });
-    writeFileSync(join(w, p), text);
-  }
-  return w;
-}
+const tree = (files: Record<string, string>) => treeOf(files, "claude-plugins");
 
 const named = (w: string, entry: string) =>
   namedByToolConfig(join(w, entry), { workdir: w, ignored: () => false })

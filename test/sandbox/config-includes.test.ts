@@ -1,8 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { namedByToolConfig } from "../../src/sandbox/config-named.ts";
-import { tempDir } from "../helpers/dl.ts";
+import { tree as treeOf } from "./file-tree.ts";
 
 /**
  * What a hook runs through files it reads as its own: a runner file's includes (make's
@@ -10,14 +9,7 @@ import { tempDir } from "../helpers/dl.ts";
  * row's reader, and the shell's `. file` (bash reads a bare name from its folder).
  */
 
-function tree(files: Record<string, string>): string {
-  const w = realpathSync(tempDir("config-includes"));
-  for (const [p, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(w, p)), { recursive: true });
-    writeFileSync(join(w, p), text);
-  }
-  return w;
-}
+const tree = (files: Record<string, string>) => treeOf(files, "config-includes");
 
 const named = (w: string, hook: string) =>
   namedByToolConfig(join(w, hook), { workdir: w, ignored: () => false }, w)

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { chmodSync, mkdirSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
 import { namedByToolConfig } from "../../src/sandbox/config-named.ts";
-import { tempDir } from "../helpers/dl.ts";
+import { tree as treeOf } from "./file-tree.ts";
 
 /**
  * What a protected configuration runs of the work tree (config-named.ts): the scripts it
@@ -10,14 +10,7 @@ import { tempDir } from "../helpers/dl.ts";
  * hook runs; and what it does not (a bare manifest name, prose, a debug launch).
  */
 
-function tree(files: Record<string, string>): string {
-  const w = realpathSync(tempDir("config-named"));
-  for (const [p, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(w, p)), { recursive: true });
-    writeFileSync(join(w, p), text);
-  }
-  return w;
-}
+const tree = (files: Record<string, string>) => treeOf(files, "config-named");
 
 const named = (w: string, entry: string, ignored: (abs: string) => boolean = () => false) => {
   const n = namedByToolConfig(join(w, entry), { workdir: w, ignored });

@@ -1,11 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { refusedWrite } from "../../src/agent/tools/protect-write.ts";
 import { binsRun, pathDirs } from "../../src/sandbox/config-programs.ts";
 import { prepareTreeGuard } from "../../src/sandbox/index.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
+import { tree as treeOf } from "./file-tree.ts";
 
 /**
  * The programs a protected configuration runs by name (config-programs.ts): every common
@@ -17,14 +18,7 @@ import { tempDir } from "../helpers/dl.ts";
 const ENV = { PATH: "/usr/bin:/bin", HOME: "/nonexistent" };
 const dirs = (text: string) => pathDirs(text).map((d) => d.dir);
 
-function tree(files: Record<string, string>): string {
-  const w = realpathSync(tempDir("config-programs"));
-  for (const [p, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(w, p)), { recursive: true });
-    writeFileSync(join(w, p), text);
-  }
-  return w;
-}
+const tree = (files: Record<string, string>) => treeOf(files, "config-programs");
 
 describe("pathDirs", () => {
   test("direnv: quoted, several arguments, $PWD / $(pwd) / PWD in braces, path_add PATH", () => {
