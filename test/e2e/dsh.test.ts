@@ -63,16 +63,21 @@ afterEach(async () => {
  * not 5: the same kill, sooner.
  */
 async function serve(stateDir: string, extra: Record<string, string> = {}): Promise<DlSession> {
-  const s = await connectDl({
+  const s = await connectDl(serverEnv(stateDir, extra));
+  sessions.push(s);
+  return s;
+}
+
+/** The settings every server of this file runs with. */
+function serverEnv(stateDir: string, extra: Record<string, string>): Record<string, string> {
+  return {
     DELEGATE_DSH_LAUNCHER: LAUNCHER,
     DELEGATE_DSH_STATE_DIR: stateDir,
     DELEGATE_DSH_MODELS_FILE: modelsFile,
     DELEGATE_DSH_STAGGER_S: "0.05",
     DELEGATE_JOB_KILL_GRACE: "0.5",
     ...extra,
-  });
-  sessions.push(s);
-  return s;
+  };
 }
 
 /**
@@ -80,14 +85,7 @@ async function serve(stateDir: string, extra: Record<string, string> = {}): Prom
  * tool answers (refusals, the tool list), which start no launcher.
  */
 async function serveInProcess(stateDir: string, extra: Record<string, string> = {}): Promise<InProcessSession> {
-  const s = await connectInProcess({
-    DELEGATE_DSH_LAUNCHER: LAUNCHER,
-    DELEGATE_DSH_STATE_DIR: stateDir,
-    DELEGATE_DSH_MODELS_FILE: modelsFile,
-    DELEGATE_DSH_STAGGER_S: "0.05",
-    DELEGATE_JOB_KILL_GRACE: "0.5",
-    ...extra,
-  });
+  const s = await connectInProcess(serverEnv(stateDir, extra));
   sessions.push(s);
   return s;
 }

@@ -193,6 +193,14 @@ async function endServer(proc: TaskDl["io"]["proc"], how: Exit): Promise<void> {
   await proc.exited;
 }
 
+/** The job's row once its child runs under the supervisor. */
+function runningUnderSupervisor(c: Case, id: string) {
+  return until(() => {
+    const r = readRow(c.stateDir(), id);
+    return r?.status === "running" && r.child_pid !== null ? r : null;
+  }, `${id} to run under its supervisor`);
+}
+
 async function outlive(c: Case, how: Exit): Promise<void> {
   const key = how.replace(/\W+/g, "-").toLowerCase();
   const workdir = makeRepo(root, `${c.provider}-${key}`, 0).repo;
@@ -202,10 +210,7 @@ async function outlive(c: Case, how: Exit): Promise<void> {
   expect(execution.kind).toBe("task");
   const taskId = execution.handle!.taskId;
   const id = jobIdOf(taskId);
-  const running = await until(() => {
-    const r = readRow(c.stateDir(), id);
-    return r?.status === "running" && r.child_pid !== null ? r : null;
-  }, `${id} to run under its supervisor`);
+  const running = await runningUnderSupervisor(c, id);
   expect(running.owner_pid).not.toBe(first.io.proc.pid);
   const reference = (execution as never as { serializeReference: () => never }).serializeReference();
   await endServer(first.io.proc, how);
@@ -330,10 +335,7 @@ describe("a job outlives the server that started it", () => {
     const execution = await first.session.callTool(tool, { ...args, model: BLOCKING_MODEL } as never);
     const taskId = execution.handle!.taskId;
     const id = jobIdOf(taskId);
-    const running = await until(() => {
-      const r = readRow(c.stateDir(), id);
-      return r?.status === "running" && r.child_pid !== null ? r : null;
-    }, `${id} to run under its supervisor`);
+    const running = await runningUnderSupervisor(c, id);
     first.io.proc.kill("SIGKILL");
     await first.io.proc.exited;
     // A shell follows the job the closed window left running.
