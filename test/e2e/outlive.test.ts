@@ -202,8 +202,9 @@ function runningUnderSupervisor(c: Case, id: string) {
 }
 
 async function outlive(c: Case, how: Exit): Promise<void> {
-  const key = how.replace(/\W+/g, "-").toLowerCase();
-  const workdir = makeRepo(root, `${c.provider}-${key}`, 0).repo;
+  // One gate per provider and exit: a gate another case opened would let this job finish early.
+  const key = `${c.provider}-${how.replace(/\W+/g, "-").toLowerCase()}`;
+  const workdir = makeRepo(root, key, 0).repo;
   const first = await server(workdir);
   const [tool, args] = c.call(workdir, key);
   const execution = await first.session.callTool(tool, args as never);

@@ -225,9 +225,9 @@ async function submitAll(s: TaskDl, root: string): Promise<{ ids: string[]; dirs
  * until the job ends, when it is scrubbed; the user's CODEX_HOME is the CLI's own state.
  */
 function dlFiles(root: string, when: "live" | "ended"): [string, string][] {
+  const searched = (p: string) => !p.includes("/home/.codex/") && !(when === "live" && /\/jobs\/[^/]+\/out\//.test(p));
   return ["codex-state", "gemini-state", "dsh-state", "agent-state", "cache", "tmp", "home"]
-    .flatMap((d) => filesUnder(join(root, d)))
-    .filter(([p]) => !p.includes("/home/.codex/") && !(when === "live" && /\/jobs\/[^/]+\/out\//.test(p)))
+    .flatMap((d) => filesUnder(join(root, d), searched))
     .map(([p, t]): [string, string] => [`${when} ${p}`, t]);
 }
 
