@@ -59,6 +59,7 @@ afterEach(async () => {
   await Promise.all(sessions.splice(0).map((s) => s.close().catch(() => undefined)));
 });
 afterAll(async () => {
+  await (await mainServer)?.close().catch(() => undefined);
   await fake?.stop();
 });
 beforeEach(() => fake.reset());
@@ -77,6 +78,17 @@ async function serve(stateDir: string, extra: Record<string, string> = {}): Prom
   const s = await connectDl(env(stateDir, extra));
   sessions.push(s);
   return s;
+}
+
+/**
+ * The server of the tests that need nothing of their own (default caps, a server that
+ * stays up): started by the first, it ends with the file. Each test works in repos of its
+ * own, and its jobs have ended when it does.
+ */
+let mainServer: Promise<DlSession> | undefined;
+function main(): Promise<DlSession> {
+  mainServer ??= connectDl(env(join(root, "state-main")));
+  return mainServer;
 }
 
 const call = callTool;
@@ -121,7 +133,7 @@ async function pollUntilEnded(s: DlSession, ids: string[], ms = 60_000): Promise
 describe("submit_agent / poll_agent / cancel_agent through dist/dl serve", () => {
   test("4 tasks over 2 worktrees: the backend sees at most 2, all done with last_bash_exit measured, watch exits 0", async () => {
     const stateDir = join(root, "state-main");
-    const s = await serve(stateDir);
+    const s = await main();
     scriptBashThenAnswer();
     const { trees } = makeRepo(root, "main", 2);
     const tasks = [0, 1, 2, 3].map((i) => agentTask(trees[1 + (i % 2)]!));
@@ -171,7 +183,7 @@ describe("submit_agent / poll_agent / cancel_agent through dist/dl serve", () =>
   }, 60_000);
 
   test("4 repos: the job caps allow 4, the model's pool still holds the backend to 2", async () => {
-    const s = await serve(join(root, "state-pool"));
+    const s = await main();
     // Long enough that runs overlap even on a loaded machine: the peak of 2 shows the pool full.
     scriptBashThenAnswer(1500);
     const repos = [0, 1, 2, 3].map((i) => makeRepo(root, `pool-${i}`, 0).repo);
@@ -214,7 +226,7 @@ describe("submit_agent / poll_agent / cancel_agent through dist/dl serve", () =>
   }, 60_000);
 
   test("cancel of a queued and of a running job", async () => {
-    const s = await serve(join(root, "state-cancel"));
+    const s = await main();
     fake.always(reply.hang());
     const repo = makeRepo(root, "cancel", 0).repo;
     // One worktree: the second job waits behind the first.

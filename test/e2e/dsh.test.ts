@@ -1,151 +1,38 @@
-import { afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
-import { callTool, connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
-import { connectInProcess, type InProcessSession } from "../helpers/in-process.ts";
-import { liveWith, pidAlive } from "../helpers/proc.ts";
-import { supervisorOf } from "../helpers/supervisor.ts";
+import { callTool, requireBinary, runDl, testEnv } from "../helpers/dl.ts";
+import { dshFile, events, LAUNCHER, peaks, pollUntilEnded, type Submitted, task } from "../helpers/dsh-jobs.ts";
+import { liveWith } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
 /**
- * dsh launcher jobs through the product: the compiled `dl serve`, the SDK's Client, the
- * fake launcher (test/fixture/fake-dsh.sh, same flags and result.json as the real one)
- * and `dl wait` as the completion signal. The fake appends "start <out-dir> <pid>" and
- * "end <out-dir>" to an EVENTS file, so concurrency is measured by the launchers
- * themselves, not sampled.
+ * dsh launcher jobs through the product, one server at a time (helpers/dsh-jobs.ts says
+ * how); the caps across servers are dsh-caps.test.ts (the two files run side by side).
  */
-const LAUNCHER = join(import.meta.dir, "..", "fixture", "fake-dsh.sh");
-
-type JobView = {
-  id: string;
-  status: string;
-  workdir: string;
-  final_response: string | null;
-  failure_kind: string | null;
-  out_dir: string | null;
-  diff_stat: string | null;
-  tokens: unknown;
-  wall_s: number | null;
-  owner: { pid: number | null; alive: boolean };
-  orphan_killed?: true;
-};
-type Submitted = { jobs: { id: string; warnings: string[] }[]; watch: string; watch_hint: string };
-
-let root: string;
-let modelsFile: string;
-const sessions: (DlSession | InProcessSession)[] = [];
-
-beforeAll(() => {
-  requireBinary();
-  root = tempDir("dsh-e2e");
-  modelsFile = join(root, "dsh-models.json");
-  writeFileSync(
-    modelsFile,
-    JSON.stringify({
-      models: {
-        "ds-flash": { model: "deepseek-v4-flash", enabled: true },
-        "ds-off": { model: "deepseek-v4-pro", enabled: false },
-        "mimo-v2": { model: "xiaomi/mimo-v2", enabled: true },
-      },
-    }),
-  );
-});
-// A test's servers end with it: an idle server still ticks its engines.
-afterEach(async () => {
-  await Promise.all(sessions.splice(0).map((s) => s.close()));
-});
-
-/**
- * A server on `stateDir` with the fake launcher and the models file; caps as given. A
- * launcher that ignores SIGTERM gets its SIGKILL after 0.5 s (DELEGATE_JOB_KILL_GRACE),
- * not 5: the same kill, sooner.
- */
-async function serve(stateDir: string, extra: Record<string, string> = {}): Promise<DlSession> {
-  const s = await connectDl(serverEnv(stateDir, extra));
-  sessions.push(s);
-  return s;
-}
-
-/** The settings every server of this file runs with. */
-function serverEnv(stateDir: string, extra: Record<string, string>): Record<string, string> {
-  return {
-    DELEGATE_DSH_LAUNCHER: LAUNCHER,
-    DELEGATE_DSH_STATE_DIR: stateDir,
-    DELEGATE_DSH_MODELS_FILE: modelsFile,
-    DELEGATE_DSH_STAGGER_S: "0.05",
-    DELEGATE_JOB_KILL_GRACE: "0.5",
-    ...extra,
-  };
-}
-
-/**
- * `serve`'s set-up in this process (helpers/in-process.ts): for the tests of what a
- * tool answers (refusals, the tool list), which start no launcher.
- */
-async function serveInProcess(stateDir: string, extra: Record<string, string> = {}): Promise<InProcessSession> {
-  const s = await connectInProcess(serverEnv(stateDir, extra));
-  sessions.push(s);
-  return s;
-}
-
+const f = dshFile("dsh-e2e");
+const { serve, serveInProcess } = f;
 const call = callTool;
 
-/** The fake's directives, then the task text. */
-function task(workdir: string, d: { mode?: string; ms?: number; events?: string }, extra: object = {}) {
-  const lines = [`MODE: ${d.mode ?? "ok"}`, `MS: ${d.ms ?? 50}`];
-  if (d.events) lines.push(`EVENTS: ${d.events}`);
-  return { task: `${lines.join("\n")}\nDo the task.`, model: "ds-flash", workdir, ...extra };
-}
-
-/** `out`: the job's out-dir, in the launcher's argv (how a test finds it on the host: as root it sees its own pid namespace, so `pid` is that namespace's). */
-type Event = { kind: "start" | "end"; id: string; out: string; pid?: number };
-function events(file: string): Event[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => {
-      const [kind, out, pid] = l.split(" ");
-      const id = /\/jobs\/(dsh-[0-9a-f]+)\/out$/.exec(out!)?.[1] ?? "?";
-      return { kind: kind as Event["kind"], id, out: out!, pid: pid ? Number(pid) : undefined };
-    });
-}
-
-/** The most launchers alive at once, overall and within each group `groupOf` names. */
-function peaks(evs: Event[], groupOf: (id: string) => string = () => "all"): { all: number; group: number } {
-  const live = new Set<string>();
-  let all = 0;
-  let group = 0;
-  for (const e of evs) {
-    if (e.kind === "start") live.add(e.id);
-    else live.delete(e.id);
-    all = Math.max(all, live.size);
-    const counts = new Map<string, number>();
-    for (const id of live) counts.set(groupOf(id), (counts.get(groupOf(id)) ?? 0) + 1);
-    group = Math.max(group, ...counts.values(), 0);
-  }
-  return { all, group };
-}
-
-async function pollUntilEnded(s: DlSession, ids: string[], ms = 60_000): Promise<JobView[]> {
-  return until(
-    async () => {
-      const jobs = (await call<{ jobs: JobView[] }>(s, "poll_dsh", { ids })).data.jobs;
-      return jobs.every((j) => !["queued", "running"].includes(j.status)) ? jobs : null;
-    },
-    `jobs ${ids.join(" ")} to end`,
-    ms,
-  );
-}
+/**
+ * The server of the tests that need nothing of their own (default caps, one state dir):
+ * started by the first, it ends with the file. Their jobs have ended when each test does.
+ */
+let mainServer: ReturnType<typeof f.keep> | undefined;
+const main = () => {
+  mainServer ??= f.keep(join(f.root, "state-main"));
+  return mainServer;
+};
+afterAll(() => f.closeKept());
 
 describe("dsh jobs through dist/dl serve with the fake launcher", () => {
   test("4 tasks over 2 worktrees: never more than 2 at once, all done with out_dir and diff_stat, watch exits 0", async () => {
-    const stateDir = join(root, "state-main");
-    const log = join(root, "events-main.log");
-    const s = await serve(stateDir);
-    const { trees } = makeRepo(root, "main", 2);
+    const stateDir = join(f.root, "state-main");
+    const log = join(f.root, "events-main.log");
+    const s = await main();
+    const { trees } = makeRepo(f.root, "main", 2);
     // Long enough that the second launch starts before the first ends even on a loaded
     // machine (the suite runs files in parallel): the peak of 2 shows both slots in use.
     const tasks = [0, 1, 2, 3].map((i) => task(trees[1 + (i % 2)]!, { ms: 2000, events: log }));
@@ -190,10 +77,10 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
   });
 
   test("the models allowlist: mimo/xiaomi, unknown and disabled are refused and nothing starts", async () => {
-    const stateDir = join(root, "state-allow");
-    const log = join(root, "events-allow.log");
+    const stateDir = join(f.root, "state-allow");
+    const log = join(f.root, "events-allow.log");
     const s = await serveInProcess(stateDir);
-    const repo = makeRepo(root, "allow", 0).repo;
+    const repo = makeRepo(f.root, "allow", 0).repo;
     const good = task(repo, { events: log });
     const cases: [string, RegExp][] = [
       ["mimo-v2", /Xiaomi MiMo models may not be dispatched automatically.*terms forbid automation/],
@@ -222,17 +109,17 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
     }
     expect(events(log)).toHaveLength(0);
 
-    const noFile = await serveInProcess(join(root, "state-nofile"), {
-      DELEGATE_DSH_MODELS_FILE: join(root, "nope.json"),
+    const noFile = await serveInProcess(join(f.root, "state-nofile"), {
+      DELEGATE_DSH_MODELS_FILE: join(f.root, "nope.json"),
     });
     const r = await call(noFile, "submit_dsh", { tasks: [good] });
     expect(r.isError).toBe(true);
-    expect(r.text).toContain(`the models file ${join(root, "nope.json")} does not exist`);
+    expect(r.text).toContain(`the models file ${join(f.root, "nope.json")} does not exist`);
     expect(r.text).toContain("DELEGATE_DSH_MODELS_FILE");
   });
 
   test("workdir defaults to the server's directory; $HOME is refused", async () => {
-    const s = await serve(join(root, "state-wd"));
+    const s = await main();
     const r = await call(s, "submit_dsh", { tasks: [{ task: "x", model: "ds-flash", workdir: process.env.HOME }] });
     expect(r.isError).toBe(true);
     expect(r.text).toContain("refused");
@@ -245,12 +132,12 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
   });
 
   test("failures: fail, malformed, missing and crash end failed with the reason and the launcher's output", async () => {
-    const s = await serve(join(root, "state-fail"), {
+    const s = await serve(join(f.root, "state-fail"), {
       DELEGATE_DSH_MAX_CONCURRENT: "4",
       DELEGATE_DSH_MAX_PER_PROJECT: "4",
     });
     const modes = ["fail", "malformed", "missing", "crash"];
-    const tasks = modes.map((mode) => task(makeRepo(root, `fail-${mode}`, 0).repo, { mode }));
+    const tasks = modes.map((mode) => task(makeRepo(f.root, `fail-${mode}`, 0).repo, { mode }));
     const sub = await call<Submitted>(s, "submit_dsh", { tasks });
     const jobs = await pollUntilEnded(
       s,
@@ -273,10 +160,10 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
   });
 
   test("timeout kills the launcher's group, even one that ignores SIGTERM", async () => {
-    const log = join(root, "events-timeout.log");
-    const s = await serve(join(root, "state-timeout"));
+    const log = join(f.root, "events-timeout.log");
+    const s = await main();
     const sub = await call<Submitted>(s, "submit_dsh", {
-      tasks: [task(makeRepo(root, "timeout", 0).repo, { mode: "hang", events: log }, { timeout_s: 1 })],
+      tasks: [task(makeRepo(f.root, "timeout", 0).repo, { mode: "hang", events: log }, { timeout_s: 1 })],
     });
     const [job] = await pollUntilEnded(s, [sub.data.jobs[0]!.id], 30_000);
     expect(job!.status).toBe("timeout");
@@ -284,12 +171,12 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
   });
 
   test("cancel_dsh: a queued job is dequeued, a running one's group is killed", async () => {
-    const log = join(root, "events-cancel.log");
-    const s = await serve(join(root, "state-cancel"), {
+    const log = join(f.root, "events-cancel.log");
+    const s = await serve(join(f.root, "state-cancel"), {
       DELEGATE_DSH_MAX_CONCURRENT: "1",
       DELEGATE_DSH_MAX_PER_PROJECT: "1",
     });
-    const tasks = [0, 1].map((i) => task(makeRepo(root, `cancel-${i}`, 0).repo, { mode: "hang", events: log }));
+    const tasks = [0, 1].map((i) => task(makeRepo(f.root, `cancel-${i}`, 0).repo, { mode: "hang", events: log }));
     const sub = await call<Submitted>(s, "submit_dsh", { tasks });
     const [running, queued] = sub.data.jobs.map((j) => j.id) as [string, string];
     await until(() => events(log).some((e) => e.id === running && e.kind === "start"), "the first job to start");
@@ -307,8 +194,8 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
   });
 
   test("a missing launcher: the server starts and the tools say what to install or set", async () => {
-    const s = await serveInProcess(join(root, "state-nolauncher"), { DELEGATE_DSH_LAUNCHER: "no-such-dsh-herdr.sh" });
-    const r = await call(s, "submit_dsh", { tasks: [task(makeRepo(root, "nolauncher", 0).repo, {})] });
+    const s = await serveInProcess(join(f.root, "state-nolauncher"), { DELEGATE_DSH_LAUNCHER: "no-such-dsh-herdr.sh" });
+    const r = await call(s, "submit_dsh", { tasks: [task(makeRepo(f.root, "nolauncher", 0).repo, {})] });
     expect(r.isError).toBe(true);
     expect(r.text).toContain("no-such-dsh-herdr.sh");
     expect(r.text).toContain("DELEGATE_DSH_LAUNCHER");
@@ -323,8 +210,8 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
   test("dl status shows the launcher, the models file with its problems, and dsh jobs", async () => {
     const r = await runDl(["status", "--json"], {
       DELEGATE_DSH_LAUNCHER: LAUNCHER,
-      DELEGATE_DSH_MODELS_FILE: modelsFile,
-      DELEGATE_DSH_STATE_DIR: join(root, "state-main"),
+      DELEGATE_DSH_MODELS_FILE: f.modelsFile,
+      DELEGATE_DSH_STATE_DIR: join(f.root, "state-main"),
     });
     const report = JSON.parse(r.stdout) as {
       dsh: {
@@ -334,122 +221,15 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
       jobs: { provider: string }[];
     };
     expect(report.dsh.launcher).toEqual({ ok: true, path: LAUNCHER });
-    expect(report.dsh.models_file.path).toBe(modelsFile);
+    expect(report.dsh.models_file.path).toBe(f.modelsFile);
     expect(report.dsh.models_file.enabled).toEqual(["ds-flash"]);
     expect(report.dsh.models_file.problems.join("\n")).toContain("mimo-v2 is enabled but refused");
     expect(report.jobs.map((j) => j.provider)).toContain("dsh");
     const text = await runDl(["status"], {
       DELEGATE_DSH_LAUNCHER: "nope-dsh",
-      DELEGATE_DSH_MODELS_FILE: join(root, "x.json"),
+      DELEGATE_DSH_MODELS_FILE: join(f.root, "x.json"),
     });
     expect(text.stdout).toContain("the dsh launcher (nope-dsh) was not found on PATH");
     expect(text.stdout).toContain("every dsh model is refused");
-  });
-});
-
-describe("dsh caps across servers", () => {
-  test("2 servers on one state dir: cap 2 holds across both", async () => {
-    const stateDir = join(root, "state-two");
-    const log = join(root, "events-two.log");
-    const a = await serve(stateDir);
-    const b = await serve(stateDir);
-    const repos = [0, 1, 2, 3, 4, 5].map((i) => makeRepo(root, `two-${i}`, 0).repo);
-    const subs = await Promise.all(
-      [a, b].map((s, k) =>
-        call<Submitted>(s, "submit_dsh", {
-          // Long enough to overlap: each job's supervisor starts on its own, slower on a loaded machine.
-          tasks: repos.slice(k * 3, k * 3 + 3).map((r) => task(r, { ms: 1500, events: log })),
-        }),
-      ),
-    );
-    const ids = subs.flatMap((r) => r.data.jobs.map((j) => j.id));
-    const jobs = await pollUntilEnded(a, ids);
-    expect(jobs.map((j) => j.status)).toEqual(Array(6).fill("done"));
-    const p = peaks(events(log));
-    console.log(`dsh e2e: 6 jobs from 2 servers, peak launchers alive ${p.all} (cap 2)`);
-    expect(p.all).toBe(2);
-    // Each server shows the other's jobs read-only.
-    const fromB = (await call<{ jobs: (JobView & { read_only?: true })[] }>(b, "poll_dsh", { ids: [ids[0]!] })).data;
-    expect(fromB.jobs[0]!.read_only).toBe(true);
-  });
-
-  test("FIFO across 2 servers: with one slot, jobs start in the order they were submitted", async () => {
-    const stateDir = join(root, "state-fifo");
-    const log = join(root, "events-fifo.log");
-    const one = { DELEGATE_DSH_MAX_CONCURRENT: "1", DELEGATE_DSH_MAX_PER_PROJECT: "1" };
-    const a = await serve(stateDir, one);
-    const b = await serve(stateDir, one);
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      const repo = makeRepo(root, `fifo-${i}`, 0).repo;
-      const r = await call<Submitted>(i % 2 ? b : a, "submit_dsh", { tasks: [task(repo, { ms: 150, events: log })] });
-      ids.push(r.data.jobs[0]!.id);
-    }
-    await pollUntilEnded(b, ids);
-    const evs = events(log);
-    expect(peaks(evs).all).toBe(1);
-    expect(evs.filter((e) => e.kind === "start").map((e) => e.id)).toEqual(ids);
-  });
-
-  test("per-project cap with worktrees: 2 repos x 2 worktrees, per project 1, global 2", async () => {
-    const log = join(root, "events-proj.log");
-    const s = await serve(join(root, "state-proj"), { DELEGATE_DSH_MAX_PER_PROJECT: "1" });
-    const p = makeRepo(root, "proj-p", 2).trees.slice(1);
-    const q = makeRepo(root, "proj-q", 2).trees.slice(1);
-    const trees = [p[0]!, p[1]!, q[0]!, q[1]!];
-    // Long enough that a job of the other project starts while the first still runs, even on a loaded machine.
-    const sub = await call<Submitted>(s, "submit_dsh", { tasks: trees.map((t) => task(t, { ms: 1500, events: log })) });
-    const ids = sub.data.jobs.map((j) => j.id);
-    const project = new Map(ids.map((id, i) => [id, i < 2 ? "p" : "q"]));
-    await pollUntilEnded(s, ids);
-    const pk = peaks(events(log), (id) => project.get(id)!);
-    expect(pk.group).toBe(1);
-    expect(pk.all).toBe(2);
-  });
-
-  test("a dead supervisor's running job ends (dl wait exits 1), the dead server's queued one waits; the next server kills the verified orphan and runs the queued one", async () => {
-    const stateDir = join(root, "state-dead");
-    const log = join(root, "events-dead.log");
-    const s = await serve(stateDir, { DELEGATE_DSH_MAX_CONCURRENT: "1", DELEGATE_DSH_MAX_PER_PROJECT: "1" });
-    const tasks = [0, 1].map((i) => task(makeRepo(root, `dead-${i}`, 0).repo, { mode: "hang", events: log }));
-    const sub = await call<Submitted>(s, "submit_dsh", { tasks });
-    const ids = sub.data.jobs.map((j) => j.id);
-    await until(() => events(log).some((e) => e.kind === "start"), "the first job to start");
-    const launcherOut = events(log)[0]!.out;
-    // The server that queued both, and the supervisor of the running one.
-    for (const pid of [s.transport.pid!, supervisorOf(stateDir, ids[0]!)]) {
-      process.kill(pid, "SIGKILL");
-      await until(() => !pidAlive(pid), `process ${pid} to die`);
-    }
-    // The launcher runs in its own session: it outlives its supervisor until reaped.
-    expect(liveWith(launcherOut).length).toBeGreaterThan(0);
-
-    const wait = await runDl(["wait", ids[0]!], { DELEGATE_DSH_STATE_DIR: stateDir });
-    expect(wait.code).toBe(1);
-    // One story: the running one's child still runs (reap will stop it), the queued one never started.
-    expect(wait.stdout).toContain(`${ids[0]} KILLED_ON_RESTART`);
-    expect(wait.stdout).toContain("dl reap will stop the child and record killed_on_restart");
-    const shown = JSON.parse((await runDl(["show", "--json", ids[1]!], { DELEGATE_DSH_STATE_DIR: stateDir })).stdout);
-    expect(shown).toMatchObject({ state: "queued", window: "closed" });
-    expect(shown.reason).toContain("hand it to a supervisor of its own");
-
-    // A new server on the state dir reaps them at start: the running one lost, its verified
-    // orphan killed; the queued one, whose work never started, goes to a supervisor of its
-    // own, which runs it (the window's work goes on).
-    const next = await serve(stateDir);
-    const [dead] = await pollUntilEnded(next, [ids[0]!]);
-    expect(dead!.status).toBe("lost");
-    expect(dead!.orphan_killed).toBe(true);
-    await until(() => liveWith(launcherOut).length === 0, "the orphaned launcher to be killed");
-    await until(async () => {
-      const [j] = (await call<{ jobs: JobView[] }>(next, "poll_dsh", { ids: [ids[1]!] })).data.jobs;
-      return j?.status === "running";
-    }, "the dead server's queued job to run under a supervisor of its own");
-    // It is another project's job to this server: end it as its own project would not here,
-    // by its supervisor's death and a reap (which kills the hanging launcher).
-    const supervisor = supervisorOf(stateDir, ids[1]!);
-    process.kill(supervisor, "SIGKILL");
-    await until(() => !pidAlive(supervisor), "the adopting supervisor to die");
-    expect((await runDl(["reap"], { DELEGATE_DSH_STATE_DIR: stateDir })).code).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
@@ -87,8 +87,11 @@ beforeAll(async () => {
     DELEGATE_TASK_INLINE_S: "0",
   };
 });
+// A test's servers end with it: an idle server still ticks every provider's engine.
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close().catch(() => undefined)));
+});
 afterAll(async () => {
-  await Promise.all(open.map((s) => s.close().catch(() => undefined)));
   await fake?.stop();
   await codexFake?.stop();
 });

@@ -204,12 +204,15 @@ describe("a task's result is the tool's own result", () => {
       ["submit_dsh", { task: "MODE: ok\nDo it.", model: "ds-flash", workdir: makeRepo(root, "sub-dsh", 0).repo }],
     ];
     if (!skipBwrap) tasks.push(["submit_gemini", { task: "hi", workdir: makeRepo(root, "sub-gemini", 0).repo }]);
-    for (const [name, task] of tasks) {
-      const { taskId, result } = await asTask(name, { tasks: [task] });
-      expectValid(name, result);
-      expect(result.isError).toBeFalsy();
-      const jobs = result.structuredContent!.jobs as { id: string; status: string }[];
-      expect(jobs.map((j) => [j.id, j.status])).toEqual([[taskId, "done"]]);
-    }
+    // One provider each, in repos of their own: the tasks run side by side.
+    await Promise.all(
+      tasks.map(async ([name, task]) => {
+        const { taskId, result } = await asTask(name, { tasks: [task] });
+        expectValid(name, result);
+        expect(result.isError).toBeFalsy();
+        const jobs = result.structuredContent!.jobs as { id: string; status: string }[];
+        expect(jobs.map((j) => [j.id, j.status])).toEqual([[taskId, "done"]]);
+      }),
+    );
   }, 180_000);
 });

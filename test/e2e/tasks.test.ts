@@ -41,6 +41,7 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((s) => s.close().catch(() => undefined)));
 });
 afterAll(async () => {
+  await (await sharedDl)?.close().catch(() => undefined);
   await fake?.stop();
 });
 beforeEach(() => fake.reset());
@@ -59,6 +60,17 @@ async function taskDl(stateDir: string, extra: Record<string, string> = {}): Pro
   const s = await connectTaskDl(env(stateDir, extra));
   open.push(s);
   return s;
+}
+
+/**
+ * The one server of this file's tests that need nothing of their own (no caps, no inline
+ * threshold, no restart): started by the first of them, it serves the rest and ends
+ * with the file. Each test works in repos of its own; its jobs have ended when it does.
+ */
+let sharedDl: Promise<TaskDl> | undefined;
+function shared(): Promise<TaskDl> {
+  sharedDl ??= connectTaskDl(env(join(root, "state-shared")));
+  return sharedDl;
 }
 
 async function plainDl(stateDir: string): Promise<DlSession> {
@@ -87,7 +99,7 @@ async function settle(execution: { settle: () => Promise<{ outcome: never }> }):
 
 describe("MCP tasks through dist/dl serve (2026-07-28)", () => {
   test("server/discover offers 2026-07-28 and the tasks extension", async () => {
-    const s = await taskDl(join(root, "state-discover"));
+    const s = await shared();
     expect(s.client.getProtocolEra()).toBe("modern");
     expect(s.client.getServerCapabilities()?.extensions?.["io.modelcontextprotocol/tasks"]).toEqual({});
     expect(s.session.capabilities).toBeDefined();
@@ -95,7 +107,7 @@ describe("MCP tasks through dist/dl serve (2026-07-28)", () => {
 
   test("submit_agent as a task settles with its job's result", async () => {
     scriptBashThenAnswer();
-    const s = await taskDl(join(root, "state-submit"));
+    const s = await shared();
     const repo = makeRepo(root, "submit", 0).repo;
     const execution = await s.session.callTool("submit_agent", { tasks: [agentTask(repo)] });
     expect(execution.kind).toBe("task");
@@ -109,7 +121,7 @@ describe("MCP tasks through dist/dl serve (2026-07-28)", () => {
 
   test("delegate_to_local_agent as a task runs as a background agent job and settles with the delegation's result", async () => {
     scriptBashThenAnswer();
-    const s = await taskDl(join(root, "state-delegate"));
+    const s = await shared();
     const repo = makeRepo(root, "delegate", 0).repo;
     const execution = await s.session.callTool("delegate_to_local_agent", agentTask(repo));
     expect(execution.kind).toBe("task");
@@ -124,7 +136,7 @@ describe("MCP tasks through dist/dl serve (2026-07-28)", () => {
 
   test("delegate_batch as a task is one background job per task; over DELEGATE_MAX_BATCH_SIZE it is refused", async () => {
     scriptBashThenAnswer(10);
-    const s = await taskDl(join(root, "state-batch"));
+    const s = await shared();
     const repos = [0, 1].map((i) => makeRepo(root, `batch-${i}`, 0).repo);
     const execution = await s.session.callTool("delegate_batch", { tasks: repos.map(agentTask) });
     expect(execution.kind).toBe("task");
@@ -143,7 +155,7 @@ describe("MCP tasks through dist/dl serve (2026-07-28)", () => {
 
   test("a failing delegation is a completed task whose result says it failed, as the blocking call's does", async () => {
     fake.always(() => reply.status(401, { body: '{"error":{"message":"bad key"}}' }));
-    const s = await taskDl(join(root, "state-fail"));
+    const s = await shared();
     const repo = makeRepo(root, "fail", 0).repo;
     const execution = await s.session.callTool("delegate_to_local_agent", agentTask(repo));
     expect(execution.kind).toBe("task");
@@ -211,7 +223,7 @@ describe("MCP tasks through dist/dl serve (2026-07-28)", () => {
 
   test("tasks/get from a request that does not declare the extension is refused with -32021", async () => {
     scriptBashThenAnswer(10);
-    const s = await taskDl(join(root, "state-undeclared"));
+    const s = await shared();
     const repo = makeRepo(root, "undeclared", 0).repo;
     const execution = await s.session.callTool("submit_agent", { tasks: [agentTask(repo)] });
     const taskId = execution.handle!.taskId;
@@ -226,7 +238,7 @@ describe("MCP tasks through dist/dl serve (2026-07-28)", () => {
 
   test("a client that declares no tasks extension gets a blocking answer", async () => {
     scriptBashThenAnswer(10);
-    const s = await taskDl(join(root, "state-blocking"));
+    const s = await shared();
     const repo = makeRepo(root, "blocking", 0).repo;
     // The plain Client on the same 2026-07-28 session declares no extension.
     const r = (await s.client.callTool(
@@ -331,7 +343,7 @@ describe("a running agent task's statusMessage moves with the work", () => {
       await third.wait;
       return reply.text("all done");
     });
-    const s = await taskDl(join(root, "state-progress"));
+    const s = await shared();
     const repo = makeRepo(root, "progress", 0).repo;
     const execution = await s.session.callTool("delegate_to_local_agent", { ...agentTask(repo), max_turns: 5 });
     expect(execution.kind).toBe("task");
