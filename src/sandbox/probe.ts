@@ -113,8 +113,11 @@ async function probeBwrap(opts: ProbeOptions): Promise<JailProbe> {
   let r = await trial("bwrap", bin, args, opts, net);
   // With several jails starting at once, bwrap's loopback set-up has failed now and then
   // (RTM_NEWADDR, seen twice in ~20 parallel runs) where the next try works: a machine
-  // whose jail is broken fails every try, so only a failure that repeats is reported.
-  for (let again = 1; !r.ok && again < TRIAL_TRIES; again++) r = await trial("bwrap", bin, args, opts, net);
+  // whose jail is broken fails every try, so only a failure that repeats is reported. A
+  // failure jail-causes.ts names (no user namespaces, no tun device, an unwritable TMPDIR…)
+  // is how this machine is set up, and a second try would only say it again.
+  for (let again = 1; !r.ok && r.cause === "other" && again < TRIAL_TRIES; again++)
+    r = await trial("bwrap", bin, args, opts, net);
   return { ...r, forwarder };
 }
 

@@ -111,7 +111,10 @@ describe("Codex jobs through dist/dl serve with the real CLI", () => {
         peakProject.one = Math.max(peakProject.one, running.length - inOther);
         peakProject.other = Math.max(peakProject.other, inOther);
         if (views.every((v) => !["queued", "running"].includes(v.status))) break;
-        await Bun.sleep(40); // sampling period, not a wait for a condition
+        // Sampling period, not a wait for a condition. Each job runs 400 ms in the fake
+        // plus the CLI's own start, so a 4th job over a cap would run for longer than two
+        // periods: 100 ms still sees it (and peak 3), at less than half the polls of 40 ms.
+        await Bun.sleep(100);
       }
       const [out, code] = await Promise.all([new Response(watcher.stdout).text(), watcher.exited]);
       console.log(

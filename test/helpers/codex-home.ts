@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { type Config, parseConfig } from "../../src/config.ts";
 import type { JobCaps } from "../../src/config-tree.ts";
 import { type CodexService, type CodexTuning, startJobs } from "../../src/jobs/providers/codex/service.ts";
+import { type CodexVersionStatus, probeCodexVersion } from "../../src/jobs/providers/codex/version.ts";
 import { type FakeResponses, type SeenRequest, type Step, startFakeResponses } from "../fixture/fake-responses.ts";
 
 /** The pinned real CLI (npm devDependency @openai/codex). */
@@ -13,7 +14,12 @@ const FAKE_TOKEN_VAR = "DL_FAKE_RESPONSES_TOKEN";
 
 /**
  * A CODEX_HOME whose config.toml points the CLI at a fake Responses server through a
- * custom provider, with the CLI's own retries off so every failure reaches dl as is.
+ * custom provider, with the CLI's own retries off so every failure reaches dl as is, and
+ * its plugin marketplace off: at every start the CLI otherwise syncs OpenAI's curated
+ * plugins from github.com (`git ls-remote https://github.com/openai/plugins.git HEAD`,
+ * then a clone into CODEX_HOME/.tmp when the network is open), which a test of dl against
+ * a local fake must not reach for, and which cost ~13% of each run's CPU with the network
+ * closed (8 runs of `codex exec`: 2.38 s → 2.07 s).
  */
 export function makeCodexHome(dir: string, baseUrl: string, envKey: string = FAKE_TOKEN_VAR): string {
   mkdirSync(dir, { recursive: true });
@@ -29,6 +35,9 @@ export function makeCodexHome(dir: string, baseUrl: string, envKey: string = FAK
       `wire_api = "responses"`,
       `request_max_retries = 0`,
       `stream_max_retries = 0`,
+      ``,
+      `[features]`,
+      `plugins = false`,
       ``,
     ].join("\n"),
   );
@@ -170,6 +179,20 @@ export interface CodexRigOptions {
 }
 
 /**
+ * What the pinned CLI answers to `--version`, asked once per test process: every rig on
+ * it would start the same `codex --version` (node + the native binary, ~0.08 s CPU) to
+ * learn the same thing. Only a good answer is kept (as CodexVersionGate keeps it); rigs
+ * with another bin (a missing or too-old CLI) probe for themselves, as dl does.
+ */
+let pinnedVersion: CodexVersionStatus | null = null;
+async function pinnedVersionProbe(env: Readonly<Record<string, string>>): Promise<CodexVersionStatus> {
+  if (pinnedVersion) return pinnedVersion;
+  const s = await probeCodexVersion(CODEX_BIN, env);
+  if (s.ok) pinnedVersion = s;
+  return s;
+}
+
+/**
  * A Codex job service on its own state dir and CODEX_HOME, built from a Config as
  * `dl serve` builds it, running the real CLI against a fake.
  */
@@ -197,7 +220,12 @@ export async function startCodexRig(dir: string, over: CodexRigOptions = {}, fak
   const service = await startJobs(
     config,
     { stateDir, waitCommand: "dl wait", baseDir: dir, engine: { tickMs: 50, graceMs: 500 } },
-    { backoffS: over.backoffS ?? [0.2, 0.4, 0.8, 1.6, 2], account: over.accountTuning, quotaTtlMs: 0 },
+    {
+      backoffS: over.backoffS ?? [0.2, 0.4, 0.8, 1.6, 2],
+      account: over.accountTuning,
+      quotaTtlMs: 0,
+      versionProbe: over.bin === undefined ? () => pinnedVersionProbe(config.codexChildEnv) : undefined,
+    },
   );
   return {
     fake: f,

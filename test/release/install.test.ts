@@ -7,8 +7,8 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import {
   chmodSync,
-  copyFileSync,
   existsSync,
+  linkSync,
   readdirSync,
   readFileSync,
   readlinkSync,
@@ -23,15 +23,28 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { tempDir } from "../helpers/dl.ts";
 import { freshHome, HOST, hostRelease, install, run, SYSTEM_PATH } from "./helpers.ts";
 
-let release: { dir: string; archive: string };
+type Release = { dir: string; archive: string };
+let release: Release;
+/** The upgrade's release (another version), made while the first tests run; awaited by the one test that installs it. */
+let upgrade: Promise<Release>;
 beforeAll(async () => {
   release = await hostRelease();
+  upgrade = hostRelease("99.0.0-upgrade");
+  // A test that fails first must not leave the release's rejection unhandled.
+  upgrade.catch(() => {});
 }, 300_000);
 
-/** A copy of the release folder (SHA256SUMS and the host archive) that a test may spoil. */
-function copyRelease(): string {
+/**
+ * A release folder a test may spoil one file of: `spoilt` is written with the bytes the
+ * test gives, the other file (SHA256SUMS or the 110 MB archive) is a hard link to the
+ * release's own, which install.sh only reads.
+ */
+function releaseWith(spoilt: "SHA256SUMS" | "archive", bytes: string | Uint8Array): string {
   const dir = tempDir("release-copy");
-  for (const f of ["SHA256SUMS", release.archive]) copyFileSync(join(release.dir, f), join(dir, f));
+  const name = spoilt === "archive" ? release.archive : spoilt;
+  for (const f of ["SHA256SUMS", release.archive])
+    if (f === name) writeFileSync(join(dir, f), bytes);
+    else linkSync(join(release.dir, f), join(dir, f));
   return dir;
 }
 
@@ -119,11 +132,9 @@ describe("install.sh", () => {
 
   test("refuses a tampered archive in one line and installs nothing", async () => {
     const { home, env } = freshHome("home");
-    const dir = copyRelease();
-    const path = join(dir, release.archive);
-    const bytes = readFileSync(path);
+    const bytes = readFileSync(join(release.dir, release.archive));
     bytes[bytes.length >> 1]! ^= 0xff;
-    writeFileSync(path, bytes);
+    const dir = releaseWith("archive", bytes);
     const r = await install(["--from", dir], env);
     expect(r.code).toBe(1);
     expectOneLine(r.stderr, `checksum mismatch for ${release.archive}`);
@@ -132,10 +143,9 @@ describe("install.sh", () => {
 
   test("refuses a release whose SHA256SUMS has no entry for this platform", async () => {
     const { home, env } = freshHome("home");
-    const dir = copyRelease();
-    const sums = readFileSync(join(dir, "SHA256SUMS"), "utf8");
-    writeFileSync(
-      join(dir, "SHA256SUMS"),
+    const sums = readFileSync(join(release.dir, "SHA256SUMS"), "utf8");
+    const dir = releaseWith(
+      "SHA256SUMS",
       sums.replace(/^.*\n/gm, (l) => (l.includes(release.archive) ? "" : l)),
     );
     const r = await install(["--from", dir], env);
@@ -183,27 +193,26 @@ describe("install.sh", () => {
     // One HOME through both installs (each unpacks the 110 MB binary): the CRLF install is
     // the old dl the upgrade replaces, and the upgrade is the install from a base URL.
     const { home, env } = freshHome("home");
-    const dir = copyRelease();
-    const sums = join(dir, "SHA256SUMS");
-    writeFileSync(sums, readFileSync(sums, "utf8").replace(/\r?\n/g, "\r\n"));
+    const sums = readFileSync(join(release.dir, "SHA256SUMS"), "utf8");
+    const dir = releaseWith("SHA256SUMS", sums.replace(/\r?\n/g, "\r\n"));
     const crlf = await install(["--from", dir], env);
     expect(crlf.stderr).toBe("");
     expect(crlf.code).toBe(0);
     const dl = join(home, ".local", "bin", "dl");
     expect(statSync(dl).isFile()).toBe(true);
 
-    const next = await hostRelease("99.0.0-upgrade");
-    const archive = readFileSync(join(next.dir, next.archive));
-    const tampered = Buffer.from(archive);
+    const next = await upgrade;
+    // The good archive is served from its file; the tampered one is the only copy made.
+    const tampered = readFileSync(join(next.dir, next.archive));
     tampered[tampered.length - 100]! ^= 0x01;
     using server = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
       fetch(req) {
         const [, which = "", name = ""] = new URL(req.url).pathname.split("/");
-        if (name === "SHA256SUMS") return new Response(readFileSync(join(next.dir, name)));
+        if (name === "SHA256SUMS") return new Response(Bun.file(join(next.dir, name)));
         if (name !== next.archive) return new Response("not found", { status: 404 });
-        return new Response(which === "bad" ? tampered : archive);
+        return new Response(which === "bad" ? tampered : Bun.file(join(next.dir, name)));
       },
     });
     const bad = freshHome("home");

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -27,8 +27,12 @@ export function controlSlice(slice: number, of: number): void {
   const ran = new Set<string>();
   const mine = [...ROUTES.entries()].filter(([n, r]) => r.reaches && n % of === slice - 1);
 
-  /** Each layout built once; a route gets a copy (a linked worktree's admin files hold absolute paths: built anew). */
-  function freshLayout(layout: LayoutId, root: string): void {
+  /**
+   * Each layout built once; a route gets a copy (a linked worktree's admin files hold absolute paths: built anew).
+   * `last`: no later route of the slice takes this layout, so the template itself is moved into place, not copied
+   * (a later test that wants the layout builds it again).
+   */
+  function freshLayout(layout: LayoutId, root: string, last = false): void {
     const template = join(id.base, `template-${layout}`);
     if (layout === "worktree") {
       buildLayouts({ id, root }, layout);
@@ -39,28 +43,35 @@ export function controlSlice(slice: number, of: number): void {
       id.own(template);
       buildLayouts({ id, root: template }, layout);
     }
+    if (last) {
+      renameSync(template, root);
+      return;
+    }
     const r = id.run(["cp", "-a", `${template}/.`, root]);
     if (r.code !== 0) throw new Error(`copy of layout ${layout}: ${r.stderr}`);
   }
 
   /** One route alone in a fresh copy of its layout (routes of one layout would undo each other unguarded). */
-  function plantAlone(r: (typeof ROUTES)[number], n: number): void {
+  function plantAlone(r: (typeof ROUTES)[number], n: number, last: boolean): void {
     const root = join(id.base, `proj-${n}`);
     const markers = join(id.base, `markers-${n}`);
     mkdirSync(root);
     mkdirSync(markers);
     id.own(id.base);
-    freshLayout(r.layout, root);
+    freshLayout(r.layout, root, last);
     id.run(["sh", "-c", `${prelude(markers)}\n${r.sh}\n`], { cwd: join(root, LAYOUTS[r.layout].workdir) });
-    hostGitCommands(id, root, r.layout, [r]);
+    // The host's steps in their order, up to the one that runs the route (the marker answers; the rest cannot undo it).
+    const seen = () => existsSync(join(markers, r.id));
+    hostGitCommands(id, root, r.layout, [r], seen);
     // Claude Code's hooks, .mcp.json servers, VS Code's tasks (npm and node start slowly): for the routes of their classes.
-    if (r.klass === "tool-config" || r.klass === "hook-manager") hostTools(id, root, r.layout);
+    if (r.klass === "tool-config" || r.klass === "hook-manager") hostTools(id, root, r.layout, seen);
     if (readdirSync(markers).includes(r.id)) ran.add(r.id);
   }
 
   beforeAll(() => {
     id = makeIdentity(identityNames()[0]!, `atk-control${slice}`);
-    for (const [n, r] of mine) plantAlone(r, n);
+    for (const [i, [n, r]] of mine.entries())
+      plantAlone(r, n, !mine.slice(i + 1).some(([, o]) => o.layout === r.layout));
   }, 400_000);
   afterAll(() => id?.cleanup());
 

@@ -30,22 +30,33 @@ export function hostGit(id: Identity, dir: string, ...args: string[]) {
   return id.run(["git", "-C", dir, ...args], { env: id.env(GIT_ID) });
 }
 
+/**
+ * `seen`: asked before each of the host's steps; once it answers true the rest are not run.
+ * The control (attack-control.ts) passes "its route's marker is there": the steps run in
+ * the same order, and the ones after the marker appeared cannot change that it did. The
+ * suite passes nothing: every step runs.
+ */
+type Seen = () => boolean;
+const never: Seen = () => false;
+
 /** The user's ordinary git commands after the job, in every checkout the layout and its routes name. */
-export function hostGitCommands(id: Identity, root: string, layout: LayoutId, routes: Route[]): void {
+export function hostGitCommands(id: Identity, root: string, layout: LayoutId, routes: Route[], seen = never): void {
   const l = LAYOUTS[layout];
   const w = join(root, l.workdir);
   const dirs = [
     ...l.checkouts.map((d) => join(root, d)),
     ...routes.flatMap((r) => (r.checkouts ?? []).map((d) => join(w, d))),
   ].filter((d) => exists(d));
-  for (const d of dirs) {
-    hostGit(id, d, "status");
-    hostGit(id, d, "diff");
-    hostGit(id, d, "commit", "-q", "--allow-empty", "-m", "after the job");
-    hostGit(id, d, "rebase", "--continue");
-    hostGit(id, d, "submodule", "status");
-  }
-  for (const r of routes) for (const [dir, ...args] of r.host ?? []) hostGit(id, join(root, dir!), ...args);
+  const steps: string[][] = [
+    ["status"],
+    ["diff"],
+    ["commit", "-q", "--allow-empty", "-m", "after the job"],
+    ["rebase", "--continue"],
+    ["submodule", "status"],
+  ];
+  for (const d of dirs) for (const args of steps) if (!seen()) hostGit(id, d, ...args);
+  for (const r of routes)
+    for (const [dir, ...args] of r.host ?? []) if (!seen()) hostGit(id, join(root, dir!), ...args);
 }
 
 /** Every file named `name` under `dir`, a few levels down, outside `.git`. */
@@ -121,16 +132,20 @@ function direnvPath(project: string): string {
 const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
 
 /** What Claude Code and VS Code run in the layout's projects on their own, run as they would. */
-export function hostTools(id: Identity, root: string, layout: LayoutId): void {
+export function hostTools(id: Identity, root: string, layout: LayoutId, seen = never): void {
   // The workdir and the checkouts the user opens (a subfolder workdir's repository above it).
   const bases = [LAYOUTS[layout].workdir, ...LAYOUTS[layout].checkouts].map((d) => join(root, d));
   const named = (re: RegExp) => [...new Set(bases.flatMap((b) => filesNamed(b, re)))];
   // The user's shell has direnv hooked: an .envrc's PATH_add folders come first on PATH.
-  const run = (project: string, command: string) =>
+  // npm's weekly update check is off, as on a machine where npm checked today: in a fresh HOME
+  // every first npm or npx asked the registry for its latest version (~0.3 s of CPU each).
+  const run = (project: string, command: string) => {
+    if (seen()) return;
     id.run(["timeout", TOOL_TIMEOUT_S, "sh", "-c", `${direnvPath(project)}${command}`], {
       cwd: project,
-      env: id.env({ CLAUDE_PROJECT_DIR: project }),
+      env: id.env({ CLAUDE_PROJECT_DIR: project, npm_config_update_notifier: "false" }),
     });
+  };
   for (const f of named(/\/\.claude\/settings(\.local)?\.json$/)) {
     const project = dirname(dirname(f));
     for (const cmd of claudeCommands(json(f))) run(project, cmd);

@@ -120,7 +120,8 @@ describe("codex: a hostile last-message.txt put in place while Codex works", () 
       }
       return { kind: "ok", text: "all done" };
     });
-    s = await serve(codexServeEnv(join(root, "codex"), fake.baseUrl, stateDir));
+    // No stagger: the four jobs run one after another, and the 2.5 s a job would wait after the last launch is no part of what is tested.
+    s = await serve({ ...codexServeEnv(join(root, "codex"), fake.baseUrl, stateDir), DELEGATE_CODEX_STAGGER_S: "0" });
     repo = makeRepo(root, "codex-repo").repo;
   });
   afterAll(async () => {

@@ -55,6 +55,21 @@ describe("probeJail", () => {
     expect(always.count()).toBe(3);
   });
 
+  test("a failure with a known cause (how the machine is set up) is reported at the first trial, not tried again", async () => {
+    const dir = fakeBwrapDir("exit 0");
+    writeFileSync(join(dir, "pasta"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    let n = 0;
+    const run = (async () => {
+      n++;
+      const text =
+        "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.";
+      return { exitCode: 1, signal: null, timedOut: false, stderr: { text: () => text } };
+    }) as unknown as NonNullable<Parameters<typeof probeJail>[0]["run"]>;
+    const p = await probeJail({ platform: "linux", path: dir, cwd, run });
+    expect(p).toMatchObject({ kind: "bwrap", ok: false, cause: "user_namespaces" });
+    expect(n).toBe(1);
+  });
+
   test("no bwrap on PATH: the fix is installing it", async () => {
     const empty = tempDir("empty-path", process.env.HOME ?? tmpdir());
     const p = await probeJail({ platform: "linux", path: empty, cwd });

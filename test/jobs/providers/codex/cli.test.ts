@@ -1,55 +1,21 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { DlError } from "../../../../src/errors.ts";
-import type { PollView } from "../../../../src/jobs/engine/poll.ts";
 import { codexStatus } from "../../../../src/jobs/providers/codex/status.ts";
-import { type FakeResponses, startFakeResponses } from "../../../fixture/fake-responses.ts";
-import { type CodexRig, markerRouter, startCodexRig, writeAuthJson } from "../../../helpers/codex-home.ts";
-import { tempDir } from "../../../helpers/dl.ts";
-import { makeRepo, pidAlive, until } from "../../helpers.ts";
+import { writeAuthJson } from "../../../helpers/codex-home.ts";
+import { pidAlive, until } from "../../helpers.ts";
+import { codexCliRigs } from "./cli-rigs.ts";
 
 /**
  * The real Codex CLI (@openai/codex 0.171.0) run by the job engine against a local fake
  * of the Responses API. Each test gets its own state dir and CODEX_HOME; one fake serves
- * them all, routed by markers in the task text (test/helpers/codex-home.ts).
+ * them all, routed by markers in the task text (test/helpers/codex-home.ts). The two
+ * tests that wait seconds by design (retries after throttles, a timeout) are in
+ * cli-throttle-timeout.test.ts, so both files' waits overlap in a parallel run.
  */
 
-const root = tempDir("codex-cli");
-let fake: FakeResponses;
-const rigs: CodexRig[] = [];
-let n = 0;
-
-beforeAll(() => {
-  fake = startFakeResponses(markerRouter());
-});
-// A test's services stop with it: an idle engine still ticks.
-afterEach(async () => {
-  await Promise.all(rigs.splice(0).map((r) => r.stop()));
-});
-afterAll(async () => {
-  await fake.stop();
-});
-
-async function rig(over: Parameters<typeof startCodexRig>[1] = {}) {
-  const dir = join(root, `t${++n}`);
-  const r = await startCodexRig(dir, over, fake);
-  rigs.push(r);
-  const { trees } = makeRepo(dir, "repo", 2);
-  return { ...r, trees };
-}
-
-const view = async (r: CodexRig, id: string) => (await r.service.poll([id])).jobs[0] as PollView;
-const ended = (r: CodexRig, id: string, ms = 20_000) =>
-  until(
-    async () => {
-      const v = await view(r, id);
-      return ["queued", "running"].includes(v.status) ? null : v;
-    },
-    `job ${id} to end`,
-    ms,
-  );
-const requestsFor = (marker: string) => fake.requests.filter((q) => q.prompt.includes(marker));
+const { service, rig, view, ended, requestsFor } = codexCliRigs("codex-cli");
 
 describe("codex jobs with the real CLI", () => {
   test("success: final message, usage, session id; the request carries model, effort and the task", async () => {
@@ -86,52 +52,6 @@ describe("codex jobs with the real CLI", () => {
     console.log(`codex success: ${v.elapsed_s}s, usage ${JSON.stringify(v.usage)}`);
   }, 30_000);
 
-  test("throttle → account cooldown → retried → done; the hint from the output is honoured", async () => {
-    // Backoffs of 2 s: the window in which job a waits for its retry must outlast a poll
-    // on a loaded machine (with 0.2 and 0.4 s, a full-suite run polled past both).
-    const r = await rig({ backoffS: [2, 2, 2, 2, 2] });
-    const t0 = performance.now();
-    const [a, b] = (
-      await r.service.submit([
-        { task: "[throttle:2:plain] fix it", workdir: r.trees[0]! },
-        { task: "[throttlehint:1:hinted] fix it too", workdir: r.trees[1]! },
-      ])
-    ).jobs.map((j) => j.id);
-    // While cooling down, the account says so, and the job waiting for its retry shows
-    // why it waits. Both are looked for, not their overlap at one poll: b's throttle (0.3 s
-    // hint) can end the account's cooldown while a still waits out its own backoff, and
-    // which comes first is the scheduler's choice on a loaded machine.
-    let sawCooldown = false;
-    let waiting: PollView | null = null;
-    // Each state polled, with when it was first seen (said if the wait times out).
-    const seen = new Map<string, number>();
-    await until(
-      async () => {
-        const p = await r.service.poll([a!]);
-        const v = p.jobs[0] as PollView;
-        const state = `${p.account.state}/${v.status}/${v.retry_count}/${v.queue_reason}`;
-        if (!seen.has(state)) seen.set(state, Math.round(performance.now() - t0));
-        if (p.account.state === "cooldown") sawCooldown = true;
-        if (v.status === "queued" && v.retry_count >= 1) waiting ??= v;
-        return sawCooldown && waiting;
-      },
-      "the account cooling down and job a queued for its retry",
-      30_000,
-    ).catch((e) => {
-      throw new Error(`${e}; first seen (ms): ${[...seen].map(([k, ms]) => `${k}@${ms}`).join(" ")}`);
-    });
-    expect(waiting).toMatchObject({ status: "queued", queue_reason: "throttle_cooldown" });
-    expect(waiting!.retry_in_s).toBeGreaterThanOrEqual(0);
-    const va = await ended(r, a!);
-    const vb = await ended(r, b!);
-    expect(va).toMatchObject({ status: "done", retry_count: 2, final_response: "done: [throttle:2:plain] fix it" });
-    expect(vb).toMatchObject({ status: "done", retry_count: 1 });
-    expect(requestsFor("[throttle:2:plain]")).toHaveLength(3);
-    expect(requestsFor("[throttlehint:1:hinted]")).toHaveLength(2);
-    expect(va.session_id).not.toBeNull();
-    console.log(`codex throttle x2 + hinted x1 → done in ${Math.round(performance.now() - t0)} ms`);
-  }, 60_000);
-
   test("usage limit → failed / quota, never retried", async () => {
     const r = await rig();
     const id = (await r.service.submit([{ task: "[usage:0:q] anything", workdir: r.trees[0]! }])).jobs[0]!.id;
@@ -156,18 +76,6 @@ describe("codex jobs with the real CLI", () => {
     writeAuthJson(r.codexHome, "login-2");
     expect((await ended(r, next)).status).toBe("done");
     expect((await r.service.poll([])).account.state).toBe("ok");
-  }, 30_000);
-
-  test("a hung endpoint → timeout; the CLI's whole group is killed", async () => {
-    const r = await rig();
-    const id = (await r.service.submit([{ task: "[hang:0:t] wait forever", workdir: r.trees[0]!, timeout_s: 2 }]))
-      .jobs[0]!.id;
-    const running = await until(() => r.service.engine.row(id)?.child_pgid ?? null, "the child to start");
-    const v = await ended(r, id, 15_000);
-    expect(v.status).toBe("timeout");
-    expect(v.elapsed_s).toBeGreaterThanOrEqual(2);
-    expect(v.elapsed_s).toBeLessThan(6);
-    expect(pidAlive(running)).toBe(false);
   }, 30_000);
 
   test("cancel a running job and a queued one: both end cancelled, slots free again", async () => {
@@ -204,8 +112,7 @@ describe("codex jobs with the real CLI", () => {
       ["weekly", 91],
     ]);
 
-    const strict = await startCodexRig(join(root, `t${++n}`), { quotaRefusePct: 90, codexHome: r.codexHome }, fake);
-    rigs.push(strict);
+    const strict = await service({ quotaRefusePct: 90, codexHome: r.codexHome });
     const e = await strict.service.submit([{ task: "x", workdir: r.trees[2]! }]).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(DlError);
     expect((e as DlError).message).toMatch(/weekly quota is at 91%.*allow_over_quota=true/);
