@@ -2400,11 +2400,20 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     id: "jail-probe-retried",
-    guard: "a failed bwrap trial is run again (3 tries) before the jail is called unusable",
+    guard: "a failed bwrap trial of unknown cause is run again (3 tries) before the jail is called unusable",
     why: "one set-up race at probe time would refuse a Gemini job whose next start would have worked",
     file: "src/sandbox/probe.ts",
-    search: "for (let again = 1; !r.ok && again < TRIAL_TRIES; again++)",
-    replace: "for (let again = 1; !r.ok && again < 1; again++)",
+    search: '!r.ok && r.cause === "other" && again < TRIAL_TRIES;',
+    replace: '!r.ok && r.cause === "other" && again < 1;',
+    tests: ["test/sandbox/probe-wrap.test.ts"],
+  },
+  {
+    id: "jail-probe-known-cause-once",
+    guard: "a failed bwrap trial whose cause jail-causes.ts names is not tried again",
+    why: "a machine without user namespaces or a tun device would start three failing jails at every dl status",
+    file: "src/sandbox/probe.ts",
+    search: '!r.ok && r.cause === "other" && again < TRIAL_TRIES;',
+    replace: "!r.ok && again < TRIAL_TRIES;",
     tests: ["test/sandbox/probe-wrap.test.ts"],
   },
   {
