@@ -256,6 +256,16 @@ describe("submit_agent / poll_agent / cancel_agent through dist/dl serve", () =>
     const sub = await call<Submitted>(s, "submit_agent", { tasks: [agentTask(repo)] });
     const id = sub.data.jobs[0]!.id;
     await until(async () => fake.inFlight() === 1, "the agent to reach the backend");
+    // The child can reach the backend before its supervisor has recorded who it is: the
+    // kill comes once the row names the child a later server verifies and stops.
+    await until(() => {
+      const store = JobStore.open(stateDir, { readonly: true });
+      try {
+        return store.get(id)?.child_pid != null;
+      } finally {
+        store.close();
+      }
+    }, "the supervisor to record its child");
     const supervisor = supervisorOf(stateDir, id);
     expect(supervisor).not.toBe(s.transport.pid);
     process.kill(supervisor, "SIGKILL");
