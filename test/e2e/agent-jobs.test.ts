@@ -6,7 +6,7 @@ import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../
 import { callTool, connectDl, type DlSession, requireBinary, runDl, tempDir, testEnv } from "../helpers/dl.ts";
 import { connectInProcess, type InProcessSession } from "../helpers/in-process.ts";
 import { pidAlive } from "../helpers/proc.ts";
-import { supervisorOf } from "../helpers/supervisor.ts";
+import { childRecorded, supervisorOf } from "../helpers/supervisor.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
@@ -256,16 +256,7 @@ describe("submit_agent / poll_agent / cancel_agent through dist/dl serve", () =>
     const sub = await call<Submitted>(s, "submit_agent", { tasks: [agentTask(repo)] });
     const id = sub.data.jobs[0]!.id;
     await until(async () => fake.inFlight() === 1, "the agent to reach the backend");
-    // The child can reach the backend before its supervisor has recorded who it is: the
-    // kill comes once the row names the child a later server verifies and stops.
-    await until(() => {
-      const store = JobStore.open(stateDir, { readonly: true });
-      try {
-        return store.get(id)?.child_pid != null;
-      } finally {
-        store.close();
-      }
-    }, "the supervisor to record its child");
+    await childRecorded(stateDir, id);
     const supervisor = supervisorOf(stateDir, id);
     expect(supervisor).not.toBe(s.transport.pid);
     process.kill(supervisor, "SIGKILL");

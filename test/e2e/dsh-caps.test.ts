@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { callTool, runDl } from "../helpers/dl.ts";
 import { dshFile, events, type JobView, peaks, pollUntilEnded, type Submitted, task } from "../helpers/dsh-jobs.ts";
 import { liveWith, pidAlive } from "../helpers/proc.ts";
-import { supervisorOf } from "../helpers/supervisor.ts";
+import { childRecorded, supervisorOf } from "../helpers/supervisor.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
@@ -85,6 +85,7 @@ describe("dsh caps across servers", () => {
     const ids = sub.data.jobs.map((j) => j.id);
     await until(() => events(log).some((e) => e.kind === "start"), "the first job to start");
     const launcherOut = events(log)[0]!.out;
+    await childRecorded(stateDir, ids[0]!);
     // The server that queued both, and the supervisor of the running one.
     for (const pid of [s.transport.pid!, supervisorOf(stateDir, ids[0]!)]) {
       process.kill(pid, "SIGKILL");

@@ -8,7 +8,7 @@ import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts"
 import { callTool, connectDl, type DlSession, requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { lineReader } from "../helpers/lines.ts";
 import { pidAlive } from "../helpers/proc.ts";
-import { supervisorOf } from "../helpers/supervisor.ts";
+import { childRecorded, supervisorOf } from "../helpers/supervisor.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
 
@@ -307,6 +307,7 @@ describe("dl jobs / show / logs / cancel", () => {
     });
     const id = sub.data.jobs[0]!.id;
     await until(async () => fake.inFlight() === 1, "the agent to reach the backend", 30_000);
+    await childRecorded(orphanDir, id);
     // An orphan is a job whose supervisor died; with its server gone too, nobody reaps it before we look.
     for (const pid of [supervisorOf(orphanDir, id), doomed.transport.pid!]) {
       process.kill(pid, "SIGKILL");
