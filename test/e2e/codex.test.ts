@@ -30,7 +30,8 @@ let stateDir: string;
 
 function serveEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
-    ...codexServeEnv(root, fake.baseUrl, stateDir),
+    // The CLI's plugin marketplace as a user's CODEX_HOME has it (on): the other files turn it off.
+    ...codexServeEnv(root, fake.baseUrl, stateDir, { plugins: true }),
     DELEGATE_CODEX_MAX_CONCURRENT: "3",
     DELEGATE_CODEX_MAX_PER_PROJECT: "2",
     DELEGATE_CODEX_STAGGER_S: "0",

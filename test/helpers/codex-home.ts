@@ -19,9 +19,15 @@ const FAKE_TOKEN_VAR = "DL_FAKE_RESPONSES_TOKEN";
  * plugins from github.com (`git ls-remote https://github.com/openai/plugins.git HEAD`,
  * then a clone into CODEX_HOME/.tmp when the network is open), which a test of dl against
  * a local fake must not reach for, and which cost ~13% of each run's CPU with the network
- * closed (8 runs of `codex exec`: 2.38 s → 2.07 s).
+ * closed (8 runs of `codex exec`: 2.38 s → 2.07 s). `plugins: true` leaves it on, as a
+ * user's CODEX_HOME has it: e2e/codex.test.ts runs the CLI so, so the default stays tested.
  */
-export function makeCodexHome(dir: string, baseUrl: string, envKey: string = FAKE_TOKEN_VAR): string {
+export function makeCodexHome(
+  dir: string,
+  baseUrl: string,
+  envKey: string = FAKE_TOKEN_VAR,
+  o: { plugins?: boolean } = {},
+): string {
   mkdirSync(dir, { recursive: true });
   writeFileSync(
     join(dir, "config.toml"),
@@ -36,9 +42,7 @@ export function makeCodexHome(dir: string, baseUrl: string, envKey: string = FAK
       `request_max_retries = 0`,
       `stream_max_retries = 0`,
       ``,
-      `[features]`,
-      `plugins = false`,
-      ``,
+      ...(o.plugins ? [] : [`[features]`, `plugins = false`, ``]),
     ].join("\n"),
   );
   return dir;
@@ -55,12 +59,17 @@ const E2E_BEARER_VAR = "DL_FAKE_BEARER";
  * dir the CLI makes no sandbox helper and every command and patch of a workspace-write
  * run fails (see fake-responses.ts).
  */
-export function codexServeEnv(root: string, baseUrl: string, stateDir: string): Record<string, string> {
+export function codexServeEnv(
+  root: string,
+  baseUrl: string,
+  stateDir: string,
+  o: { plugins?: boolean } = {},
+): Record<string, string> {
   const tmp = join(root, "tmp");
   mkdirSync(tmp, { recursive: true });
   return {
     TMPDIR: tmp,
-    CODEX_HOME: makeCodexHome(join(root, "codex-home"), baseUrl, E2E_BEARER_VAR),
+    CODEX_HOME: makeCodexHome(join(root, "codex-home"), baseUrl, E2E_BEARER_VAR, o),
     DELEGATE_CODEX_BIN: CODEX_BIN,
     DELEGATE_CODEX_STATE_DIR: stateDir,
     DELEGATE_ENV_PASSTHROUGH: E2E_BEARER_VAR,

@@ -17,6 +17,11 @@ const GIT_ID = { GIT_AUTHOR_NAME: "u", GIT_AUTHOR_EMAIL: "u@x", GIT_COMMITTER_NA
 /** Long enough for `npm run` to start node; a server that keeps running is stopped there. */
 const TOOL_TIMEOUT_S = "10";
 
+/**
+ * Whether the entry itself is there (a link counts). The same question as dl's own
+ * entryExists (src/sys/file-head.ts), asked here on purpose without it: the host's look
+ * must not share code with the guards it checks, or a broken guard would blind it too.
+ */
 export function exists(path: string): boolean {
   try {
     lstatSync(path);
