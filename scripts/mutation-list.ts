@@ -3136,4 +3136,34 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/reliability/jail-routes-bash.test.ts"],
     build: true,
   },
+  {
+    id: "job-child-start-gate",
+    guard: "a job's child runs its command only once its row names it (the runner spawns it gated)",
+    why: "a supervisor killed between the spawn and the record would leave a running child no later server can verify or stop",
+    file: "src/jobs/engine/runner.ts",
+    search: "      gated: true,\n",
+    replace: "",
+    tests: ["test/jobs/engine/runner-store.test.ts"],
+  },
+  {
+    id: "start-gate-waits",
+    guard: "the gated entry waits for its line before it execs the command",
+    why: "the command would run before dl recorded it, and on its holder's death it would run unrecorded",
+    file: "src/sys/start-gate.ts",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the source searched is a template literal
+    search: 'const script = `IFS= read -r _ <&${fd} || exit ${GATE_SHUT_EXIT}; exec ${fd}<&- && exec "$@"`;',
+    replace: 'const script = `exec "$@"`;',
+    tests: ["test/sys/start-gate.test.ts"],
+  },
+  {
+    id: "start-gate-eof-exits",
+    guard: "a gate closed without its line (shut, or its holder died) ends the entry with nothing run",
+    why: "a supervisor SIGKILLed while its child waited would let the unrecorded child run",
+    file: "src/sys/start-gate.ts",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the source searched is a template literal
+    search: "IFS= read -r _ <&${fd} || exit ${GATE_SHUT_EXIT};",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the source searched is a template literal
+    replace: "IFS= read -r _ <&${fd};",
+    tests: ["test/sys/start-gate.test.ts"],
+  },
 ];

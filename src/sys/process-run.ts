@@ -16,8 +16,12 @@ export interface RunOptions extends SpawnGroupOptions {
   reapGroup?: boolean;
   /** How long to wait for the pipes to close once the group is gone. */
   drainMs?: number;
-  /** Called once, right after the spawn, with the child's ids (the job runner records them). */
-  onSpawn?: (child: { pid: number; pgid: number }) => void;
+  /**
+   * Called once, right after the spawn, with the child's ids (the job runner records
+   * them). A `gated` command runs once what it returns (a promise, or not) is true;
+   * anything else, a rejection included, and it never runs.
+   */
+  onSpawn?: (child: { pid: number; pgid: number }) => unknown;
   /**
    * When set, a failed SIGTERM/SIGKILL of the group is reported here and the run still
    * returns its result; without it the run rejects with that error.
@@ -86,7 +90,12 @@ async function runGroupOnce(opts: RunOptions): Promise<RunResult> {
   };
   opts.signal?.addEventListener("abort", onAbort, { once: true });
   // After the listener: the hook may abort the run at once.
-  opts.onSpawn?.({ pid: child.pid, pgid: child.pgid });
+  const mayRun = opts.onSpawn?.({ pid: child.pid, pgid: child.pgid });
+  if (opts.gated)
+    void Promise.resolve(mayRun).then(
+      (ok) => (ok === true ? child.openGate() : child.shutGate()),
+      () => child.shutGate(),
+    );
   try {
     const exit = await child.exited;
     if (timer) clearTimeout(timer);

@@ -6,6 +6,7 @@ import { attachJail, type JailNet } from "./jail-net.ts";
 import { commandStarted, JAIL_RAN_FD } from "./jail-start.ts";
 import { inOwnPidNamespace } from "./pid-namespace.ts";
 import { killGroup } from "./process-group.ts";
+import { gatedEntry, START_GATE_FD, StartGate } from "./start-gate.ts";
 
 /**
  * Starting a child in its own session and process group (Bun's `detached: true` calls
@@ -43,6 +44,12 @@ export interface SpawnGroupOptions {
    * user can read in /proc/<pid>/cmdline); without it the child has no stdin.
    */
   stdinFile?: string;
+  /**
+   * The command waits at a start gate (sys/start-gate.ts) until `openGate()`: a job's
+   * runner lets it through once the row names the child. `shutGate()`, or dl's death,
+   * ends it with nothing run.
+   */
+  gated?: boolean;
 }
 
 export interface Captured {
@@ -78,6 +85,10 @@ export interface GroupChild {
    * Known out of band (sys/jail-start.ts), never from what the command printed.
    */
   jailSetupFailure: Promise<string | null>;
+  /** A gated child's command runs from now on (no-op when not gated, or once decided). */
+  openGate(): void;
+  /** A gated child's command never runs: its entry exits (no-op when not gated, or once decided). */
+  shutGate(): void;
 }
 
 const DEFAULT_OUTPUT_CAP = 1024 * 1024;
@@ -190,15 +201,21 @@ async function setupVerdict(
   return a?.failed && !a.ended ? a.failed : jailSaid(err, exit);
 }
 
-/** stdin (`stdinFd` or none); fds 3 and 4 for the jail's set-up (bwrap), fd 5 for its start (JAIL_RAN_FD). */
+/**
+ * stdin (`stdinFd` or none); fds 3 and 4 for the jail's set-up (bwrap), fd 5 for its
+ * start (JAIL_RAN_FD), fd 6 for the start gate (START_GATE_FD).
+ */
 function stdioFor(
   opts: SpawnGroupOptions,
   stdinFd: number | null,
 ): ["ignore" | number, "pipe", "pipe", ...("pipe" | "ignore")[]] {
   const stdin = stdinFd ?? "ignore";
-  if (!opts.jailNet && !opts.jailMarked) return [stdin, "pipe", "pipe"];
+  if (!opts.jailNet && !opts.jailMarked && !opts.gated) return [stdin, "pipe", "pipe"];
   const net = opts.jailNet ? "pipe" : "ignore";
-  return [stdin, "pipe", "pipe", net, net, "pipe"];
+  const ran = opts.jailNet || opts.jailMarked ? "pipe" : "ignore";
+  const fds: ["ignore" | number, "pipe", "pipe", ...("pipe" | "ignore")[]] = [stdin, "pipe", "pipe", net, net, ran];
+  if (opts.gated) fds[START_GATE_FD] = "pipe";
+  return fds;
 }
 
 /** The stdin file opened for the child (never through a link), or null. */
@@ -214,9 +231,32 @@ function openStdin(opts: SpawnGroupOptions): number | null {
   }
 }
 
+/** "not_found" naming only the program, never its arguments (they may carry prompts or paths). */
+function cannotStart(argv: readonly string[], errno: string): DlError {
+  const program = basename(argv[0] ?? "");
+  return new DlError(
+    "not_found",
+    `could not start ${program} (${errno}): check that it is installed and on PATH, and that the working directory exists`,
+    { program, errno },
+  );
+}
+
+/**
+ * The command line spawned: behind the start gate, in a pid namespace of its own. A
+ * gated spawn starts /bin/sh, so a program that is not there is found missing here, as
+ * the spawn of the program itself would have found it.
+ */
+function commandOf(opts: SpawnGroupOptions): string[] {
+  const cmd = opts.ownPidNamespace ? inOwnPidNamespace(opts.argv, opts.cwd) : [...opts.argv];
+  if (!opts.gated) return cmd;
+  if (!Bun.which(opts.argv[0] ?? "", { PATH: opts.env.PATH ?? "", cwd: opts.cwd }))
+    throw cannotStart(opts.argv, "ENOENT");
+  return gatedEntry(cmd);
+}
+
 /** The process itself, in a session of its own, with its stdin (if any) open; "not_found" naming only the program if it cannot start. */
 function startProcess(opts: SpawnGroupOptions): Bun.Subprocess<"ignore", "pipe", "pipe"> {
-  const cmd = opts.ownPidNamespace ? inOwnPidNamespace(opts.argv, opts.cwd) : [...opts.argv];
+  const cmd = commandOf(opts);
   const stdinFd = openStdin(opts);
   try {
     return Bun.spawn({
@@ -227,22 +267,26 @@ function startProcess(opts: SpawnGroupOptions): Bun.Subprocess<"ignore", "pipe",
       stdio: stdioFor(opts, stdinFd),
     }) as Bun.Subprocess<"ignore", "pipe", "pipe">;
   } catch (e) {
-    const errno = (e as NodeJS.ErrnoException).code ?? "unknown";
-    // Name only the program, never its arguments (they may carry prompts or paths).
-    throw new DlError(
-      "not_found",
-      `could not start ${basename(opts.argv[0] ?? "")} (${errno}): check that it is installed and on PATH, and that the working directory exists`,
-      { program: basename(opts.argv[0] ?? ""), errno },
-    );
+    throw cannotStart(opts.argv, (e as NodeJS.ErrnoException).code ?? "unknown");
   } finally {
     if (stdinFd !== null) closeSync(stdinFd); // the child has its own copy
   }
+}
+
+/** dl's end of a gated child's start gate; null when not gated. The entry waits, so a missing fd kills it unrun. */
+function gateOf(proc: Bun.Subprocess, opts: SpawnGroupOptions): StartGate | null {
+  if (!opts.gated) return null;
+  const fd = proc.stdio[START_GATE_FD];
+  if (typeof fd === "number") return new StartGate(fd);
+  killGroup(proc.pid, "SIGKILL");
+  throw new DlError("internal", "start gate fd missing");
 }
 
 /** Starts argv in a new process group. Throws DlError "not_found" if it cannot start. */
 export function spawnGroup(opts: SpawnGroupOptions): GroupChild {
   if (opts.argv.length === 0) throw new DlError("bad_input", "spawnGroup needs a command");
   const proc = startProcess(opts);
+  const gate = gateOf(proc, opts);
   const out = new CaptureSink(opts.stdoutCap ?? DEFAULT_OUTPUT_CAP);
   const err = new CaptureSink(opts.stderrCap ?? DEFAULT_OUTPUT_CAP);
   const outReader = proc.stdout.getReader();
@@ -281,5 +325,7 @@ export function spawnGroup(opts: SpawnGroupOptions): GroupChild {
       outReader.cancel().catch(() => {});
       errReader.cancel().catch(() => {});
     },
+    openGate: () => gate?.open(),
+    shutGate: () => gate?.shut(),
   };
 }

@@ -107,8 +107,9 @@ async function prepareLaunch(
 /**
  * Spawns the child in its own group and waits for the group to end, with the job's
  * watchdog and the engine's stop signal (process-run does the terminate and the drain).
- * Its identity is written to the row at once; if that write does not land the child is
- * stopped: "gone" means the row was cancelled or reaped between claim and spawn, and
+ * Its identity is written to the row at once, and only then does its command run (it
+ * waits at its start gate until then); if that write does not land the command never
+ * runs: "gone" means the row was cancelled or reaped between claim and spawn, and
  * "error" means nobody could stop this child if we died.
  */
 async function superviseChild(
@@ -146,12 +147,14 @@ async function superviseChild(
         lastActivity = t;
         rw.write({ last_activity_at: t });
       },
-      onSpawn: (child) => {
+      // The child waits at its start gate until its row names it (sys/start-gate.ts).
+      gated: true,
+      onSpawn: (child) =>
         recordChild(child, ctx, rw).then((r) => {
           if (r.written !== "changed") stopper.abort();
           recording.resolve(r);
-        });
-      },
+          return r.written === "changed";
+        }),
       onStopError: (e) => log.warn(`job ${row.id}: stopping its group failed: ${describeError(e)}`),
     });
     return { result, recorded: await recording.promise, lastActivity, startedAt };

@@ -108,6 +108,19 @@ describe("the runner when the store fails", () => {
     expect(pidAlive(pid!)).toBe(false);
   });
 
+  test("the child's command runs only once its row names it: unrecorded, it never ran at all", async () => {
+    // jobs-child.sh's first act is to append "start <id>" to the events file. The record is
+    // retried for ~0.6 s before the run gives up: time enough for an ungated child to start.
+    const events = join(root.dir, "unrecorded.events");
+    const row = runningRow({ mode: "silent", ms: 30_000, events });
+    const s = faultyStore((p) => p.child_pid !== undefined);
+    const errors: string[] = [];
+    await runJob(row, { ...ctx(s, errors), persistRetryMs: [200, 200, 200] }, new AbortController().signal);
+    expect(s.calls.filter((p) => p.child_pid !== undefined).length).toBeGreaterThan(1);
+    expect(store.get(row.id)).toMatchObject({ status: "failed", failure_kind: "infra" });
+    expect(existsSync(events)).toBe(false);
+  });
+
   test("a store that fails through the whole end: the end is kept in the job dir and recorded once the store can be written", async () => {
     const row = runningRow({ mode: "ok" });
     let broken = true;
