@@ -1404,6 +1404,15 @@ export const MUTATIONS: Mutation[] = [
     build: true,
   },
   {
+    id: "redact-memo-cleared-on-new-secret",
+    guard: "redact's memo of short strings' answers is emptied whenever a value becomes known or is learned",
+    why: "a string redacted once before a key was known (a frame's field, a log line) would be answered from the memo in plain after the key became known",
+    file: "src/sys/redact.ts",
+    search: "  remembered.clear();\n  rememberedChars = 0;\n",
+    replace: "",
+    tests: ["test/sys/redact.test.ts"],
+  },
+  {
     id: "last-resort-redact-whole",
     guard: "the crash line redacts the whole message before it takes the first line",
     why: "an uncaught exception whose message holds a key broken over two lines would print the key's first half",

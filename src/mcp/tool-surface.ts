@@ -62,15 +62,28 @@ export class ToolSurface {
     return backend && this.verdicts[backend]?.why;
   }
 
-  /** tools/list's tools, made on the first tools/list and kept for the process's life. */
-  readonly toolsList = once((): Tool[] =>
-    [...this.listed.values()].map(({ def, input, output }) => ({
-      name: def.name,
-      title: def.title,
-      description: def.description,
-      inputSchema: jsonSchema(input(), "input"),
-      outputSchema: jsonSchema(output(), "output") as Tool["outputSchema"],
-      annotations: def.annotations,
-    })),
-  );
+  /**
+   * tools/list's tools, made on the first tools/list and kept for the process's life.
+   * Tools that share an output schema's builder (every cancel_*, most submit_* and poll_*)
+   * share its JSON Schema, converted once: zod's conversion is most of tools/list's CPU,
+   * and the same builder makes the same schema.
+   */
+  readonly toolsList = once((): Tool[] => {
+    const outputs = new Map<ToolDef["output"], Tool["outputSchema"]>();
+    return [...this.listed.values()].map(({ def, input, output }) => {
+      let outputSchema = outputs.get(def.output);
+      if (!outputSchema) {
+        outputSchema = jsonSchema(output(), "output") as Tool["outputSchema"];
+        outputs.set(def.output, outputSchema);
+      }
+      return {
+        name: def.name,
+        title: def.title,
+        description: def.description,
+        inputSchema: jsonSchema(input(), "input"),
+        outputSchema,
+        annotations: def.annotations,
+      };
+    });
+  });
 }

@@ -140,6 +140,25 @@ const LEARNED_MAX = 256;
 const CREDIBLE = /^(?=[\s\S]*[A-Za-z])(?=[\s\S]*\d)[^(){}[\]$%*]+$/;
 let knownPattern: RegExp | null = null;
 
+/**
+ * What `redact` answered for short strings, under the current known-secret pattern. A
+ * frame's strings repeat (tools/list holds ~2,100 strings, ~240 of them distinct: "type",
+ * "string", "description"…), and each costs ~25 regex passes: a session's frames cost
+ * 10-20 ms less of CPU with it. A hit is the answer a fresh call would give: the answer
+ * depends only on the text and on the values held and learned, and every change to those
+ * (knowSecrets, learn, a learned value evicted) rebuilds the pattern, which empties the
+ * memo. A fresh call's one side effect is learning the values the text names; a text kept
+ * here learned nothing new when its answer was made (`redact` keeps no answer of a call
+ * that learned), so every value it names is held or learned for as long as the entry
+ * lives: the first eviction of one rebuilds the pattern and drops the entry, and the next
+ * call learns it again. Bounded (a text of at most REMEMBER_MAX_CHARS; at most
+ * REMEMBER_BUDGET characters kept in all, ~1 MB): full, it starts again empty.
+ */
+const remembered = new Map<string, string>();
+const REMEMBER_MAX_CHARS = 1024;
+const REMEMBER_BUDGET = 256 * 1024;
+let rememberedChars = 0;
+
 /** Whether a variable of this name holds a credential by its name. */
 export function isSecretName(name: string): boolean {
   return SECRET_NAME.test(words(name));
@@ -226,6 +245,9 @@ function learn(values: readonly string[]): boolean {
 }
 
 function rebuildKnownPattern(): void {
+  // Every result remembered was made under the pattern this replaces.
+  remembered.clear();
+  rememberedChars = 0;
   const forms = new Set<string>();
   for (const table of [held, learned]) for (const list of table.values()) for (const f of list) forms.add(f);
   // Longest first, so a key that contains another is replaced whole.
@@ -398,6 +420,28 @@ function cutKnown(text: string): string {
  * (`DB_PASS=…`, a URL's password) is cut wherever else it appears, here and from now on.
  */
 export function redact(text: string): string {
+  const short = text.length <= REMEMBER_MAX_CHARS;
+  if (short) {
+    const hit = remembered.get(text);
+    if (hit !== undefined) return hit;
+  }
+  const pattern = knownPattern;
+  const out = redactFresh(text);
+  // A call that learned a value rebuilt the pattern (and emptied the memo): its result,
+  // cut partly under the old pattern, is not kept; the next call makes it under the new one.
+  if (short && pattern === knownPattern) {
+    rememberedChars += text.length + out.length;
+    if (rememberedChars > REMEMBER_BUDGET) {
+      remembered.clear();
+      rememberedChars = text.length + out.length;
+    }
+    remembered.set(text, out);
+  }
+  return out;
+}
+
+/** `redact` made from scratch: known values, shapes, named values, URLs; learns what the text names. */
+function redactFresh(text: string): string {
   let out = cutKnown(text);
   for (const re of SHAPES) out = out.replace(re, REDACTED);
   const seen: string[] = [];

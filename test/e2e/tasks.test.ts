@@ -6,7 +6,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
 import { JobStore } from "../../src/store/jobs.ts";
 import { type FakeModel, type RecordedRequest, reply, startFakeModel } from "../fixture/fake-model.ts";
-import { callTool, connectDl, type DlSession, requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
+import { callTool, connectDl, requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { MODERN_META } from "../helpers/modern.ts";
 import { connectTaskDl, type TaskDl } from "../helpers/task-session.ts";
 import { until } from "../helpers/until.ts";
@@ -71,12 +71,6 @@ let sharedDl: Promise<TaskDl> | undefined;
 function shared(): Promise<TaskDl> {
   sharedDl ??= connectTaskDl(env(join(root, "state-shared")));
   return sharedDl;
-}
-
-async function plainDl(stateDir: string): Promise<DlSession> {
-  const s = await connectDl(env(stateDir));
-  open.push(s);
-  return s;
 }
 
 const afterTool = (req: RecordedRequest) => JSON.stringify(req.body.messages ?? []).includes("tool_result");
@@ -185,9 +179,9 @@ describe("MCP tasks through dist/dl serve (2026-07-28)", () => {
     const taskId = execution.handle!.taskId;
     await until(async () => fake.inFlight() >= 1, "the agent to reach the backend");
     await s.session.cancelTask(taskId);
-    const plain = await plainDl(stateDir);
+    // Its poll view, from the same server's plain Client (the row is in the store).
     const jobs = await until(async () => {
-      const r = await callTool<{ jobs: JobView[] }>(plain, "poll_agent", { ids: [taskId] });
+      const r = await callTool<{ jobs: JobView[] }>(s, "poll_agent", { ids: [taskId] });
       return r.data.jobs[0]?.status === "cancelled" ? r.data.jobs : null;
     }, "the job to be cancelled");
     expect(jobs[0]!.status).toBe("cancelled");
@@ -305,9 +299,8 @@ describe("quick calls answer in place; slow ones become tasks (DELEGATE_TASK_INL
     // The client gives up on the call before it was answered.
     await s.io.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId } } as never);
     void answer;
-    const plain = await plainDl(stateDir);
     await until(async () => {
-      const listed = await callTool<{ jobs: JobView[] }>(plain, "poll_agent", {
+      const listed = await callTool<{ jobs: JobView[] }>(s, "poll_agent", {
         ids: [(await jobIds(stateDir))[0]!],
       });
       return listed.data.jobs[0]?.status === "cancelled";
@@ -372,20 +365,26 @@ describe("a running agent task's statusMessage moves with the work", () => {
 
 describe("both protocol eras", () => {
   test("a 2025-11-25 initialize and a 2026-07-28 server/discover see the same tools", async () => {
-    const stateDir = join(root, "state-eras");
     const names: string[][] = [];
     for (const mode of ["legacy", "auto"] as const) {
-      const transport = new StdioClientTransport({
-        command: requireBinary(),
-        args: ["serve"],
-        env: testEnv(env(stateDir)),
-      });
-      const client = new Client({ name: "dl-era-test", version: "1.0.0" }, { versionNegotiation: { mode } });
-      await client.connect(transport);
-      open.push(client);
+      // The 2026-07-28 side is the file's shared server (its Client negotiates in auto
+      // mode too, with the same environment but its store); the 2025-11-25 one is a
+      // server of its own, since a connection's era is settled at its start.
+      let client: Client;
+      if (mode === "auto") client = (await shared()).client;
+      else {
+        const transport = new StdioClientTransport({
+          command: requireBinary(),
+          args: ["serve"],
+          env: testEnv(env(join(root, "state-eras"))),
+        });
+        client = new Client({ name: "dl-era-test", version: "1.0.0" }, { versionNegotiation: { mode } });
+        await client.connect(transport);
+        open.push(client);
+      }
       expect(client.getProtocolEra()).toBe(mode === "auto" ? "modern" : "legacy");
       names.push((await client.listTools()).tools.map((t) => t.name));
-      await client.close();
+      if (mode === "legacy") await client.close();
     }
     expect(names[0]!.length).toBeGreaterThan(5);
     expect(names[1]).toEqual(names[0]!);

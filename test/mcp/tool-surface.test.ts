@@ -3,6 +3,7 @@ import type { ServerContext } from "@modelcontextprotocol/server";
 import { parseConfig } from "../../src/config.ts";
 import type { MachineFacts } from "../../src/jobs/provider-module.ts";
 import { PROVIDER_MODULES } from "../../src/jobs/providers/index.ts";
+import { toolJsonSchema } from "../../src/mcp/json-schema.ts";
 import { backendVerdicts } from "../../src/mcp/tool-availability.ts";
 import { toolCallHandler } from "../../src/mcp/tool-call.ts";
 import { ToolSurface } from "../../src/mcp/tool-surface.ts";
@@ -61,6 +62,22 @@ const wholeTokens = (surface: ToolSurface) => Math.round(JSON.stringify(surface.
 
 describe("what the model reads", () => {
   const all = new ToolSurface(defaultDeps(config({ DELEGATE_TOOLS: "all" }), "test")).toolsList();
+
+  test("each tool's listed schemas are its own builders' schemas converted alone, byte for byte (shared ones converted once)", () => {
+    const surface = new ToolSurface(defaultDeps(config({ DELEGATE_TOOLS: "all" }), "test"));
+    const listed = surface.toolsList();
+    const builders = new Set(listed.map((t) => surface.tool(t.name)!.def.output));
+    expect(builders.size).toBeLessThan(listed.length); // some tools share one
+    for (const t of listed) {
+      const def = surface.tool(t.name)!.def;
+      const alone = { input: toolJsonSchema(def.input(), "input"), output: toolJsonSchema(def.output(), "output") };
+      expect({ name: t.name, input: JSON.stringify(t.inputSchema), output: JSON.stringify(t.outputSchema) }).toEqual({
+        name: t.name,
+        input: JSON.stringify(alone.input),
+        output: JSON.stringify(alone.output),
+      });
+    }
+  });
 
   test("the default tools/list (no coding CLI on the machine) is under 4,000 tokens whole", () => {
     const surface = new ToolSurface(defaultDeps(config({ DELEGATE_TOOLS: "agent" }), "test"));

@@ -230,6 +230,31 @@ describe("redact: a value text names as a credential is cut wherever it appears 
   });
 });
 
+describe("redact: answers it remembers are the answers it would make now", () => {
+  test("a string redacted before a value became known is cut once it is known", () => {
+    const text = "the gateway said: late-known-value-4471 is not valid";
+    expect(redact(text)).toBe(text);
+    expect(redact(text)).toBe(text); // remembered now
+    knowSecrets(["late-known-value-4471"]);
+    expect(redact(text)).toBe(`the gateway said: ${REDACTED} is not valid`);
+    // And a value learned from other text, too.
+    const other = "then Learned-Later-8813 came back";
+    expect(redact(other)).toBe(other);
+    redact("DB_PASS=Learned-Later-8813");
+    expect(redact(other)).toBe(`then ${REDACTED} came back`);
+  });
+
+  test("a string that taught a value teaches it again once the value was forgotten", () => {
+    const teacher = "token=Taught-Twice-0042";
+    expect(redact(teacher)).toBe(`token=${REDACTED}`);
+    expect(redact(teacher)).toBe(`token=${REDACTED}`); // remembered now
+    for (let i = 0; i < 300; i++) redact(`token=filler-again-${i}-abcdefgh`);
+    expect(redact("Taught-Twice-0042")).toBe("Taught-Twice-0042"); // the oldest learned values went
+    expect(redact(teacher)).toBe(`token=${REDACTED}`);
+    expect(redact("then Taught-Twice-0042")).toBe(`then ${REDACTED}`);
+  });
+});
+
 describe("redact: strings shaped like keys, whoever holds them", () => {
   test("keys as users name and paste them are cut out; the rest stays", () => {
     const text = [
