@@ -652,30 +652,24 @@ describe("a job whose supervisor died before the run ended", () => {
     const c: Ctx = { ...setUp(tempDir("secret-reaped"), gateway, null), command: [requireBinary()] };
     writeFileSync(c.env.DELEGATE_DSH_LAUNCHER!, HANGING_LAUNCHER);
     const stateDir = c.env.DELEGATE_DSH_STATE_DIR!;
-    const endings = [["reap"], ["cancel"]];
-    // One server submits both jobs (one to be reaped, one cancelled), each with a supervisor
-    // of its own, and is closed before either supervisor is killed (the jobs outlive it, as
-    // jobs do): a live server would reap the orphan itself at its next admission pass, and
-    // whether that or the shell's dl reap came first would be the scheduler's choice.
-    const s = await connectTaskDl(c.env, { cwd: c.root });
-    const ids: string[] = [];
-    try {
-      for (const ending of endings) {
+    for (const ending of [["reap"], ["cancel"]]) {
+      // The server is closed before the supervisor is killed (the job outlives it, as jobs
+      // do): a live server would reap the orphan itself at its next admission pass, and
+      // whether that or the shell's dl reap came first would be the scheduler's choice.
+      const s = await connectTaskDl(c.env, { cwd: c.root });
+      let id: string;
+      try {
         const r = await tool<{ jobs: Job[] }>(s, "submit_dsh", {
           tasks: [{ task: "t", model: "ds-flash", workdir: attackRepo(c, `orphan-${ending[0]}`) }],
         });
-        ids.push(r.jobs[0]!.id);
-      }
-      for (const id of ids)
+        id = r.jobs[0]!.id;
         await until(
           () => existsSync(join(stateDir, "jobs", id, "out", "launcher.log")),
           "the launcher to write its log",
         );
-    } finally {
-      await s.close();
-    }
-    for (const [i, ending] of endings.entries()) {
-      const id = ids[i]!;
+      } finally {
+        await s.close();
+      }
       const out = join(stateDir, "jobs", id, "out");
       const supervisor = supervisorOf(stateDir, id);
       process.kill(supervisor, "SIGKILL");
