@@ -1432,6 +1432,38 @@ export const MUTATIONS: Mutation[] = [
     build: true,
   },
   {
+    id: "jail-git-landing-path",
+    guard:
+      "a path git's configuration reads or runs (a config file, an include, a hooks dir) counts where the kernel lands it, links followed",
+    why: "a global config including ~/.dotgit/gitconfig, ~/.dotgit a link to a checkout's dotfiles/, left the file writable: a job set core.fsmonitor there and every git status of the user ran it",
+    file: "src/sandbox/git-reach.ts",
+    search: "flatMap((p) => [p, landingPath(p)])",
+    replace: "flatMap((p) => [p])",
+    tests: ["test/reliability/jail-routes-bash.test.ts"],
+    build: true,
+  },
+  {
+    id: "jail-manager-files",
+    guard:
+      "a package manager a protected configuration runs keeps its settings files (.npmrc, .yarnrc.yml, bunfig.toml) read-only, absent ones watched",
+    why: "a job wrote .npmrc's script-shell and Claude Code's hook `npm run lint` ran the job's program",
+    file: "src/sandbox/config-named.ts",
+    search: "      for (const abs of managerFiles(tokens, project, o.workdir)) take(abs, false);",
+    replace: "",
+    tests: ["test/reliability/jail-routes-bash.test.ts"],
+    build: true,
+  },
+  {
+    id: "jail-bin-entries-absent",
+    guard: "a name a configuration runs through node_modules/.bin is watched where npm looks first, absent entries too",
+    why: "a job made node_modules/.bin/node and the lint script's `node` run by the hook's npm was the job's program",
+    file: "src/sandbox/config-named.ts",
+    search: "entryExists(p) ? linkChain(p, o.workdir) : [p]",
+    replace: "linkChain(p, o.workdir)",
+    tests: ["test/reliability/jail-routes-bash.test.ts"],
+    build: true,
+  },
+  {
     id: "jail-link-chain-depth",
     guard: "a link chain is followed as far as the kernel follows it (40 links) to the script at its end",
     why: "a hook linked to scripts/pre-commit through more than 8 links left the script writable, and git runs it",

@@ -1,10 +1,19 @@
 import { lstatSync, readdirSync, readlinkSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { readRegularHead } from "../sys/file-head.ts";
+import { entryExists, readRegularHead } from "../sys/file-head.ts";
 import { canonicalPath, isWithin, resolveUserPath } from "../sys/paths.ts";
 import { ruleForName } from "../sys/protected-names.ts";
 import { claudePluginDirs } from "./claude-plugins.ts";
-import { binEntry, binsRun, linkChain, type PathDir, pathDirs, pathFolders, runnerFiles } from "./config-programs.ts";
+import {
+  binEntries,
+  binsRun,
+  linkChain,
+  managerFiles,
+  type PathDir,
+  pathDirs,
+  pathFolders,
+  runnerFiles,
+} from "./config-programs.ts";
 
 /**
  * The files of the work tree that a protected configuration runs: a Claude Code hook's
@@ -374,7 +383,8 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
       }
       // What the host finds by name: node_modules/.bin's exact entries, a folder put on PATH whole.
       for (const b of bins)
-        for (const abs of linkChain(binEntry(b, project, o.workdir) ?? "", o.workdir)) take(abs, false);
+        for (const p of binEntries(b, project, o.workdir))
+          for (const abs of entryExists(p) ? linkChain(p, o.workdir) : [p]) take(abs, false);
       for (const d of pathFolders(paths, project, o.workdir, o.home)) {
         onPath.push(d);
         if (d.dir !== o.workdir) found.add(d.dir); // the work tree itself is watched, never bound (tree-guard.ts)
@@ -386,6 +396,8 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
       for (const w of new Set(words)) for (const abs of resolveWord(w, bases, o, run)) take(abs, false);
       // `make lint`, `just fmt`: the runner reads its file from where the host runs it.
       for (const abs of runnerFiles(tokens, project)) if (isWithin(abs, o.workdir)) take(abs, false);
+      // `npm run lint`, `npx x`: the package manager obeys its own settings files there, absent ones named too.
+      for (const abs of managerFiles(tokens, project, o.workdir)) take(abs, false);
       const pkg = runs.length > 0 ? nearestScripts(project, o) : null;
       for (const name of runs) {
         const body = pkg?.scripts[name];

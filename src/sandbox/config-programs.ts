@@ -54,19 +54,58 @@ export function binsRun(text: string, script: boolean): string[] {
   return out;
 }
 
-/** `node_modules/.bin/<name>` in `dir` or the nearest folder above it (up to the work tree's root) that has one. */
-export function binEntry(name: string, dir: string, workdir: string): string | null {
+/**
+ * Where a package runner looks for `<name>`: `node_modules/.bin/<name>` of `dir`, then of
+ * each folder above it (up to the work tree's root), first found first run (npm puts them
+ * on PATH in that order). Each place up to the first entry there, absent ones too: a job
+ * that makes `node_modules/.bin/node` nearer than the `node` the script meant is what runs.
+ */
+export function binEntries(name: string, dir: string, workdir: string): string[] {
+  const out: string[] = [];
   for (let d = dir; d === workdir || isWithin(d, workdir); d = dirname(d)) {
     const p = join(d, "node_modules", ".bin", name);
-    try {
-      lstatSync(p);
-      return p;
-    } catch {
-      // not here: npm looks in the folder above
-    }
+    out.push(p);
+    if (entryExists(p)) break;
     if (d === workdir) break;
   }
-  return null;
+  return out;
+}
+
+/**
+ * Package managers' own settings, read from the folder they run in and each folder above
+ * it whenever they run: npm's (and pnpm's, yarn 1's) `.npmrc` (`script-shell`,
+ * `node-options`), yarn's `.yarnrc` (`yarn-path`) and `.yarnrc.yml` (`yarnPath`), pnpm's
+ * `pnpm-workspace.yaml` settings and `.pnpmfile.cjs`, bun's `bunfig.toml` (`preload`):
+ * each runs a program of its choosing before the script a configuration asked for.
+ */
+const MANAGER_FILES: Readonly<Record<string, readonly string[]>> = {
+  npm: [".npmrc"],
+  pnpm: [".npmrc", "pnpm-workspace.yaml", ".pnpmfile.cjs"],
+  yarn: [".npmrc", ".yarnrc", ".yarnrc.yml"],
+  bun: ["bunfig.toml"],
+};
+const MANAGER_ALIAS: Readonly<Record<string, string>> = { npx: "npm", pnpx: "pnpm", bunx: "bun" };
+/** Options that send a manager to another folder: `npm --prefix x`, `pnpm -C x`, `yarn --cwd x`, `bun --cwd x`. */
+const MANAGER_DIR = ["--prefix", "-C", "--dir", "--cwd"];
+
+/** The settings files (absent ones too) the package managers among `tokens` read, inside the work tree. */
+export function managerFiles(tokens: readonly string[], project: string, workdir: string): string[] {
+  const out = new Set<string>();
+  for (let i = 0; i < tokens.length; i++) {
+    const w = basename(tokens[i]!);
+    const files = MANAGER_FILES[MANAGER_ALIAS[w] ?? w];
+    if (!files) continue;
+    let dir = project;
+    for (let j = i + 1; j < tokens.length && tokens[j]!.startsWith("-"); j++) {
+      const to = optionValue(tokens, j, MANAGER_DIR);
+      if (to) dir = resolve(dir, to);
+    }
+    for (let d = dir; d === workdir || isWithin(d, workdir); d = dirname(d)) {
+      for (const f of files) out.add(join(d, f));
+      if (d === workdir) break;
+    }
+  }
+  return [...out];
 }
 
 /** `abs` and every link and file its chain of links reaches inside the work tree. */

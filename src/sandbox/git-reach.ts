@@ -2,7 +2,7 @@ import { lstatSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { DlError } from "../errors.ts";
 import { GIT_CONFIG_SOURCE } from "../sys/git-config-env.ts";
-import { resolveUserPath } from "../sys/paths.ts";
+import { landingPath, resolveUserPath } from "../sys/paths.ts";
 import { type RunOptions, type RunResult, runGroup } from "../sys/process.ts";
 
 /**
@@ -152,7 +152,15 @@ export function namedByConfig(
     for (const w of words) if (w) named.add(resolveUserPath(w, from, where.home));
     if (isInclude && e.value) includes.push(resolveUserPath(e.value, from, where.home));
   }
-  return { hooksDirs, named: [...named], includes, configFiles: [...configFiles] };
+  // git opens each path through the kernel, which follows links: a file or hooks dir of the
+  // home whose folder links into a checkout (dotfiles kept in a repository) is that checkout's.
+  const landed = (paths: Iterable<string>) => [...new Set([...paths].flatMap((p) => [p, landingPath(p)]))];
+  return {
+    hooksDirs: landed(hooksDirs),
+    named: landed(named),
+    includes: landed(includes),
+    configFiles: landed(configFiles),
+  };
 }
 
 /** The repository `dir` belongs to, as git sees it from there; null when it is in none. */

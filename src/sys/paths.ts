@@ -1,5 +1,5 @@
-import { existsSync, lstatSync, realpathSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { DlError } from "../errors.ts";
 
 /**
@@ -128,6 +128,29 @@ export function realpathDeepest(target: string): string | null {
     tail.push(cur.slice(parent.length).replace(/^[\\/]+/, ""));
     cur = parent;
   }
+}
+
+/** Links the kernel follows at most in one lookup (ELOOP past 40). */
+const MAX_LINKS = 40;
+
+/**
+ * Where a program's open of `p` lands: canonical, every link on the way followed as the
+ * kernel follows it, the last one too even when what it names is absent (a config file
+ * `~/.dotgit/gitconfig` whose folder links into a checkout is that checkout's file).
+ */
+export function landingPath(p: string): string {
+  let cur = resolve(p);
+  for (let n = 0; n < MAX_LINKS; n++) {
+    const at = join(canonicalPath(dirname(cur)), basename(cur));
+    let to: string;
+    try {
+      to = readlinkSync(at);
+    } catch {
+      return at; // not a link, or absent: the open lands here
+    }
+    cur = isAbsolute(to) ? resolve(to) : resolve(dirname(at), to);
+  }
+  return cur;
 }
 
 /** A leading `~`, `$HOME` or `${HOME}` of a path as written in a config or a command. */

@@ -142,6 +142,10 @@ mkdir -p wt/tools/hooks wt/scripts && ${EXIT0} > wt/tools/hooks/pre-commit && ${
 printf '#!/bin/sh\n~/%s/scripts/home-check\n' "$rel" > wt/tools/hooks/post-commit
 chmod +x wt/tools/hooks/pre-commit wt/tools/hooks/post-commit wt/scripts/home-check
 git -C main config extensions.worktreeConfig true && git -C wt config --worktree core.hooksPath "~/$rel/tools/hooks"
+# The user's global config includes a file of their dotfiles, kept in this checkout: the home links the folder.
+mkdir -p wt/dotfiles && printf '[color]\n\tui = auto\n' > wt/dotfiles/gitconfig
+ln -sfn "$PWD/wt/dotfiles" "$HOME/.dotgit"
+git config --global --get include.path >/dev/null || git config --global include.path '~/.dotgit/gitconfig'
 `;
 
 const SUBDIR = `set -e

@@ -787,6 +787,28 @@ text case-fold pkg/.GIT "gitdir: $PWD/.evil-sub"`,
     ]),
     absent: [".VSCode", ".Claude", "pkg/.GIT"],
   },
+  {
+    // npm reads the project's .npmrc whenever it runs: the hook's `npm run lint` runs its script-shell.
+    id: "npmrc-shell",
+    reaches: true,
+    layout: "repo",
+    klass: "tool-config",
+    sh: `text npmrc-shell .npmrc "script-shell=$(script npmrc-shell)"`,
+    tools: withScript("npmrc-shell", (s) => [write(".npmrc", `script-shell=${s}\n`)]),
+    absent: [".npmrc"],
+    named: [".npmrc"],
+  },
+  {
+    // npm puts node_modules/.bin first on PATH: the lint script's `node` is the first one found there.
+    id: "npm-bin-shadow",
+    reaches: true,
+    layout: "repo",
+    klass: "tool-config",
+    sh: "put npm-bin-shadow node_modules/.bin/node",
+    tools: (_w, pay) => [write("node_modules/.bin/node", pay)],
+    absent: ["node_modules/.bin/node"],
+    named: ["node_modules/.bin/node"],
+  },
 ];
 
 const MANY_ROUTES: Route[] = [
@@ -1104,6 +1126,16 @@ conf wt-admin "$admin/../../config" core.fsmonitor "$(script wt-admin)"`,
     sh: "put home-hook-script scripts/home-check",
     tools: (_w, pay) => [write("scripts/home-check", pay)],
     unchanged: ["scripts/home-check"],
+  },
+  {
+    // The user's global git config includes ~/.dotgit/gitconfig, ~/.dotgit a link to the checkout's dotfiles/.
+    id: "home-config-link",
+    reaches: true,
+    layout: "worktree",
+    klass: "review",
+    sh: `conf home-config-link dotfiles/gitconfig core.fsmonitor "$(script home-config-link)"`,
+    tools: withScript("home-config-link", (s) => [write("dotfiles/gitconfig", `[core]\n\tfsmonitor = sh ${s}\n`)]),
+    unchanged: ["dotfiles/gitconfig"],
   },
   {
     id: "wt-add",
