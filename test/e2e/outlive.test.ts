@@ -19,8 +19,8 @@ import { skipBwrap } from "../sandbox/jail-env.ts";
 /**
  * Work outlives the window: each job is run by a supervisor of its own, so when the
  * server that took the call is SIGKILLed, or its stdin closes (the host went away), the
- * job runs on to `done` with its answer and its changes, and a new `dl serve` of the same
- * project polls it and settles its MCP task (tasks/get) from the store. Through dist/dl
+ * job runs on to `done` with its answer and its changes, and a new `dl serve` polls it
+ * and settles its MCP task (tasks/get) from the store. Through dist/dl
  * with each provider: agent jobs against a scripted fake model (its run writes a file),
  * the real Codex CLI against a fake Responses API (its model calls Codex's own exec and
  * apply_patch tools once the window is gone, and Codex writes the file in the workdir),
@@ -204,43 +204,122 @@ function runningUnderSupervisor(c: Case, id: string) {
   }, `${id} to run under its supervisor`);
 }
 
-async function outlive(c: Case, how: Exit): Promise<void> {
-  // One gate per provider and exit: a gate another case opened would let this job finish early.
-  const key = `${c.provider}-${how.replace(/\W+/g, "-").toLowerCase()}`;
-  const workdir = makeRepo(root, key, 0).repo;
-  const first = await server(workdir);
-  const [tool, args] = c.call(workdir, key);
-  const execution = await first.session.callTool(tool, args as never);
-  expect(execution.kind).toBe("task");
-  const taskId = execution.handle!.taskId;
-  const id = jobIdOf(taskId);
-  const running = await runningUnderSupervisor(c, id);
-  expect(running.owner_pid).not.toBe(first.io.proc.pid);
-  const reference = (execution as never as { serializeReference: () => never }).serializeReference();
-  await endServer(first.io.proc, how);
-  expect(pidAlive(running.owner_pid!)).toBe(true);
-  // The change is still to be made: the job makes it with its window gone.
-  if (c.gated) expect(existsSync(join(workdir, c.gated.file))).toBe(false);
-  openGate(key, workdir);
+/** What the host and the stores showed of one provider's job while its window ended and the next server settled it. */
+type Seen = {
+  kind: string;
+  id: string;
+  workdir: string;
+  firstPid: number;
+  running: JobRow;
+  supervisorAliveAfterEnd: boolean;
+  gatedFileBeforeGate: boolean | null;
+  outcome: { status: string };
+  result: { isError?: boolean; structuredContent: Record<string, unknown> };
+  row: JobRow;
+  polled: string;
+};
 
-  // A new window of the same project: it answers for the job another server started.
-  const second = await server(workdir);
-  const { outcome } = await (await second.session.resumeTask(reference)).settle();
-  expect(outcome.status).toBe("completed");
-  const result = resultFromTaskOutcome(outcome as never) as {
-    isError?: boolean;
-    structuredContent: Record<string, unknown>;
-  };
-  expect(result.isError).toBeFalsy();
-  const row = readRow(c.stateDir(), id)!;
-  expect(row.status).toBe("done");
-  c.check(result.structuredContent, workdir, row);
-  const polled = (await second.client.callTool({ name: `poll_${c.provider}`, arguments: { ids: [id] } })) as {
-    structuredContent: { jobs: { status: string }[] };
-  };
-  expect(polled.structuredContent.jobs[0]!.status).toBe("done");
+/**
+ * One window per way it ends: a server takes one job of each provider (each its own repo,
+ * its own gate), the window ends that way while every job runs under its supervisor, the
+ * gates open, and a new server settles every task (tasks/get) from the store and polls
+ * each job. Each provider's test reads its own job's account (one window with every
+ * provider's work in it ends as one window does). A provider whose run throws fails only
+ * its own test.
+ */
+const windows = new Map<Exit, Promise<Map<string, Seen | Error>>>();
+const windowEnding = (how: Exit) => {
+  if (!windows.has(how)) windows.set(how, endOneWindow(how));
+  return windows.get(how)!;
+};
+
+const keyOf = (c: Case, how: Exit) => `${c.provider}-${how.replace(/\W+/g, "-").toLowerCase()}`;
+
+async function endOneWindow(how: Exit): Promise<Map<string, Seen | Error>> {
+  const cases = CASES.filter((c) => !(c.provider === "gemini" && skipBwrap));
+  const first = await connectTaskDl(env, { cwd: root });
+  const seen = new Map<string, Seen | Error>();
+  const started = await Promise.all(
+    cases.map(async (c) => {
+      try {
+        // One gate per provider and exit: a gate another case opened would let this job finish early.
+        const key = keyOf(c, how);
+        const workdir = makeRepo(root, key, 0).repo;
+        const [tool, args] = c.call(workdir, key);
+        const execution = await first.session.callTool(tool, args as never);
+        const id = jobIdOf(execution.handle!.taskId);
+        const running = await runningUnderSupervisor(c, id);
+        const reference = (execution as never as { serializeReference: () => never }).serializeReference();
+        return { c, key, workdir, kind: execution.kind, id, running, reference };
+      } catch (e) {
+        seen.set(c.provider, e instanceof Error ? e : new Error(String(e)));
+        return null;
+      }
+    }),
+  );
+  const firstPid = first.io.proc.pid;
+  await endServer(first.io.proc, how);
+  await first.close();
+  const live = started.filter((s) => s !== null);
+  const afterEnd = live.map((s) => ({
+    supervisorAliveAfterEnd: pidAlive(s.running.owner_pid!),
+    // The change is still to be made: the job makes it with its window gone.
+    gatedFileBeforeGate: s.c.gated ? existsSync(join(s.workdir, s.c.gated.file)) : null,
+  }));
+  for (const s of live) openGate(s.key, s.workdir);
+
+  // A new window: it answers for the jobs another server started.
+  const second = await connectTaskDl(env, { cwd: root });
+  try {
+    await Promise.all(
+      live.map(async (s, i) => {
+        try {
+          const { outcome } = await (await second.session.resumeTask(s.reference)).settle();
+          const result = resultFromTaskOutcome(outcome as never) as Seen["result"];
+          const row = readRow(s.c.stateDir(), s.id)!;
+          const polled = (await second.client.callTool({
+            name: `poll_${s.c.provider}`,
+            arguments: { ids: [s.id] },
+          })) as { structuredContent: { jobs: { status: string }[] } };
+          const { kind, id, workdir, running } = s;
+          const status = polled.structuredContent.jobs[0]!.status;
+          seen.set(s.c.provider, {
+            kind,
+            id,
+            workdir,
+            firstPid,
+            running,
+            ...afterEnd[i]!,
+            outcome,
+            result,
+            row,
+            polled: status,
+          });
+        } catch (e) {
+          seen.set(s.c.provider, e instanceof Error ? e : new Error(String(e)));
+        }
+      }),
+    );
+  } finally {
+    await second.close();
+  }
+  return seen;
+}
+
+async function outlive(c: Case, how: Exit): Promise<void> {
+  const s = (await windowEnding(how)).get(c.provider);
+  if (s instanceof Error || s === undefined) throw s ?? new Error(`${c.provider}: no account of its job`);
+  expect(s.kind).toBe("task");
+  expect(s.running.owner_pid).not.toBe(s.firstPid);
+  expect(s.supervisorAliveAfterEnd).toBe(true);
+  if (c.gated) expect(s.gatedFileBeforeGate).toBe(false);
+  expect(s.outcome.status).toBe("completed");
+  expect(s.result.isError).toBeFalsy();
+  expect(s.row.status).toBe("done");
+  c.check(s.result.structuredContent, s.workdir, s.row);
+  expect(s.polled).toBe("done");
   // Its supervisor ended with it.
-  await until(() => !pidAlive(running.owner_pid!), "the supervisor to end with its job");
+  await until(() => !pidAlive(s.running.owner_pid!), "the supervisor to end with its job");
 }
 
 describe("a job outlives the server that started it", () => {
