@@ -1464,6 +1464,38 @@ export const MUTATIONS: Mutation[] = [
     build: true,
   },
   {
+    id: "jail-direnv-layout",
+    guard:
+      "a folder direnv's `layout node|php|go|python…` puts first on PATH (node_modules/.bin, vendor/bin, .direnv) is named whole",
+    why: "an allowed .envrc's `layout node` ran the job's node_modules/.bin/tool at the hook's bare `tool`",
+    file: "src/sandbox/config-programs.ts",
+    search: '    if (layout) out.push(DIRENV_LAYOUT[layout] ?? ".direnv");',
+    replace: "",
+    tests: ["test/reliability/jail-routes-bash.test.ts"],
+    build: true,
+  },
+  {
+    id: "jail-direnv-loads",
+    guard:
+      "the files an allowed .envrc loads (source_env_if_exists .envrc.local, dotenv's .env, use nix) are read-only, absent ones watched",
+    why: "direnv ran the .envrc.local a job made with no new `direnv allow`, and took a job's .env NODE_OPTIONS into the hook's npx",
+    file: "src/sandbox/config-named.ts",
+    search: "      for (const abs of direnvFiles(loads, project, o)) take(abs, false);",
+    replace: "",
+    tests: ["test/reliability/jail-routes-bash.test.ts"],
+    build: true,
+  },
+  {
+    id: "jail-move-out-shallowest",
+    guard: "new entries are moved out shallowest first, so a new folder leaves whole with what it holds",
+    why: "moved deepest first, a new vendor/bin's tool went first and the folder's own move failed (ENOTEMPTY): the folder a config puts on PATH stayed",
+    file: "src/sandbox/tree-verdict.ts",
+    search: "[...new Set(impostors)].sort((a, b) => a.length - b.length)",
+    replace: "[...new Set(impostors)].sort((a, b) => b.length - a.length)",
+    tests: ["test/reliability/jail-routes-bash.test.ts"],
+    build: true,
+  },
+  {
     id: "jail-link-chain-depth",
     guard: "a link chain is followed as far as the kernel follows it (40 links) to the script at its end",
     why: "a hook linked to scripts/pre-commit through more than 8 links left the script writable, and git runs it",

@@ -7,6 +7,7 @@ import { claudePluginDirs } from "./claude-plugins.ts";
 import {
   binEntries,
   binsRun,
+  direnvLoads,
   linkChain,
   managerFiles,
   type PathDir,
@@ -145,7 +146,17 @@ function nearestScripts(dir: string, o: NamedOptions): { pkg: string; scripts: R
  * matter only (its body is prose), but a memory file's `@path` imports as well.
  */
 function wordsOf(src: Source): Words {
-  const none = { words: [], tokens: [], sourced: [], imports: [], runs: [], bins: [], paths: [], plugins: [] };
+  const none = {
+    words: [],
+    tokens: [],
+    sourced: [],
+    imports: [],
+    runs: [],
+    bins: [],
+    paths: [],
+    loads: { files: [], up: [] },
+    plugins: [],
+  };
   if (USER_RUN.test(basename(src.file))) return none;
   const text = src.text ?? readText(src.file);
   if (text === null) return none;
@@ -163,6 +174,7 @@ function wordsOf(src: Source): Words {
     runs: npmScriptsRun(body),
     bins,
     paths: pathDirs(body),
+    loads: direnvLoads(body),
     plugins,
   };
 }
@@ -204,6 +216,8 @@ interface Words {
   bins: string[];
   /** Folders put on PATH. */
   paths: PathDir[];
+  /** Files direnv loads (config-programs.ts direnvLoads). */
+  loads: ReturnType<typeof direnvLoads>;
   /** Claude Code plugin and marketplace folders (claude-plugins.ts). */
   plugins: string[];
 }
@@ -346,6 +360,36 @@ function resolveWord(word: string, bases: string[], o: NamedOptions, run: Readon
 }
 
 /**
+ * The files of the work tree direnv loads for an .envrc of `project` (direnvLoads): each
+ * as written, from the .envrc's folder (a folder: the file it reads there), and each name
+ * `source_up` looks for in the folders above, up to the work tree's root; present or not,
+ * so a job that makes `.envrc.local` or `.env` is found. A link and its chain count too.
+ */
+function direnvFiles(loads: Words["loads"], project: string, o: NamedOptions): string[] {
+  const out: string[] = [];
+  const keep = (abs: string) => {
+    if (abs === o.workdir || !isWithin(abs, o.workdir)) return;
+    out.push(abs, ...linkChain(abs, o.workdir));
+  };
+  for (const f of loads.files) {
+    const abs = resolveUserPath(f.path, project, o.home);
+    let folder = false;
+    try {
+      folder = lstatSync(abs).isDirectory();
+    } catch {
+      // absent: named as written
+    }
+    keep(folder ? join(abs, f.inDir) : abs);
+  }
+  for (const name of loads.up)
+    for (let d = dirname(project); d !== project && isWithin(d, o.workdir); d = dirname(d)) {
+      keep(join(d, name));
+      if (d === o.workdir) break;
+    }
+  return [...new Set(out)];
+}
+
+/**
  * Every regular file of the work tree a protected entry (a config file or folder, at
  * `entry`) names, every package.json script it runs, and what those name in turn; the
  * entry's own files excluded. `project`: where its host runs it (the folder holding the
@@ -372,7 +416,7 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
       next.push({ file: abs, memory });
     };
     for (const src of level) {
-      const { words, tokens, sourced, imports, runs, bins, paths, plugins } = wordsOf(src);
+      const { words, tokens, sourced, imports, runs, bins, paths, loads, plugins } = wordsOf(src);
       // A plugin folder is Claude Code's configuration whole; what its files name is followed too.
       // An interpreter given a folder runs what is in it: the folder is the program, whole.
       const run = interpreted(words, sourced);
@@ -389,6 +433,8 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
         onPath.push(d);
         if (d.dir !== o.workdir) found.add(d.dir); // the work tree itself is watched, never bound (tree-guard.ts)
       }
+      // What direnv loads from an allowed .envrc on its own (source_env, dotenv, use nix): absent ones named too.
+      for (const abs of direnvFiles(loads, project, o)) take(abs, false);
       // An import is relative to the file that holds it.
       for (const w of imports) for (const abs of resolveWord(w, [dirname(src.file)], o, "any")) take(abs, true);
       if (depth >= MAX_DEPTH) continue;

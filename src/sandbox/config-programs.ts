@@ -159,6 +159,9 @@ function shellWords(text: string): string[] {
   return out;
 }
 
+/** The folder direnv's stdlib `layout <name>` puts first on PATH, where it is not under `.direnv` (direnv_layout_dir). */
+const DIRENV_LAYOUT: Readonly<Record<string, string>> = { node: "node_modules/.bin", php: "vendor/bin" };
+
 /** The folders one line puts on PATH, as written. */
 function lineDirs(line: string): string[] {
   const out: string[] = [];
@@ -167,6 +170,12 @@ function lineDirs(line: string): string[] {
     // direnv: `PATH_add dir…`, `path_add VAR dir…`; every argument is a folder.
     if (words[i] === "PATH_add") out.push(...words.slice(i + 1));
     if (words[i] === "path_add" && words[i + 1] === "PATH") out.push(...words.slice(i + 2));
+    // `layout node` (node_modules/.bin), `layout php` (vendor/bin), any other layout (python,
+    // go, ruby, perl: a bin/ under direnv's own .direnv/, its name the interpreter's version,
+    // the venv's libraries beside it); `load_prefix x` (x/bin).
+    const layout = /^layout_(\w+)$/.exec(words[i]!)?.[1] ?? (words[i] === "layout" ? words[i + 1] : undefined);
+    if (layout) out.push(DIRENV_LAYOUT[layout] ?? ".direnv");
+    if (words[i] === "load_prefix" && words[i + 1]) out.push(`${words[i + 1]}/bin`);
   }
   // `PATH=a:b:$PATH`, `export PATH="$PWD/bin:$PATH"`, JSON's `"PATH": "…"`, TOML's `PATH = "…"`.
   for (const m of line.matchAll(/\bPATH["']?\s*[:=]\s*/g)) {
@@ -180,6 +189,48 @@ function lineDirs(line: string): string[] {
   // `node = "path:./x"`): the folder's bin/ goes first on PATH; the folder is named whole.
   for (const m of line.matchAll(/(?:^|[\s"'[,=])path:([^\s"',\]#]+)/g)) out.push(m[1]!);
   return out;
+}
+
+/**
+ * The files direnv's stdlib loads from an allowed `.envrc` without asking again
+ * (measured with direnv 2.32): `source_env f` and `source_env_if_exists f` run f as shell
+ * (a folder: its .envrc); `dotenv [f]` and `dotenv_if_exists [f]` take f's (else `.env`'s)
+ * variables as the shell's environment (`NODE_OPTIONS`, `GIT_CONFIG_*`: programs run);
+ * `use nix [f]` evaluates shell.nix and default.nix (or f), `use flake` flake.nix and
+ * flake.lock, their shellHook run. As written, from the .envrc's folder; `up`: the names
+ * `source_up [name]` looks for in each folder above it (`.envrc` by default).
+ */
+export function direnvLoads(text: string): { files: DirenvFile[]; up: string[] } {
+  const files: DirenvFile[] = [];
+  const up: string[] = [];
+  for (const command of text.split(/&&|\|\||[;|\n]/)) {
+    const words = shellWords(command).map((w) => w.replace(/["']/g, ""));
+    while (/^(then|do|else|\{|\(|!)$/.test(words[0] ?? "")) words.shift();
+    const [w, a, b] = words;
+    const arg = a && !a.startsWith("-") ? a : undefined;
+    if (/^source_env(_if_exists)?$/.test(w ?? "") && arg) files.push({ path: arg, inDir: ".envrc" });
+    else if (/^dotenv(_if_exists)?$/.test(w ?? "")) files.push({ path: arg ?? ".env", inDir: ".env" });
+    else if (/^source_up(_if_exists)?$/.test(w ?? "")) up.push(arg ?? ".envrc");
+    else if (w === "use" && a === "nix")
+      for (const f of b ? [b] : ["shell.nix", "default.nix"]) files.push({ path: f, inDir: "default.nix" });
+    else if (w === "use" && a === "flake") {
+      const dir = b?.replace(/#.*$/, "") || ".";
+      for (const f of ["flake.nix", "flake.lock"]) files.push({ path: `${dir}/${f}`, inDir: f });
+    }
+  }
+  return {
+    files: files.flatMap((f) => {
+      const path = folderOf(f.path);
+      return path ? [{ path, inDir: f.inDir }] : [];
+    }),
+    up,
+  };
+}
+
+/** A file direnv loads, as written; `inDir`: what it reads when the path is a folder (`dotenv sub`: sub/.env). */
+export interface DirenvFile {
+  path: string;
+  inDir: string;
 }
 
 /** Folders a config puts on PATH (`PATH_add bin`, `PATH=./bin:$PATH`, `"PATH": "${workspaceFolder}/bin:…"`, mise's `_.path`). */

@@ -159,13 +159,18 @@ function scrubQuietly(dir: string): void {
   }
 }
 
-/** Deepest first, so a new folder's own new entries leave with it, not twice. Never throws: what stays is named. */
+/**
+ * Shallowest first (a folder's path is shorter than its entries'), so a new folder's own
+ * new entries leave with it, not before it: moved one by one, each would land in the
+ * quarantine where the folder's move then fails (ENOTEMPTY), the folder left in the tree
+ * (a new `vendor/bin` a config puts on PATH). Never throws: what stays is named.
+ */
 function moveAllOut(root: string, impostors: string[], makeQuarantine: () => string) {
   let quarantine: string | null = null;
   let noQuarantine: string | null = null;
   const remaining: string[] = [];
   const failed: string[] = [];
-  for (const rel of [...new Set(impostors)].sort((a, b) => b.length - a.length)) {
+  for (const rel of [...new Set(impostors)].sort((a, b) => a.length - b.length)) {
     if (!entryExists(join(root, rel))) continue;
     let why = noQuarantine;
     if (!why) {

@@ -117,12 +117,25 @@ function directoryPlugins(settings: Record<string, unknown>, project: string): s
   });
 }
 
-/** direnv's own `PATH_add dir…` and `path_add VAR dir…`: each folder, relative to the .envrc's, first on PATH. */
+/**
+ * direnv's stdlib, as far as the routes use it (measured with direnv 2.32: `direnv exec` after
+ * `direnv allow`): `PATH_add dir…` and `path_add PATH dir…` put each folder, relative to the
+ * .envrc's, first on PATH; `layout node` puts node_modules/.bin there, `layout php` vendor/bin,
+ * `layout go` .direnv/go/bin, `load_prefix x` x/bin; `source_env f` runs f from its folder
+ * (`source_env_if_exists f` when it is there, no new `direnv allow` asked); `dotenv [f]` and
+ * `dotenv_if_exists [f]` export f's (.env's) `NAME=value` lines.
+ */
 const DIRENV_STDLIB = `PATH_add() { for d; do case $d in /*) ;; *) d="$PWD/$d" ;; esac; PATH="$d:$PATH"; done; }
 path_add() { v=$1; shift; if [ "$v" = PATH ]; then PATH_add "$@"; fi; }
+layout() { case $1 in node) PATH_add node_modules/.bin ;; php) PATH_add vendor/bin ;; go) PATH_add .direnv/go/bin ;; esac; }
+load_prefix() { PATH_add "$1/bin"; }
+source_env() { _f=$1; [ -d "$_f" ] && _f=$_f/.envrc; [ -f "$_f" ] || return 1; case $_f in */*) _d=\${_f%/*} ;; *) _d=. ;; esac; _back=$PWD; cd "$_d" && . "./\${_f##*/}"; cd "$_back"; }
+source_env_if_exists() { if [ -f "$1" ]; then source_env "$1"; fi; }
+dotenv() { _f=\${1:-.env}; [ -d "$_f" ] && _f=$_f/.env; [ -f "$_f" ] || return 1; while IFS= read -r _l; do case $_l in [A-Za-z_]*=*) export "$_l" ;; esac; done < "$_f"; }
+dotenv_if_exists() { dotenv "$@" || true; }
 `;
 
-/** The shell lines of an .envrc that set PATH (PATH_add, path_add, PATH=), run by the shell as direnv runs them; empty without one. */
+/** The lines of an .envrc that set PATH or load other files (the stdlib's above, PATH=), run by the shell as direnv runs them; empty without one. */
 function direnvPath(project: string): string {
   let text = "";
   try {
@@ -130,7 +143,9 @@ function direnvPath(project: string): string {
   } catch {
     return "";
   }
-  const lines = text.split("\n").filter((l) => /^\s*(PATH_add|path_add|(export\s+)?PATH=)/.test(l));
+  const lines = text
+    .split("\n")
+    .filter((l) => /^\s*(PATH_add|path_add|(export\s+)?PATH=|layout\s|load_prefix\s|source_env|dotenv)/.test(l));
   return lines.length > 0 ? `${DIRENV_STDLIB}${lines.join("\n")}\nexport PATH\n` : "";
 }
 

@@ -125,6 +125,9 @@ ${EXIT0} > .venv/bin/python3 && chmod +x .venv/bin/python3 && ln -s python3 .ven
 ${EXIT0} > bin/tool && chmod +x bin/tool && echo 'PATH_add bin' > .envrc
 # direnv takes several folders, quoted and spelt from $PWD: the second is tools/.
 ${EXIT0} > tools/fmt && chmod +x tools/fmt && echo 'PATH_add sbin "$PWD/tools"' >> .envrc
+# direnv's stdlib puts more folders first (layout node, php, go: node_modules/.bin, vendor/bin, .direnv/go/bin)
+# and loads a private .envrc.local and a .env when they are there (neither is, until a job makes them).
+printf 'layout node\nlayout php\nlayout go\nsource_env_if_exists .envrc.local\ndotenv_if_exists\n' >> .envrc
 printf '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"npx --no-install lint-fix"},{"type":"command","command":"tool"},{"type":"command","command":"fmt"}]}]}}\n' > .claude/settings.json
 printf '{"python.defaultInterpreterPath":"\${workspaceFolder}/.venv/bin/python"}\n' > .vscode/settings.json
 git add -A && git commit -q -m progs

@@ -1029,6 +1029,64 @@ ln -sfn ../../evil-python progs/.venv/bin/python 2>/dev/null && echo "venv-link:
     absent: ["progs/tools/git"],
   },
   {
+    // .envrc's `layout node` puts node_modules/.bin first on PATH (direnv 2.32): a `tool` there is the hook's bare `tool`.
+    id: "envrc-layout-node",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: "put envrc-layout-node progs/node_modules/.bin/tool",
+    tools: (_w, pay) => [write("progs/node_modules/.bin/tool", pay)],
+    absent: ["progs/node_modules/.bin/tool"],
+  },
+  {
+    // `layout php` puts vendor/bin first, absent until a job makes it.
+    id: "envrc-layout-php",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: "put envrc-layout-php progs/vendor/bin/tool",
+    tools: (_w, pay) => [write("progs/vendor/bin/tool", pay)],
+    absent: ["progs/vendor/bin"],
+    named: ["progs/vendor/bin"],
+  },
+  {
+    // `layout go` (python, ruby, perl alike) puts a folder of direnv's own .direnv/ first: .direnv/go/bin.
+    id: "envrc-layout-dir",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: "put envrc-layout-dir progs/.direnv/go/bin/tool",
+    tools: (_w, pay) => [write("progs/.direnv/go/bin/tool", pay)],
+    absent: ["progs/.direnv"],
+    named: ["progs/.direnv"],
+  },
+  {
+    // `source_env_if_exists .envrc.local`: direnv runs the file a job makes, with no new `direnv allow`.
+    id: "envrc-source-local",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: `text envrc-source-local progs/.envrc.local "sh $(script envrc-source-local)"`,
+    tools: withScript("envrc-source-local", (s) => [write("progs/.envrc.local", `sh ${s}\n`)]),
+    absent: ["progs/.envrc.local"],
+    named: ["progs/.envrc.local"],
+  },
+  {
+    // `dotenv_if_exists`: the environment a job writes in .env is the shell's; NODE_OPTIONS runs its file in the hook's npx.
+    id: "envrc-dotenv",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: `mkdir -p .payloads && putjs envrc-dotenv .payloads/envrc-dotenv.js
+text envrc-dotenv progs/.env "NODE_OPTIONS=--require $PWD/.payloads/envrc-dotenv.js"`,
+    tools: (w, _pay, js) => [
+      write(".payloads/envrc-dotenv.js", js),
+      write("progs/.env", `NODE_OPTIONS=--require ${w}/.payloads/envrc-dotenv.js\n`),
+    ],
+    absent: ["progs/.env"],
+    named: ["progs/.env"],
+  },
+  {
     // Protected configs the job creates where none was (no stand-in there): the check after the job.
     id: "fresh-config",
     reaches: true,

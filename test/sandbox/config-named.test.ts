@@ -85,9 +85,12 @@ describe("namedByToolConfig", () => {
     symlinkSync("../lint-fix/bin.js", join(w, "node_modules/.bin/lint-fix"));
     symlinkSync("../fmt/cli.js", join(w, "node_modules/.bin/fmt"));
     symlinkSync("python3.12", join(w, ".venv/bin/python"));
+    // npm's own .npmrc (absent: watched), and every .bin place npm looks, the absent tsc too.
     expect(named(w, ".claude", ignored).files).toEqual([
+      ".npmrc",
       "node_modules/.bin/fmt",
       "node_modules/.bin/lint-fix",
+      "node_modules/.bin/tsc",
       "node_modules/fmt/cli.js",
       "node_modules/lint-fix/bin.js",
     ]);
@@ -171,8 +174,40 @@ describe("namedByToolConfig", () => {
     });
     const c = named(w, ".claude");
     expect(c.scripts).toEqual(["lint", "fmt"]);
-    expect(c.files).toEqual(["tools/lint.js"]);
+    // The managers' settings files and the .bin entries the scripts' node and prettier would be, absent ones too.
+    expect(c.files).toEqual([
+      ".npmrc",
+      ".pnpmfile.cjs",
+      "node_modules/.bin/node",
+      "node_modules/.bin/prettier",
+      "pnpm-workspace.yaml",
+      "tools/lint.js",
+    ]);
     expect(named(w, ".husky").scripts).toEqual(["test"]);
+  });
+
+  test("direnv: the folders its layouts put on PATH and the files an .envrc loads, absent ones too", () => {
+    const w = tree({
+      ".envrc":
+        "layout node\nlayout_php\nlayout python3\nload_prefix ./pfx\nsource_env_if_exists .envrc.local\n" +
+        "dotenv_if_exists\ndotenv conf\nsource_env scripts/env.sh\nuse nix\nuse flake ./dev#x\n",
+      "conf/.env": "A=1\n",
+      "scripts/env.sh": "export B=1\n",
+    });
+    expect(named(w, ".envrc").files).toEqual([
+      ".direnv",
+      ".env",
+      ".envrc.local",
+      "conf/.env",
+      "default.nix",
+      "dev/flake.lock",
+      "dev/flake.nix",
+      "node_modules/.bin",
+      "pfx/bin",
+      "scripts/env.sh",
+      "shell.nix",
+      "vendor/bin",
+    ]);
   });
 
   test("a build runner pointed at another folder or given another file: that folder's Makefile, the file it is given", () => {
