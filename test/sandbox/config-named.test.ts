@@ -85,9 +85,12 @@ describe("namedByToolConfig", () => {
     symlinkSync("../lint-fix/bin.js", join(w, "node_modules/.bin/lint-fix"));
     symlinkSync("../fmt/cli.js", join(w, "node_modules/.bin/fmt"));
     symlinkSync("python3.12", join(w, ".venv/bin/python"));
+    // npm's own settings file (absent: watched) and every .bin entry npm looks up, absent ones too (tsc).
     expect(named(w, ".claude", ignored).files).toEqual([
+      ".npmrc",
       "node_modules/.bin/fmt",
       "node_modules/.bin/lint-fix",
+      "node_modules/.bin/tsc",
       "node_modules/fmt/cli.js",
       "node_modules/lint-fix/bin.js",
     ]);
@@ -171,7 +174,15 @@ describe("namedByToolConfig", () => {
     });
     const c = named(w, ".claude");
     expect(c.scripts).toEqual(["lint", "fmt"]);
-    expect(c.files).toEqual(["tools/lint.js"]);
+    // npm's and pnpm's settings files, and the .bin entries the scripts' programs are looked up in.
+    expect(c.files).toEqual([
+      ".npmrc",
+      ".pnpmfile.cjs",
+      "node_modules/.bin/node",
+      "node_modules/.bin/prettier",
+      "pnpm-workspace.yaml",
+      "tools/lint.js",
+    ]);
     expect(named(w, ".husky").scripts).toEqual(["test"]);
   });
 
