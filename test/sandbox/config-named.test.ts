@@ -85,7 +85,7 @@ describe("namedByToolConfig", () => {
     symlinkSync("../lint-fix/bin.js", join(w, "node_modules/.bin/lint-fix"));
     symlinkSync("../fmt/cli.js", join(w, "node_modules/.bin/fmt"));
     symlinkSync("python3.12", join(w, ".venv/bin/python"));
-    // npm's own .npmrc (absent: watched), and every .bin place npm looks, the absent tsc too.
+    // npm's own settings file (absent: watched) and every .bin entry npm looks up, absent ones too (tsc).
     expect(named(w, ".claude", ignored).files).toEqual([
       ".npmrc",
       "node_modules/.bin/fmt",
@@ -174,7 +174,7 @@ describe("namedByToolConfig", () => {
     });
     const c = named(w, ".claude");
     expect(c.scripts).toEqual(["lint", "fmt"]);
-    // The managers' settings files and the .bin entries the scripts' node and prettier would be, absent ones too.
+    // npm's and pnpm's settings files, and the .bin entries the scripts' programs are looked up in.
     expect(c.files).toEqual([
       ".npmrc",
       ".pnpmfile.cjs",
