@@ -390,6 +390,27 @@ function direnvFiles(loads: Words["loads"], project: string, o: NamedOptions): s
 }
 
 /**
+ * The package.json scripts `runs` names (nearest package.json to `project`), each read
+ * once as its command's text; `seen` (package.json and script name) is kept across levels.
+ */
+function scriptsRun(
+  runs: readonly string[],
+  project: string,
+  o: NamedOptions,
+  seen: Map<string, { pkg: string; name: string }>,
+): Source[] {
+  const pkg = runs.length > 0 ? nearestScripts(project, o) : null;
+  const out: Source[] = [];
+  for (const name of runs) {
+    const body = pkg?.scripts[name];
+    if (!pkg || typeof body !== "string" || seen.has(`${pkg.pkg}\0${name}`)) continue;
+    seen.set(`${pkg.pkg}\0${name}`, { pkg: pkg.pkg, name });
+    out.push({ file: pkg.pkg, memory: false, text: body });
+  }
+  return out;
+}
+
+/**
  * Every regular file of the work tree a protected entry (a config file or folder, at
  * `entry`) names, every package.json script it runs, and what those name in turn; the
  * entry's own files excluded. `project`: where its host runs it (the folder holding the
@@ -444,13 +465,7 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
       for (const abs of runnerFiles(tokens, project)) if (isWithin(abs, o.workdir)) take(abs, false);
       // `npm run lint`, `npx x`: the package manager obeys its own settings files there, absent ones named too.
       for (const abs of managerFiles(tokens, project, o.workdir)) take(abs, false);
-      const pkg = runs.length > 0 ? nearestScripts(project, o) : null;
-      for (const name of runs) {
-        const body = pkg?.scripts[name];
-        if (!pkg || typeof body !== "string" || scripts.has(`${pkg.pkg}\0${name}`)) continue;
-        scripts.set(`${pkg.pkg}\0${name}`, { pkg: pkg.pkg, name });
-        next.push({ file: pkg.pkg, memory: false, text: body });
-      }
+      next.push(...scriptsRun(runs, project, o, scripts));
     }
     level = next;
   }

@@ -1,6 +1,6 @@
 import { DlError } from "../errors.ts";
 import { groupAlive, type TerminateResult, terminateGroup } from "./process-group.ts";
-import { type Captured, type ExitInfo, type SpawnGroupOptions, spawnGroup } from "./process-spawn.ts";
+import { type Captured, type ExitInfo, type GroupChild, type SpawnGroupOptions, spawnGroup } from "./process-spawn.ts";
 
 /** Run a command to completion in its own group, with a timeout and an abort signal. */
 
@@ -61,6 +61,14 @@ export async function runGroup(opts: RunOptions): Promise<RunResult> {
 /** How often a jail whose set-up failed (nothing ran) is started before the failure stands. */
 const JAIL_SETUP_TRIES = 3;
 
+/** A gated child's gate, once onSpawn's answer is known: open only on true (a rejection shuts it too). */
+function decideGate(child: Pick<GroupChild, "openGate" | "shutGate">, mayRun: unknown): void {
+  void Promise.resolve(mayRun).then(
+    (ok) => (ok === true ? child.openGate() : child.shutGate()),
+    () => child.shutGate(),
+  );
+}
+
 async function runGroupOnce(opts: RunOptions): Promise<RunResult> {
   if (opts.signal?.aborted) throw new DlError("cancelled", "cancelled before the command started");
   const started = performance.now();
@@ -91,11 +99,7 @@ async function runGroupOnce(opts: RunOptions): Promise<RunResult> {
   opts.signal?.addEventListener("abort", onAbort, { once: true });
   // After the listener: the hook may abort the run at once.
   const mayRun = opts.onSpawn?.({ pid: child.pid, pgid: child.pgid });
-  if (opts.gated)
-    void Promise.resolve(mayRun).then(
-      (ok) => (ok === true ? child.openGate() : child.shutGate()),
-      () => child.shutGate(),
-    );
+  if (opts.gated) decideGate(child, mayRun);
   try {
     const exit = await child.exited;
     if (timer) clearTimeout(timer);

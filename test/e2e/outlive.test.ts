@@ -235,32 +235,44 @@ const windowEnding = (how: Exit) => {
 
 const keyOf = (c: Case, how: Exit) => `${c.provider}-${how.replace(/\W+/g, "-").toLowerCase()}`;
 
+const failure = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
+
+/** One provider's job, called as a task on the window's server, once it runs under its supervisor. */
+async function startJob(first: TaskDl, c: Case, how: Exit) {
+  // One gate per provider and exit: a gate another case opened would let this job finish early.
+  const key = keyOf(c, how);
+  const workdir = makeRepo(root, key, 0).repo;
+  const [tool, args] = c.call(workdir, key);
+  const execution = await first.session.callTool(tool, args as never);
+  const id = jobIdOf(execution.handle!.taskId);
+  const running = await runningUnderSupervisor(c, id);
+  const reference = (execution as never as { serializeReference: () => never }).serializeReference();
+  return { c, key, workdir, kind: execution.kind, id, running, reference };
+}
+type Started = Awaited<ReturnType<typeof startJob>>;
+
+/** What a new server answers for a job another server started: its task settled, its row, its poll. */
+async function settleJob(second: TaskDl, s: Started) {
+  const { outcome } = await (await second.session.resumeTask(s.reference)).settle();
+  const result = resultFromTaskOutcome(outcome as never) as Seen["result"];
+  const row = readRow(s.c.stateDir(), s.id)!;
+  const polled = (await second.client.callTool({ name: `poll_${s.c.provider}`, arguments: { ids: [s.id] } })) as {
+    structuredContent: { jobs: { status: string }[] };
+  };
+  return { outcome, result, row, polled: polled.structuredContent.jobs[0]!.status };
+}
+
 async function endOneWindow(how: Exit): Promise<Map<string, Seen | Error>> {
   const cases = CASES.filter((c) => !(c.provider === "gemini" && skipBwrap));
-  const first = await connectTaskDl(env, { cwd: root });
   const seen = new Map<string, Seen | Error>();
+  const first = await connectTaskDl(env, { cwd: root });
   const started = await Promise.all(
-    cases.map(async (c) => {
-      try {
-        // One gate per provider and exit: a gate another case opened would let this job finish early.
-        const key = keyOf(c, how);
-        const workdir = makeRepo(root, key, 0).repo;
-        const [tool, args] = c.call(workdir, key);
-        const execution = await first.session.callTool(tool, args as never);
-        const id = jobIdOf(execution.handle!.taskId);
-        const running = await runningUnderSupervisor(c, id);
-        const reference = (execution as never as { serializeReference: () => never }).serializeReference();
-        return { c, key, workdir, kind: execution.kind, id, running, reference };
-      } catch (e) {
-        seen.set(c.provider, e instanceof Error ? e : new Error(String(e)));
-        return null;
-      }
-    }),
+    cases.map((c) => startJob(first, c, how).catch((e) => void seen.set(c.provider, failure(e)))),
   );
   const firstPid = first.io.proc.pid;
   await endServer(first.io.proc, how);
   await first.close();
-  const live = started.filter((s) => s !== null);
+  const live = started.filter((s): s is Started => s !== undefined);
   const afterEnd = live.map((s) => ({
     supervisorAliveAfterEnd: pidAlive(s.running.owner_pid!),
     // The change is still to be made: the job makes it with its window gone.
@@ -274,15 +286,7 @@ async function endOneWindow(how: Exit): Promise<Map<string, Seen | Error>> {
     await Promise.all(
       live.map(async (s, i) => {
         try {
-          const { outcome } = await (await second.session.resumeTask(s.reference)).settle();
-          const result = resultFromTaskOutcome(outcome as never) as Seen["result"];
-          const row = readRow(s.c.stateDir(), s.id)!;
-          const polled = (await second.client.callTool({
-            name: `poll_${s.c.provider}`,
-            arguments: { ids: [s.id] },
-          })) as { structuredContent: { jobs: { status: string }[] } };
           const { kind, id, workdir, running } = s;
-          const status = polled.structuredContent.jobs[0]!.status;
           seen.set(s.c.provider, {
             kind,
             id,
@@ -290,13 +294,10 @@ async function endOneWindow(how: Exit): Promise<Map<string, Seen | Error>> {
             firstPid,
             running,
             ...afterEnd[i]!,
-            outcome,
-            result,
-            row,
-            polled: status,
+            ...(await settleJob(second, s)),
           });
         } catch (e) {
-          seen.set(s.c.provider, e instanceof Error ? e : new Error(String(e)));
+          seen.set(s.c.provider, failure(e));
         }
       }),
     );
