@@ -124,21 +124,33 @@ const SECRET_PARAM = /key|token|secret|passw|pwd|signature|credential|auth|sessi
 /** Short names that are credentials only as a whole word (`sig`, `pass`, `code`…). */
 const SECRET_WORD = /^(sig|pass|code|sas|x-amz-security-token|x-goog-signature)$/i;
 
-/** Values dl holds or was given (knowSecrets), each with the forms it is cut in. */
-const held = new Map<string, readonly string[]>();
+/**
+ * Known values, each with the forms it is cut in, and the one pattern that finds all
+ * their forms, longest first (so a key that contains another is replaced whole).
+ */
+type Known = { forms: Map<string, readonly string[]>; pattern: RegExp | null };
+const knownSet = (): Known => ({ forms: new Map(), pattern: null });
+
+/** Values dl holds or was given (knowSecrets). */
+const held = knownSet();
 /**
  * Values text named as credentials (`DB_PASS=…` in a `.env` a model or a CLI printed),
- * cut wherever else they appear from then on; the oldest go first past LEARNED_MAX, so
- * hostile output cannot grow the pattern without bound.
+ * cut wherever else they appear from then on. They are kept in generations of
+ * LEARNED_GENERATION: a value learned recompiles only the youngest generation's pattern
+ * (one pattern of 256 values cost ~7 ms to compile at every value learned, ~0.9 ms for
+ * 32), and past LEARNED_MAX the oldest generation goes whole, so hostile output cannot
+ * grow the patterns without bound.
  */
-const learned = new Map<string, readonly string[]>();
+const learned: Known[] = [];
 const LEARNED_MAX = 256;
+const LEARNED_GENERATION = 32;
 /**
  * What a named value must look like to be learned: letters and digits (a figure, a date
  * or a word is not a credential), no code or template characters (`os.environ[`, `${X}`).
  */
 const CREDIBLE = /^(?=[\s\S]*[A-Za-z])(?=[\s\S]*\d)[^(){}[\]$%*]+$/;
-let knownPattern: RegExp | null = null;
+/** Counts every change to the known values (a value held, learned or forgotten): what `redact` remembers was made under one. */
+let knownVersion = 0;
 
 /**
  * What `redact` answered for short strings, under the current known-secret pattern. A
@@ -146,11 +158,11 @@ let knownPattern: RegExp | null = null;
  * "string", "description"…), and each costs ~25 regex passes: a session's frames cost
  * 10-20 ms less of CPU with it. A hit is the answer a fresh call would give: the answer
  * depends only on the text and on the values held and learned, and every change to those
- * (knowSecrets, learn, a learned value evicted) rebuilds the pattern, which empties the
+ * (knowSecrets, learn, a learned value evicted) moves knownVersion, which empties the
  * memo. A fresh call's one side effect is learning the values the text names; a text kept
  * here learned nothing new when its answer was made (`redact` keeps no answer of a call
  * that learned), so every value it names is held or learned for as long as the entry
- * lives: the first eviction of one rebuilds the pattern and drops the entry, and the next
+ * lives: the first eviction of one moves knownVersion and drops the entry, and the next
  * call learns it again. Bounded (a text of at most REMEMBER_MAX_CHARS; at most
  * REMEMBER_BUDGET characters kept in all, ~1 MB): full, it starts again empty.
  */
@@ -158,6 +170,16 @@ const remembered = new Map<string, string>();
 const REMEMBER_MAX_CHARS = 1024;
 const REMEMBER_BUDGET = 256 * 1024;
 let rememberedChars = 0;
+/** The knownVersion what is remembered was made under. */
+let rememberedVersion = 0;
+
+/** Empties the memo when the known values changed since its answers were made. */
+function forgetIfKnownChanged(): void {
+  if (rememberedVersion === knownVersion) return;
+  remembered.clear();
+  rememberedChars = 0;
+  rememberedVersion = knownVersion;
+}
 
 /** Whether a variable of this name holds a credential by its name. */
 export function isSecretName(name: string): boolean {
@@ -219,42 +241,76 @@ function encodedForms(s: string): string[] {
  * run time, before anything could print it). From then on every channel cuts them out.
  */
 export function knowSecrets(values: Iterable<string>): void {
-  let added = false;
+  const changed = new Set<Known>();
   for (const v of values) {
     const s = v.trim();
-    if (s.length < MIN_SECRET_CHARS || held.has(s) || REDACTED.includes(s)) continue;
-    held.set(s, [s, ...encodedForms(s)]);
-    learned.delete(s);
-    added = true;
+    if (s.length < MIN_SECRET_CHARS || held.forms.has(s) || REDACTED.includes(s)) continue;
+    held.forms.set(s, [s, ...encodedForms(s)]);
+    changed.add(held);
+    for (const g of learned) if (g.forms.delete(s)) changed.add(g);
   }
-  if (added) rebuildKnownPattern();
+  for (const g of changed) compileKnown(g);
 }
 
 /** Values `redact` found named as credentials, learned when they look like one; whether any was new. */
 function learn(values: readonly string[]): boolean {
-  let added = false;
+  const changed = new Set<Known>();
   for (const s of values) {
-    if (s.length < MIN_SECRET_CHARS || held.has(s) || learned.has(s) || !CREDIBLE.test(s) || NOT_A_SECRET.test(s))
-      continue;
-    learned.set(s, [s, ...encodedForms(s)]);
-    if (learned.size > LEARNED_MAX) learned.delete(learned.keys().next().value as string);
-    added = true;
+    if (s.length < MIN_SECRET_CHARS || held.forms.has(s) || learned.some((g) => g.forms.has(s))) continue;
+    if (!CREDIBLE.test(s) || NOT_A_SECRET.test(s)) continue;
+    const young = youngestGeneration();
+    young.forms.set(s, [s, ...encodedForms(s)]);
+    changed.add(young);
   }
-  if (added) rebuildKnownPattern();
-  return added;
+  for (const g of changed) compileKnown(g);
+  return changed.size > 0;
 }
 
-function rebuildKnownPattern(): void {
-  // Every result remembered was made under the pattern this replaces.
-  remembered.clear();
-  rememberedChars = 0;
+/** The generation a value learned now joins: a new one when the youngest is full, the oldest then gone whole (it needs no pattern made again). */
+function youngestGeneration(): Known {
+  const young = learned.at(-1);
+  if (young && young.forms.size < LEARNED_GENERATION) return young;
+  const next = knownSet();
+  learned.push(next);
+  if (learned.length > LEARNED_MAX / LEARNED_GENERATION) learned.shift();
+  return next;
+}
+
+/** Makes `g`'s pattern again from its values' forms; what `redact` remembered was made without it (knownVersion moves). */
+function compileKnown(g: Known): void {
+  knownVersion++;
   const forms = new Set<string>();
-  for (const table of [held, learned]) for (const list of table.values()) for (const f of list) forms.add(f);
-  // Longest first, so a key that contains another is replaced whole.
+  for (const list of g.forms.values()) for (const f of list) forms.add(f);
   const alternatives = [...forms]
     .sort((a, b) => b.length - a.length)
     .map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-  knownPattern = alternatives.length > 0 ? new RegExp(alternatives.join("|"), "g") : null;
+  g.pattern = alternatives.length > 0 ? new RegExp(alternatives.join("|"), "g") : null;
+}
+
+/** The patterns of every known value: none when nothing is known. */
+function knownPatterns(): RegExp[] {
+  const out = held.pattern ? [held.pattern] : [];
+  for (const g of learned) if (g.pattern) out.push(g.pattern);
+  return out;
+}
+
+/**
+ * Where known values' forms are in `s`: [start, end) ranges in order, those that overlap
+ * joined into one (the patterns are separate, so a value one finds may hold or cross a
+ * value another finds: both are cut whole).
+ */
+function knownRanges(s: string, patterns: readonly RegExp[]): [number, number][] {
+  const found: [number, number][] = [];
+  for (const re of patterns)
+    for (const m of s.matchAll(re)) if (m[0].length > 0) found.push([m.index, m.index + m[0].length]);
+  if (patterns.length > 1) found.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+  const joined: [number, number][] = [];
+  for (const r of found) {
+    const last = joined.at(-1);
+    if (last && r[0] < last[1]) last[1] = Math.max(last[1], r[1]);
+    else joined.push(r);
+  }
+  return joined;
 }
 
 function secretParam(name: string): boolean {
@@ -374,14 +430,16 @@ function deeper(text: string, acc: Reading | null): Reading | null {
   return r;
 }
 
-/** `text` with what each known value covers in `reading` (a reading of `text`) cut whole. */
-function cutReading(text: string, { read, from, to }: Reading): string {
+/**
+ * `text` with each of `ranges` cut whole: positions in `text` itself, or with `reading`
+ * positions in that reading of `text`, cut where they came from (whole escapes).
+ */
+function cutRanges(text: string, ranges: readonly [number, number][], reading?: Reading): string {
   let out = "";
   let done = 0;
-  for (const m of read.matchAll(knownPattern!)) {
-    if (m[0].length === 0) continue;
-    const start = from[m.index]!;
-    const end = to[m.index + m[0].length - 1]!;
+  for (const [a, b] of ranges) {
+    const start = reading ? reading.from[a]! : a;
+    const end = reading ? reading.to[b - 1]! : b;
     // Two values can meet inside one escape (a pair of surrogates): the rest of the second goes too.
     if (start < done && end <= done) continue;
     out += (start < done ? "" : text.slice(done, start)) + REDACTED;
@@ -399,13 +457,14 @@ function cutReading(text: string, { read, from, to }: Reading): string {
  * one pass.
  */
 function cutKnown(text: string): string {
-  if (!knownPattern) return text;
-  let cut = text.replace(knownPattern, REDACTED);
+  const patterns = knownPatterns();
+  if (patterns.length === 0) return text;
+  let cut = cutRanges(text, knownRanges(text, patterns));
   let reading: Reading | null = null;
   for (let level = 1; level <= ESCAPE_LEVELS; level++) {
     reading = deeper(cut, reading);
     if (!reading) break;
-    const next = cutReading(cut, reading);
+    const next = cutRanges(cut, knownRanges(reading.read, patterns), reading);
     if (next === cut) continue;
     cut = next;
     reading = null;
@@ -420,16 +479,17 @@ function cutKnown(text: string): string {
  * (`DB_PASS=…`, a URL's password) is cut wherever else it appears, here and from now on.
  */
 export function redact(text: string): string {
+  forgetIfKnownChanged();
   const short = text.length <= REMEMBER_MAX_CHARS;
   if (short) {
     const hit = remembered.get(text);
     if (hit !== undefined) return hit;
   }
-  const pattern = knownPattern;
+  const version = knownVersion;
   const out = redactFresh(text);
-  // A call that learned a value rebuilt the pattern (and emptied the memo): its result,
-  // cut partly under the old pattern, is not kept; the next call makes it under the new one.
-  if (short && pattern === knownPattern) {
+  // A call that learned a value moved knownVersion: its result, cut partly under the old
+  // values, is not kept; the next call makes it under the new ones.
+  if (short && version === knownVersion) {
     rememberedChars += text.length + out.length;
     if (rememberedChars > REMEMBER_BUDGET) {
       remembered.clear();

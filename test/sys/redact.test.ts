@@ -228,6 +228,25 @@ describe("redact: a value text names as a credential is cut wherever it appears 
     expect(redact("First-Learned-0001")).toBe("First-Learned-0001");
     expect(redact("filler-299-abcdefgh")).toBe(REDACTED);
   });
+
+  test("values held and values learned at different times are all cut, in any order in the text; one holding another goes whole", () => {
+    // Held values and each generation of learned ones have patterns of their own: the text
+    // is cut where any of them matched, wherever it sits, and a value learned before a part
+    // of it became known leaves no part of itself behind.
+    redact("token=Learned-Early-3301");
+    for (let i = 0; i < 40; i++) redact(`token=between-${i}-abcdefgh`);
+    redact("token=Wraps-Held-Inner-5821-Tail");
+    knowSecrets(["Held-Inner-5821"]);
+    const text = "a Learned-Early-3301 b Held-Inner-5821 c Wraps-Held-Inner-5821-Tail d";
+    expect(redact(text)).toBe(`a ${REDACTED} b ${REDACTED} c ${REDACTED} d`);
+    expect(redact(JSON.stringify({ text }))).toBe(
+      JSON.stringify({ text: `a ${REDACTED} b ${REDACTED} c ${REDACTED} d` }),
+    );
+    // Two values that cross (the end of one is the start of the other) are one cut, one marker.
+    redact("token=Cross-Left-4412-Mid");
+    knowSecrets(["4412-Mid-Right-77"]);
+    expect(redact("x Cross-Left-4412-Mid-Right-77 y")).toBe(`x ${REDACTED} y`);
+  });
 });
 
 describe("redact: answers it remembers are the answers it would make now", () => {
