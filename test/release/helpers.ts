@@ -3,8 +3,8 @@
  * scripts/release.ts, unpacking an archive, running install.sh with a chosen HOME and
  * PATH, and the environment of a fresh, empty HOME.
  */
-import { readdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { hostTarget } from "../../build.ts";
 import { tempDir } from "../helpers/dl.ts";
 
@@ -74,4 +74,25 @@ export async function unpack(archive: string): Promise<string> {
   if (r.code !== 0) throw new Error(`tar -xzf ${archive}: ${r.stderr}`);
   const [folder] = readdirSync(into);
   return join(into, folder ?? "", "dl");
+}
+
+/**
+ * A release of the host target whose dl is a two-line shell script that answers
+ * `--version` (install.sh runs only that): for the tests of install.sh's own choices
+ * (its checksum refusal, the delegate-wait link), which copy, hash and unpack a 110 MB
+ * binary for nothing with a real release. What a real release installs is tested with
+ * one (hostRelease).
+ */
+export async function standInRelease(version = "0.0.0-standin"): Promise<{ dir: string; archive: string }> {
+  const dir = tempDir("standin-release");
+  const name = `dl-${version}-${HOST}`;
+  const folder = join(tempDir("standin-tree"), name);
+  mkdirSync(folder);
+  writeFileSync(join(folder, "dl"), `#!/bin/sh\necho "dl ${version} (stand-in, ${HOST})"\n`, { mode: 0o755 });
+  const archive = `${name}.tar.gz`;
+  const tar = await run(["tar", "-czf", join(dir, archive), "-C", dirname(folder), name], { PATH: SYSTEM_PATH });
+  if (tar.code !== 0) throw new Error(`tar -czf ${archive}: ${tar.stderr}`);
+  const sum = new Bun.CryptoHasher("sha256").update(readFileSync(join(dir, archive))).digest("hex");
+  writeFileSync(join(dir, "SHA256SUMS"), `${sum}  ${archive}\n`);
+  return { dir, archive };
 }
