@@ -3259,4 +3259,13 @@ export const MUTATIONS: Mutation[] = [
     replace: "IFS= read -r _ <&${fd};",
     tests: ["test/sys/start-gate.test.ts"],
   },
+  {
+    id: "jail-stopped-by-dl-not-setup-failure",
+    guard: "a jailed run dl stopped (timeout, cancel) before its command started carries no set-up verdict",
+    why: "a job whose timeout fired while its jail was being set up ended jail_unavailable ('the jail could not start') instead of timeout",
+    file: "src/sys/process-run.ts",
+    search: "jailSetupFailure: timedOut || aborted ? null : setup,",
+    replace: "jailSetupFailure: setup,",
+    tests: ["test/sys/jail-setup-retry.test.ts"],
+  },
 ];

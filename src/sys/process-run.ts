@@ -38,8 +38,9 @@ export interface RunResult extends ExitInfo {
   stdout: Captured;
   stderr: Captured;
   /**
-   * A jailed command only: why it never started (its jail's set-up failed), or null.
-   * Learned out of band (sys/jail-start.ts), never from the command's output.
+   * A jailed command only: why it never started (its jail's set-up failed), or null; null
+   * too when dl stopped it first (timedOut, aborted). Learned out of band
+   * (sys/jail-start.ts), never from the command's output.
    */
   jailSetupFailure: string | null;
 }
@@ -109,6 +110,7 @@ async function runGroupOnce(opts: RunOptions): Promise<RunResult> {
     const drainTimer = setTimeout(() => child.stopCapture(), opts.drainMs ?? 1000);
     await child.drained;
     clearTimeout(drainTimer);
+    const setup = await child.jailSetupFailure;
     return {
       ...exit,
       pid: child.pid,
@@ -118,7 +120,9 @@ async function runGroupOnce(opts: RunOptions): Promise<RunResult> {
       durationMs: Math.round(performance.now() - started),
       stdout: child.stdout(),
       stderr: child.stderr(),
-      jailSetupFailure: await child.jailSetupFailure,
+      // Stopped by dl (its timeout, a cancel) before the jail started the command: that
+      // is a timeout or a cancel, not a jail that could not start.
+      jailSetupFailure: timedOut || aborted ? null : setup,
     };
   } finally {
     if (timer) clearTimeout(timer);

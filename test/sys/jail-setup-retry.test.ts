@@ -67,3 +67,31 @@ describe("the set-up verdict travels out of band", () => {
     },
   );
 });
+
+describe("a jail dl stopped before its command started", () => {
+  // A job's timeout that fires while its jail is still being set up (a slow machine, a
+  // short timeout_s) is a timeout: the jail did not fail, dl stopped it. Read as a set-up
+  // failure, the job ended jail_unavailable ("the jail could not start") instead.
+  test.skipIf(skipBwrap)("is a timeout, with no set-up verdict and no second start", async () => {
+    const bwrap = Bun.which("bwrap");
+    const pasta = Bun.which("pasta");
+    let starts = 0;
+    const r = await runGroup({
+      argv: [bwrap!, "--unshare-all", "--unshare-user", "--info-fd", "3", "--block-fd", "4"].concat([
+        ...["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"],
+        ...markedEntry(["sh", "-c", "echo RAN"]),
+      ]),
+      cwd: tmpdir(),
+      env: { PATH: "/usr/bin:/bin" },
+      jailNet: { forwarder: pasta!, maxProcs: 16 },
+      onSpawn: () => void starts++,
+      // Fires long before bwrap and pasta have made the jail's namespaces and network.
+      timeoutMs: 1,
+      graceMs: 200,
+    });
+    expect(r.stdout.text()).not.toContain("RAN");
+    expect(r.timedOut).toBe(true);
+    expect(r.jailSetupFailure).toBeNull();
+    expect(starts).toBe(1);
+  });
+});
