@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import type { Client } from "@modelcontextprotocol/client";
+import type { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { until } from "./until.ts";
 
 /** The compiled binary every end-to-end test drives (`npm test` builds it first). */
@@ -51,6 +51,12 @@ export async function connectDl(
   env: Record<string, string | undefined> = {},
   o: { cwd?: string } = {},
 ): Promise<DlSession> {
+  // Loaded here, not at the top: most files import this one for tempFolder or runDl, and
+  // the SDK's client costs every such file ~0.15 s of CPU to evaluate (measured here).
+  const [{ Client }, { StdioClientTransport }] = await Promise.all([
+    import("@modelcontextprotocol/client"),
+    import("@modelcontextprotocol/client/stdio"),
+  ]);
   const transport = new StdioClientTransport({
     command: requireBinary(),
     args: ["serve"],
