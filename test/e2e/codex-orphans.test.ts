@@ -21,7 +21,7 @@ let stateDir: string;
 const sessions: DlSession[] = [];
 
 function serveEnv(): Record<string, string> {
-  return { ...codexServeEnv(root, fake.baseUrl, stateDir), DELEGATE_CODEX_STAGGER_S: "0" };
+  return { ...codexServeEnv(root, fake.baseUrl, stateDir, { npm: true }), DELEGATE_CODEX_STAGGER_S: "0" };
 }
 
 beforeAll(() => {

@@ -31,7 +31,7 @@ let stateDir: string;
 function serveEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
     // The CLI's plugin marketplace as a user's CODEX_HOME has it (on): the other files turn it off.
-    ...codexServeEnv(root, fake.baseUrl, stateDir, { plugins: true }),
+    ...codexServeEnv(root, fake.baseUrl, stateDir, { plugins: true, npm: true }),
     DELEGATE_CODEX_MAX_CONCURRENT: "3",
     DELEGATE_CODEX_MAX_PER_PROJECT: "2",
     DELEGATE_CODEX_STAGGER_S: "0",

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Config, parseConfig } from "../../src/config.ts";
 import type { JobCaps } from "../../src/config-tree.ts";
@@ -6,8 +6,35 @@ import { type CodexService, type CodexTuning, startJobs } from "../../src/jobs/p
 import { type CodexVersionStatus, probeCodexVersion } from "../../src/jobs/providers/codex/version.ts";
 import { type FakeResponses, type SeenRequest, type Step, startFakeResponses } from "../fixture/fake-responses.ts";
 
-/** The pinned real CLI (npm devDependency @openai/codex). */
-export const CODEX_BIN = join(import.meta.dir, "../../node_modules/.bin/codex");
+/**
+ * The pinned real CLI (npm devDependency @openai/codex), as npm installs it: `codex` is a
+ * node script that starts the native binary as its child. The tests about what a user's
+ * npm install does (e2e/codex.test.ts, its orphans, the secret and attack suites) run it.
+ */
+export const CODEX_NPM_BIN = join(import.meta.dir, "../../node_modules/.bin/codex");
+
+/** The platform packages the npm wrapper picks its native binary from, by target triple. */
+const NATIVE: Record<string, [pkg: string, triple: string]> = {
+  "linux-x64": ["@openai/codex-linux-x64", "x86_64-unknown-linux-musl"],
+  "linux-arm64": ["@openai/codex-linux-arm64", "aarch64-unknown-linux-musl"],
+  "darwin-x64": ["@openai/codex-darwin-x64", "x86_64-apple-darwin"],
+  "darwin-arm64": ["@openai/codex-darwin-arm64", "aarch64-apple-darwin"],
+};
+
+/** The same CLI's native binary from the same npm install, or null when this platform has none. */
+function nativeCodexBin(): string | null {
+  const [pkg, triple] = NATIVE[`${process.platform}-${process.arch}`] ?? [];
+  if (!pkg || !triple) return null;
+  const bin = join(import.meta.dir, "../../node_modules", pkg, "vendor", triple, "bin", "codex");
+  return existsSync(bin) ? bin : null;
+}
+
+/**
+ * The pinned CLI's native binary: the program Homebrew and Codex's release archives put
+ * on PATH, and the one the npm wrapper runs. Tests of dl's Codex provider run it directly:
+ * the wrapper's node start was ~0.14 s of CPU per `codex` run here (of ~0.17 s).
+ */
+export const CODEX_BIN = nativeCodexBin() ?? CODEX_NPM_BIN;
 
 /** The variable the fake provider's env_key names; the value is not a secret. */
 const FAKE_TOKEN_VAR = "DL_FAKE_RESPONSES_TOKEN";
@@ -57,20 +84,20 @@ const E2E_BEARER_VAR = "DL_FAKE_BEARER";
  * provider's bearer passed through like any variable a user lets through. TMPDIR is a
  * folder of its own, as a user's temp dir is not above their ~/.codex: under its temp
  * dir the CLI makes no sandbox helper and every command and patch of a workspace-write
- * run fails (see fake-responses.ts).
+ * run fails (see fake-responses.ts). `npm`: the CLI through npm's wrapper, not its native binary.
  */
 export function codexServeEnv(
   root: string,
   baseUrl: string,
   stateDir: string,
-  o: { plugins?: boolean } = {},
+  o: { plugins?: boolean; npm?: boolean } = {},
 ): Record<string, string> {
   const tmp = join(root, "tmp");
   mkdirSync(tmp, { recursive: true });
   return {
     TMPDIR: tmp,
     CODEX_HOME: makeCodexHome(join(root, "codex-home"), baseUrl, E2E_BEARER_VAR, o),
-    DELEGATE_CODEX_BIN: CODEX_BIN,
+    DELEGATE_CODEX_BIN: o.npm ? CODEX_NPM_BIN : CODEX_BIN,
     DELEGATE_CODEX_STATE_DIR: stateDir,
     DELEGATE_ENV_PASSTHROUGH: E2E_BEARER_VAR,
     [E2E_BEARER_VAR]: "not-a-secret",

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from "n
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { CODEX_BIN } from "../helpers/codex-home.ts";
+import { CODEX_NPM_BIN } from "../helpers/codex-home.ts";
 import { type Identity, identityNames, makeIdentity } from "../helpers/run-as.ts";
 import { hostGitCommands, hostTools } from "./attack-host.ts";
 import { LAYOUTS, type LayoutId } from "./attack-layouts.ts";
@@ -144,7 +144,7 @@ export function controlSlice(slice: number, of: number): void {
   test("unguarded, the real Codex CLI loads the config.toml a job plants in a CODEX_HOME inside the workdir", () => {
     const root = plantDlRead("dl-codex-home");
     const home = join(root, CODEX_HOME_IN_TREE);
-    const r = id.run([CODEX_BIN, "mcp", "list"], { env: id.env({ CODEX_HOME: home }) });
+    const r = id.run([CODEX_NPM_BIN, "mcp", "list"], { env: id.env({ CODEX_HOME: home }) });
     expect({ code: r.code, listed: r.stdout.match(/^planted\s+sh\s+(\S+)/m)?.[1] }).toEqual({
       code: 0,
       listed: join(root, "repo/.payloads/dl-codex-home.sh"),

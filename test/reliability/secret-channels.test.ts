@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
-import { CODEX_BIN, makeCodexHome } from "../helpers/codex-home.ts";
+import { CODEX_NPM_BIN, makeCodexHome } from "../helpers/codex-home.ts";
 import { requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { pidAlive } from "../helpers/proc.ts";
 import { supervisorOf } from "../helpers/supervisor.ts";
@@ -524,7 +524,7 @@ function setUp(root: string, gateway: FakeModel, codex: FakeResponses | null): O
   env.DL_FAKE_BEARER = KEYS.codexPassed;
   if (codex) {
     env.CODEX_HOME = makeCodexHome(join(home, ".codex"), codex.baseUrl, "DL_FAKE_BEARER");
-    env.DELEGATE_CODEX_BIN = CODEX_BIN;
+    env.DELEGATE_CODEX_BIN = CODEX_NPM_BIN;
   }
   return { root, env, gemini: !skipBwrap, codex: codex !== null };
 }

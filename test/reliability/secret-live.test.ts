@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { join } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
 import { type FakeResponses, startFakeResponses } from "../fixture/fake-responses.ts";
-import { CODEX_BIN, makeCodexHome } from "../helpers/codex-home.ts";
+import { CODEX_NPM_BIN, makeCodexHome } from "../helpers/codex-home.ts";
 import { requireBinary, tempDir, testEnv } from "../helpers/dl.ts";
 import { connectTaskDl, type TaskDl } from "../helpers/task-session.ts";
 import { until } from "../helpers/until.ts";
@@ -163,7 +163,7 @@ function setUp(root: string): Record<string, string> {
     DELEGATE_CACHE_DIR: join(root, "cache"),
     DELEGATE_CODEX_ENV_PASSTHROUGH: "DL_FAKE_BEARER",
     DL_FAKE_BEARER: KEYS.codexPassed,
-    DELEGATE_CODEX_BIN: CODEX_BIN,
+    DELEGATE_CODEX_BIN: CODEX_NPM_BIN,
     CODEX_HOME: makeCodexHome(join(home, ".codex"), codex.baseUrl, "DL_FAKE_BEARER"),
   };
   for (const p of ["codex", "gemini", "dsh", "agent"])
