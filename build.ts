@@ -80,7 +80,7 @@ export async function buildDl(target: TargetName, outfile: string, info: BuildIn
       // child) or run their start-up code once (dl serve). Tier-up thresholds 64 times
       // the default keep that run-once code in the interpreter instead of spending CPU on
       // JIT compiles it never repays; code that stays hot (SSE parsing, redaction of a big
-      // output) still tiers up. bench/serve-cpu: a serve session 0.73x, --version 0.80x;
+      // output) still tiers up. bench/serve-cpu: a serve session 0.73x, --version 0.80-0.89x;
       // bench/sse and bench/redact unchanged.
       jitPolicy: JIT_POLICY,
       outfile,

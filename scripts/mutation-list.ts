@@ -3266,6 +3266,6 @@ export const MUTATIONS: Mutation[] = [
     file: "src/sys/process-run.ts",
     search: "jailSetupFailure: timedOut || aborted ? null : setup,",
     replace: "jailSetupFailure: setup,",
-    tests: ["test/sys/jail-setup-retry.test.ts"],
+    tests: ["test/sys/jail-setup-retry.test.ts", "test/jobs/engine/runner-jail-setup.test.ts"],
   },
 ];

@@ -14,6 +14,8 @@ import { insertRunning, makeRepo } from "../helpers.ts";
  * The runner's end of a jail that never started its command: the job fails
  * `jail_unavailable`, saying nothing ran, why (dl's own account of the set-up) and the
  * fix — not "killed by SIGKILL" with failure_kind other, as the child's exit would say.
+ * And the converse: a jail that was still being set up when the job's time ran out did not
+ * fail; dl stopped it, and the job ends `timeout`.
  */
 
 const root = tempFolder("dl-runner-jail-setup");
@@ -61,3 +63,28 @@ test.skipIf(skipBwrap)("a jail whose set-up failed ends the job jail_unavailable
   expect(row.final_response).toContain("; fix: ");
   expect(await Bun.file(join(repo, "ran.txt")).exists()).toBe(false);
 });
+
+// bwrap with the real forwarder: a jail that would start, given the time.
+const startsSlowly: Provider = {
+  ...neverStarts,
+  launch: (job) => ({
+    ...neverStarts.launch(job),
+    jailNet: { forwarder: Bun.which("pasta") ?? "pasta", maxProcs: 16 },
+  }),
+};
+
+test.skipIf(skipBwrap)(
+  "a job whose time runs out while its jail is being set up ends timeout, not jail_unavailable",
+  async () => {
+    const id = "tj-setup2";
+    insertRunning(store, id, repo);
+    // Its 60 s almost spent (as a job retried late in its budget): a few ms left, far less
+    // than bwrap and pasta need to make the jail's namespaces and network.
+    store.update(id, { started_at: Date.now() - 59_995 }, ["running"]);
+    await runJob(store.get(id)!, { ...ctx(), provider: startsSlowly }, new AbortController().signal);
+    const row = store.get(id)!;
+    expect(row).toMatchObject({ status: "timeout", failure_kind: "timeout" });
+    expect(row.final_response ?? "").not.toContain("the jail could not start");
+    expect(await Bun.file(join(repo, "ran.txt")).exists()).toBe(false);
+  },
+);
