@@ -95,3 +95,35 @@ describe("a jail dl stopped before its command started", () => {
     expect(starts).toBe(1);
   });
 });
+
+describe("a jail cancelled before its command started", () => {
+  // The cancel's own account, not "the jail could not start": run_bash reads the verdict
+  // before anything else, so a cancel that lands during the set-up would have said so.
+  test.skipIf(skipBwrap)("is aborted, with no set-up verdict and no second start", async () => {
+    const bwrap = Bun.which("bwrap");
+    const pasta = Bun.which("pasta");
+    const cancel = new AbortController();
+    let starts = 0;
+    const r = await runGroup({
+      argv: [bwrap!, "--unshare-all", "--unshare-user", "--info-fd", "3", "--block-fd", "4"].concat([
+        ...["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"],
+        ...markedEntry(["sh", "-c", "echo RAN"]),
+      ]),
+      cwd: tmpdir(),
+      env: { PATH: "/usr/bin:/bin" },
+      jailNet: { forwarder: pasta!, maxProcs: 16 },
+      signal: cancel.signal,
+      // Cancelled the moment it is spawned, long before its jail can start the command.
+      onSpawn: () => {
+        starts++;
+        cancel.abort();
+      },
+      timeoutMs: 30_000,
+      graceMs: 200,
+    });
+    expect(r.stdout.text()).not.toContain("RAN");
+    expect(r.aborted).toBe(true);
+    expect(r.jailSetupFailure).toBeNull();
+    expect(starts).toBe(1);
+  });
+});
