@@ -67,8 +67,8 @@ test.skipIf(skipBwrap)("a jail whose set-up failed ends the job jail_unavailable
 // bwrap with the real forwarder: a jail that would start, given the time.
 const startsSlowly: Provider = {
   ...neverStarts,
-  launch: (job) => ({
-    ...neverStarts.launch(job),
+  launch: async (job, at) => ({
+    ...(await neverStarts.launch(job, at)),
     jailNet: { forwarder: Bun.which("pasta") ?? "pasta", maxProcs: 16 },
   }),
 };
