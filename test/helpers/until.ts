@@ -6,8 +6,12 @@
  * already lasted a second looks every 100 ms. Most conditions are a tool call or a `dl`
  * command, which costs a few ms of CPU in the test and in the server each time: on a
  * machine running the whole suite, a job that takes seconds is not worth 40 looks a second.
+ *
+ * The default deadline is generous because a wait that succeeds costs nothing extra: the
+ * suite runs six files at once, and on a 2-core machine a job that is done in 2.4 s alone
+ * once took over 10 s (test/jobs/providers/codex/caps.test.ts, in a full CI run).
  */
-export async function until<T>(cond: () => T | Promise<T>, what: string, ms = 10_000): Promise<NonNullable<T>> {
+export async function until<T>(cond: () => T | Promise<T>, what: string, ms = 30_000): Promise<NonNullable<T>> {
   const start = performance.now();
   const deadline = start + ms;
   let step = 2;
