@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type EngineOptions, JobEngine } from "../../src/jobs/engine/engine.ts";
 import { flockJobLocks, selfOwner, sysIdentities } from "../../src/jobs/engine/machine.ts";
@@ -122,6 +122,21 @@ export function insertRunning(store: JobStore, id: string, workdir: string, task
   ]);
   store.update(id, { status: "running", started_at: now, last_activity_at: now }, ["queued"]);
   return store.get(id)!;
+}
+
+/**
+ * True once the job's child has passed its start gate (sys/start-gate.ts) and runs its
+ * command: jobs-child.sh appends "start <id>" to its events file first thing. A recorded
+ * child_start is not enough for a test that kills the server next: the gated entry that
+ * the row names exits with nothing run when its server dies before opening the gate,
+ * which the next server rightly records `lost`, not `killed_on_restart`.
+ */
+export function childStarted(events: string, id: string): boolean {
+  try {
+    return readFileSync(events, "utf8").split("\n").includes(`start ${id}`);
+  } catch {
+    return false;
+  }
 }
 
 export { pidAlive } from "../helpers/proc.ts";

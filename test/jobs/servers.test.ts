@@ -5,7 +5,7 @@ import { JobStore } from "../../src/store/jobs.ts";
 import { CHILD_SCRIPT, testTask } from "../fixture/jobs-provider.ts";
 import { tempFolder } from "../helpers/dl.ts";
 import { killPid } from "../helpers/proc.ts";
-import { makeRepo, pidAlive, until } from "./helpers.ts";
+import { childStarted, makeRepo, pidAlive, until } from "./helpers.ts";
 import { type ServerProc, startServerProc } from "./server-proc.ts";
 
 const root = tempFolder("dl-servers");
@@ -140,19 +140,20 @@ describe("several servers on one state dir", () => {
     const stateDir = join(root.dir, "state-kill");
     const { trees } = makeRepo(root.dir, "killproj", 3);
     const cfg = { stateDir, maxConcurrent: 3, maxPerProject: 3, tickMs: 40 };
+    const events = join(root.dir, "kill.events");
     const a = await startServer(cfg);
     const sub = await a.call<{ jobs: { id: string }[] }>({
       op: "submit",
       tasks: [
-        testTask(trees[0]!, { mode: "ignore_term" }), // orphan, verified → killed_on_restart
-        testTask(trees[1]!, { mode: "silent", ms: 60_000 }), // orphan we kill ourselves → lost
-        testTask(trees[2]!, { mode: "silent", ms: 60_000 }), // child pid "reused" by another process → lost, not killed
+        testTask(trees[0]!, { mode: "ignore_term", events }), // orphan, verified → killed_on_restart
+        testTask(trees[1]!, { mode: "silent", ms: 60_000, events }), // orphan we kill ourselves → lost
+        testTask(trees[2]!, { mode: "silent", ms: 60_000, events }), // child pid "reused" by another process → lost, not killed
         testTask(trees[3]!, { mode: "ok" }), // queued behind the cap → lost
       ],
     });
     const [orphan, gone, reused, queued] = sub.jobs.map((j) => j.id) as [string, string, string, string];
     const store = JobStore.open(stateDir);
-    await until(() => [orphan, gone, reused].every((id) => store.get(id)?.child_start), "three children recorded");
+    await until(() => [orphan, gone, reused].every((id) => childStarted(events, id)), "three children running");
     const pidOf = (id: string) => store.get(id)!.child_pid!;
     const orphanPid = pidOf(orphan);
     a.proc.kill("SIGKILL");

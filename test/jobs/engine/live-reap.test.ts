@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { JobStore } from "../../../src/store/jobs.ts";
 import { testTask } from "../../fixture/jobs-provider.ts";
 import { tempFolder } from "../../helpers/dl.ts";
-import { makeRepo, pidAlive, until } from "../helpers.ts";
+import { childStarted, makeRepo, pidAlive, until } from "../helpers.ts";
 import { type ServerProc, startServerProc } from "../server-proc.ts";
 
 /**
@@ -32,9 +32,10 @@ describe("live servers reap a dead server's rows", () => {
     const cfg = { stateDir, maxConcurrent: 1, maxPerProject: 1, tickMs: 40 };
     const a = await start(cfg);
     const b = await start(cfg);
-    const [held] = await submit(a, [testTask(trees[0]!, { mode: "silent", ms: 60_000 })]);
+    const events = join(root.dir, "admit.events");
+    const [held] = await submit(a, [testTask(trees[0]!, { mode: "silent", ms: 60_000, events })]);
     const store = JobStore.open(stateDir);
-    await until(() => store.get(held!)?.child_start, "A's job to run");
+    await until(() => childStarted(events, held!), "A's job to run");
     const orphan = store.get(held!)!.child_pid!;
     const [mine] = await submit(b, [testTask(trees[1]!, { mode: "ok", ms: 20 })]);
     await until(() => store.get(mine!)?.queue_reason === "global_cap", "B's job to wait for the global slot");
@@ -58,12 +59,13 @@ describe("live servers reap a dead server's rows", () => {
     // B ticks rarely, so its submit meets A's rows before any admission pass could.
     const a = await start({ stateDir, maxConcurrent: 1, maxPerProject: 1, maxQueue: 1, tickMs: 40 });
     const b = await start({ stateDir, maxConcurrent: 1, maxPerProject: 1, maxQueue: 1, tickMs: 60_000 });
+    const events = join(root.dir, "bound.events");
     const [run, wait] = await submit(a, [
-      testTask(trees[0]!, { mode: "silent", ms: 60_000 }),
+      testTask(trees[0]!, { mode: "silent", ms: 60_000, events }),
       testTask(trees[1]!, { mode: "ok" }),
     ]);
     const store = JobStore.open(stateDir);
-    await until(() => store.get(run!)?.child_start, "A's first job to run");
+    await until(() => childStarted(events, run!), "A's first job to run");
     a.proc.kill("SIGKILL");
     await a.proc.exited;
     // One free slot, one bound: two new jobs fit only if A's queued row no longer counts.
