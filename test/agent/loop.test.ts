@@ -220,7 +220,7 @@ describe("runAgent", () => {
     const m = `loop-abort-${process.pid}-${Math.random()}`;
     const s = scripted([[tool("run_bash", { command: `: ${m}; echo $$ > ${marker}; sleep 30` })], [text("never")]]);
     const p = runAgent({ ...o, complete: s.complete });
-    await until(() => existsSync(marker) && readFileSync(marker, "utf8").endsWith("\n"), "the command to start", 5000);
+    await until(() => existsSync(marker) && readFileSync(marker, "utf8").endsWith("\n"), "the command to start");
     ac.abort();
     const r = await p;
     expect(r.stop_reason).toBe("cancelled");

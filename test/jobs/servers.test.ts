@@ -175,7 +175,7 @@ describe("several servers on one state dir", () => {
     expect(byId.get(reused)).toMatchObject({ status: "lost", killed_pid: null });
     expect(byId.get(queued)).toMatchObject({ status: "lost" });
     expect(b.ready.reaped).toHaveLength(4);
-    await until(() => !pidAlive(orphanPid), "the verified orphan to be dead", 3000);
+    await until(() => !pidAlive(orphanPid), "the verified orphan to be dead");
     expect(pidAlive(stranger.pid)).toBe(true); // never signalled
     stranger.kill("SIGKILL");
     expect(store.getMany([orphan, gone, reused, queued]).map((r) => r.status)).toEqual([

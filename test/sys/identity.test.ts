@@ -106,7 +106,7 @@ describe("identity", () => {
     const orphan = Number(c.stdout().text().trim());
     expect(isAlive(orphan)).toBe(true);
     killPid(orphan);
-    await until(() => !isAlive(orphan), "the killed orphan to count as dead", 5000);
+    await until(() => !isAlive(orphan), "the killed orphan to count as dead");
     expect(isAlive(orphan)).toBe(false);
     expect(identity(orphan)).toBeNull();
     for (const bad of [0, -1, 1.5, NaN]) expect(identity(bad)).toBeNull();

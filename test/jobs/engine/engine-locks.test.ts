@@ -44,7 +44,7 @@ describe("a lock call that throws", () => {
       guards: { home, protectedDirs: [stateDir], toolEnv: { PATH: "/usr/bin:/bin" } },
     });
     const ended = (id: string) =>
-      until(() => (["queued", "running"].includes(e.row(id)!.status) ? null : e.row(id)), `job ${id} to end`, 5000);
+      until(() => (["queued", "running"].includes(e.row(id)!.status) ? null : e.row(id)), `job ${id} to end`);
     const slotsFree = () => {
       // Another holder (a separate open file description, like another server) gets them.
       const probe = flockJobLocks(stateDir);
@@ -91,9 +91,9 @@ describe("the flock slots are the caps, whatever the rows say", () => {
     });
     const other = flockJobLocks(stateDir);
     const ended = (id: string) =>
-      until(() => (["queued", "running"].includes(e.row(id)!.status) ? null : e.row(id)), `job ${id} to end`, 5000);
+      until(() => (["queued", "running"].includes(e.row(id)!.status) ? null : e.row(id)), `job ${id} to end`);
     const waitsFor = (id: string, reason: string) =>
-      until(() => e.row(id)!.queue_reason === reason || e.row(id)!.status !== "queued", `job ${id} to wait`, 5000);
+      until(() => e.row(id)!.queue_reason === reason || e.row(id)!.status !== "queued", `job ${id} to wait`);
     try {
       const first = (await e.submit([testTask(trees[0]!, { mode: "ok" })])).jobs[0]!.id;
       expect(await ended(first)).toMatchObject({ status: "done" });

@@ -128,7 +128,7 @@ describe("JobEngine", () => {
     expect(v.status).toBe("done");
     const marker = /grandchild \d+ (grandchild-of-\d+)/.exec(v.final_response ?? "")?.[1];
     expect(marker).toBeDefined();
-    await until(() => liveWith(marker!).length === 0, "grandchild to be gone", 3000);
+    await until(() => liveWith(marker!).length === 0, "grandchild to be gone");
   });
 
   test("cancel dequeues a queued job, kills a running one, and is a no-op on finished jobs", async () => {
