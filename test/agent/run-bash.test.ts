@@ -35,7 +35,7 @@ function ctx(signal = new AbortController().signal): ToolContext {
   return { workdir, allowEscape: false, signal };
 }
 
-const waitFor = (cond: () => boolean, ms = 5000) => until(cond, "the condition", ms);
+const waitFor = (cond: () => boolean) => until(cond, "the condition");
 
 describe("run_bash", () => {
   test("runs in the workdir and returns the real exit code", async () => {
@@ -77,7 +77,8 @@ describe("run_bash", () => {
 
   test("the timeout kills the whole process group, grandchildren included", async () => {
     const c = ctx();
-    const bash = runBashTool(settings({ timeoutMs: 300 }));
+    // 2 s: both shells must start and write their pid files first, even on a loaded machine.
+    const bash = runBashTool(settings({ timeoutMs: 2000 }));
     // Found by a marker in their argv, not by the pid they see (as root: their own pid namespace).
     const m = String(100000 + Math.floor(Math.random() * 899999));
     const r = await bash.run(

@@ -134,7 +134,9 @@ describe("submit_agent / poll_agent / cancel_agent through dist/dl serve", () =>
   test("4 tasks over 2 worktrees: the backend sees at most 2, all done with last_bash_exit measured, watch exits 0", async () => {
     const stateDir = join(root, "state-main");
     const s = await main();
-    scriptBashThenAnswer();
+    // 1 s a reply: the state polled for below (turn 1, waiting for the model's second
+    // reply) lasts about that long, long enough to be seen on a loaded machine.
+    scriptBashThenAnswer(1000);
     const { trees } = makeRepo(root, "main", 2);
     const tasks = [0, 1, 2, 3].map((i) => agentTask(trees[1 + (i % 2)]!));
     const sub = await call<Submitted>(s, "submit_agent", { tasks });
@@ -233,7 +235,11 @@ describe("submit_agent / poll_agent / cancel_agent through dist/dl serve", () =>
     const sub = await call<Submitted>(s, "submit_agent", { tasks: [agentTask(repo), agentTask(repo)] });
     const [first, second] = sub.data.jobs.map((j) => j.id) as [string, string];
     await until(async () => fake.inFlight() === 1, "the first agent to reach the backend");
-    const [a, b] = await poll(s, [first, second]);
+    // The second job's queue reason is written by its own admission pass, which may come a moment later.
+    const [a, b] = await until(async () => {
+      const views = await poll(s, [first, second]);
+      return views[1]?.queue_reason ? views : null;
+    }, "the second job to say why it waits");
     expect(a!.status).toBe("running");
     expect(b!.status).toBe("queued");
     expect(b!.queue_reason).toBe("workspace_busy");

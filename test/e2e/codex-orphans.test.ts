@@ -96,9 +96,9 @@ describe("orphans of the npm-installed Codex after a SIGKILL of their supervisor
     const o = await orphanAJob("restart");
     const next = await connectDl(serveEnv());
     sessions.push(next);
-    await until(() => statusOf(o.id) !== "running", "the next start to reap the row", 20_000);
+    await until(() => statusOf(o.id) !== "running", "the next start to reap the row");
     expect(statusOf(o.id)).toBe("killed_on_restart");
-    await until(() => groupMembers(o.pid).length === 0, "no process of the orphan's group left", 10_000);
+    await until(() => groupMembers(o.pid).length === 0, "no process of the orphan's group left");
     await next.close();
   }, 120_000);
 
@@ -111,6 +111,6 @@ describe("orphans of the npm-installed Codex after a SIGKILL of their supervisor
     ).providers.find((p) => p.provider === "codex");
     expect(codex?.reaped).toContainEqual(expect.objectContaining({ id: o.id, status: "killed_on_restart" }));
     expect(statusOf(o.id)).toBe("killed_on_restart");
-    await until(() => groupMembers(o.pid).length === 0, "no process of the orphan's group left", 10_000);
+    await until(() => groupMembers(o.pid).length === 0, "no process of the orphan's group left");
   }, 120_000);
 });

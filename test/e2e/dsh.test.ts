@@ -163,7 +163,7 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
     const log = join(f.root, "events-timeout.log");
     const s = await main();
     const sub = await call<Submitted>(s, "submit_dsh", {
-      tasks: [task(makeRepo(f.root, "timeout", 0).repo, { mode: "hang", events: log }, { timeout_s: 1 })],
+      tasks: [task(makeRepo(f.root, "timeout", 0).repo, { mode: "hang", events: log }, { timeout_s: 3 })],
     });
     const [job] = await pollUntilEnded(s, [sub.data.jobs[0]!.id], 30_000);
     expect(job!.status).toBe("timeout");

@@ -297,7 +297,7 @@ describe.skipIf(skipBwrap)("Gemini jobs through dist/dl serve, fake agy in the r
         process.kill(pid, "SIGKILL");
         await until(() => identity(pid) === null, `process ${pid} to be gone`);
       }
-      await until(() => pastas.every((p) => !alive(p)), "the forwarder to end with its server", 10_000);
+      await until(() => pastas.every((p) => !alive(p)), "the forwarder to end with its server");
       // The jail died with its server (--die-with-parent): before any reap, the watcher
       // and the health check already read the job as the reference names it.
       const env = { DELEGATE_GEMINI_STATE_DIR: dir };
@@ -318,7 +318,7 @@ describe.skipIf(skipBwrap)("Gemini jobs through dist/dl serve, fake agy in the r
       const b = await startServer({ DELEGATE_GEMINI_STATE_DIR: dir });
       await until(() => store.get(id)?.status !== "running", "the dead server's job to be reaped at start");
       expect(store.get(id)?.status).toBe("killed_on_restart");
-      await until(() => !groupAlive(child), "every process of the jail's group to be gone", 10_000);
+      await until(() => !groupAlive(child), "every process of the jail's group to be gone");
       expect((await pollOne(b, id)).status).toBe("killed_on_restart");
       const after = await runDl(["wait", "--json", id], env);
       expect(after.code).toBe(1);

@@ -93,6 +93,18 @@ async function usageBy(env: Record<string, string>, by: "model" | "kind"): Promi
   return new Map((JSON.parse(r.stdout) as { groups: Group[] }).groups.map((g) => [g.key, g]));
 }
 
+/**
+ * The ledger's group `key` once it counts `runs` runs. A job's row ends first and its
+ * ledger entry follows a moment later in the same process (the launcher's onEnded), so
+ * a reader right after the end may look in between.
+ */
+function usageOnce(env: Record<string, string>, by: "model" | "kind", key: string, runs = 1): Promise<Group> {
+  return until(async () => {
+    const g = (await usageBy(env, by)).get(key);
+    return g && g.runs >= runs ? g : null;
+  }, `${runs} run(s) of ${key} in the ledger`);
+}
+
 async function submitAgent(s: DlSession, model: string): Promise<string> {
   const workdir = makeRepo(root, `repo-${model}-${crypto.randomUUID().slice(0, 8)}`, 0).repo;
   const r = await callTool<{ jobs: { id: string }[] }>(s, "submit_agent", {
@@ -114,7 +126,7 @@ describe("every job's tokens reach the ledger, however it ended", () => {
     await secondTurnWaiting();
     const cancelled = await callTool<{ status: string }>(s, "cancel_agent", { id });
     expect(cancelled.data.status).toBe("cancelled");
-    const g = (await usageBy(env, "model")).get("cloud-cancelled");
+    const g = await usageOnce(env, "model", "cloud-cancelled");
     expect(g).toMatchObject({ runs: 1, input_tokens: 700, cache_read_tokens: 300, output_tokens: 70 });
   }, 60_000);
 
@@ -130,7 +142,7 @@ describe("every job's tokens reach the ledger, however it ended", () => {
       return r && r.status !== "running" ? r : null;
     }, "the job to stop with its server");
     expect([row.status, row.failure_kind]).toEqual(["cancelled", "server_stopped"]);
-    const g = (await usageBy(env, "model")).get("cloud-stopped");
+    const g = await usageOnce(env, "model", "cloud-stopped");
     expect(g).toMatchObject({ runs: 1, input_tokens: 700, output_tokens: 70 });
   }, 60_000);
 
@@ -149,7 +161,7 @@ describe("every job's tokens reach the ledger, however it ended", () => {
     const reap = await runDl(["reap", "--json"], env);
     expect(reap.code).toBe(0);
     expect(reap.stdout).toContain(id);
-    const g = (await usageBy(env, "model")).get("cloud-killed");
+    const g = await usageOnce(env, "model", "cloud-killed");
     expect(g).toMatchObject({ runs: 1, input_tokens: 700, cache_read_tokens: 300, output_tokens: 70 });
   }, 60_000);
 
@@ -169,6 +181,6 @@ describe("every job's tokens reach the ledger, however it ended", () => {
       }, `dsh job ${id} to end`);
     }
     // ok: {"input":1200,"output":340}; fail: 10, a total of no stated kind, counted as input.
-    expect((await usageBy(env, "kind")).get("dsh")).toMatchObject({ runs: 2, input_tokens: 1210, output_tokens: 340 });
+    expect(await usageOnce(env, "kind", "dsh", 2)).toMatchObject({ runs: 2, input_tokens: 1210, output_tokens: 340 });
   }, 60_000);
 });

@@ -24,7 +24,7 @@ async function wakeLatencyMs(i: number): Promise<number> {
     stdout: "pipe",
     stderr: "pipe",
   });
-  await until(() => hasStoreOpen(p.pid, stateDir), "dl wait to open the store", 10_000);
+  await until(() => hasStoreOpen(p.pid, stateDir), "dl wait to open the store");
   const reader = p.stdout.getReader();
   const ended = performance.now();
   store.update(id, {

@@ -85,7 +85,8 @@ describe("spawnGroup", () => {
 
 describe("runGroup", () => {
   test("timeout kills the whole group, including a grandchild that ignores SIGTERM", async () => {
-    const r = await runGroup({ argv: ["sh", "-c", STUBBORN], cwd, env, timeoutMs: 300, graceMs: 200 });
+    // 2 s: the shell must start and print the grandchild's pid first, even on a loaded machine.
+    const r = await runGroup({ argv: ["sh", "-c", STUBBORN], cwd, env, timeoutMs: 2000, graceMs: 200 });
     const gc = Number(/gc (\d+)/.exec(r.stdout.text())?.[1]);
     expect(gc).toBeGreaterThan(1);
     expect(r.timedOut).toBe(true);
@@ -93,7 +94,7 @@ describe("runGroup", () => {
     expect(r.signal).toBe("SIGTERM"); // the leader obeyed TERM; the grandchild needed KILL
     expect(pidAlive(gc)).toBe(false);
     expect(groupAlive(r.pgid)).toBe(false);
-    console.log(`timeout run: ${r.durationMs} ms (timeout 300 + grace 200)`);
+    console.log(`timeout run: ${r.durationMs} ms (timeout 2000 + grace 200)`);
   });
 
   test("abort kills the group and reports aborted", async () => {

@@ -55,7 +55,7 @@ describe("the shared account file fails closed", () => {
     const s = await until(
       () => (existsSync(a.file) ? JSON.parse(readFileSync(a.file, "utf8")) : null),
       "the deferred update to land",
-      5000,
+      30_000,
     );
     expect(s.throttles).toHaveLength(1);
     expect(s.cooldown_until).toBeGreaterThan(Date.now());

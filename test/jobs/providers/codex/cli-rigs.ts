@@ -47,7 +47,7 @@ export function codexCliRigs(prefix: string) {
   }
 
   const view = async (r: CodexRig, id: string) => (await r.service.poll([id])).jobs[0] as PollView;
-  const ended = (r: CodexRig, id: string, ms = 20_000) =>
+  const ended = (r: CodexRig, id: string, ms = 60_000) =>
     until(
       async () => {
         const v = await view(r, id);

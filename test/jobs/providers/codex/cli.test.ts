@@ -50,7 +50,7 @@ describe("codex jobs with the real CLI", () => {
     expect(readdirSync(join(r.stateDir, "jobs", v.id, "sqlite")).some((f) => f.endsWith(".sqlite"))).toBe(true);
     expect(existsSync(join(r.codexHome, "sessions"))).toBe(true);
     console.log(`codex success: ${v.elapsed_s}s, usage ${JSON.stringify(v.usage)}`);
-  }, 30_000);
+  }, 120_000);
 
   test("usage limit → failed / quota, never retried", async () => {
     const r = await rig();
@@ -60,7 +60,7 @@ describe("codex jobs with the real CLI", () => {
     expect(v.final_response).toContain("hit your usage limit");
     expect(requestsFor("[usage:0:q]")).toHaveLength(1);
     expect((await r.service.poll([])).account.state).toBe("ok");
-  }, 30_000);
+  }, 120_000);
 
   test("401 → auth_failed; admission pauses (queue_reason auth_failed) until auth.json changes, then resumes", async () => {
     // No auth.json at first (the fake's 401 reaches the CLI as is); a login writes one.
@@ -76,7 +76,7 @@ describe("codex jobs with the real CLI", () => {
     writeAuthJson(r.codexHome, "login-2");
     expect((await ended(r, next)).status).toBe("done");
     expect((await r.service.poll([])).account.state).toBe("ok");
-  }, 30_000);
+  }, 120_000);
 
   test("cancel a running job and a queued one: both end cancelled, slots free again", async () => {
     const r = await rig({ caps: { maxConcurrent: 1, maxPerProject: 1, maxQueue: 32, staggerS: 0 } });
@@ -96,7 +96,7 @@ describe("codex jobs with the real CLI", () => {
     const again = (await r.service.submit([{ task: "[ok:0:c3] now", workdir: r.trees[0]! }])).jobs[0]!.id;
     expect((await ended(r, again)).status).toBe("done");
     expect(requestsFor("[ok:0:c2]")).toHaveLength(0);
-  }, 30_000);
+  }, 120_000);
 
   test("quota warning from the session files the CLI wrote; refusal only when a threshold is set", async () => {
     const r = await rig();
@@ -118,7 +118,7 @@ describe("codex jobs with the real CLI", () => {
     expect((e as DlError).message).toMatch(/weekly quota is at 91%.*allow_over_quota=true/);
     const over = await strict.service.submit([{ task: "[ok:0:over] x", workdir: r.trees[2]!, allow_over_quota: true }]);
     expect((await ended(strict, over.jobs[0]!.id)).status).toBe("done");
-  }, 30_000);
+  }, 120_000);
 
   test("a missing or too-old CLI: the service still starts, submit explains, nothing is queued", async () => {
     const missing = await rig({ bin: "codex-not-installed-here" });
