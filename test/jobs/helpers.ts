@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type EngineOptions, JobEngine } from "../../src/jobs/engine/engine.ts";
 import { flockJobLocks, selfOwner, sysIdentities } from "../../src/jobs/engine/machine.ts";
@@ -29,7 +29,7 @@ export function makeRepo(parent: string, name: string, worktrees = 0): { repo: s
   const repo = join(parent, name);
   mkdirSync(repo, { recursive: true });
   git(repo, "init", "-q", "-b", "main");
-  Bun.write(join(repo, "README"), name);
+  writeFileSync(join(repo, "README"), name); // written before git add runs (Bun.write would be a promise)
   git(repo, "add", "README");
   git(repo, "commit", "-q", "-m", "init");
   const trees = [repo];

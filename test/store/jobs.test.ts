@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isDlError } from "../../src/errors.ts";
 import { JobStore } from "../../src/store/jobs.ts";
@@ -106,7 +106,7 @@ describe("JobStore", () => {
     if (process.getuid?.() === 0) {
       // root ignores directory permissions; use a path under a regular file instead.
       const f = join(storeDir(), "file");
-      Bun.write(f, "x");
+      writeFileSync(f, "x");
       try {
         JobStore.open(join(f, "state"));
         throw new Error("opened");
