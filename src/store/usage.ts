@@ -1,5 +1,6 @@
 import { storageError } from "./db.ts";
 import { type JobStore, stored } from "./jobs.ts";
+import type { JobRow } from "./types.ts";
 
 /** One ledger row: what a delegation or job asked for, who answered, what it cost in tokens. */
 export interface UsageRow {
@@ -51,5 +52,20 @@ export function usageSince(store: JobStore, since: number): UsageRow[] {
     return store.db.query("SELECT * FROM usage WHERE at >= ? ORDER BY at").all(since) as UsageRow[];
   } catch (e) {
     throw storageError("read usage", e);
+  }
+}
+
+/**
+ * Jobs that ran and ended but have no ledger row. A job's end and its ledger row are two
+ * writes a moment apart (the row first, so a waiter learns at once); a process killed
+ * between them leaves such a job, and its reader or pruner records it.
+ */
+export function endedWithoutUsage(store: JobStore): JobRow[] {
+  const sql = `SELECT * FROM jobs WHERE status NOT IN ('queued','running') AND started_at IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM usage WHERE usage.id = jobs.id) ORDER BY seq`;
+  try {
+    return store.db.query(sql).all() as JobRow[];
+  } catch (e) {
+    throw storageError("read jobs missing from the ledger", e);
   }
 }

@@ -4,7 +4,7 @@ import { DELEGATIONS_PROVIDER, factsOf } from "../providers.ts";
 import { eachStore } from "../store/each-store.ts";
 import { JobStore } from "../store/jobs.ts";
 import { isTerminal, type JobRow } from "../store/types.ts";
-import { recordUsage, type UsageRow, usageSince } from "../store/usage.ts";
+import { endedWithoutUsage, recordUsage, type UsageRow, usageSince } from "../store/usage.ts";
 import type { JobStateDir } from "../sys/paths.ts";
 import type { Tokens } from "./cost.ts";
 
@@ -88,6 +88,17 @@ export function recordJobEnd(store: JobStore, id: string): void {
   }
 }
 
+/**
+ * Records every job of `store` that ran and ended without reaching the ledger (its
+ * process died between the two writes); returns how many. Run before reading the ledger
+ * and before pruning job rows, so no run's tokens are lost with its row.
+ */
+export function recordUnledgeredEnds(store: JobStore): number {
+  const missing = endedWithoutUsage(store);
+  for (const row of missing) recordUsage(store, jobUsageRow(row));
+  return missing.length;
+}
+
 /** A synchronous delegation's row, into the store that keeps delegations (the agent's). Never fails the delegation. */
 export function recordDelegationUsage(stateDir: string, row: UsageRow): void {
   let store: JobStore | undefined;
@@ -106,7 +117,16 @@ export function readLedger(stores: readonly JobStateDir[], since: number): { row
   const rows = new Map<string, UsageRow>();
   const problems: string[] = [];
   // Opened writable: an older store gets the ledger's table by its migration.
-  for (const v of eachStore(stores, (store) => usageSince(store, since))) {
+  const read = (store: JobStore) => {
+    try {
+      recordUnledgeredEnds(store);
+    } catch (e) {
+      // Best effort: a store busy past its timeout is still read; the next reader records them.
+      log.warn(`jobs missing from the ledger not recorded: ${describeError(e)}`);
+    }
+    return usageSince(store, since);
+  };
+  for (const v of eachStore(stores, read)) {
     if ("value" in v) for (const r of v.value) rows.set(r.id, r);
     else if ("error" in v) problems.push(`the ${v.source.provider} store at ${v.source.stateDir}: ${v.error}`);
   }

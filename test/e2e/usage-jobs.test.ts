@@ -184,3 +184,49 @@ describe("every job's tokens reach the ledger, however it ended", () => {
     expect(await usageOnce(env, "kind", "dsh", 2)).toMatchObject({ runs: 2, input_tokens: 1210, output_tokens: 340 });
   }, 60_000);
 });
+
+describe("a job whose end never reached the ledger", () => {
+  /**
+   * What a supervisor killed between its two writes leaves: the job's row ended (with what
+   * it spent), and no ledger row. Written through the store's own API, as the engine does.
+   */
+  function endedUnledgered(stateDir: string, id: string, tokens: { input: number; output: number }): void {
+    const store = JobStore.open(stateDir, { provider: "dsh" });
+    try {
+      const t = Date.now();
+      store.insertMany([
+        {
+          id,
+          provider: "dsh",
+          project: "/p",
+          workdir: "/p",
+          workspace_root: "/p",
+          task: "t",
+          created_at: t,
+          owner_pid: process.pid,
+          owner_start: null,
+          server_id: "srv-gone",
+        },
+      ]);
+      expect(store.update(id, { status: "running", started_at: t }, ["queued"])).toBe(true);
+      const usage = JSON.stringify({ tokens: tokens });
+      expect(store.update(id, { status: "done", ended_at: t + 5, usage }, ["running"])).toBe(true);
+    } finally {
+      store.close();
+    }
+  }
+
+  test("dl usage records it from its row; dl reap records one before pruning its row", async () => {
+    const env: Record<string, string> = { ...setting("unledgered"), DELEGATE_JOB_RETENTION_DAYS: "0" };
+    const dir = env.DELEGATE_DSH_STATE_DIR!;
+    endedUnledgered(dir, "dsh-00000000a1", { input: 100, output: 10 });
+    expect((await usageBy(env, "kind")).get("dsh")).toMatchObject({ runs: 1, input_tokens: 100, output_tokens: 10 });
+
+    // This one is never read before dl reap prunes its row (retention 0 days).
+    endedUnledgered(dir, "dsh-00000000a2", { input: 200, output: 20 });
+    const reap = await runDl(["reap", "--json"], env);
+    expect(reap.code).toBe(0);
+    expect(readRow(dir, "dsh-00000000a2")).toBeUndefined();
+    expect((await usageBy(env, "kind")).get("dsh")).toMatchObject({ runs: 2, input_tokens: 300, output_tokens: 30 });
+  });
+});

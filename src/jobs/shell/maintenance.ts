@@ -4,6 +4,7 @@ import type { JobStore } from "../../store/jobs.ts";
 import type { JobRow } from "../../store/types.ts";
 import type { JobStateDir } from "../../sys/paths.ts";
 import { jobDirOf } from "../../sys/paths.ts";
+import { recordUnledgeredEnds } from "../../usage/ledger.ts";
 import { type DisplayState, judgeJob } from "../engine/display-state.ts";
 import { jobLiveness } from "../engine/liveness.ts";
 import type { Identities } from "../engine/machine.ts";
@@ -62,6 +63,8 @@ export async function reapAll(
     const spent = o.spent && ((row: JobRow, dir: string) => o.spent!(s.provider, row, dir));
     const adoptQueued = o.handOver && ((row: JobRow) => o.handOver!(store, s, row));
     const reaped = await reapDeadOwners(store, { identities: o.identities, now, dryRun: o.dryRun, spent, adoptQueued });
+    // A run whose end never reached the ledger is recorded before its row can go.
+    if (!o.dryRun) recordUnledgeredEnds(store);
     const pruned = store.pruneFinished(now() - o.retentionMs, o.dryRun);
     if (!o.dryRun) removeJobDirs(s.stateDir, pruned);
     return { provider: s.provider, state_dir: s.stateDir, reaped, pruned: pruned.length };
