@@ -131,8 +131,11 @@ describe("SlotPool across processes", () => {
     const rounds = 8;
     const t0 = performance.now();
     const kids = Array.from({ length: procs }, (_, i) =>
-      startFixture("slot-holder.ts", [dir, "3", events, String(i), String(rounds), "10"]),
+      startFixture("slot-holder.ts", [dir, "3", events, String(i), String(rounds), "10", "together"]),
     );
+    // All six start their rounds together, however unevenly their processes started.
+    await until(() => readEvents(events).filter((e) => e.ev === "start").length === procs, "every holder to start");
+    writeFileSync(join(dir, "go"), "");
     const exits = await Promise.all(kids.map((k) => k.exited));
     const wall = performance.now() - t0;
     for (const [i, e] of exits.entries()) {

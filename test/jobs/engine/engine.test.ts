@@ -86,8 +86,10 @@ describe("JobEngine", () => {
   });
 
   test("one job per workspace root: the second waits as workspace_busy, then runs", async () => {
+    // The first job holds the root until the test has seen the second wait, then ends.
+    const gate = join(root.dir, "workspace-busy.gate");
     const r = await engine.submit([
-      testTask(repo.trees[3]!, { mode: "ok", ms: 400 }),
+      testTask(repo.trees[3]!, { mode: "ok", gate }),
       testTask(repo.trees[3]!, { mode: "ok" }),
     ]);
     const [a, b] = r.jobs.map((j) => j.id);
@@ -95,6 +97,7 @@ describe("JobEngine", () => {
       () => poll1(a!).status === "running" && poll1(b!).queue_reason === "workspace_busy",
       "second job to wait on the busy root",
     );
+    writeFileSync(gate, "");
     const vb = await ended(b!);
     expect(vb.status).toBe("done");
     expect(poll1(a!).status).toBe("done");
@@ -172,7 +175,7 @@ describe("JobEngine", () => {
     });
     try {
       await e.submit([
-        testTask(repo.trees[1]!, { mode: "silent", ms: 2000 }),
+        testTask(repo.trees[1]!, { mode: "silent", ms: 30_000 }), // still running at the third submit; stop() ends it
         testTask(repo.trees[2]!, { mode: "ok" }),
       ]);
       await expect(e.submit([testTask(repo.trees[3]!, { mode: "ok" })])).rejects.toThrow(/queue is full/);

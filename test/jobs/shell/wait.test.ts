@@ -84,7 +84,7 @@ describe("dl wait (engine level)", () => {
   });
 
   test("exit 2 when an id never appears; exit 3 on the watcher timeout; the first deadline wins", async () => {
-    const slow = await submit(2, { mode: "silent", ms: 5000 });
+    const slow = await submit(2, { mode: "silent", ms: 60_000 }); // running throughout; cancelled at the end
     let w = waitOpts(["tj-doesnotexist"], { appearMs: 200 });
     let r = await waitForJobs(w.opts);
     expect(r.code).toBe(2);
