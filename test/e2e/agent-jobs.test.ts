@@ -99,12 +99,13 @@ function afterTool(req: RecordedRequest): boolean {
 }
 
 /** Turn 1: run a command that exits 3 (slowly, so runs overlap); turn 2: the answer. */
-function scriptBashThenAnswer(delayMs = 400): void {
-  fake.always((req) =>
-    afterTool(req)
+function scriptBashThenAnswer(delayMs = 400, before: () => Promise<void> = async () => {}): void {
+  fake.always(async (req) => {
+    await before();
+    return afterTool(req)
       ? reply.text("Ran the check; it exited 3.", { delayMs })
-      : reply.tool("run_bash", { command: "echo checking; exit 3" }, { delayMs }),
-  );
+      : reply.tool("run_bash", { command: "echo checking; exit 3" }, { delayMs });
+  });
 }
 
 const agentTask = (workdir: string, extra: Record<string, unknown> = {}) => ({
@@ -186,8 +187,16 @@ describe("submit_agent / poll_agent / cancel_agent through dist/dl serve", () =>
 
   test("4 repos: the job caps allow 4, the model's pool still holds the backend to 2", async () => {
     const s = await main();
-    // Long enough that runs overlap even on a loaded machine: the peak of 2 shows the pool full.
-    scriptBashThenAnswer(1500);
+    // Each answer waits until two requests are in flight at once, then all go: the pool
+    // must let two through together (or this never ends), and the peak says whether it let more.
+    let twoInFlight = () => {};
+    const two = new Promise<void>((resolve) => {
+      twoInFlight = resolve;
+    });
+    scriptBashThenAnswer(50, async () => {
+      if (fake.inFlight() >= 2) twoInFlight();
+      await two;
+    });
     const repos = [0, 1, 2, 3].map((i) => makeRepo(root, `pool-${i}`, 0).repo);
     const sub = await call<Submitted>(s, "submit_agent", { tasks: repos.map((r) => agentTask(r)) });
     const jobs = await pollUntilEnded(

@@ -1,7 +1,16 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { callTool, runDl } from "../helpers/dl.ts";
-import { dshFile, events, type JobView, peaks, pollUntilEnded, type Submitted, task } from "../helpers/dsh-jobs.ts";
+import {
+  dshFile,
+  events,
+  type JobView,
+  openGatesAfterStarts,
+  peaks,
+  pollUntilEnded,
+  type Submitted,
+  task,
+} from "../helpers/dsh-jobs.ts";
 import { liveWith, pidAlive } from "../helpers/proc.ts";
 import { childRecorded, supervisorOf } from "../helpers/supervisor.ts";
 import { until } from "../helpers/until.ts";
@@ -26,12 +35,13 @@ describe("dsh caps across servers", () => {
     const subs = await Promise.all(
       [a, b].map((s, k) =>
         call<Submitted>(s, "submit_dsh", {
-          // Long enough to overlap: each job's supervisor starts on its own, slower on a loaded machine.
-          tasks: repos.slice(k * 3, k * 3 + 3).map((r) => task(r, { ms: 1500, events: log })),
+          // Held until the test has seen two start: each job's supervisor starts on its own.
+          tasks: repos.slice(k * 3, k * 3 + 3).map((r) => task(r, { events: log, await: "go" })),
         }),
       ),
     );
     const ids = subs.flatMap((r) => r.data.jobs.map((j) => j.id));
+    await openGatesAfterStarts(log, 2, repos, "go");
     const jobs = await pollUntilEnded(a, ids);
     expect(jobs.map((j) => j.status)).toEqual(Array(6).fill("done"));
     const p = peaks(events(log));
@@ -66,9 +76,12 @@ describe("dsh caps across servers", () => {
     const p = makeRepo(f.root, "proj-p", 2).trees.slice(1);
     const q = makeRepo(f.root, "proj-q", 2).trees.slice(1);
     const trees = [p[0]!, p[1]!, q[0]!, q[1]!];
-    // Long enough that a job of the other project starts while the first still runs, even on a loaded machine.
-    const sub = await call<Submitted>(s, "submit_dsh", { tasks: trees.map((t) => task(t, { ms: 1500, events: log })) });
+    // Held until one job of each project has started, however slowly their supervisors start.
+    const sub = await call<Submitted>(s, "submit_dsh", {
+      tasks: trees.map((t) => task(t, { events: log, await: "go" })),
+    });
     const ids = sub.data.jobs.map((j) => j.id);
+    await openGatesAfterStarts(log, 2, trees, "go");
     const project = new Map(ids.map((id, i) => [id, i < 2 ? "p" : "q"]));
     await pollUntilEnded(s, ids);
     const pk = peaks(events(log), (id) => project.get(id)!);

@@ -3,7 +3,16 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { JobStore } from "../../src/store/jobs.ts";
 import { callTool, requireBinary, runDl, testEnv } from "../helpers/dl.ts";
-import { dshFile, events, LAUNCHER, peaks, pollUntilEnded, type Submitted, task } from "../helpers/dsh-jobs.ts";
+import {
+  dshFile,
+  events,
+  LAUNCHER,
+  openGatesAfterStarts,
+  peaks,
+  pollUntilEnded,
+  type Submitted,
+  task,
+} from "../helpers/dsh-jobs.ts";
 import { liveWith } from "../helpers/proc.ts";
 import { until } from "../helpers/until.ts";
 import { makeRepo } from "../jobs/helpers.ts";
@@ -33,9 +42,9 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
     const log = join(f.root, "events-main.log");
     const s = await main();
     const { trees } = makeRepo(f.root, "main", 2);
-    // Long enough that the second launch starts before the first ends even on a loaded
-    // machine (the suite runs files in parallel): the peak of 2 shows both slots in use.
-    const tasks = [0, 1, 2, 3].map((i) => task(trees[1 + (i % 2)]!, { ms: 2000, events: log }));
+    // The first two hold their slots until the test has seen both start: the peak of 2
+    // shows both slots in use, however slowly each job's supervisor started.
+    const tasks = [0, 1, 2, 3].map((i) => task(trees[1 + (i % 2)]!, { events: log, await: "go" }));
     const sub = await call<Submitted>(s, "submit_dsh", { tasks });
     expect(sub.isError).toBeFalsy();
     const ids = sub.data.jobs.map((j) => j.id);
@@ -49,6 +58,7 @@ describe("dsh jobs through dist/dl serve with the fake launcher", () => {
       stdout: "pipe",
       stderr: "pipe",
     });
+    await openGatesAfterStarts(log, 2, trees.slice(1), "go");
     const [out, code] = await Promise.all([new Response(watcher.stdout).text(), watcher.exited]);
     const jobs = await pollUntilEnded(s, ids);
     const evs = events(log);

@@ -44,7 +44,17 @@ const call = (s: DlSession, model: string, task = "go") =>
 describe("pools across dl serve processes", () => {
   test("4 servers, 20 dispatches at one 6-slot model: the backend never sees more than 6 at once", async () => {
     fake.reset();
-    fake.always(reply.text("done", { delayMs: 300 }));
+    // Each answer waits until six are in flight at once, then all go: the pool must let
+    // six through together (or this never ends), and the peak says whether it let more.
+    let sixInFlight = () => {};
+    const six = new Promise<void>((resolve) => {
+      sixInFlight = resolve;
+    });
+    fake.always(async () => {
+      if (fake.inFlight("qwen-3-8-max") >= 6) sixInFlight();
+      await six;
+      return reply.text("done", { delayMs: 50 });
+    });
     const sessions = await Promise.all([0, 1, 2, 3].map(() => connectDl(baseEnv())));
     try {
       const results = await Promise.all(sessions.flatMap((s) => [0, 1, 2, 3, 4].map(() => call(s, "qwen-3-8-max"))));

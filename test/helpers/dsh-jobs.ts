@@ -104,10 +104,15 @@ export function dshFile(prefix: string) {
   };
 }
 
-/** The fake's directives, then the task text. */
-export function task(workdir: string, d: { mode?: string; ms?: number; events?: string }, extra: object = {}) {
+/** The fake's directives, then the task text. `await`: the launcher works only once that file exists in its workdir. */
+export function task(
+  workdir: string,
+  d: { mode?: string; ms?: number; events?: string; await?: string },
+  extra: object = {},
+) {
   const lines = [`MODE: ${d.mode ?? "ok"}`, `MS: ${d.ms ?? 50}`];
   if (d.events) lines.push(`EVENTS: ${d.events}`);
+  if (d.await) lines.push(`AWAIT: ${d.await}`);
   return { task: `${lines.join("\n")}\nDo the task.`, model: "ds-flash", workdir, ...extra };
 }
 
@@ -150,4 +155,14 @@ export async function pollUntilEnded(s: DlSession, ids: string[], ms = 60_000): 
     `jobs ${ids.join(" ")} to end`,
     ms,
   );
+}
+
+/**
+ * Waits until `n` launchers have told `log` they started, then opens the AWAIT gate
+ * (`name`) in every workdir: the jobs that hold the slots end only once the test has
+ * seen the cap filled, however slowly each job's supervisor started.
+ */
+export async function openGatesAfterStarts(log: string, n: number, workdirs: string[], name: string): Promise<void> {
+  await until(() => events(log).filter((e) => e.kind === "start").length >= n, `${n} launchers to start`);
+  for (const w of workdirs) writeFileSync(join(w, name), "");
 }
