@@ -209,7 +209,7 @@ describe("a job whose end never reached the ledger", () => {
         },
       ]);
       expect(store.update(id, { status: "running", started_at: t }, ["queued"])).toBe(true);
-      const usage = JSON.stringify({ tokens: tokens });
+      const usage = JSON.stringify({ tokens });
       expect(store.update(id, { status: "done", ended_at: t + 5, usage }, ["running"])).toBe(true);
     } finally {
       store.close();
