@@ -3104,8 +3104,9 @@ export const MUTATIONS: Mutation[] = [
     guard: "`yarn <bin>` runs node_modules/.bin/<bin>: its entry is read-only",
     why: "a hook's `yarn lint-fix` ran node_modules/.bin/lint-fix, which the delegate rewrote",
     file: "src/sandbox/config-programs.ts",
-    search: '      else if (tool === "yarn") j += t[j] === "run" ? 1 : 0;\n',
-    replace: "",
+    search:
+      '      else if (tool === "yarn") {\n        j += t[j] === "run" ? 1 : 0;\n        viaExec = false;\n      } else if',
+    replace: "      else if",
     tests: ["test/sandbox/config-programs.test.ts"],
   },
   {
@@ -3286,6 +3287,29 @@ export const MUTATIONS: Mutation[] = [
     search: "    if (!o.dryRun) recordUnledgeredEnds(store);\n",
     replace: "",
     tests: ["test/e2e/usage-jobs.test.ts"],
+    build: true,
+  },
+  {
+    id: "named-bin-package-whole",
+    guard:
+      "the package folder a protected config's node_modules/.bin entry leads into is protected whole, not only the bin's file",
+    why: "a job rewrote the package code the bin requires (require('./lib')), and the host ran it at the next hook",
+    file: "src/sandbox/config-named.ts",
+    search: "            if (pkg) found.add(pkg);\n",
+    replace: "",
+    tests: ["test/sandbox/config-named.test.ts", "test/reliability/jail-routes-bash.test.ts"],
+    build: true,
+  },
+  {
+    id: "runner-package-by-name",
+    guard:
+      "a package a protected config hands a runner by name (npx -y @scope/pkg) is protected where the runner would find it installed",
+    why: "a job installed its own @scope/pkg in node_modules and the host's npx -y ran it when Claude Code started the MCP server",
+    file: "src/sandbox/config-named.ts",
+    search:
+      "      for (const name of packages) for (const p of packageEntries(name, project, o.workdir)) found.add(p);\n",
+    replace: "",
+    tests: ["test/sandbox/config-named.test.ts", "test/reliability/jail-routes-bash.test.ts"],
     build: true,
   },
 ];

@@ -11,6 +11,9 @@ import {
   linkChain,
   managerFiles,
   type PathDir,
+  packageEntries,
+  packageRootOf,
+  packagesRun,
   pathDirs,
   pathFolders,
   runnerFiles,
@@ -153,6 +156,7 @@ function wordsOf(src: Source): Words {
     imports: [],
     runs: [],
     bins: [],
+    packages: [],
     paths: [],
     loads: { files: [], up: [] },
     plugins: [],
@@ -162,9 +166,12 @@ function wordsOf(src: Source): Words {
   if (text === null) return none;
   const acted = src.text !== undefined || !/\.(md|mdc|markdown)$/i.test(src.file);
   const front = acted ? text : (/^---\r?\n([\s\S]*?)\r?\n---/.exec(text)?.[1] ?? "");
-  const body = src.text === undefined && /\.json$/i.test(src.file) ? `${front}\n${jsonCommandLines(text)}` : front;
+  const staged = src.text === undefined && LINT_STAGED_JSON.test(basename(src.file)) ? jsonStrings(text) : null;
+  const body =
+    staged ?? (src.text === undefined && /\.json$/i.test(src.file) ? `${front}\n${jsonCommandLines(text)}` : front);
   const imports = !acted && src.memory ? [...text.matchAll(/(?:^|\s)@([^\s@`]+)/g)].map((m) => m[1]!) : [];
-  const bins = binsRun(body, src.text !== undefined);
+  // A package.json script and a lint-staged task run with node_modules/.bin first on PATH: their first words count.
+  const bins = binsRun(body, src.text !== undefined || staged !== null);
   const plugins = src.text === undefined ? claudePluginDirs(src.file, text) : [];
   return {
     words: commandWords(body),
@@ -173,10 +180,39 @@ function wordsOf(src: Source): Words {
     imports,
     runs: npmScriptsRun(body),
     bins,
+    packages: packagesRun(body),
     paths: pathDirs(body),
     loads: direnvLoads(body),
     plugins,
   };
+}
+
+/** lint-staged's JSON configs: each task is a command it runs with node_modules/.bin first on PATH. */
+const LINT_STAGED_JSON = /^\.lintstagedrc(\.json)?$/i;
+
+/** Every value of a JSON document, the document itself first (at most 10,000); none when it is not JSON. */
+function jsonNodes(text: string): unknown[] {
+  let root: unknown;
+  try {
+    root = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  const nodes: unknown[] = [];
+  const stack: unknown[] = [root];
+  while (stack.length > 0 && nodes.length < 10_000) {
+    const v = stack.pop();
+    nodes.push(v);
+    if (typeof v === "object" && v !== null) stack.push(...Object.values(v));
+  }
+  return nodes;
+}
+
+/** Every string of a JSON document, a line each (lint-staged's tasks, whatever glob or list holds them). */
+function jsonStrings(text: string): string {
+  return jsonNodes(text)
+    .filter((v): v is string => typeof v === "string")
+    .join("\n");
 }
 
 /**
@@ -185,21 +221,12 @@ function wordsOf(src: Source): Words {
  * interpreter runs follows it, not the key between them.
  */
 function jsonCommandLines(text: string): string {
-  let root: unknown;
-  try {
-    root = JSON.parse(text);
-  } catch {
-    return "";
-  }
   const lines: string[] = [];
-  const stack: unknown[] = [root];
-  for (let seen = 0; stack.length > 0 && seen < 10_000; seen++) {
-    const v = stack.pop();
+  for (const v of jsonNodes(text)) {
     if (typeof v !== "object" || v === null) continue;
     const o = v as Record<string, unknown>;
     if (typeof o.command === "string" && Array.isArray(o.args))
       lines.push([o.command, ...o.args.filter((a): a is string => typeof a === "string")].join(" "));
-    stack.push(...Object.values(o));
   }
   return lines.join("\n");
 }
@@ -214,6 +241,8 @@ interface Words {
   runs: string[];
   /** Names run from node_modules/.bin (config-programs.ts). */
   bins: string[];
+  /** Packages a runner is handed by name (`npx -y @scope/pkg`): their folders run. */
+  packages: string[];
   /** Folders put on PATH. */
   paths: PathDir[];
   /** Files direnv loads (config-programs.ts direnvLoads). */
@@ -437,7 +466,7 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
       next.push({ file: abs, memory });
     };
     for (const src of level) {
-      const { words, tokens, sourced, imports, runs, bins, paths, loads, plugins } = wordsOf(src);
+      const { words, tokens, sourced, imports, runs, bins, packages, paths, loads, plugins } = wordsOf(src);
       // A plugin folder is Claude Code's configuration whole; what its files name is followed too.
       // An interpreter given a folder runs what is in it: the folder is the program, whole.
       const run = interpreted(words, sourced);
@@ -447,9 +476,15 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
         for (const f of filesOf(d).files) if (!own.has(f)) next.push({ file: f, memory: false });
       }
       // What the host finds by name: node_modules/.bin's exact entries, a folder put on PATH whole.
+      // A named bin's package folder is its code, whole; so is a package a runner is handed by name.
       for (const b of bins)
         for (const p of binEntries(b, project, o.workdir))
-          for (const abs of entryExists(p) ? linkChain(p, o.workdir) : [p]) take(abs, false);
+          for (const abs of entryExists(p) ? linkChain(p, o.workdir) : [p]) {
+            take(abs, false);
+            const pkg = packageRootOf(abs, o.workdir);
+            if (pkg) found.add(pkg);
+          }
+      for (const name of packages) for (const p of packageEntries(name, project, o.workdir)) found.add(p);
       for (const d of pathFolders(paths, project, o.workdir, o.home)) {
         onPath.push(d);
         if (d.dir !== o.workdir) found.add(d.dir); // the work tree itself is watched, never bound (tree-guard.ts)

@@ -28,11 +28,19 @@ const EXEC_VERB = /^(exec|x|dlx)$/;
 /** Links followed at most, as the kernel does (ELOOP past 40; a real chain is short). */
 const MAX_LINKS = 40;
 const NAME = /^[A-Za-z0-9@][\w.@+-]*$/;
+/** A package a runner is given: `pkg`, `@scope/pkg`, either with `@version`; group 1 is the name. */
+const PACKAGE_SPEC = /^((?:@[A-Za-z0-9][\w.+-]*\/)?[A-Za-z0-9][\w.+-]*)(?:@[^\s/]*)?$/;
 
-/** The bin names `text` runs through a package runner; `script` true for a package.json script's body (its commands' first words count). */
-export function binsRun(text: string, script: boolean): string[] {
-  const out: string[] = [];
-  for (const command of text.split(/&&|\|\||[;|\n]/)) {
+/** One command of `text`: its words, the first that is no `VAR=value`, and the word a package runner runs. */
+interface RunnerCommand {
+  words: string[];
+  first: number;
+  /** What `npx x`, `pnpm exec x`, `yarn x`, `bunx x` run (options skipped); `viaExec`: not yarn's bare form. */
+  target?: { word: string; viaExec: boolean };
+}
+
+function runnerCommands(text: string): RunnerCommand[] {
+  return text.split(/&&|\|\||[;|\n]/).map((command) => {
     const t = command
       .trim()
       .split(/[\s"'`()]+/)
@@ -41,17 +49,71 @@ export function binsRun(text: string, script: boolean): string[] {
     for (let i = Math.max(first, 0); i < t.length; i++) {
       const tool = basename(t[i]!);
       let j = i + 1;
+      let viaExec = true;
       if (/^(npm|pnpm|yarn|bun)$/.test(tool) && EXEC_VERB.test(t[j] ?? "")) j++;
       // `yarn <bin>`: its next word taken whatever it is (binEntry names only a .bin entry that exists).
-      else if (tool === "yarn") j += t[j] === "run" ? 1 : 0;
-      else if (!BIN_RUNNER.test(tool)) continue;
+      else if (tool === "yarn") {
+        j += t[j] === "run" ? 1 : 0;
+        viaExec = false;
+      } else if (!BIN_RUNNER.test(tool)) continue;
       while (t[j]?.startsWith("-")) j++;
       if (t[j] === "--") j++;
-      if (t[j] && NAME.test(t[j]!)) out.push(t[j]!);
+      if (t[j]) return { words: t, first, target: { word: t[j]!, viaExec } };
     }
-    if (script && first >= 0 && NAME.test(t[first] ?? "")) out.push(t[first]!);
+    return { words: t, first };
+  });
+}
+
+/** The bin names `text` runs through a package runner; `script` true for a package.json script's body (its commands' first words count). */
+export function binsRun(text: string, script: boolean): string[] {
+  const out: string[] = [];
+  for (const c of runnerCommands(text)) {
+    const name = c.target ? PACKAGE_SPEC.exec(c.target.word)?.[1] : undefined;
+    if (name && !name.startsWith("@")) out.push(name);
+    if (script && c.first >= 0 && NAME.test(c.words[c.first] ?? "")) out.push(c.words[c.first]!);
   }
   return out;
+}
+
+/**
+ * The packages `text` hands a runner by name (`npx -y @scope/pkg@1`, `pnpm dlx pkg`): the
+ * runner runs an installed copy's own bin, whatever that bin is called, so the package
+ * folder itself is what runs.
+ */
+export function packagesRun(text: string): string[] {
+  return runnerCommands(text).flatMap((c) => {
+    const name = c.target?.viaExec ? PACKAGE_SPEC.exec(c.target.word)?.[1] : undefined;
+    return name ? [name] : [];
+  });
+}
+
+/**
+ * Where a runner finds an installed package `<name>`: `node_modules/<name>` of `dir` and of
+ * each folder above it, up to the first that exists, absent ones too (a job must not make one).
+ */
+export function packageEntries(name: string, dir: string, workdir: string): string[] {
+  const out: string[] = [];
+  for (let d = dir; d === workdir || isWithin(d, workdir); d = dirname(d)) {
+    const p = join(d, "node_modules", name);
+    out.push(p);
+    if (entryExists(p) || d === workdir) break;
+  }
+  return out;
+}
+
+/**
+ * The package folder (`…/node_modules/<pkg>` or `…/node_modules/@scope/<pkg>`) that holds
+ * `abs`, inside the work tree, or null. A bin's file requires the rest of its package
+ * (`require("../lib/cli")`): protecting the file alone would leave the code it runs open.
+ */
+export function packageRootOf(abs: string, workdir: string): string | null {
+  for (let d = dirname(abs); isWithin(d, workdir); d = dirname(d)) {
+    const parent = dirname(d);
+    const name = basename(d);
+    if (basename(parent) === "node_modules") return name.startsWith(".") || name.startsWith("@") ? null : d;
+    if (basename(parent).startsWith("@") && basename(dirname(parent)) === "node_modules") return d;
+  }
+  return null;
 }
 
 /**

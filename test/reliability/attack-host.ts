@@ -163,7 +163,8 @@ export function hostTools(id: Identity, root: string, layout: LayoutId, seen = n
     if (seen()) return;
     id.run(["timeout", TOOL_TIMEOUT_S, "sh", "-c", `${direnvPath(project)}${command}`], {
       cwd: project,
-      env: id.env({ CLAUDE_PROJECT_DIR: project, npm_config_update_notifier: "false" }),
+      // Offline, as this machine is: an npx of a package not installed fails at once instead of waiting on the registry.
+      env: id.env({ CLAUDE_PROJECT_DIR: project, npm_config_update_notifier: "false", npm_config_offline: "true" }),
     });
   };
   for (const f of named(/\/\.claude\/settings(\.local)?\.json$/)) {

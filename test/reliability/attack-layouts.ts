@@ -119,7 +119,11 @@ cd ..
 git init -q -b main progs && cd progs
 printf 'node_modules/\n.venv/\n' > .gitignore
 mkdir -p node_modules/lint-fix node_modules/.bin .venv/bin bin tools .claude .vscode
-printf '#!/usr/bin/env node\nprocess.exit(0)\n' > node_modules/lint-fix/bin.js && chmod +x node_modules/lint-fix/bin.js
+# Its bin requires the rest of its package by a bare path, as packages do (require("../lib/cli")).
+printf '#!/usr/bin/env node\nrequire("./lib")\n' > node_modules/lint-fix/bin.js && chmod +x node_modules/lint-fix/bin.js
+printf 'process.exit(0)\n' > node_modules/lint-fix/lib.js
+# An MCP server npx fetches by a scoped name (none installed: the machine is offline).
+printf '{"mcpServers":{"ctx":{"command":"npx","args":["-y","@acme/ctx-mcp"]}}}\n' > .mcp.json
 ln -s ../lint-fix/bin.js node_modules/.bin/lint-fix
 ${EXIT0} > .venv/bin/python3 && chmod +x .venv/bin/python3 && ln -s python3 .venv/bin/python
 ${EXIT0} > bin/tool && chmod +x bin/tool && echo 'PATH_add bin' > .envrc

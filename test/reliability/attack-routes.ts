@@ -997,6 +997,34 @@ ln -sfn ../../evil-lint.js progs/node_modules/.bin/lint-fix 2>/dev/null && echo 
     unchanged: ["progs/.venv/bin/python3"],
   },
   {
+    // The .bin entry and its file are protected; the rest of the package the file requires is what runs too.
+    id: "npx-bin-lib",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: "putjs npx-bin-lib progs/node_modules/lint-fix/lib.js",
+    tools: (_w, _pay, js) => [write("progs/node_modules/lint-fix/lib.js", js)],
+    unchanged: ["progs/node_modules/lint-fix/lib.js"],
+  },
+  {
+    // `npx -y @acme/ctx-mcp` in .mcp.json runs an installed copy of that package, by its own bin.
+    id: "npx-scoped-package",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: `text npx-scoped-package progs/node_modules/@acme/ctx-mcp/package.json '{"name":"@acme/ctx-mcp","version":"1.0.0","bin":{"ctx-mcp":"srv.js"}}'
+put npx-scoped-package progs/node_modules/@acme/ctx-mcp/srv.js
+ln -s ../@acme/ctx-mcp/srv.js progs/node_modules/.bin/ctx-mcp 2>/dev/null || echo "npx-scoped-package: no .bin link"`,
+    tools: (_w, pay) => [
+      write(
+        "progs/node_modules/@acme/ctx-mcp/package.json",
+        '{"name":"@acme/ctx-mcp","version":"1.0.0","bin":{"ctx-mcp":"srv.js"}}\n',
+      ),
+      write("progs/node_modules/@acme/ctx-mcp/srv.js", pay),
+    ],
+    absent: ["progs/node_modules/@acme/ctx-mcp"],
+  },
+  {
     // The interpreter's link (.venv/bin/python -> python3) swapped for one to a file of the job's.
     id: "venv-link",
     reaches: true,

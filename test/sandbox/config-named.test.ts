@@ -85,17 +85,72 @@ describe("namedByToolConfig", () => {
     symlinkSync("../lint-fix/bin.js", join(w, "node_modules/.bin/lint-fix"));
     symlinkSync("../fmt/cli.js", join(w, "node_modules/.bin/fmt"));
     symlinkSync("python3.12", join(w, ".venv/bin/python"));
-    // npm's own settings file (absent: watched) and every .bin entry npm looks up, absent ones too (tsc).
+    // npm's own settings file (absent: watched), every .bin entry npm looks up, absent ones
+    // too (tsc), and the package folder each found bin runs from, whole (npx's lint-fix is
+    // also a package it would run by that name). No other package (node_modules/other).
     expect(named(w, ".claude", ignored).files).toEqual([
       ".npmrc",
       "node_modules/.bin/fmt",
       "node_modules/.bin/lint-fix",
       "node_modules/.bin/tsc",
+      "node_modules/fmt",
       "node_modules/fmt/cli.js",
+      "node_modules/lint-fix",
       "node_modules/lint-fix/bin.js",
     ]);
     expect(named(w, ".vscode", ignored).files).toEqual([".venv/bin/python", ".venv/bin/python3.12", "tbin"]);
     expect(named(w, ".envrc", ignored).files).toEqual(["bin"]);
+  });
+
+  test("packages a runner is handed by name, scoped or versioned, and the package a bin's link leads into", () => {
+    const w = tree({
+      ".mcp.json": JSON.stringify({
+        mcpServers: {
+          ctx: { command: "npx", args: ["-y", "@acme/ctx-mcp@latest"] },
+          fmt: { command: "pnpm", args: ["dlx", "prettier-srv@2.1.0", "--stdio"] },
+          lint: { command: "yarn", args: ["lintit"] },
+        },
+      }),
+      "node_modules/@acme/ctx-mcp/package.json": "{}",
+      "node_modules/@acme/ctx-mcp/lib/srv.js": "",
+      "node_modules/@acme/other/index.js": "",
+    });
+    // The scoped package's folder exists; prettier-srv's does not (watched: a job must not make
+    // it). yarn's bare form runs a bin or a script, so only its .bin entry counts.
+    expect(named(w, ".mcp.json").files).toEqual([
+      ".npmrc",
+      ".pnpmfile.cjs",
+      ".yarnrc",
+      ".yarnrc.yml",
+      "node_modules/.bin/lintit",
+      "node_modules/.bin/prettier-srv",
+      "node_modules/@acme/ctx-mcp",
+      "node_modules/prettier-srv",
+      "pnpm-workspace.yaml",
+    ]);
+  });
+
+  test("a bin linked into a scoped package protects that package; lint-staged's tasks run their first word from .bin", () => {
+    const w = tree({
+      ".husky/pre-commit": "npx lint-staged\n",
+      ".lintstagedrc": JSON.stringify({ "*.ts": ["eslint --fix", "prettier -w"], "*.md": "CI=1 mdlint" }),
+      "node_modules/@tool/lint-staged/bin/cli.js": "",
+      "node_modules/@tool/lint-staged/lib/run.js": "",
+    });
+    mkdirSync(join(w, "node_modules/.bin"));
+    symlinkSync("../@tool/lint-staged/bin/cli.js", join(w, "node_modules/.bin/lint-staged"));
+    expect(named(w, ".husky").files).toEqual([
+      ".npmrc",
+      "node_modules/.bin/lint-staged",
+      "node_modules/@tool/lint-staged",
+      "node_modules/@tool/lint-staged/bin/cli.js",
+      "node_modules/lint-staged",
+    ]);
+    expect(named(w, ".lintstagedrc").files).toEqual([
+      "node_modules/.bin/eslint",
+      "node_modules/.bin/mdlint",
+      "node_modules/.bin/prettier",
+    ]);
   });
 
   test("markdown: the front matter's commands and a memory file's @imports, never its prose", () => {
