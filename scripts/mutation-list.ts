@@ -3312,4 +3312,14 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/sandbox/config-named.test.ts", "test/reliability/jail-routes-bash.test.ts"],
     build: true,
   },
+  {
+    id: "yarn-berry-env-and-pnp",
+    guard:
+      "yarn Berry's .env.yarn and Plug'n'Play loader (.pnp.cjs, .pnp.loader.mjs) are settings files of a yarn a protected config runs",
+    why: "a job's .env.yarn with NODE_OPTIONS=--require, or an edited .pnp.cjs, ran its code in the next yarn a hook started",
+    file: "src/sandbox/config-programs.ts",
+    search: '".yarnrc.yml", ".env.yarn", ".pnp.cjs", ".pnp.loader.mjs"]',
+    replace: '".yarnrc.yml"]',
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
 ];

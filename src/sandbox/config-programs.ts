@@ -138,12 +138,15 @@ export function binEntries(name: string, dir: string, workdir: string): string[]
  * it whenever they run: npm's (and pnpm's, yarn 1's) `.npmrc` (`script-shell`,
  * `node-options`), yarn's `.yarnrc` (`yarn-path`) and `.yarnrc.yml` (`yarnPath`), pnpm's
  * `pnpm-workspace.yaml` settings and `.pnpmfile.cjs`, bun's `bunfig.toml` (`preload`):
- * each runs a program of its choosing before the script a configuration asked for.
+ * each runs a program of its choosing before the script a configuration asked for. Yarn
+ * Berry also exports `.env.yarn` into every `yarn run` (`NODE_OPTIONS=--require …`) and
+ * preloads its Plug'n'Play loader, `.pnp.cjs` and `.pnp.loader.mjs`, into every node it
+ * starts: all three are git-ignored code or settings of the run.
  */
 const MANAGER_FILES: Readonly<Record<string, readonly string[]>> = {
   npm: [".npmrc"],
   pnpm: [".npmrc", "pnpm-workspace.yaml", ".pnpmfile.cjs"],
-  yarn: [".npmrc", ".yarnrc", ".yarnrc.yml"],
+  yarn: [".npmrc", ".yarnrc", ".yarnrc.yml", ".env.yarn", ".pnp.cjs", ".pnp.loader.mjs"],
   bun: ["bunfig.toml"],
 };
 const MANAGER_ALIAS: Readonly<Record<string, string>> = { npx: "npm", pnpx: "pnpm", bunx: "bun" };

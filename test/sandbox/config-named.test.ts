@@ -102,7 +102,7 @@ describe("namedByToolConfig", () => {
     expect(named(w, ".envrc", ignored).files).toEqual(["bin"]);
   });
 
-  test("packages a runner is handed by name, scoped or versioned, and the package a bin's link leads into", () => {
+  test("packages a runner is handed by name, scoped or versioned; each manager's own files", () => {
     const w = tree({
       ".mcp.json": JSON.stringify({
         mcpServers: {
@@ -116,9 +116,13 @@ describe("namedByToolConfig", () => {
       "node_modules/@acme/other/index.js": "",
     });
     // The scoped package's folder exists; prettier-srv's does not (watched: a job must not make
-    // it). yarn's bare form runs a bin or a script, so only its .bin entry counts.
+    // it). yarn's bare form runs a bin or a script, so only its .bin entry counts. Each
+    // manager's files, absent ones too: yarn Berry's .env.yarn and Plug'n'Play loader among them.
     expect(named(w, ".mcp.json").files).toEqual([
+      ".env.yarn",
       ".npmrc",
+      ".pnp.cjs",
+      ".pnp.loader.mjs",
       ".pnpmfile.cjs",
       ".yarnrc",
       ".yarnrc.yml",
