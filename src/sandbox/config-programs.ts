@@ -92,9 +92,17 @@ export function packagesRun(text: string): string[] {
  * each folder above it, up to the first that exists, absent ones too (a job must not make one).
  */
 export function packageEntries(name: string, dir: string, workdir: string): string[] {
+  return nodeModulesUp(join("node_modules", name), dir, workdir);
+}
+
+/**
+ * `rel` in `dir` and in each folder above it up to the work tree's root, nearest first,
+ * up to the first that exists: node's and npm's own lookup order for node_modules.
+ */
+function nodeModulesUp(rel: string, dir: string, workdir: string): string[] {
   const out: string[] = [];
   for (let d = dir; d === workdir || isWithin(d, workdir); d = dirname(d)) {
-    const p = join(d, "node_modules", name);
+    const p = join(d, rel);
     out.push(p);
     if (entryExists(p) || d === workdir) break;
   }
@@ -123,14 +131,7 @@ export function packageRootOf(abs: string, workdir: string): string | null {
  * that makes `node_modules/.bin/node` nearer than the `node` the script meant is what runs.
  */
 export function binEntries(name: string, dir: string, workdir: string): string[] {
-  const out: string[] = [];
-  for (let d = dir; d === workdir || isWithin(d, workdir); d = dirname(d)) {
-    const p = join(d, "node_modules", ".bin", name);
-    out.push(p);
-    if (entryExists(p)) break;
-    if (d === workdir) break;
-  }
-  return out;
+  return nodeModulesUp(join("node_modules", ".bin", name), dir, workdir);
 }
 
 /**

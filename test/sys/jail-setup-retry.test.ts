@@ -4,6 +4,14 @@ import { markedEntry } from "../../src/sys/jail-start.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { skipBwrap } from "../sandbox/jail-env.ts";
 
+/** bwrap as dl starts a jail (set-up verdict on fd 3, held on fd 4), the host read-only, running `command`. */
+function jailArgv(command: string[]): string[] {
+  return [Bun.which("bwrap")!, "--unshare-all", "--unshare-user", "--info-fd", "3", "--block-fd", "4"].concat(
+    ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"],
+    markedEntry(command),
+  );
+}
+
 /**
  * A jail whose set-up fails has run nothing, so runGroup starts it again (bwrap's loopback
  * set-up has failed now and then with several jails starting at once) — and only a few
@@ -11,19 +19,9 @@ import { skipBwrap } from "../sandbox/jail-env.ts";
  */
 describe("a jail whose set-up failed", () => {
   test.skipIf(skipBwrap)("is started again, at most 3 times, then the failure stands", async () => {
-    const bwrap = Bun.which("bwrap");
     let starts = 0;
     const r = await runGroup({
-      argv: [bwrap!, "--unshare-all", "--unshare-user", "--info-fd", "3", "--block-fd", "4"].concat([
-        "--ro-bind",
-        "/",
-        "/",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        ...markedEntry(["sh", "-c", "echo RAN"]),
-      ]),
+      argv: jailArgv(["sh", "-c", "echo RAN"]),
       cwd: tmpdir(),
       env: { PATH: "/usr/bin:/bin" },
       // A forwarder that fails at once: the jail never gets its network, so nothing runs.
@@ -43,7 +41,6 @@ describe("the set-up verdict travels out of band", () => {
   test.skipIf(skipBwrap)(
     "a command that prints the verdict and dies by SIGKILL ran: no retry, no verdict",
     async () => {
-      const bwrap = Bun.which("bwrap");
       const pasta = Bun.which("pasta");
       let starts = 0;
       const lies = [
@@ -51,10 +48,7 @@ describe("the set-up verdict travels out of band", () => {
         "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.",
       ];
       const r = await runGroup({
-        argv: [bwrap!, "--unshare-all", "--unshare-user", "--info-fd", "3", "--block-fd", "4"].concat([
-          ...["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"],
-          ...markedEntry(["sh", "-c", `${lies.map((l) => `echo '${l}' >&2`).join("; ")}; kill -9 $$`]),
-        ]),
+        argv: jailArgv(["sh", "-c", `${lies.map((l) => `echo '${l}' >&2`).join("; ")}; kill -9 $$`]),
         cwd: tmpdir(),
         env: { PATH: "/usr/bin:/bin" },
         jailNet: { forwarder: pasta!, maxProcs: 16 },
@@ -73,14 +67,10 @@ describe("a jail dl stopped before its command started", () => {
   // short timeout_s) is a timeout: the jail did not fail, dl stopped it. Read as a set-up
   // failure, the job ended jail_unavailable ("the jail could not start") instead.
   test.skipIf(skipBwrap)("is a timeout, with no set-up verdict and no second start", async () => {
-    const bwrap = Bun.which("bwrap");
     const pasta = Bun.which("pasta");
     let starts = 0;
     const r = await runGroup({
-      argv: [bwrap!, "--unshare-all", "--unshare-user", "--info-fd", "3", "--block-fd", "4"].concat([
-        ...["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"],
-        ...markedEntry(["sh", "-c", "echo RAN"]),
-      ]),
+      argv: jailArgv(["sh", "-c", "echo RAN"]),
       cwd: tmpdir(),
       env: { PATH: "/usr/bin:/bin" },
       jailNet: { forwarder: pasta!, maxProcs: 16 },
@@ -100,15 +90,11 @@ describe("a jail cancelled before its command started", () => {
   // The cancel's own account, not "the jail could not start": run_bash reads the verdict
   // before anything else, so a cancel that lands during the set-up would have said so.
   test.skipIf(skipBwrap)("is aborted, with no set-up verdict and no second start", async () => {
-    const bwrap = Bun.which("bwrap");
     const pasta = Bun.which("pasta");
     const cancel = new AbortController();
     let starts = 0;
     const r = await runGroup({
-      argv: [bwrap!, "--unshare-all", "--unshare-user", "--info-fd", "3", "--block-fd", "4"].concat([
-        ...["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"],
-        ...markedEntry(["sh", "-c", "echo RAN"]),
-      ]),
+      argv: jailArgv(["sh", "-c", "echo RAN"]),
       cwd: tmpdir(),
       env: { PATH: "/usr/bin:/bin" },
       jailNet: { forwarder: pasta!, maxProcs: 16 },
