@@ -60,11 +60,17 @@ export function controlSlice(slice: number, of: number): void {
     id.own(id.base);
     freshLayout(r.layout, root, last);
     id.run(["sh", "-c", `${prelude(markers)}\n${r.sh}\n`], { cwd: join(root, LAYOUTS[r.layout].workdir) });
-    // The host's steps in their order, up to the one that runs the route (the marker answers; the rest cannot undo it).
+    // The host's steps up to the one that runs the route (the marker answers; the rest cannot undo it).
     const seen = () => existsSync(join(markers, r.id));
+    // Claude Code's hooks, .mcp.json servers, VS Code's tasks: for the routes of their classes.
+    // A tool-config route is run by those, so they come first there: the git commands before
+    // them (every step in every checkout, `submodule status` alone ~20 processes) were most
+    // of the control's time. The order cannot make a route pass that does not reach: a
+    // marker only appears if some host step ran the payload.
+    const tools = r.klass === "tool-config" || r.klass === "hook-manager";
+    if (r.klass === "tool-config") hostTools(id, root, r.layout, seen);
     hostGitCommands(id, root, r.layout, [r], seen);
-    // Claude Code's hooks, .mcp.json servers, VS Code's tasks (npm and node start slowly): for the routes of their classes.
-    if (r.klass === "tool-config" || r.klass === "hook-manager") hostTools(id, root, r.layout, seen);
+    if (tools) hostTools(id, root, r.layout, seen);
     if (readdirSync(markers).includes(r.id)) ran.add(r.id);
   }
 
