@@ -18,6 +18,7 @@ import {
   pathFolders,
   runnerFiles,
 } from "./config-programs.ts";
+import { readHookKeys } from "./hook-keys.ts";
 
 /**
  * The files of the work tree that a protected configuration runs: a Claude Code hook's
@@ -166,12 +167,15 @@ function wordsOf(src: Source): Words {
   if (text === null) return none;
   const acted = src.text !== undefined || !/\.(md|mdc|markdown)$/i.test(src.file);
   const front = acted ? text : (/^---\r?\n([\s\S]*?)\r?\n---/.exec(text)?.[1] ?? "");
-  const staged = src.text === undefined && LINT_STAGED_JSON.test(basename(src.file)) ? jsonStrings(text) : null;
-  const body =
-    staged ?? (src.text === undefined && /\.json$/i.test(src.file) ? `${front}\n${jsonCommandLines(text)}` : front);
+  const staged =
+    src.text === undefined && LINT_STAGED.test(basename(src.file)) ? lintStagedTasks(src.file, text) : null;
+  const json = src.text === undefined && /\.json$/i.test(src.file);
+  const body = staged?.json ? staged.lines : json ? `${front}\n${jsonCommandLines(text)}` : front;
   const imports = !acted && src.memory ? [...text.matchAll(/(?:^|\s)@([^\s@`]+)/g)].map((m) => m[1]!) : [];
-  // A package.json script and a lint-staged task run with node_modules/.bin first on PATH: their first words count.
-  const bins = binsRun(body, src.text !== undefined || staged !== null);
+  // A package.json script or hook key and a lint-staged task run with node_modules/.bin first on PATH: their first words count.
+  const bins = staged
+    ? [...binsRun(staged.lines, true), ...binsRun(body, false)]
+    : binsRun(body, src.text !== undefined);
   const plugins = src.text === undefined ? claudePluginDirs(src.file, text) : [];
   return {
     words: commandWords(body),
@@ -187,8 +191,39 @@ function wordsOf(src: Source): Words {
   };
 }
 
-/** lint-staged's JSON configs: each task is a command it runs with node_modules/.bin first on PATH. */
-const LINT_STAGED_JSON = /^\.lintstagedrc(\.json)?$/i;
+/** lint-staged's config files (JSON, YAML, JS): each task is a command it runs with node_modules/.bin first on PATH. */
+const LINT_STAGED = /^(\.lintstagedrc(\..*)?|lint-staged\.config\..*)$/i;
+
+/**
+ * A lint-staged config's tasks, a line each. JSON: every string, whatever glob or list
+ * holds it. JS: every quoted string. YAML (or a name that leaves the format open): every
+ * quoted string and every YAML value (`"*.js": eslint --fix`, `- prettier -w`), so a task
+ * is never missed for how it is written; a line that is no task names no installed bin.
+ */
+function lintStagedTasks(file: string, text: string): { json: boolean; lines: string } {
+  if (jsonNodes(text).length > 0) return { json: true, lines: jsonStrings(text) };
+  const quoted = [...text.matchAll(/(["'`])((?:\\.|(?!\1)[^\\\n])*)\1/g)].map((m) => m[2]!);
+  if (/\.[cm]?[jt]s$/i.test(file)) return { json: false, lines: quoted.join("\n") };
+  const values = text
+    .split("\n")
+    .map((l) => /^\s*(?:-\s+|[^\s#][^:#]*:\s+)([^\s#"'`][^#]*?)\s*(?:#.*)?$/.exec(l)?.[1] ?? "")
+    .filter(Boolean);
+  return { json: false, lines: [...quoted, ...values].join("\n") };
+}
+
+/**
+ * A package.json's hook-manager keys (lint-staged, husky 4, simple-git-hooks, …: hook-keys.ts),
+ * each as the commands it holds: the manager runs them at commit, with node_modules/.bin first
+ * on PATH, so they are read as a protected configuration's are. The file itself stays writable.
+ */
+function hookKeySources(pkg: string): Source[] {
+  return [...readHookKeys(dirname(pkg), basename(pkg)).values()].flatMap((v) =>
+    v === undefined ? [] : [{ file: pkg, memory: false, text: jsonStrings(v) }],
+  );
+}
+
+/** An entry whose text the host runs: what a protect rule names, and package.json for its hook keys. */
+export const isPackageJson = (entry: string) => basename(entry) === "package.json";
 
 /** Every value of a JSON document, the document itself first (at most 10,000); none when it is not JSON. */
 function jsonNodes(text: string): unknown[] {
@@ -446,12 +481,13 @@ function scriptsRun(
  * entry, or git's work tree root for a hook).
  */
 export function namedByToolConfig(entry: string, o: NamedOptions, project = dirname(entry)): NamedByConfig {
-  const { files, links } = filesOf(entry);
+  const pkg = isPackageJson(entry);
+  const { files, links } = pkg ? { files: [entry], links: [] } : filesOf(entry);
   const own = new Set(files);
   const found = new Set<string>();
   const scripts = new Map<string, { pkg: string; name: string }>();
   const onPath: PathDir[] = [];
-  let level: Source[] = [...own].map((file) => ({ file, memory: isMemory(file) }));
+  let level: Source[] = pkg ? hookKeySources(entry) : [...own].map((file) => ({ file, memory: isMemory(file) }));
   for (const abs of links.flatMap((l) => linkTargets(l, o.workdir)))
     if (!found.has(abs)) {
       found.add(abs);
@@ -531,7 +567,7 @@ export function namedFromAbove(
     }
     for (const n of names) {
       const rule = ruleForName(n, basename(d));
-      if (!rule || rule.id === "git-metadata") continue;
+      if ((!rule || rule.id === "git-metadata") && !isPackageJson(n)) continue;
       const named = namedByToolConfig(join(d, n), { workdir: top, ignored, home });
       // A folder on PATH that is the workdir, or holds it: never bound (the job could write nothing), watched instead.
       for (const f of named.files) if (f !== workdir && isWithin(f, workdir)) out.add(f);

@@ -6,7 +6,7 @@ import type { DlRead } from "../sys/dl-reads.ts";
 import { isWithin } from "../sys/paths.ts";
 import { isDotGit } from "../sys/protected-names.ts";
 import { type ChangeSummary, summarizeChanges } from "./change-summary.ts";
-import { aboveTop, namedByToolConfig, namedFromAbove } from "./config-named.ts";
+import { aboveTop, isPackageJson, namedByToolConfig, namedFromAbove } from "./config-named.ts";
 import type { PathDir } from "./config-programs.ts";
 import { askGit, type GitAsk, type RepoFacts } from "./git-reach.ts";
 import { runByGit } from "./git-runs.ts";
@@ -133,9 +133,12 @@ const underAny = (rel: string, dirs: ReadonlySet<string>) => [...dirs].some((d) 
 /** What the protected configurations run (config-named.ts), outside ignored folders. */
 function namedByConfigs(workdir: string, scan: TreeScan, keep: (r: string) => boolean, p: PlanOptions) {
   const o = { workdir, ignored: (abs: string) => underAny(rel(workdir, abs), p.ignored), home: p.home };
-  const all = [...scan.ruleEntries]
-    .filter(([r, { rule }]) => rule.id !== "git-metadata" && keep(r))
-    .map(([r]) => namedByToolConfig(join(workdir, r), o));
+  const configs = [...scan.ruleEntries].filter(([r, { rule }]) => rule.id !== "git-metadata" && keep(r));
+  // Each package.json's hook keys are configuration its hook manager runs (config-named.ts).
+  const manifests = [...scan.entries].filter(
+    ([r, e]) => e.kind === "file" && isPackageJson(r) && !underAny(r, p.ignored),
+  );
+  const all = [...configs, ...manifests].map(([r]) => namedByToolConfig(join(workdir, r), o));
   return {
     files: all.flatMap((n) => n.files),
     workdirOnPath: all.flatMap((n) => n.pathDirs.filter((p) => p.dir === workdir)),

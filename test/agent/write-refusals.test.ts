@@ -45,6 +45,16 @@ beforeAll(async () => {
   mkdirSync(join(workdir, "trap/objects"), { recursive: true });
   mkdirSync(join(workdir, "trap/refs"));
   writeFileSync(join(workdir, "trap/HEAD"), "ref: refs/heads/main\n");
+  // Hook managers' keys: lint-staged's task and husky 4's hook run these at commit.
+  mkdirSync(join(workdir, "scripts"));
+  writeFileSync(join(workdir, "scripts/check.sh"), "true\n");
+  writeFileSync(
+    join(workdir, "package.json"),
+    JSON.stringify({
+      "lint-staged": { "*.ts": "eslint --fix" },
+      husky: { hooks: { "pre-commit": "sh scripts/check.sh" } },
+    }),
+  );
   c = { workdir, allowEscape: false, signal: new AbortController().signal };
 });
 
@@ -65,6 +75,8 @@ describe("write_file and edit_file refuse what the host runs or obeys", () => {
     [".mcp.json", "claude-code"],
     [".vscode/tasks.json", "editor-config"],
     ["web/.envrc", "shell-env"],
+    ["node_modules/.bin/eslint", "config-named"],
+    ["scripts/check.sh", "config-named"],
   ];
   for (const [path, rule] of cases) {
     test(`${path}: path_refused, rule ${rule}`, async () => {

@@ -157,6 +157,46 @@ describe("namedByToolConfig", () => {
     ]);
   });
 
+  test("lint-staged's YAML and JS configs: each task's first word runs from .bin, however the task is written", () => {
+    const w = tree({
+      ".lintstagedrc.yaml": '"*.ts":\n  - eslint --fix\n  - "prettier -w"\n"*.md": mdlint # docs\n',
+      ".lintstagedrc": "'*.css': stylelint --fix\n",
+      // A JS config's function task: its template string's first word is the bin.
+      "lint-staged.config.mjs": `export default {\n  "*.js": "jslint --fix",\n  "*.ts": (files) => \`tsc --noEmit $\{files.join(" ")}\`,\n};\n`,
+    });
+    expect(named(w, ".lintstagedrc.yaml").files).toEqual([
+      "node_modules/.bin/eslint",
+      "node_modules/.bin/mdlint",
+      "node_modules/.bin/prettier",
+    ]);
+    expect(named(w, ".lintstagedrc").files).toEqual(["node_modules/.bin/stylelint"]);
+    expect(named(w, "lint-staged.config.mjs").files).toEqual(["node_modules/.bin/jslint", "node_modules/.bin/tsc"]);
+  });
+
+  test("package.json's hook keys run as a protected configuration: their bins, scripts and the scripts they call", () => {
+    const w = tree({
+      "package.json": JSON.stringify({
+        name: "p",
+        scripts: { lint: "tsc -p .", build: "node build.js" },
+        "lint-staged": { "*.ts": ["eslint --fix"] },
+        husky: { hooks: { "pre-commit": "sh scripts/check.sh", "pre-push": "npm run lint" } },
+        dependencies: { "left-pad": "1" },
+      }),
+      "scripts/check.sh": "",
+      "build.js": "",
+    });
+    const n = named(w, "package.json");
+    expect(n.files).toEqual([
+      ".npmrc",
+      "node_modules/.bin/eslint",
+      "node_modules/.bin/npm", // run by name with node_modules/.bin first on PATH: a planted one would run
+      "node_modules/.bin/sh",
+      "node_modules/.bin/tsc",
+      "scripts/check.sh",
+    ]);
+    expect(n.scripts).toEqual(["lint"]);
+  });
+
   test("markdown: the front matter's commands and a memory file's @imports, never its prose", () => {
     const w = tree({
       "CLAUDE.md": "Read src/app.ts first.\n@docs/rules.md\n",

@@ -131,3 +131,31 @@ describe("configs above the workdir count from the caller's project folder", () 
     expect(await refusedWrite(w, join(w, "fmt.sh"), elsewhere)).toBeNull();
   });
 });
+
+describe("package.json's hook keys are configuration the hook manager runs", () => {
+  const pkg = JSON.stringify({
+    "lint-staged": { "*.ts": "eslint --fix" },
+    husky: { hooks: { "pre-commit": "sh scripts/check.sh" } },
+  });
+
+  test("in the workdir: the script a hook key runs is kept read-only, package.json itself is not", async () => {
+    const w = tree({ "package.json": pkg, "scripts/check.sh": "true\n", "src/a.ts": "" });
+    const guard = await prepareTreeGuard(w, { home: ENV.HOME, env: ENV, quarantine: nothingMoved });
+    expect(guard.keptReadOnly).toContain("scripts/check.sh");
+    expect(guard.keptReadOnly).not.toContain("package.json"); // delegates still add dependencies
+    expect(guard.keptReadOnly).not.toContain("src/a.ts");
+    await guard.finish();
+  });
+
+  test("from the project above a subfolder workdir: its hook keys' scripts there are read-only too", async () => {
+    const proj = tree({ "package.json": pkg, "scripts/check.sh": "true\n", "scripts/other.sh": "" });
+    const w = join(proj, "scripts");
+    const guard = await prepareTreeGuard(w, { home: ENV.HOME, env: ENV, project: proj, quarantine: nothingMoved });
+    expect(guard.keptReadOnly).toContain("check.sh");
+    expect(guard.keptReadOnly).not.toContain("other.sh");
+    await guard.finish();
+    const p = { writable: [], gitEnv: ENV, project: proj };
+    expect(await refusedWrite(w, join(w, "check.sh"), p)).toContain("rule config-named");
+    expect(await refusedWrite(w, join(w, "other.sh"), p)).toBeNull();
+  });
+});

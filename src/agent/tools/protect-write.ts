@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { describeError } from "../../errors.ts";
-import { aboveTop, namedByToolConfig } from "../../sandbox/config-named.ts";
+import { aboveTop, isPackageJson, namedByToolConfig } from "../../sandbox/config-named.ts";
 import { askGit, type RepoFacts } from "../../sandbox/git-reach.ts";
 import { runByGit } from "../../sandbox/git-runs.ts";
 import { changedHookKeys, readHookKeys } from "../../sandbox/hook-keys.ts";
@@ -107,7 +107,7 @@ function configRunning(
   }
   for (const n of names) {
     const rule = ruleForName(n, basename(dir));
-    if (!rule || rule.id === "git-metadata") continue;
+    if ((!rule || rule.id === "git-metadata") && !isPackageJson(n)) continue;
     // A named file, or a path under a folder the config puts on PATH (config-programs.ts).
     const named = namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false, home });
     // A folder on PATH that holds the workdir is not bound whole: only its new files count (below).
@@ -185,7 +185,7 @@ function scriptsRunFrom(pkg: string, scope: string): string[] {
   }
   return names.flatMap((n) => {
     const rule = ruleForName(n, basename(dir));
-    if (!rule || rule.id === "git-metadata") return [];
+    if ((!rule || rule.id === "git-metadata") && !isPackageJson(n)) return [];
     const run = namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false }).npmScripts;
     return run.filter((s) => s.pkg === pkg).map((s) => `scripts.${s.name}`);
   });
