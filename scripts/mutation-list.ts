@@ -3322,4 +3322,26 @@ export const MUTATIONS: Mutation[] = [
     replace: '".yarnrc.yml"]',
     tests: ["test/sandbox/config-named.test.ts"],
   },
+  {
+    id: "package-json-hook-keys-run",
+    guard: "package.json's hook-manager keys are read as the configuration their manager runs at commit",
+    why: "a txtcheck a job put in node_modules/.bin ran at the next commit through package.json's lint-staged key (the real lint-staged), and a script husky 4's key names could be rewritten",
+    file: "src/sandbox/config-named.ts",
+    search: "pkg ? hookKeySources(entry) :",
+    replace: "pkg ? [] :",
+    tests: [
+      "test/sandbox/config-named.test.ts",
+      "test/sandbox/config-programs.test.ts",
+      "test/agent/write-refusals.test.ts",
+    ],
+  },
+  {
+    id: "lint-staged-yaml-js-tasks",
+    guard: "lint-staged's YAML and JS configs give their tasks' first words as .bin names",
+    why: "a .lintstagedrc.yaml's eslint task ran a node_modules/.bin/eslint the job planted",
+    file: "src/sandbox/config-named.ts",
+    search: "const LINT_STAGED = /^(\\.lintstagedrc(\\..*)?|lint-staged\\.config\\..*)$/i;",
+    replace: "const LINT_STAGED = /^\\.lintstagedrc(\\.json)?$/i;",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
 ];

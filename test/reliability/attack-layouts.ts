@@ -1,3 +1,5 @@
+import { cpSync, existsSync, readFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 /**
  * The projects the attack suite (attack-suite.ts) hands to delegates, built on the host as
  * the user dl runs as (so git never sees another owner's repository). Each is a shell
@@ -23,6 +25,40 @@ export interface Layout {
 }
 
 const EXIT0 = "printf '#!/bin/sh\\nexit 0\\n'";
+
+/** The suite's own checkout: its node_modules holds the real packages the layouts install (devDependencies). */
+const SUITE = join(import.meta.dir, "../..");
+
+/** Where node finds `name` required from `dir`: node_modules of `dir` and of each folder above, within the suite. */
+function required(name: string, dir: string): string {
+  for (let d = dir; d.startsWith(SUITE); d = dirname(d)) {
+    const p = join(d, "node_modules", name);
+    if (existsSync(p)) return p;
+  }
+  throw new Error(`attack layouts: ${name} (required from ${dir}) is not installed: run npm ci`);
+}
+
+/**
+ * The packages the layouts install, copied with what they require into `<base>/node_modules`
+ * (once per base), where an ordinary user can read them: the suite's own node_modules may
+ * sit in a folder only root can enter. Returns that folder ($DL_ATTACK_NODE_MODULES).
+ */
+export function layoutPackages(base: string): string {
+  const into = join(base, "node_modules");
+  if (existsSync(into)) return into;
+  const todo = [{ name: "lint-staged", from: SUITE }];
+  const copied = new Set<string>();
+  while (todo.length > 0) {
+    const { name, from } = todo.pop()!;
+    const src = required(name, from);
+    if (copied.has(src)) continue;
+    copied.add(src);
+    cpSync(src, join(into, relative(join(SUITE, "node_modules"), src)), { recursive: true });
+    const pkg = JSON.parse(readFileSync(join(src, "package.json"), "utf8")) as { dependencies?: object };
+    for (const dep of Object.keys(pkg.dependencies ?? {})) todo.push({ name: dep, from: src });
+  }
+  return into;
+}
 
 const REPO = `set -e
 git init -q -b main lib && git -C lib commit -q --allow-empty -m lib
@@ -136,6 +172,17 @@ printf '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"npx --n
 printf '{"python.defaultInterpreterPath":"\${workspaceFolder}/.venv/bin/python"}\n' > .vscode/settings.json
 git add -A && git commit -q -m progs
 cd ..
+# lint-staged as npm installs it (the real package: the suite's copy in $DL_ATTACK_NODE_MODULES,
+# layoutPackages), run by the pre-commit hook simple-git-hooks writes for \`npx lint-staged\`; its
+# tasks are package.json's "lint-staged" key, run with node_modules/.bin first on PATH. A file
+# is staged for the user's next commit, so the host's commit gives the task something to do.
+git init -q -b main lintstaged && cd lintstaged
+printf 'node_modules/\n' > .gitignore && printf '{"name":"ls","lint-staged":{"*.txt":"txtcheck"}}\n' > package.json
+git add -A && git commit -q -m first
+mkdir -p node_modules/.bin && ln -s "$DL_ATTACK_NODE_MODULES/lint-staged/bin/lint-staged.js" node_modules/.bin/lint-staged
+printf '#!/bin/sh\nexec node_modules/.bin/lint-staged --quiet\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit
+echo note > a.txt && git add a.txt
+cd ..
 `;
 
 const WORKTREE = `set -e
@@ -170,7 +217,15 @@ export const LAYOUTS: Record<LayoutId, Layout> = {
   many: {
     id: "many",
     workdir: "many",
-    checkouts: ["many/plain", "many/husky", "many/husky9", "many/hookspath", "many/rebase", "many/drivers"],
+    checkouts: [
+      "many/plain",
+      "many/husky",
+      "many/husky9",
+      "many/hookspath",
+      "many/rebase",
+      "many/drivers",
+      "many/lintstaged",
+    ],
     build: MANY,
   },
   worktree: { id: "worktree", workdir: "wt", checkouts: ["wt", "main"], build: WORKTREE },

@@ -1007,6 +1007,17 @@ ln -sfn ../../evil-lint.js progs/node_modules/.bin/lint-fix 2>/dev/null && echo 
     unchanged: ["progs/node_modules/lint-fix/lib.js"],
   },
   {
+    // lint-staged's tasks in package.json's "lint-staged" key run with node_modules/.bin first
+    // on PATH: a txtcheck the job puts there runs at the user's next commit (the real lint-staged).
+    id: "lint-staged-key-bin",
+    reaches: true,
+    layout: "many",
+    klass: "hook-manager",
+    sh: "put lint-staged-key-bin lintstaged/node_modules/.bin/txtcheck",
+    tools: (_w, pay) => [write("lintstaged/node_modules/.bin/txtcheck", pay)],
+    absent: ["lintstaged/node_modules/.bin/txtcheck"],
+  },
+  {
     // `npx -y @acme/ctx-mcp` in .mcp.json runs an installed copy of that package, by its own bin.
     id: "npx-scoped-package",
     reaches: true,

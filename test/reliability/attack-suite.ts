@@ -8,7 +8,7 @@ import { type Identity, identityNames, makeIdentity } from "../helpers/run-as.ts
 import { until } from "../helpers/until.ts";
 import { skipBwrap } from "../sandbox/jail-env.ts";
 import { exists, hostGit, hostGitCommands, hostTools } from "./attack-host.ts";
-import { LAYOUTS, type LayoutId } from "./attack-layouts.ts";
+import { LAYOUTS, type LayoutId, layoutPackages } from "./attack-layouts.ts";
 import { payload, payloadJs, prelude, REFUSED_WORKDIRS, ROUTES, type Route, type ToolCall } from "./attack-routes.ts";
 
 /**
@@ -288,11 +288,13 @@ async function jobAndLook(c: Ctx, layout: LayoutId): Promise<Found> {
 }
 
 export function buildLayouts(c: Pick<Ctx, "id" | "root">, only?: LayoutId): void {
+  const modules = layoutPackages(c.id.base);
   for (const l of Object.values(LAYOUTS)) {
     if (only && l.id !== only) continue;
     const r = c.id.run(["sh", "-c", l.build], {
       cwd: c.root,
       env: c.id.env({
+        DL_ATTACK_NODE_MODULES: modules,
         GIT_AUTHOR_NAME: "u",
         GIT_AUTHOR_EMAIL: "u@x",
         GIT_COMMITTER_NAME: "u",
