@@ -3344,4 +3344,13 @@ export const MUTATIONS: Mutation[] = [
     replace: "const LINT_STAGED = /^\\.lintstagedrc(\\.json)?$/i;",
     tests: ["test/sandbox/config-named.test.ts"],
   },
+  {
+    id: "venv-named-whole",
+    guard: "a virtualenv whose python a protected config runs is named whole",
+    why: "a .pth file a job put in the virtualenv's site-packages ran at the next start of the python VS Code's settings name",
+    file: "src/sandbox/config-named.ts",
+    search: 'return entryExists(join(venv, "pyvenv.cfg")) ? venv : null;',
+    replace: "return null;",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
 ];

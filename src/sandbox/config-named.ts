@@ -454,6 +454,21 @@ function direnvFiles(loads: Words["loads"], project: string, o: NamedOptions): s
 }
 
 /**
+ * The virtualenv whose interpreter folder `bin` is (`<venv>/bin` or `Scripts`, beside its
+ * `pyvenv.cfg`), inside the work tree; else null. A config that runs its python (VS Code's
+ * interpreter, a hook's `.venv/bin/python x.py`, its bin put on PATH) runs what that python
+ * loads at every start: `site-packages/*.pth` lines (`import os; os.system(...)`),
+ * `sitecustomize.py`, the packages it imports. So the virtualenv is named whole, as
+ * direnv's `layout python` one is: read-only to delegates, who cannot install into it.
+ */
+function venvOf(bin: string, workdir: string): string | null {
+  if (!/^(bin|Scripts)$/.test(basename(bin))) return null;
+  const venv = dirname(bin);
+  if (venv === workdir || !isWithin(venv, workdir)) return null;
+  return entryExists(join(venv, "pyvenv.cfg")) ? venv : null;
+}
+
+/**
  * The package.json scripts `runs` names (nearest package.json to `project`), each read
  * once as its command's text; `seen` (package.json and script name) is kept across levels.
  */
@@ -524,6 +539,8 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
       for (const d of pathFolders(paths, project, o.workdir, o.home)) {
         onPath.push(d);
         if (d.dir !== o.workdir) found.add(d.dir); // the work tree itself is watched, never bound (tree-guard.ts)
+        const venv = venvOf(d.dir, o.workdir);
+        if (venv) found.add(venv);
       }
       // What direnv loads from an allowed .envrc on its own (source_env, dotenv, use nix): absent ones named too.
       for (const abs of direnvFiles(loads, project, o)) take(abs, false);
@@ -531,7 +548,12 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
       for (const w of imports) for (const abs of resolveWord(w, [dirname(src.file)], o, "any")) take(abs, true);
       if (depth >= MAX_DEPTH) continue;
       const bases = [...new Set([project, dirname(src.file)])];
-      for (const w of new Set(words)) for (const abs of resolveWord(w, bases, o, run)) take(abs, false);
+      for (const w of new Set(words))
+        for (const abs of resolveWord(w, bases, o, run)) {
+          take(abs, false);
+          const venv = venvOf(dirname(abs), o.workdir);
+          if (venv) found.add(venv);
+        }
       // `make lint`, `just fmt`: the runner reads its file from where the host runs it.
       for (const abs of runnerFiles(tokens, project)) if (isWithin(abs, o.workdir)) take(abs, false);
       // `npm run lint`, `npx x`: the package manager obeys its own settings files there, absent ones named too.

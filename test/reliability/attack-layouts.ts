@@ -26,6 +26,15 @@ export interface Layout {
 
 const EXIT0 = "printf '#!/bin/sh\\nexit 0\\n'";
 
+/** The python3 the layouts' builds find, as major.minor: a virtualenv's site-packages folder is named by it. */
+const PYTHON = Bun.spawnSync(["python3", "-c", 'import sys; print("%d.%d" % sys.version_info[:2])'], {
+  env: { PATH: "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin" }, // the PATH the layouts are built with (run-as.ts)
+})
+  .stdout.toString()
+  .trim();
+/** A virtualenv's site-packages, relative to the virtualenv's folder's parent (the layout's .venv). */
+export const VENV_SITE = `.venv/lib/python${PYTHON || "3"}/site-packages`;
+
 /** The suite's own checkout: its node_modules holds the real packages the layouts install (devDependencies). */
 const SUITE = join(import.meta.dir, "../..");
 
@@ -161,7 +170,12 @@ printf 'process.exit(0)\n' > node_modules/lint-fix/lib.js
 # An MCP server npx fetches by a scoped name (none installed: the machine is offline).
 printf '{"mcpServers":{"ctx":{"command":"npx","args":["-y","@acme/ctx-mcp"]}}}\n' > .mcp.json
 ln -s ../lint-fix/bin.js node_modules/.bin/lint-fix
-${EXIT0} > .venv/bin/python3 && chmod +x .venv/bin/python3 && ln -s python3 .venv/bin/python
+# A virtualenv as python -m venv --copies makes it: a copy of the system python (never a link to
+# it: the control plants routes unguarded, as root, and a write through a link would land in
+# /usr/bin), its pyvenv.cfg, its site-packages.
+py=$(readlink -f "$(command -v python3)") && cp "$py" .venv/bin/python3 && ln -s python3 .venv/bin/python
+printf 'home = %s\ninclude-system-site-packages = false\n' "$(dirname "$py")" > .venv/pyvenv.cfg
+mkdir -p ${VENV_SITE}
 ${EXIT0} > bin/tool && chmod +x bin/tool && echo 'PATH_add bin' > .envrc
 # direnv takes several folders, quoted and spelt from $PWD: the second is tools/.
 ${EXIT0} > tools/fmt && chmod +x tools/fmt && echo 'PATH_add sbin "$PWD/tools"' >> .envrc

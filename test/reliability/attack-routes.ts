@@ -1,4 +1,4 @@
-import type { LayoutId } from "./attack-layouts.ts";
+import { type LayoutId, VENV_SITE } from "./attack-layouts.ts";
 
 /**
  * Every route the attack suite (attack-suite.ts) tries: a way for a delegate to leave
@@ -1034,6 +1034,20 @@ ln -s ../@acme/ctx-mcp/srv.js progs/node_modules/.bin/ctx-mcp 2>/dev/null || ech
       write("progs/node_modules/@acme/ctx-mcp/srv.js", pay),
     ],
     absent: ["progs/node_modules/@acme/ctx-mcp"],
+  },
+  {
+    // The interpreter VS Code's settings name runs every site-packages .pth line at its start
+    // (`import os; os.system(...)`), as the real python3 of this virtualenv does.
+    id: "venv-pth",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: `s=$(script venv-pth)
+text venv-pth progs/${VENV_SITE}/zz-venv-pth.pth "import os; os.system('sh $s')"`,
+    tools: withScript("venv-pth", (s) => [
+      write(`progs/${VENV_SITE}/zz-venv-pth.pth`, `import os; os.system('sh ${s}')\n`),
+    ]),
+    absent: [`progs/${VENV_SITE}/zz-venv-pth.pth`],
   },
   {
     // The interpreter's link (.venv/bin/python -> python3) swapped for one to a file of the job's.

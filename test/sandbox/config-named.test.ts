@@ -197,6 +197,24 @@ describe("namedByToolConfig", () => {
     expect(n.scripts).toEqual(["lint"]);
   });
 
+  test("a virtualenv whose python a config runs is named whole (its .pth files run at every start); a bare bin/ is not", () => {
+    const w = tree({
+      ".vscode/settings.json": JSON.stringify({ "python.defaultInterpreterPath": `${VAR}/.venv/bin/python` }),
+      ".venv/pyvenv.cfg": "home = /usr/bin\n",
+      ".venv/bin/python": "",
+      ".venv/lib/python3.11/site-packages/site.pth": "",
+      ".envrc": "PATH_add env2/bin\n",
+      "env2/pyvenv.cfg": "home = /usr/bin\n",
+      "env2/bin/python3": "",
+      ".claude/settings.json": JSON.stringify({ hooks: { S: [{ hooks: [{ command: "tools/bin/run x" }] }] } }),
+      "tools/bin/run": "",
+    });
+    chmodSync(join(w, "tools/bin/run"), 0o755);
+    expect(named(w, ".vscode").files).toEqual([".venv", ".venv/bin/python"]);
+    expect(named(w, ".envrc").files).toEqual(["env2", "env2/bin"]);
+    expect(named(w, ".claude").files).toEqual(["tools/bin/run"]); // no pyvenv.cfg: no virtualenv
+  });
+
   test("markdown: the front matter's commands and a memory file's @imports, never its prose", () => {
     const w = tree({
       "CLAUDE.md": "Read src/app.ts first.\n@docs/rules.md\n",
