@@ -3353,4 +3353,13 @@ export const MUTATIONS: Mutation[] = [
     replace: "return null;",
     tests: ["test/sandbox/config-named.test.ts"],
   },
+  {
+    id: "pre-commit-key-scripts",
+    guard: "the pre-commit package's package.json key names npm scripts it runs",
+    why: 'with "pre-commit": ["lint"], a job that rewrote scripts.lint had it run at the next commit',
+    file: "src/sandbox/config-named.ts",
+    search: "const scripts = /^pre-?commit$/.test(key)",
+    replace: "const scripts = /^$/.test(key)",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
 ];

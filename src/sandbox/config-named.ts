@@ -217,9 +217,13 @@ function lintStagedTasks(file: string, text: string): { json: boolean; lines: st
  * on PATH, so they are read as a protected configuration's are. The file itself stays writable.
  */
 function hookKeySources(pkg: string): Source[] {
-  return [...readHookKeys(dirname(pkg), basename(pkg)).values()].flatMap((v) =>
-    v === undefined ? [] : [{ file: pkg, memory: false, text: jsonStrings(v) }],
-  );
+  return [...readHookKeys(dirname(pkg), basename(pkg))].flatMap(([key, v]) => {
+    if (v === undefined) return [];
+    const text = jsonStrings(v);
+    // The pre-commit package's value names npm scripts (`["lint", "test"]`, `"lint, test"`): it runs `npm run <name>`.
+    const scripts = /^pre-?commit$/.test(key) ? text.split(/[\s,]+/).filter((w) => /^[\w:.-]+$/.test(w)) : [];
+    return [{ file: pkg, memory: false, text: [text, ...scripts.map((w) => `npm run ${w}`)].join("\n") }];
+  });
 }
 
 /** An entry whose text the host runs: what a protect rule names, and package.json for its hook keys. */

@@ -197,6 +197,16 @@ describe("namedByToolConfig", () => {
     expect(n.scripts).toEqual(["lint"]);
   });
 
+  test("the pre-commit package's key names npm scripts: each runs as npm run <name>", () => {
+    const w = tree({
+      "package.json": JSON.stringify({ scripts: { lint: "eslint .", test: "vitest" }, "pre-commit": ["lint"] }),
+    });
+    const n = named(w, "package.json");
+    expect(n.scripts).toEqual(["lint"]);
+    expect(n.files).toContain("node_modules/.bin/eslint");
+    expect(n.files).not.toContain("node_modules/.bin/vitest");
+  });
+
   test("a virtualenv whose python a config runs is named whole (its .pth files run at every start); a bare bin/ is not", () => {
     const w = tree({
       ".vscode/settings.json": JSON.stringify({ "python.defaultInterpreterPath": `${VAR}/.venv/bin/python` }),
