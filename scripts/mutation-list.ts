@@ -3362,4 +3362,13 @@ export const MUTATIONS: Mutation[] = [
     replace: "const scripts = /^$/.test(key)",
     tests: ["test/sandbox/config-named.test.ts"],
   },
+  {
+    id: "absent-script-named",
+    guard: "a script a config runs when it appears, and an import not there yet, are named absent",
+    why: "husky's `[ -f scripts/local-check.sh ] && sh scripts/local-check.sh` ran the local-check.sh a job made",
+    file: "src/sandbox/config-named.ts",
+    search: "SCRIPT_EXT.test(word)))) absent.push(abs);",
+    replace: "SCRIPT_EXT.test(word)))) void abs;",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
 ];

@@ -408,10 +408,12 @@ function isProgram(word: string, abs: string, run: ReadonlySet<string>): boolean
  * The work tree's regular files that `word` names from `bases` (any file for an import,
  * else a program). A path (`.venv/bin/python`) names that exact entry even where git
  * ignores it, a link too (kept as it is, not followed): the config runs it, whoever made
- * it. A bare word is looked for outside ignored folders only.
+ * it. A bare word is looked for outside ignored folders only. An import, or a path an
+ * interpreter runs or with a script's extension, found from no base is named absent.
  */
 function resolveWord(word: string, bases: string[], o: NamedOptions, run: ReadonlySet<string> | "any"): string[] {
   const out: string[] = [];
+  const absent: string[] = [];
   const exact = word.includes("/");
   for (const base of bases) {
     const abs = resolveUserPath(word, base, o.home);
@@ -421,10 +423,13 @@ function resolveWord(word: string, bases: string[], o: NamedOptions, run: Readon
       if (exact && st.isSymbolicLink()) out.push(...linkChain(abs, o.workdir));
       else if (st.isFile() && (run === "any" || isProgram(word, abs, run))) out.push(abs);
     } catch {
-      // not there: nothing to run
+      // Not there yet: an import, or a script the config runs when it appears (`[ -f
+      // scripts/local.sh ] && sh scripts/local.sh`), is named absent, so a job cannot make it.
+      if (run === "any" || (exact && (run.has(word) || SCRIPT_EXT.test(word)))) absent.push(abs);
     }
   }
-  return out;
+  // Where it is found from one base, that is what runs; only a word found from none is named absent.
+  return out.length > 0 ? out : absent;
 }
 
 /**

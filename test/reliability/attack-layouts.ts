@@ -129,6 +129,8 @@ git init -q -b main husky9 && cd husky9
 mkdir -p .husky/_ scripts
 printf '#!/bin/sh\\nsh .husky/pre-commit\\n' > .husky/_/pre-commit; chmod +x .husky/_/pre-commit
 echo 'sh scripts/check.sh' > .husky/pre-commit
+# A local script the hook runs only when someone made it (none has).
+echo '[ -f scripts/local-check.sh ] && sh scripts/local-check.sh || true' >> .husky/pre-commit
 mkdir .idea && ${EXIT0} > scripts/start.sh
 printf '<component name="ProjectStartupTaskManager"><task path="$PROJECT_DIR$/scripts/start.sh"/></component>\n' > .idea/workspace.xml
 ${EXIT0} > scripts/check.sh; chmod +x scripts/check.sh

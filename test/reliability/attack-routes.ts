@@ -853,6 +853,16 @@ const MANY_ROUTES: Route[] = [
     unchanged: ["husky9/.husky/pre-commit", "husky9/.husky/_/pre-commit", "husky9/scripts/check.sh"],
   },
   {
+    // husky's hook runs scripts/local-check.sh when it is there: the job makes it.
+    id: "hook-optional-script",
+    reaches: true,
+    layout: "many",
+    klass: "hook-manager",
+    sh: "put hook-optional-script husky9/scripts/local-check.sh",
+    tools: (_w, pay) => [write("husky9/scripts/local-check.sh", pay)],
+    absent: ["husky9/scripts/local-check.sh"],
+  },
+  {
     id: "hookspath-named",
     reaches: true,
     layout: "many",

@@ -225,6 +225,15 @@ describe("namedByToolConfig", () => {
     expect(named(w, ".claude").files).toEqual(["tools/bin/run"]); // no pyvenv.cfg: no virtualenv
   });
 
+  test("a script a hook runs when it appears and an import of a file not there yet are named absent; a bare name is not", () => {
+    const w = tree({
+      ".husky/pre-commit": "[ -f scripts/local.sh ] && sh scripts/local.sh\nsh fmt\n",
+      "CLAUDE.md": "@docs/later.md\n",
+    });
+    expect(named(w, ".husky").files).toEqual([".husky/scripts/local.sh", "scripts/local.sh"]);
+    expect(named(w, "CLAUDE.md").files).toEqual(["docs/later.md"]);
+  });
+
   test("markdown: the front matter's commands and a memory file's @imports, never its prose", () => {
     const w = tree({
       "CLAUDE.md": "Read src/app.ts first.\n@docs/rules.md\n",
