@@ -226,8 +226,14 @@ function hookKeySources(pkg: string): Source[] {
   });
 }
 
-/** An entry whose text the host runs: what a protect rule names, and package.json for its hook keys. */
+/** package.json: read for its hook keys (hookKeySources), never protected whole. */
 export const isPackageJson = (entry: string) => basename(entry) === "package.json";
+
+/** A folder's entry whose text a host runs: what a protect rule other than git's names, and package.json. */
+export function configEntry(name: string, parent: string): boolean {
+  const rule = ruleForName(name, basename(parent));
+  return (!!rule && rule.id !== "git-metadata") || isPackageJson(name);
+}
 
 /** Every value of a JSON document, the document itself first (at most 10,000); none when it is not JSON. */
 function jsonNodes(text: string): unknown[] {
@@ -597,8 +603,7 @@ export function namedFromAbove(
       // unreadable: the host reads nothing there either
     }
     for (const n of names) {
-      const rule = ruleForName(n, basename(d));
-      if ((!rule || rule.id === "git-metadata") && !isPackageJson(n)) continue;
+      if (!configEntry(n, d)) continue;
       const named = namedByToolConfig(join(d, n), { workdir: top, ignored, home });
       // A folder on PATH that is the workdir, or holds it: never bound (the job could write nothing), watched instead.
       for (const f of named.files) if (f !== workdir && isWithin(f, workdir)) out.add(f);

@@ -1,14 +1,14 @@
 import { readdirSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { describeError } from "../../errors.ts";
-import { aboveTop, isPackageJson, namedByToolConfig } from "../../sandbox/config-named.ts";
+import { aboveTop, configEntry, namedByToolConfig } from "../../sandbox/config-named.ts";
 import { askGit, type RepoFacts } from "../../sandbox/git-reach.ts";
 import { runByGit } from "../../sandbox/git-runs.ts";
 import { changedHookKeys, readHookKeys } from "../../sandbox/hook-keys.ts";
 import { claudeHomeReads } from "../../sys/claude-home-reads.ts";
 import type { DlRead } from "../../sys/dl-reads.ts";
 import { entryExists } from "../../sys/file-head.ts";
-import { looksLikeGitDir, ruleForName, ruleForPath } from "../../sys/protected-names.ts";
+import { looksLikeGitDir, ruleForPath } from "../../sys/protected-names.ts";
 
 /**
  * The jail's principle for the agent's own write tools, which need no jail to plant
@@ -106,8 +106,7 @@ function configRunning(
     return null;
   }
   for (const n of names) {
-    const rule = ruleForName(n, basename(dir));
-    if ((!rule || rule.id === "git-metadata") && !isPackageJson(n)) continue;
+    if (!configEntry(n, dir)) continue;
     // A named file, or a path under a folder the config puts on PATH (config-programs.ts).
     const named = namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false, home });
     // A folder on PATH that holds the workdir is not bound whole: only its new files count (below).
@@ -184,8 +183,7 @@ function scriptsRunFrom(pkg: string, scope: string): string[] {
     return [];
   }
   return names.flatMap((n) => {
-    const rule = ruleForName(n, basename(dir));
-    if ((!rule || rule.id === "git-metadata") && !isPackageJson(n)) return [];
+    if (!configEntry(n, dir)) return [];
     const run = namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false }).npmScripts;
     return run.filter((s) => s.pkg === pkg).map((s) => `scripts.${s.name}`);
   });
