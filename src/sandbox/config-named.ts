@@ -18,7 +18,7 @@ import {
   pathFolders,
   runnerFiles,
 } from "./config-programs.ts";
-import { readHookKeys } from "./hook-keys.ts";
+import { hookKeyCommands, isLintStagedConfig, jsonNodes, lintStagedTasks } from "./hook-tasks.ts";
 
 /**
  * The files of the work tree that a protected configuration runs: a Claude Code hook's
@@ -167,8 +167,7 @@ function wordsOf(src: Source): Words {
   if (text === null) return none;
   const acted = src.text !== undefined || !/\.(md|mdc|markdown)$/i.test(src.file);
   const front = acted ? text : (/^---\r?\n([\s\S]*?)\r?\n---/.exec(text)?.[1] ?? "");
-  const staged =
-    src.text === undefined && LINT_STAGED.test(basename(src.file)) ? lintStagedTasks(src.file, text) : null;
+  const staged = src.text === undefined && isLintStagedConfig(src.file) ? lintStagedTasks(src.file, text) : null;
   const json = src.text === undefined && /\.json$/i.test(src.file);
   const body = staged?.json ? staged.lines : json ? `${front}\n${jsonCommandLines(text)}` : front;
   const imports = !acted && src.memory ? [...text.matchAll(/(?:^|\s)@([^\s@`]+)/g)].map((m) => m[1]!) : [];
@@ -191,39 +190,12 @@ function wordsOf(src: Source): Words {
   };
 }
 
-/** lint-staged's config files (JSON, YAML, JS): each task is a command it runs with node_modules/.bin first on PATH. */
-const LINT_STAGED = /^(\.lintstagedrc(\..*)?|lint-staged\.config\..*)$/i;
-
 /**
- * A lint-staged config's tasks, a line each. JSON: every string, whatever glob or list
- * holds it. JS: every quoted string. YAML (or a name that leaves the format open): every
- * quoted string and every YAML value (`"*.js": eslint --fix`, `- prettier -w`), so a task
- * is never missed for how it is written; a line that is no task names no installed bin.
- */
-function lintStagedTasks(file: string, text: string): { json: boolean; lines: string } {
-  if (jsonNodes(text).length > 0) return { json: true, lines: jsonStrings(text) };
-  const quoted = [...text.matchAll(/(["'`])((?:\\.|(?!\1)[^\\\n])*)\1/g)].map((m) => m[2]!);
-  if (/\.[cm]?[jt]s$/i.test(file)) return { json: false, lines: quoted.join("\n") };
-  const values = text
-    .split("\n")
-    .map((l) => /^\s*(?:-\s+|[^\s#][^:#]*:\s+)([^\s#"'`][^#]*?)\s*(?:#.*)?$/.exec(l)?.[1] ?? "")
-    .filter(Boolean);
-  return { json: false, lines: [...quoted, ...values].join("\n") };
-}
-
-/**
- * A package.json's hook-manager keys (lint-staged, husky 4, simple-git-hooks, …: hook-keys.ts),
- * each as the commands it holds: the manager runs them at commit, with node_modules/.bin first
- * on PATH, so they are read as a protected configuration's are. The file itself stays writable.
+ * A package.json's hook-manager keys, each as a protected configuration's text (the commands
+ * it holds: hook-tasks.ts). The file itself stays writable.
  */
 function hookKeySources(pkg: string): Source[] {
-  return [...readHookKeys(dirname(pkg), basename(pkg))].flatMap(([key, v]) => {
-    if (v === undefined) return [];
-    const text = jsonStrings(v);
-    // The pre-commit package's value names npm scripts (`["lint", "test"]`, `"lint, test"`): it runs `npm run <name>`.
-    const scripts = /^pre-?commit$/.test(key) ? text.split(/[\s,]+/).filter((w) => /^[\w:.-]+$/.test(w)) : [];
-    return [{ file: pkg, memory: false, text: [text, ...scripts.map((w) => `npm run ${w}`)].join("\n") }];
-  });
+  return hookKeyCommands(pkg).map((text) => ({ file: pkg, memory: false, text }));
 }
 
 /** package.json: read for its hook keys (hookKeySources), never protected whole. */
@@ -233,31 +205,6 @@ export const isPackageJson = (entry: string) => basename(entry) === "package.jso
 export function configEntry(name: string, parent: string): boolean {
   const rule = ruleForName(name, basename(parent));
   return (!!rule && rule.id !== "git-metadata") || isPackageJson(name);
-}
-
-/** Every value of a JSON document, the document itself first (at most 10,000); none when it is not JSON. */
-function jsonNodes(text: string): unknown[] {
-  let root: unknown;
-  try {
-    root = JSON.parse(text);
-  } catch {
-    return [];
-  }
-  const nodes: unknown[] = [];
-  const stack: unknown[] = [root];
-  while (stack.length > 0 && nodes.length < 10_000) {
-    const v = stack.pop();
-    nodes.push(v);
-    if (typeof v === "object" && v !== null) stack.push(...Object.values(v));
-  }
-  return nodes;
-}
-
-/** Every string of a JSON document, a line each (lint-staged's tasks, whatever glob or list holds them). */
-function jsonStrings(text: string): string {
-  return jsonNodes(text)
-    .filter((v): v is string => typeof v === "string")
-    .join("\n");
 }
 
 /**
