@@ -2,7 +2,7 @@ import { lstatSync, readdirSync, readlinkSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { entryExists, readRegularHead } from "../sys/file-head.ts";
 import { canonicalPath, isWithin, resolveUserPath } from "../sys/paths.ts";
-import { ruleForName } from "../sys/protected-names.ts";
+import { inPackagesFolder, ruleForName } from "../sys/protected-names.ts";
 import { claudePluginDirs } from "./claude-plugins.ts";
 import {
   binEntries,
@@ -19,6 +19,7 @@ import {
   runnerFiles,
 } from "./config-programs.ts";
 import { hookKeyCommands, isLintStagedConfig, jsonNodes, lintStagedTasks } from "./hook-tasks.ts";
+import { dependencyClosure, installedPackage, packagesImported } from "./node-deps.ts";
 
 /**
  * The files of the work tree that a protected configuration runs: a Claude Code hook's
@@ -161,6 +162,7 @@ function wordsOf(src: Source): Words {
     paths: [],
     loads: { files: [], up: [] },
     plugins: [],
+    required: [],
   };
   if (USER_RUN.test(basename(src.file))) return none;
   const text = src.text ?? readText(src.file);
@@ -176,6 +178,11 @@ function wordsOf(src: Source): Words {
     ? [...binsRun(staged.lines, true), ...binsRun(body, false)]
     : binsRun(body, src.text !== undefined);
   const plugins = src.text === undefined ? claudePluginDirs(src.file, text) : [];
+  // A package's own requires are its dependencies (node-deps.ts), not read file by file.
+  const required =
+    src.text === undefined && !src.file.includes("/node_modules/")
+      ? [...packagesImported(src.file, text), ...toolOf(src.file)]
+      : [];
   return {
     words: commandWords(body),
     sourced: [...body.matchAll(DOT_SOURCE)].map((m) => m[1]!),
@@ -187,7 +194,20 @@ function wordsOf(src: Source): Words {
     paths: pathDirs(body),
     loads: direnvLoads(body),
     plugins,
+    required,
   };
+}
+
+/**
+ * The tool a configuration of rule tool-config is for (`eslint.config.js`: eslint,
+ * `.prettierrc.json`: prettier): the tool's editor extension loads that package from the
+ * project's node_modules to read it, as the hook that runs the tool does.
+ */
+function toolOf(file: string): string[] {
+  const dir = dirname(file);
+  if (ruleForName(basename(file), basename(dir), inPackagesFolder(dir))?.id !== "tool-config") return [];
+  const name = /^\.?([a-z0-9~-][a-z0-9._~-]*?)(?:\.config\.[^.]+|rc(?:\.[^.]+)?)$/i.exec(basename(file))?.[1];
+  return name ? [name.toLowerCase()] : [];
 }
 
 /**
@@ -203,7 +223,7 @@ export const isPackageJson = (entry: string) => basename(entry) === "package.jso
 
 /** A folder's entry whose text a host runs: what a protect rule other than git's names, and package.json. */
 export function configEntry(name: string, parent: string): boolean {
-  const rule = ruleForName(name, basename(parent));
+  const rule = ruleForName(name, basename(parent), inPackagesFolder(parent));
   return (!!rule && rule.id !== "git-metadata") || isPackageJson(name);
 }
 
@@ -241,6 +261,8 @@ interface Words {
   loads: ReturnType<typeof direnvLoads>;
   /** Claude Code plugin and marketplace folders (claude-plugins.ts). */
   plugins: string[];
+  /** Packages a JavaScript source loads by name, and the tool a tool configuration is for (node-deps.ts). */
+  required: string[];
 }
 
 /** The regular files and the links of an entry (itself, or what a folder holds), without following links. */
@@ -460,71 +482,110 @@ function scriptsRun(
 export function namedByToolConfig(entry: string, o: NamedOptions, project = dirname(entry)): NamedByConfig {
   const pkg = isPackageJson(entry);
   const { files, links } = pkg ? { files: [entry], links: [] } : filesOf(entry);
-  const own = new Set(files);
-  const found = new Set<string>();
-  const scripts = new Map<string, { pkg: string; name: string }>();
-  const onPath: PathDir[] = [];
-  let level: Source[] = pkg ? hookKeySources(entry) : [...own].map((file) => ({ file, memory: isMemory(file) }));
+  const walk = new NamedWalk(new Set(files), o, project);
+  let level: Source[] = pkg ? hookKeySources(entry) : files.map((file) => ({ file, memory: isMemory(file) }));
   for (const abs of links.flatMap((l) => linkTargets(l, o.workdir)))
-    if (!found.has(abs)) {
-      found.add(abs);
+    if (!walk.found.has(abs)) {
+      walk.found.add(abs);
       level.push({ file: abs, memory: isMemory(abs) });
     }
   // Scripts are followed MAX_DEPTH levels; a memory file's imports as deep as Claude Code follows them.
   for (let depth = 0; depth < Math.max(MAX_DEPTH, IMPORT_HOPS) && level.length > 0; depth++) {
-    const next: Source[] = [];
-    const take = (abs: string, memory: boolean) => {
-      if (own.has(abs) || found.has(abs)) return;
-      found.add(abs);
-      next.push({ file: abs, memory });
-    };
-    for (const src of level) {
-      const { words, tokens, sourced, imports, runs, bins, packages, paths, loads, plugins } = wordsOf(src);
-      // A plugin folder is Claude Code's configuration whole; what its files name is followed too.
-      // An interpreter given a folder runs what is in it: the folder is the program, whole.
-      const run = interpreted(words, sourced);
-      for (const d of [...plugins, ...programFolders(run, [...new Set([project, dirname(src.file)])], o)]) {
-        if (d === o.workdir || !isWithin(d, o.workdir) || found.has(d)) continue;
-        found.add(d);
-        for (const f of filesOf(d).files) if (!own.has(f)) next.push({ file: f, memory: false });
-      }
-      // What the host finds by name: node_modules/.bin's exact entries, a folder put on PATH whole.
-      // A named bin's package folder is its code, whole; so is a package a runner is handed by name.
-      for (const b of bins)
-        for (const p of binEntries(b, project, o.workdir))
-          for (const abs of entryExists(p) ? linkChain(p, o.workdir) : [p]) {
-            take(abs, false);
-            const pkg = packageRootOf(abs, o.workdir);
-            if (pkg) found.add(pkg);
-          }
-      for (const name of packages) for (const p of packageEntries(name, project, o.workdir)) found.add(p);
-      for (const d of pathFolders(paths, project, o.workdir, o.home)) {
-        onPath.push(d);
-        if (d.dir !== o.workdir) found.add(d.dir); // the work tree itself is watched, never bound (tree-guard.ts)
-        const venv = venvOf(d.dir, o.workdir);
-        if (venv) found.add(venv);
-      }
-      // What direnv loads from an allowed .envrc on its own (source_env, dotenv, use nix): absent ones named too.
-      for (const abs of direnvFiles(loads, project, o)) take(abs, false);
-      // An import is relative to the file that holds it.
-      for (const w of imports) for (const abs of resolveWord(w, [dirname(src.file)], o, "any")) take(abs, true);
-      if (depth >= MAX_DEPTH) continue;
-      const bases = [...new Set([project, dirname(src.file)])];
-      for (const w of new Set(words))
-        for (const abs of resolveWord(w, bases, o, run)) {
-          take(abs, false);
-          const venv = venvOf(dirname(abs), o.workdir);
-          if (venv) found.add(venv);
-        }
-      // `make lint`, `just fmt`: the runner reads its file from where the host runs it.
-      for (const abs of runnerFiles(tokens, project)) if (isWithin(abs, o.workdir)) take(abs, false);
-      // `npm run lint`, `npx x`: the package manager obeys its own settings files there, absent ones named too.
-      for (const abs of managerFiles(tokens, project, o.workdir)) take(abs, false);
-      next.push(...scriptsRun(runs, project, o, scripts));
-    }
-    level = next;
+    for (const src of level) followSource(walk, src, depth);
+    level = walk.next;
+    walk.next = [];
   }
-  return { files: [...found], pathDirs: onPath, npmScripts: [...scripts.values()] };
+  return { files: [...walk.found], pathDirs: walk.onPath, npmScripts: [...walk.scripts.values()] };
+}
+
+/** One namedByToolConfig walk: what it has named so far, and the sources of its next level. */
+class NamedWalk {
+  readonly found = new Set<string>();
+  readonly onPath: PathDir[] = [];
+  readonly scripts = new Map<string, { pkg: string; name: string }>();
+  next: Source[] = [];
+
+  constructor(
+    /** The entry's own files: never named (they are protected as the entry). */
+    readonly own: ReadonlySet<string>,
+    readonly o: NamedOptions,
+    readonly project: string,
+  ) {}
+
+  /** A file named, followed at the next level. */
+  take(abs: string, memory: boolean): void {
+    if (this.own.has(abs) || this.found.has(abs)) return;
+    this.found.add(abs);
+    this.next.push({ file: abs, memory });
+    this.takePackage(packageRootOf(abs, this.o.workdir));
+  }
+
+  /** A file of an installed package runs the package, whole, and what it requires (node-deps.ts). */
+  takePackage(root: string | null): void {
+    if (!root || this.found.has(root)) return;
+    this.found.add(root);
+    for (const p of dependencyClosure(root, this.o.workdir)) this.found.add(p);
+  }
+}
+
+/** What one source (a file, a script's text) names, into `w`. */
+function followSource(w: NamedWalk, src: Source, depth: number): void {
+  const { o, project } = w;
+  const parsed = wordsOf(src);
+  const { words, tokens, sourced, imports, runs } = parsed;
+  // An interpreter given a folder runs what is in it: the folder is the program, whole.
+  const run = interpreted(words, sourced);
+  followPrograms(w, src, parsed, run);
+  // What direnv loads from an allowed .envrc on its own (source_env, dotenv, use nix): absent ones named too.
+  for (const abs of direnvFiles(parsed.loads, project, o)) w.take(abs, false);
+  // An import is relative to the file that holds it.
+  for (const i of imports) for (const abs of resolveWord(i, [dirname(src.file)], o, "any")) w.take(abs, true);
+  if (depth >= MAX_DEPTH) return;
+  const bases = [...new Set([project, dirname(src.file)])];
+  for (const word of new Set(words))
+    for (const abs of resolveWord(word, bases, o, run)) {
+      w.take(abs, false);
+      const venv = venvOf(dirname(abs), o.workdir);
+      if (venv) w.found.add(venv);
+    }
+  // `make lint`, `just fmt`: the runner reads its file from where the host runs it.
+  for (const abs of runnerFiles(tokens, project)) if (isWithin(abs, o.workdir)) w.take(abs, false);
+  // `npm run lint`, `npx x`: the package manager obeys its own settings files there, absent ones named too.
+  for (const abs of managerFiles(tokens, project, o.workdir)) w.take(abs, false);
+  w.next.push(...scriptsRun(runs, project, o, w.scripts));
+}
+
+/** The programs a source runs by a folder or by a name the host looks up: plugin and program folders, bins, packages, PATH. */
+function followPrograms(w: NamedWalk, src: Source, parsed: Words, run: Set<string>): void {
+  const { o, project } = w;
+  // A plugin folder is Claude Code's configuration whole; what its files name is followed too.
+  for (const d of [...parsed.plugins, ...programFolders(run, [...new Set([project, dirname(src.file)])], o)]) {
+    if (d === o.workdir || !isWithin(d, o.workdir) || w.found.has(d)) continue;
+    w.found.add(d);
+    for (const f of filesOf(d).files) if (!w.own.has(f)) w.next.push({ file: f, memory: false });
+  }
+  // What the host finds by name: node_modules/.bin's exact entries (their package with them:
+  // take), a package a runner is handed by name, a folder put on PATH whole.
+  for (const b of parsed.bins)
+    for (const p of binEntries(b, project, o.workdir))
+      for (const abs of entryExists(p) ? linkChain(p, o.workdir) : [p]) w.take(abs, false);
+  for (const name of parsed.packages)
+    for (const p of packageEntries(name, project, o.workdir)) {
+      if (entryExists(p)) w.takePackage(p);
+      else w.found.add(p); // absent: watched, so a job cannot make it
+    }
+  // What node finds by those names from the source's folder: an installed copy, whole, and the places looked at before it.
+  for (const name of parsed.required)
+    for (const p of installedPackage(name, dirname(src.file), o.workdir)) {
+      if (entryExists(p)) w.takePackage(p);
+      else w.found.add(p);
+    }
+  for (const d of pathFolders(parsed.paths, project, o.workdir, o.home)) {
+    w.onPath.push(d);
+    if (d.dir !== o.workdir) w.found.add(d.dir); // the work tree itself is watched, never bound (tree-guard.ts)
+    const venv = venvOf(d.dir, o.workdir);
+    if (venv) w.found.add(venv);
+  }
 }
 
 /**

@@ -44,8 +44,22 @@ function protectedNameRegexes(workdir: string): string[] {
   return PROTECT_RULES.map((r) => {
     const names = anyCase(r.names.source.replace(/^\^/, "").replace(/\$$/, ""));
     const under = r.under ? `${anyCase(regexLiteral(r.under))}/` : "";
-    return `(regex #"^${regexLiteral(workdir)}/(.*/)?${under}(${names})(/.*)?$")`;
+    // A projectOnly rule: every folder above the entry is one other than node_modules.
+    const above = r.projectOnly ? `(${componentOtherThan("node_modules")}/)*` : "(.*/)?";
+    return `(regex #"^${regexLiteral(workdir)}/${above}${under}(${names})(/.*)?$")`;
   });
+}
+
+/**
+ * One path component other than `word`, in ERE (which has no lookahead): one that differs
+ * from it at some letter after a common start, a proper start of it, or it and more.
+ */
+function componentOtherThan(word: string): string {
+  const alts: string[] = [];
+  for (let i = 0; i < word.length; i++) alts.push(`${regexLiteral(word.slice(0, i))}[^/${word[i]}][^/]*`);
+  for (let i = 1; i < word.length; i++) alts.push(regexLiteral(word.slice(0, i)));
+  alts.push(`${regexLiteral(word)}[^/]+`);
+  return `(${alts.join("|")})`;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { isDotGit, looksLikeGitDir, type ProtectRule, ruleForName } from "../sys/protected-names.ts";
+import { isDotGit, isPackagesFolder, looksLikeGitDir, type ProtectRule, ruleForName } from "../sys/protected-names.ts";
 
 /**
  * One walk of a workdir, without following links: what is there, so that what a job
@@ -70,6 +70,8 @@ interface Frame {
   rel: string;
   name: string | null;
   ignored: boolean;
+  /** Below a node_modules folder (protected-names.ts projectOnly). */
+  inPackages: boolean;
 }
 
 /** Looks at one folder's children: records them and returns the folders to enter. */
@@ -90,13 +92,19 @@ function visit(root: string, f: Frame, scan: TreeScan, o: ScanOptions): Frame[] 
       scan.gitEntries.set(rel, entry);
       continue;
     }
-    const rule = f.ignored ? null : ruleForName(name, f.name);
+    const rule = f.ignored ? null : ruleForName(name, f.name, f.inPackages);
     if (rule) {
       scan.ruleEntries.set(rel, { entry, rule });
       continue;
     }
     scan.entries.set(rel, entry);
-    if (entry.kind === "dir") next.push({ rel, name, ignored: f.ignored || o.ignored.has(rel) });
+    if (entry.kind === "dir")
+      next.push({
+        rel,
+        name,
+        ignored: f.ignored || o.ignored.has(rel),
+        inPackages: f.inPackages || isPackagesFolder(name),
+      });
   }
   if (f.rel && looksLikeGitDir(names)) {
     // A repository of its own under another name: like `.git`, not entered.
@@ -111,7 +119,7 @@ function visit(root: string, f: Frame, scan: TreeScan, o: ScanOptions): Frame[] 
 export async function scanTree(root: string, o: ScanOptions): Promise<TreeScan> {
   const scan: TreeScan = { root, entries: new Map(), gitEntries: new Map(), ruleEntries: new Map(), truncated: false };
   const max = o.maxEntries ?? MAX_SCAN_ENTRIES;
-  const stack: Frame[] = [{ rel: "", name: null, ignored: false }];
+  const stack: Frame[] = [{ rel: "", name: null, ignored: false, inPackages: false }];
   let sinceYield = 0;
   while (stack.length > 0) {
     const before = scan.entries.size;

@@ -22,6 +22,12 @@ export interface ProtectRule {
   names: RegExp;
   /** Only inside a folder of this (folded) name, e.g. `.github`. */
   under?: string;
+  /**
+   * The project's own entries only, never one below a `node_modules` folder: the tools read
+   * the project's configuration and skip installed packages' (ESLint's and Prettier's
+   * defaults ignore node_modules), and `npm install` writes packages' own `.eslintrc`s.
+   */
+  projectOnly?: true;
 }
 
 /**
@@ -94,6 +100,29 @@ export const PROTECT_RULES: readonly ProtectRule[] = [
     names: /^(config(\.[^/]+)?\.toml|conf\.d)$/,
     under: "mise",
   },
+  // A JavaScript tool loads its configuration as a module it runs, or obeys the plugins and
+  // parsers a JSON or YAML one names by path: ESLint's, Prettier's, Stylelint's, Tailwind's
+  // and the test runners' editor extensions load it as soon as a file of the folder opens
+  // (ESLint 10 from the linted file's own folder up), and the tools a hook runs load it at
+  // the commit. The names are the convention those tools share (cosmiconfig's and
+  // lilconfig's search places, ESLint's and Vite's own): `<tool>.config.<ext>` and
+  // `.<tool>rc[.<ext>]` anywhere, `<tool>rc[.<ext>]` in `.config/`; Python's `.pylintrc`
+  // and `.coveragerc` (their `load-plugins`, `plugins`) follow it too.
+  // Last: the names above that also fit this pattern (.envrc, .miserc.toml) keep their own rule.
+  {
+    id: "tool-config",
+    projectOnly: true,
+    what: "a tool's configuration that is code or names code (eslint.config.js, .prettierrc, vite.config.ts: loaded by editors' extensions and by the tools a hook runs)",
+    names:
+      /^([^/]+\.config\.((c|m)?(j|t)sx?|json5?|jsonc|ya?ml|toml)|\.[^/.]+rc(\.((c|m)?(j|t)sx?|json5?|jsonc|ya?ml|toml))?)$/,
+  },
+  {
+    id: "tool-config",
+    projectOnly: true,
+    what: "a tool's configuration that is code or names code (.config/prettierrc.js: loaded by editors' extensions and by the tools a hook runs)",
+    names: /^[^/.]+rc(\.((c|m)?(j|t)sx?|json5?|jsonc|ya?ml|toml))?$/,
+    under: ".config",
+  },
 ];
 
 /** Code points HFS+ and APFS drop when they compare names (git's own list). */
@@ -123,11 +152,18 @@ export function isDotGit(name: string): boolean {
   return foldName(name) === ".git";
 }
 
-/** The rule one path component matches, given the folded name of its parent folder. */
-export function ruleForName(name: string, parent: string | null): ProtectRule | null {
+/** A folder of installed packages: below it, `projectOnly` rules do not apply. */
+const PACKAGES_FOLDER = "node_modules";
+export const isPackagesFolder = (name: string) => foldName(name) === PACKAGES_FOLDER;
+/** Whether a path (absolute or relative) has a `node_modules` folder among its components. */
+export const inPackagesFolder = (path: string) => path.split("/").some(isPackagesFolder);
+
+/** The rule one path component matches, given the name of its parent folder and whether a `node_modules` folder holds it. */
+export function ruleForName(name: string, parent: string | null, inPackages = false): ProtectRule | null {
   const folded = foldName(name);
   for (const r of PROTECT_RULES) {
     if (r.under !== undefined && (parent === null || foldName(parent) !== r.under)) continue;
+    if (r.projectOnly && inPackages) continue;
     if (r.names.test(folded)) return r;
   }
   return null;
@@ -140,7 +176,7 @@ export function ruleForName(name: string, parent: string | null): ProtectRule | 
 export function ruleForPath(rel: string): { rule: ProtectRule; at: string } | null {
   const parts = rel.split("/").filter((p) => p !== "" && p !== ".");
   for (let i = 0; i < parts.length; i++) {
-    const rule = ruleForName(parts[i]!, i > 0 ? parts[i - 1]! : null);
+    const rule = ruleForName(parts[i]!, i > 0 ? parts[i - 1]! : null, parts.slice(0, i).some(isPackagesFolder));
     if (rule) return { rule, at: parts.slice(0, i + 1).join("/") };
   }
   return null;

@@ -55,6 +55,19 @@ beforeAll(async () => {
       husky: { hooks: { "pre-commit": "sh scripts/check.sh" } },
     }),
   );
+  // The hook runs lint-staged by its path: lint-staged's package and what it requires run too.
+  mkdirSync(join(workdir, "tools/hooks"), { recursive: true });
+  writeFileSync(join(workdir, "tools/hooks/pre-commit"), "#!/bin/sh\nexec node_modules/.bin/lint-staged\n");
+  mkdirSync(join(workdir, "node_modules/lint-staged/bin"), { recursive: true });
+  mkdirSync(join(workdir, "node_modules/micromatch"), { recursive: true });
+  mkdirSync(join(workdir, "node_modules/.bin"), { recursive: true });
+  writeFileSync(join(workdir, "node_modules/lint-staged/bin/cli.js"), "import 'micromatch'\n");
+  writeFileSync(
+    join(workdir, "node_modules/lint-staged/package.json"),
+    JSON.stringify({ name: "lint-staged", dependencies: { micromatch: "4", commander: "14" } }),
+  );
+  writeFileSync(join(workdir, "node_modules/micromatch/index.js"), "module.exports = {}\n");
+  symlinkSync("../lint-staged/bin/cli.js", join(workdir, "node_modules/.bin/lint-staged"));
   c = { workdir, allowEscape: false, signal: new AbortController().signal };
 });
 
@@ -77,6 +90,11 @@ describe("write_file and edit_file refuse what the host runs or obeys", () => {
     ["web/.envrc", "shell-env"],
     ["node_modules/.bin/eslint", "config-named"],
     ["scripts/check.sh", "config-named"],
+    ["node_modules/lint-staged/lib/run.js", "git-config"],
+    ["node_modules/micromatch/index.js", "git-config"],
+    ["node_modules/commander/index.js", "git-config"], // absent: nearer than any other commander node would find
+    ["eslint.config.js", "tool-config"],
+    ["src/ui/.prettierrc.cjs", "tool-config"],
   ];
   for (const [path, rule] of cases) {
     test(`${path}: path_refused, rule ${rule}`, async () => {

@@ -55,7 +55,7 @@ function required(name: string, dir: string): string {
 export function layoutPackages(base: string): string {
   const into = join(base, "node_modules");
   if (existsSync(into)) return into;
-  const todo = [{ name: "lint-staged", from: SUITE }];
+  const todo = ["lint-staged", "prettier"].map((name) => ({ name, from: SUITE }));
   const copied = new Set<string>();
   while (todo.length > 0) {
     const { name, from } = todo.pop()!;
@@ -188,15 +188,20 @@ printf '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"npx --n
 printf '{"python.defaultInterpreterPath":"\${workspaceFolder}/.venv/bin/python"}\n' > .vscode/settings.json
 git add -A && git commit -q -m progs
 cd ..
-# lint-staged as npm installs it (the real package: the suite's copy in $DL_ATTACK_NODE_MODULES,
-# layoutPackages), run by the pre-commit hook simple-git-hooks writes for \`npx lint-staged\`; its
-# tasks are package.json's "lint-staged" key, run with node_modules/.bin first on PATH. A file
-# is staged for the user's next commit, so the host's commit gives the task something to do.
+# lint-staged as npm installs it (the real package, copied from the suite's copy in
+# $DL_ATTACK_NODE_MODULES, layoutPackages, with one of its dependencies; node finds the others
+# above the layout, in that folder), run by the pre-commit hook simple-git-hooks writes for
+# \`npx lint-staged\`; its tasks are package.json's "lint-staged" key, run with node_modules/.bin
+# first on PATH. The hook checks the docs with the real prettier first, which loads the
+# project's prettier configuration. A file is staged for the user's next commit, so the host's
+# commit gives the task something to do.
 git init -q -b main lintstaged && cd lintstaged
 printf 'node_modules/\n' > .gitignore && printf '{"name":"ls","lint-staged":{"*.txt":"txtcheck"}}\n' > package.json
-git add -A && git commit -q -m first
-mkdir -p node_modules/.bin && ln -s "$DL_ATTACK_NODE_MODULES/lint-staged/bin/lint-staged.js" node_modules/.bin/lint-staged
-printf '#!/bin/sh\nexec node_modules/.bin/lint-staged --quiet\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit
+echo '# Notes' > b.md && git add -A && git commit -q -m first
+mkdir -p node_modules/.bin && cp -R "$DL_ATTACK_NODE_MODULES/lint-staged" "$DL_ATTACK_NODE_MODULES/micromatch" node_modules/
+ln -s ../lint-staged/bin/lint-staged.js node_modules/.bin/lint-staged
+ln -s "$DL_ATTACK_NODE_MODULES/prettier/bin/prettier.cjs" node_modules/.bin/prettier
+printf '#!/bin/sh\nnode_modules/.bin/prettier --check b.md >/dev/null 2>&1\nexec node_modules/.bin/lint-staged --quiet\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit
 echo note > a.txt && git add a.txt
 cd ..
 `;

@@ -135,6 +135,19 @@ describe("sandbox-exec profile", () => {
     at('  (subpath "/Users/ana/Library/Keychains")');
   });
 
+  test("a tools' configuration is protected anywhere in the project but never inside node_modules (npm install writes those)", () => {
+    const profile = sandboxExecProfile(policy);
+    // The SBPL regexes are ERE, which JavaScript reads the same way; SBPL's string doubles each backslash.
+    const regexes = [...profile.matchAll(/\(regex #"(.*)"\)/g)].map((m) => new RegExp(m[1]!.replace(/\\\\/g, "\\")));
+    const denied = (p: string) => regexes.some((r) => r.test(`/Users/ana/code/app/${p}`));
+    for (const p of ["eslint.config.js", "web/src/.prettierrc.cjs", "node/x/vite.config.ts", "node_modules2/.eslintrc"])
+      expect({ p, denied: denied(p) }).toEqual({ p, denied: true });
+    for (const p of ["node_modules/pkg/.eslintrc.json", "a/node_modules/@s/b/rollup.config.js", "src/app.ts"])
+      expect({ p, denied: denied(p) }).toEqual({ p, denied: false });
+    // Git's metadata stays denied inside node_modules too.
+    expect(denied("node_modules/pkg/.git/config")).toBe(true);
+  });
+
   test("the folders above a protected path cannot be renamed away with it (mv tools tools-old)", () => {
     const profile = sandboxExecProfile(policy);
     const block = /\(deny file-write-unlink\n((?: {2}.*\n)*)\)/.exec(profile)?.[1] ?? "";

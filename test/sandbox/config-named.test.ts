@@ -157,6 +157,99 @@ describe("namedByToolConfig", () => {
     ]);
   });
 
+  test("a package a config runs names what it requires, as node finds it: nested or hoisted, scoped, peers, pnpm's links", () => {
+    const pkg = (deps: Record<string, Record<string, string>>) => JSON.stringify({ name: "x", ...deps });
+    const w = tree({
+      ".husky/pre-commit": "node_modules/.bin/lint-staged\n",
+      "node_modules/lint-staged/bin/cli.js": "require('commander')",
+      "node_modules/lint-staged/package.json": pkg({
+        dependencies: { commander: "^14", yaml: "^2" },
+        optionalDependencies: { "@opt/native": "1" },
+        devDependencies: { vitest: "3" }, // not loaded at run time: not named
+      }),
+      // lint-staged's own nested copy wins over the hoisted one; yaml is hoisted.
+      "node_modules/lint-staged/node_modules/commander/package.json": pkg({ peerDependencies: { tslib: "2" } }),
+      "node_modules/commander/index.js": "", // the hoisted copy node does not reach from lint-staged
+      "node_modules/yaml/package.json": pkg({ dependencies: { "../../escape": "1", "@scope/deep": "1" } }),
+      "node_modules/@scope/deep/index.js": "",
+      "node_modules/tslib/index.js": "",
+      "node_modules/vitest/index.js": "",
+      "node_modules/unrelated/index.js": "",
+    });
+    mkdirSync(join(w, "node_modules/.bin"));
+    symlinkSync("../lint-staged/bin/cli.js", join(w, "node_modules/.bin/lint-staged"));
+    const files = named(w, ".husky").files;
+    for (const p of [
+      "node_modules/lint-staged",
+      "node_modules/lint-staged/node_modules/commander",
+      "node_modules/yaml",
+      "node_modules/@scope/deep",
+      "node_modules/tslib",
+      // Where node looks first, absent: a job that makes one is what would run.
+      "node_modules/lint-staged/node_modules/yaml",
+      "node_modules/yaml/node_modules/@scope/deep",
+      "node_modules/lint-staged/node_modules/@opt/native",
+      "node_modules/@opt/native",
+    ])
+      expect({ p, named: files.includes(p) }).toEqual({ p, named: true });
+    for (const p of ["node_modules/commander", "node_modules/vitest", "node_modules/unrelated"])
+      expect({ p, named: files.includes(p) }).toEqual({ p, named: false });
+    expect(files.some((f) => f.includes("escape"))).toBe(false);
+
+    // pnpm: node_modules/<pkg> is a link into .pnpm, whose siblings are its dependencies.
+    const p = tree({
+      ".claude/settings.json": JSON.stringify({ hooks: { Stop: [{ hooks: [{ command: "npx prettier -c ." }] }] } }),
+      "node_modules/.pnpm/prettier@3/node_modules/prettier/package.json": pkg({ dependencies: { chalk: "5" } }),
+      "node_modules/.pnpm/prettier@3/node_modules/prettier/bin.js": "",
+      "node_modules/.pnpm/chalk@5/node_modules/chalk/index.js": "",
+    });
+    symlinkSync(".pnpm/prettier@3/node_modules/prettier", join(p, "node_modules/prettier"));
+    symlinkSync("../../chalk@5/node_modules/chalk", join(p, "node_modules/.pnpm/prettier@3/node_modules/chalk"));
+    mkdirSync(join(p, "node_modules/.bin"));
+    symlinkSync("../prettier/bin.js", join(p, "node_modules/.bin/prettier"));
+    const viaPnpm = named(p, ".claude").files;
+    expect(viaPnpm).toContain("node_modules/.pnpm/prettier@3/node_modules/prettier");
+    expect(viaPnpm).toContain("node_modules/.pnpm/prettier@3/node_modules/chalk");
+    expect(viaPnpm).toContain("node_modules/.pnpm/chalk@5/node_modules/chalk");
+  });
+
+  test("a JavaScript file the host runs loads the packages it imports, installed ones whole; a tool's config, the tool", () => {
+    const w = tree({
+      "eslint.config.js": [
+        'import js from "@eslint/js";',
+        'import local from "./rules/index.js";',
+        'import fs from "node:fs";',
+        'import path from "path";',
+        'const later = await import("@acme/plugin/sub");',
+        "export default [js.configs.recommended, local];",
+      ].join("\n"),
+      "rules/index.js": 'module.exports = require("chalk");\n',
+      "node_modules/@eslint/js/package.json": JSON.stringify({ name: "@eslint/js", dependencies: { globals: "1" } }),
+      "node_modules/globals/index.js": "",
+      "node_modules/@acme/plugin/sub.js": "",
+      "node_modules/eslint/package.json": JSON.stringify({ name: "eslint" }), // what the editor's extension loads to read the config
+      "node_modules/chalk/index.js": "",
+      "node_modules/lodash/index.js": "",
+      "node_modules/unrelated/index.js": "",
+      "src/app.js": 'import lodash from "lodash";\n', // the app's code: the user's to review, not a config
+      "web/vite.config.ts": 'import react from "not-installed";\nexport default {};\n',
+    });
+    const files = named(w, "eslint.config.js").files;
+    for (const p of [
+      "rules/index.js",
+      "node_modules/@eslint/js",
+      "node_modules/globals",
+      "node_modules/@acme/plugin",
+      "node_modules/eslint",
+      "node_modules/chalk",
+    ])
+      expect({ p, named: files.includes(p) }).toEqual({ p, named: true });
+    for (const p of ["node_modules/lodash", "node_modules/unrelated", "node_modules/path", "node_modules/fs"])
+      expect({ p, named: files.includes(p) }).toEqual({ p, named: false });
+    // Nothing installed by that name, nor vite: nothing named (installing it is an ordinary npm install).
+    expect(named(w, "web/vite.config.ts").files).toEqual([]);
+  });
+
   test("lint-staged's YAML and JS configs: each task's first word runs from .bin, however the task is written", () => {
     const w = tree({
       ".lintstagedrc.yaml": '"*.ts":\n  - eslint --fix\n  - "prettier -w"\n"*.md": mdlint # docs\n',

@@ -1,8 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { CHANGE_LIST_CAP, type ChangedFile, summarizeChanges } from "../../src/sandbox/change-summary.ts";
 import { namedByConfig, parseConfigList, pathWords } from "../../src/sandbox/git-reach.ts";
-import type { TreeScan } from "../../src/sandbox/tree-scan.ts";
+import { scanTree, type TreeScan } from "../../src/sandbox/tree-scan.ts";
 import { foldName, isDotGit, ruleForPath } from "../../src/sys/protected-names.ts";
+import { tree as treeOf } from "./file-tree.ts";
+
+const tree = (files: Record<string, string>) => treeOf(files, "protect-rules");
 
 /** The pure parts of the tree guard: which names a rule covers, and what git's config names. */
 
@@ -31,6 +34,58 @@ describe("protect rules", () => {
     expect(ruleForPath("src/index.ts")).toBeNull();
     expect(ruleForPath("package.json")).toBeNull();
     expect(foldName("CLAUDE.md")).toBe("claude.md");
+  });
+
+  test("tools' configurations that are code or name code, by the convention the tools share; never source files", () => {
+    for (const p of [
+      "eslint.config.js",
+      "web/eslint.config.mts",
+      "src/deep/eslint.config.cjs", // ESLint 10 looks from the linted file's folder up
+      "prettier.config.mjs",
+      ".prettierrc",
+      ".prettierrc.json",
+      ".prettierrc.cjs",
+      "packages/ui/vite.config.ts",
+      "vitest.config.mts",
+      "tailwind.config.js",
+      "babel.config.json",
+      ".babelrc",
+      ".eslintrc.yml",
+      ".stylelintrc.json5",
+      ".config/prettierrc.js",
+      ".config/stylelintrc",
+      ".pylintrc",
+      ".npmrc",
+      "Jest.Config.JS", // folded, as macOS compares names
+    ])
+      expect({ p, rule: ruleForPath(p)?.rule.id }).toEqual({ p, rule: "tool-config" });
+    // Names with a rule of their own keep it.
+    expect(ruleForPath(".envrc")?.rule.id).toBe("shell-env");
+    expect(ruleForPath(".miserc.toml")?.rule.id).toBe("shell-env");
+    expect(ruleForPath(".lintstagedrc.js")?.rule.id).toBe("hook-manager");
+    expect(ruleForPath(".exrc")?.rule.id).toBe("editor-config");
+    for (const p of ["src/config.ts", "src/app.config", "config/index.js", "rc.js", "src/lib/rc.ts", "tsconfig.json"])
+      expect({ p, rule: ruleForPath(p)?.rule.id ?? null }).toEqual({ p, rule: null });
+    // An installed package's own configuration is no tool's project configuration; git's and the hosts' names still count there.
+    for (const p of [
+      "node_modules/pkg/.eslintrc.json",
+      "web/node_modules/@s/b/rollup.config.js",
+      "Node_Modules/x/.npmrc",
+    ])
+      expect({ p, rule: ruleForPath(p)?.rule.id ?? null }).toEqual({ p, rule: null });
+    expect(ruleForPath("node_modules/pkg/.git/config")?.rule.id).toBe("git-metadata");
+    expect(ruleForPath("node_modules/pkg/.claude/settings.json")?.rule.id).toBe("claude-code");
+  });
+
+  test("the tree walk finds tools' configurations of the project, not those of installed packages", async () => {
+    const root = tree({
+      "web/eslint.config.js": "export default [];\n",
+      "node_modules/pkg/.eslintrc.json": "{}\n",
+      "node_modules/pkg/sub/babel.config.js": "module.exports = {};\n",
+      "node_modules/pkg/.vscode/tasks.json": "{}\n",
+    });
+    const scan = await scanTree(root, { ignored: new Set() }); // no repository: nothing is ignored
+    expect([...scan.ruleEntries.keys()].sort()).toEqual(["node_modules/pkg/.vscode", "web/eslint.config.js"]);
   });
 
   test("every place mise loads from a folder (its LOCAL_CONFIG_FILENAMES and MISE_ENV patterns), and no other file", () => {

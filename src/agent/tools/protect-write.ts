@@ -166,8 +166,9 @@ export async function refusedWrite(workdir: string, abs: string, p: WriteProtect
       return `path_refused: ${inside ? rel : abs} is named by git's configuration (rule git-config: a hooks dir, a program or an included file git runs or reads); delegates may not write it`;
     }
   }
-  // A script of the tree that a hook or a config value runs (a hook linked to scripts/pre-commit).
-  if (facts?.toplevel && runByGit(facts, facts.toplevel, () => false).includes(abs)) {
+  // A script of the tree that a hook or a config value runs (a hook linked to scripts/pre-commit),
+  // or a file of a package it runs (node_modules/lint-staged and what it requires: named whole).
+  if (facts?.toplevel && runByGit(facts, facts.toplevel, () => false).some((f) => under(abs, f))) {
     return `path_refused: ${inside ? rel : abs} is run by a git hook or git's configuration (rule git-config); delegates may not write it`;
   }
   return refusedAsNamedScript(workdir, abs, aboveTop(workdir, p.project, facts?.toplevel ?? null), p.gitEnv.HOME);

@@ -1,0 +1,132 @@
+import { realpathSync } from "node:fs";
+import { builtinModules } from "node:module";
+import { basename, dirname, join } from "node:path";
+import { entryExists, readRegularHead } from "../sys/file-head.ts";
+import { isWithin } from "../sys/paths.ts";
+
+/**
+ * The packages an installed package runs besides its own files. A protected configuration
+ * that runs lint-staged runs `commander` and `yaml` as surely as lint-staged's own `lib/`:
+ * node loads whatever `require("yaml")` finds, so rewriting that package is the same way
+ * in as rewriting lint-staged. What node loads is read from the package itself: the names
+ * its package.json depends on (`dependencies`, `optionalDependencies`, `peerDependencies`),
+ * each looked up as node looks it up from inside the package (`node_modules/<name>` of the
+ * package's real folder and of each folder above it, skipping folders that are themselves
+ * `node_modules`; the first one there wins), and theirs in turn. Every place node looks
+ * before the one it finds is named too, absent: a job that makes a nearer
+ * `node_modules/yaml` is what would run. pnpm's links are followed to the folders they
+ * name, as node follows them. Past MAX_PACKAGES packages, the `node_modules` folders that
+ * hold them are named whole instead.
+ */
+
+/** Packages followed from one root; a large tool (eslint with its plugins) has a few hundred. */
+const MAX_PACKAGES = 1000;
+const MAX_MANIFEST = 256 * 1024;
+/** A package name npm accepts (`yaml`, `@scope/pkg`): a manifest's key that is no such name names no folder. */
+const PACKAGE_NAME = /^(@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*$/i;
+const DEPENDENCY_FIELDS = ["dependencies", "optionalDependencies", "peerDependencies"] as const;
+
+/** Every package folder (and place node looks first) that the package at `root` loads, inside the work tree; `root` itself excluded. */
+export function dependencyClosure(root: string, workdir: string): string[] {
+  const out = new Set<string>();
+  const done = new Set<string>();
+  const queue = [root];
+  while (queue.length > 0) {
+    if (done.size >= MAX_PACKAGES) return [...out, ...holdingFolders(done, workdir)];
+    const real = realInside(queue.shift()!, workdir);
+    if (!real || done.has(real)) continue;
+    done.add(real);
+    out.add(real);
+    for (const name of dependenciesOf(real))
+      for (const p of lookups(name, real, workdir)) {
+        out.add(p);
+        if (entryExists(p)) queue.push(p);
+      }
+  }
+  out.delete(root);
+  return [...out];
+}
+
+/** The folder `p` resolves to, when it is inside the work tree (node runs the real file; one outside is not the job's to write). */
+function realInside(p: string, workdir: string): string | null {
+  try {
+    const real = realpathSync(p);
+    return isWithin(real, workdir) ? real : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The package names `dir`'s package.json depends on at run time. */
+function dependenciesOf(dir: string): string[] {
+  const text = readRegularHead(join(dir, "package.json"), MAX_MANIFEST);
+  if (text === null) return [];
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(text);
+  } catch {
+    return []; // node cannot read it either: it loads nothing by it
+  }
+  if (typeof manifest !== "object" || manifest === null) return [];
+  const names = new Set<string>();
+  for (const field of DEPENDENCY_FIELDS) {
+    const deps = (manifest as Record<string, unknown>)[field];
+    if (typeof deps === "object" && deps !== null)
+      for (const n of Object.keys(deps)) if (PACKAGE_NAME.test(n)) names.add(n);
+  }
+  return [...names];
+}
+
+/** Where node looks for `name` required from inside `from`, nearest first, up to the first that is there (inside the work tree). */
+function lookups(name: string, from: string, workdir: string): string[] {
+  const out: string[] = [];
+  for (let d = from; isWithin(d, workdir); d = dirname(d)) {
+    if (basename(d) !== "node_modules") {
+      const p = join(d, "node_modules", name);
+      out.push(p);
+      if (entryExists(p)) break;
+    }
+    if (d === workdir) break;
+  }
+  return out;
+}
+
+/** The `node_modules` folders holding `packages` (the nearest one above each). */
+function holdingFolders(packages: Iterable<string>, workdir: string): string[] {
+  const out = new Set<string>();
+  for (const p of packages)
+    for (let d = dirname(p); d !== workdir && isWithin(d, workdir); d = dirname(d))
+      if (basename(d) === "node_modules") {
+        out.add(d);
+        break;
+      }
+  return [...out];
+}
+
+/** A JavaScript or TypeScript module, by its name. */
+const JS_FILE = /\.(c|m)?(j|t)sx?$/i;
+/** `import … from "x"`, `export … from "x"`, `import "x"`, `import("x")`, `require("x")`, `require.resolve("x")`. */
+const SPECIFIER =
+  /\b(?:from\s*|import\s*\(?\s*|require(?:\.resolve)?\s*\(\s*)["'`]((?:@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*)(?:\/[^"'`]*)?["'`]/gi;
+
+/** Node's own modules: `fs`, `node:path`; never looked up in node_modules. */
+const BUILTIN = new Set(builtinModules);
+
+/** The installed packages a JavaScript file (`file`, its text) loads by name, or a node script (its `#!` line). */
+export function packagesImported(file: string, text: string): string[] {
+  if (!JS_FILE.test(file) && !/^#!.*\b(node|bun|deno|tsx)\b/.test(text)) return [];
+  const out = new Set<string>();
+  for (const m of text.matchAll(SPECIFIER)) if (!BUILTIN.has(m[1]!)) out.add(m[1]!);
+  return [...out];
+}
+
+/**
+ * Where node finds the package `name` required from a file of `dir`: every place it looks,
+ * up to the one that is there, when one is; nothing when none is (a project that has not
+ * installed it yet: installing it is a delegate's ordinary `npm install`).
+ */
+export function installedPackage(name: string, dir: string, workdir: string): string[] {
+  const places = lookups(name, dir, workdir);
+  const last = places.at(-1);
+  return last && entryExists(last) ? places : [];
+}
