@@ -3454,4 +3454,34 @@ export const MUTATIONS: Mutation[] = [
     replace: "      ? [...packagesImported(src.file, text)]",
     tests: ["test/sandbox/config-named.test.ts"],
   },
+  {
+    id: "package-json-tool-keys",
+    guard:
+      "package.json's keys other than npm's own fields are tools' configuration: changed or added ones are put back",
+    why: 'a job set docs/package.json\'s "prettier" to a module of its own, and the real prettier in the pre-commit hook loaded it',
+    file: "src/sandbox/hook-keys.ts",
+    search: "  return pkg ? Object.keys(pkg).filter((k) => !PACKAGE_FIELDS.has(k) && !HOOK_KEYS.includes(k)) : [];",
+    replace: "  return pkg ? [] : [];",
+    tests: ["test/sandbox/config-programs.test.ts", "test/reliability/jail-routes-bash.test.ts"],
+    build: true,
+  },
+  {
+    id: "new-manifest-keys",
+    guard: "a package.json the job made has its hook and tools' keys taken out",
+    why: "a new notes/package.json's \"prettier\" key, nearer a document than any configuration, ran the job's module at the next commit",
+    file: "src/sandbox/tree-guard.ts",
+    search:
+      '    if (e.kind === "file" && isPackageJson(r) && !out.has(r) && !underAny(r, ignored)) out.set(r, new Map());',
+    replace: "",
+    tests: ["test/sandbox/config-programs.test.ts"],
+  },
+  {
+    id: "tool-key-paths-named",
+    guard: "the paths package.json's tools' keys name (a module the tool loads) are read-only",
+    why: '"prettier": "./cfg/p.cjs" stayed, and the job rewrote cfg/p.cjs instead of the key',
+    file: "src/sandbox/config-named.ts",
+    search: "  return [...hookKeyCommands(pkg).map((text) => ({ file: pkg, memory: false, text })), settings];",
+    replace: "  return [...hookKeyCommands(pkg).map((text) => ({ file: pkg, memory: false, text }))];",
+    tests: ["test/sandbox/config-programs.test.ts"],
+  },
 ];

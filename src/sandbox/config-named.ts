@@ -18,7 +18,7 @@ import {
   pathFolders,
   runnerFiles,
 } from "./config-programs.ts";
-import { hookKeyCommands, isLintStagedConfig, jsonNodes, lintStagedTasks } from "./hook-tasks.ts";
+import { hookKeyCommands, isLintStagedConfig, jsonNodes, lintStagedTasks, toolKeyStrings } from "./hook-tasks.ts";
 import { dependencyClosure, installedPackage, packagesImported } from "./node-deps.ts";
 
 /**
@@ -82,6 +82,8 @@ interface Source {
   memory: boolean;
   /** A package.json script's command (`file` is its package.json), read instead of the file. */
   text?: string;
+  /** `text` is a tool's settings (package.json's tool keys), not commands: no first word runs. */
+  settings?: true;
 }
 
 /** What a protected configuration runs of the work tree. */
@@ -176,7 +178,7 @@ function wordsOf(src: Source): Words {
   // A package.json script or hook key and a lint-staged task run with node_modules/.bin first on PATH: their first words count.
   const bins = staged
     ? [...binsRun(staged.lines, true), ...binsRun(body, false)]
-    : binsRun(body, src.text !== undefined);
+    : binsRun(body, src.text !== undefined && !src.settings);
   const plugins = src.text === undefined ? claudePluginDirs(src.file, text) : [];
   // A package's own requires are its dependencies (node-deps.ts), not read file by file.
   const required =
@@ -212,10 +214,12 @@ function toolOf(file: string): string[] {
 
 /**
  * A package.json's hook-manager keys, each as a protected configuration's text (the commands
- * it holds: hook-tasks.ts). The file itself stays writable.
+ * it holds: hook-tasks.ts), and its other tools' keys as one settings text (the paths they
+ * name). The file itself stays writable.
  */
 function hookKeySources(pkg: string): Source[] {
-  return hookKeyCommands(pkg).map((text) => ({ file: pkg, memory: false, text }));
+  const settings: Source = { file: pkg, memory: false, text: toolKeyStrings(pkg), settings: true };
+  return [...hookKeyCommands(pkg).map((text) => ({ file: pkg, memory: false, text })), settings];
 }
 
 /** package.json: read for its hook keys (hookKeySources), never protected whole. */

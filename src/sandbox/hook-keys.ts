@@ -3,11 +3,11 @@ import { join } from "node:path";
 
 /**
  * package.json keys that hook managers read at commit (lint-staged, simple-git-hooks,
- * husky 4, yorkie's gitHooks, ghooks, pre-commit, commitlint), and the scripts a
- * protected configuration runs (`npm run lint` in a husky hook or a Claude Code hook:
- * `scripts.lint`, config-named.ts): the file itself stays writable (delegates add
- * dependencies and scripts), so these keys are compared before and after the job, and
- * put back if they changed.
+ * husky 4, yorkie's gitHooks, ghooks, pre-commit, commitlint), every other tool's key
+ * (PACKAGE_FIELDS), and the scripts a protected configuration runs (`npm run lint` in a
+ * husky hook or a Claude Code hook: `scripts.lint`, config-named.ts): the file itself
+ * stays writable (delegates add dependencies and scripts), so these keys are compared
+ * before and after the job, and put back if they changed (a key the job added: removed).
  */
 const HOOK_KEYS = [
   "lint-staged",
@@ -21,6 +21,72 @@ const HOOK_KEYS = [
   "config.ghooks",
 ];
 const MAX_BYTES = 4 << 20;
+
+/**
+ * package.json's own fields: what npm, node and the package managers read to describe,
+ * build and install the package. A delegate edits these (a dependency, a script, an
+ * export). Every other top-level key is some tool's configuration, read by that tool
+ * whenever it runs, from a hook or from the editor's extension (cosmiconfig's
+ * `packageProp`: `prettier`, `eslintConfig`, `stylelint`, `babel`, `jest`, `nano-staged`),
+ * and often naming a module it loads (`"prettier": "./config.cjs"`): those keys are kept as
+ * the hook keys are. `packageManager` (which package manager corepack downloads and runs)
+ * and package managers' own settings keys (`pnpm`) are among them.
+ */
+const PACKAGE_FIELDS = new Set([
+  "$schema",
+  "name",
+  "version",
+  "description",
+  "keywords",
+  "homepage",
+  "bugs",
+  "license",
+  "licenses",
+  "author",
+  "contributors",
+  "maintainers",
+  "funding",
+  "files",
+  "main",
+  "module",
+  "browser",
+  "types",
+  "typings",
+  "type",
+  "exports",
+  "imports",
+  "sideEffects",
+  "bin",
+  "man",
+  "directories",
+  "repository",
+  "scripts",
+  "config",
+  "dependencies",
+  "devDependencies",
+  "peerDependencies",
+  "peerDependenciesMeta",
+  "optionalDependencies",
+  "bundleDependencies",
+  "bundledDependencies",
+  "overrides",
+  "resolutions",
+  "engines",
+  "os",
+  "cpu",
+  "libc",
+  "private",
+  "publishConfig",
+  "workspaces",
+]);
+
+/** Whether `key` is a hook manager's (its value holds the commands the manager runs), not another tool's. */
+export const isHookManagerKey = (key: string) => HOOK_KEYS.includes(key);
+
+/** The top-level keys of `pkg` that are some tool's configuration (PACKAGE_FIELDS). */
+function toolKeys(pkg: Json | null): string[] {
+  return pkg ? Object.keys(pkg).filter((k) => !PACKAGE_FIELDS.has(k) && !HOOK_KEYS.includes(k)) : [];
+}
 
 type Json = Record<string, unknown>;
 export type HookKeys = Map<string, string | undefined>;
@@ -58,9 +124,14 @@ function valueAt(pkg: Json | null, key: string): string | undefined {
   return v === undefined ? undefined : JSON.stringify(v);
 }
 
-/** The hook keys (and `extra` keys, such as `scripts.lint`) of one package.json, as JSON text (undefined: absent). */
+/** The hook keys, the tools' keys and `extra` keys (such as `scripts.lint`) of one package.json, as JSON text (undefined: absent). */
 function keysOf(pkg: Json | null, extra: readonly string[]): HookKeys {
-  return new Map([...HOOK_KEYS, ...extra].map((k) => [k, valueAt(pkg, k)]));
+  return new Map([...HOOK_KEYS, ...toolKeys(pkg), ...extra].map((k) => [k, valueAt(pkg, k)]));
+}
+
+/** The keys whose value differs between two reads of one package.json: a key either side has counts. */
+function changedKeys(before: HookKeys, after: HookKeys): string[] {
+  return [...new Set([...before.keys(), ...after.keys()])].filter((k) => before.get(k) !== after.get(k));
 }
 
 export function readHookKeys(root: string, rel: string, extra: readonly string[] = []): HookKeys {
@@ -69,8 +140,7 @@ export function readHookKeys(root: string, rel: string, extra: readonly string[]
 
 /** The hook keys that differ between a package.json's keys and the text it would become. */
 export function changedHookKeys(before: HookKeys, text: string): string[] {
-  const after = keysOf(parse(text), [...before.keys()]);
-  return [...before.keys()].filter((k) => before.get(k) !== after.get(k));
+  return changedKeys(before, keysOf(parse(text), [...before.keys()]));
 }
 
 function putBack(pkg: Json, key: string, was: string | undefined): void {
@@ -93,8 +163,7 @@ function putBack(pkg: Json, key: string, was: string | undefined): void {
 export function restoreHookKeys(root: string, rel: string, before: HookKeys): string[] {
   const path = join(root, rel);
   const pkg = read(path);
-  const now = keysOf(pkg, [...before.keys()]);
-  const changed = [...before.keys()].filter((k) => before.get(k) !== now.get(k));
+  const changed = changedKeys(before, keysOf(pkg, [...before.keys()]));
   if (changed.length === 0 || !pkg) return [];
   for (const k of changed) putBack(pkg, k, before.get(k));
   const indent = /^[{\s]*\n([ \t]+)"/.exec(readFileSync(path, "utf8"))?.[1] ?? "  ";

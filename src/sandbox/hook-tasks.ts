@@ -1,5 +1,5 @@
 import { basename, dirname } from "node:path";
-import { readHookKeys } from "./hook-keys.ts";
+import { isHookManagerKey, readHookKeys } from "./hook-keys.ts";
 
 /**
  * What git hook managers run, read from their own configuration: lint-staged's tasks
@@ -64,10 +64,21 @@ export const isLintStagedConfig = (file: string) => LINT_STAGED.test(basename(fi
  */
 export function hookKeyCommands(pkg: string): string[] {
   return [...readHookKeys(dirname(pkg), basename(pkg))].flatMap(([key, v]) => {
-    if (v === undefined) return [];
+    if (v === undefined || !isHookManagerKey(key)) return [];
     const text = jsonStrings(v);
     // The pre-commit package's value names npm scripts (`["lint", "test"]`, `"lint, test"`): it runs `npm run <name>`.
     const scripts = /^pre-?commit$/.test(key) ? text.split(/[\s,]+/).filter((w) => /^[\w:.-]+$/.test(w)) : [];
     return [[text, ...scripts.map((w) => `npm run ${w}`)].join("\n")];
   });
+}
+
+/**
+ * The strings of a package.json's other tools' keys (hook-keys.ts), a line each: a path
+ * among them (`"prettier": "./config.cjs"`, `"jest": {"setupFiles": ["./setup.js"]}`) names
+ * a module the tool loads. Not commands: their first words are not run.
+ */
+export function toolKeyStrings(pkg: string): string {
+  return [...readHookKeys(dirname(pkg), basename(pkg))]
+    .flatMap(([key, v]) => (v === undefined || isHookManagerKey(key) ? [] : [jsonStrings(v)]))
+    .join("\n");
 }

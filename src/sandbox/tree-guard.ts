@@ -222,9 +222,8 @@ function ignoredSet(workdir: string, repos: RepoFacts[]): Set<string> {
 function hookKeysOf(workdir: string, scan: TreeScan, ignored: ReadonlySet<string>, plan: Plan): Map<string, HookKeys> {
   const out = new Map<string, HookKeys>();
   for (const [r, e] of scan.entries) {
-    if (e.kind !== "file" || !/(^|\/)package\.json$/.test(r)) continue;
-    if ([...ignored].some((i) => r.startsWith(`${i}/`))) continue;
-    out.set(r, readHookKeys(workdir, r, plan.scriptKeys.get(r)));
+    if (e.kind === "file" && isPackageJson(r) && !underAny(r, ignored))
+      out.set(r, readHookKeys(workdir, r, plan.scriptKeys.get(r)));
   }
   return out;
 }
@@ -312,7 +311,7 @@ async function finishGuard(
     // Fail closed: a check that could not finish is a tamper, never a pass.
     unfinished = e instanceof Error ? e.message.slice(0, 300) : String(e);
   } finally {
-    ({ keys, keysLeft } = restoreAllHookKeys(workdir, s.keys));
+    ({ keys, keysLeft } = restoreAllHookKeys(workdir, withNewManifests(s.keys, after, s.ignored)));
   }
   const changes = summarizeChanges(s.before, after ?? s.before, s.ignored);
   const changed = [...(judged?.changed ?? []), ...keys.map((k) => `${k} (restored)`), ...keysLeft];
@@ -322,6 +321,24 @@ async function finishGuard(
     tamper: { failureKind: "jail_git_tampered", message: tamperMessage(changed, judged, unfinished), changed },
     changes,
   };
+}
+
+/**
+ * The hook keys read before the job, and an empty read for each package.json the job made
+ * (outside ignored folders): lint-staged finds a new `sub/package.json`'s key, and an
+ * editor's Prettier a new `"prettier"` key, as they find an old one's, so what the job put
+ * in those keys is taken out again.
+ */
+function withNewManifests(
+  keys: Map<string, HookKeys>,
+  after: TreeScan | null,
+  ignored: ReadonlySet<string>,
+): Map<string, HookKeys> {
+  const out = new Map(keys);
+  for (const [r, e] of after?.entries ?? []) {
+    if (e.kind === "file" && isPackageJson(r) && !out.has(r) && !underAny(r, ignored)) out.set(r, new Map());
+  }
+  return out;
 }
 
 /** Every package.json's hook keys put back; one that cannot be written is named, the others still restored. */

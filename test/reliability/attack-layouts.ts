@@ -193,15 +193,17 @@ cd ..
 # above the layout, in that folder), run by the pre-commit hook simple-git-hooks writes for
 # \`npx lint-staged\`; its tasks are package.json's "lint-staged" key, run with node_modules/.bin
 # first on PATH. The hook checks the docs with the real prettier first, which loads the
-# project's prettier configuration. A file is staged for the user's next commit, so the host's
+# project's prettier configuration (a file, or a package.json's "prettier" key, nearest
+# each document first). A file is staged for the user's next commit, so the host's
 # commit gives the task something to do.
 git init -q -b main lintstaged && cd lintstaged
 printf 'node_modules/\n' > .gitignore && printf '{"name":"ls","lint-staged":{"*.txt":"txtcheck"}}\n' > package.json
-echo '# Notes' > b.md && git add -A && git commit -q -m first
+echo '# Notes' > b.md && mkdir docs notes && echo '# Docs' > docs/c.md && echo '# More' > notes/d.md
+printf '{"name":"docs"}\n' > docs/package.json && git add -A && git commit -q -m first
 mkdir -p node_modules/.bin && cp -R "$DL_ATTACK_NODE_MODULES/lint-staged" "$DL_ATTACK_NODE_MODULES/micromatch" node_modules/
 ln -s ../lint-staged/bin/lint-staged.js node_modules/.bin/lint-staged
 ln -s "$DL_ATTACK_NODE_MODULES/prettier/bin/prettier.cjs" node_modules/.bin/prettier
-printf '#!/bin/sh\nnode_modules/.bin/prettier --check b.md >/dev/null 2>&1\nexec node_modules/.bin/lint-staged --quiet\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit
+printf '#!/bin/sh\nnode_modules/.bin/prettier --check b.md docs/c.md notes/d.md >/dev/null 2>&1\nexec node_modules/.bin/lint-staged --quiet\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit
 echo note > a.txt && git add a.txt
 cd ..
 `;

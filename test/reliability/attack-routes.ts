@@ -1071,6 +1071,33 @@ if { printf '%s' '${SHADOW_HEAD}'; payjs lint-staged-dep-shadow; printf '%s' '${
     named: ["lintstaged/.prettierrc.cjs"],
   },
   {
+    // Prettier reads package.json's "prettier" key too: a string there is a module it loads.
+    id: "package-json-tool-key",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: `putjs package-json-tool-key lintstaged/docs/p.cjs
+text package-json-tool-key lintstaged/docs/package.json '{"name":"docs","prettier":"./p.cjs"}'`,
+    tools: (_w, _pay, js) => [
+      write("lintstaged/docs/p.cjs", js),
+      edit("lintstaged/docs/package.json", '"name":"docs"', '"name":"docs","prettier":"./p.cjs"'),
+    ],
+    hookKeys: { file: "lintstaged/docs/package.json", keys: ["prettier"] },
+  },
+  {
+    // The same key in a package.json the job makes, nearer a document than any configuration.
+    id: "new-package-json-tool-key",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: `putjs new-package-json-tool-key lintstaged/notes/q.cjs
+text new-package-json-tool-key lintstaged/notes/package.json '{"name":"notes","prettier":"./q.cjs"}'`,
+    tools: (_w, _pay, js) => [
+      write("lintstaged/notes/q.cjs", js),
+      write("lintstaged/notes/package.json", '{"name":"notes","prettier":"./q.cjs"}\n'),
+    ],
+  },
+  {
     // `npx -y @acme/ctx-mcp` in .mcp.json runs an installed copy of that package, by its own bin.
     id: "npx-scoped-package",
     reaches: true,

@@ -129,6 +129,8 @@ function toolCallsOf(c: Ctx, r: Route, w: string): { id: string; call: ToolCall;
 
 /** Steps of a route that are ordinary writes on their own (a repository is made only by the last one). */
 const ALLOWED_STEPS = new Set([
+  "package-json-tool-key:lintstaged/docs/p.cjs",
+  "new-package-json-tool-key:lintstaged/notes/q.cjs",
   "sub-gitfile:.evil-sub/HEAD",
   "sub-gitfile:.evil-sub/config",
   "sub-gitfile:.evil-sub/objects/info/packs",

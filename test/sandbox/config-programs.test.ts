@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { refusedWrite } from "../../src/agent/tools/protect-write.ts";
+import { refusedContent, refusedWrite } from "../../src/agent/tools/protect-write.ts";
 import { binsRun, pathDirs } from "../../src/sandbox/config-programs.ts";
 import { prepareTreeGuard } from "../../src/sandbox/index.ts";
 import { runGroup } from "../../src/sys/process.ts";
@@ -145,6 +145,41 @@ describe("package.json's hook keys are configuration the hook manager runs", () 
     expect(guard.keptReadOnly).not.toContain("package.json"); // delegates still add dependencies
     expect(guard.keptReadOnly).not.toContain("src/a.ts");
     await guard.finish();
+  });
+
+  test("other tools' keys: changed, added or in a new package.json, put back; npm's own fields stay the job's", async () => {
+    const before = {
+      name: "app",
+      dependencies: { a: "1" },
+      prettier: "./cfg/p.cjs",
+      jest: { testEnvironment: "node" },
+    };
+    const w = tree({ "package.json": JSON.stringify(before), "cfg/p.cjs": "module.exports = {};\n", "sub/a.md": "" });
+    const guard = await prepareTreeGuard(w, { home: ENV.HOME, env: ENV, quarantine: nothingMoved });
+    expect(guard.keptReadOnly).toContain("cfg/p.cjs"); // the module the tool's key names
+    // The job: a dependency, a new name, and three tools' keys; a new package.json with one too.
+    const job = { ...before, name: "app2", dependencies: { a: "1", b: "2" }, prettier: "./evil.cjs", stylelint: {} };
+    writeFileSync(join(w, "package.json"), JSON.stringify(job));
+    writeFileSync(join(w, "sub/package.json"), JSON.stringify({ name: "sub", prettier: "./x.cjs" }));
+    const verdict = await guard.finish();
+    expect(verdict.tamper?.changed).toEqual([
+      "package.json#prettier (restored)",
+      "package.json#stylelint (restored)",
+      "sub/package.json#prettier (restored)",
+    ]);
+    const now = JSON.parse(readFileSync(join(w, "package.json"), "utf8"));
+    expect(now).toEqual({ ...before, name: "app2", dependencies: { a: "1", b: "2" } });
+    expect(JSON.parse(readFileSync(join(w, "sub/package.json"), "utf8"))).toEqual({ name: "sub" });
+  });
+
+  test("the write tools refuse a change to another tool's key, not to npm's own fields", () => {
+    const w = tree({ "package.json": JSON.stringify({ name: "app", eslintConfig: { root: true } }) });
+    const abs = join(w, "package.json");
+    const text = (o: object) => JSON.stringify({ name: "app", eslintConfig: { root: true }, ...o });
+    expect(refusedContent(w, abs, text({ prettier: "./p.cjs" }))).toContain("rule tool-config");
+    expect(refusedContent(w, abs, text({ eslintConfig: { extends: "./evil.js" } }))).toContain("eslintConfig");
+    expect(refusedContent(w, abs, text({ dependencies: { a: "1" }, version: "2.0.0", exports: "./i.js" }))).toBeNull();
+    expect(refusedContent(w, join(w, "new/package.json"), JSON.stringify({ name: "n", jest: {} }))).toContain("jest");
   });
 
   test("from the project above a subfolder workdir: its hook keys' scripts there are read-only too", async () => {

@@ -4,7 +4,7 @@ import { describeError } from "../../errors.ts";
 import { aboveTop, configEntry, namedByToolConfig } from "../../sandbox/config-named.ts";
 import { askGit, type RepoFacts } from "../../sandbox/git-reach.ts";
 import { runByGit } from "../../sandbox/git-runs.ts";
-import { changedHookKeys, readHookKeys } from "../../sandbox/hook-keys.ts";
+import { changedHookKeys, isHookManagerKey, readHookKeys } from "../../sandbox/hook-keys.ts";
 import { claudeHomeReads } from "../../sys/claude-home-reads.ts";
 import type { DlRead } from "../../sys/dl-reads.ts";
 import { entryExists } from "../../sys/file-head.ts";
@@ -190,11 +190,15 @@ function scriptsRunFrom(pkg: string, scope: string): string[] {
   });
 }
 
-/** A package.json whose new text changes a key a hook manager or a protected configuration runs: the refusal, or null. */
+/** A package.json whose new text changes a key a hook manager, a tool or a protected configuration reads: the refusal, or null. */
 export function refusedContent(workdir: string, abs: string, text: string): string | null {
   if (basename(abs) !== "package.json") return null;
   const before = readHookKeys(dirname(abs), "package.json", scriptsRunFrom(abs, workdir));
   const keys = changedHookKeys(before, text);
   if (keys.length === 0) return null;
-  return `path_refused: ${relative(workdir, abs)}: the change touches ${keys.join(", ")}, which a git hook manager or a protected configuration runs without asking (rule hook-manager); keep those keys as they are`;
+  const runs = keys.some((k) => isHookManagerKey(k) || k.startsWith("scripts."));
+  const reader = runs
+    ? "a git hook manager or a protected configuration runs without asking (rule hook-manager)"
+    : "a tool reads as its configuration whenever it or its editor extension runs (rule tool-config; package.json's own fields stay writable)";
+  return `path_refused: ${relative(workdir, abs)}: the change touches ${keys.join(", ")}, which ${reader}; keep those keys as they are`;
 }
