@@ -19,6 +19,7 @@ import {
   runnerFiles,
 } from "./config-programs.ts";
 import { hookKeyCommands, isLintStagedConfig, jsonNodes, lintStagedTasks, toolKeyStrings } from "./hook-tasks.ts";
+import { isSectionedManifest, toolsPart } from "./manifest-sections.ts";
 import { dependencyClosure, installedPackage, packagesImported } from "./node-deps.ts";
 
 /**
@@ -215,20 +216,25 @@ function toolOf(file: string): string[] {
 /**
  * A package.json's hook-manager keys, each as a protected configuration's text (the commands
  * it holds: hook-tasks.ts), and its other tools' keys as one settings text (the paths they
- * name). The file itself stays writable.
+ * name); a Python manifest's tools' part as settings text. The file itself stays writable.
  */
-function hookKeySources(pkg: string): Source[] {
+function manifestSources(pkg: string): Source[] {
+  if (!isPackageJson(pkg))
+    return [{ file: pkg, memory: false, text: toolsPart(pkg, readText(pkg) ?? ""), settings: true }];
   const settings: Source = { file: pkg, memory: false, text: toolKeyStrings(pkg), settings: true };
   return [...hookKeyCommands(pkg).map((text) => ({ file: pkg, memory: false, text })), settings];
 }
 
-/** package.json: read for its hook keys (hookKeySources), never protected whole. */
+/** package.json: read for its hook keys (manifestSources), never protected whole. */
 export const isPackageJson = (entry: string) => basename(entry) === "package.json";
 
-/** A folder's entry whose text a host runs: what a protect rule other than git's names, and package.json. */
+/** A manifest whose tools' part alone is configuration: package.json (hook-keys.ts), pyproject.toml, setup.cfg (manifest-sections.ts). */
+export const isManifest = (entry: string) => isPackageJson(entry) || isSectionedManifest(entry);
+
+/** A folder's entry whose text a host runs: what a protect rule other than git's names, and the manifests. */
 export function configEntry(name: string, parent: string): boolean {
   const rule = ruleForName(name, basename(parent), inPackagesFolder(parent));
-  return (!!rule && rule.id !== "git-metadata") || isPackageJson(name);
+  return (!!rule && rule.id !== "git-metadata") || isManifest(name);
 }
 
 /**
@@ -484,10 +490,10 @@ function scriptsRun(
  * entry, or git's work tree root for a hook).
  */
 export function namedByToolConfig(entry: string, o: NamedOptions, project = dirname(entry)): NamedByConfig {
-  const pkg = isPackageJson(entry);
-  const { files, links } = pkg ? { files: [entry], links: [] } : filesOf(entry);
+  const manifest = isManifest(entry);
+  const { files, links } = manifest ? { files: [entry], links: [] } : filesOf(entry);
   const walk = new NamedWalk(new Set(files), o, project);
-  let level: Source[] = pkg ? hookKeySources(entry) : files.map((file) => ({ file, memory: isMemory(file) }));
+  let level: Source[] = manifest ? manifestSources(entry) : files.map((file) => ({ file, memory: isMemory(file) }));
   for (const abs of links.flatMap((l) => linkTargets(l, o.workdir)))
     if (!walk.found.has(abs)) {
       walk.found.add(abs);

@@ -6,13 +6,13 @@ import type { DlRead } from "../sys/dl-reads.ts";
 import { isWithin } from "../sys/paths.ts";
 import { isDotGit } from "../sys/protected-names.ts";
 import { type ChangeSummary, summarizeChanges } from "./change-summary.ts";
-import { aboveTop, isPackageJson, namedByToolConfig, namedFromAbove } from "./config-named.ts";
+import { aboveTop, isManifest, namedByToolConfig, namedFromAbove } from "./config-named.ts";
 import type { PathDir } from "./config-programs.ts";
 import { askGit, type GitAsk, type RepoFacts } from "./git-reach.ts";
 import { runByGit } from "./git-runs.ts";
-import { type HookKeys, readHookKeys, restoreHookKeys } from "./hook-keys.ts";
+import { type ManifestWatch, newToolManifests, restoreManifestParts, watchManifests } from "./manifest-guard.ts";
 import { makeStandIns, type ProtectedPath, type StandInWish } from "./stand-ins.ts";
-import { MAX_SCAN_ENTRIES, scanTree, type TreeScan } from "./tree-scan.ts";
+import { MAX_SCAN_ENTRIES, scanTree, type TreeScan, underIgnored } from "./tree-scan.ts";
 import { judgeTree, type Tampered } from "./tree-verdict.ts";
 
 /**
@@ -128,15 +128,13 @@ interface Plan {
   scriptKeys: Map<string, string[]>;
 }
 
-const underAny = (rel: string, dirs: ReadonlySet<string>) => [...dirs].some((d) => rel.startsWith(`${d}/`));
-
 /** What the protected configurations run (config-named.ts), outside ignored folders. */
 function namedByConfigs(workdir: string, scan: TreeScan, keep: (r: string) => boolean, p: PlanOptions) {
-  const o = { workdir, ignored: (abs: string) => underAny(rel(workdir, abs), p.ignored), home: p.home };
+  const o = { workdir, ignored: (abs: string) => underIgnored(rel(workdir, abs), p.ignored), home: p.home };
   const configs = [...scan.ruleEntries].filter(([r, { rule }]) => rule.id !== "git-metadata" && keep(r));
   // Each package.json's hook keys are configuration its hook manager runs (config-named.ts).
   const manifests = [...scan.entries].filter(
-    ([r, e]) => e.kind === "file" && isPackageJson(r) && !underAny(r, p.ignored),
+    ([r, e]) => e.kind === "file" && isManifest(r) && !underIgnored(r, p.ignored),
   );
   const all = [...configs, ...manifests].map(([r]) => namedByToolConfig(join(workdir, r), o));
   return {
@@ -172,9 +170,9 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
   const run = namedByConfigs(workdir, scan, keep, o);
   // The configurations of the repository above a subfolder workdir run files of it too.
   const top = aboveTop(workdir, o.project, repos[0]?.toplevel ?? null);
-  const above = namedFromAbove(workdir, top, (abs) => underAny(rel(workdir, abs), o.ignored), o.home);
+  const above = namedFromAbove(workdir, top, (abs) => underIgnored(rel(workdir, abs), o.ignored), o.home);
   // What git's hooks and config files run of the tree (a hook linked to scripts/pre-commit).
-  const byGit = repos.flatMap((r) => runByGit(r, workdir, (abs) => underAny(rel(workdir, abs), o.ignored)));
+  const byGit = repos.flatMap((r) => runByGit(r, workdir, (abs) => underIgnored(rel(workdir, abs), o.ignored)));
   for (const p of [...run.files, ...above.files, ...byGit]) {
     named.add(rel(workdir, p));
     add(p);
@@ -219,15 +217,6 @@ function ignoredSet(workdir: string, repos: RepoFacts[]): Set<string> {
   return new Set(repos.flatMap((r) => r.ignoredDirs.filter((d) => inside(workdir, d)).map((d) => rel(workdir, d))));
 }
 
-function hookKeysOf(workdir: string, scan: TreeScan, ignored: ReadonlySet<string>, plan: Plan): Map<string, HookKeys> {
-  const out = new Map<string, HookKeys>();
-  for (const [r, e] of scan.entries) {
-    if (e.kind === "file" && isPackageJson(r) && !underAny(r, ignored))
-      out.set(r, readHookKeys(workdir, r, plan.scriptKeys.get(r)));
-  }
-  return out;
-}
-
 function tooLarge(workdir: string): DlError {
   return new DlError(
     "bad_input",
@@ -253,7 +242,7 @@ export async function prepareTreeGuard(workdir: string, o: TreeGuardOptions): Pr
     home: o.home,
   });
   const stands = makeStandIns(workdir, plan.standIns);
-  const keys = hookKeysOf(workdir, before, ignored, plan);
+  const manifests = watchManifests(workdir, before, ignored, plan.scriptKeys);
   const ownRepo = repos[0]?.toplevel === workdir ? repos[0] : undefined;
   const gitDirsOutside = ownRepo && !isWithin(ownRepo.commonDir, workdir) ? [ownRepo.commonDir] : [];
   let done = false;
@@ -270,7 +259,7 @@ export async function prepareTreeGuard(workdir: string, o: TreeGuardOptions): Pr
         ignored,
         named: plan.named,
         onPath: plan.workdirOnPath.length > 0,
-        keys,
+        manifests,
         hostOnly: stands.hostOnly,
       };
       return finishGuard(workdir, { ...s, quarantine: o.quarantine });
@@ -293,7 +282,7 @@ async function finishGuard(
     named: string[];
     /** The workdir is on PATH: a new file directly in it shadows a command. */
     onPath: boolean;
-    keys: Map<string, HookKeys>;
+    manifests: ManifestWatch;
     hostOnly: ReadonlyMap<string, string>;
     quarantine: () => string;
   },
@@ -305,13 +294,17 @@ async function finishGuard(
   let keysLeft: string[] = [];
   try {
     after = await scanTree(workdir, { ignored: s.ignored });
-    const named = [...s.named, ...(s.onPath ? newTopFiles(s.before, after) : [])];
+    const named = [
+      ...s.named,
+      ...(s.onPath ? newTopFiles(s.before, after) : []),
+      ...newToolManifests(workdir, s.before, after, s.ignored),
+    ];
     judged = judgeTree(s.before, after, { named, hostOnly: s.hostOnly, quarantine: s.quarantine });
   } catch (e) {
     // Fail closed: a check that could not finish is a tamper, never a pass.
     unfinished = e instanceof Error ? e.message.slice(0, 300) : String(e);
   } finally {
-    ({ keys, keysLeft } = restoreAllHookKeys(workdir, withNewManifests(s.keys, after, s.ignored)));
+    ({ keys, keysLeft } = restoreManifestParts(workdir, s.manifests, after, s.ignored));
   }
   const changes = summarizeChanges(s.before, after ?? s.before, s.ignored);
   const changed = [...(judged?.changed ?? []), ...keys.map((k) => `${k} (restored)`), ...keysLeft];
@@ -321,40 +314,6 @@ async function finishGuard(
     tamper: { failureKind: "jail_git_tampered", message: tamperMessage(changed, judged, unfinished), changed },
     changes,
   };
-}
-
-/**
- * The hook keys read before the job, and an empty read for each package.json the job made
- * (outside ignored folders): lint-staged finds a new `sub/package.json`'s key, and an
- * editor's Prettier a new `"prettier"` key, as they find an old one's, so what the job put
- * in those keys is taken out again.
- */
-function withNewManifests(
-  keys: Map<string, HookKeys>,
-  after: TreeScan | null,
-  ignored: ReadonlySet<string>,
-): Map<string, HookKeys> {
-  const out = new Map(keys);
-  for (const [r, e] of after?.entries ?? []) {
-    if (e.kind === "file" && isPackageJson(r) && !out.has(r) && !underAny(r, ignored)) out.set(r, new Map());
-  }
-  return out;
-}
-
-/** Every package.json's hook keys put back; one that cannot be written is named, the others still restored. */
-function restoreAllHookKeys(workdir: string, all: Map<string, HookKeys>): { keys: string[]; keysLeft: string[] } {
-  const keys: string[] = [];
-  const keysLeft: string[] = [];
-  for (const [r, k] of all) {
-    try {
-      keys.push(...restoreHookKeys(workdir, r, k));
-    } catch (e) {
-      keysLeft.push(
-        `${r} (its scripts could not be restored: ${e instanceof Error ? e.message.slice(0, 200) : String(e)})`,
-      );
-    }
-  }
-  return { keys, keysLeft };
 }
 
 function tamperMessage(changed: string[], judged: Tampered | null, unfinished: string | null): string {

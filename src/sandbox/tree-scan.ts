@@ -38,6 +38,10 @@ export interface ScanOptions {
   maxEntries?: number;
 }
 
+/** Whether `rel` lies below one of the ignored folders (ScanOptions.ignored). */
+export const underIgnored = (rel: string, ignored: ReadonlySet<string>) =>
+  [...ignored].some((d) => rel.startsWith(`${d}/`));
+
 /** Past this, a workdir is too large to account for (and the job is refused). */
 export const MAX_SCAN_ENTRIES = 2_000_000;
 /** The walk gives the event loop a turn this often, so a server keeps answering. */

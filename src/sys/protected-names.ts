@@ -107,14 +107,17 @@ export const PROTECT_RULES: readonly ProtectRule[] = [
   // the commit. The names are the convention those tools share (cosmiconfig's and
   // lilconfig's search places, ESLint's and Vite's own): `<tool>.config.<ext>` and
   // `.<tool>rc[.<ext>]` anywhere, `<tool>rc[.<ext>]` in `.config/`; Python's `.pylintrc`
-  // and `.coveragerc` (their `load-plugins`, `plugins`) follow it too.
+  // and `.coveragerc` (their `load-plugins`, `plugins`) follow it too, and the Python tools'
+  // own files beside it: `[.]pylintrc` (its `init-hook` is Python pylint runs), `[.]mypy.ini`
+  // (`plugins`), `.flake8` (`local-plugins`), `[.]pytest.ini` (`addopts = -p x`), `tox.ini`
+  // (all of these; the same sections of pyproject.toml and setup.cfg: manifest-sections.ts).
   // Last: the names above that also fit this pattern (.envrc, .miserc.toml) keep their own rule.
   {
     id: "tool-config",
     projectOnly: true,
     what: "a tool's configuration that is code or names code (eslint.config.js, .prettierrc, vite.config.ts: loaded by editors' extensions and by the tools a hook runs)",
     names:
-      /^([^/]+\.config\.((c|m)?(j|t)sx?|json5?|jsonc|ya?ml|toml)|\.[^/.]+rc(\.((c|m)?(j|t)sx?|json5?|jsonc|ya?ml|toml))?)$/,
+      /^([^/]+\.config\.((c|m)?(j|t)sx?|json5?|jsonc|ya?ml|toml)|\.[^/.]+rc(\.((c|m)?(j|t)sx?|json5?|jsonc|ya?ml|toml))?|\.?mypy\.ini|\.flake8|\.?pytest\.ini|pylintrc|tox\.ini)$/,
   },
   {
     id: "tool-config",

@@ -206,6 +206,15 @@ ln -s "$DL_ATTACK_NODE_MODULES/prettier/bin/prettier.cjs" node_modules/.bin/pret
 printf '#!/bin/sh\nnode_modules/.bin/prettier --check b.md docs/c.md notes/d.md >/dev/null 2>&1\nexec node_modules/.bin/lint-staged --quiet\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit
 echo note > a.txt && git add a.txt
 cd ..
+# A Python project whose pre-commit hook runs its tests with the real pytest (Debian's
+# python3-pytest, which .ci/run installs): pytest reads pyproject.toml's
+# [tool.pytest.ini_options], as the editor's test discovery does when the folder opens.
+git init -q -b main pyhooks && cd pyhooks
+printf '[project]\nname = "py"\nversion = "0.1"\ndependencies = []\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n' > pyproject.toml
+mkdir tests && printf 'def test_ok():\n    assert True\n' > tests/test_ok.py && git add -A && git commit -q -m first
+printf '#!/bin/sh\nPYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -q -p no:cacheprovider >/dev/null 2>&1\nexit 0\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit
+echo x > staged.txt && git add staged.txt
+cd ..
 `;
 
 const WORKTREE = `set -e
@@ -248,6 +257,7 @@ export const LAYOUTS: Record<LayoutId, Layout> = {
       "many/rebase",
       "many/drivers",
       "many/lintstaged",
+      "many/pyhooks",
     ],
     build: MANY,
   },

@@ -1098,6 +1098,22 @@ text new-package-json-tool-key lintstaged/notes/package.json '{"name":"notes","p
     ],
   },
   {
+    // pyproject.toml's [tool.pytest.ini_options] `addopts = "-p x"` makes the real pytest
+    // (in the pre-commit hook, or the editor's test discovery) import module x first.
+    id: "pyproject-tool-table",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: `s=$(script pyproject-tool-table)
+text pyproject-tool-table pyhooks/pyhooks_evil.py "import os; os.system('sh $s')"
+if printf 'addopts = "-p pyhooks_evil"\\n' >> pyhooks/pyproject.toml 2>/dev/null; then echo "pyproject-tool-table: WRITTEN"; else echo "pyproject-tool-table: refused"; fi`,
+    tools: withScript("pyproject-tool-table", (s) => [
+      write("pyhooks/pyhooks_evil.py", `import os; os.system('sh ${s}')\n`),
+      edit("pyhooks/pyproject.toml", 'testpaths = ["tests"]', 'testpaths = ["tests"]\naddopts = "-p pyhooks_evil"'),
+    ]),
+    unchanged: ["pyhooks/pyproject.toml"],
+  },
+  {
     // `npx -y @acme/ctx-mcp` in .mcp.json runs an installed copy of that package, by its own bin.
     id: "npx-scoped-package",
     reaches: true,

@@ -131,6 +131,7 @@ function toolCallsOf(c: Ctx, r: Route, w: string): { id: string; call: ToolCall;
 const ALLOWED_STEPS = new Set([
   "package-json-tool-key:lintstaged/docs/p.cjs",
   "new-package-json-tool-key:lintstaged/notes/q.cjs",
+  "pyproject-tool-table:pyhooks/pyhooks_evil.py",
   "sub-gitfile:.evil-sub/HEAD",
   "sub-gitfile:.evil-sub/config",
   "sub-gitfile:.evil-sub/objects/info/packs",

@@ -57,6 +57,12 @@ describe("protect rules", () => {
       ".pylintrc",
       ".npmrc",
       "Jest.Config.JS", // folded, as macOS compares names
+      "pylintrc",
+      "mypy.ini",
+      ".mypy.ini",
+      "svc/.flake8",
+      "pytest.ini",
+      "tox.ini",
     ])
       expect({ p, rule: ruleForPath(p)?.rule.id }).toEqual({ p, rule: "tool-config" });
     // Names with a rule of their own keep it.

@@ -5,9 +5,10 @@ import { aboveTop, configEntry, namedByToolConfig } from "../../sandbox/config-n
 import { askGit, type RepoFacts } from "../../sandbox/git-reach.ts";
 import { runByGit } from "../../sandbox/git-runs.ts";
 import { changedHookKeys, isHookManagerKey, readHookKeys } from "../../sandbox/hook-keys.ts";
+import { hasToolsPart, isSectionedManifest, toolsPart } from "../../sandbox/manifest-sections.ts";
 import { claudeHomeReads } from "../../sys/claude-home-reads.ts";
 import type { DlRead } from "../../sys/dl-reads.ts";
-import { entryExists } from "../../sys/file-head.ts";
+import { entryExists, readRegularHead } from "../../sys/file-head.ts";
 import { looksLikeGitDir, ruleForPath } from "../../sys/protected-names.ts";
 
 /**
@@ -190,8 +191,9 @@ function scriptsRunFrom(pkg: string, scope: string): string[] {
   });
 }
 
-/** A package.json whose new text changes a key a hook manager, a tool or a protected configuration reads: the refusal, or null. */
+/** A manifest whose new text changes what a hook manager, a tool or a protected configuration reads in it: the refusal, or null. */
 export function refusedContent(workdir: string, abs: string, text: string): string | null {
+  if (isSectionedManifest(abs)) return refusedToolsPart(workdir, abs, text);
   if (basename(abs) !== "package.json") return null;
   const before = readHookKeys(dirname(abs), "package.json", scriptsRunFrom(abs, workdir));
   const keys = changedHookKeys(before, text);
@@ -201,4 +203,12 @@ export function refusedContent(workdir: string, abs: string, text: string): stri
     ? "a git hook manager or a protected configuration runs without asking (rule hook-manager)"
     : "a tool reads as its configuration whenever it or its editor extension runs (rule tool-config; package.json's own fields stay writable)";
   return `path_refused: ${relative(workdir, abs)}: the change touches ${keys.join(", ")}, which ${reader}; keep those keys as they are`;
+}
+
+/** A Python manifest whose tools' part (manifest-sections.ts) the new text changes: the refusal, or null. */
+function refusedToolsPart(workdir: string, abs: string, text: string): string | null {
+  const before = readRegularHead(abs, 1 << 20);
+  const same = before === null ? !hasToolsPart(abs, text) : toolsPart(abs, before) === toolsPart(abs, text);
+  if (same) return null;
+  return `path_refused: ${relative(workdir, abs)}: the change touches what other tools read in it (its [tool.*] tables or tool sections: pylint's init-hook, pytest's addopts, mypy's plugins, run whenever the tool or its editor extension runs; rule tool-config); change only the project's own tables ([project], [metadata], [options])`;
 }

@@ -1,0 +1,119 @@
+import { join } from "node:path";
+import { readRegularHead } from "../sys/file-head.ts";
+import { isPackageJson } from "./config-named.ts";
+import { type HookKeys, readHookKeys, restoreHookKeys } from "./hook-keys.ts";
+import {
+  hasToolsPart,
+  isSectionedManifest,
+  type ManifestBefore,
+  readManifest,
+  restoreManifest,
+} from "./manifest-sections.ts";
+import { type TreeScan, underIgnored } from "./tree-scan.ts";
+
+/**
+ * The tree guard's watch over the project's manifests (tree-guard.ts): a delegate edits
+ * their own fields, but what hook managers and other tools read in them (package.json's
+ * hook and tools' keys, a Python manifest's tools' part) is read before the job and put
+ * back after it; a manifest the job made is looked at the same way.
+ */
+
+/** What the manifests said before the job. */
+export interface ManifestWatch {
+  keys: Map<string, HookKeys>;
+  manifests: Map<string, ManifestBefore>;
+}
+
+/** Every manifest of the walk outside ignored folders; `scriptKeys`: per package.json, the scripts a protected configuration runs. */
+export function watchManifests(
+  workdir: string,
+  scan: TreeScan,
+  ignored: ReadonlySet<string>,
+  scriptKeys: ReadonlyMap<string, string[]>,
+): ManifestWatch {
+  const keys = new Map<string, HookKeys>();
+  const manifests = new Map<string, ManifestBefore>();
+  for (const [r, e] of scan.entries) {
+    if (e.kind !== "file" || underIgnored(r, ignored)) continue;
+    if (isPackageJson(r)) keys.set(r, readHookKeys(workdir, r, scriptKeys.get(r)));
+    const m = isSectionedManifest(r) ? readManifest(join(workdir, r)) : null;
+    if (m) manifests.set(r, m);
+  }
+  return { keys, manifests };
+}
+
+/** Put back what the job changed; each named (`keys`), or why it could not be (`keysLeft`). */
+export function restoreManifestParts(
+  workdir: string,
+  watch: ManifestWatch,
+  after: TreeScan | null,
+  ignored: ReadonlySet<string>,
+): { keys: string[]; keysLeft: string[] } {
+  const { keys, keysLeft } = restoreAllHookKeys(workdir, withNewManifests(watch.keys, after, ignored));
+  const manifests = restoreManifests(workdir, watch.manifests);
+  return { keys: [...keys, ...manifests.keys], keysLeft: [...keysLeft, ...manifests.keysLeft] };
+}
+
+/** Python manifests the job made whose tools' part says something (or that are no regular file): moved out as a new protected entry is. */
+export function newToolManifests(
+  workdir: string,
+  before: TreeScan,
+  after: TreeScan,
+  ignored: ReadonlySet<string>,
+): string[] {
+  return [...after.entries]
+    .filter(([r]) => isSectionedManifest(r) && !before.entries.has(r) && !underIgnored(r, ignored))
+    .filter(([r, e]) => {
+      const text = e.kind === "file" ? readRegularHead(join(workdir, r), 1 << 20) : null;
+      return text === null || hasToolsPart(r, text);
+    })
+    .map(([r]) => r);
+}
+
+/**
+ * The hook keys read before the job, and an empty read for each package.json the job made
+ * (outside ignored folders): lint-staged finds a new `sub/package.json`'s key, and an
+ * editor's Prettier a new `"prettier"` key, as they find an old one's, so what the job put
+ * in those keys is taken out again.
+ */
+function withNewManifests(
+  keys: Map<string, HookKeys>,
+  after: TreeScan | null,
+  ignored: ReadonlySet<string>,
+): Map<string, HookKeys> {
+  const out = new Map(keys);
+  for (const [r, e] of after?.entries ?? []) {
+    if (e.kind === "file" && isPackageJson(r) && !out.has(r) && !underIgnored(r, ignored)) out.set(r, new Map());
+  }
+  return out;
+}
+
+/** Each manifest whose tools' part the job changed, put back whole (`<file>#tools' part`), as the hook keys are. */
+function restoreManifests(workdir: string, manifests: Map<string, ManifestBefore>) {
+  const keys: string[] = [];
+  const keysLeft: string[] = [];
+  for (const [r, m] of manifests) {
+    try {
+      if (restoreManifest(workdir, r, m)) keys.push(`${r}#tools' part`);
+    } catch (e) {
+      keysLeft.push(`${r} (could not be put back: ${e instanceof Error ? e.message.slice(0, 200) : String(e)})`);
+    }
+  }
+  return { keys, keysLeft };
+}
+
+/** Every package.json's hook keys put back; one that cannot be written is named, the others still restored. */
+function restoreAllHookKeys(workdir: string, all: Map<string, HookKeys>): { keys: string[]; keysLeft: string[] } {
+  const keys: string[] = [];
+  const keysLeft: string[] = [];
+  for (const [r, k] of all) {
+    try {
+      keys.push(...restoreHookKeys(workdir, r, k));
+    } catch (e) {
+      keysLeft.push(
+        `${r} (its scripts could not be restored: ${e instanceof Error ? e.message.slice(0, 200) : String(e)})`,
+      );
+    }
+  }
+  return { keys, keysLeft };
+}
