@@ -1,11 +1,11 @@
 import { join } from "node:path";
-import { readRegularHead } from "../sys/file-head.ts";
 import { isPackageJson } from "./config-named.ts";
 import { type HookKeys, readHookKeys, restoreHookKeys } from "./hook-keys.ts";
 import {
   hasToolsPart,
   isSectionedManifest,
   type ManifestBefore,
+  manifestText,
   readManifest,
   restoreManifest,
 } from "./manifest-sections.ts";
@@ -63,8 +63,8 @@ export function newToolManifests(
 ): string[] {
   return [...after.entries]
     .filter(([r]) => isSectionedManifest(r) && !before.entries.has(r) && !underIgnored(r, ignored))
-    .filter(([r, e]) => {
-      const text = e.kind === "file" ? readRegularHead(join(workdir, r), 1 << 20) : null;
+    .filter(([r]) => {
+      const text = manifestText(join(workdir, r)); // null: no regular file, or too large to judge
       return text === null || hasToolsPart(r, text);
     })
     .map(([r]) => r);

@@ -50,18 +50,42 @@ export function hasToolsPart(path: string, text: string): boolean {
     .some((l) => !/^\s*([#;].*)?$/.test(l));
 }
 
-/** One manifest before the job: its bytes and mode, and its tools' part. */
+/** One manifest before the job: its bytes and mode, and its tools' part (null: too large to read, so any change counts). */
 export interface ManifestBefore {
   bytes: Buffer;
   mode: number;
-  tools: string;
+  tools: string | null;
 }
 
-/** The manifest at `abs` as it is now, or null (absent, not a regular file, too large to account for). */
-export function readManifest(abs: string): ManifestBefore | null {
+/**
+ * A manifest's whole text, or null: not a regular file (a link, a folder, gone), or larger
+ * than MAX_BYTES by its size on disk (never judged by a head that would hide its end).
+ */
+export function manifestText(abs: string): string | null {
+  try {
+    const st = lstatSync(abs);
+    if (!st.isFile() || st.size > MAX_BYTES) return null;
+  } catch {
+    return null;
+  }
   const text = readRegularHead(abs, MAX_BYTES + 1);
-  if (text === null || text.length > MAX_BYTES) return null;
-  return { bytes: readFileSync(abs), mode: lstatSync(abs).mode & 0o777, tools: toolsPart(abs, text) };
+  return text !== null && Buffer.byteLength(text) <= MAX_BYTES ? text : null;
+}
+
+/** The manifest at `abs` before the job, or null when it is no regular file. */
+export function readManifest(abs: string): ManifestBefore | null {
+  let bytes: Buffer;
+  let mode: number;
+  try {
+    const st = lstatSync(abs);
+    if (!st.isFile()) return null;
+    bytes = readFileSync(abs);
+    mode = st.mode & 0o777;
+  } catch {
+    return null;
+  }
+  const text = manifestText(abs);
+  return { bytes, mode, tools: text === null ? null : toolsPart(abs, text) };
 }
 
 /**
@@ -72,14 +96,15 @@ export function readManifest(abs: string): ManifestBefore | null {
  */
 export function restoreManifest(workdir: string, rel: string, before: ManifestBefore): boolean {
   const abs = join(workdir, rel);
-  let regular: boolean;
+  let st: ReturnType<typeof lstatSync>;
   try {
-    regular = lstatSync(abs).isFile();
+    st = lstatSync(abs);
   } catch {
     return false;
   }
-  const text = regular ? readRegularHead(abs, MAX_BYTES + 1) : null;
-  if (text !== null && text.length <= MAX_BYTES && toolsPart(abs, text) === before.tools) return false;
+  if (st.isFile() && st.size === before.bytes.length && readFileSync(abs).equals(before.bytes)) return false;
+  const text = manifestText(abs);
+  if (text !== null && before.tools !== null && toolsPart(abs, text) === before.tools) return false;
   rmSync(abs, { recursive: true, force: true });
   writeFileSync(abs, before.bytes, { flag: "wx", mode: before.mode });
   return true;

@@ -84,6 +84,24 @@ describe("the jail and the write tools keep it", () => {
     expect(readFileSync(join(w, "evil.toml"), "utf8")).toContain("init-hook"); // never written through the link
   });
 
+  test("a manifest padded past what dl reads is judged by its size on disk, not by the head it read", async () => {
+    const w = tree({ "pyproject.toml": PYPROJECT });
+    // Over 1 MiB of three-byte characters in the project's own table: fewer characters than bytes.
+    const pad = `[project]\ndescription = "${"\u20ac".repeat(400_000)}"\n`;
+    const evil = `${pad}\n[tool.pylint.main]\ninit-hook = "import os"\n`;
+    expect(refusedContent(w, join(w, "pyproject.toml"), evil)).toContain("rule tool-config");
+    const guard = await prepareTreeGuard(w, { home: ENV.HOME, env: ENV, quarantine: quarantine(w) });
+    writeFileSync(join(w, "pyproject.toml"), evil);
+    writeFileSync(
+      join(w, "setup.cfg"),
+      `[metadata]\ndescription = ${"\u20ac".repeat(400_000)}\n[tool:pytest]\naddopts = -p x\n`,
+    );
+    const v = await guard.finish();
+    expect(v.tamper?.changed).toContain("pyproject.toml#tools' part (restored)");
+    expect(v.tamper?.changed).toContain("setup.cfg (new)");
+    expect(readFileSync(join(w, "pyproject.toml"), "utf8")).toBe(PYPROJECT);
+  });
+
   test("the write tools refuse a change to the tools' part, not to the project's own tables", () => {
     const w = tree({ "pyproject.toml": PYPROJECT });
     const abs = join(w, "pyproject.toml");

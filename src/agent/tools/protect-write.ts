@@ -5,10 +5,10 @@ import { aboveTop, configEntry, namedByToolConfig } from "../../sandbox/config-n
 import { askGit, type RepoFacts } from "../../sandbox/git-reach.ts";
 import { runByGit } from "../../sandbox/git-runs.ts";
 import { changedHookKeys, isHookManagerKey, readHookKeys } from "../../sandbox/hook-keys.ts";
-import { hasToolsPart, isSectionedManifest, toolsPart } from "../../sandbox/manifest-sections.ts";
+import { hasToolsPart, isSectionedManifest, manifestText, toolsPart } from "../../sandbox/manifest-sections.ts";
 import { claudeHomeReads } from "../../sys/claude-home-reads.ts";
 import type { DlRead } from "../../sys/dl-reads.ts";
-import { entryExists, readRegularHead } from "../../sys/file-head.ts";
+import { entryExists } from "../../sys/file-head.ts";
 import { looksLikeGitDir, ruleForPath } from "../../sys/protected-names.ts";
 
 /**
@@ -207,8 +207,11 @@ export function refusedContent(workdir: string, abs: string, text: string): stri
 
 /** A Python manifest whose tools' part (manifest-sections.ts) the new text changes: the refusal, or null. */
 function refusedToolsPart(workdir: string, abs: string, text: string): string | null {
-  const before = readRegularHead(abs, 1 << 20);
-  const same = before === null ? !hasToolsPart(abs, text) : toolsPart(abs, before) === toolsPart(abs, text);
+  // Absent before: only a tools' part of its own counts; there but unreadable or too large: any change does.
+  const before = entryExists(abs) ? manifestText(abs) : null;
+  const same = entryExists(abs)
+    ? before !== null && toolsPart(abs, before) === toolsPart(abs, text)
+    : !hasToolsPart(abs, text);
   if (same) return null;
   return `path_refused: ${relative(workdir, abs)}: the change touches what other tools read in it (its [tool.*] tables or tool sections: pylint's init-hook, pytest's addopts, mypy's plugins, run whenever the tool or its editor extension runs; rule tool-config); change only the project's own tables ([project], [metadata], [options])`;
 }
