@@ -2,7 +2,7 @@ import { lstatSync, readdirSync, readlinkSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { entryExists, readRegularHead } from "../sys/file-head.ts";
 import { canonicalPath, isWithin, resolveUserPath } from "../sys/paths.ts";
-import { inPackagesFolder, ruleForName } from "../sys/protected-names.ts";
+import { foldName, inPackagesFolder, ruleForName } from "../sys/protected-names.ts";
 import { claudePluginDirs } from "./claude-plugins.ts";
 import {
   binEntries,
@@ -226,7 +226,7 @@ function manifestSources(pkg: string): Source[] {
 }
 
 /** package.json: read for its hook keys (manifestSources), never protected whole. */
-export const isPackageJson = (entry: string) => basename(entry) === "package.json";
+export const isPackageJson = (entry: string) => foldName(basename(entry)) === "package.json";
 
 /** A manifest whose tools' part alone is configuration: package.json (hook-keys.ts), pyproject.toml, setup.cfg (manifest-sections.ts). */
 export const isManifest = (entry: string) => isPackageJson(entry) || isSectionedManifest(entry);

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -30,7 +30,8 @@ const MAX_BYTES = 4 << 20;
  * `packageProp`: `prettier`, `eslintConfig`, `stylelint`, `babel`, `jest`, `nano-staged`),
  * and often naming a module it loads (`"prettier": "./config.cjs"`): those keys are kept as
  * the hook keys are. `packageManager` (which package manager corepack downloads and runs)
- * and package managers' own settings keys (`pnpm`) are among them.
+ * and package managers' own settings keys (`pnpm`) are among them, and so is `config`
+ * (npm hands it to scripts, and commitizen's `config.commitizen.path` is a module it loads).
  */
 const PACKAGE_FIELDS = new Set([
   "$schema",
@@ -61,7 +62,6 @@ const PACKAGE_FIELDS = new Set([
   "directories",
   "repository",
   "scripts",
-  "config",
   "dependencies",
   "devDependencies",
   "peerDependencies",
@@ -94,12 +94,16 @@ export type HookKeys = Map<string, string | undefined>;
 function parse(text: string): Json | null {
   try {
     if (text.length > MAX_BYTES) return null;
-    const v: unknown = JSON.parse(text);
+    // npm and node read a package.json with a byte-order mark as without one.
+    const v: unknown = JSON.parse(text.replace(/^\uFEFF/, ""));
     return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Json) : null;
   } catch {
     return null; // not JSON: no hook manager reads keys out of it either
   }
 }
+
+/** Whether the file reads as a package.json object (what npm would read keys from). */
+export const readsAsManifest = (path: string) => read(path) !== null;
 
 function read(path: string): Json | null {
   try {
@@ -167,6 +171,8 @@ export function restoreHookKeys(root: string, rel: string, before: HookKeys): st
   if (changed.length === 0 || !pkg) return [];
   for (const k of changed) putBack(pkg, k, before.get(k));
   const indent = /^[{\s]*\n([ \t]+)"/.exec(readFileSync(path, "utf8"))?.[1] ?? "  ";
-  writeFileSync(path, `${JSON.stringify(pkg, null, indent)}\n`);
+  // A new file in its place, never a write through another name of the job's file (a hard link).
+  rmSync(path, { force: true });
+  writeFileSync(path, `${JSON.stringify(pkg, null, indent)}\n`, { flag: "wx" });
   return changed.map((k) => `${rel}#${k}`);
 }

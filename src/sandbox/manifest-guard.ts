@@ -1,13 +1,18 @@
+import { lstatSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { entryExists } from "../sys/file-head.ts";
 import { isPackageJson } from "./config-named.ts";
-import { type HookKeys, readHookKeys, restoreHookKeys } from "./hook-keys.ts";
+import { type HookKeys, readHookKeys, readsAsManifest, restoreHookKeys } from "./hook-keys.ts";
 import {
+  foldersAreReal,
   hasToolsPart,
   isSectionedManifest,
   type ManifestBefore,
   manifestText,
+  putBackWhole,
   readManifest,
   restoreManifest,
+  unchanged,
 } from "./manifest-sections.ts";
 import { type TreeScan, underIgnored } from "./tree-scan.ts";
 
@@ -21,6 +26,8 @@ import { type TreeScan, underIgnored } from "./tree-scan.ts";
 /** What the manifests said before the job. */
 export interface ManifestWatch {
   keys: Map<string, HookKeys>;
+  /** Each package.json's bytes, put back whole when the job left something npm reads but dl cannot (a link, a file past what dl parses). */
+  originals: Map<string, ManifestBefore>;
   manifests: Map<string, ManifestBefore>;
 }
 
@@ -32,14 +39,15 @@ export function watchManifests(
   scriptKeys: ReadonlyMap<string, string[]>,
 ): ManifestWatch {
   const keys = new Map<string, HookKeys>();
+  const originals = new Map<string, ManifestBefore>();
   const manifests = new Map<string, ManifestBefore>();
   for (const [r, e] of scan.entries) {
     if (e.kind !== "file" || underIgnored(r, ignored)) continue;
+    const m = isPackageJson(r) || isSectionedManifest(r) ? readManifest(join(workdir, r)) : null;
     if (isPackageJson(r)) keys.set(r, readHookKeys(workdir, r, scriptKeys.get(r)));
-    const m = isSectionedManifest(r) ? readManifest(join(workdir, r)) : null;
-    if (m) manifests.set(r, m);
+    if (m) (isPackageJson(r) ? originals : manifests).set(r, m);
   }
-  return { keys, manifests };
+  return { keys, originals, manifests };
 }
 
 /** Put back what the job changed; each named (`keys`), or why it could not be (`keysLeft`). */
@@ -49,7 +57,7 @@ export function restoreManifestParts(
   after: TreeScan | null,
   ignored: ReadonlySet<string>,
 ): { keys: string[]; keysLeft: string[] } {
-  const { keys, keysLeft } = restoreAllHookKeys(workdir, withNewManifests(watch.keys, after, ignored));
+  const { keys, keysLeft } = restoreAllHookKeys(workdir, withNewManifests(watch.keys, after, ignored), watch.originals);
   const manifests = restoreManifests(workdir, watch.manifests);
   return { keys: [...keys, ...manifests.keys], keysLeft: [...keysLeft, ...manifests.keysLeft] };
 }
@@ -103,12 +111,16 @@ function restoreManifests(workdir: string, manifests: Map<string, ManifestBefore
 }
 
 /** Every package.json's hook keys put back; one that cannot be written is named, the others still restored. */
-function restoreAllHookKeys(workdir: string, all: Map<string, HookKeys>): { keys: string[]; keysLeft: string[] } {
+function restoreAllHookKeys(
+  workdir: string,
+  all: Map<string, HookKeys>,
+  originals: Map<string, ManifestBefore>,
+): { keys: string[]; keysLeft: string[] } {
   const keys: string[] = [];
   const keysLeft: string[] = [];
   for (const [r, k] of all) {
     try {
-      keys.push(...restoreHookKeys(workdir, r, k));
+      keys.push(...restorePackageJson(workdir, r, k, originals.get(r)));
     } catch (e) {
       keysLeft.push(
         `${r} (its scripts could not be restored: ${e instanceof Error ? e.message.slice(0, 200) : String(e)})`,
@@ -116,4 +128,27 @@ function restoreAllHookKeys(workdir: string, all: Map<string, HookKeys>): { keys
     }
   }
   return { keys, keysLeft };
+}
+
+/**
+ * One package.json's hook and tools' keys put back. What dl cannot read keys from (a link,
+ * a folder, a file past what it parses, not an object) is put back whole, or removed when
+ * the job made it; nothing is written through a folder the job turned into a link.
+ */
+function restorePackageJson(workdir: string, r: string, keys: HookKeys, original?: ManifestBefore): string[] {
+  const abs = join(workdir, r);
+  if (!entryExists(abs) || (original && unchanged(abs, original))) return [];
+  if (!foldersAreReal(workdir, r)) throw new Error("a folder above it is now a link: not written through it");
+  if (isRegularFile(abs) && readsAsManifest(abs)) return restoreHookKeys(workdir, r, keys);
+  if (original) putBackWhole(workdir, r, original);
+  else rmSync(abs, { recursive: true, force: true });
+  return [`${r}#whole file`];
+}
+
+function isRegularFile(abs: string): boolean {
+  try {
+    return lstatSync(abs).isFile();
+  } catch {
+    return false;
+  }
 }

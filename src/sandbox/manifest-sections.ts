@@ -1,6 +1,7 @@
-import { lstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { basename, join } from "node:path";
-import { readRegularHead } from "../sys/file-head.ts";
+import { lstatSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { entryExists, readRegularHead } from "../sys/file-head.ts";
+import { foldName } from "../sys/protected-names.ts";
 
 /**
  * Python's shared manifests, `pyproject.toml` and `setup.cfg`, hold two things in one
@@ -20,24 +21,36 @@ import { readRegularHead } from "../sys/file-head.ts";
  * the first header included, is the tools' part and must stay byte for byte.
  */
 
-/** The project's own tables of each manifest: what packaging and dependency tools read. */
+/**
+ * The project's own tables of each manifest: what packaging and dependency tools read,
+ * Poetry's, uv's and PDM's dependency tables among them (not Poetry's `requires-plugins`:
+ * plugins Poetry installs and loads).
+ */
 const OWN_SECTIONS: Readonly<Record<string, RegExp>> = {
-  "pyproject.toml": /^\[(project(\.[^\]]+)?|build-system|dependency-groups)\]\s*$/,
-  "setup.cfg": /^\[(metadata|options(\.[^\]]+)?|bdist_wheel|sdist|egg_info)\]\s*$/,
+  "pyproject.toml":
+    /^\[(project(\.[^\]]+)?|build-system|dependency-groups|tool\.poetry\.(dependencies|dev-dependencies|group\.[\w-]+\.dependencies)|tool\.uv\.sources|tool\.pdm\.dev-dependencies)\][ \t]*$/,
+  "setup.cfg": /^\[(metadata|options(\.[^\]]+)?|bdist_wheel|sdist|egg_info)\][ \t]*$/,
 };
+/** Line breaks as Python's str.splitlines knows them: a superset of TOML's, configparser's and pytest's iniconfig's. */
+const PY_BREAK = /\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
+/** A line some reader may take for a header: `[` after blanks, controls or invisible characters. */
+const MAY_OPEN = /^[\s\p{Cc}\p{Cf}\p{Z}]*\[/u;
 const MAX_BYTES = 1 << 20;
 
 /** Whether a file of this name is a shared manifest (OWN_SECTIONS). */
-export const isSectionedManifest = (path: string) => Object.hasOwn(OWN_SECTIONS, basename(path));
+export const isSectionedManifest = (path: string) => Object.hasOwn(OWN_SECTIONS, foldName(basename(path)));
 
 /** The tools' part of a manifest's text: every line outside the project's own regions, in order. */
 export function toolsPart(path: string, text: string): string {
-  const own = OWN_SECTIONS[basename(path)];
+  const own = OWN_SECTIONS[foldName(basename(path))];
   if (!own) return "";
   const out: string[] = [];
   let inOwn = false;
+  // Lines as every reader agrees on them (`\n`) open the project's region; a break any of them
+  // knows (a lone `\r`, `\f`, `\x1c`) followed by something like a header closes it.
   for (const line of text.split("\n")) {
-    if (/^\s*\[/.test(line)) inOwn = own.test(line);
+    const bare = line.replace(/\r$/, "");
+    if (bare.split(PY_BREAK).some((l) => MAY_OPEN.test(l))) inOwn = own.test(bare);
     if (!inOwn) out.push(line);
   }
   return out.join("\n");
@@ -96,16 +109,40 @@ export function readManifest(abs: string): ManifestBefore | null {
  */
 export function restoreManifest(workdir: string, rel: string, before: ManifestBefore): boolean {
   const abs = join(workdir, rel);
-  let st: ReturnType<typeof lstatSync>;
+  if (!entryExists(abs) || unchanged(abs, before)) return false;
+  const text = manifestText(abs);
+  if (text !== null && before.tools !== null && toolsPart(abs, text) === before.tools) return false;
+  putBackWhole(workdir, rel, before);
+  return true;
+}
+
+/** Whether the entry at `abs` is the regular file it was, byte for byte. */
+export function unchanged(abs: string, before: ManifestBefore): boolean {
   try {
-    st = lstatSync(abs);
+    const st = lstatSync(abs);
+    return st.isFile() && st.size === before.bytes.length && readFileSync(abs).equals(before.bytes);
   } catch {
     return false;
   }
-  if (st.isFile() && st.size === before.bytes.length && readFileSync(abs).equals(before.bytes)) return false;
-  const text = manifestText(abs);
-  if (text !== null && before.tools !== null && toolsPart(abs, text) === before.tools) return false;
+}
+
+/**
+ * The file as it was, in place of whatever the job left there (removed first, never
+ * written through). Refused when a folder above it inside the work tree is now a link:
+ * the job could point it at any file of the user's.
+ */
+export function putBackWhole(workdir: string, rel: string, before: ManifestBefore): void {
+  const abs = join(workdir, rel);
+  if (!foldersAreReal(workdir, rel)) throw new Error("a folder above it is now a link: not written through it");
   rmSync(abs, { recursive: true, force: true });
   writeFileSync(abs, before.bytes, { flag: "wx", mode: before.mode });
-  return true;
+}
+
+/** Whether every folder from the work tree down to `rel`'s is a real folder, no link among them. */
+export function foldersAreReal(workdir: string, rel: string): boolean {
+  try {
+    return realpathSync(join(workdir, dirname(rel))) === join(realpathSync(workdir), dirname(rel));
+  } catch {
+    return false;
+  }
 }

@@ -24,7 +24,8 @@ const MAX_PACKAGES = 1000;
 const MAX_MANIFEST = 256 * 1024;
 /** A package name npm accepts (`yaml`, `@scope/pkg`): a manifest's key that is no such name names no folder. */
 const PACKAGE_NAME = /^(@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*$/i;
-const DEPENDENCY_FIELDS = ["dependencies", "optionalDependencies", "peerDependencies"] as const;
+/** peerDependenciesMeta too: a package loads an optional peer when it is there (debug's supports-color). */
+const DEPENDENCY_FIELDS = ["dependencies", "optionalDependencies", "peerDependencies", "peerDependenciesMeta"] as const;
 
 /** Every package folder (and place node looks first) that the package at `root` loads, inside the work tree; `root` itself excluded. */
 export function dependencyClosure(root: string, workdir: string): string[] {
@@ -77,29 +78,39 @@ function dependenciesOf(dir: string): string[] {
   return [...names];
 }
 
-/** Where node looks for `name` required from inside `from`, nearest first, up to the first that is there (inside the work tree). */
+/**
+ * Where node looks for `name` required from inside `from`, nearest first, up to the first
+ * folder that is there (inside the work tree). At each level `require` tries the files
+ * `<name>.js`, `.json` and `.node` before the folder of a package without `exports`, so
+ * those are places too.
+ */
 function lookups(name: string, from: string, workdir: string): string[] {
   const out: string[] = [];
   for (let d = from; isWithin(d, workdir); d = dirname(d)) {
     if (basename(d) !== "node_modules") {
       const p = join(d, "node_modules", name);
-      out.push(p);
+      out.push(...SHADOW_EXTS.map((ext) => p + ext), p);
       if (entryExists(p)) break;
     }
     if (d === workdir) break;
   }
   return out;
 }
+const SHADOW_EXTS = [".js", ".json", ".node"];
 
-/** The `node_modules` folders holding `packages` (the nearest one above each). */
+/**
+ * The `node_modules` folders holding `packages`, the outermost one above each: pnpm keeps a
+ * package's real folder in `node_modules/.pnpm/<pkg>@<v>/node_modules`, so the nearest one
+ * would leave the packages still queued writable.
+ */
 function holdingFolders(packages: Iterable<string>, workdir: string): string[] {
   const out = new Set<string>();
-  for (const p of packages)
+  for (const p of packages) {
+    let outermost: string | null = null;
     for (let d = dirname(p); d !== workdir && isWithin(d, workdir); d = dirname(d))
-      if (basename(d) === "node_modules") {
-        out.add(d);
-        break;
-      }
+      if (basename(d) === "node_modules") outermost = d;
+    if (outermost) out.add(outermost);
+  }
   return [...out];
 }
 

@@ -108,16 +108,17 @@ export const PROTECT_RULES: readonly ProtectRule[] = [
   // lilconfig's search places, ESLint's and Vite's own): `<tool>.config.<ext>` and
   // `.<tool>rc[.<ext>]` anywhere, `<tool>rc[.<ext>]` in `.config/`; Python's `.pylintrc`
   // and `.coveragerc` (their `load-plugins`, `plugins`) follow it too, and the Python tools'
-  // own files beside it: `[.]pylintrc` (its `init-hook` is Python pylint runs), `[.]mypy.ini`
-  // (`plugins`), `.flake8` (`local-plugins`), `[.]pytest.ini` (`addopts = -p x`), `tox.ini`
-  // (all of these; the same sections of pyproject.toml and setup.cfg: manifest-sections.ts).
+  // own files beside it: `[.]pylintrc[.toml]` (its `init-hook` is Python pylint runs),
+  // `[.]mypy.ini` (`plugins`), `.flake8` (`local-plugins`), `[.]pytest.{ini,toml}` (`addopts =
+  // -p x`), `tox.{ini,toml}` (the same sections of pyproject.toml and setup.cfg:
+  // manifest-sections.ts). Vitest's `vitest.workspace.ts` is read as its config is.
   // Last: the names above that also fit this pattern (.envrc, .miserc.toml) keep their own rule.
   {
     id: "tool-config",
     projectOnly: true,
     what: "a tool's configuration that is code or names code (eslint.config.js, .prettierrc, vite.config.ts: loaded by editors' extensions and by the tools a hook runs)",
     names:
-      /^([^/]+\.config\.((c|m)?(j|t)sx?|json5?|jsonc|ya?ml|toml)|\.[^/.]+rc(\.((c|m)?(j|t)sx?|json5?|jsonc|ya?ml|toml))?|\.?mypy\.ini|\.flake8|\.?pytest\.ini|pylintrc|tox\.ini)$/,
+      /^([^/]+\.(config|workspace)\.((c|m)?(j|t)sx?|json5?|jsonc|ya?ml|toml)|\.[^/.]+rc(\.((c|m)?(j|t)sx?|json5?|jsonc|ya?ml|toml))?|\.?mypy\.ini|\.flake8|\.?pytest\.(ini|toml)|\.?pylintrc(\.toml)?|tox\.(ini|toml))$/,
   },
   {
     id: "tool-config",
@@ -155,9 +156,12 @@ export function isDotGit(name: string): boolean {
   return foldName(name) === ".git";
 }
 
-/** A folder of installed packages: below it, `projectOnly` rules do not apply. */
-const PACKAGES_FOLDER = "node_modules";
-export const isPackagesFolder = (name: string) => foldName(name) === PACKAGES_FOLDER;
+/**
+ * A folder of installed packages: below it, `projectOnly` rules do not apply. Exactly that
+ * name: a folded one (`Node_Modules`) is no folder node or the tools skip, so no rule is
+ * lifted below it (the macOS profile matches it exactly too).
+ */
+export const isPackagesFolder = (name: string) => name === "node_modules";
 /** Whether a path (absolute or relative) has a `node_modules` folder among its components. */
 export const inPackagesFolder = (path: string) => path.split("/").some(isPackagesFolder);
 

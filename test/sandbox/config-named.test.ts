@@ -158,7 +158,7 @@ describe("namedByToolConfig", () => {
   });
 
   test("a package a config runs names what it requires, as node finds it: nested or hoisted, scoped, peers, pnpm's links", () => {
-    const pkg = (deps: Record<string, Record<string, string>>) => JSON.stringify({ name: "x", ...deps });
+    const pkg = (deps: Record<string, Record<string, unknown>>) => JSON.stringify({ name: "x", ...deps });
     const w = tree({
       ".husky/pre-commit": "node_modules/.bin/lint-staged\n",
       "node_modules/lint-staged/bin/cli.js": "require('commander')",
@@ -170,7 +170,12 @@ describe("namedByToolConfig", () => {
       // lint-staged's own nested copy wins over the hoisted one; yaml is hoisted.
       "node_modules/lint-staged/node_modules/commander/package.json": pkg({ peerDependencies: { tslib: "2" } }),
       "node_modules/commander/index.js": "", // the hoisted copy node does not reach from lint-staged
-      "node_modules/yaml/package.json": pkg({ dependencies: { "../../escape": "1", "@scope/deep": "1" } }),
+      "node_modules/yaml/package.json": pkg({
+        dependencies: { "../../escape": "1", "@scope/deep": "1" },
+        // An optional peer, in peerDependenciesMeta only: loaded when it is there.
+        peerDependenciesMeta: { "supports-color": { optional: true } },
+      }),
+      "node_modules/supports-color/index.js": "",
       "node_modules/@scope/deep/index.js": "",
       "node_modules/tslib/index.js": "",
       "node_modules/vitest/index.js": "",
@@ -185,8 +190,14 @@ describe("namedByToolConfig", () => {
       "node_modules/yaml",
       "node_modules/@scope/deep",
       "node_modules/tslib",
-      // Where node looks first, absent: a job that makes one is what would run.
+      "node_modules/supports-color",
+      // Where node looks first, absent: a job that makes one is what would run, and the
+      // files require() tries before a folder there (node_modules/yaml.js).
       "node_modules/lint-staged/node_modules/yaml",
+      "node_modules/lint-staged/node_modules/yaml.js",
+      "node_modules/yaml.js",
+      "node_modules/yaml.json",
+      "node_modules/yaml.node",
       "node_modules/yaml/node_modules/@scope/deep",
       "node_modules/lint-staged/node_modules/@opt/native",
       "node_modules/@opt/native",

@@ -1,5 +1,14 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { refusedContent, refusedWrite } from "../../src/agent/tools/protect-write.ts";
 import { binsRun, pathDirs } from "../../src/sandbox/config-programs.ts";
@@ -170,6 +179,41 @@ describe("package.json's hook keys are configuration the hook manager runs", () 
     const now = JSON.parse(readFileSync(join(w, "package.json"), "utf8"));
     expect(now).toEqual({ ...before, name: "app2", dependencies: { a: "1", b: "2" } });
     expect(JSON.parse(readFileSync(join(w, "sub/package.json"), "utf8"))).toEqual({ name: "sub" });
+  });
+
+  test("a package.json dl cannot read keys from is put back whole; nothing is written through a link", async () => {
+    const original = JSON.stringify({ name: "app", prettier: "./p.cjs" });
+    const w = tree({
+      "package.json": original,
+      "sub/package.json": original,
+      "big/package.json": original,
+      "bom/package.json": original,
+    });
+    const outside = tree({ "settings.json": JSON.stringify({ hooks: { x: 1 }, permissions: {} }) });
+    const theirs = readFileSync(join(outside, "settings.json"), "utf8");
+    const guard = await prepareTreeGuard(w, { home: ENV.HOME, env: ENV, quarantine: nothingMoved });
+    // The job: package.json a link to a file of the user's; sub/ a link to the user's folder; a BOM; a file past 4 MiB.
+    rmSync(join(w, "package.json"));
+    symlinkSync(join(outside, "settings.json"), join(w, "package.json"));
+    rmSync(join(w, "sub"), { recursive: true });
+    symlinkSync(outside, join(w, "sub"));
+    writeFileSync(join(outside, "package.json"), JSON.stringify({ name: "x", prettier: "./evil.cjs" }));
+    const big = { name: "app", prettier: "./evil.cjs", description: "x".repeat(5 << 20) };
+    writeFileSync(join(w, "big/package.json"), JSON.stringify(big));
+    writeFileSync(
+      join(w, "bom/package.json"),
+      `\uFEFF${JSON.stringify({ name: "b", jest: { setupFiles: ["./e.js"] } })}`,
+    );
+    const v = await guard.finish();
+    expect(v.tamper?.changed).toContain("package.json#whole file (restored)");
+    expect(v.tamper?.changed).toContain("big/package.json#whole file (restored)");
+    expect(v.tamper?.changed).toContain("bom/package.json#jest (restored)");
+    expect(v.tamper?.changed.some((c) => c.startsWith("sub/package.json (") && c.includes("link"))).toBe(true);
+    expect(readFileSync(join(outside, "settings.json"), "utf8")).toBe(theirs); // never written through the link
+    expect(JSON.parse(readFileSync(join(outside, "package.json"), "utf8")).prettier).toBe("./evil.cjs");
+    expect(lstatSync(join(w, "package.json")).isFile()).toBe(true);
+    expect(readFileSync(join(w, "package.json"), "utf8")).toBe(original);
+    expect(readFileSync(join(w, "big/package.json"), "utf8")).toBe(original);
   });
 
   test("the write tools refuse a change to another tool's key, not to npm's own fields", () => {

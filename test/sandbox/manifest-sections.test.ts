@@ -44,6 +44,28 @@ describe("the tools' part of a manifest", () => {
     expect(toolsPart("pyproject.toml", indentedOwn)).toContain("init-hook");
   });
 
+  test("a line break only Python knows (a lone \\r, \\f, \\x1c) followed by a header closes the project's region", () => {
+    for (const brk of ["\r", "\f", "\x1c", "\u2028"]) {
+      const cfg = `[metadata]\nname = x${brk}[tool:pytest]${brk}addopts = -p evil\n`;
+      expect({ brk, part: toolsPart("setup.cfg", cfg) }).toEqual({
+        brk,
+        part: `name = x${brk}[tool:pytest]${brk}addopts = -p evil\n`,
+      });
+    }
+    // Nor does a control character before the header make it the project's.
+    expect(hasToolsPart("setup.cfg", "[metadata]\nname = x\n\x1c[mypy]\nplugins = ./p.py\n")).toBe(true);
+    // CRLF files still open the project's region.
+    expect(hasToolsPart("pyproject.toml", '[project]\r\nname = "a"\r\n')).toBe(false);
+  });
+
+  test("Poetry's, uv's and PDM's dependency tables are the project's; Poetry's plugins are not", () => {
+    const poetry =
+      '[tool.poetry.dependencies]\npython = "^3.12"\n[tool.poetry.group.dev.dependencies]\nruff = "*"\n[tool.uv.sources]\nx = { path = "../x" }\n';
+    expect(hasToolsPart("pyproject.toml", poetry)).toBe(false);
+    expect(hasToolsPart("pyproject.toml", '[tool.poetry.requires-plugins]\npoetry-x = "*"\n')).toBe(true);
+    expect(hasToolsPart("PyProject.toml", "[tool.x]\na = 1\n")).toBe(true); // as macOS opens it
+  });
+
   test("setup.cfg: [metadata] and [options.*] are the project's, [flake8] and [tool:pytest] are not", () => {
     const cfg = "[metadata]\nname = a\n[options]\ninstall_requires = x\n[options.extras_require]\ndev = y\n";
     expect(hasToolsPart("setup.cfg", cfg)).toBe(false);

@@ -63,6 +63,10 @@ describe("protect rules", () => {
       "svc/.flake8",
       "pytest.ini",
       "tox.ini",
+      "pylintrc.toml",
+      ".pytest.toml",
+      "tox.toml",
+      "vitest.workspace.ts",
     ])
       expect({ p, rule: ruleForPath(p)?.rule.id }).toEqual({ p, rule: "tool-config" });
     // Names with a rule of their own keep it.
@@ -73,12 +77,10 @@ describe("protect rules", () => {
     for (const p of ["src/config.ts", "src/app.config", "config/index.js", "rc.js", "src/lib/rc.ts", "tsconfig.json"])
       expect({ p, rule: ruleForPath(p)?.rule.id ?? null }).toEqual({ p, rule: null });
     // An installed package's own configuration is no tool's project configuration; git's and the hosts' names still count there.
-    for (const p of [
-      "node_modules/pkg/.eslintrc.json",
-      "web/node_modules/@s/b/rollup.config.js",
-      "Node_Modules/x/.npmrc",
-    ])
+    for (const p of ["node_modules/pkg/.eslintrc.json", "web/node_modules/@s/b/rollup.config.js"])
       expect({ p, rule: ruleForPath(p)?.rule.id ?? null }).toEqual({ p, rule: null });
+    // Only that exact name: `Node_Modules` is an ordinary folder to node and to ESLint's ignores on Linux.
+    expect(ruleForPath("Node_Modules/x/eslint.config.js")?.rule.id).toBe("tool-config");
     expect(ruleForPath("node_modules/pkg/.git/config")?.rule.id).toBe("git-metadata");
     expect(ruleForPath("node_modules/pkg/.claude/settings.json")?.rule.id).toBe("claude-code");
   });
