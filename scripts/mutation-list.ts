@@ -3450,8 +3450,8 @@ export const MUTATIONS: Mutation[] = [
     guard: "a tool's configuration names the tool's installed package (eslint.config.js: node_modules/eslint)",
     why: "the editor's ESLint extension loads the project's node_modules/eslint to read the config, and ran the copy a job rewrote",
     file: "src/sandbox/config-named.ts",
-    search: "      ? [...packagesImported(src.file, text), ...toolOf(src.file)]",
-    replace: "      ? [...packagesImported(src.file, text)]",
+    search: "  return [...packagesImported(src.file, text), ...tool, ...plugins];",
+    replace: "  return [...packagesImported(src.file, text), ...plugins];",
     tests: ["test/sandbox/config-named.test.ts"],
   },
   {
@@ -3568,6 +3568,25 @@ export const MUTATIONS: Mutation[] = [
     file: "src/sandbox/node-deps.ts",
     search: ', "peerDependenciesMeta"] as const;',
     replace: "] as const;",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
+  {
+    id: "config-named-plugins",
+    guard: "the plugins and presets a tool's configuration names as strings are named, when installed",
+    why: "a job rewrote node_modules/eslint-plugin-react, which .eslintrc's plugin:react/recommended loads in the editor's ESLint",
+    file: "src/sandbox/config-named.ts",
+    search:
+      '  const plugins = tool.length > 0 ? namedPlugins(lintStagedTasks(src.file, text).lines.split("\\n")) : [];',
+    replace: "  const plugins: string[] = [];",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
+  {
+    id: "package-json-key-plugins",
+    guard: "the plugins package.json's tools' keys name are named, when installed",
+    why: '"prettier": {"plugins": ["prettier-plugin-x"]} loaded the copy of prettier-plugin-x a job rewrote',
+    file: "src/sandbox/config-named.ts",
+    search: '  if (src.settings && isPackageJson(src.file)) return namedPlugins(text.split("\\n"));',
+    replace: "  if (src.settings && isPackageJson(src.file)) return [];",
     tests: ["test/sandbox/config-named.test.ts"],
   },
 ];

@@ -20,7 +20,7 @@ import {
 } from "./config-programs.ts";
 import { hookKeyCommands, isLintStagedConfig, jsonNodes, lintStagedTasks, toolKeyStrings } from "./hook-tasks.ts";
 import { isSectionedManifest, toolsPart } from "./manifest-sections.ts";
-import { dependencyClosure, installedPackage, packagesImported } from "./node-deps.ts";
+import { dependencyClosure, installedPackage, namedPlugins, packagesImported } from "./node-deps.ts";
 
 /**
  * The files of the work tree that a protected configuration runs: a Claude Code hook's
@@ -181,11 +181,7 @@ function wordsOf(src: Source): Words {
     ? [...binsRun(staged.lines, true), ...binsRun(body, false)]
     : binsRun(body, src.text !== undefined && !src.settings);
   const plugins = src.text === undefined ? claudePluginDirs(src.file, text) : [];
-  // A package's own requires are its dependencies (node-deps.ts), not read file by file.
-  const required =
-    src.text === undefined && !src.file.includes("/node_modules/")
-      ? [...packagesImported(src.file, text), ...toolOf(src.file)]
-      : [];
+  const required = requiredBy(src, text);
   return {
     words: commandWords(body),
     sourced: [...body.matchAll(DOT_SOURCE)].map((m) => m[1]!),
@@ -199,6 +195,21 @@ function wordsOf(src: Source): Words {
     plugins,
     required,
   };
+}
+
+/**
+ * The installed packages a source loads by name (node-deps.ts): a JavaScript file's imports;
+ * for a tool's configuration, the tool and the plugins and presets its strings name; the
+ * same for package.json's tools' keys. A package's own files name none: its dependencies
+ * are followed instead.
+ */
+function requiredBy(src: Source, text: string): string[] {
+  if (src.settings && isPackageJson(src.file)) return namedPlugins(text.split("\n"));
+  if (src.text !== undefined || src.file.includes("/node_modules/")) return [];
+  const tool = toolOf(src.file);
+  // Every string of the config, whatever its format (lint-staged's reader is format-blind).
+  const plugins = tool.length > 0 ? namedPlugins(lintStagedTasks(src.file, text).lines.split("\n")) : [];
+  return [...packagesImported(src.file, text), ...tool, ...plugins];
 }
 
 /**

@@ -141,3 +141,41 @@ export function installedPackage(name: string, dir: string, workdir: string): st
   const last = places.at(-1);
   return last && entryExists(last) ? places : [];
 }
+
+/** The prefixes tools put before a plugin's or preset's short name (`react`: `eslint-plugin-react`). */
+const PLUGIN_PREFIXES = [
+  "eslint-plugin-",
+  "eslint-config-",
+  "prettier-plugin-",
+  "stylelint-",
+  "babel-plugin-",
+  "babel-preset-",
+  "@babel/plugin-",
+  "@babel/preset-",
+];
+/** The same inside a scope (`@babel/env`: `@babel/preset-env`, `@acme/x`: `@acme/eslint-plugin-x`). */
+const SCOPED_PREFIXES = ["eslint-plugin-", "eslint-config-", "prettier-plugin-", "preset-", "plugin-", "babel-preset-"];
+/** Strings of one configuration looked at, at most (a config of thousands of strings names its plugins early). */
+const MAX_STRINGS = 2000;
+
+/**
+ * The packages a tool's configuration may name by a string, as the tool resolves it: the
+ * string itself (`"prettier-plugin-x"`, `"@acme/eslint-config"`), ESLint's
+ * `plugin:react/recommended` and `@scope` forms, and the short names tools complete with
+ * their prefix (`react`, `@babel/env`). Only those installed are named (installedPackage).
+ */
+export function namedPlugins(strings: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const raw of strings.slice(0, MAX_STRINGS)) {
+    const s = raw.trim().replace(/^plugin:/, "");
+    // A bare scope: ESLint's `@acme` is `@acme/eslint-plugin` (or `-config`).
+    if (/^@[a-z0-9~-][a-z0-9._~-]*$/i.test(s)) for (const p of ["eslint-plugin", "eslint-config"]) out.add(`${s}/${p}`);
+    const name = /^(@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*/i.exec(s)?.[0];
+    if (!name || name.length > 214 || !PACKAGE_NAME.test(name)) continue;
+    out.add(name);
+    const scope = /^(@[^/]+)\/(.+)$/.exec(name);
+    if (scope) for (const p of SCOPED_PREFIXES) out.add(`${scope[1]}/${p}${scope[2]}`);
+    else for (const p of PLUGIN_PREFIXES) out.add(`${p}${name}`);
+  }
+  return [...out];
+}

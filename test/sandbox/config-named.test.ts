@@ -261,6 +261,39 @@ describe("namedByToolConfig", () => {
     expect(named(w, "web/vite.config.ts").files).toEqual([]);
   });
 
+  test("the plugins and presets a tool's configuration names as strings, as the tool completes them, when installed", () => {
+    const w = tree({
+      ".eslintrc.json": JSON.stringify({
+        extends: ["plugin:react/recommended", "@acme", "airbnb"],
+        plugins: ["jsx-a11y"],
+        parser: "@typescript-eslint/parser",
+        rules: { "no-console": "error" },
+      }),
+      ".babelrc": JSON.stringify({ presets: ["@babel/env"] }),
+      "package.json": JSON.stringify({ name: "app", prettier: { plugins: ["prettier-plugin-tailwindcss"] } }),
+      "node_modules/eslint-plugin-react/index.js": "",
+      "node_modules/@acme/eslint-config/index.js": "",
+      "node_modules/eslint-config-airbnb/index.js": "",
+      "node_modules/eslint-plugin-jsx-a11y/index.js": "",
+      "node_modules/@typescript-eslint/parser/index.js": "",
+      "node_modules/@babel/preset-env/index.js": "",
+      "node_modules/prettier-plugin-tailwindcss/index.js": "",
+      "node_modules/eslint-plugin-vue/index.js": "", // installed, named by nothing
+    });
+    const eslint = named(w, ".eslintrc.json").files;
+    for (const p of [
+      "node_modules/eslint-plugin-react",
+      "node_modules/@acme/eslint-config",
+      "node_modules/eslint-config-airbnb",
+      "node_modules/eslint-plugin-jsx-a11y",
+      "node_modules/@typescript-eslint/parser",
+    ])
+      expect({ p, named: eslint.includes(p) }).toEqual({ p, named: true });
+    expect(eslint).not.toContain("node_modules/eslint-plugin-vue");
+    expect(named(w, ".babelrc").files).toContain("node_modules/@babel/preset-env");
+    expect(named(w, "package.json").files).toContain("node_modules/prettier-plugin-tailwindcss");
+  });
+
   test("lint-staged's YAML and JS configs: each task's first word runs from .bin, however the task is written", () => {
     const w = tree({
       ".lintstagedrc.yaml": '"*.ts":\n  - eslint --fix\n  - "prettier -w"\n"*.md": mdlint # docs\n',
