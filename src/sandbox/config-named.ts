@@ -20,7 +20,14 @@ import {
 } from "./config-programs.ts";
 import { hookKeyCommands, isLintStagedConfig, jsonNodes, lintStagedTasks, toolKeyStrings } from "./hook-tasks.ts";
 import { isSectionedManifest, toolsPart } from "./manifest-sections.ts";
-import { dependencyClosure, installedPackage, namedPlugins, packagesImported } from "./node-deps.ts";
+import {
+  dependencyClosure,
+  installedPackage,
+  mappedImport,
+  namedPlugins,
+  packagesImported,
+  subpathImports,
+} from "./node-deps.ts";
 
 /**
  * The files of the work tree that a protected configuration runs: a Claude Code hook's
@@ -95,6 +102,8 @@ export interface NamedByConfig {
   pathDirs: PathDir[];
   /** package.json scripts a command runs (`npm run x`, `npm test`, `pnpm x`…), with npm's pre/post ones. */
   npmScripts: { pkg: string; name: string }[];
+  /** Other package.json keys a protected file runs through (`imports`, for its `#x` imports). */
+  manifestKeys: { pkg: string; key: string }[];
 }
 
 /** Package managers' own commands: `pnpm install` runs no script of that name. */
@@ -166,6 +175,7 @@ function wordsOf(src: Source): Words {
     loads: { files: [], up: [] },
     plugins: [],
     required: [],
+    subpaths: [],
   };
   if (USER_RUN.test(basename(src.file))) return none;
   const text = src.text ?? readText(src.file);
@@ -194,6 +204,7 @@ function wordsOf(src: Source): Words {
     loads: direnvLoads(body),
     plugins,
     required,
+    subpaths: src.text === undefined ? subpathImports(src.file, text) : [],
   };
 }
 
@@ -284,6 +295,8 @@ interface Words {
   plugins: string[];
   /** Packages a JavaScript source loads by name, and the tool a tool configuration is for (node-deps.ts). */
   required: string[];
+  /** Its subpath imports (`#lint/rules`), mapped by the nearest package.json's `imports`. */
+  subpaths: string[];
 }
 
 /** The regular files and the links of an entry (itself, or what a folder holds), without following links. */
@@ -516,7 +529,12 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
     level = walk.next;
     walk.next = [];
   }
-  return { files: [...walk.found], pathDirs: walk.onPath, npmScripts: [...walk.scripts.values()] };
+  return {
+    files: [...walk.found],
+    pathDirs: walk.onPath,
+    npmScripts: [...walk.scripts.values()],
+    manifestKeys: [...walk.keys.values()],
+  };
 }
 
 /** One namedByToolConfig walk: what it has named so far, and the sources of its next level. */
@@ -524,6 +542,7 @@ class NamedWalk {
   readonly found = new Set<string>();
   readonly onPath: PathDir[] = [];
   readonly scripts = new Map<string, { pkg: string; name: string }>();
+  readonly keys = new Map<string, { pkg: string; key: string }>();
   next: Source[] = [];
 
   constructor(
@@ -601,6 +620,14 @@ function followPrograms(w: NamedWalk, src: Source, parsed: Words, run: Set<strin
       if (entryExists(p)) w.takePackage(p);
       else w.found.add(p);
     }
+  // `#x` imports: the files the nearest package.json maps them to, that map itself, and where a nearer one would go.
+  for (const spec of parsed.subpaths) {
+    const mapped = mappedImport(spec, dirname(src.file), o.workdir);
+    if (!mapped) continue;
+    w.keys.set(mapped.pkg, { pkg: mapped.pkg, key: "imports" });
+    for (const t of mapped.targets) w.take(t, false);
+    for (const p of mapped.nearer) w.found.add(p);
+  }
   for (const d of pathFolders(parsed.paths, project, o.workdir, o.home)) {
     w.onPath.push(d);
     if (d.dir !== o.workdir) w.found.add(d.dir); // the work tree itself is watched, never bound (tree-guard.ts)

@@ -179,3 +179,81 @@ export function namedPlugins(strings: readonly string[]): string[] {
   }
   return [...out];
 }
+
+/** `import … from "#x"`, `require("#x")`: a subpath import, mapped by the nearest package.json's `imports`. */
+const SUBPATH_SPECIFIER = /\b(?:from\s*|import\s*\(?\s*|require(?:\.resolve)?\s*\(\s*)["'`](#[^"'`\s]+)["'`]/g;
+
+/** The subpath imports (`#lint/rules`) a JavaScript file loads. */
+export function subpathImports(file: string, text: string): string[] {
+  if (!JS_FILE.test(file) && !/^#!.*\b(node|bun|deno|tsx)\b/.test(text)) return [];
+  return [...new Set([...text.matchAll(SUBPATH_SPECIFIER)].map((m) => m[1]!))];
+}
+
+/** What a package.json's `imports` maps `spec` to: the package.json that decides, the files of the tree it names, and the places a nearer package.json would decide instead. */
+export interface MappedImport {
+  pkg: string;
+  targets: string[];
+  nearer: string[];
+}
+
+/**
+ * Where node resolves the subpath import `spec` from a file of `dir`: the nearest
+ * package.json above it (inside the work tree) decides, through its `imports` map (an
+ * exact key, or a pattern with one `*`); every relative target of every condition counts,
+ * so whichever condition the tool runs under, its file is named. Null when no package.json
+ * is there at all.
+ */
+export function mappedImport(spec: string, dir: string, workdir: string): MappedImport | null {
+  const nearer: string[] = [];
+  for (let d = dir; isWithin(d, workdir); d = dirname(d)) {
+    const pkg = join(d, "package.json");
+    const text = readRegularHead(pkg, MAX_MANIFEST);
+    if (text === null) {
+      nearer.push(pkg);
+      if (d === workdir) break;
+      continue;
+    }
+    const imports = importsOf(text);
+    const value = imports ? matchImport(imports, spec) : undefined;
+    const targets = stringLeaves(value?.target)
+      .map((t) => t.replaceAll("*", value?.star ?? ""))
+      .filter((t) => t.startsWith("./"))
+      .map((t) => join(d, t))
+      .filter((t) => isWithin(t, workdir));
+    return { pkg, targets, nearer };
+  }
+  return null;
+}
+
+function importsOf(text: string): Record<string, unknown> | null {
+  try {
+    const m = JSON.parse(text.replace(/^\uFEFF/, "")) as { imports?: unknown };
+    return typeof m?.imports === "object" && m.imports !== null ? (m.imports as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The `imports` entry `spec` matches: its own key, else the pattern key (`#x/*`) with the longest prefix. */
+function matchImport(imports: Record<string, unknown>, spec: string): { target: unknown; star: string } | undefined {
+  if (Object.hasOwn(imports, spec)) return { target: imports[spec], star: "" };
+  const patterns = Object.keys(imports)
+    .filter((k) => k.split("*").length === 2)
+    .filter((k) => {
+      const [pre, post] = k.split("*") as [string, string];
+      return spec.startsWith(pre) && spec.endsWith(post) && spec.length >= pre.length + post.length;
+    })
+    .sort((a, b) => b.indexOf("*") - a.indexOf("*"));
+  const k = patterns[0];
+  if (k === undefined) return undefined;
+  const [pre, post] = k.split("*") as [string, string];
+  return { target: imports[k], star: spec.slice(pre.length, spec.length - post.length) };
+}
+
+/** Every string of a conditions value (a string, an array, nested condition objects). */
+function stringLeaves(v: unknown): string[] {
+  if (typeof v === "string") return [v];
+  if (Array.isArray(v)) return v.flatMap(stringLeaves);
+  if (typeof v === "object" && v !== null) return Object.values(v).flatMap(stringLeaves);
+  return [];
+}

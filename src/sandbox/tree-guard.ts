@@ -141,6 +141,7 @@ function namedByConfigs(workdir: string, scan: TreeScan, keep: (r: string) => bo
     files: all.flatMap((n) => n.files),
     workdirOnPath: all.flatMap((n) => n.pathDirs.filter((p) => p.dir === workdir)),
     npmScripts: all.flatMap((n) => n.npmScripts),
+    manifestKeys: all.flatMap((n) => n.manifestKeys),
   };
 }
 
@@ -185,8 +186,11 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
     else add(d.path);
   }
   const scriptKeys = new Map<string, string[]>();
-  for (const s of run.npmScripts)
-    scriptKeys.set(rel(workdir, s.pkg), [...(scriptKeys.get(rel(workdir, s.pkg)) ?? []), `scripts.${s.name}`]);
+  for (const { pkg, key } of [
+    ...run.npmScripts.map((s) => ({ pkg: s.pkg, key: `scripts.${s.name}` })),
+    ...run.manifestKeys,
+  ])
+    scriptKeys.set(rel(workdir, pkg), [...(scriptKeys.get(rel(workdir, pkg)) ?? []), key]);
   for (const g of scan.gitEntries.keys()) {
     const target = kindOf(join(workdir, g)) === "file" ? gitfileTarget(join(workdir, g)) : null;
     if (target && inside(workdir, target)) add(target);

@@ -216,6 +216,31 @@ describe("package.json's hook keys are configuration the hook manager runs", () 
     expect(readFileSync(join(w, "big/package.json"), "utf8")).toBe(original);
   });
 
+  test("a protected file's #imports: the files they map to are read-only, the map is put back, a nearer package.json is watched", async () => {
+    const pkg = { name: "app", imports: { "#lint/*": { node: "./tools/lint/*.js", default: "./tools/lint/*.mjs" } } };
+    const w = tree({
+      "package.json": JSON.stringify(pkg),
+      // The write tools look at the configs beside a package.json; the jail at every one.
+      "eslint.config.js": 'import rules from "#lint/rules";\nexport default [rules];\n',
+      "web/eslint.config.js": 'import rules from "#lint/rules";\nexport default [rules];\n',
+      "tools/lint/rules.js": "export default {};\n",
+      "tools/lint/other.js": "",
+    });
+    const guard = await prepareTreeGuard(w, { home: ENV.HOME, env: ENV, quarantine: () => join(w, "..", "q-imports") });
+    expect(guard.keptReadOnly).toContain("tools/lint/rules.js");
+    expect(guard.keptReadOnly).not.toContain("tools/lint/other.js");
+    const abs = join(w, "package.json");
+    const moved = JSON.stringify({ ...pkg, imports: { "#lint/*": "./evil/*.js" } });
+    expect(refusedContent(w, abs, moved)).toContain("imports");
+    expect(refusedContent(w, abs, JSON.stringify({ ...pkg, version: "2.0.0" }))).toBeNull();
+    writeFileSync(abs, moved);
+    writeFileSync(join(w, "web/package.json"), JSON.stringify({ name: "web", imports: { "#lint/*": "./x/*.js" } }));
+    const v = await guard.finish();
+    expect(v.tamper?.changed).toContain("package.json#imports (restored)");
+    expect(v.tamper?.changed).toContain("web/package.json (new)");
+    expect(JSON.parse(readFileSync(abs, "utf8"))).toEqual(pkg);
+  });
+
   test("the write tools refuse a change to another tool's key, not to npm's own fields", () => {
     const w = tree({ "package.json": JSON.stringify({ name: "app", eslintConfig: { root: true } }) });
     const abs = join(w, "package.json");

@@ -186,8 +186,11 @@ function scriptsRunFrom(pkg: string, scope: string): string[] {
   }
   return names.flatMap((n) => {
     if (!configEntry(n, dir)) return [];
-    const run = namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false }).npmScripts;
-    return run.filter((s) => s.pkg === pkg).map((s) => `scripts.${s.name}`);
+    const run = namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false });
+    return [
+      ...run.npmScripts.filter((s) => s.pkg === pkg).map((s) => `scripts.${s.name}`),
+      ...run.manifestKeys.filter((k) => k.pkg === pkg).map((k) => k.key),
+    ];
   });
 }
 
