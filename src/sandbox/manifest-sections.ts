@@ -15,10 +15,12 @@ import { foldName } from "../sys/protected-names.ts";
  * job made, the file is moved out.
  *
  * The delegate's part is read conservatively: a region starts only at an unindented
- * header that is exactly one of the project's own (`[project]`, `[project.urls]`,
- * `[metadata]`) and ends at the next line that starts with `[` after any blanks, so no
- * header a TOML or INI reader sees can fall inside it; everything else, the lines before
- * the first header included, is the tools' part and must stay byte for byte.
+ * header alone on its line that is exactly one of the project's own (`[project]`,
+ * `[project.urls]`, `[metadata]`) and ends at the next line any reader may take for a
+ * header (a `[` after blanks, controls or invisible characters, on a line as Python's
+ * `splitlines` cuts them), so no header a TOML or INI reader sees can fall inside it;
+ * everything else, the lines before the first header included, is the tools' part and
+ * must stay byte for byte.
  */
 
 /**

@@ -9,7 +9,7 @@ import { isWithin } from "../sys/paths.ts";
  * that runs lint-staged runs `commander` and `yaml` as surely as lint-staged's own `lib/`:
  * node loads whatever `require("yaml")` finds, so rewriting that package is the same way
  * in as rewriting lint-staged. What node loads is read from the package itself: the names
- * its package.json depends on (`dependencies`, `optionalDependencies`, `peerDependencies`),
+ * its package.json depends on (DEPENDENCY_FIELDS),
  * each looked up as node looks it up from inside the package (`node_modules/<name>` of the
  * package's real folder and of each folder above it, skipping folders that are themselves
  * `node_modules`; the first one there wins), and theirs in turn. Every place node looks
@@ -64,7 +64,7 @@ function dependenciesOf(dir: string): string[] {
   if (text === null) return [];
   let manifest: unknown;
   try {
-    manifest = JSON.parse(text);
+    manifest = JSON.parse(text.replace(/^\uFEFF/, "")); // node reads a byte-order mark as nothing
   } catch {
     return []; // node cannot read it either: it loads nothing by it
   }
