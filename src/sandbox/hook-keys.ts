@@ -91,7 +91,8 @@ function toolKeys(pkg: Json | null): string[] {
 type Json = Record<string, unknown>;
 export type HookKeys = Map<string, string | undefined>;
 
-function parse(text: string): Json | null {
+/** A package.json's text as npm and node read it (a byte-order mark is nothing), or null when it is no JSON object. */
+export function parseManifest(text: string): Json | null {
   try {
     if (text.length > MAX_BYTES) return null;
     // npm and node read a package.json with a byte-order mark as without one.
@@ -107,7 +108,7 @@ export const readsAsManifest = (path: string) => read(path) !== null;
 
 function read(path: string): Json | null {
   try {
-    return parse(readFileSync(path, "utf8"));
+    return parseManifest(readFileSync(path, "utf8"));
   } catch {
     return null; // absent or unreadable
   }
@@ -144,7 +145,7 @@ export function readHookKeys(root: string, rel: string, extra: readonly string[]
 
 /** The hook keys that differ between a package.json's keys and the text it would become. */
 export function changedHookKeys(before: HookKeys, text: string): string[] {
-  return changedKeys(before, keysOf(parse(text), [...before.keys()]));
+  return changedKeys(before, keysOf(parseManifest(text), [...before.keys()]));
 }
 
 function putBack(pkg: Json, key: string, was: string | undefined): void {

@@ -3,6 +3,7 @@ import { builtinModules } from "node:module";
 import { basename, dirname, join } from "node:path";
 import { entryExists, readRegularHead } from "../sys/file-head.ts";
 import { isWithin } from "../sys/paths.ts";
+import { parseManifest } from "./hook-keys.ts";
 
 /**
  * The packages an installed package runs besides its own files. A protected configuration
@@ -62,16 +63,11 @@ function realInside(p: string, workdir: string): string | null {
 function dependenciesOf(dir: string): string[] {
   const text = readRegularHead(join(dir, "package.json"), MAX_MANIFEST);
   if (text === null) return [];
-  let manifest: unknown;
-  try {
-    manifest = JSON.parse(text.replace(/^\uFEFF/, "")); // node reads a byte-order mark as nothing
-  } catch {
-    return []; // node cannot read it either: it loads nothing by it
-  }
-  if (typeof manifest !== "object" || manifest === null) return [];
+  const manifest = parseManifest(text);
+  if (!manifest) return []; // node cannot read it either: it loads nothing by it
   const names = new Set<string>();
   for (const field of DEPENDENCY_FIELDS) {
-    const deps = (manifest as Record<string, unknown>)[field];
+    const deps = manifest[field];
     if (typeof deps === "object" && deps !== null)
       for (const n of Object.keys(deps)) if (PACKAGE_NAME.test(n)) names.add(n);
   }
@@ -226,12 +222,8 @@ export function mappedImport(spec: string, dir: string, workdir: string): Mapped
 }
 
 function importsOf(text: string): Record<string, unknown> | null {
-  try {
-    const m = JSON.parse(text.replace(/^\uFEFF/, "")) as { imports?: unknown };
-    return typeof m?.imports === "object" && m.imports !== null ? (m.imports as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
+  const imports = parseManifest(text)?.imports;
+  return typeof imports === "object" && imports !== null ? (imports as Record<string, unknown>) : null;
 }
 
 /** The `imports` entry `spec` matches: its own key, else the pattern key (`#x/*`) with the longest prefix. */

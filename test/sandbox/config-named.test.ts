@@ -17,6 +17,11 @@ const named = (w: string, entry: string, ignored: (abs: string) => boolean = () 
   return { files: n.files.map((f) => f.slice(w.length + 1)).sort(), scripts: n.npmScripts.map((s) => s.name) };
 };
 
+/** Each of `paths` is (or is not) among the named `files`; the path is in the message when one is not. */
+const expectNamed = (files: string[], paths: string[], named: boolean) => {
+  for (const p of paths) expect({ p, named: files.includes(p) }).toEqual({ p, named });
+};
+
 /** VS Code's own variable for the folder it opened. */
 const VAR = "$" + "{workspaceFolder}";
 
@@ -184,27 +189,29 @@ describe("namedByToolConfig", () => {
     mkdirSync(join(w, "node_modules/.bin"));
     symlinkSync("../lint-staged/bin/cli.js", join(w, "node_modules/.bin/lint-staged"));
     const files = named(w, ".husky").files;
-    for (const p of [
-      "node_modules/lint-staged",
-      "node_modules/lint-staged/node_modules/commander",
-      "node_modules/yaml",
-      "node_modules/@scope/deep",
-      "node_modules/tslib",
-      "node_modules/supports-color",
-      // Where node looks first, absent: a job that makes one is what would run, and the
-      // files require() tries before a folder there (node_modules/yaml.js).
-      "node_modules/lint-staged/node_modules/yaml",
-      "node_modules/lint-staged/node_modules/yaml.js",
-      "node_modules/yaml.js",
-      "node_modules/yaml.json",
-      "node_modules/yaml.node",
-      "node_modules/yaml/node_modules/@scope/deep",
-      "node_modules/lint-staged/node_modules/@opt/native",
-      "node_modules/@opt/native",
-    ])
-      expect({ p, named: files.includes(p) }).toEqual({ p, named: true });
-    for (const p of ["node_modules/commander", "node_modules/vitest", "node_modules/unrelated"])
-      expect({ p, named: files.includes(p) }).toEqual({ p, named: false });
+    expectNamed(
+      files,
+      [
+        "node_modules/lint-staged",
+        "node_modules/lint-staged/node_modules/commander",
+        "node_modules/yaml",
+        "node_modules/@scope/deep",
+        "node_modules/tslib",
+        "node_modules/supports-color",
+        // Where node looks first, absent: a job that makes one is what would run, and the
+        // files require() tries before a folder there (node_modules/yaml.js).
+        "node_modules/lint-staged/node_modules/yaml",
+        "node_modules/lint-staged/node_modules/yaml.js",
+        "node_modules/yaml.js",
+        "node_modules/yaml.json",
+        "node_modules/yaml.node",
+        "node_modules/yaml/node_modules/@scope/deep",
+        "node_modules/lint-staged/node_modules/@opt/native",
+        "node_modules/@opt/native",
+      ],
+      true,
+    );
+    expectNamed(files, ["node_modules/commander", "node_modules/vitest", "node_modules/unrelated"], false);
     expect(files.some((f) => f.includes("escape"))).toBe(false);
 
     // pnpm: node_modules/<pkg> is a link into .pnpm, whose siblings are its dependencies.
@@ -246,17 +253,23 @@ describe("namedByToolConfig", () => {
       "web/vite.config.ts": 'import react from "not-installed";\nexport default {};\n',
     });
     const files = named(w, "eslint.config.js").files;
-    for (const p of [
-      "rules/index.js",
-      "node_modules/@eslint/js",
-      "node_modules/globals",
-      "node_modules/@acme/plugin",
-      "node_modules/eslint",
-      "node_modules/chalk",
-    ])
-      expect({ p, named: files.includes(p) }).toEqual({ p, named: true });
-    for (const p of ["node_modules/lodash", "node_modules/unrelated", "node_modules/path", "node_modules/fs"])
-      expect({ p, named: files.includes(p) }).toEqual({ p, named: false });
+    expectNamed(
+      files,
+      [
+        "rules/index.js",
+        "node_modules/@eslint/js",
+        "node_modules/globals",
+        "node_modules/@acme/plugin",
+        "node_modules/eslint",
+        "node_modules/chalk",
+      ],
+      true,
+    );
+    expectNamed(
+      files,
+      ["node_modules/lodash", "node_modules/unrelated", "node_modules/path", "node_modules/fs"],
+      false,
+    );
     // Nothing installed by that name, nor vite: nothing named (installing it is an ordinary npm install).
     expect(named(w, "web/vite.config.ts").files).toEqual([]);
   });
@@ -281,14 +294,17 @@ describe("namedByToolConfig", () => {
       "node_modules/eslint-plugin-vue/index.js": "", // installed, named by nothing
     });
     const eslint = named(w, ".eslintrc.json").files;
-    for (const p of [
-      "node_modules/eslint-plugin-react",
-      "node_modules/@acme/eslint-config",
-      "node_modules/eslint-config-airbnb",
-      "node_modules/eslint-plugin-jsx-a11y",
-      "node_modules/@typescript-eslint/parser",
-    ])
-      expect({ p, named: eslint.includes(p) }).toEqual({ p, named: true });
+    expectNamed(
+      eslint,
+      [
+        "node_modules/eslint-plugin-react",
+        "node_modules/@acme/eslint-config",
+        "node_modules/eslint-config-airbnb",
+        "node_modules/eslint-plugin-jsx-a11y",
+        "node_modules/@typescript-eslint/parser",
+      ],
+      true,
+    );
     expect(eslint).not.toContain("node_modules/eslint-plugin-vue");
     expect(named(w, ".babelrc").files).toContain("node_modules/@babel/preset-env");
     expect(named(w, "package.json").files).toContain("node_modules/prettier-plugin-tailwindcss");
