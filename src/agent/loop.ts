@@ -13,6 +13,7 @@ import {
 } from "../backends/types.ts";
 import { describeError, isDlError } from "../errors.ts";
 import { type Surface, wordsFor } from "../surface.ts";
+import { learnNamed } from "../sys/redact.ts";
 import { continueMessages } from "./conversation.ts";
 import { backendFailure, stopFailure } from "./failure-kind.ts";
 import { countdownNote, seedPruner, ToolResultPruner } from "./history.ts";
@@ -311,6 +312,8 @@ async function converse(conv: Conversation): Promise<AgentEnd> {
     const resp = await callModel(conv, turn);
     if (!("content" in resp)) return resp;
     const content = tidyContent(resp.content, turn);
+    // What the reply names as a credential is learned before any channel writes it.
+    learnNamed(JSON.stringify(content));
     const text = textOf(content);
     const uses = toolUsesOf(content);
     if (uses.length === 0) conv.opts.onProgress?.(turn, maxTurns, `turn ${turn}/${maxTurns}: replied without tools`);

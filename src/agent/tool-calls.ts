@@ -1,7 +1,8 @@
 import { toolInputError } from "../backends/tool-input.ts";
 import type { ToolResultBlock, ToolUseBlock } from "../backends/types.ts";
 import { describeError } from "../errors.ts";
-import { redact } from "../sys/redact.ts";
+import { learnNamed, redact } from "../sys/redact.ts";
+import { sanitizeLine } from "../sys/sanitize.ts";
 import type { AgentTool, ToolContext, ToolOutcome } from "./tools/types.ts";
 import type { ToolRecord } from "./transcript.ts";
 
@@ -35,6 +36,7 @@ export async function runToolCalls(
   for (const use of uses) {
     const t0 = performance.now();
     const out = await runTool(tools, use, ctx);
+    learnNamed(out.content);
     const target = toolTarget(use.input);
     const exit = out.bash ? out.bash.exitCode : out.is_error ? 1 : 0;
     record?.({
@@ -56,7 +58,9 @@ export async function runToolCalls(
     results.push(block);
     // Progress names what was touched: the path read or written, the command run (redacted).
     const what = target ? ` ${target.length > 80 ? `${target.slice(0, 79)}…` : target}` : "";
-    names.push(`${use.name}${what}${out.bash ? ` (exit ${out.bash.exitCode})` : out.is_error ? " (failed)" : ""}`);
+    names.push(
+      `${sanitizeLine(use.name, 64)}${what}${out.bash ? ` (exit ${out.bash.exitCode})` : out.is_error ? " (failed)" : ""}`,
+    );
     if (ctx.signal.aborted) break;
   }
   return { results, names, tampered };

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ServerContext } from "@modelcontextprotocol/server";
 import { log } from "../log.ts";
+import { sanitizeLine } from "../sys/sanitize.ts";
 
 /**
  * How long the result waits after the last progress notification. The SDK's client
@@ -34,7 +35,8 @@ export function progressReporter(ctx: ServerContext): ProgressReporter {
     const params: { progressToken: string | number; progress: number; total?: number; message: string } = {
       progressToken: token,
       progress: value,
-      message: message.slice(0, 300),
+      // Redacted before it is cut: most of a key is no longer one the transport recognizes.
+      message: sanitizeLine(message, 300),
     };
     if (total) params.total = total;
     sentAt = performance.now();

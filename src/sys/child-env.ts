@@ -12,8 +12,13 @@ import { isSecretName } from "./redact.ts";
  * because someone typed it on purpose.
  */
 
-/** Inherited by every child without being asked for. */
-const INHERITED = /^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|LC_[A-Z_]+|TERM|TMPDIR|TZ|COLORTERM|NO_COLOR)$/;
+/**
+ * Inherited by every child without being asked for. The locale variables are the ones
+ * setlocale(3) reads, by their exact names: `LC_*` is also how ssh's `AcceptEnv LC_*`
+ * carries whatever a user sends (`LC_API_TOKEN`), so a prefix would hand that on.
+ */
+const INHERITED =
+  /^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|LC_(ALL|CTYPE|COLLATE|MESSAGES|MONETARY|NUMERIC|TIME|ADDRESS|IDENTIFICATION|MEASUREMENT|NAME|PAPER|TELEPHONE)|TERM|TMPDIR|TZ|COLORTERM|NO_COLOR)$/;
 
 /** Never passed, whatever the configuration says: dl's own backend key. */
 const NEVER = new Set(["DELEGATE_LOCAL_KEY"]);
@@ -35,7 +40,8 @@ export function passthroughProblem(entries: readonly string[]): string | undefin
 /** Whether `name` may reach a child, given the passthrough entries. */
 function mayInherit(name: string, passthrough: readonly string[]): boolean {
   if (NEVER.has(name)) return false;
-  if (INHERITED.test(name)) return true;
+  // Only an exact passthrough entry, typed on purpose, hands on a name that says credential.
+  if (INHERITED.test(name)) return !isSecretName(name);
   return passthrough.some((p) =>
     p.endsWith("*") ? p.length > 1 && !isSecretName(name) && name.startsWith(p.slice(0, -1)) : p === name,
   );

@@ -17,6 +17,10 @@
  * whole `\n` escape), so redacting serialized JSON leaves it parseable. Every quantifier
  * is bounded: hostile output (a megabyte of one letter) costs linear time.
  */
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+
 export const REDACTED = "<redacted>";
 
 /** Known values shorter than this are placeholders ("none", "dummy"), not credentials: cutting them garbles text. */
@@ -49,8 +53,26 @@ const VARIABLE = /^[A-Z][A-Z0-9_]*$/;
 /** A name as its words: `dbPass`, `x-bf-vk` and `a.b` are `db_Pass`, `x_bf_vk`, `a_b`. */
 const words = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/[-.\s]/g, "_");
 
-/** Values of such variables that are no credential whatever the name: booleans, numbers, paths. */
-const NOT_A_SECRET = /^(?:true|false|yes|no|on|off|none|null|\d{1,12}|[~.]?\/\S*)$/i;
+/** Values of such variables that are no credential whatever the name: booleans, numbers. */
+const NOT_A_SECRET = /^(?:true|false|yes|no|on|off|none|null|\d{1,12})$/i;
+/** A value written as a path: `/…`, `./…`, `~/…`. */
+const PATH_SHAPED = /^[~.]?\/\S*$/;
+
+/**
+ * Whether a credential variable's value is no credential: a boolean, a figure, or a path
+ * that names an entry of this machine (`SSH_AUTH_SOCK`). The shape alone does not say
+ * so: a base64 key starts with `/` once in 64 (an AWS secret key), and `./hunter2` is a
+ * password. A path that names nothing is cut: a few characters of output at most.
+ */
+function notASecret(value: string): boolean {
+  if (NOT_A_SECRET.test(value)) return true;
+  if (!PATH_SHAPED.test(value)) return false;
+  try {
+    return existsSync(value.startsWith("~/") ? join(homedir(), value.slice(2)) : value);
+  } catch {
+    return false;
+  }
+}
 
 const SHAPES: readonly RegExp[] = [
   /\b[spr]k-[A-Za-z0-9_-]{12,4096}/g,
@@ -86,13 +108,21 @@ const SHAPES: readonly RegExp[] = [
  * and hides nothing after it.
  */
 const NAME_THEN_VALUE =
-  /(?<![A-Za-z0-9_.-])-{0,2}([A-Za-z_][A-Za-z0-9_.-]{0,127})\\?["']?[ \t]{0,8}([:=])[ \t]{0,8}\\?["']?(?:(?:bearer|basic|token)[ \t]{1,8})?|(?<![A-Za-z0-9_.-])--([A-Za-z][A-Za-z0-9_.-]{0,127})[ \t]{1,8}(?!-)/gi;
+  /(?<![A-Za-z0-9_.-])-{0,2}([A-Za-z_][A-Za-z0-9_.-]{0,127})\\?["']?[ \t]{0,8}([:=])[ \t]{0,8}\\?(["']?)(?:(?:bearer|basic|token)[ \t]{1,8})?|(?<![A-Za-z0-9_.-])--([A-Za-z][A-Za-z0-9_.-]{0,127})[ \t]{1,8}(?!-)\\?(["']?)/gi;
 /**
- * The value after a name that says "secret" (its last word, above). A value of letters
- * only ("KEY: present", "TOKEN=unset") is a word, not a key: a key has a digit or a
- * symbol. It never holds a quote or a backslash, so serialized JSON stays JSON.
+ * The value after a name that says "secret" (its last word, above), to where its format
+ * ends it: a quoted value at its closing quote (spaces and all: `'s3cr3t pass'`), any
+ * other at white space. `&`, `;`, `,`, `<` or `>` end nothing: `PGPASSWORD=Tr0ub4dor&3`
+ * is one value, and cutting a few characters too many costs less than leaving a key's
+ * tail. A value of letters only ("KEY: present", "TOKEN=unset") is a word, not a key: a
+ * key has a digit or a symbol. It never holds a quote, a backtick or a backslash, so
+ * serialized JSON stays JSON, nor the marker of a cut made before (what is learned from
+ * it must be the value's own characters, and a second pass must change nothing).
  */
-const SECRET_VALUE = /(?!(?:bearer|basic|token)[ \t])(?=[^\s"'`,;&\\<>]{0,4096}[0-9_./+=~-])[^\s"'`,;&\\<>]{4,4096}/iy;
+const QUOTED_VALUE =
+  /(?!(?:bearer|basic|token)[ \t])(?=(?:(?!<redacted>)[^"'`\\\r\n]){0,4096}[0-9_./+=~-])(?:(?!<redacted>)[^"'`\\\r\n]){4,4096}/iy;
+const WORD_VALUE =
+  /(?!(?:bearer|basic|token)[ \t])(?=(?:(?!<redacted>)[^\s"'`\\]){0,4096}[0-9_./+=~-])(?:(?!<redacted>)[^\s"'`\\]){4,4096}/iy;
 
 /** `text` with the value of every `name = value` whose name says credential replaced (and noted in `seen`). */
 function redactNamed(text: string, seen: string[]): string {
@@ -100,15 +130,18 @@ function redactNamed(text: string, seen: string[]): string {
   let done = 0;
   NAME_THEN_VALUE.lastIndex = 0;
   for (let m = NAME_THEN_VALUE.exec(text); m; m = NAME_THEN_VALUE.exec(text)) {
-    const name = m[1] ?? m[3] ?? "";
+    const name = m[1] ?? m[4] ?? "";
     const variable = m[2] === "=" && VARIABLE.test(name);
     if (variable ? !isSecretName(name) : !SECRET_LAST_WORD.test(words(name))) continue;
-    SECRET_VALUE.lastIndex = NAME_THEN_VALUE.lastIndex;
-    const value = SECRET_VALUE.exec(text);
-    if (!value || (variable && NOT_A_SECRET.test(value[0]))) continue;
+    // A URL's parameter (`?token=…&next=…`) ends at the URL's own delimiters: redactUrls cuts it.
+    if (/[?&]/.test(text[m.index - 1] ?? "")) continue;
+    const shape = m[3] || m[5] ? QUOTED_VALUE : WORD_VALUE;
+    shape.lastIndex = NAME_THEN_VALUE.lastIndex;
+    const value = shape.exec(text);
+    if (!value || (variable && notASecret(value[0]))) continue;
     seen.push(value[0]);
     out += text.slice(done, NAME_THEN_VALUE.lastIndex) + REDACTED;
-    done = NAME_THEN_VALUE.lastIndex = SECRET_VALUE.lastIndex;
+    done = NAME_THEN_VALUE.lastIndex = shape.lastIndex;
   }
   return done === 0 ? text : out + text.slice(done);
 }
@@ -193,17 +226,26 @@ export function isSecretName(name: string): boolean {
  */
 export function secretValuesOf(env: Readonly<Record<string, string | undefined>>): string[] {
   return Object.entries(env).flatMap(([name, v]) =>
-    v === undefined ? [] : [...(isSecretName(name) && !NOT_A_SECRET.test(v.trim()) ? [v] : []), ...urlSecretsOf(v)],
+    v === undefined ? [] : [...(isSecretName(name) && !notASecret(v.trim()) ? [v] : []), ...urlSecretsOf(v)],
   );
 }
 
-/** The credentials inside the URLs of `text`: a userinfo's password (or the whole userinfo: a token), credential parameters' values. */
+/**
+ * The credentials inside the URLs of `text`: a userinfo's password, and its user name
+ * when that looks like a key (letters and digits): GitHub's documented form is
+ * `https://<token>:x-oauth-basic@…`, Bitbucket's and GitLab's put the token second; a
+ * bare userinfo is a token whole. Credential parameters' values.
+ */
 export function urlSecretsOf(text: string): string[] {
   const found: string[] = [];
   for (const m of text.matchAll(USERINFO)) {
     const info = m[0].slice(2, -1);
     const colon = info.indexOf(":");
-    found.push(colon < 0 ? info : info.slice(colon + 1));
+    if (colon < 0) found.push(info);
+    else {
+      found.push(info.slice(colon + 1));
+      if (CREDIBLE.test(info.slice(0, colon))) found.push(info.slice(0, colon));
+    }
   }
   for (const m of text.matchAll(PARAM)) if (secretParam(m[2]!)) found.push(m[3]!);
   return found.flatMap((v) => [v, urlDecoded(v)]);
@@ -257,7 +299,7 @@ function learn(values: readonly string[]): boolean {
   const changed = new Set<Known>();
   for (const s of values) {
     if (s.length < MIN_SECRET_CHARS || held.forms.has(s) || learned.some((g) => g.forms.has(s))) continue;
-    if (!CREDIBLE.test(s) || NOT_A_SECRET.test(s)) continue;
+    if (!CREDIBLE.test(s) || notASecret(s)) continue;
     const young = youngestGeneration();
     young.forms.set(s, [s, ...encodedForms(s)]);
     changed.add(young);
@@ -507,6 +549,20 @@ function redactFresh(text: string): string {
   const seen: string[] = [];
   out = redactUrls(redactNamed(out, seen).replace(BEARER, `$1${REDACTED}`), seen);
   return learn(seen) ? cutKnown(out) : out;
+}
+
+/**
+ * Learns the values `text` names as credentials (`DB_PASSWORD=…` in a `.env` a tool read,
+ * a URL's password), cutting nothing: called where text enters the process (a tool's
+ * result, a model's reply), so every channel that writes after it (progress, the
+ * transcript, a job's rows, a child `dl run`'s own files) cuts them from the first time.
+ * Learning is per process: what reaches the disk must be written after it, never cleaned
+ * up later by a process that did not learn.
+ */
+export function learnNamed(text: string): void {
+  const seen: string[] = [];
+  redactUrls(redactNamed(text, seen), seen);
+  learn(seen);
 }
 
 /** Whether `text` holds anything `redact` would cut. */

@@ -25,6 +25,8 @@ const SECRETS: Record<string, string> = {
   CODEX_API_KEY: `cx-${MARK}-codex`,
   MY_SERVICE_PASSWORD: `pw-${MARK}-service`,
   SESSION_COOKIE: `ck-${MARK}-cookie`,
+  // ssh's `AcceptEnv LC_*` carries any LC_ name: only the locale's own names reach a child.
+  LC_API_TOKEN: `lc-${MARK}-ssh-carried`,
 };
 
 let fake: FakeModel;

@@ -31,6 +31,18 @@ describe("child environment allowlist", () => {
     });
   });
 
+  test("the locale variables pass by their exact names; an LC_ name that says credential (ssh's AcceptEnv LC_*) does not", () => {
+    const env = {
+      LC_CTYPE: "C.UTF-8",
+      LC_TIME: "C",
+      LC_API_TOKEN: "lc-ZQX7-secret",
+      LC_SESSION: "ZQX8-abc",
+      LC_OTHER: "x",
+    };
+    expect(inheritedEnv(env, [])).toEqual({ LC_CTYPE: "C.UTF-8", LC_TIME: "C" });
+    expect(JSON.stringify(inheritedEnv(env, ["LC_*"]))).not.toContain("ZQX");
+  });
+
   test("an exact passthrough name is passed; a prefix passes matching names except credential-looking ones", () => {
     const out = inheritedEnv(ENV, ["NODE_OPTIONS", "NPM_CONFIG_*"]);
     expect(out.NODE_OPTIONS).toBe("--max-old-space-size=512");

@@ -117,12 +117,26 @@ describe("redact: values dl holds", () => {
     const values = secretValuesOf({
       SERVICE_TOKEN: "tok-123456789",
       TOKENIZERS_PARALLELISM: "false",
-      SSH_AUTH_SOCK: "/tmp/ssh-XXXX/agent.1",
+      SSH_AUTH_SOCK: import.meta.dir, // a path of this machine
       RETRY_KEY_COUNT: "12",
       GIT_AUTHOR_NAME: "Ada Lovelace",
       EDITOR: "vim",
     });
     expect(values).toEqual(["tok-123456789"]);
+  });
+
+  test("a value shaped like a path that names nothing here is a secret: base64 keys start with a slash too", () => {
+    const env = {
+      AWS_SECRET_ACCESS_KEY: "/wJalrXUtnFEMI/K7MDENG+bPxRfiCYzz7ExAmPlE",
+      DB_PASSWORD: "./hunter2hunter2",
+      API_TOKEN: "~/abc123secretXYZ-not-a-file",
+    };
+    expect(secretValuesOf(env).sort()).toEqual(Object.values(env).sort());
+    const text = Object.entries(env)
+      .map(([k, v]) => `${k}=${v}`)
+      .join("\n");
+    expect(redact(text)).toBe("AWS_SECRET_ACCESS_KEY=<redacted>\nDB_PASSWORD=<redacted>\nAPI_TOKEN=<redacted>");
+    expect(redact(`HOME_TOKEN_FILE_PASSWORD=${import.meta.dir}`)).toBe(`HOME_TOKEN_FILE_PASSWORD=${import.meta.dir}`);
   });
 });
 
@@ -158,6 +172,24 @@ describe("redact: every name that says credential, in the environment and in tex
       expect(out).not.toContain(leak);
     expect(out).toContain("theme=dark");
     expect(out).toContain("--model gpt");
+  });
+
+  test("a named value goes to where its format ends it: a quoted one at its closing quote, others at white space", () => {
+    const lines = [
+      'DB_PASSWORD="correct horse battery 9"',
+      "DB_PASSWORD='s3cr3t pass'",
+      "PGPASSWORD=Tr0ub4dor&3xyz!Qq",
+      "API_TOKEN=abc;def,ghi<jk>lm-77",
+      'codex --password "flag pass-31"',
+      '{"api_key": "json value 42"}',
+    ];
+    for (const line of lines) {
+      const out = redact(line);
+      expect({ line, out }).toEqual({ line, out: expect.not.stringMatching(/horse|pass\b|3xyz|Qq|def|lm-77|31|42/) });
+    }
+    expect(redact("Cookie: sid=cookie-9912; theme=dark")).toBe("Cookie: <redacted> theme=dark");
+    // A URL's parameter ends at the URL's own delimiters.
+    expect(redact("https://h/cb?token=abc-123&next=/home")).toBe("https://h/cb?token=<redacted>&next=/home");
     expect(() =>
       JSON.parse(redact('{"dbPassword": "camel-5531", "nested": "{\\"api_key\\": \\"inner-8841\\"}"}')),
     ).not.toThrow();
@@ -175,11 +207,16 @@ describe("redact: every name that says credential, in the environment and in tex
       DELEGATE_LOCAL_URL: "http://127.0.0.1:4000/v1/messages?api_key=url-query-7731",
       HTTPS_PROXY: "http://bob:proxy-pw-8812@proxy:3128",
       GIT_REMOTE: "https://ghtoken-as-user-4412@git.example/x.git",
+      // GitHub's documented form: the token as the user name, a fixed word as the password.
+      GH_REMOTE: "https://tokABC123456789:x-oauth-basic@github.example/x.git",
       HOME_PAGE: "https://example.com/?page=2",
     });
     expect(values).toContain("url-query-7731");
     expect(values).toContain("proxy-pw-8812");
     expect(values).toContain("ghtoken-as-user-4412");
+    expect(values).toContain("tokABC123456789");
+    // A user name without a digit is a name, not a key.
+    expect(values).not.toContain("bob");
     expect(values.join(" ")).not.toContain("page");
   });
 });
