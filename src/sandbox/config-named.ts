@@ -1,5 +1,6 @@
 import { lstatSync, readdirSync, readlinkSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { DlError } from "../errors.ts";
 import { entryExists, readRegularHead } from "../sys/file-head.ts";
 import { canonicalPath, isWithin, resolveUserPath } from "../sys/paths.ts";
 import { foldName, inPackagesFolder, ruleForName } from "../sys/protected-names.ts";
@@ -27,7 +28,9 @@ import {
   namedPlugins,
   packagesImported,
   subpathImports,
+  tsconfigsOf,
 } from "./node-deps.ts";
+import { pythonImported, pythonImportRoots, pythonModulesOf } from "./python-imports.ts";
 
 /**
  * The files of the work tree that a protected configuration runs: a Claude Code hook's
@@ -43,16 +46,19 @@ import {
  * looks like a program (a script's extension, or executable) or is what an interpreter
  * runs (`bash statusline`, `sh fmt`), so `package.json` in a hook's file pattern does not
  * make the manifest read-only; a path (`./x`, `a/b`, `$CLAUDE_PROJECT_DIR/x`) counts
- * whatever it is. What a named script names in turn is followed too (a few levels), and a
- * memory file's imports (CLAUDE.md, `.claude/rules/`) as deep as Claude Code reads them. Markdown is read only in its front matter (its body is
+ * whatever it is. What a named script names in turn is followed too, to the end of the
+ * chain (each file is read once), and a memory file's imports (CLAUDE.md, `.claude/rules/`) as deep as Claude Code reads them. Markdown is read only in its front matter (its body is
  * prose for a model, not commands), and VS Code's `launch.json` not at all (it runs when
  * the user starts a debug session, by choice).
  */
 
-/** Files read per configuration entry, bytes read per file, levels of scripts followed. */
-const MAX_FILES = 200;
+/**
+ * Files of one protected folder (`.claude/`, a plugin) and bytes read per file. Past the
+ * cap the job is refused, never run with the rest unread: which file a walk reaches first
+ * is the disk's order, and a hook's script named by the 201st file is run all the same.
+ */
+const MAX_FILES = 10_000;
 const MAX_BYTES = 256 * 1024;
-const MAX_DEPTH = 3;
 /** Claude Code follows a memory file's `@path` imports this many hops deep: every one of them is read. */
 const IMPORT_HOPS = 5;
 /** Programs whose next word (options skipped) is the file they run: `sh fmt`, `bash statusline`, `node tool`. */
@@ -104,6 +110,8 @@ export interface NamedByConfig {
   npmScripts: { pkg: string; name: string }[];
   /** Other package.json keys a protected file runs through (`imports`, for its `#x` imports). */
   manifestKeys: { pkg: string; key: string }[];
+  /** Folders a protected Python command imports from first (python-imports.ts): their new modules are the host's code. */
+  importRoots: string[];
 }
 
 /** Package managers' own commands: `pnpm install` runs no script of that name. */
@@ -176,6 +184,7 @@ function wordsOf(src: Source): Words {
     plugins: [],
     required: [],
     subpaths: [],
+    pyImports: [],
   };
   if (USER_RUN.test(basename(src.file))) return none;
   const text = src.text ?? readText(src.file);
@@ -205,6 +214,7 @@ function wordsOf(src: Source): Words {
     plugins,
     required,
     subpaths: src.text === undefined ? subpathImports(src.file, text) : [],
+    pyImports: src.text === undefined && /\.pyw?$/i.test(src.file) ? pythonImported(text) : [],
   };
 }
 
@@ -297,6 +307,8 @@ interface Words {
   required: string[];
   /** Its subpath imports (`#lint/rules`), mapped by the nearest package.json's `imports`. */
   subpaths: string[];
+  /** A Python source's imports (python-imports.ts pythonImported). */
+  pyImports: string[];
 }
 
 /** The regular files and the links of an entry (itself, or what a folder holds), without following links. */
@@ -304,7 +316,8 @@ function filesOf(entry: string): { files: string[]; links: string[] } {
   const files: string[] = [];
   const links: string[] = [];
   const stack = [entry];
-  while (stack.length > 0 && files.length + links.length < MAX_FILES) {
+  while (stack.length > 0) {
+    if (files.length + links.length >= MAX_FILES) throw tooManyFiles(entry);
     const p = stack.pop()!;
     let st: ReturnType<typeof lstatSync>;
     try {
@@ -323,6 +336,14 @@ function filesOf(entry: string): { files: string[]; links: string[] } {
     }
   }
   return { files, links };
+}
+
+function tooManyFiles(entry: string): DlError {
+  return new DlError(
+    "bad_input",
+    `${entry} holds more than ${MAX_FILES} files: too many for dl to read what a host runs from them; run this job on a copy without them`,
+    { failure_kind: "workdir_forbidden", reason: "too_large" },
+  );
 }
 
 /** What a link of a protected entry reaches inside the tree (a hook linked to `scripts/pre-commit`): the host reads through it. */
@@ -523,8 +544,9 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
       walk.found.add(abs);
       level.push({ file: abs, memory: isMemory(abs) });
     }
-  // Scripts are followed MAX_DEPTH levels; a memory file's imports as deep as Claude Code follows them.
-  for (let depth = 0; depth < Math.max(MAX_DEPTH, IMPORT_HOPS) && level.length > 0; depth++) {
+  // Scripts are followed to the end of their chain (take reads each file once); a memory
+  // file's imports as deep as Claude Code follows them.
+  for (let depth = 0; level.length > 0; depth++) {
     for (const src of level) followSource(walk, src, depth);
     level = walk.next;
     walk.next = [];
@@ -534,6 +556,7 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
     pathDirs: walk.onPath,
     npmScripts: [...walk.scripts.values()],
     manifestKeys: [...walk.keys.values()],
+    importRoots: [...walk.importRoots],
   };
 }
 
@@ -543,6 +566,7 @@ class NamedWalk {
   readonly onPath: PathDir[] = [];
   readonly scripts = new Map<string, { pkg: string; name: string }>();
   readonly keys = new Map<string, { pkg: string; key: string }>();
+  readonly importRoots = new Set<string>();
   next: Source[] = [];
 
   constructor(
@@ -579,8 +603,8 @@ function followSource(w: NamedWalk, src: Source, depth: number): void {
   // What direnv loads from an allowed .envrc on its own (source_env, dotenv, use nix): absent ones named too.
   for (const abs of direnvFiles(parsed.loads, project, o)) w.take(abs, false);
   // An import is relative to the file that holds it.
-  for (const i of imports) for (const abs of resolveWord(i, [dirname(src.file)], o, "any")) w.take(abs, true);
-  if (depth >= MAX_DEPTH) return;
+  if (depth < IMPORT_HOPS)
+    for (const i of imports) for (const abs of resolveWord(i, [dirname(src.file)], o, "any")) w.take(abs, true);
   const bases = [...new Set([project, dirname(src.file)])];
   for (const word of new Set(words))
     for (const abs of resolveWord(word, bases, o, run)) {
@@ -628,12 +652,37 @@ function followPrograms(w: NamedWalk, src: Source, parsed: Words, run: Set<strin
     for (const t of mapped.targets) w.take(t, false);
     for (const p of mapped.nearer) w.found.add(p);
   }
+  followImports(w, src, parsed);
   for (const d of pathFolders(parsed.paths, project, o.workdir, o.home)) {
     w.onPath.push(d);
     if (d.dir !== o.workdir) w.found.add(d.dir); // the work tree itself is watched, never bound (tree-guard.ts)
     const venv = venvOf(d.dir, o.workdir);
     if (venv) w.found.add(venv);
   }
+}
+
+/**
+ * What decides a source's imports besides package.json: the folders a Python command
+ * imports from first and the modules a Python source imports of the tree
+ * (python-imports.ts); for a TypeScript source, the nearest tsconfig.json or jsconfig.json
+ * whose `paths` bun, tsx and esbuild resolve its bare imports through, and the places a
+ * nearer one would decide instead (node-deps.ts).
+ */
+function followImports(w: NamedWalk, src: Source, parsed: Words): void {
+  const { o, project } = w;
+  const bases = [...new Set([project, dirname(src.file)])];
+  for (const root of pythonImportRoots(parsed.tokens, bases, project, o)) w.importRoots.add(root);
+  for (const p of pythonModulesOf(src.file, parsed.pyImports, project, o.workdir)) {
+    if (lstatSync(p).isDirectory()) {
+      if (w.found.has(p)) continue;
+      w.found.add(p);
+      for (const f of filesOf(p).files) if (!w.own.has(f)) w.take(f, false);
+    } else w.take(p, false);
+  }
+  if (src.text !== undefined) return;
+  const ts = tsconfigsOf(src.file, o.workdir);
+  for (const p of ts.present) w.take(p, false);
+  for (const p of ts.absent) w.found.add(p);
 }
 
 /**
@@ -650,7 +699,8 @@ export function namedFromAbove(
 ): FromAbove {
   const out = new Set<string>();
   const onPath: PathDir[] = [];
-  if (!top || top === workdir || !isWithin(workdir, top)) return { files: [], workdirOnPath: onPath };
+  const importRoots = new Set<string>();
+  if (!top || top === workdir || !isWithin(workdir, top)) return { files: [], workdirOnPath: onPath, importRoots: [] };
   for (let d = dirname(workdir); d === top || isWithin(d, top); d = dirname(d)) {
     let names: string[] = [];
     try {
@@ -664,16 +714,19 @@ export function namedFromAbove(
       // A folder on PATH that is the workdir, or holds it: never bound (the job could write nothing), watched instead.
       for (const f of named.files) if (f !== workdir && isWithin(f, workdir)) out.add(f);
       onPath.push(...named.pathDirs.filter((p) => p.dir === workdir));
+      for (const r of named.importRoots) if (isWithin(r, workdir)) importRoots.add(r);
     }
     if (d === top) break;
   }
-  return { files: [...out], workdirOnPath: onPath };
+  return { files: [...out], workdirOnPath: onPath, importRoots: [...importRoots] };
 }
 
 interface FromAbove {
   files: string[];
   /** Lines of the configs above that put the workdir itself on PATH. */
   workdirOnPath: PathDir[];
+  /** Folders of the workdir (or the workdir) a Python command of the configs above imports from first. */
+  importRoots: string[];
 }
 
 /**

@@ -413,13 +413,6 @@ function optionValue(tokens: readonly string[], j: number, opts: readonly string
  */
 export function runnerFiles(tokens: readonly string[], project: string): string[] {
   const out = new Set<string>();
-  const keep = (p: string) => {
-    try {
-      if (lstatSync(p).isFile()) out.add(p);
-    } catch {
-      // not here: the runner finds nothing by this name either
-    }
-  };
 
   for (let i = 0; i < tokens.length; i++) {
     const hit = runnerAt(tokens, i);
@@ -434,11 +427,43 @@ export function runnerFiles(tokens: readonly string[], project: string): string[
       const f = optionValue(tokens, j, row.file);
       if (f) named.push(f);
     }
+    // Every name the runner tries, there or not: make reads the first of GNUmakefile,
+    // makefile and Makefile that exists, so a new GNUmakefile replaces the one it read.
     const own = [...row.files.map((n) => join(dir, n)), ...named.map((f) => resolve(dir, f))];
-    for (const p of own) keep(p);
-    for (const p of own) if (out.has(p)) includedBy(p, row, dir, out);
+    for (const p of own) out.add(p);
+    for (const p of own) includedBy(p, row, dir, out);
+    if (hit.name === "make") for (const p of [...out]) for (const src of makeRemakeSources(p)) out.add(src);
   }
   return [...out];
+}
+
+/**
+ * GNU make's built-in suffixes (default_suffixes in its source: what `make -p` lists as
+ * .SUFFIXES) and its terminal rules' sources (`%:: %,v`, `%:: RCS/%,v`, `%:: RCS/%`,
+ * `%:: s.%`, `%:: SCCS/s.%`).
+ */
+const MAKE_SUFFIXES =
+  ".out .a .ln .o .c .cc .C .cpp .p .f .F .m .r .y .l .ym .yl .s .S .mod .sym .def .h .info .dvi .tex .texinfo .texi .txinfo .w .ch .web .sh .elc .el".split(
+    " ",
+  );
+
+/**
+ * The files make may remake `makefile` from before it runs anything: it brings every
+ * makefile it read up to date first, with its built-in rules too (`%: %.sh` is `cat $< >$@`),
+ * and restarts on the result. A new `Makefile.sh` (or `local.mk.sh` for an absent
+ * `-include local.mk`) becomes the makefile: each is watched, there or not.
+ */
+function makeRemakeSources(makefile: string): string[] {
+  const dir = dirname(makefile);
+  const name = basename(makefile);
+  return [
+    ...MAKE_SUFFIXES.map((x) => `${makefile}${x}`),
+    `${makefile},v`,
+    join(dir, "RCS", `${name},v`),
+    join(dir, "RCS", name),
+    join(dir, `s.${name}`),
+    join(dir, "SCCS", `s.${name}`),
+  ];
 }
 
 /** Runner files read per command, included ones too (a chain of includes is short). */
@@ -454,7 +479,7 @@ const MAX_INCLUDE_BYTES = 256 * 1024;
 function includedBy(file: string, row: RunnerRow, dir: string, out: Set<string>): void {
   if (!row.includes) return;
   const queue = [file];
-  while (queue.length > 0 && out.size < MAX_INCLUDED) {
+  for (let read = 0; queue.length > 0 && read < MAX_INCLUDED; read++) {
     const f = queue.shift()!;
     const text = readRegularHead(f, MAX_INCLUDE_BYTES);
     if (text === null) continue;

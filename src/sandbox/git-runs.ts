@@ -11,7 +11,7 @@ import type { RepoFacts } from "./git-reach.ts";
  * `./tools/watch.sh`. The hooks and the config are read-only to delegates; what they run
  * of the tree must be too, or a delegate rewrites the script and the user's next commit
  * or `git status` runs it all the same. Read the way config-named.ts reads a protected
- * configuration (words that name files, links followed, a few levels deep), from the
+ * configuration (words that name files, links followed, to the end of the chain), from the
  * work tree's root, where git runs hooks and drivers.
  */
 
@@ -32,13 +32,19 @@ function hookEntries(repo: RepoFacts): string[] {
   return out;
 }
 
-/** Files inside `tree` that `repo`'s hooks and config files run (absolute). */
-export function runByGit(repo: RepoFacts, tree: string, ignored: (abs: string) => boolean): string[] {
+/** Files inside `tree` that `repo`'s hooks and config files run, and the folders their Python commands import from first (absolute). */
+export function runByGit(
+  repo: RepoFacts,
+  tree: string,
+  ignored: (abs: string) => boolean,
+): { files: string[]; importRoots: string[] } {
   const project = repo.toplevel ?? repo.gitDir;
   const out = new Set<string>();
+  const roots = new Set<string>();
   for (const entry of [...hookEntries(repo), ...repo.configFiles]) {
-    for (const f of namedByToolConfig(entry, { workdir: tree, ignored, home: repo.home }, project).files)
-      if (f !== tree && isWithin(f, tree)) out.add(f);
+    const named = namedByToolConfig(entry, { workdir: tree, ignored, home: repo.home }, project);
+    for (const f of named.files) if (f !== tree && isWithin(f, tree)) out.add(f);
+    for (const r of named.importRoots) if (isWithin(r, tree)) roots.add(r);
   }
-  return [...out];
+  return { files: [...out], importRoots: [...roots] };
 }

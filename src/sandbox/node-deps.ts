@@ -249,3 +249,25 @@ function stringLeaves(v: unknown): string[] {
   if (typeof v === "object" && v !== null) return Object.values(v).flatMap(stringLeaves);
   return [];
 }
+
+/** A TypeScript source: bun, tsx, and esbuild (vite's config loader) resolve its bare imports through tsconfig.json's `paths`. */
+const TS_FILE = /\.(c|m)?tsx?$/i;
+const TS_CONFIGS = ["tsconfig.json", "jsconfig.json"];
+
+/**
+ * The configs that decide where `file`'s bare imports go (`paths`, `baseUrl`, `extends`):
+ * those of the nearest folder, up to the work tree's root, that holds a tsconfig.json or a
+ * jsconfig.json; and every place on the way there where a new one would decide instead.
+ */
+export function tsconfigsOf(file: string, workdir: string): { present: string[]; absent: string[] } {
+  const absent: string[] = [];
+  if (!TS_FILE.test(file) || file.includes("/node_modules/")) return { present: [], absent };
+  for (let d = dirname(file); isWithin(d, workdir); d = dirname(d)) {
+    const here = TS_CONFIGS.map((n) => join(d, n));
+    const present = here.filter((p) => entryExists(p));
+    if (present.length > 0) return { present, absent };
+    absent.push(...here);
+    if (d === workdir) break;
+  }
+  return { present: [], absent };
+}

@@ -1,4 +1,4 @@
-import { lstatSync, readFileSync } from "node:fs";
+import { lstatSync, readFileSync, unlinkSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { DlError } from "../errors.ts";
 import { claudeHomeReads } from "../sys/claude-home-reads.ts";
@@ -11,6 +11,7 @@ import type { PathDir } from "./config-programs.ts";
 import { askGit, type GitAsk, type RepoFacts } from "./git-reach.ts";
 import { runByGit } from "./git-runs.ts";
 import { type ManifestWatch, newToolManifests, restoreManifestParts, watchManifests } from "./manifest-guard.ts";
+import { jobBytecode, newPythonModules } from "./python-imports.ts";
 import { makeStandIns, type ProtectedPath, type StandInWish } from "./stand-ins.ts";
 import { MAX_SCAN_ENTRIES, scanTree, type TreeScan, underIgnored } from "./tree-scan.ts";
 import { judgeTree, type Tampered } from "./tree-verdict.ts";
@@ -104,8 +105,10 @@ async function repositories(
   o: TreeGuardOptions,
 ): Promise<RepoFacts[]> {
   const out: RepoFacts[] = own ? [own] : [];
-  // A nested repository's own configuration (hooksPath, includes) counts as much as the top one's.
-  for (const [r, e] of [...scan.gitEntries].slice(0, 200)) {
+  // A nested repository's own configuration (hooksPath, includes) counts as much as the top
+  // one's: past the cap the job is refused, never run with some repositories unasked.
+  if (scan.gitEntries.size > MAX_NESTED_REPOS) throw tooManyRepos(workdir, scan.gitEntries.size);
+  for (const [r, e] of scan.gitEntries) {
     if (!isDotGit(basename(r)) || e.kind === "link") continue; // a bare-like folder: bound whole, no work tree
     const facts = await askGit(join(workdir, dirname(r)), o.home, o);
     if (facts && !facts.insideGitDir) out.push(facts);
@@ -126,6 +129,8 @@ interface Plan {
   workdirOnPath: PathDir[];
   /** package.json (workdir-relative) → scripts a protected configuration runs (`scripts.lint`), put back after the job. */
   scriptKeys: Map<string, string[]>;
+  /** Folders (workdir-relative, "" for the workdir) a protected Python command imports from first: their new modules are moved out. */
+  importRoots: Set<string>;
 }
 
 /** What the protected configurations run (config-named.ts), outside ignored folders. */
@@ -142,6 +147,7 @@ function namedByConfigs(workdir: string, scan: TreeScan, keep: (r: string) => bo
     workdirOnPath: all.flatMap((n) => n.pathDirs.filter((p) => p.dir === workdir)),
     npmScripts: all.flatMap((n) => n.npmScripts),
     manifestKeys: all.flatMap((n) => n.manifestKeys),
+    importRoots: all.flatMap((n) => n.importRoots),
   };
 }
 
@@ -173,8 +179,8 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
   const top = aboveTop(workdir, o.project, repos[0]?.toplevel ?? null);
   const above = namedFromAbove(workdir, top, (abs) => underIgnored(rel(workdir, abs), o.ignored), o.home);
   // What git's hooks and config files run of the tree (a hook linked to scripts/pre-commit).
-  const byGit = repos.flatMap((r) => runByGit(r, workdir, (abs) => underIgnored(rel(workdir, abs), o.ignored)));
-  for (const p of [...run.files, ...above.files, ...byGit]) {
+  const byGit = repos.map((r) => runByGit(r, workdir, (abs) => underIgnored(rel(workdir, abs), o.ignored)));
+  for (const p of [...run.files, ...above.files, ...byGit.flatMap((g) => g.files)]) {
     named.add(rel(workdir, p));
     add(p);
   }
@@ -206,6 +212,11 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
     workdirOnPath: [...run.workdirOnPath, ...above.workdirOnPath],
     standIns,
     scriptKeys,
+    importRoots: new Set(
+      [...run.importRoots, ...above.importRoots, ...byGit.flatMap((g) => g.importRoots)]
+        .filter((d) => inside(workdir, d) || d === workdir)
+        .map((d) => (d === workdir ? "" : rel(workdir, d))),
+    ),
   };
 }
 
@@ -219,6 +230,17 @@ interface PlanOptions {
 
 function ignoredSet(workdir: string, repos: RepoFacts[]): Set<string> {
   return new Set(repos.flatMap((r) => r.ignoredDirs.filter((d) => inside(workdir, d)).map((d) => rel(workdir, d))));
+}
+
+/** Nested repositories (and git entries) git is asked about, each with a few git commands. */
+const MAX_NESTED_REPOS = 200;
+
+function tooManyRepos(workdir: string, count: number): DlError {
+  return new DlError(
+    "bad_input",
+    `workdir ${workdir} holds ${count} git entries (nested repositories, gitfiles): more than the ${MAX_NESTED_REPOS} dl asks git about before a job; pass a smaller folder`,
+    { failure_kind: "workdir_forbidden", reason: "too_large" },
+  );
 }
 
 function tooLarge(workdir: string): DlError {
@@ -263,12 +285,24 @@ export async function prepareTreeGuard(workdir: string, o: TreeGuardOptions): Pr
         ignored,
         named: plan.named,
         onPath: plan.workdirOnPath.length > 0,
+        importRoots: plan.importRoots,
         manifests,
         hostOnly: stands.hostOnly,
       };
       return finishGuard(workdir, { ...s, quarantine: o.quarantine });
     },
   };
+}
+
+/** Removes the compiled modules a job made or changed (python-imports.ts jobBytecode): caches the host makes again from the source. */
+function dropBytecode(workdir: string, rels: readonly string[]): void {
+  for (const r of rels) {
+    try {
+      unlinkSync(join(workdir, r));
+    } catch {
+      // gone already, or a folder of that name: Python loads neither
+    }
+  }
 }
 
 /** Files and links new directly in the workdir (a folder is no command; existing files stay writable). */
@@ -286,6 +320,8 @@ async function finishGuard(
     named: string[];
     /** The workdir is on PATH: a new file directly in it shadows a command. */
     onPath: boolean;
+    /** Folders a protected Python command imports from first (workdir-relative). */
+    importRoots: ReadonlySet<string>;
     manifests: ManifestWatch;
     hostOnly: ReadonlyMap<string, string>;
     quarantine: () => string;
@@ -298,9 +334,11 @@ async function finishGuard(
   let keysLeft: string[] = [];
   try {
     after = await scanTree(workdir, { ignored: s.ignored });
+    dropBytecode(workdir, jobBytecode(s.before.entries, after.entries));
     const named = [
       ...s.named,
       ...(s.onPath ? newTopFiles(s.before, after) : []),
+      ...newPythonModules(s.before.entries, after.entries, s.importRoots),
       ...newToolManifests(workdir, s.before, after, s.ignored),
     ];
     judged = judgeTree(s.before, after, { named, hostOnly: s.hostOnly, quarantine: s.quarantine });

@@ -111,14 +111,18 @@ export const PROTECT_RULES: readonly ProtectRule[] = [
   // own files beside it: `[.]pylintrc[.toml]` (its `init-hook` is Python pylint runs),
   // `[.]mypy.ini` (`plugins`), `.flake8` (`local-plugins`), `[.]pytest.{ini,toml}` (`addopts =
   // -p x`), `tox.{ini,toml}` (the same sections of pyproject.toml and setup.cfg:
-  // manifest-sections.ts). Vitest's `vitest.workspace.ts` is read as its config is.
+  // manifest-sections.ts). Vitest's `vitest.workspace.ts` is read as its config is. The
+  // manifests other than package.json that the same loaders read as one (`package.yaml` and
+  // `package.yml`: lint-staged's and prettier's search places, pnpm's too; pnpm's
+  // `package.json5`), and the runtimes' own configuration: bun's `bunfig.toml` (`preload`
+  // runs code before every `bun run` and `bun test`), deno's `deno.json[c]` (tasks, import maps).
   // Last: the names above that also fit this pattern (.envrc, .miserc.toml) keep their own rule.
   {
     id: "tool-config",
     projectOnly: true,
     what: "a tool's configuration that is code or names code (eslint.config.js, .prettierrc, vite.config.ts: loaded by editors' extensions and by the tools a hook runs)",
     names:
-      /^([^/]+\.(config|workspace)\.((c|m)?(j|t)sx?|json5?|jsonc|ya?ml|toml)|\.[^/.]+rc(\.((c|m)?(j|t)sx?|json5?|jsonc|ya?ml|toml))?|\.?mypy\.ini|\.flake8|\.?pytest\.(ini|toml)|\.?pylintrc(\.toml)?|tox\.(ini|toml))$/,
+      /^([^/]+\.(config|workspace)\.((c|m)?(j|t)sx?|json5?|jsonc|ya?ml|toml)|\.[^/.]+rc(\.((c|m)?(j|t)sx?|json5?|jsonc|ya?ml|toml))?|\.?mypy\.ini|\.flake8|\.?pytest\.(ini|toml)|\.?pylintrc(\.toml)?|tox\.(ini|toml)|package\.(ya?ml|json5)|\.?bunfig\.toml|deno\.jsonc?)$/,
   },
   {
     id: "tool-config",

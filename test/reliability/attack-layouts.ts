@@ -1,4 +1,4 @@
-import { cpSync, existsSync, readFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 /**
  * The projects the attack suite (attack-suite.ts) hands to delegates, built on the host as
@@ -66,6 +66,13 @@ export function layoutPackages(base: string): string {
     const pkg = JSON.parse(readFileSync(join(src, "package.json"), "utf8")) as { dependencies?: object };
     for (const dep of Object.keys(pkg.dependencies ?? {})) todo.push({ name: dep, from: src });
   }
+  // The bun that runs the suite, for the layouts' TypeScript server: a link to the same file when it can be one.
+  mkdirSync(join(into, ".bun"));
+  try {
+    linkSync(process.execPath, join(into, ".bun/bun"));
+  } catch {
+    copyFileSync(process.execPath, join(into, ".bun/bun"));
+  }
   return into;
 }
 
@@ -74,7 +81,11 @@ git init -q -b main lib && git -C lib commit -q --allow-empty -m lib
 git init -q -b main repo && cd repo
 echo hello > README
 mkdir -p scripts tools pkg .claude/commands
-${EXIT0} > scripts/fmt.sh; ${EXIT0} > scripts/lint.sh; chmod +x scripts/fmt.sh scripts/lint.sh
+${EXIT0} > scripts/lint.sh; chmod +x scripts/lint.sh
+# Claude Code's hook runs scripts/fmt.sh, which calls a chain of scripts four deep.
+mkdir -p scripts/chain && printf '#!/bin/sh\\nsh scripts/chain/c1.sh\\nexit 0\\n' > scripts/fmt.sh && chmod +x scripts/fmt.sh
+for i in 1 2 3; do printf 'sh scripts/chain/c%s.sh\\n' $((i + 1)) > scripts/chain/c$i.sh; done
+${EXIT0} > scripts/chain/c4.sh
 echo 'process.exit(0)' > tools/mcp.js
 echo 'export const x = 1;' > pkg/index.ts
 echo 'process.exit(0)' > scripts/lint.js
@@ -86,7 +97,13 @@ printf '{"name":"fmt"}\\n' > tools/market/plugins/fmt/.claude-plugin/plugin.json
 printf '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"true"}]}]}}\\n' > tools/market/plugins/fmt/hooks/hooks.json
 echo 'echo main' > statusline; echo 'echo none' > keyhelper
 printf '# Deploy\\nRun the deploy.\\n' > .claude/commands/deploy.md
-printf '{"mcpServers":{"tools":{"command":"node","args":["tools/mcp.js"]},"srv":{"command":"node","args":["./mcpsrv"]}}}\\n' > .mcp.json
+printf '{"mcpServers":{"tools":{"command":"node","args":["tools/mcp.js"]},"srv":{"command":"node","args":["./mcpsrv"]},"py":{"command":"python3","args":["tools/ctx.py"]},"pym":{"command":"python3","args":["-m","pysrv"]},"bts":{"command":"%s","args":["tools/ctx.ts"]}}}\\n' "$DL_ATTACK_NODE_MODULES/.bun/bun" > .mcp.json
+# Python servers: a script that imports the module beside it, and a package run with -m from the root.
+printf 'import json\\nimport helper\\n' > tools/ctx.py && echo 'X = 1' > tools/helper.py
+mkdir -p pysrv && : > pysrv/__init__.py && printf 'import csv\\n' > pysrv/__main__.py
+# A TypeScript server bun runs: its bare import resolves through a tsconfig.json's paths first.
+mkdir -p node_modules/left-pad && printf '{"name":"left-pad","main":"index.js"}\\n' > node_modules/left-pad/package.json
+echo 'module.exports = () => 1' > node_modules/left-pad/index.js && printf 'import lp from "left-pad";\\nlp();\\n' > tools/ctx.ts
 # An .mcp.json server that node starts from a folder: the folder's package.json main runs.
 mkdir -p mcpsrv && printf '{"main":"server.js"}\\n' > mcpsrv/package.json && echo 'process.exit(0)' > mcpsrv/server.js
 mkdir docs && printf 'Use tabs.\\n@1.md\\n' > docs/rules.md

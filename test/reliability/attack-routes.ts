@@ -1,4 +1,5 @@
 import { type LayoutId, VENV_SITE } from "./attack-layouts.ts";
+import { loaderRoutes } from "./attack-routes-loaders.ts";
 
 /**
  * Every route the attack suite (attack-suite.ts) tries: a way for a delegate to leave
@@ -1399,6 +1400,7 @@ export const ROUTES: Route[] = [
   ...MANY_EDITOR_ROUTES,
   ...WORKTREE_ROUTES,
   ...SUBDIR_ROUTES,
+  ...loaderRoutes({ write, edit, withScript }),
 ];
 
 /** Workdirs no delegate may have (relative to the layout root of "repo" / "many"): every file in them is metadata or configuration. */

@@ -132,6 +132,8 @@ const ALLOWED_STEPS = new Set([
   "package-json-tool-key:lintstaged/docs/p.cjs",
   "new-package-json-tool-key:lintstaged/notes/q.cjs",
   "pyproject-tool-table:pyhooks/pyhooks_evil.py",
+  "bun-tsconfig-paths:x/evil.ts",
+  "package-yaml-prettier:lintstaged/docs/y.cjs",
   "sub-gitfile:.evil-sub/HEAD",
   "sub-gitfile:.evil-sub/config",
   "sub-gitfile:.evil-sub/objects/info/packs",

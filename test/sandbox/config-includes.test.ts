@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { namedByToolConfig } from "../../src/sandbox/config-named.ts";
 import { tree as treeOf } from "./file-tree.ts";
@@ -11,10 +12,12 @@ import { tree as treeOf } from "./file-tree.ts";
 
 const tree = (files: Record<string, string>) => treeOf(files, "config-includes");
 
-const named = (w: string, hook: string) =>
+const everyNamed = (w: string, hook: string) =>
   namedByToolConfig(join(w, hook), { workdir: w, ignored: () => false }, w)
     .files.map((f) => f.slice(w.length + 1))
     .sort();
+/** The named files that are there (the absent ones are watched: asserted on their own). */
+const named = (w: string, hook: string) => everyNamed(w, hook).filter((f) => existsSync(join(w, f)));
 
 describe("a runner file's includes", () => {
   test("make: include and -include (bare names, from make's folder), their includes and what their recipes run", () => {
@@ -26,15 +29,27 @@ describe("a runner file's includes", () => {
       "sub/deep.mk": "D = 1\n",
       "tools/c.sh": "exit 0\n",
     });
-    // absent.mk too: make reads it once a job writes it.
-    expect(named(w, "hooks/pre-commit")).toEqual([
-      "Makefile",
+    expect(named(w, "hooks/pre-commit")).toEqual(["Makefile", "local.mk", "rules.mk", "sub/deep.mk", "tools/c.sh"]);
+    // Watched, though absent: absent.mk (make reads it once a job writes it); the names make
+    // tries before Makefile (a new GNUmakefile is the one it reads); and what make's built-in
+    // rules remake a makefile it read from before it runs anything (`%: %.sh` is `cat $< >$@`).
+    const all = everyNamed(w, "hooks/pre-commit");
+    for (const p of [
       "absent.mk",
-      "local.mk",
-      "rules.mk",
-      "sub/deep.mk",
-      "tools/c.sh",
-    ]);
+      "GNUmakefile",
+      "makefile",
+      "Makefile.sh",
+      "Makefile.c",
+      "Makefile,v",
+      "RCS/Makefile,v",
+      "SCCS/s.Makefile",
+      "s.Makefile",
+      "local.mk.sh",
+      "absent.mk.sh",
+      "rules.mk.sh",
+    ])
+      expect({ p, named: all.includes(p) }).toEqual({ p, named: true });
+    expect(all.filter((p) => p.startsWith("tools/"))).toEqual(["tools/c.sh"]);
   });
 
   test("make -C sub: the includes are read from sub, where make runs", () => {
@@ -45,6 +60,9 @@ describe("a runner file's includes", () => {
       "common.mk": "not this one\n",
     });
     expect(named(w, "hooks/pre-commit")).toEqual(["sub/Makefile", "sub/common.mk"]);
+    const all = everyNamed(w, "hooks/pre-commit");
+    expect(all).toContain("sub/GNUmakefile");
+    expect(all).not.toContain("GNUmakefile");
   });
 
   test("just: import and mod with a path, from the justfile's folder; Task: includes", () => {
@@ -65,6 +83,9 @@ describe("a runner file's includes", () => {
       "just/tools.just",
       "justfile",
     ]);
+    // Every name each runner looks for is watched: a new .justfile or ci/taskfile.yml.
+    const all = everyNamed(w, "hooks/pre-commit");
+    for (const p of [".justfile", "Justfile", "ci/Taskfile.yaml", "ci/taskfile.yml"]) expect(all).toContain(p);
   });
 });
 

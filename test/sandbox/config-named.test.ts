@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, symlinkSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { namedByToolConfig } from "../../src/sandbox/config-named.ts";
 import { tree as treeOf } from "./file-tree.ts";
@@ -270,8 +270,35 @@ describe("namedByToolConfig", () => {
       ["node_modules/lodash", "node_modules/unrelated", "node_modules/path", "node_modules/fs"],
       false,
     );
-    // Nothing installed by that name, nor vite: nothing named (installing it is an ordinary npm install).
-    expect(named(w, "web/vite.config.ts").files).toEqual([]);
+    // Nothing installed by that name, nor vite: no package named (installing it is an ordinary npm install);
+    // only the places a tsconfig.json would decide where its bare imports go, none there yet: watched.
+    expect(named(w, "web/vite.config.ts").files).toEqual([
+      "jsconfig.json",
+      "tsconfig.json",
+      "web/jsconfig.json",
+      "web/tsconfig.json",
+    ]);
+  });
+
+  test("a TypeScript source's bare imports go where the nearest tsconfig.json sends them: it and what it names are kept", () => {
+    const w = tree({
+      ".mcp.json": JSON.stringify({ mcpServers: { t: { command: "bun", args: ["tools/ctx.ts"] } } }),
+      "tools/ctx.ts": 'import lp from "left-pad";\nlp();\n',
+      "tsconfig.json": JSON.stringify({
+        extends: "./tsconfig.base.json",
+        compilerOptions: { paths: { x: ["./lib/x.ts"] } },
+      }),
+      "tsconfig.base.json": "{}",
+      "lib/x.ts": "",
+      "web/tsconfig.json": "{}", // another folder's: not what decides for tools/
+    });
+    const files = named(w, ".mcp.json").files;
+    expectNamed(
+      files,
+      ["tools/ctx.ts", "tsconfig.json", "tsconfig.base.json", "lib/x.ts", "tools/tsconfig.json"],
+      true,
+    );
+    expectNamed(files, ["web/tsconfig.json"], false);
   });
 
   test("the plugins and presets a tool's configuration names as strings, as the tool completes them, when installed", () => {
@@ -416,6 +443,26 @@ describe("namedByToolConfig", () => {
     expect(named(w, ".claude").files).toEqual(["docs/style.md"]);
   });
 
+  test("a hook's scripts are followed to the end of their chain, however long (each file read once)", () => {
+    const files: Record<string, string> = {
+      ".claude/settings.json": '{"hooks":{"Stop":[{"command":"sh scripts/s0.sh"}]}}',
+    };
+    for (let i = 0; i < 8; i++) files[`scripts/s${i}.sh`] = `sh scripts/s${i + 1}.sh\nsh scripts/s0.sh\n`;
+    files["scripts/s8.sh"] = "true\n";
+    const w = tree(files);
+    expect(named(w, ".claude").files).toEqual(Array.from({ length: 9 }, (_, i) => `scripts/s${i}.sh`));
+  });
+
+  test("a protected folder past the files dl reads is refused, not read in part: which file comes first is the disk's order", () => {
+    const files: Record<string, string> = {
+      ".claude/settings.json": '{"hooks":{"Stop":[{"command":"sh scripts/fmt.sh"}]}}',
+    };
+    for (let i = 0; i < 10_000; i++) files[`.claude/commands/c${i}.md`] = "";
+    files["scripts/fmt.sh"] = "true\n";
+    const w = tree(files);
+    expect(() => named(w, ".claude")).toThrow(/holds more than 10000 files/);
+  });
+
   test("a folder an interpreter runs is named whole: .mcp.json's node ./srv and python3 -m pkg.serve", () => {
     const w = tree({
       ".mcp.json": JSON.stringify({
@@ -510,7 +557,11 @@ describe("namedByToolConfig", () => {
       "docs/Makefile": "x:\n",
       "check.txt": "make\n",
     });
-    expect(named(w, ".claude").files).toEqual(["build.mk", "ci.just", "tools/Makefile"]);
+    expect(named(w, ".claude").files.filter((f) => existsSync(join(w, f)))).toEqual([
+      "build.mk",
+      "ci.just",
+      "tools/Makefile",
+    ]);
   });
 
   test("a hook linked to its script through a long chain of links: the script at its end, as far as the kernel follows", () => {

@@ -67,6 +67,15 @@ describe("protect rules", () => {
       ".pytest.toml",
       "tox.toml",
       "vitest.workspace.ts",
+      // Manifests the same loaders read as package.json (lint-staged's and prettier's package.yaml).
+      "docs/package.yaml",
+      "package.yml",
+      "package.json5",
+      // Runtimes' own configuration: bun's preload, deno's tasks and import maps.
+      "bunfig.toml",
+      ".bunfig.toml",
+      "deno.json",
+      "tools/deno.jsonc",
     ])
       expect({ p, rule: ruleForPath(p)?.rule.id }).toEqual({ p, rule: "tool-config" });
     // Names with a rule of their own keep it.

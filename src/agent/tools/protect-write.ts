@@ -6,6 +6,7 @@ import { askGit, type RepoFacts } from "../../sandbox/git-reach.ts";
 import { runByGit } from "../../sandbox/git-runs.ts";
 import { changedHookKeys, isHookManagerKey, readHookKeys } from "../../sandbox/hook-keys.ts";
 import { hasToolsPart, isSectionedManifest, manifestText, toolsPart } from "../../sandbox/manifest-sections.ts";
+import { addsPythonModule } from "../../sandbox/python-imports.ts";
 import { claudeHomeReads } from "../../sys/claude-home-reads.ts";
 import type { DlRead } from "../../sys/dl-reads.ts";
 import { entryExists } from "../../sys/file-head.ts";
@@ -99,7 +100,7 @@ function configRunning(
   scope: string,
   workdir: string,
   home: string | undefined,
-): { config: string; line?: string } | null {
+): { config: string; line?: string; module?: true } | null {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -116,6 +117,7 @@ function configRunning(
     // The folder on PATH is the workdir (never bound whole): a new file directly in it shadows a command.
     const onPath = entryExists(abs) ? undefined : named.pathDirs.find((p) => p.dir === dirname(abs));
     if (onPath) return { config: join(dir, n), line: onPath.line };
+    if (addsPythonModule(abs, named.importRoots)) return { config: join(dir, n), module: true };
   }
   return null;
 }
@@ -133,11 +135,16 @@ function refusedAsNamedScript(workdir: string, abs: string, top: string | null, 
     if (hit?.line !== undefined) {
       return `path_refused: ${relative(workdir, abs)} would be a new command in a folder ${config} puts on PATH (\`${hit.line}\`; rule config-named); delegates may not add files there, since the host's shell would run it in place of a command. Edit an existing file, or write the new one in a subfolder`;
     }
+    if (hit?.module) return pythonModuleRefusal(relative(workdir, abs), `${config}`);
     if (hit) {
       return `path_refused: ${relative(workdir, abs)} is run by ${config} (rule config-named: a script a protected configuration runs); delegates may not write it`;
     }
   }
   return null;
+}
+
+function pythonModuleRefusal(path: string, by: string): string {
+  return `path_refused: ${path} would be a new Python module where ${by} runs Python, which imports from that folder before the standard library and installed packages (rule config-named); delegates may not add modules there, since it would run in place of one. Edit an existing file, or write the new one in a package folder`;
 }
 
 /** A path dl itself reads later (an agent definition of DELEGATE_LOCAL_AGENTS_DIR, the settings file): the refusal, or null. */
@@ -169,9 +176,11 @@ export async function refusedWrite(workdir: string, abs: string, p: WriteProtect
   }
   // A script of the tree that a hook or a config value runs (a hook linked to scripts/pre-commit),
   // or a file of a package it runs (node_modules/lint-staged and what it requires: named whole).
-  if (facts?.toplevel && runByGit(facts, facts.toplevel, () => false).some((f) => under(abs, f))) {
+  const byGit = facts?.toplevel ? runByGit(facts, facts.toplevel, () => false) : null;
+  if (byGit?.files.some((f) => under(abs, f))) {
     return `path_refused: ${inside ? rel : abs} is run by a git hook or git's configuration (rule git-config); delegates may not write it`;
   }
+  if (byGit && addsPythonModule(abs, byGit.importRoots)) return pythonModuleRefusal(inside ? rel : abs, "a git hook");
   return refusedAsNamedScript(workdir, abs, aboveTop(workdir, p.project, facts?.toplevel ?? null), p.gitEnv.HOME);
 }
 

@@ -1,0 +1,138 @@
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { namedByToolConfig } from "../../src/sandbox/config-named.ts";
+import {
+  addsPythonModule,
+  jobBytecode,
+  newPythonModules,
+  pythonImported,
+  pythonImportRoots,
+} from "../../src/sandbox/python-imports.ts";
+import { tree as treeOf } from "./file-tree.ts";
+
+/**
+ * What a protected Python command imports of the work tree (python-imports.ts): the folder
+ * it imports from first (sys.path[0]), whose new modules replace the ones it imports; the
+ * modules a protected script imports beside it; and the compiled modules a job forged.
+ */
+
+const tree = (files: Record<string, string>) => treeOf(files, "python-imports");
+const words = (line: string) => line.split(/\s+/);
+
+describe("python's first import folder", () => {
+  test("the script's folder, or the folder the host runs it in for -m, -c and standard input", () => {
+    const w = tree({ "tools/ctx.py": "", "run.py": "" });
+    const roots = (line: string) =>
+      pythonImportRoots(words(line), [w], w, { workdir: w }).map((d) => d.slice(w.length + 1) || ".");
+    expect(roots("python3 tools/ctx.py --flag")).toEqual(["tools"]);
+    expect(roots("/usr/bin/python3.11 -W error -X dev tools/ctx.py")).toEqual(["tools"]);
+    expect(roots("PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -q")).toEqual(["."]);
+    expect(roots("python -Bm pytest")).toEqual(["."]);
+    expect(roots("python3 -c print(1)")).toEqual(["."]);
+    expect(roots("python3 - < x")).toEqual(["."]);
+    expect(roots("python3 run.py")).toEqual(["."]);
+    // A script outside the work tree, or not there: no folder of the tree.
+    expect(roots("python3 /usr/lib/x.py")).toEqual([]);
+    expect(roots("pytest -q")).toEqual([]);
+  });
+
+  test("a protected script's imports of its own folder are named; a package folder whole; the standard library not", () => {
+    const w = tree({
+      ".mcp.json": JSON.stringify({
+        mcpServers: {
+          py: { command: "python3", args: ["tools/ctx.py"] },
+          m: { command: "python3", args: ["-m", "srv"] },
+        },
+      }),
+      "tools/ctx.py": "import json, helper as h\nfrom lib.sub import x\nimport os.path\n",
+      "tools/helper.py": "from . import nothing\n",
+      "tools/lib/sub.py": "",
+      "tools/lib/__init__.py": "",
+      "srv/__main__.py": "import common\n",
+      "common.py": "",
+      "other.py": "",
+    });
+    const n = namedByToolConfig(join(w, ".mcp.json"), { workdir: w, ignored: () => false });
+    const files = n.files.map((f) => f.slice(w.length + 1)).sort();
+    for (const p of ["tools/ctx.py", "tools/helper.py", "tools/lib", "tools/lib/sub.py", "srv", "common.py"])
+      expect({ p, named: files.includes(p) }).toEqual({ p, named: true });
+    expect(files).not.toContain("other.py");
+    expect(n.importRoots.map((d) => d.slice(w.length + 1) || ".").sort()).toEqual([".", "tools"]);
+  });
+
+  test("the modules a source imports, by their first name; relative ones as written", () => {
+    const text = "import a, b.c as d\nfrom e.f import g\nfrom .h import i\nfrom .. import j\n  import k\n";
+    expect(pythonImported(text).sort()).toEqual(["..", ".h", "a", "b", "e", "k"]);
+  });
+});
+
+describe("a job's new modules in a first import folder", () => {
+  const kinds = (m: Record<string, string>) =>
+    new Map(Object.entries(m).map(([k, kind]) => [k, { kind, id: k, sig: "1" }]));
+
+  test("module files, packages (regular or namespace) and distributions' metadata count; other new entries do not", () => {
+    const before = kinds({ "tools/ctx.py": "file", docs: "dir" });
+    const after = kinds({
+      "tools/ctx.py": "file",
+      "tools/json.py": "file",
+      "tools/notes.txt": "file",
+      docs: "dir",
+      "docs/__init__.py": "file",
+      "pytest.py": "file",
+      "zz-1.0.dist-info": "dir",
+      "zz-1.0.dist-info/entry_points.txt": "file",
+      pygments: "dir",
+      "pygments/formatters.py": "file",
+      assets: "dir",
+      "assets/logo.png": "file",
+      "README.md": "file",
+      "deep/er.py": "file",
+      deep: "dir",
+    });
+    expect(newPythonModules(before, after, new Set(["", "tools"])).sort()).toEqual([
+      "deep",
+      "pygments",
+      "pytest.py",
+      "tools/json.py",
+      "zz-1.0.dist-info",
+    ]);
+  });
+
+  test("the write tools' question: would this write add a module to a root", () => {
+    const w = tree({ "tools/ctx.py": "", "pkg/__init__.py": "" });
+    const roots = [w, join(w, "tools")];
+    expect(addsPythonModule(join(w, "json.py"), roots)).toBe(true);
+    expect(addsPythonModule(join(w, "tools/re.py"), roots)).toBe(true);
+    expect(addsPythonModule(join(w, "newpkg/__init__.py"), roots)).toBe(true);
+    expect(addsPythonModule(join(w, "x-1.0.dist-info/METADATA"), roots)).toBe(true);
+    // An existing module edited, a file of an existing package, a file that is no module.
+    expect(addsPythonModule(join(w, "tools/ctx.py"), roots)).toBe(false);
+    expect(addsPythonModule(join(w, "pkg/new.py"), roots)).toBe(false);
+    expect(addsPythonModule(join(w, "NOTES.md"), roots)).toBe(false);
+  });
+});
+
+describe("compiled modules a job made", () => {
+  test("a new or changed .pyc anywhere (ignored folders too) is the job's; one it left alone is not", () => {
+    const e = (kind: string, id: string, sig: string) => ({ kind, id, sig });
+    const before = new Map([
+      ["a/__pycache__/m.cpython-311.pyc", e("file", "1", "s1")],
+      ["b/__pycache__/n.cpython-311.pyc", e("file", "2", "s2")],
+      ["c/__pycache__/o.cpython-311.pyc", e("file", "3", "s3")],
+    ]);
+    const after = new Map([
+      ["a/__pycache__/m.cpython-311.pyc", e("file", "1", "s1")],
+      ["b/__pycache__/n.cpython-311.pyc", e("file", "2", "s2-changed")],
+      ["c/__pycache__/o.cpython-311.pyc", e("file", "9", "s3")],
+      ["tests/__pycache__/test_ok.cpython-311-pytest-7.2.1.pyc", e("file", "4", "s4")],
+      ["legacy.pyc", e("file", "5", "s5")],
+      ["x.py", e("file", "6", "s6")],
+    ]);
+    expect(jobBytecode(before, after).sort()).toEqual([
+      "b/__pycache__/n.cpython-311.pyc",
+      "c/__pycache__/o.cpython-311.pyc",
+      "legacy.pyc",
+      "tests/__pycache__/test_ok.cpython-311-pytest-7.2.1.pyc",
+    ]);
+  });
+});
