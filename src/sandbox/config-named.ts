@@ -30,7 +30,7 @@ import {
   subpathImports,
   tsconfigsOf,
 } from "./node-deps.ts";
-import { pythonImported, pythonImportRoots, pythonModulesOf } from "./python-imports.ts";
+import { isPythonSource, pythonImported, pythonImportRoots, pythonModulesOf } from "./python-imports.ts";
 
 /**
  * The files of the work tree that a protected configuration runs: a Claude Code hook's
@@ -185,6 +185,7 @@ function wordsOf(src: Source): Words {
     required: [],
     subpaths: [],
     pyImports: [],
+    python: false,
   };
   if (USER_RUN.test(basename(src.file))) return none;
   const text = src.text ?? readText(src.file);
@@ -201,6 +202,7 @@ function wordsOf(src: Source): Words {
     : binsRun(body, src.text !== undefined && !src.settings);
   const plugins = src.text === undefined ? claudePluginDirs(src.file, text) : [];
   const required = requiredBy(src, text);
+  const python = src.text === undefined && isPythonSource(src.file, text);
   return {
     words: commandWords(body),
     sourced: [...body.matchAll(DOT_SOURCE)].map((m) => m[1]!),
@@ -214,7 +216,8 @@ function wordsOf(src: Source): Words {
     plugins,
     required,
     subpaths: src.text === undefined ? subpathImports(src.file, text) : [],
-    pyImports: src.text === undefined && /\.pyw?$/i.test(src.file) ? pythonImported(text) : [],
+    pyImports: python ? pythonImported(text) : [],
+    python,
   };
 }
 
@@ -309,6 +312,8 @@ interface Words {
   subpaths: string[];
   /** A Python source's imports (python-imports.ts pythonImported). */
   pyImports: string[];
+  /** A Python file (by its name or its shebang): run as a script, it imports from its own folder first. */
+  python: boolean;
 }
 
 /** The regular files and the links of an entry (itself, or what a folder holds), without following links. */
@@ -613,7 +618,11 @@ function followSource(w: NamedWalk, src: Source, depth: number): void {
       if (venv) w.found.add(venv);
     }
   // `make lint`, `just fmt`: the runner reads its file from where the host runs it.
-  for (const abs of runnerFiles(tokens, project)) if (isWithin(abs, o.workdir)) w.take(abs, false);
+  for (const abs of runnerFiles(tokens, project)) {
+    if (!isWithin(abs, o.workdir)) continue;
+    if (entryExists(abs)) w.take(abs, false);
+    else w.found.add(abs); // absent (GNUmakefile, Makefile.sh): watched, nothing to read
+  }
   // `npm run lint`, `npx x`: the package manager obeys its own settings files there, absent ones named too.
   for (const abs of managerFiles(tokens, project, o.workdir)) w.take(abs, false);
   w.next.push(...scriptsRun(runs, project, o, w.scripts));
@@ -672,6 +681,8 @@ function followImports(w: NamedWalk, src: Source, parsed: Words): void {
   const { o, project } = w;
   const bases = [...new Set([project, dirname(src.file)])];
   for (const root of pythonImportRoots(parsed.tokens, bases, project, o)) w.importRoots.add(root);
+  // A Python file the host runs as a script (`./scripts/check.py`, `uv run x.py`, its shebang) imports from its own folder first.
+  if (parsed.python) w.importRoots.add(dirname(src.file));
   for (const p of pythonModulesOf(src.file, parsed.pyImports, project, o.workdir)) {
     if (lstatSync(p).isDirectory()) {
       if (w.found.has(p)) continue;

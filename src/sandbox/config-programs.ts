@@ -1,5 +1,6 @@
 import { lstatSync, readlinkSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { DlError } from "../errors.ts";
 import { entryExists, readRegularHead } from "../sys/file-head.ts";
 import { isWithin, resolveUserPath } from "../sys/paths.ts";
 
@@ -466,8 +467,8 @@ function makeRemakeSources(makefile: string): string[] {
   ];
 }
 
-/** Runner files read per command, included ones too (a chain of includes is short). */
-const MAX_INCLUDED = 50;
+/** Runner files read per command, included ones too: past it the job is refused, never run with the rest unread. */
+const MAX_INCLUDED = 1000;
 const MAX_INCLUDE_BYTES = 256 * 1024;
 
 /**
@@ -479,7 +480,13 @@ const MAX_INCLUDE_BYTES = 256 * 1024;
 function includedBy(file: string, row: RunnerRow, dir: string, out: Set<string>): void {
   if (!row.includes) return;
   const queue = [file];
-  for (let read = 0; queue.length > 0 && read < MAX_INCLUDED; read++) {
+  for (let read = 0; queue.length > 0; read++) {
+    if (read >= MAX_INCLUDED)
+      throw new DlError(
+        "bad_input",
+        `${file} includes more than ${MAX_INCLUDED} files: too many for dl to read what its runner runs; run this job on a copy`,
+        { failure_kind: "workdir_forbidden", reason: "too_large" },
+      );
     const f = queue.shift()!;
     const text = readRegularHead(f, MAX_INCLUDE_BYTES);
     if (text === null) continue;

@@ -78,6 +78,11 @@ function isFile(p: string): boolean {
   }
 }
 
+/** A Python source: its name says so, or its first line runs python (`#!/usr/bin/env python3`). */
+export function isPythonSource(file: string, text: string): boolean {
+  return /\.pyw?$/i.test(file) || /^#![^\n]*\bpython[\d.]*\b/.test(text);
+}
+
 /** `import a, b.c as d` and `from e.f import g`: the first names (`a`, `b`, `e`); `from .h import i`: `.h`. */
 const IMPORT_LINE = /^[ \t]*(?:from[ \t]+(\.*[A-Za-z_][\w.]*|\.+)[ \t]+import\b|import[ \t]+([^\n#;]+))/gm;
 

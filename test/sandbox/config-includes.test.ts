@@ -89,6 +89,14 @@ describe("a runner file's includes", () => {
   });
 });
 
+test("more includes than dl reads: refused, not read in part", () => {
+  const files: Record<string, string> = { "hooks/pre-commit": "make -s check\n", Makefile: "include m0.mk\n" };
+  for (let i = 0; i < 1000; i++) files[`m${i}.mk`] = `include m${i + 1}.mk\n`;
+  files["m1000.mk"] = "check:\n\t@sh tools/c.sh\n";
+  const w = tree(files);
+  expect(() => everyNamed(w, "hooks/pre-commit")).toThrow(/includes more than 1000 files/);
+}, 30_000);
+
 describe("the shell's . file", () => {
   test("`. hookenv` at a command's start names the bare file; `eslint . && notes` does not make notes read-only", () => {
     const w = tree({

@@ -57,7 +57,18 @@ describe("python's first import folder", () => {
     for (const p of ["tools/ctx.py", "tools/helper.py", "tools/lib", "tools/lib/sub.py", "srv", "common.py"])
       expect({ p, named: files.includes(p) }).toEqual({ p, named: true });
     expect(files).not.toContain("other.py");
-    expect(n.importRoots.map((d) => d.slice(w.length + 1) || ".").sort()).toEqual([".", "tools"]);
+    // The folders python runs them from, and each protected Python file's own (a package's: read-only whole anyway).
+    expect(n.importRoots.map((d) => d.slice(w.length + 1) || ".").sort()).toEqual([".", "srv", "tools", "tools/lib"]);
+  });
+
+  test("a script run by its shebang or by another runner imports from its own folder first", () => {
+    const w = tree({
+      ".husky/pre-commit": "./scripts/check\nuv run tools/gen.py\n",
+      "scripts/check": "#!/usr/bin/env python3\nimport re\n",
+      "tools/gen.py": "print(1)\n",
+    });
+    const n = namedByToolConfig(join(w, ".husky"), { workdir: w, ignored: () => false });
+    expect(n.importRoots.map((d) => d.slice(w.length + 1)).sort()).toEqual(["scripts", "tools"]);
   });
 
   test("the modules a source imports, by their first name; relative ones as written", () => {
