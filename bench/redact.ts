@@ -1,6 +1,7 @@
 /**
  * bench/redact — what `redact` costs on hostile output: a megabyte of escapes (`\\`,
- * `\u005c`, `%25`, `&#37;`), of line breaks, and of a JSON log holding escapes, each as a
+ * `\u005c`, `%25`, `&#37;`), of line breaks, of a JSON log holding escapes, and of names
+ * that say credential whose values never qualify (no white space ends their run), each as a
  * ratio against a megabyte of plain text in this same run. cutKnown reads text up to four
  * levels down; each level must be one pass, so every ratio stays a small constant.
  *
@@ -25,6 +26,11 @@ const inputs: [string, string][] = [
   ["&#37;", fill("&#37;")],
   ["line breaks", fill("\n")],
   ["JSON log with escapes", fill('{"msg":"line \\"quoted\\" 50% done\\n"}\n')],
+  // Names whose values never qualify, with no white space to end a run: each character must be read a bounded number of times.
+  ["password:x, (no value)", fill("password:x,")],
+  ["password:password:", fill("password:password:")],
+  ["quotes never closed", fill("a_token='bbbb ")],
+  ["path-shaped values", fill("API_KEY=/nonexist/a1 ")],
 ];
 
 /** The best of five runs, in milliseconds (the least disturbed by other work on the machine). */

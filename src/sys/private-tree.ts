@@ -12,7 +12,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { rewritePrivate } from "./private-file.ts";
-import { binaryHoldsSecret, holdsSecret } from "./redact.ts";
+import { binaryHoldsSecret, holdsSecret, learnNamed } from "./redact.ts";
 
 /**
  * Whole trees of dl's private state, walked without following a link and leaving what
@@ -78,21 +78,28 @@ function scrubFile(path: string, st: Stats): "kept" | "redacted" | "removed" {
     rmSync(path, { force: true });
     return "removed";
   }
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  let bytes: Buffer;
-  try {
-    if (!fstatSync(fd).isFile()) return "kept";
-    bytes = readFileSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  const binary = bytes.includes(0);
-  const text = bytes.toString(binary ? "latin1" : "utf8");
+  const read = readChildText(path);
+  if (!read) return "kept";
+  const { text, binary } = read;
   if (!(binary ? binaryHoldsSecret(text) : holdsSecret(text))) return "kept";
   // A database or an archive cannot be edited byte for byte: what holds a key is not kept.
   if (binary) rmSync(path, { force: true });
   else rewritePrivate(path, text);
   return binary ? "removed" : "redacted";
+}
+
+/** A regular file a child wrote, as text (a binary one as latin1), opened without following a link; null for anything else. */
+function readChildText(path: string): { text: string; binary: boolean } | null {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  let bytes: Buffer;
+  try {
+    if (!fstatSync(fd).isFile()) return null;
+    bytes = readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  const binary = bytes.includes(0);
+  return { text: bytes.toString(binary ? "latin1" : "utf8"), binary };
 }
 
 /**
@@ -103,6 +110,12 @@ function scrubFile(path: string, st: Stats): "kept" | "redacted" | "removed" {
  */
 export function scrubTree(dir: string): string[] {
   const removed: string[] = [];
+  // Learned from every text file first, then cut: a value one file names (`cat .env` in
+  // Codex's events) is cut from all of them, whichever order the walk takes.
+  walkOwn(dir, (path, st) => {
+    const read = st.isFile() && st.size <= SCRUB_MAX_BYTES ? readChildText(path) : null;
+    if (read && !read.binary) learnNamed(read.text);
+  });
   walkOwn(dir, (path, st) => {
     if (st.isFile() && scrubFile(path, st) === "removed") removed.push(path);
     else tightenEntry(path, st);

@@ -55,6 +55,13 @@ const words = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, "$1_$2").repl
 
 /** Values of such variables that are no credential whatever the name: booleans, numbers. */
 const NOT_A_SECRET = /^(?:true|false|yes|no|on|off|none|null|\d{1,12})$/i;
+/**
+ * Paths looked up per call (of redact, learnNamed, secretValuesOf): past it a value shaped
+ * like a path is cut as a secret, so text naming thousands of them costs no more.
+ */
+const PATH_LOOKS_PER_CALL = 32;
+let pathLooksLeft = PATH_LOOKS_PER_CALL;
+
 /** A value written as a path: `/…`, `./…`, `~/…`. */
 const PATH_SHAPED = /^[~.]?\/\S*$/;
 
@@ -66,7 +73,8 @@ const PATH_SHAPED = /^[~.]?\/\S*$/;
  */
 function notASecret(value: string): boolean {
   if (NOT_A_SECRET.test(value)) return true;
-  if (!PATH_SHAPED.test(value)) return false;
+  if (!PATH_SHAPED.test(value) || pathLooksLeft <= 0) return false;
+  pathLooksLeft--;
   try {
     return existsSync(value.startsWith("~/") ? join(homedir(), value.slice(2)) : value);
   } catch {
@@ -110,19 +118,47 @@ const SHAPES: readonly RegExp[] = [
 const NAME_THEN_VALUE =
   /(?<![A-Za-z0-9_.-])-{0,2}([A-Za-z_][A-Za-z0-9_.-]{0,127})\\?["']?[ \t]{0,8}([:=])[ \t]{0,8}\\?(["']?)(?:(?:bearer|basic|token)[ \t]{1,8})?|(?<![A-Za-z0-9_.-])--([A-Za-z][A-Za-z0-9_.-]{0,127})[ \t]{1,8}(?!-)\\?(["']?)/gi;
 /**
- * The value after a name that says "secret" (its last word, above), to where its format
- * ends it: a quoted value at its closing quote (spaces and all: `'s3cr3t pass'`), any
- * other at white space. `&`, `;`, `,`, `<` or `>` end nothing: `PGPASSWORD=Tr0ub4dor&3`
+ * The run a value after a name that says "secret" (its last word, above) may span, to
+ * where its format ends it: a double-quoted value at its closing quote (spaces, `'` and
+ * backticks and all: `"it's s3cret9"`), a single-quoted or backticked one at its quote,
+ * any other at white space. `&`, `;`, `,`, `<` or `>` end nothing: `PGPASSWORD=Tr0ub4dor&3`
  * is one value, and cutting a few characters too many costs less than leaving a key's
- * tail. A value of letters only ("KEY: present", "TOKEN=unset") is a word, not a key: a
- * key has a digit or a symbol. It never holds a quote, a backtick or a backslash, so
- * serialized JSON stays JSON, nor the marker of a cut made before (what is learned from
- * it must be the value's own characters, and a second pass must change nothing).
+ * tail. No run holds `"` or a backslash, so serialized JSON stays JSON.
  */
-const QUOTED_VALUE =
-  /(?!(?:bearer|basic|token)[ \t])(?=(?:(?!<redacted>)[^"'`\\\r\n]){0,4096}[0-9_./+=~-])(?:(?!<redacted>)[^"'`\\\r\n]){4,4096}/iy;
-const WORD_VALUE =
-  /(?!(?:bearer|basic|token)[ \t])(?=(?:(?!<redacted>)[^\s"'`\\]){0,4096}[0-9_./+=~-])(?:(?!<redacted>)[^\s"'`\\]){4,4096}/iy;
+const RUN_IN_DOUBLE = /[^"\\\r\n]{1,4096}/y;
+const RUN_IN_SINGLE = /[^'"`\\\r\n]{1,4096}/y;
+const RUN_BARE = /[^\s"'`\\]{1,4096}/y;
+/** A header whose whole value is the credential (every cookie of the line may be a session): its run is the rest of the line. */
+const RUN_TO_LINE_END = /[^"\\\r\n]{1,4096}/y;
+const WHOLE_LINE_HEADER = /^(?:set-)?cookie$|^(?:proxy-)?authorization$/i;
+/** A key has a digit or a symbol: a value of letters only ("KEY: present", "TOKEN=unset") is a word. */
+const KEYLIKE = /[0-9_./+=~-]/;
+/** How far before a run's end a later name may start whose value the run's end cuts short (a name, its sign, a quote). */
+const NAME_REACH = 160;
+
+/**
+ * The value at `at` (after a name; `quote` opened it, or ""; `header`: a whole-line
+ * header's): what is cut, or null when it is no credential, and where its run ends. A run
+ * that holds the marker of a cut made before (a learned value inside it) is cut whole, and
+ * only its own characters are learned: a second pass changes nothing.
+ */
+function valueAt(
+  text: string,
+  at: number,
+  quote: string,
+  header: boolean,
+): { value: string | null; pieces: string[]; end: number } {
+  const run = quote === '"' ? RUN_IN_DOUBLE : quote ? RUN_IN_SINGLE : header ? RUN_TO_LINE_END : RUN_BARE;
+  run.lastIndex = at;
+  const m = run.exec(text);
+  if (!m) return { value: null, pieces: [], end: at };
+  const end = at + m[0].length;
+  const pieces = m[0].split(REDACTED).filter((p) => p.trim() !== "");
+  if (pieces.length === 0) return { value: null, pieces, end };
+  if (m[0].includes(REDACTED)) return { value: m[0], pieces, end };
+  const ok = m[0].length >= 4 && KEYLIKE.test(m[0]);
+  return { value: ok ? m[0] : null, pieces, end };
+}
 
 /** `text` with the value of every `name = value` whose name says credential replaced (and noted in `seen`). */
 function redactNamed(text: string, seen: string[]): string {
@@ -133,20 +169,43 @@ function redactNamed(text: string, seen: string[]): string {
     const name = m[1] ?? m[4] ?? "";
     const variable = m[2] === "=" && VARIABLE.test(name);
     if (variable ? !isSecretName(name) : !SECRET_LAST_WORD.test(words(name))) continue;
-    // A URL's parameter (`?token=…&next=…`) ends at the URL's own delimiters: redactUrls cuts it.
-    if (/[?&]/.test(text[m.index - 1] ?? "")) continue;
-    const shape = m[3] || m[5] ? QUOTED_VALUE : WORD_VALUE;
-    shape.lastIndex = NAME_THEN_VALUE.lastIndex;
-    const value = shape.exec(text);
-    if (!value || (variable && notASecret(value[0]))) continue;
-    seen.push(value[0]);
-    out += text.slice(done, NAME_THEN_VALUE.lastIndex) + REDACTED;
-    done = NAME_THEN_VALUE.lastIndex = shape.lastIndex;
+    const quote = m[3] || m[5] || "";
+    if (!quote && m[2] === "=" && inUrlQuery(text, m.index)) continue;
+    const at = NAME_THEN_VALUE.lastIndex;
+    const { value, pieces, end } = valueAt(text, at, quote, m[2] === ":" && WHOLE_LINE_HEADER.test(name));
+    if (!value || (variable && notASecret(value))) {
+      // A later name inside a run whose value failed has a part of it for a value, failing too:
+      // only one near its end can still open a value of its own. Each character is read a bounded number of times.
+      NAME_THEN_VALUE.lastIndex = Math.max(at, end - NAME_REACH);
+      continue;
+    }
+    seen.push(...pieces);
+    out += text.slice(done, at) + REDACTED;
+    done = NAME_THEN_VALUE.lastIndex = at + value.length;
   }
   return done === 0 ? text : out + text.slice(done);
 }
 
+/**
+ * A name right after a URL's `?` or `&` (not a shell's `&&`): its value ends at the URL's
+ * own delimiters, where redactUrls cuts it.
+ */
+function inUrlQuery(text: string, nameAt: number): boolean {
+  const before = text[nameAt - 1];
+  return before === "?" || (before === "&" && text[nameAt - 2] !== "&");
+}
+
 const BEARER = /(\bbearer[ \t]{1,8})[A-Za-z0-9._~+/-]{6,4096}=*/gi;
+/** HTTP's `Basic <base64 of user:password>`, whatever its letters: "basic usage" is prose, since it decodes to no `user:password`. */
+const BASIC = /(\bbasic[ \t]{1,8})([A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])/gi;
+
+function cutBasic(text: string, seen: string[]): string {
+  return text.replace(BASIC, (whole, scheme: string, b64: string) => {
+    if (!/^[\x20-\x7e]+:[\x20-\x7e]*$/.test(Buffer.from(b64, "base64").toString("latin1"))) return whole;
+    seen.push(b64);
+    return `${scheme}${REDACTED}`;
+  });
+}
 
 /** A URL's userinfo (`//user:pass@host`). */
 const USERINFO = /\/\/[^/?#\s"'`\\<>]{1,1024}@/g;
@@ -225,6 +284,7 @@ export function isSecretName(name: string): boolean {
  * (`DELEGATE_LOCAL_URL=…?api_key=…`, `HTTPS_PROXY=http://user:pass@…`).
  */
 export function secretValuesOf(env: Readonly<Record<string, string | undefined>>): string[] {
+  pathLooksLeft = Number.POSITIVE_INFINITY; // dl's own environment: a few values, each looked at
   return Object.entries(env).flatMap(([name, v]) =>
     v === undefined ? [] : [...(isSecretName(name) && !notASecret(v.trim()) ? [v] : []), ...urlSecretsOf(v)],
   );
@@ -544,10 +604,11 @@ export function redact(text: string): string {
 
 /** `redact` made from scratch: known values, shapes, named values, URLs; learns what the text names. */
 function redactFresh(text: string): string {
+  pathLooksLeft = PATH_LOOKS_PER_CALL;
   let out = cutKnown(text);
   for (const re of SHAPES) out = out.replace(re, REDACTED);
   const seen: string[] = [];
-  out = redactUrls(redactNamed(out, seen).replace(BEARER, `$1${REDACTED}`), seen);
+  out = redactUrls(cutBasic(redactNamed(out, seen).replace(BEARER, `$1${REDACTED}`), seen), seen);
   return learn(seen) ? cutKnown(out) : out;
 }
 
@@ -561,7 +622,8 @@ function redactFresh(text: string): string {
  */
 export function learnNamed(text: string): void {
   const seen: string[] = [];
-  redactUrls(redactNamed(text, seen), seen);
+  pathLooksLeft = PATH_LOOKS_PER_CALL;
+  redactUrls(cutBasic(redactNamed(text, seen), seen), seen);
   learn(seen);
 }
 

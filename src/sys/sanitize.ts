@@ -34,10 +34,25 @@ function cut(s: string, cap: number): string {
   return `${s.slice(0, end)}…`;
 }
 
+/** The rest of a word at a cut (a key is one word of at most 4096 characters; a word ends where JSON or a shell ends it). */
+const WORD_REST = /[^\s"'`,;{}[\]()<>]{0,4096}/y;
+
+/**
+ * The first `max` characters of `s`, redacted (so a 1 MB line costs no more than a short
+ * one), and the rest of the word the slice cuts: part of a key is no key the redaction
+ * recognizes, and collapsing the white space before it would pull it inside the cap.
+ */
+function redactedHead(s: string, max: number): string {
+  if (s.length <= max) return redact(s);
+  WORD_REST.lastIndex = max;
+  const end = max + (WORD_REST.exec(s)?.[0].length ?? 0);
+  return redact(s.slice(0, end));
+}
+
 /** One safe line: unsafe characters become spaces, whitespace collapses, capped. */
 export function sanitizeLine(s: string, cap = TEXT_CAP): string {
   // Cap the input first so a 1 MB line costs no more than a short one.
-  const head = redact(s.length > cap * 8 ? s.slice(0, cap * 8) : s);
+  const head = redactedHead(s, cap * 8);
   return cut(head.replace(ANSI, " ").replace(UNSAFE, " ").replace(/\s+/g, " ").trim(), cap);
 }
 
@@ -46,7 +61,7 @@ export function sanitizeLine(s: string, cap = TEXT_CAP): string {
  * response better with its paragraphs), runs of blank lines and spaces collapse.
  */
 export function sanitizeMultiline(s: string, cap = JSON_STRING_CAP): string {
-  const head = redact(s.length > cap * 8 ? s.slice(0, cap * 8) : s);
+  const head = redactedHead(s, cap * 8);
   const clean = head
     .replace(/\r\n?/g, "\n")
     .replace(ANSI, " ")
@@ -63,7 +78,7 @@ export function sanitizeMultiline(s: string, cap = JSON_STRING_CAP): string {
  * stay where they are, since the alignment carries the meaning.
  */
 export function sanitizeBlock(s: string, cap = JSON_STRING_CAP): string {
-  const head = redact(s.length > cap * 8 ? s.slice(0, cap * 8) : s);
+  const head = redactedHead(s, cap * 8);
   return cut(head.replace(/\r\n?/g, "\n").replace(ANSI, " ").replace(UNSAFE_KEEP_NL, " ").trimEnd(), cap);
 }
 

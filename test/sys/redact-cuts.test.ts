@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync, realpathSync } from "node:fs";
+import { readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type BashCounters, runToolCalls } from "../../src/agent/tool-calls.ts";
 import type { AgentTool } from "../../src/agent/tools/types.ts";
@@ -7,6 +7,7 @@ import { TranscriptFile } from "../../src/agent/transcript.ts";
 import { keepOutputTail } from "../../src/jobs/engine/output-tail.ts";
 import { ANSWER_MAX_CHARS } from "../../src/mcp/result-limits.ts";
 import { boundResult } from "../../src/mcp/result-spill.ts";
+import { scrubTree } from "../../src/sys/private-tree.ts";
 import { knowSecrets } from "../../src/sys/redact.ts";
 import { outputExcerpt, sanitizeLine } from "../../src/sys/sanitize.ts";
 import { tempDir } from "../helpers/dl.ts";
@@ -69,6 +70,30 @@ describe("redacted before it is cut", () => {
     });
     noPieceOf(readFileSync(join(dir, "output.log"), "utf8"));
     noPieceOf(outputExcerpt({ stdout: `${KEY}${"y".repeat(1_200 - 6)}`, stderr: "" }));
+  });
+
+  test("a CLI job's tail cuts a value its output named long before the tail (Codex's `cat .env` early on)", () => {
+    const dir = tempDir("cuts");
+    const pw = "Tr0ub4dor-tail-pass91";
+    const events = Array.from({ length: 60 }, (_, i) => `{"event":${i},"pad":"${"p".repeat(400)}"}`).join("\n");
+    keepOutputTail(dir, {
+      stdout: `DB_PASSWORD="${pw}"\n${events}\n{"msg":"connected with ${pw} to the db"}\n`,
+      stderr: "",
+      exitCode: 0,
+    });
+    const kept = readFileSync(join(dir, "output.log"), "utf8");
+    expect(kept).toContain("connected with");
+    expect(kept).not.toContain(pw);
+  });
+
+  test("a job folder's files are cut of a value one of them names, whatever order the walk takes", () => {
+    const dir = tempDir("cuts-tree");
+    const pw = "Tr0ub4dor-tree-pass92";
+    for (let i = 0; i < 20; i++) writeFileSync(join(dir, `log${i}.txt`), `said ${pw} here\n`);
+    writeFileSync(join(dir, "m.env"), `DB_PASSWORD=${pw}\n`);
+    scrubTree(dir);
+    const left = readdirSync(dir).filter((n) => readFileSync(join(dir, n), "utf8").includes(pw));
+    expect(left).toEqual([]);
   });
 
   test("a cleaned line at its cap, and an answer at the result's cap", async () => {

@@ -170,7 +170,8 @@ describe("redact: every name that says credential, in the environment and in tex
     const out = redact(text);
     for (const leak of ["6612", "7781", "5531", "8841", "2291", "9912", "3310", "4471"])
       expect(out).not.toContain(leak);
-    expect(out).toContain("theme=dark");
+    // A Cookie header is the credential whole: any of its cookies may be a session.
+    expect(out).not.toContain("theme=dark");
     expect(out).toContain("--model gpt");
   });
 
@@ -187,7 +188,13 @@ describe("redact: every name that says credential, in the environment and in tex
       const out = redact(line);
       expect({ line, out }).toEqual({ line, out: expect.not.stringMatching(/horse|pass\b|3xyz|Qq|def|lm-77|31|42/) });
     }
-    expect(redact("Cookie: sid=cookie-9912; theme=dark")).toBe("Cookie: <redacted> theme=dark");
+    expect(redact("Cookie: theme=dark; sid=s3cr3tsessionid9\nnext line")).toBe("Cookie: <redacted>\nnext line");
+    expect(redact("Authorization: Basic dXNlcjpwYXNz")).toBe("Authorization: Basic <redacted>");
+    expect(redact("the basic usage and Basic examples")).toBe("the basic usage and Basic examples");
+    expect(redact('DB_PASSWORD="it\'s s3cret9"')).toBe('DB_PASSWORD="<redacted>"');
+    // After a shell's && (no URL), a quoted value is cut as a value, not left to the URL rule.
+    expect(redact('ok&&DB_PASSWORD="s3cr3t pass9"')).toBe('ok&&DB_PASSWORD="<redacted>"');
+    expect(redact('ready?password="s3cr3t pass9"')).toBe('ready?password="<redacted>"');
     // A URL's parameter ends at the URL's own delimiters.
     expect(redact("https://h/cb?token=abc-123&next=/home")).toBe("https://h/cb?token=<redacted>&next=/home");
     expect(() =>

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { pollView } from "../../src/jobs/engine/poll.ts";
 import type { JobRow } from "../../src/store/types.ts";
+import { knowSecrets } from "../../src/sys/redact.ts";
 import { sanitizeJson, sanitizeLine, sanitizeMultiline, shortenResponse } from "../../src/sys/sanitize.ts";
 
 const HOSTILE =
@@ -151,4 +152,15 @@ describe("poll view", () => {
     const running = pollView({ ...base, status: "running", ended_at: null }, 20_000, true);
     expect(running.last_activity_age_s).toBe(8);
   });
+});
+
+test("a key the head's slice cuts is dropped whole, never pulled inside the cap by collapsed white space", () => {
+  const held = "localkey-0123456789abcdef";
+  knowSecrets([held]);
+  for (const pad of [500, 511, 2040]) {
+    const out = sanitizeLine(`${" ".repeat(pad)}${held} tail`, 64);
+    expect({ pad, out }).toEqual({ pad, out: expect.not.stringContaining("localkey") });
+  }
+  // Minified JSON past the head keeps its words up to the cut one.
+  expect(sanitizeLine(`{"a":"${"x".repeat(600)}","b":"y"}`, 64)).toStartWith('{"a":"');
 });

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { readChildFileSync } from "../../sys/child-file.ts";
 import { rewritePrivate } from "../../sys/private-file.ts";
-import { redact } from "../../sys/redact.ts";
+import { learnNamed, redact } from "../../sys/redact.ts";
 import { sanitizeBlock } from "../../sys/sanitize.ts";
 import type { RunOutput } from "./provider.ts";
 
@@ -20,6 +20,10 @@ const REDACT_MARGIN = 4096;
 const tail = (s: string, n: number) => (s.length > n ? `…${s.slice(-n)}` : s);
 
 export function keepOutputTail(jobDir: string, out: Pick<RunOutput, "stdout" | "stderr" | "exitCode">): void {
+  // What the whole output names as a credential (`cat .env` early in Codex's events) is
+  // learned first, so the tail cuts it where it comes again.
+  learnNamed(out.stdout);
+  learnNamed(out.stderr);
   // Redacted with a margin before the final cut (a key across the cut keeps nothing), and
   // only the tail: the whole output of a hostile child may be megabytes.
   const clean = (s: string, n: number) => sanitizeBlock(tail(redact(s.slice(-(n + REDACT_MARGIN))), n), n + 2);
