@@ -30,7 +30,7 @@ import {
   subpathImports,
   tsconfigsOf,
 } from "./node-deps.ts";
-import { isPythonSource, pythonImported, pythonImportRoots, pythonModulesOf } from "./python-imports.ts";
+import { pythonCommands, pythonImported, pythonModulesOf, pythonOf } from "./python-imports.ts";
 
 /**
  * The files of the work tree that a protected configuration runs: a Claude Code hook's
@@ -112,6 +112,10 @@ export interface NamedByConfig {
   manifestKeys: { pkg: string; key: string }[];
   /** Folders a protected Python command imports from first (python-imports.ts): their new modules are the host's code. */
   importRoots: string[];
+  /** The interpreters of those commands, asked which module names a new module there would shadow (python-names.ts). */
+  pythons: string[];
+  /** The modules protected Python sources import by name (a new one of these names counts too). */
+  pyNames: string[];
 }
 
 /** Package managers' own commands: `pnpm install` runs no script of that name. */
@@ -185,7 +189,7 @@ function wordsOf(src: Source): Words {
     required: [],
     subpaths: [],
     pyImports: [],
-    python: false,
+    python: null,
   };
   if (USER_RUN.test(basename(src.file))) return none;
   const text = src.text ?? readText(src.file);
@@ -202,7 +206,7 @@ function wordsOf(src: Source): Words {
     : binsRun(body, src.text !== undefined && !src.settings);
   const plugins = src.text === undefined ? claudePluginDirs(src.file, text) : [];
   const required = requiredBy(src, text);
-  const python = src.text === undefined && isPythonSource(src.file, text);
+  const python = src.text === undefined ? pythonOf(src.file, text) : null;
   return {
     words: commandWords(body),
     sourced: [...body.matchAll(DOT_SOURCE)].map((m) => m[1]!),
@@ -312,8 +316,8 @@ interface Words {
   subpaths: string[];
   /** A Python source's imports (python-imports.ts pythonImported). */
   pyImports: string[];
-  /** A Python file (by its name or its shebang): run as a script, it imports from its own folder first. */
-  python: boolean;
+  /** A Python file's interpreter (by its shebang, or python3 for its name): run as a script, it imports from its own folder first. */
+  python: string | null;
 }
 
 /** The regular files and the links of an entry (itself, or what a folder holds), without following links. */
@@ -562,6 +566,8 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
     npmScripts: [...walk.scripts.values()],
     manifestKeys: [...walk.keys.values()],
     importRoots: [...walk.importRoots],
+    pythons: [...walk.pythons],
+    pyNames: [...walk.pyNames],
   };
 }
 
@@ -572,6 +578,8 @@ class NamedWalk {
   readonly scripts = new Map<string, { pkg: string; name: string }>();
   readonly keys = new Map<string, { pkg: string; key: string }>();
   readonly importRoots = new Set<string>();
+  readonly pythons = new Set<string>();
+  readonly pyNames = new Set<string>();
   next: Source[] = [];
 
   constructor(
@@ -610,22 +618,58 @@ function followSource(w: NamedWalk, src: Source, depth: number): void {
   // An import is relative to the file that holds it.
   if (depth < IMPORT_HOPS)
     for (const i of imports) for (const abs of resolveWord(i, [dirname(src.file)], o, "any")) w.take(abs, true);
-  const bases = [...new Set([project, dirname(src.file)])];
+  const here = placesOf(w, src, tokens);
+  const bases = [...new Set([...here, dirname(src.file)])];
   for (const word of new Set(words))
     for (const abs of resolveWord(word, bases, o, run)) {
       w.take(abs, false);
       const venv = venvOf(dirname(abs), o.workdir);
       if (venv) w.found.add(venv);
     }
-  // `make lint`, `just fmt`: the runner reads its file from where the host runs it.
-  for (const abs of runnerFiles(tokens, project)) {
-    if (!isWithin(abs, o.workdir)) continue;
-    if (entryExists(abs)) w.take(abs, false);
-    else w.found.add(abs); // absent (GNUmakefile, Makefile.sh): watched, nothing to read
+  for (const dir of here) {
+    // `make lint`, `just fmt`: the runner reads its file from where the host runs it.
+    for (const abs of runnerFiles(tokens, dir)) {
+      if (!isWithin(abs, o.workdir)) continue;
+      if (entryExists(abs)) w.take(abs, false);
+      else w.found.add(abs); // absent (GNUmakefile, Makefile.sh): watched, nothing to read
+    }
+    // `npm run lint`, `npx x`: the package manager obeys its own settings files there, absent ones named too.
+    for (const abs of managerFiles(tokens, dir, o.workdir)) w.take(abs, false);
+    w.next.push(...scriptsRun(runs, dir, o, w.scripts));
   }
-  // `npm run lint`, `npx x`: the package manager obeys its own settings files there, absent ones named too.
-  for (const abs of managerFiles(tokens, project, o.workdir)) w.take(abs, false);
-  w.next.push(...scriptsRun(runs, project, o, w.scripts));
+}
+
+/** Shell words that change the folder the rest of a command runs in. */
+const CHANGE_DIR = /^(cd|pushd)$/;
+
+/**
+ * The folders a source's commands run in: where its host runs it, and every folder of the
+ * tree a `cd` or `pushd` moves to (`cd tools && python3 gen.py`, `(cd web; npm run lint)`),
+ * read from the project and the file's own folder. A folder named through a variable
+ * (`cd "$(dirname "$0")"`) is the file's own folder, which is read already.
+ */
+function placesOf(w: NamedWalk, src: Source, tokens: readonly string[]): string[] {
+  const out = new Set([w.project]);
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    if (!CHANGE_DIR.test(tokens[i]!)) continue;
+    let j = i + 1;
+    while (/^-[LPe]$|^--$/.test(tokens[j] ?? "")) j++;
+    const to = tokens[j];
+    if (!to || to.includes("$")) continue;
+    for (const base of [w.project, dirname(src.file)]) {
+      const abs = resolveUserPath(to, base, w.o.home);
+      if (isWithin(abs, w.o.workdir) && isFolder(abs)) out.add(abs);
+    }
+  }
+  return [...out];
+}
+
+function isFolder(p: string): boolean {
+  try {
+    return lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** The programs a source runs by a folder or by a name the host looks up: plugin and program folders, bins, packages, PATH. */
@@ -670,6 +714,17 @@ function followPrograms(w: NamedWalk, src: Source, parsed: Words, run: Set<strin
   }
 }
 
+/** Python modules of the tree a protected command imports: a file, or a package folder whole. */
+function takeModules(w: NamedWalk, paths: readonly string[]): void {
+  for (const p of paths) {
+    if (lstatSync(p).isDirectory()) {
+      if (w.found.has(p)) continue;
+      w.found.add(p);
+      for (const f of filesOf(p).files) if (!w.own.has(f)) w.take(f, false);
+    } else w.take(p, false);
+  }
+}
+
 /**
  * What decides a source's imports besides package.json: the folders a Python command
  * imports from first and the modules a Python source imports of the tree
@@ -680,20 +735,31 @@ function followPrograms(w: NamedWalk, src: Source, parsed: Words, run: Set<strin
 function followImports(w: NamedWalk, src: Source, parsed: Words): void {
   const { o, project } = w;
   const bases = [...new Set([project, dirname(src.file)])];
-  for (const root of pythonImportRoots(parsed.tokens, bases, project, o)) w.importRoots.add(root);
-  // A Python file the host runs as a script (`./scripts/check.py`, `uv run x.py`, its shebang) imports from its own folder first.
-  if (parsed.python) w.importRoots.add(dirname(src.file));
-  for (const p of pythonModulesOf(src.file, parsed.pyImports, project, o.workdir)) {
-    if (lstatSync(p).isDirectory()) {
-      if (w.found.has(p)) continue;
-      w.found.add(p);
-      for (const f of filesOf(p).files) if (!w.own.has(f)) w.take(f, false);
-    } else w.take(p, false);
+  const py = { roots: new Set<string>(), interpreters: new Set<string>(), modules: new Set<string>() };
+  for (const dir of placesOf(w, src, parsed.tokens)) {
+    const found = pythonCommands(parsed.tokens, [...new Set([...bases, dir])], dir, o);
+    for (const k of ["roots", "interpreters", "modules"] as const) for (const v of found[k]) py[k].add(v);
   }
+  for (const root of py.roots) w.importRoots.add(root);
+  for (const interpreter of py.interpreters) w.pythons.add(interpreter);
+  // A Python file the host runs as a script (`./scripts/check.py`, `uv run x.py`, its shebang) imports from its own folder first.
+  if (parsed.python) {
+    w.importRoots.add(dirname(src.file));
+    w.pythons.add(parsed.python);
+  }
+  for (const name of parsed.pyImports) if (!name.startsWith(".")) w.pyNames.add(name);
+  // `python3 -m lint`: lint.py or the lint package of the folders it imports from first.
+  const mains = [...py.modules].map((m) => m.split(".")[0]!);
+  for (const root of py.roots) takeModules(w, pythonModulesOf(join(root, "-m"), mains, root, o.workdir));
+  takeModules(w, pythonModulesOf(src.file, parsed.pyImports, project, o.workdir));
   if (src.text !== undefined) return;
-  const ts = tsconfigsOf(src.file, o.workdir);
-  for (const p of ts.present) w.take(p, false);
-  for (const p of ts.absent) w.found.add(p);
+  // tsx reads the tsconfig.json of the folder it runs in instead: that one counts as well.
+  const own = tsconfigsOf(src.file, o.workdir);
+  const isTs = own.present.length + own.absent.length > 0;
+  for (const ts of isTs ? [own, tsconfigsOf(join(project, "run.ts"), o.workdir)] : []) {
+    for (const p of ts.present) w.take(p, false);
+    for (const p of ts.absent) w.found.add(p);
+  }
 }
 
 /**
@@ -710,8 +776,9 @@ export function namedFromAbove(
 ): FromAbove {
   const out = new Set<string>();
   const onPath: PathDir[] = [];
-  const importRoots = new Set<string>();
-  if (!top || top === workdir || !isWithin(workdir, top)) return { files: [], workdirOnPath: onPath, importRoots: [] };
+  const py = { importRoots: new Set<string>(), pythons: new Set<string>(), pyNames: new Set<string>() };
+  const none = { files: [], workdirOnPath: onPath, importRoots: [], pythons: [], pyNames: [] };
+  if (!top || top === workdir || !isWithin(workdir, top)) return none;
   for (let d = dirname(workdir); d === top || isWithin(d, top); d = dirname(d)) {
     let names: string[] = [];
     try {
@@ -725,11 +792,19 @@ export function namedFromAbove(
       // A folder on PATH that is the workdir, or holds it: never bound (the job could write nothing), watched instead.
       for (const f of named.files) if (f !== workdir && isWithin(f, workdir)) out.add(f);
       onPath.push(...named.pathDirs.filter((p) => p.dir === workdir));
-      for (const r of named.importRoots) if (isWithin(r, workdir)) importRoots.add(r);
+      for (const r of named.importRoots) if (isWithin(r, workdir)) py.importRoots.add(r);
+      for (const i of named.pythons) py.pythons.add(i);
+      for (const n of named.pyNames) py.pyNames.add(n);
     }
     if (d === top) break;
   }
-  return { files: [...out], workdirOnPath: onPath, importRoots: [...importRoots] };
+  return {
+    files: [...out],
+    workdirOnPath: onPath,
+    importRoots: [...py.importRoots],
+    pythons: [...py.pythons],
+    pyNames: [...py.pyNames],
+  };
 }
 
 interface FromAbove {
@@ -738,6 +813,8 @@ interface FromAbove {
   workdirOnPath: PathDir[];
   /** Folders of the workdir (or the workdir) a Python command of the configs above imports from first. */
   importRoots: string[];
+  pythons: string[];
+  pyNames: string[];
 }
 
 /**

@@ -336,9 +336,9 @@ interface RunnerRow {
   includes?: { words: (text: string) => string[]; from: "runner" | "file" };
 }
 
-/** GNU make's `include a.mk b.mk`, `-include x.mk`, `sinclude y.mk` (from make's folder; a word with `$(…)` or a pattern is not followed). */
+/** GNU make's `include a.mk b.mk`, `-include x.mk`, `sinclude y.mk`, continued lines joined as make joins them (from make's folder; a word with `$(…)` or a pattern is not followed). */
 const makeIncludes = (text: string) =>
-  [...text.matchAll(/^[ ]*(?:-|s)?include[ \t]+([^\n#]*)/gm)]
+  [...text.replace(/\\\r?\n/g, " ").matchAll(/^[ ]*(?:-|s)?include[ \t]+([^\n#]*)/gm)]
     .flatMap((m) => m[1]!.trim().split(/\s+/))
     .filter((w) => w !== "" && !/[$%*?[]/.test(w));
 /** just's `import 'x.just'`, `import? 'y'`, `mod name 'path'` (from the justfile's folder). */

@@ -33,18 +33,24 @@ function hookEntries(repo: RepoFacts): string[] {
 }
 
 /** Files inside `tree` that `repo`'s hooks and config files run, and the folders their Python commands import from first (absolute). */
-export function runByGit(
-  repo: RepoFacts,
-  tree: string,
-  ignored: (abs: string) => boolean,
-): { files: string[]; importRoots: string[] } {
+export function runByGit(repo: RepoFacts, tree: string, ignored: (abs: string) => boolean): ByGit {
   const project = repo.toplevel ?? repo.gitDir;
   const out = new Set<string>();
-  const roots = new Set<string>();
+  const py = { roots: new Set<string>(), pythons: new Set<string>(), pyNames: new Set<string>() };
   for (const entry of [...hookEntries(repo), ...repo.configFiles]) {
     const named = namedByToolConfig(entry, { workdir: tree, ignored, home: repo.home }, project);
     for (const f of named.files) if (f !== tree && isWithin(f, tree)) out.add(f);
-    for (const r of named.importRoots) if (isWithin(r, tree)) roots.add(r);
+    for (const r of named.importRoots) if (isWithin(r, tree)) py.roots.add(r);
+    for (const i of named.pythons) py.pythons.add(i);
+    for (const n of named.pyNames) py.pyNames.add(n);
   }
-  return { files: [...out], importRoots: [...roots] };
+  return { files: [...out], importRoots: [...py.roots], pythons: [...py.pythons], pyNames: [...py.pyNames] };
+}
+
+/** What git's hooks and config files run: files of the tree, and their Python commands' import folders, interpreters and imported names. */
+interface ByGit {
+  files: string[];
+  importRoots: string[];
+  pythons: string[];
+  pyNames: string[];
 }

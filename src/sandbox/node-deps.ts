@@ -265,8 +265,9 @@ export function tsconfigsOf(file: string, workdir: string): { present: string[];
   for (let d = dirname(file); isWithin(d, workdir); d = dirname(d)) {
     const here = TS_CONFIGS.map((n) => join(d, n));
     const present = here.filter((p) => entryExists(p));
+    // Both names count where one is: bun takes a tsconfig.json made beside a jsconfig.json.
+    absent.push(...here.filter((p) => !present.includes(p)));
     if (present.length > 0) return { present, absent };
-    absent.push(...here);
     if (d === workdir) break;
   }
   return { present: [], absent };

@@ -1,4 +1,4 @@
-import { lstatSync } from "node:fs";
+import { lstatSync, readdirSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { entryExists } from "../sys/file-head.ts";
 import { isWithin, resolveUserPath } from "../sys/paths.ts";
@@ -18,56 +18,90 @@ import { isWithin, resolveUserPath } from "../sys/paths.ts";
 
 /** `python`, `python3`, `python3.11`. */
 const PYTHON = /^python(\d+(\.\d+)*)?$/;
-/** A file Python imports as a module, or that a site folder reads (`.pth`, `.egg-link`). */
-const PY_MODULE_FILE = /\.(py|pyc|pyo|pyw|so|pyd|pth|egg-link)$/i;
+/** A file Python imports as a module. */
+const PY_MODULE_FILE = /\.(py|pyc|pyo|pyw|so|pyd)$/i;
 /** An installed distribution's metadata: its entry points are plugins tools load. */
 const PY_METADATA_DIR = /\.(dist-info|egg-info)$/i;
 
 /**
- * Where the python commands among `tokens` (options kept) import from first: the folder
- * the host runs them in (`project`) for `-m`, `-c` and `-`, else the script's folder,
- * resolved from `bases`. Only folders inside `workdir`.
+ * The python commands among `tokens` (options kept): the folders they import from first,
+ * the folder the host runs them in (`project`) for `-m`, `-c` and `-`, else the script's
+ * folder, resolved from `bases` (only folders inside `workdir`); and their interpreters,
+ * named directly or through a variable the text assigns (pre-commit's own hook runs
+ * `"$INSTALL_PYTHON" -mpre_commit`); and the modules they run with `-m`.
  */
-export function pythonImportRoots(
+export function pythonCommands(
   tokens: readonly string[],
   bases: readonly string[],
   project: string,
   o: { workdir: string; home?: string },
-): string[] {
-  const out = new Set<string>();
+): { roots: string[]; interpreters: string[]; modules: string[] } {
+  const roots = new Set<string>();
+  const interpreters = new Set<string>();
+  const modules = new Set<string>();
   for (let i = 0; i < tokens.length; i++) {
-    if (!PYTHON.test(basename(tokens[i]!))) continue;
-    const script = scriptAfter(tokens, i + 1);
-    if (script === null) out.add(project);
-    else
-      for (const base of bases) {
-        const abs = resolveUserPath(script, base, o.home);
-        if (isFile(abs)) out.add(dirname(abs));
-      }
+    const interpreter = interpreterAt(tokens, i);
+    if (!interpreter) continue;
+    interpreters.add(interpreter);
+    const code = codeAfter(tokens, i + 1);
+    if (!("script" in code)) {
+      roots.add(project);
+      if ("module" in code && code.module) modules.add(code.module);
+      continue;
+    }
+    for (const base of bases) {
+      const abs = resolveUserPath(code.script, base, o.home);
+      if (isFile(abs)) roots.add(dirname(abs));
+    }
   }
-  return [...out].filter((d) => isWithin(d, o.workdir));
+  // PYTHONPATH's folders come before the standard library too (`PYTHONPATH=src python3 -m app`).
+  for (let i = 0; i + 1 < tokens.length; i++)
+    if (tokens[i] === "PYTHONPATH" && interpreters.size > 0)
+      for (const d of tokens[i + 1]!.split(":")) if (d) roots.add(resolveUserPath(d, project, o.home));
+  return {
+    roots: [...roots].filter((d) => isWithin(d, o.workdir)),
+    interpreters: [...interpreters],
+    modules: [...modules],
+  };
 }
 
-/** The script word after python's options from `j`, or null when the code comes from `-m`, `-c` or standard input. */
-function scriptAfter(tokens: readonly string[], j: number): string | null {
+/** The python interpreter tokens[i] runs: `python3`, `/usr/bin/python3.11`, or `$VAR` the text assigned one; else null. */
+function interpreterAt(tokens: readonly string[], i: number): string | null {
+  const t = tokens[i]!;
+  if (PYTHON.test(basename(t))) return t;
+  const variable = /^\$\{?([A-Za-z_]\w*)\}?$/.exec(t)?.[1];
+  if (!variable) return null;
+  // `VAR=value` arrives as the tokens VAR and value (commandTokens splits at `=`).
+  for (let k = 0; k + 1 < i; k++)
+    if (tokens[k] === variable && PYTHON.test(basename(tokens[k + 1]!))) return tokens[k + 1]!;
+  return null;
+}
+
+/** What python runs after its options from `j`: a script, a module (`-m mod`, `-mmod`), or code from `-c` or standard input. */
+type PythonCode = { script: string } | { module: string } | { inline: true };
+
+function codeAfter(tokens: readonly string[], j: number): PythonCode {
   for (; j < tokens.length; j++) {
     const t = tokens[j]!;
-    if (t === "-" || t === "--") return t === "-" ? null : (tokens[j + 1] ?? null);
-    if (!t.startsWith("-")) return t;
+    if (t === "-") return { inline: true };
+    if (t === "--") return tokens[j + 1] ? { script: tokens[j + 1]! } : { inline: true };
+    if (!t.startsWith("-")) return { script: t };
     if (t.startsWith("--")) {
       if (t === "--check-hash-based-pycs") j++;
       continue;
     }
     // Short options combine (`-Bm mod`): m and c end them; W and X take an argument.
-    for (const c of t.slice(1)) {
-      if (c === "m" || c === "c") return null;
+    for (let k = 1; k < t.length; k++) {
+      const c = t[k]!;
+      if (c === "m") return { module: t.slice(k + 1) || (tokens[j + 1] ?? "") };
+      if (c === "c") return { inline: true };
       if (c === "W" || c === "X") {
-        if (t.endsWith(c)) j++;
+        if (k === t.length - 1) j++;
         break;
       }
     }
   }
-  return null;
+  return { inline: true };
 }
 
 function isFile(p: string): boolean {
@@ -78,18 +112,31 @@ function isFile(p: string): boolean {
   }
 }
 
-/** A Python source: its name says so, or its first line runs python (`#!/usr/bin/env python3`). */
-export function isPythonSource(file: string, text: string): boolean {
-  return /\.pyw?$/i.test(file) || /^#![^\n]*\bpython[\d.]*\b/.test(text);
+/**
+ * The interpreter a Python source runs with as a script: its first line's (`#!/usr/bin/env
+ * python3`), else `python3` for a `.py` file; null for a file that is no Python.
+ */
+export function pythonOf(file: string, text: string): string | null {
+  const shebang = /^#![ \t]*(\S+)(?:[ \t]+(\S+))?/.exec(text);
+  const word = shebang && basename(shebang[1]!) === "env" ? shebang[2] : shebang?.[1];
+  if (word && PYTHON.test(basename(word))) return word;
+  return /\.pyw?$/i.test(file) ? "python3" : null;
 }
 
-/** `import a, b.c as d` and `from e.f import g`: the first names (`a`, `b`, `e`); `from .h import i`: `.h`. */
-const IMPORT_LINE = /^[ \t]*(?:from[ \t]+(\.*[A-Za-z_][\w.]*|\.+)[ \t]+import\b|import[ \t]+([^\n#;]+))/gm;
+/**
+ * `import a, b.c as d` and `from e.f import g` as statements, wherever one starts: a line,
+ * after `;`, after a compound statement's `:` (`try: import x`); `from .h import i`: `.h`.
+ */
+const IMPORT_STATEMENT =
+  /(?:^|[;:])[ \t]*(?:from[ \t]+(\.*[A-Za-z_][\w.]*|\.+)[ \t]+import\b|import[ \t]+([^\n#;]+))/gm;
+/** `importlib.import_module("x")`, `__import__("x")`: a module named in a string. */
+const IMPORT_CALL = /\b(?:import_module|__import__)\(\s*["']([A-Za-z_][\w.]*)["']/g;
 
 /** The modules a Python source imports: absolute ones by their first name, relative ones (`.x`) as written. */
-export function pythonImported(text: string): string[] {
+export function pythonImported(source: string): string[] {
+  const text = source.replace(/\\\r?\n/g, " "); // a statement continued on the next line is one
   const out = new Set<string>();
-  for (const m of text.matchAll(IMPORT_LINE)) {
+  for (const m of text.matchAll(IMPORT_STATEMENT)) {
     if (m[1]) out.add(m[1].startsWith(".") ? m[1] : m[1].split(".")[0]!);
     else
       for (const part of m[2]!.split(","))
@@ -100,6 +147,7 @@ export function pythonImported(text: string): string[] {
             .replace(/[()\\]/g, ""),
         );
   }
+  for (const m of text.matchAll(IMPORT_CALL)) out.add(m[1]!.split(".")[0]!);
   return [...out].filter((n) => /^\.*[A-Za-z_]?[\w.]*$/.test(n) && n !== "");
 }
 
@@ -128,45 +176,97 @@ export function pythonModulesOf(file: string, imports: readonly string[], projec
   return [...new Set(out)];
 }
 
+/** The module name an entry directly in an import root gives Python: `json.py`, `json/`, `json.cpython-311-x86_64-linux-gnu.so` are `json`. */
+function moduleName(entry: string): string {
+  return entry.split(".")[0]!;
+}
+
+/** Whether a module of this name shadows one: `names` (python-names.ts) holds it, or none could be asked. */
+const shadows = (name: string, names: ReadonlySet<string> | null) => names === null || names.has(name);
+
+/** Whether `dir` holds a module directly (a `.py`, an extension, `__init__.py`). */
+function holdsModule(dir: string): boolean {
+  try {
+    return readdirSync(dir).some((n) => PY_MODULE_FILE.test(n));
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Whether writing `abs` would add a module to an import root: the entry it makes directly
- * in the root is new, and it is a Python module, a folder that will hold one, or a
- * distribution's metadata.
+ * Whether writing `abs` makes a module Python imports from an import root in place of one
+ * of `names`: a module file or a distribution's metadata directly in it, or the first
+ * module of a folder there (a package, regular or namespace, made in two steps).
  */
-export function addsPythonModule(abs: string, roots: readonly string[]): boolean {
+export function addsPythonModule(abs: string, roots: readonly string[], names: ReadonlySet<string> | null): boolean {
   for (const root of roots) {
-    if (!isWithin(abs, root)) continue;
+    if (abs === root || !isWithin(abs, root)) continue;
     const first = relative(root, abs).split("/")[0]!;
-    if (entryExists(join(root, first))) continue;
-    if (PY_MODULE_FILE.test(basename(abs)) || PY_METADATA_DIR.test(first)) return true;
+    if (PY_METADATA_DIR.test(first)) {
+      if (!entryExists(join(root, first))) return true;
+      continue;
+    }
+    if (!PY_MODULE_FILE.test(basename(abs)) || !shadows(moduleName(first), names)) continue;
+    const top = join(root, first);
+    if (!entryExists(top)) return true;
+    if (top === abs || dirname(abs) !== top || entryExists(abs)) continue;
+    if (moduleName(basename(abs)) === "__init__" || !holdsModule(top)) return true;
   }
   return false;
 }
 
 /**
- * The entries a job added directly in an import root (workdir-relative roots, "" for the
- * workdir itself) that Python would import: module files, distribution metadata, and new
- * folders holding a module (a package, regular or namespace).
+ * The entries a job added in an import root (workdir-relative roots, "" for the workdir
+ * itself) that Python imports in place of one of `names`: module files, links, folders
+ * holding a module (a package, regular or namespace), distributions' metadata, and the
+ * first modules of a folder that held none.
  */
 export function newPythonModules(
   before: ReadonlyMap<string, unknown>,
   after: ReadonlyMap<string, { kind: string }>,
   roots: ReadonlySet<string>,
+  names: ReadonlySet<string> | null,
 ): string[] {
   const out: string[] = [];
   for (const [r, e] of after) {
     if (before.has(r)) continue;
-    const slash = r.lastIndexOf("/");
-    const parent = slash < 0 ? "" : r.slice(0, slash);
-    if (!roots.has(parent)) continue;
-    const name = r.slice(slash + 1);
-    const moduleLike =
-      e.kind === "dir"
-        ? PY_METADATA_DIR.test(name) || [...after.keys()].some((k) => k.startsWith(`${r}/`) && PY_MODULE_FILE.test(k))
-        : PY_MODULE_FILE.test(name);
-    if (moduleLike) out.push(r);
+    const parent = dirOf(r);
+    if (roots.has(parent)) {
+      if (newEntryIsModule(r, e.kind, after, names)) out.push(r);
+    } else if (parent !== "" && roots.has(dirOf(parent)) && firstModuleOf(parent, r, before, names)) out.push(r);
   }
   return out;
+}
+
+const dirOf = (r: string) => (r.includes("/") ? r.slice(0, r.lastIndexOf("/")) : "");
+
+/** A new entry directly in a root: what it gives Python. */
+function newEntryIsModule(
+  r: string,
+  kind: string,
+  after: ReadonlyMap<string, { kind: string }>,
+  names: ReadonlySet<string> | null,
+): boolean {
+  const name = r.slice(r.lastIndexOf("/") + 1);
+  if (PY_METADATA_DIR.test(name)) return true;
+  if (!shadows(moduleName(name), names)) return false;
+  if (kind === "link") return true; // Python follows it: a module or a package, whatever its name says
+  if (kind !== "dir") return PY_MODULE_FILE.test(name);
+  return [...after.keys()].some((k) => k.startsWith(`${r}/`) && PY_MODULE_FILE.test(k));
+}
+
+/** A new module file `r` directly in the folder `top` of a root that existed: its `__init__`, or its first module. */
+function firstModuleOf(
+  top: string,
+  r: string,
+  before: ReadonlyMap<string, unknown>,
+  names: ReadonlySet<string> | null,
+): boolean {
+  if (!before.has(top) || !PY_MODULE_FILE.test(r) || !shadows(moduleName(top.slice(top.lastIndexOf("/") + 1)), names))
+    return false;
+  // An `__init__.py` makes the folder a regular package, which wins over the one installed.
+  if (moduleName(r.slice(r.lastIndexOf("/") + 1)) === "__init__") return true;
+  return ![...before.keys()].some((k) => dirOf(k) === top && PY_MODULE_FILE.test(k));
 }
 
 /** Python's compiled modules: the import system runs one in place of its source when its header matches the source's mtime and size. */

@@ -12,6 +12,7 @@ import { askGit, type GitAsk, type RepoFacts } from "./git-reach.ts";
 import { runByGit } from "./git-runs.ts";
 import { type ManifestWatch, newToolManifests, restoreManifestParts, watchManifests } from "./manifest-guard.ts";
 import { jobBytecode, newPythonModules } from "./python-imports.ts";
+import { importableNames } from "./python-names.ts";
 import { makeStandIns, type ProtectedPath, type StandInWish } from "./stand-ins.ts";
 import { MAX_SCAN_ENTRIES, scanTree, type TreeScan, underIgnored } from "./tree-scan.ts";
 import { judgeTree, type Tampered } from "./tree-verdict.ts";
@@ -131,6 +132,9 @@ interface Plan {
   scriptKeys: Map<string, string[]>;
   /** Folders (workdir-relative, "" for the workdir) a protected Python command imports from first: their new modules are moved out. */
   importRoots: Set<string>;
+  /** Their interpreters, and the module names protected Python sources import. */
+  pythons: string[];
+  pyNames: string[];
 }
 
 /** What the protected configurations run (config-named.ts), outside ignored folders. */
@@ -148,6 +152,8 @@ function namedByConfigs(workdir: string, scan: TreeScan, keep: (r: string) => bo
     npmScripts: all.flatMap((n) => n.npmScripts),
     manifestKeys: all.flatMap((n) => n.manifestKeys),
     importRoots: all.flatMap((n) => n.importRoots),
+    pythons: all.flatMap((n) => n.pythons),
+    pyNames: all.flatMap((n) => n.pyNames),
   };
 }
 
@@ -217,6 +223,8 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
         .filter((d) => inside(workdir, d) || d === workdir)
         .map((d) => (d === workdir ? "" : rel(workdir, d))),
     ),
+    pythons: [...run.pythons, ...above.pythons, ...byGit.flatMap((g) => g.pythons)],
+    pyNames: [...run.pyNames, ...above.pyNames, ...byGit.flatMap((g) => g.pyNames)],
   };
 }
 
@@ -267,6 +275,7 @@ export async function prepareTreeGuard(workdir: string, o: TreeGuardOptions): Pr
     ignored,
     home: o.home,
   });
+  const pyNames = plan.importRoots.size > 0 ? await shadowedNames(plan, o) : new Set<string>();
   const stands = makeStandIns(workdir, plan.standIns);
   const manifests = watchManifests(workdir, before, ignored, plan.scriptKeys);
   const ownRepo = repos[0]?.toplevel === workdir ? repos[0] : undefined;
@@ -286,12 +295,24 @@ export async function prepareTreeGuard(workdir: string, o: TreeGuardOptions): Pr
         named: plan.named,
         onPath: plan.workdirOnPath.length > 0,
         importRoots: plan.importRoots,
+        pyNames,
         manifests,
         hostOnly: stands.hostOnly,
       };
       return finishGuard(workdir, { ...s, quarantine: o.quarantine });
     },
   };
+}
+
+/**
+ * The module names a new module in an import folder would shadow: what the protected
+ * commands' interpreters (and python3) import from elsewhere, and what protected Python
+ * sources import by name; null (every new module counts) when an interpreter gives no answer.
+ */
+async function shadowedNames(plan: Plan, o: GitAsk): Promise<Set<string> | null> {
+  const names = await importableNames([...plan.pythons, "python3"], o);
+  if (names) for (const n of plan.pyNames) names.add(n);
+  return names;
 }
 
 /** Removes the compiled modules a job made or changed (python-imports.ts jobBytecode): caches the host makes again from the source. */
@@ -322,6 +343,8 @@ async function finishGuard(
     onPath: boolean;
     /** Folders a protected Python command imports from first (workdir-relative). */
     importRoots: ReadonlySet<string>;
+    /** The module names a new module there shadows (null: every one). */
+    pyNames: ReadonlySet<string> | null;
     manifests: ManifestWatch;
     hostOnly: ReadonlyMap<string, string>;
     quarantine: () => string;
@@ -338,7 +361,7 @@ async function finishGuard(
     const named = [
       ...s.named,
       ...(s.onPath ? newTopFiles(s.before, after) : []),
-      ...newPythonModules(s.before.entries, after.entries, s.importRoots),
+      ...newPythonModules(s.before.entries, after.entries, s.importRoots, s.pyNames),
       ...newToolManifests(workdir, s.before, after, s.ignored),
     ];
     judged = judgeTree(s.before, after, { named, hostOnly: s.hostOnly, quarantine: s.quarantine });

@@ -134,6 +134,7 @@ const ALLOWED_STEPS = new Set([
   "pyproject-tool-table:pyhooks/pyhooks_evil.py",
   "bun-tsconfig-paths:x/evil.ts",
   "package-yaml-prettier:lintstaged/docs/y.cjs",
+  "pytest-entrypoint:pyhooks/zz_helper_plugin.py",
   "sub-gitfile:.evil-sub/HEAD",
   "sub-gitfile:.evil-sub/config",
   "sub-gitfile:.evil-sub/objects/info/packs",

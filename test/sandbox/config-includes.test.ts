@@ -89,6 +89,16 @@ describe("a runner file's includes", () => {
   });
 });
 
+test("an include continued on the next line, as make joins it", () => {
+  const w = tree({
+    "hooks/pre-commit": "make -s check\n",
+    Makefile: "include a.mk \\\n  b.mk\n",
+    "a.mk": "",
+    "b.mk": "",
+  });
+  expect(named(w, "hooks/pre-commit")).toEqual(["Makefile", "a.mk", "b.mk"]);
+});
+
 test("more includes than dl reads: refused, not read in part", () => {
   const files: Record<string, string> = { "hooks/pre-commit": "make -s check\n", Makefile: "include m0.mk\n" };
   for (let i = 0; i < 1000; i++) files[`m${i}.mk`] = `include m${i + 1}.mk\n`;

@@ -301,6 +301,19 @@ describe("namedByToolConfig", () => {
     expectNamed(files, ["web/tsconfig.json"], false);
   });
 
+  test("tsconfig.json beside a jsconfig.json is watched (bun prefers it), and the run folder's counts too (tsx reads it)", () => {
+    const w = tree({
+      ".husky/pre-commit": "bun web/x.ts\nnpx tsx hooks/h.ts\n",
+      "web/x.ts": 'import a from "a";\n',
+      "web/jsconfig.json": "{}",
+      "hooks/h.ts": 'import b from "b";\n',
+      "hooks/tsconfig.json": "{}",
+      "tsconfig.json": "{}",
+    });
+    const files = named(w, ".husky").files;
+    expectNamed(files, ["web/jsconfig.json", "web/tsconfig.json", "hooks/tsconfig.json", "tsconfig.json"], true);
+  });
+
   test("the plugins and presets a tool's configuration names as strings, as the tool completes them, when installed", () => {
     const w = tree({
       ".eslintrc.json": JSON.stringify({
@@ -441,6 +454,23 @@ describe("namedByToolConfig", () => {
     });
     expect(named(w, "CLAUDE.md").files).toEqual(["d/1.md", "d/2.md", "d/3.md", "d/4.md", "d/5.md"]);
     expect(named(w, ".claude").files).toEqual(["docs/style.md"]);
+  });
+
+  test("what a hook runs after a cd is read from the folder it moved to", () => {
+    const w = tree({
+      ".husky/pre-commit":
+        'cd tools && python3 gen.py\n(cd web; npm run lint)\npushd sub && make check\ncd "$(dirname "$0")"\n',
+      "tools/gen.py": "import helper\n",
+      "tools/helper.py": "",
+      "web/package.json": JSON.stringify({ scripts: { lint: "node lint.js" } }),
+      "web/lint.js": "",
+      "sub/Makefile": "check:\n\t@sh c.sh\n",
+      "sub/c.sh": "",
+    });
+    const n = namedByToolConfig(join(w, ".husky"), { workdir: w, ignored: () => false });
+    const files = n.files.map((f) => f.slice(w.length + 1));
+    expectNamed(files, ["tools/gen.py", "tools/helper.py", "web/lint.js", "sub/Makefile", "sub/c.sh"], true);
+    expect(n.importRoots.map((d) => d.slice(w.length + 1))).toContain("tools");
   });
 
   test("a hook's scripts are followed to the end of their chain, however long (each file read once)", () => {

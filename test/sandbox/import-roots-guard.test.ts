@@ -27,6 +27,7 @@ async function pythonProject(): Promise<string> {
       "tools/helper.py": "X = 1\n",
       "src/app.py": "",
       "tests/test_ok.py": "def test_ok():\n    assert True\n",
+      "tools/gettext/README.md": "notes\n",
     },
     "import-roots",
   );
@@ -43,7 +44,11 @@ describe("where a protected Python command imports from first", () => {
     const guard = await prepareTreeGuard(w, { home: ENV.HOME, env: ENV, quarantine: () => out });
     expect(guard.keptReadOnly).toContain("tools/helper.py");
     writeFileSync(join(w, "tools/json.py"), "x = 1\n");
-    writeFileSync(join(w, "pytest.py"), "x = 1\n");
+    writeFileSync(join(w, "re.py"), "x = 1\n");
+    writeFileSync(join(w, "main.py"), "x = 1\n"); // the project's own name: nothing imports it in place of another
+    mkdirSync(join(w, "migrations"));
+    writeFileSync(join(w, "migrations/0001_initial.py"), "x = 1\n");
+    writeFileSync(join(w, "tools/gettext/__init__.py"), "x = 1\n"); // a folder the user had: now a package
     mkdirSync(join(w, "zz-1.0.dist-info"));
     writeFileSync(join(w, "zz-1.0.dist-info/entry_points.txt"), "[pytest11]\nzz = zz\n");
     mkdirSync(join(w, "notes"));
@@ -51,13 +56,15 @@ describe("where a protected Python command imports from first", () => {
     writeFileSync(join(w, "src/new.py"), "y = 2\n");
     const verdict = await guard.finish();
     expect(verdict.tamper?.changed.sort()).toEqual([
-      "pytest.py (new)",
+      "re.py (new)",
+      "tools/gettext/__init__.py (new)",
       "tools/json.py (new)",
       "zz-1.0.dist-info (new)",
       "zz-1.0.dist-info/entry_points.txt (written)",
     ]);
-    for (const f of ["tools/json.py", "pytest.py", "zz-1.0.dist-info"]) expect(existsSync(join(w, f))).toBe(false);
-    for (const f of ["notes/todo.txt", "src/new.py"]) expect(existsSync(join(w, f))).toBe(true);
+    for (const f of ["tools/json.py", "re.py", "zz-1.0.dist-info"]) expect(existsSync(join(w, f))).toBe(false);
+    for (const f of ["notes/todo.txt", "src/new.py", "main.py", "migrations/0001_initial.py"])
+      expect(existsSync(join(w, f))).toBe(true);
   });
 
   test("a compiled module the job made or changed is removed, not judged: the host compiles it again from its source", async () => {
@@ -74,13 +81,13 @@ describe("where a protected Python command imports from first", () => {
 
   test("the write tools refuse a new module there and the module a protected script imports; other writes go ahead", async () => {
     const w = await pythonProject();
-    for (const f of ["tools/json.py", "pytest.py", "newpkg/__init__.py", "x-1.0.dist-info/METADATA"])
+    for (const f of ["tools/json.py", "re.py", "email/__init__.py", "x-1.0.dist-info/METADATA", "tools/gettext/x.py"])
       expect({ f, refused: await refusedWrite(w, join(w, f), p) }).toEqual({
         f,
         refused: expect.stringContaining("new Python module"),
       });
     expect(await refusedWrite(w, join(w, "tools/helper.py"), p)).toContain("rule config-named");
-    for (const f of ["src/new.py", "src/app.py", "notes.txt", "tests/test_more.py"])
+    for (const f of ["src/new.py", "src/app.py", "notes.txt", "tests/test_more.py", "main.py", "newpkg/__init__.py"])
       expect({ f, refused: await refusedWrite(w, join(w, f), p) }).toEqual({ f, refused: null });
   });
 });

@@ -5,8 +5,8 @@ import {
   addsPythonModule,
   jobBytecode,
   newPythonModules,
+  pythonCommands,
   pythonImported,
-  pythonImportRoots,
 } from "../../src/sandbox/python-imports.ts";
 import { tree as treeOf } from "./file-tree.ts";
 
@@ -23,7 +23,7 @@ describe("python's first import folder", () => {
   test("the script's folder, or the folder the host runs it in for -m, -c and standard input", () => {
     const w = tree({ "tools/ctx.py": "", "run.py": "" });
     const roots = (line: string) =>
-      pythonImportRoots(words(line), [w], w, { workdir: w }).map((d) => d.slice(w.length + 1) || ".");
+      pythonCommands(words(line), [w], w, { workdir: w }).roots.map((d) => d.slice(w.length + 1) || ".");
     expect(roots("python3 tools/ctx.py --flag")).toEqual(["tools"]);
     expect(roots("/usr/bin/python3.11 -W error -X dev tools/ctx.py")).toEqual(["tools"]);
     expect(roots("PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -q")).toEqual(["."]);
@@ -34,6 +34,15 @@ describe("python's first import folder", () => {
     // A script outside the work tree, or not there: no folder of the tree.
     expect(roots("python3 /usr/lib/x.py")).toEqual([]);
     expect(roots("pytest -q")).toEqual([]);
+    // pre-commit's own hook: the interpreter in a variable the script assigns.
+    const hook = words('INSTALL_PYTHON /opt/pc/bin/python3 ARGS x exec $INSTALL_PYTHON -mpre_commit "${ARGS[@]}"');
+    expect(pythonCommands(hook, [w], w, { workdir: w })).toEqual({
+      roots: [w],
+      interpreters: ["/opt/pc/bin/python3"],
+      modules: ["pre_commit"],
+    });
+    // PYTHONPATH's folders are imported from first too.
+    expect(roots("PYTHONPATH src:lib python3 -m app")).toEqual([".", "src", "lib"]);
   });
 
   test("a protected script's imports of its own folder are named; a package folder whole; the standard library not", () => {
@@ -61,6 +70,15 @@ describe("python's first import folder", () => {
     expect(n.importRoots.map((d) => d.slice(w.length + 1) || ".").sort()).toEqual([".", "srv", "tools", "tools/lib"]);
   });
 
+  test("the module -m runs, a one-word name too: its file or its package is named", () => {
+    const w = tree({ ".husky/pre-commit": "python3 -m lint\npython3 -mtool.cli\n", "lint.py": "", "tool/cli.py": "" });
+    const files = namedByToolConfig(join(w, ".husky"), { workdir: w, ignored: () => false }).files.map((f) =>
+      f.slice(w.length + 1),
+    );
+    for (const p of ["lint.py", "tool", "tool/cli.py"])
+      expect({ p, named: files.includes(p) }).toEqual({ p, named: true });
+  });
+
   test("a script run by its shebang or by another runner imports from its own folder first", () => {
     const w = tree({
       ".husky/pre-commit": "./scripts/check\nuv run tools/gen.py\n",
@@ -74,6 +92,9 @@ describe("python's first import folder", () => {
   test("the modules a source imports, by their first name; relative ones as written", () => {
     const text = "import a, b.c as d\nfrom e.f import g\nfrom .h import i\nfrom .. import j\n  import k\n";
     expect(pythonImported(text).sort()).toEqual(["..", ".h", "a", "b", "e", "k"]);
+    const forms =
+      "try: import other\nimport os; import third\nif X: import m\nfrom \\\n  helper import y\nimportlib.import_module('plug.x')\n__import__(\"dyn\")\n";
+    expect(pythonImported(forms).sort()).toEqual(["dyn", "helper", "m", "os", "other", "plug", "third"]);
   });
 });
 
@@ -100,26 +121,48 @@ describe("a job's new modules in a first import folder", () => {
       "deep/er.py": "file",
       deep: "dir",
     });
-    expect(newPythonModules(before, after, new Set(["", "tools"])).sort()).toEqual([
+    const every = newPythonModules(before, after, new Set(["", "tools"]), null);
+    expect(every.sort()).toEqual([
       "deep",
+      "docs/__init__.py",
       "pygments",
       "pytest.py",
       "tools/json.py",
       "zz-1.0.dist-info",
     ]);
+    // Only the names an interpreter imports from elsewhere count (and metadata, always): deep/ is the project's own.
+    const named = newPythonModules(
+      before,
+      after,
+      new Set(["", "tools"]),
+      new Set(["json", "pytest", "docs", "pygments"]),
+    );
+    expect(named.sort()).toEqual(["docs/__init__.py", "pygments", "pytest.py", "tools/json.py", "zz-1.0.dist-info"]);
+    // A link Python follows is a module or a package whatever its name says.
+    const linked = kinds({ "tools/json": "link", "tools/notes": "link" });
+    expect(newPythonModules(kinds({}), linked, new Set(["tools"]), new Set(["json"]))).toEqual(["tools/json"]);
   });
 
   test("the write tools' question: would this write add a module to a root", () => {
-    const w = tree({ "tools/ctx.py": "", "pkg/__init__.py": "" });
+    const w = tree({ "tools/ctx.py": "", "pkg/__init__.py": "", "tools/gettext/README.md": "" });
     const roots = [w, join(w, "tools")];
-    expect(addsPythonModule(join(w, "json.py"), roots)).toBe(true);
-    expect(addsPythonModule(join(w, "tools/re.py"), roots)).toBe(true);
-    expect(addsPythonModule(join(w, "newpkg/__init__.py"), roots)).toBe(true);
-    expect(addsPythonModule(join(w, "x-1.0.dist-info/METADATA"), roots)).toBe(true);
-    // An existing module edited, a file of an existing package, a file that is no module.
-    expect(addsPythonModule(join(w, "tools/ctx.py"), roots)).toBe(false);
-    expect(addsPythonModule(join(w, "pkg/new.py"), roots)).toBe(false);
-    expect(addsPythonModule(join(w, "NOTES.md"), roots)).toBe(false);
+    const names = new Set(["json", "re", "email", "gettext"]);
+    const adds = (p: string) => addsPythonModule(join(w, p), roots, names);
+    expect(adds("json.py")).toBe(true);
+    expect(adds("tools/re.py")).toBe(true);
+    expect(adds("email/__init__.py")).toBe(true);
+    expect(adds("x-1.0.dist-info/METADATA")).toBe(true);
+    // A folder made first, its module written next: a package all the same.
+    expect(adds("tools/gettext/__init__.py")).toBe(true);
+    expect(adds("tools/gettext/more.py")).toBe(true);
+    // An existing module edited, a file of an existing package, a file that is no module, the project's own names.
+    expect(adds("tools/ctx.py")).toBe(false);
+    expect(adds("pkg/new.py")).toBe(false);
+    expect(adds("NOTES.md")).toBe(false);
+    expect(adds("main.py")).toBe(false);
+    expect(adds("newpkg/__init__.py")).toBe(false);
+    // Every name counts when the interpreter could not be asked.
+    expect(addsPythonModule(join(w, "main.py"), roots, null)).toBe(true);
   });
 });
 

@@ -7,6 +7,7 @@ import { runByGit } from "../../sandbox/git-runs.ts";
 import { changedHookKeys, isHookManagerKey, readHookKeys } from "../../sandbox/hook-keys.ts";
 import { hasToolsPart, isSectionedManifest, manifestText, toolsPart } from "../../sandbox/manifest-sections.ts";
 import { addsPythonModule } from "../../sandbox/python-imports.ts";
+import { importableNames } from "../../sandbox/python-names.ts";
 import { claudeHomeReads } from "../../sys/claude-home-reads.ts";
 import type { DlRead } from "../../sys/dl-reads.ts";
 import { entryExists } from "../../sys/file-head.ts";
@@ -100,13 +101,14 @@ function configRunning(
   scope: string,
   workdir: string,
   home: string | undefined,
-): { config: string; line?: string; module?: true } | null {
+): { config: string; line?: string; python?: PythonRun } | null {
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
     return null;
   }
+  let python: { config: string; python: PythonRun } | null = null;
   for (const n of names) {
     if (!configEntry(n, dir)) continue;
     // A named file, or a path under a folder the config puts on PATH (config-programs.ts).
@@ -117,12 +119,29 @@ function configRunning(
     // The folder on PATH is the workdir (never bound whole): a new file directly in it shadows a command.
     const onPath = entryExists(abs) ? undefined : named.pathDirs.find((p) => p.dir === dirname(abs));
     if (onPath) return { config: join(dir, n), line: onPath.line };
-    if (addsPythonModule(abs, named.importRoots)) return { config: join(dir, n), module: true };
+    // A module where its Python commands import from first (any name here: which names shadow one is asked later).
+    if (!python && addsPythonModule(abs, named.importRoots, null)) python = { config: join(dir, n), python: named };
   }
-  return null;
+  return python;
 }
 
-function refusedAsNamedScript(workdir: string, abs: string, top: string | null, home?: string): string | null {
+/** What a protected configuration's Python commands import from first, by which interpreters, and what its Python sources import. */
+type PythonRun = { importRoots: string[]; pythons: string[]; pyNames: string[] };
+
+/** Whether writing `abs` adds a module that `py`'s commands would import in place of one they import now. */
+async function shadowsForPython(abs: string, py: PythonRun, env: Readonly<Record<string, string>>): Promise<boolean> {
+  const names = await importableNames([...py.pythons, "python3"], { env });
+  if (names) for (const n of py.pyNames) names.add(n);
+  return addsPythonModule(abs, py.importRoots, names);
+}
+
+async function refusedAsNamedScript(
+  workdir: string,
+  abs: string,
+  top: string | null,
+  env: Readonly<Record<string, string>>,
+): Promise<string | null> {
+  const home = env.HOME;
   const dirs: [string, string][] = [];
   for (let d = dirname(abs); under(d, workdir); d = dirname(d)) dirs.push([d, workdir]);
   // The caller's project or the repository the workdir sits in (aboveTop): the configs of
@@ -135,7 +154,10 @@ function refusedAsNamedScript(workdir: string, abs: string, top: string | null, 
     if (hit?.line !== undefined) {
       return `path_refused: ${relative(workdir, abs)} would be a new command in a folder ${config} puts on PATH (\`${hit.line}\`; rule config-named); delegates may not add files there, since the host's shell would run it in place of a command. Edit an existing file, or write the new one in a subfolder`;
     }
-    if (hit?.module) return pythonModuleRefusal(relative(workdir, abs), `${config}`);
+    if (hit?.python) {
+      if (await shadowsForPython(abs, hit.python, env)) return pythonModuleRefusal(relative(workdir, abs), `${config}`);
+      continue;
+    }
     if (hit) {
       return `path_refused: ${relative(workdir, abs)} is run by ${config} (rule config-named: a script a protected configuration runs); delegates may not write it`;
     }
@@ -180,8 +202,9 @@ export async function refusedWrite(workdir: string, abs: string, p: WriteProtect
   if (byGit?.files.some((f) => under(abs, f))) {
     return `path_refused: ${inside ? rel : abs} is run by a git hook or git's configuration (rule git-config); delegates may not write it`;
   }
-  if (byGit && addsPythonModule(abs, byGit.importRoots)) return pythonModuleRefusal(inside ? rel : abs, "a git hook");
-  return refusedAsNamedScript(workdir, abs, aboveTop(workdir, p.project, facts?.toplevel ?? null), p.gitEnv.HOME);
+  if (byGit && (await shadowsForPython(abs, byGit, p.gitEnv)))
+    return pythonModuleRefusal(inside ? rel : abs, "a git hook");
+  return refusedAsNamedScript(workdir, abs, aboveTop(workdir, p.project, facts?.toplevel ?? null), p.gitEnv);
 }
 
 /** The scripts of `pkg` that the protected configurations of its folder run (`npm run lint` in a hook). */

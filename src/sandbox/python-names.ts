@@ -1,0 +1,68 @@
+import { type RunOptions, type RunResult, runGroup } from "../sys/process.ts";
+
+/**
+ * The module names a Python interpreter finds somewhere other than a project's folder,
+ * asked of the interpreter itself: its standard library, its built-in modules and every
+ * top-level module of its site folders (`-I`: no current folder, no user site, no
+ * PYTHON* variables). A new module of one of these names in a folder the interpreter
+ * imports from first replaces the one it would have imported; a module of any other name
+ * is the project's own, which nothing protected imports (python-imports.ts).
+ */
+
+const CODE =
+  "import sys,pkgutil\n" +
+  "names=set(getattr(sys,'stdlib_module_names',()))|set(sys.builtin_module_names)|{m.name for m in pkgutil.iter_modules()}\n" +
+  "print('\\n'.join(sorted(names)))";
+const TIMEOUT_MS = 5_000;
+/** Names pytest imports from a folder on its own, whatever the interpreter holds. */
+const ALWAYS = ["conftest"];
+
+/** Answers kept this long: a package installed later is a name a new module may shadow too. */
+const KEEP_MS = 60_000;
+const asked = new Map<string, { at: number; names: Promise<Set<string> | null> }>();
+
+/**
+ * The names every one of `interpreters` imports from elsewhere, together; null when one
+ * of them could not be asked (not there, no answer): then every new module counts.
+ */
+export async function importableNames(
+  interpreters: readonly string[],
+  o: { env: Readonly<Record<string, string>>; run?: (opts: RunOptions) => Promise<RunResult> },
+): Promise<Set<string> | null> {
+  const out = new Set<string>(ALWAYS);
+  for (const interpreter of new Set(interpreters)) {
+    let answer = asked.get(interpreter);
+    if (!answer || performance.now() - answer.at > KEEP_MS) {
+      answer = { at: performance.now(), names: ask(interpreter, o) };
+      asked.set(interpreter, answer);
+    }
+    const names = await answer.names;
+    if (!names) return null;
+    for (const n of names) out.add(n);
+  }
+  return out;
+}
+
+async function ask(
+  interpreter: string,
+  o: { env: Readonly<Record<string, string>>; run?: (opts: RunOptions) => Promise<RunResult> },
+): Promise<Set<string> | null> {
+  try {
+    const r = await (o.run ?? runGroup)({
+      argv: [interpreter, "-I", "-c", CODE],
+      cwd: "/",
+      env: { PATH: o.env.PATH ?? "/usr/bin:/bin" },
+      timeoutMs: TIMEOUT_MS,
+      stdoutCap: 4 << 20,
+    });
+    if (r.exitCode !== 0 || r.timedOut) return null;
+    return new Set(
+      r.stdout
+        .text()
+        .split("\n")
+        .filter((n) => n !== ""),
+    );
+  } catch {
+    return null;
+  }
+}
