@@ -286,6 +286,10 @@ function jsonCommandLines(text: string): string {
   for (const v of jsonNodes(text)) {
     if (typeof v !== "object" || v === null) continue;
     const o = v as Record<string, unknown>;
+    // An env map (an .mcp.json server's, Claude Code's settings' `env`) is the environment its host runs commands with.
+    const env = typeof o.env === "object" && o.env !== null ? Object.entries(o.env as Record<string, unknown>) : [];
+    const assigned = env.flatMap(([k, v]) => (typeof v === "string" ? [`${k}=${v}`] : []));
+    if (assigned.length > 0) lines.push(assigned.join(" "));
     if (typeof o.command === "string" && Array.isArray(o.args))
       lines.push([o.command, ...o.args.filter((a): a is string => typeof a === "string")].join(" "));
   }
@@ -453,10 +457,19 @@ function isProgram(word: string, abs: string, run: ReadonlySet<string>): boolean
 function resolveWord(word: string, bases: string[], o: NamedOptions, run: ReadonlySet<string> | "any"): string[] {
   const out: string[] = [];
   const absent: string[] = [];
+  const tried: string[] = [];
   const exact = word.includes("/");
   for (const base of bases) {
     const abs = resolveUserPath(word, base, o.home);
     if (abs === o.workdir || !isWithin(abs, o.workdir) || (!exact && o.ignored(abs))) continue;
+    // node's and bun's way to a module or a program named without its extension (`require("./lib")`,
+    // `node scripts/check`, `import "./x.js"` that is x.ts): the file found, and the places tried before it, watched.
+    const loaded = exact && (word.startsWith(".") || (run !== "any" && run.has(word))) ? loaderResolve(abs) : null;
+    if (loaded?.found) {
+      out.push(loaded.found);
+      tried.push(...loaded.before.filter((p) => isWithin(p, o.workdir)));
+      continue;
+    }
     try {
       const st = lstatSync(abs);
       if (exact && st.isSymbolicLink()) out.push(...linkChain(abs, o.workdir));
@@ -467,8 +480,38 @@ function resolveWord(word: string, bases: string[], o: NamedOptions, run: Readon
       if (run === "any" || (exact && (run.has(word) || SCRIPT_EXT.test(word)))) absent.push(abs);
     }
   }
+  // The places node tried before the file it found: a new one there would be loaded instead.
+  out.push(...tried);
   // Where it is found from one base, that is what runs; only a word found from none is named absent.
   return out.length > 0 ? out : absent;
+}
+
+/** What node and bun add to a path that names no file: extensions, then a folder's index. */
+const LOADER_EXTS = [".ts", ".tsx", ".mts", ".cts", ".js", ".mjs", ".cjs", ".jsx", ".json", ".node"];
+
+/**
+ * The file node or bun loads for `abs` named without its extension (or as `x.js` for a
+ * TypeScript `x.ts`, as bun and tsx read it), and the places they try before it; null
+ * when `abs` is itself a file.
+ */
+function loaderResolve(abs: string): { found: string | null; before: string[] } | null {
+  if (isRegularFile(abs)) return null;
+  const stem = abs.replace(/\.(c|m)?js$/, "");
+  const tried = [
+    ...LOADER_EXTS.map((x) => `${abs}${x}`),
+    ...(stem !== abs ? [".ts", ".tsx", ".mts", ".cts"].map((x) => `${stem}${x}`) : []),
+    ...LOADER_EXTS.map((x) => join(abs, `index${x}`)),
+  ];
+  const at = tried.findIndex(isRegularFile);
+  return at < 0 ? { found: null, before: [] } : { found: tried[at]!, before: tried.slice(0, at) };
+}
+
+function isRegularFile(p: string): boolean {
+  try {
+    return lstatSync(p).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -641,6 +684,8 @@ function followSource(w: NamedWalk, src: Source, depth: number): void {
 
 /** Shell words that change the folder the rest of a command runs in. */
 const CHANGE_DIR = /^(cd|pushd)$/;
+/** Runners' options that do the same: `uv run --directory srv`, `bun --cwd x`, `npm --prefix x`, `pnpm --dir x`. */
+const DIR_OPTION = /^--(directory|cwd|prefix|dir)$/;
 
 /**
  * The folders a source's commands run in: where its host runs it, and every folder of the
@@ -651,7 +696,7 @@ const CHANGE_DIR = /^(cd|pushd)$/;
 function placesOf(w: NamedWalk, src: Source, tokens: readonly string[]): string[] {
   const out = new Set([w.project]);
   for (let i = 0; i + 1 < tokens.length; i++) {
-    if (!CHANGE_DIR.test(tokens[i]!)) continue;
+    if (!CHANGE_DIR.test(tokens[i]!) && !DIR_OPTION.test(tokens[i]!)) continue;
     let j = i + 1;
     while (/^-[LPe]$|^--$/.test(tokens[j] ?? "")) j++;
     const to = tokens[j];

@@ -149,7 +149,19 @@ const MANAGER_FILES: Readonly<Record<string, readonly string[]>> = {
   npm: [".npmrc"],
   pnpm: [".npmrc", "pnpm-workspace.yaml", ".pnpmfile.cjs"],
   yarn: [".npmrc", ".yarnrc", ".yarnrc.yml", ".env.yarn", ".pnp.cjs", ".pnp.loader.mjs"],
-  bun: ["bunfig.toml"],
+  // bun loads the environment files of the folder it runs in into every `bun file` and
+  // `bun test`, and every program it starts inherits them (NODE_OPTIONS, PATH, PYTHONPATH).
+  bun: [
+    "bunfig.toml",
+    ".env",
+    ".env.local",
+    ".env.development",
+    ".env.production",
+    ".env.test",
+    ".env.development.local",
+    ".env.production.local",
+    ".env.test.local",
+  ],
 };
 const MANAGER_ALIAS: Readonly<Record<string, string>> = { npx: "npm", pnpx: "pnpm", bunx: "bun" };
 /** Options that send a manager to another folder: `npm --prefix x`, `pnpm -C x`, `yarn --cwd x`, `bun --cwd x`. */
@@ -334,6 +346,8 @@ interface RunnerRow {
   dir: readonly string[];
   /** The files a runner file includes, as written, and whether they are read from the runner's folder (make) or the including file's. */
   includes?: { words: (text: string) => string[]; from: "runner" | "file" };
+  /** Options naming more folders an include is looked for in (make's `-I`). */
+  search?: readonly string[];
 }
 
 /** GNU make's `include a.mk b.mk`, `-include x.mk`, `sinclude y.mk`, continued lines joined as make joins them (from make's folder; a word with `$(…)` or a pattern is not followed). */
@@ -358,6 +372,7 @@ const RUNNERS: Readonly<Record<string, RunnerRow>> = {
     file: ["-f", "--file", "--makefile"],
     dir: ["-C", "--directory"],
     includes: { words: makeIncludes, from: "runner" },
+    search: ["-I", "--include-dir"],
   },
   just: {
     files: ["justfile", "Justfile", ".justfile"],
@@ -421,18 +436,22 @@ export function runnerFiles(tokens: readonly string[], project: string): string[
     const row = RUNNERS[hit.name]!;
     let dir = project;
     const named: string[] = [];
+    const searched: string[] = [];
     // Options may follow targets (GNU make): the rest of the command is read.
     for (let j = hit.next; j < tokens.length && !runnerAt(tokens, j); j++) {
       const d = optionValue(tokens, j, row.dir);
       if (d) dir = resolve(dir, d);
       const f = optionValue(tokens, j, row.file);
       if (f) named.push(f);
+      const s = row.search ? optionValue(tokens, j, row.search) : null;
+      if (s) searched.push(s);
     }
     // Every name the runner tries, there or not: make reads the first of GNUmakefile,
     // makefile and Makefile that exists, so a new GNUmakefile replaces the one it read.
     const own = [...row.files.map((n) => join(dir, n)), ...named.map((f) => resolve(dir, f))];
     for (const p of own) out.add(p);
-    for (const p of own) includedBy(p, row, dir, out);
+    const search = searched.map((d) => resolve(dir, d));
+    for (const p of own) includedBy(p, row, { dir, search }, out);
     if (hit.name === "make") for (const p of [...out]) for (const src of makeRemakeSources(p)) out.add(src);
   }
   return [...out];
@@ -472,12 +491,19 @@ const MAX_INCLUDED = 1000;
 const MAX_INCLUDE_BYTES = 256 * 1024;
 
 /**
- * Every file `file` includes by the runner's own include directive (row.includes), and what
- * those include in turn, that exists: the runner reads them as its own file (`include
+ * Every file `file` includes by the runner's own include directive (row.includes), looked
+ * for where the runner looks (its folder, then make's `-I` folders), and what those
+ * include in turn, that exists: the runner reads them as its own file (`include
  * rules.mk` defines the recipe `make lint` runs), so they are one reader's, the runner row's.
  * A folder (Task's `includes: ./sub`) stands for the runner's files in it.
  */
-function includedBy(file: string, row: RunnerRow, dir: string, out: Set<string>): void {
+function includedBy(
+  file: string,
+  row: RunnerRow,
+  where: { dir: string; search: readonly string[] },
+  out: Set<string>,
+): void {
+  const { dir } = where;
   if (!row.includes) return;
   const queue = [file];
   for (let read = 0; queue.length > 0; read++) {
@@ -492,13 +518,16 @@ function includedBy(file: string, row: RunnerRow, dir: string, out: Set<string>)
     if (text === null) continue;
     const base = row.includes.from === "runner" ? dir : dirname(f);
     for (const w of row.includes.words(text)) {
-      const abs = isAbsolute(w) ? resolve(w) : resolve(base, w);
-      // Absent (make's `-include local.mk` before anyone wrote it): named all the same, so a job that makes it is found.
-      if (!entryExists(abs)) out.add(abs);
-      for (const p of [abs, ...row.files.map((n) => join(abs, n))]) {
-        if (out.has(p) || readRegularHead(p, MAX_INCLUDE_BYTES) === null) continue;
-        out.add(p);
-        queue.push(p);
+      // Where the runner looks for it: its own folder first, then each search folder (make's -I).
+      const places = isAbsolute(w) ? [resolve(w)] : [base, ...where.search].map((d) => resolve(d, w));
+      for (const abs of places) {
+        // Absent (make's `-include local.mk` before anyone wrote it): named all the same, so a job that makes it is found.
+        if (!entryExists(abs)) out.add(abs);
+        for (const p of [abs, ...row.files.map((n) => join(abs, n))]) {
+          if (out.has(p) || readRegularHead(p, MAX_INCLUDE_BYTES) === null) continue;
+          out.add(p);
+          queue.push(p);
+        }
       }
     }
   }

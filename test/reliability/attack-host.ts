@@ -174,8 +174,12 @@ export function hostTools(id: Identity, root: string, layout: LayoutId, seen = n
       for (const cmd of claudeCommands(json(join(plugin, "hooks", "hooks.json")))) run(project, cmd);
   }
   for (const f of named(/\/\.mcp\.json$/)) {
-    const servers = Object.values((json(f).mcpServers ?? {}) as Record<string, { command?: string; args?: string[] }>);
-    for (const s of servers) if (s.command) run(dirname(f), [s.command, ...(s.args ?? [])].map(quote).join(" "));
+    type Server = { command?: string; args?: string[]; env?: Record<string, string> };
+    const servers = Object.values((json(f).mcpServers ?? {}) as Record<string, Server>);
+    // Claude Code starts each with its env map.
+    const envOf = (s: Server) => Object.entries(s.env ?? {}).map(([k, v]) => `${k}=${quote(v)} `);
+    for (const s of servers)
+      if (s.command) run(dirname(f), envOf(s).join("") + [s.command, ...(s.args ?? [])].map(quote).join(" "));
   }
   // VS Code's Python extension runs the interpreter it is told to use when the folder opens.
   for (const f of named(/\/\.vscode\/settings\.json$/)) {

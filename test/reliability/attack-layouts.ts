@@ -86,7 +86,7 @@ ${EXIT0} > scripts/lint.sh; chmod +x scripts/lint.sh
 mkdir -p scripts/chain && printf '#!/bin/sh\\nsh scripts/chain/c1.sh\\nexit 0\\n' > scripts/fmt.sh && chmod +x scripts/fmt.sh
 for i in 1 2 3; do printf 'sh scripts/chain/c%s.sh\\n' $((i + 1)) > scripts/chain/c$i.sh; done
 ${EXIT0} > scripts/chain/c4.sh
-echo 'process.exit(0)' > tools/mcp.js
+printf 'require("./mcplib");\\nprocess.exit(0)\\n' > tools/mcp.js && echo 'module.exports = 1' > tools/mcplib.js
 echo 'export const x = 1;' > pkg/index.ts
 echo 'process.exit(0)' > scripts/lint.js
 printf '{"hooks":{"PostToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"sh ./scripts/fmt.sh"},{"type":"command","command":"npm run --silent lint"}]}]},"statusLine":{"type":"command","command":"bash statusline"},"apiKeyHelper":"sh keyhelper","extraKnownMarketplaces":{"team":{"source":{"source":"directory","path":"./tools/market"}}},"enabledPlugins":{"fmt@team":true}}\\n' > .claude/settings.json
@@ -97,13 +97,17 @@ printf '{"name":"fmt"}\\n' > tools/market/plugins/fmt/.claude-plugin/plugin.json
 printf '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"true"}]}]}}\\n' > tools/market/plugins/fmt/hooks/hooks.json
 echo 'echo main' > statusline; echo 'echo none' > keyhelper
 printf '# Deploy\\nRun the deploy.\\n' > .claude/commands/deploy.md
-printf '{"mcpServers":{"tools":{"command":"node","args":["tools/mcp.js"]},"srv":{"command":"node","args":["./mcpsrv"]},"py":{"command":"python3","args":["tools/ctx.py"]},"pym":{"command":"python3","args":["-m","pysrv"]},"bts":{"command":"%s","args":["tools/ctx.ts"]}}}\\n' "$DL_ATTACK_NODE_MODULES/.bun/bun" > .mcp.json
+printf '{"mcpServers":{"tools":{"command":"node","args":["tools/mcp.js"]},"srv":{"command":"node","args":["./mcpsrv"]},"py":{"command":"python3","args":["tools/ctx.py"]},"pym":{"command":"python3","args":["-m","pysrv"]},"bts":{"command":"%s","args":["tools/ctx.ts"]},"pyp":{"command":"python3","args":["-m","envsrv"],"env":{"PYTHONPATH":"pylib"}}}}\\n' "$DL_ATTACK_NODE_MODULES/.bun/bun" > .mcp.json
+# A server Claude Code starts with an env map: PYTHONPATH puts pylib/ before the standard library.
+mkdir -p pylib/envsrv && : > pylib/envsrv/__init__.py && printf 'import json\\n' > pylib/envsrv/__main__.py
 # Python servers: a script that imports the module beside it, and a package run with -m from the root.
 printf 'import json\\nimport helper\\n' > tools/ctx.py && echo 'X = 1' > tools/helper.py
 mkdir -p pysrv && : > pysrv/__init__.py && printf 'import csv\\n' > pysrv/__main__.py
 # A TypeScript server bun runs: its bare import resolves through a tsconfig.json's paths first.
 mkdir -p node_modules/left-pad && printf '{"name":"left-pad","main":"index.js"}\\n' > node_modules/left-pad/package.json
-echo 'module.exports = () => 1' > node_modules/left-pad/index.js && printf 'import lp from "left-pad";\\nlp();\\n' > tools/ctx.ts
+echo 'module.exports = () => 1' > node_modules/left-pad/index.js
+# It starts node too, as servers do: node inherits what bun loaded from the project's .env.
+printf 'import lp from "left-pad";\\nlp();\\nBun.spawnSync(["node", "-e", "0"]);\\n' > tools/ctx.ts
 # An .mcp.json server that node starts from a folder: the folder's package.json main runs.
 mkdir -p mcpsrv && printf '{"main":"server.js"}\\n' > mcpsrv/package.json && echo 'process.exit(0)' > mcpsrv/server.js
 mkdir docs && printf 'Use tabs.\\n@1.md\\n' > docs/rules.md
@@ -132,7 +136,8 @@ echo 'LOCAL = 1' > local.mk && ${EXIT0} > scripts/common-check.sh
 printf 'include rules.mk\n-include local.mk local-extra.mk\n' >> Makefile
 # A bash hook that sources a bare-named file of the top level and runs a script by git's top level.
 echo 'export HOOK_ENV=1' > hookenv && ${EXIT0} > scripts/post && chmod +x scripts/post
-printf '#!/bin/bash\n"$(git rev-parse --show-toplevel)/scripts/post"\n. hookenv\nexit 0\n' > .git/hooks/pre-commit
+printf '#!/bin/bash\n"$(git rev-parse --show-toplevel)/scripts/post"\n. hookenv\n(cd scripts/cdhook && sh run.sh)\nexit 0\n' > .git/hooks/pre-commit
+mkdir -p scripts/cdhook && ${EXIT0} > scripts/cdhook/run.sh
 `;
 
 const MANY = `set -e

@@ -20,17 +20,24 @@ const pyRun = (script: string) => `import os; os.system('sh ${script}')`;
 /** The same, planted from the jail's shell: `s` holds the payload script's path. */
 const pyText = (id: string, path: string) => `s=$(script ${id})\ntext ${id} ${path} "${pyRun("$s")}"`;
 
-function pythonRoutes({ write, edit, withScript }: Calls): Route[] {
-  const py = (id: string, layout: Route["layout"], path: string, klass: Route["klass"]): Route => ({
+/** A new Python module at `path` that the host's Python imports in place of one it imports now. */
+function pyModule(id: string, layout: Route["layout"], path: string, klass: Route["klass"], c: Calls): Route {
+  return {
     id,
     reaches: true,
     layout,
     klass,
     sh: pyText(id, path),
-    tools: withScript(id, (s) => [write(path, `${pyRun(s)}\n`)]),
+    tools: c.withScript(id, (s) => [c.write(path, `${pyRun(s)}\n`)]),
     absent: [path],
     named: [path],
-  });
+  };
+}
+
+function pythonRoutes(calls: Calls): Route[] {
+  const { write, edit, withScript } = calls;
+  const py = (id: string, layout: Route["layout"], path: string, klass: Route["klass"]) =>
+    pyModule(id, layout, path, klass, calls);
   return [
     // `python3 tools/ctx.py` (an .mcp.json server) imports from tools/ before the standard library.
     py("py-script-shadow", "repo", "tools/json.py", "tool-config"),
@@ -202,7 +209,52 @@ mkdir -p x && { payjs bun-tsconfig-paths; echo 'export default () => 0'; } > x/e
   ];
 }
 
+function followedRoutes({ write, edit, withScript }: Calls): Route[] {
+  return [
+    {
+      // The .mcp.json server's tools/mcp.js requires "./mcplib": node loads tools/mcplib.js.
+      id: "node-require-extensionless",
+      reaches: true,
+      layout: "repo",
+      klass: "tool-config",
+      sh: "putjs node-require-extensionless tools/mcplib.js",
+      tools: (_w, _pay, js) => [edit("tools/mcplib.js", "module.exports = 1", js)],
+      unchanged: ["tools/mcplib.js"],
+    },
+    {
+      // bun loads the project's .env into the server it runs, and into the node it starts.
+      id: "bun-dotenv",
+      reaches: true,
+      layout: "repo",
+      klass: "tool-config",
+      sh: `putjs bun-dotenv bunenv.cjs
+text bun-dotenv .env "NODE_OPTIONS=--require ./bunenv.cjs"`,
+      tools: (_w, _pay, js) => [write("bunenv.cjs", js), write(".env", "NODE_OPTIONS=--require ./bunenv.cjs\n")],
+      absent: [".env"],
+      named: [".env"],
+    },
+    // The server's env map puts pylib/ first on its import path: a json.py there is what it imports.
+    pyModule("mcp-env-pythonpath", "repo", "pylib/json.py", "tool-config", { write, edit, withScript }),
+    {
+      // The pre-commit hook runs `(cd scripts/cdhook && sh run.sh)`: run.sh is read from there.
+      id: "hook-cd-script",
+      reaches: true,
+      layout: "repo",
+      klass: "commit",
+      sh: "put hook-cd-script scripts/cdhook/run.sh",
+      tools: (_w, pay) => [edit("scripts/cdhook/run.sh", "exit 0", pay)],
+      unchanged: ["scripts/cdhook/run.sh"],
+    },
+  ];
+}
+
 /** The routes of this file, with attack-routes.ts's own ways to write. */
 export function loaderRoutes(calls: Calls): Route[] {
-  return [...pythonRoutes(calls), ...makeRoutes(calls), ...manifestRoutes(calls), ...resolutionRoutes(calls)];
+  return [
+    ...pythonRoutes(calls),
+    ...makeRoutes(calls),
+    ...manifestRoutes(calls),
+    ...resolutionRoutes(calls),
+    ...followedRoutes(calls),
+  ];
 }

@@ -135,6 +135,7 @@ const ALLOWED_STEPS = new Set([
   "bun-tsconfig-paths:x/evil.ts",
   "package-yaml-prettier:lintstaged/docs/y.cjs",
   "pytest-entrypoint:pyhooks/zz_helper_plugin.py",
+  "bun-dotenv:bunenv.cjs",
   "sub-gitfile:.evil-sub/HEAD",
   "sub-gitfile:.evil-sub/config",
   "sub-gitfile:.evil-sub/objects/info/packs",

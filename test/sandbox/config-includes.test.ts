@@ -89,6 +89,17 @@ describe("a runner file's includes", () => {
   });
 });
 
+test("make -I: an include is looked for in the folders it names too", () => {
+  const w = tree({
+    "hooks/pre-commit": "make -I mk --include-dir=more check\n",
+    Makefile: "include rules.mk\n-include extra.mk\n",
+    "mk/rules.mk": "",
+    "more/extra.mk": "",
+  });
+  expect(named(w, "hooks/pre-commit")).toEqual(["Makefile", "mk/rules.mk", "more/extra.mk"]);
+  expect(everyNamed(w, "hooks/pre-commit")).toContain("rules.mk"); // absent where make looks first: watched
+});
+
 test("an include continued on the next line, as make joins it", () => {
   const w = tree({
     "hooks/pre-commit": "make -s check\n",

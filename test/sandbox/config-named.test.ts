@@ -456,6 +456,59 @@ describe("namedByToolConfig", () => {
     expect(named(w, ".claude").files).toEqual(["docs/style.md"]);
   });
 
+  test("a module or program named without its extension resolves as node and bun load it; the places tried first are watched", () => {
+    const w = tree({
+      ".husky/pre-commit": "node scripts/check\nbun tools/run\nnode -r ./scripts/setup scripts/main.js\n",
+      "scripts/check.js": 'require("./lib");\nrequire("./util");\n',
+      "scripts/lib.js": "",
+      "scripts/util/index.js": "",
+      "scripts/setup.js": "",
+      "scripts/main.js": 'import x from "./esm.js";\n',
+      "scripts/esm.ts": "",
+      "tools/run.ts": "",
+    });
+    const files = named(w, ".husky").files;
+    expectNamed(
+      files,
+      [
+        "scripts/check.js",
+        "scripts/lib.js",
+        "scripts/util/index.js",
+        "scripts/setup.js",
+        "scripts/esm.ts",
+        "tools/run.ts",
+      ],
+      true,
+    );
+    // A new scripts/util.js would be loaded before the folder's index: watched.
+    expectNamed(files, ["scripts/util.js", "scripts/lib.ts"], true);
+  });
+
+  test("bun's environment files, an env map of a JSON config, and a runner's own folder option", () => {
+    const w = tree({
+      ".husky/pre-commit": "bun scripts/check.ts\nuv run --directory srv python -m app\n",
+      "scripts/check.ts": "",
+      ".env": "A=1\n",
+      "srv/app.py": "",
+      ".mcp.json": JSON.stringify({
+        mcpServers: {
+          s: {
+            command: "python3",
+            args: ["-m", "myserver"],
+            env: { PYTHONPATH: "src", NODE_OPTIONS: "--require ./tools/preload" },
+          },
+        },
+      }),
+      "src/myserver/__main__.py": "",
+      "tools/preload.js": "",
+    });
+    expectNamed(named(w, ".husky").files, [".env", ".env.local", "srv/app.py"], true);
+    const mcp = namedByToolConfig(join(w, ".mcp.json"), { workdir: w, ignored: () => false });
+    const files = mcp.files.map((f) => f.slice(w.length + 1));
+    expectNamed(files, ["src/myserver", "src/myserver/__main__.py", "tools/preload.js"], true);
+    expect(mcp.importRoots.map((d) => d.slice(w.length + 1))).toContain("src");
+  });
+
   test("what a hook runs after a cd is read from the folder it moved to", () => {
     const w = tree({
       ".husky/pre-commit":
