@@ -341,6 +341,9 @@ function filesOf(entry: string): { files: string[]; links: string[] } {
     if (st.isFile()) files.push(p);
     else if (st.isSymbolicLink()) links.push(p);
     else if (st.isDirectory()) {
+      // A checkout of its own (Claude Code's .claude/worktrees/<name>, with its node_modules) is
+      // a repository the guard asks git about, not this entry's configuration.
+      if (p !== entry && entryExists(join(p, ".git"))) continue;
       try {
         for (const n of readdirSync(p)) stack.push(join(p, n));
       } catch {
@@ -793,18 +796,44 @@ function followImports(w: NamedWalk, src: Source, parsed: Words): void {
     w.pythons.add(parsed.python);
   }
   for (const name of parsed.pyImports) if (!name.startsWith(".")) w.pyNames.add(name);
+  // The module -m runs is imported first by its name; pytest loads a conftest.py from its folder on its own.
+  for (const m of py.modules) w.pyNames.add(m.split(".")[0]!);
+  if (py.modules.has("pytest") || parsed.tokens.some((t) => /^(pytest|py\.test)$/.test(basename(t))))
+    w.pyNames.add("conftest");
   // `python3 -m lint`: lint.py or the lint package of the folders it imports from first.
   const mains = [...py.modules].map((m) => m.split(".")[0]!);
   for (const root of py.roots) takeModules(w, pythonModulesOf(join(root, "-m"), mains, root, o.workdir));
   takeModules(w, pythonModulesOf(src.file, parsed.pyImports, project, o.workdir));
-  if (src.text !== undefined) return;
+  // A tool's own configuration (vite.config.ts) is loaded by its tool: a TypeScript program a
+  // config runs (bun's, tsx's) resolves through tsconfig.json.
+  if (src.text !== undefined || ruleForName(basename(src.file), basename(dirname(src.file)))?.id === "tool-config")
+    return;
   // tsx reads the tsconfig.json of the folder it runs in instead: that one counts as well.
   const own = tsconfigsOf(src.file, o.workdir);
   const isTs = own.present.length + own.absent.length > 0;
   for (const ts of isTs ? [own, tsconfigsOf(join(project, "run.ts"), o.workdir)] : []) {
-    for (const p of ts.present) w.take(p, false);
+    for (const p of ts.present) keepTsconfig(w, p);
     for (const p of ts.absent) w.found.add(p);
   }
+}
+
+/** A tsconfig.json that decides a protected program's imports, and the ones it extends by path; its `references` and `include` decide nothing there. */
+function keepTsconfig(w: NamedWalk, file: string, hops = 0): void {
+  if (w.found.has(file) || hops > 8) return;
+  w.found.add(file);
+  const text = readText(file) ?? "";
+  // An exact `paths` target (`"x": ["./lib/x.ts"]`) is the file the import loads.
+  const paths = /"paths"\s*:\s*\{([^{}]*)\}/.exec(text)?.[1] ?? "";
+  for (const t of paths.matchAll(/"(\.{1,2}\/[^"*]+)"/g)) {
+    const abs = resolve(dirname(file), t[1]!);
+    if (isWithin(abs, w.o.workdir)) entryExists(abs) ? w.take(abs, false) : w.found.add(abs);
+  }
+  for (const m of text.matchAll(/"extends"\s*:\s*(\[[^\]]*\]|"[^"]*")/g))
+    for (const e of m[1]!.matchAll(/"(\.{1,2}\/[^"]+)"/g)) {
+      const target = resolve(dirname(file), e[1]!);
+      const abs = /\.json$/.test(target) ? target : `${target}.json`;
+      if (isWithin(abs, w.o.workdir)) keepTsconfig(w, abs, hops + 1);
+    }
 }
 
 /**

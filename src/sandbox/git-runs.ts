@@ -37,14 +37,23 @@ export function runByGit(repo: RepoFacts, tree: string, ignored: (abs: string) =
   const project = repo.toplevel ?? repo.gitDir;
   const out = new Set<string>();
   const py = { roots: new Set<string>(), pythons: new Set<string>(), pyNames: new Set<string>() };
+  const keys: ByGit["manifestKeys"] = [];
   for (const entry of [...hookEntries(repo), ...repo.configFiles]) {
     const named = namedByToolConfig(entry, { workdir: tree, ignored, home: repo.home }, project);
     for (const f of named.files) if (f !== tree && isWithin(f, tree)) out.add(f);
     for (const r of named.importRoots) if (isWithin(r, tree)) py.roots.add(r);
     for (const i of named.pythons) py.pythons.add(i);
     for (const n of named.pyNames) py.pyNames.add(n);
+    // `npm run lint` in a hook: the script it runs is the hook's program, like a file it names.
+    keys.push(...named.npmScripts.map((x) => ({ pkg: x.pkg, key: `scripts.${x.name}` })), ...named.manifestKeys);
   }
-  return { files: [...out], importRoots: [...py.roots], pythons: [...py.pythons], pyNames: [...py.pyNames] };
+  return {
+    files: [...out],
+    importRoots: [...py.roots],
+    pythons: [...py.pythons],
+    pyNames: [...py.pyNames],
+    manifestKeys: keys.filter((k) => isWithin(k.pkg, tree)),
+  };
 }
 
 /** What git's hooks and config files run: files of the tree, and their Python commands' import folders, interpreters and imported names. */
@@ -53,4 +62,6 @@ interface ByGit {
   importRoots: string[];
   pythons: string[];
   pyNames: string[];
+  /** package.json keys a hook runs through (`scripts.lint` for `npm run lint`, `imports`). */
+  manifestKeys: { pkg: string; key: string }[];
 }

@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
-import { entryExists } from "../sys/file-head.ts";
+import { entryExists, readRegularHead } from "../sys/file-head.ts";
 import { isWithin, resolveUserPath } from "../sys/paths.ts";
 
 /**
@@ -181,8 +181,17 @@ function moduleName(entry: string): string {
   return entry.split(".")[0]!;
 }
 
-/** Whether a module of this name shadows one: `names` (python-names.ts) holds it, or none could be asked. */
-const shadows = (name: string, names: ReadonlySet<string> | null) => names === null || names.has(name);
+/**
+ * Whether a module, a link or a regular package of this name shadows one: `names`
+ * (python-names.ts) holds it as a module or a namespace package, or none could be asked.
+ */
+const shadowsAsModule = (name: string, names: ReadonlySet<string> | null) =>
+  names === null || names.has(name) || names.has(`ns:${name}`);
+/** A folder without `__init__.py` is a namespace portion: it loses to any module or regular package, and joins only a namespace package. */
+const shadowsAsNamespace = (name: string, names: ReadonlySet<string> | null) =>
+  names === null || names.has(`ns:${name}`);
+
+const isInit = (file: string) => moduleName(basename(file)) === "__init__" && PY_MODULE_FILE.test(file);
 
 /** Whether `dir` holds a module directly (a `.py`, an extension, `__init__.py`). */
 function holdsModule(dir: string): boolean {
@@ -193,47 +202,67 @@ function holdsModule(dir: string): boolean {
   }
 }
 
+/** Entry point groups of a distribution that are programs to install, not plugins a tool loads. */
+const SCRIPT_GROUPS = /^(console_scripts|gui_scripts)$/;
+
+/** Whether a distribution's metadata folder declares plugins (`[pytest11]`, `[flake8.extension]`): what tools load from it. */
+function declaresPlugins(metadataDir: string): boolean {
+  const text = readRegularHead(join(metadataDir, "entry_points.txt"), 256 * 1024) ?? "";
+  return [...text.matchAll(/^[ \t]*\[([^\]\n]+)\]/gm)].some((m) => !SCRIPT_GROUPS.test(m[1]!.trim()));
+}
+
 /**
  * Whether writing `abs` makes a module Python imports from an import root in place of one
- * of `names`: a module file or a distribution's metadata directly in it, or the first
- * module of a folder there (a package, regular or namespace, made in two steps).
+ * of `names`: a module file directly in it, a folder's `__init__.py` (a regular package),
+ * the first module of a folder that held none (a namespace portion), or the entry points
+ * of a distribution's metadata there.
  */
 export function addsPythonModule(abs: string, roots: readonly string[], names: ReadonlySet<string> | null): boolean {
   for (const root of roots) {
-    if (abs === root || !isWithin(abs, root)) continue;
+    if (abs === root || !isWithin(abs, root) || entryExists(abs)) continue;
     const first = relative(root, abs).split("/")[0]!;
+    const top = join(root, first);
     if (PY_METADATA_DIR.test(first)) {
-      if (!entryExists(join(root, first))) return true;
+      if (basename(abs) === "entry_points.txt" && dirname(abs) === top) return true;
       continue;
     }
-    if (!PY_MODULE_FILE.test(basename(abs)) || !shadows(moduleName(first), names)) continue;
-    const top = join(root, first);
-    if (!entryExists(top)) return true;
-    if (top === abs || dirname(abs) !== top || entryExists(abs)) continue;
-    if (moduleName(basename(abs)) === "__init__" || !holdsModule(top)) return true;
+    if (!PY_MODULE_FILE.test(abs)) continue;
+    if (top === abs) {
+      if (shadowsAsModule(moduleName(first), names)) return true;
+      continue;
+    }
+    if (dirname(abs) !== top) continue;
+    if (isInit(abs) ? shadowsAsModule(first, names) : !holdsModule(top) && shadowsAsNamespace(first, names))
+      return true;
   }
   return false;
 }
 
 /**
  * The entries a job added in an import root (workdir-relative roots, "" for the workdir
- * itself) that Python imports in place of one of `names`: module files, links, folders
- * holding a module (a package, regular or namespace), distributions' metadata, and the
- * first modules of a folder that held none.
+ * itself; `workdir` to read them) that Python imports in place of one of `names`: module
+ * files, links, packages, the `__init__.py` or first module of a folder that was there,
+ * and a distribution's metadata that declares plugins.
  */
 export function newPythonModules(
-  before: ReadonlyMap<string, unknown>,
-  after: ReadonlyMap<string, { kind: string }>,
+  workdir: string,
+  scans: { before: ReadonlyMap<string, unknown>; after: ReadonlyMap<string, { kind: string }> },
   roots: ReadonlySet<string>,
   names: ReadonlySet<string> | null,
 ): string[] {
+  const { before, after } = scans;
   const out: string[] = [];
   for (const [r, e] of after) {
     if (before.has(r)) continue;
     const parent = dirOf(r);
     if (roots.has(parent)) {
-      if (newEntryIsModule(r, e.kind, after, names)) out.push(r);
-    } else if (parent !== "" && roots.has(dirOf(parent)) && firstModuleOf(parent, r, before, names)) out.push(r);
+      if (newEntryIsModule(workdir, r, e.kind, after, names)) out.push(r);
+    } else if (parent !== "" && roots.has(dirOf(parent)) && before.has(parent)) {
+      if (
+        PY_METADATA_DIR.test(parent) ? declaresPlugins(join(workdir, parent)) : firstModuleOf(parent, r, before, names)
+      )
+        out.push(r);
+    }
   }
   return out;
 }
@@ -242,17 +271,20 @@ const dirOf = (r: string) => (r.includes("/") ? r.slice(0, r.lastIndexOf("/")) :
 
 /** A new entry directly in a root: what it gives Python. */
 function newEntryIsModule(
+  workdir: string,
   r: string,
   kind: string,
   after: ReadonlyMap<string, { kind: string }>,
   names: ReadonlySet<string> | null,
 ): boolean {
   const name = r.slice(r.lastIndexOf("/") + 1);
-  if (PY_METADATA_DIR.test(name)) return true;
-  if (!shadows(moduleName(name), names)) return false;
-  if (kind === "link") return true; // Python follows it: a module or a package, whatever its name says
-  if (kind !== "dir") return PY_MODULE_FILE.test(name);
-  return [...after.keys()].some((k) => k.startsWith(`${r}/`) && PY_MODULE_FILE.test(k));
+  if (PY_METADATA_DIR.test(name)) return kind === "dir" && declaresPlugins(join(workdir, r));
+  if (kind === "link") return shadowsAsModule(moduleName(name), names); // Python follows it, whatever it holds
+  if (kind !== "dir") return PY_MODULE_FILE.test(name) && shadowsAsModule(moduleName(name), names);
+  const inside = [...after.keys()].filter((k) => dirOf(k) === r);
+  if (inside.some(isInit)) return shadowsAsModule(name, names);
+  const holds = [...after.keys()].some((k) => k.startsWith(`${r}/`) && PY_MODULE_FILE.test(k));
+  return holds && shadowsAsNamespace(name, names);
 }
 
 /** A new module file `r` directly in the folder `top` of a root that existed: its `__init__`, or its first module. */
@@ -262,11 +294,12 @@ function firstModuleOf(
   before: ReadonlyMap<string, unknown>,
   names: ReadonlySet<string> | null,
 ): boolean {
-  if (!before.has(top) || !PY_MODULE_FILE.test(r) || !shadows(moduleName(top.slice(top.lastIndexOf("/") + 1)), names))
-    return false;
+  if (!PY_MODULE_FILE.test(r)) return false;
+  const name = top.slice(top.lastIndexOf("/") + 1);
   // An `__init__.py` makes the folder a regular package, which wins over the one installed.
-  if (moduleName(r.slice(r.lastIndexOf("/") + 1)) === "__init__") return true;
-  return ![...before.keys()].some((k) => dirOf(k) === top && PY_MODULE_FILE.test(k));
+  if (isInit(r)) return shadowsAsModule(name, names);
+  const heldOne = [...before.keys()].some((k) => dirOf(k) === top && PY_MODULE_FILE.test(k));
+  return !heldOne && shadowsAsNamespace(name, names);
 }
 
 /** Python's compiled modules: the import system runs one in place of its source when its header matches the source's mtime and size. */

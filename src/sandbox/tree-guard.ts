@@ -187,6 +187,8 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
   // What git's hooks and config files run of the tree (a hook linked to scripts/pre-commit).
   const byGit = repos.map((r) => runByGit(r, workdir, (abs) => underIgnored(rel(workdir, abs), o.ignored)));
   for (const p of [...run.files, ...above.files, ...byGit.flatMap((g) => g.files)]) {
+    // A path the user lets delegates write (DELEGATE_WRITABLE_TOOL_CONFIG): a tool's config, or what one names.
+    if (writable.has(rel(workdir, p))) continue;
     named.add(rel(workdir, p));
     add(p);
   }
@@ -201,6 +203,7 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
   for (const { pkg, key } of [
     ...run.npmScripts.map((s) => ({ pkg: s.pkg, key: `scripts.${s.name}` })),
     ...run.manifestKeys,
+    ...byGit.flatMap((g) => g.manifestKeys).filter((k) => inside(workdir, k.pkg)),
   ])
     scriptKeys.set(rel(workdir, pkg), [...(scriptKeys.get(rel(workdir, pkg)) ?? []), key]);
   for (const g of scan.gitEntries.keys()) {
@@ -218,13 +221,23 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
     workdirOnPath: [...run.workdirOnPath, ...above.workdirOnPath],
     standIns,
     scriptKeys,
+    ...pythonPlan(workdir, [run, above, ...byGit]),
+  };
+}
+
+type PythonRuns = { importRoots: string[]; pythons: string[]; pyNames: string[] };
+
+/** The folders (workdir-relative) the protected Python commands import from first, their interpreters and the names their sources import. */
+function pythonPlan(workdir: string, all: readonly PythonRuns[]): Pick<Plan, "importRoots" | "pythons" | "pyNames"> {
+  return {
     importRoots: new Set(
-      [...run.importRoots, ...above.importRoots, ...byGit.flatMap((g) => g.importRoots)]
+      all
+        .flatMap((a) => a.importRoots)
         .filter((d) => inside(workdir, d) || d === workdir)
         .map((d) => (d === workdir ? "" : rel(workdir, d))),
     ),
-    pythons: [...run.pythons, ...above.pythons, ...byGit.flatMap((g) => g.pythons)],
-    pyNames: [...run.pyNames, ...above.pyNames, ...byGit.flatMap((g) => g.pyNames)],
+    pythons: all.flatMap((a) => a.pythons),
+    pyNames: all.flatMap((a) => a.pyNames),
   };
 }
 
@@ -361,7 +374,7 @@ async function finishGuard(
     const named = [
       ...s.named,
       ...(s.onPath ? newTopFiles(s.before, after) : []),
-      ...newPythonModules(s.before.entries, after.entries, s.importRoots, s.pyNames),
+      ...newPythonModules(workdir, { before: s.before.entries, after: after.entries }, s.importRoots, s.pyNames),
       ...newToolManifests(workdir, s.before, after, s.ignored),
     ];
     judged = judgeTree(s.before, after, { named, hostOnly: s.hostOnly, quarantine: s.quarantine });

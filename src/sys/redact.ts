@@ -128,9 +128,20 @@ const NAME_THEN_VALUE =
 const RUN_IN_DOUBLE = /[^"\\\r\n]{1,4096}/y;
 const RUN_IN_SINGLE = /[^'"`\\\r\n]{1,4096}/y;
 const RUN_BARE = /[^\s"'`\\]{1,4096}/y;
-/** A header whose whole value is the credential (every cookie of the line may be a session): its run is the rest of the line. */
-const RUN_TO_LINE_END = /[^"\\\r\n]{1,4096}/y;
+/**
+ * A header whose whole value is the credential (every cookie of the line may be a
+ * session): its run is the rest of the line, up to a quote that may have opened before
+ * it (`curl -H 'Cookie: a=1'`). Only when the value reads as one: cookies are `name=value`,
+ * an authorization is a scheme and a credential; prose after `Authorization:` is not.
+ */
+const RUN_TO_LINE_END = /[^"'\\\r\n]{1,4096}/y;
 const WHOLE_LINE_HEADER = /^(?:set-)?cookie$|^(?:proxy-)?authorization$/i;
+const HEADER_VALUE = { cookie: /=/, authorization: /^\S+[ \t]+\S{6,}/ };
+
+/** Whether `value` (the rest of a whole-line header's line) reads as that header's value. */
+function headerValue(name: string, value: string): boolean {
+  return /cookie$/i.test(name) ? HEADER_VALUE.cookie.test(value) : HEADER_VALUE.authorization.test(value);
+}
 /** A key has a digit or a symbol: a value of letters only ("KEY: present", "TOKEN=unset") is a word. */
 const KEYLIKE = /[0-9_./+=~-]/;
 /** How far before a run's end a later name may start whose value the run's end cuts short (a name, its sign, a quote). */
@@ -138,7 +149,7 @@ const NAME_REACH = 160;
 
 /**
  * The value at `at` (after a name; `quote` opened it, or ""; `header`: a whole-line
- * header's): what is cut, or null when it is no credential, and where its run ends. A run
+ * header's name, or ""): what is cut, or null when it is no credential, and where its run ends. A run
  * that holds the marker of a cut made before (a learned value inside it) is cut whole, and
  * only its own characters are learned: a second pass changes nothing.
  */
@@ -146,11 +157,15 @@ function valueAt(
   text: string,
   at: number,
   quote: string,
-  header: boolean,
+  header: string,
 ): { value: string | null; pieces: string[]; end: number } {
   const run = quote === '"' ? RUN_IN_DOUBLE : quote ? RUN_IN_SINGLE : header ? RUN_TO_LINE_END : RUN_BARE;
   run.lastIndex = at;
-  const m = run.exec(text);
+  let m = run.exec(text);
+  if (m && run === RUN_TO_LINE_END && !headerValue(header, m[0])) {
+    RUN_BARE.lastIndex = at;
+    m = RUN_BARE.exec(text);
+  }
   if (!m) return { value: null, pieces: [], end: at };
   const end = at + m[0].length;
   const pieces = m[0].split(REDACTED).filter((p) => p.trim() !== "");
@@ -172,7 +187,8 @@ function redactNamed(text: string, seen: string[]): string {
     const quote = m[3] || m[5] || "";
     if (!quote && m[2] === "=" && inUrlQuery(text, m.index)) continue;
     const at = NAME_THEN_VALUE.lastIndex;
-    const { value, pieces, end } = valueAt(text, at, quote, m[2] === ":" && WHOLE_LINE_HEADER.test(name));
+    const header = m[2] === ":" && WHOLE_LINE_HEADER.test(name) ? name : "";
+    const { value, pieces, end } = valueAt(text, at, quote, header);
     if (!value || (variable && notASecret(value))) {
       // A later name inside a run whose value failed has a part of it for a value, failing too:
       // only one near its end can still open a value of its own. Each character is read a bounded number of times.

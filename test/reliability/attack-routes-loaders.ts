@@ -66,8 +66,8 @@ function pythonRoutes(calls: Calls): Route[] {
 text pytest-entrypoint pyhooks/zz_helper-1.0.dist-info/METADATA "Metadata-Version: 2.1\\nName: zz-helper\\nVersion: 1.0"
 text pytest-entrypoint pyhooks/zz_helper-1.0.dist-info/entry_points.txt "[pytest11]\\nzz = zz_helper_plugin"
 text pytest-entrypoint pyhooks/zz_helper_plugin.py "${pyRun("$s")}"`,
+      // The tools write the plugin declaration first: its METADATA alone would be an ordinary, harmless write.
       tools: withScript("pytest-entrypoint", (s) => [
-        write("pyhooks/zz_helper-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: zz-helper\nVersion: 1.0\n"),
         write("pyhooks/zz_helper-1.0.dist-info/entry_points.txt", "[pytest11]\nzz = zz_helper_plugin\n"),
         write("pyhooks/zz_helper_plugin.py", `${pyRun(s)}\n`),
       ]),

@@ -270,14 +270,9 @@ describe("namedByToolConfig", () => {
       ["node_modules/lodash", "node_modules/unrelated", "node_modules/path", "node_modules/fs"],
       false,
     );
-    // Nothing installed by that name, nor vite: no package named (installing it is an ordinary npm install);
-    // only the places a tsconfig.json would decide where its bare imports go, none there yet: watched.
-    expect(named(w, "web/vite.config.ts").files).toEqual([
-      "jsconfig.json",
-      "tsconfig.json",
-      "web/jsconfig.json",
-      "web/tsconfig.json",
-    ]);
+    // Nothing installed by that name, nor vite: nothing named (installing it is an ordinary npm install);
+    // a tool's own configuration leaves tsconfig.json the project's (the tool loads it, not bun or tsx).
+    expect(named(w, "web/vite.config.ts").files).toEqual([]);
   });
 
   test("a TypeScript source's bare imports go where the nearest tsconfig.json sends them: it and what it names are kept", () => {
@@ -544,7 +539,20 @@ describe("namedByToolConfig", () => {
     files["scripts/fmt.sh"] = "true\n";
     const w = tree(files);
     expect(() => named(w, ".claude")).toThrow(/holds more than 10000 files/);
-  });
+  }, 60_000);
+
+  test("a checkout inside a protected folder (Claude Code's .claude/worktrees) is not read as its configuration", () => {
+    const files: Record<string, string> = {
+      ".claude/settings.json": '{"hooks":{"Stop":[{"command":"sh scripts/fmt.sh"}]}}',
+      ".claude/worktrees/feature/.git": "gitdir: ../../../.git/worktrees/feature\n",
+      ".claude/worktrees/feature/run.sh": "sh scripts/other.sh\n",
+      "scripts/fmt.sh": "",
+      "scripts/other.sh": "",
+    };
+    for (let i = 0; i < 10_001; i++) files[`.claude/worktrees/feature/node_modules/p/f${i}.js`] = "";
+    const w = tree(files);
+    expect(named(w, ".claude").files).toEqual(["scripts/fmt.sh"]);
+  }, 60_000);
 
   test("a folder an interpreter runs is named whole: .mcp.json's node ./srv and python3 -m pkg.serve", () => {
     const w = tree({

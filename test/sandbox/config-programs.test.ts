@@ -17,6 +17,9 @@ import { runGroup } from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
 import { tree as treeOf } from "./file-tree.ts";
 
+/** What the write tools protect with: no writable paths, the environment of dl's own git questions. */
+const PROTECT = { writable: [], gitEnv: { PATH: "/usr/bin:/bin", HOME: "/nonexistent" } };
+
 /**
  * The programs a protected configuration runs by name (config-programs.ts): every common
  * way of putting a folder on PATH (direnv, a shell assignment, VS Code, mise), the config's
@@ -231,8 +234,8 @@ describe("package.json's hook keys are configuration the hook manager runs", () 
     expect(guard.keptReadOnly).not.toContain("tools/lint/other.js");
     const abs = join(w, "package.json");
     const moved = JSON.stringify({ ...pkg, imports: { "#lint/*": "./evil/*.js" } });
-    expect(refusedContent(w, abs, moved)).toContain("imports");
-    expect(refusedContent(w, abs, JSON.stringify({ ...pkg, version: "2.0.0" }))).toBeNull();
+    expect(await refusedContent(w, abs, moved, PROTECT)).toContain("imports");
+    expect(await refusedContent(w, abs, JSON.stringify({ ...pkg, version: "2.0.0" }), PROTECT)).toBeNull();
     writeFileSync(abs, moved);
     writeFileSync(join(w, "web/package.json"), JSON.stringify({ name: "web", imports: { "#lint/*": "./x/*.js" } }));
     const v = await guard.finish();
@@ -241,14 +244,20 @@ describe("package.json's hook keys are configuration the hook manager runs", () 
     expect(JSON.parse(readFileSync(abs, "utf8"))).toEqual(pkg);
   });
 
-  test("the write tools refuse a change to another tool's key, not to npm's own fields", () => {
+  test("the write tools refuse a change to another tool's key, not to npm's own fields", async () => {
     const w = tree({ "package.json": JSON.stringify({ name: "app", eslintConfig: { root: true } }) });
     const abs = join(w, "package.json");
     const text = (o: object) => JSON.stringify({ name: "app", eslintConfig: { root: true }, ...o });
-    expect(refusedContent(w, abs, text({ prettier: "./p.cjs" }))).toContain("rule tool-config");
-    expect(refusedContent(w, abs, text({ eslintConfig: { extends: "./evil.js" } }))).toContain("eslintConfig");
-    expect(refusedContent(w, abs, text({ dependencies: { a: "1" }, version: "2.0.0", exports: "./i.js" }))).toBeNull();
-    expect(refusedContent(w, join(w, "new/package.json"), JSON.stringify({ name: "n", jest: {} }))).toContain("jest");
+    expect(await refusedContent(w, abs, text({ prettier: "./p.cjs" }), PROTECT)).toContain("rule tool-config");
+    expect(await refusedContent(w, abs, text({ eslintConfig: { extends: "./evil.js" } }), PROTECT)).toContain(
+      "eslintConfig",
+    );
+    expect(
+      await refusedContent(w, abs, text({ dependencies: { a: "1" }, version: "2.0.0", exports: "./i.js" }), PROTECT),
+    ).toBeNull();
+    expect(
+      await refusedContent(w, join(w, "new/package.json"), JSON.stringify({ name: "n", jest: {} }), PROTECT),
+    ).toContain("jest");
   });
 
   test("from the project above a subfolder workdir: its hook keys' scripts there are read-only too", async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { refusedWrite } from "../../src/agent/tools/protect-write.ts";
+import { refusedContent, refusedWrite } from "../../src/agent/tools/protect-write.ts";
 import { prepareTreeGuard } from "../../src/sandbox/index.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
@@ -81,14 +81,65 @@ describe("where a protected Python command imports from first", () => {
 
   test("the write tools refuse a new module there and the module a protected script imports; other writes go ahead", async () => {
     const w = await pythonProject();
-    for (const f of ["tools/json.py", "re.py", "email/__init__.py", "x-1.0.dist-info/METADATA", "tools/gettext/x.py"])
+    for (const f of [
+      "tools/json.py",
+      "re.py",
+      "email/__init__.py",
+      "x-1.0.dist-info/entry_points.txt",
+      "tools/gettext/__init__.py",
+    ])
       expect({ f, refused: await refusedWrite(w, join(w, f), p) }).toEqual({
         f,
         refused: expect.stringContaining("new Python module"),
       });
     expect(await refusedWrite(w, join(w, "tools/helper.py"), p)).toContain("rule config-named");
-    for (const f of ["src/new.py", "src/app.py", "notes.txt", "tests/test_more.py", "main.py", "newpkg/__init__.py"])
+    for (const f of [
+      "src/new.py",
+      "src/app.py",
+      "notes.txt",
+      "tests/test_more.py",
+      "main.py",
+      "newpkg/__init__.py",
+      "x-1.0.dist-info/METADATA", // pip install -e . writes the project's own metadata
+      "test/test_views.py", // a folder without __init__.py loses to the standard library's test package
+    ])
       expect({ f, refused: await refusedWrite(w, join(w, f), p) }).toEqual({ f, refused: null });
+  });
+});
+
+describe("a git hook's npm run", () => {
+  test("the package.json script a plain .git/hooks/pre-commit runs is put back after a job and refused by the write tools", async () => {
+    const w = treeOf(
+      { "package.json": JSON.stringify({ scripts: { lint: "node lint.js" } }), "lint.js": "" },
+      "hook-npm",
+    );
+    await runGroup({ argv: ["git", "init", "-q"], cwd: w, env: ENV });
+    writeFileSync(join(w, ".git/hooks/pre-commit"), "#!/bin/sh\nnpm run lint\n");
+    chmodSync(join(w, ".git/hooks/pre-commit"), 0o755);
+    const evil = JSON.stringify({ scripts: { lint: "sh evil.sh" } });
+    expect(await refusedContent(w, join(w, "package.json"), evil, p)).toContain("scripts.lint");
+    const guard = await prepareTreeGuard(w, { home: ENV.HOME, env: ENV, quarantine: () => tempDir("unused-q") });
+    writeFileSync(join(w, "package.json"), evil);
+    expect((await guard.finish()).tamper?.changed).toEqual(["package.json#scripts.lint (restored)"]);
+    expect(readFileSync(join(w, "package.json"), "utf8")).toContain("node lint.js");
+  });
+});
+
+describe("DELEGATE_WRITABLE_TOOL_CONFIG", () => {
+  test("it unlocks a path a protected configuration names (bun's .env), for the write tools and the jail alike", async () => {
+    const w = treeOf({ ".husky/pre-commit": "bun test\n", "src/a.ts": "" }, "writable-named");
+    await runGroup({ argv: ["git", "init", "-q"], cwd: w, env: ENV });
+    expect(await refusedWrite(w, join(w, ".env"), p)).toContain("DELEGATE_WRITABLE_TOOL_CONFIG");
+    expect(await refusedWrite(w, join(w, ".env"), { ...p, writable: [".env"] })).toBeNull();
+    const guard = await prepareTreeGuard(w, {
+      home: ENV.HOME,
+      env: ENV,
+      quarantine: () => tempDir("unused-q"),
+      writable: [".env"],
+    });
+    writeFileSync(join(w, ".env"), "A=1\n");
+    expect((await guard.finish()).tamper).toBeNull();
+    expect(existsSync(join(w, ".env"))).toBe(true);
   });
 });
 

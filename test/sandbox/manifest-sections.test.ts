@@ -6,6 +6,9 @@ import { prepareTreeGuard } from "../../src/sandbox/index.ts";
 import { hasToolsPart, toolsPart } from "../../src/sandbox/manifest-sections.ts";
 import { tree as treeOf } from "./file-tree.ts";
 
+/** What the write tools protect with: no writable paths, the environment of dl's own git questions. */
+const PROTECT = { writable: [], gitEnv: { PATH: "/usr/bin:/bin", HOME: "/nonexistent" } };
+
 /**
  * pyproject.toml and setup.cfg: the project's own tables are the delegate's, every other
  * tool's part (pylint's init-hook, pytest's addopts, mypy's plugins) is kept: put back
@@ -111,7 +114,7 @@ describe("the jail and the write tools keep it", () => {
     // Over 1 MiB of three-byte characters in the project's own table: fewer characters than bytes.
     const pad = `[project]\ndescription = "${"\u20ac".repeat(400_000)}"\n`;
     const evil = `${pad}\n[tool.pylint.main]\ninit-hook = "import os"\n`;
-    expect(refusedContent(w, join(w, "pyproject.toml"), evil)).toContain("rule tool-config");
+    expect(await refusedContent(w, join(w, "pyproject.toml"), evil, PROTECT)).toContain("rule tool-config");
     const guard = await prepareTreeGuard(w, { home: ENV.HOME, env: ENV, quarantine: quarantine(w) });
     writeFileSync(join(w, "pyproject.toml"), evil);
     writeFileSync(
@@ -124,13 +127,15 @@ describe("the jail and the write tools keep it", () => {
     expect(readFileSync(join(w, "pyproject.toml"), "utf8")).toBe(PYPROJECT);
   });
 
-  test("the write tools refuse a change to the tools' part, not to the project's own tables", () => {
+  test("the write tools refuse a change to the tools' part, not to the project's own tables", async () => {
     const w = tree({ "pyproject.toml": PYPROJECT });
     const abs = join(w, "pyproject.toml");
-    expect(refusedContent(w, abs, PYPROJECT.replace('["requests"]', '["requests", "rich"]'))).toBeNull();
+    expect(await refusedContent(w, abs, PYPROJECT.replace('["requests"]', '["requests", "rich"]'), PROTECT)).toBeNull();
     const hook = `${PYPROJECT}\n[tool.pylint.main]\ninit-hook = "import os"\n`;
-    expect(refusedContent(w, abs, hook)).toContain("rule tool-config");
-    expect(refusedContent(w, join(w, "sub/setup.cfg"), "[flake8]\nlocal-plugins = x\n")).toContain("tool-config");
-    expect(refusedContent(w, join(w, "sub/pyproject.toml"), '[project]\nname = "s"\n')).toBeNull();
+    expect(await refusedContent(w, abs, hook, PROTECT)).toContain("rule tool-config");
+    expect(await refusedContent(w, join(w, "sub/setup.cfg"), "[flake8]\nlocal-plugins = x\n", PROTECT)).toContain(
+      "tool-config",
+    );
+    expect(await refusedContent(w, join(w, "sub/pyproject.toml"), '[project]\nname = "s"\n', PROTECT)).toBeNull();
   });
 });

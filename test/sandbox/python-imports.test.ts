@@ -35,6 +35,7 @@ describe("python's first import folder", () => {
     expect(roots("python3 /usr/lib/x.py")).toEqual([]);
     expect(roots("pytest -q")).toEqual([]);
     // pre-commit's own hook: the interpreter in a variable the script assigns.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the hook's own shell text
     const hook = words('INSTALL_PYTHON /opt/pc/bin/python3 ARGS x exec $INSTALL_PYTHON -mpre_commit "${ARGS[@]}"');
     expect(pythonCommands(hook, [w], w, { workdir: w })).toEqual({
       roots: [w],
@@ -102,7 +103,11 @@ describe("a job's new modules in a first import folder", () => {
   const kinds = (m: Record<string, string>) =>
     new Map(Object.entries(m).map(([k, kind]) => [k, { kind, id: k, sig: "1" }]));
 
-  test("module files, packages (regular or namespace) and distributions' metadata count; other new entries do not", () => {
+  test("module files, packages (regular or namespace) and metadata that declares plugins count; other new entries do not", () => {
+    const w = tree({
+      "zz-1.0.dist-info/entry_points.txt": "[pytest11]\nzz = zz_plugin\n",
+      "app-1.0.dist-info/entry_points.txt": "[console_scripts]\napp = app:main\n", // pip install -e .: a program, no plugin
+    });
     const before = kinds({ "tools/ctx.py": "file", docs: "dir" });
     const after = kinds({
       "tools/ctx.py": "file",
@@ -111,8 +116,11 @@ describe("a job's new modules in a first import folder", () => {
       docs: "dir",
       "docs/__init__.py": "file",
       "pytest.py": "file",
+      "main.py": "file",
       "zz-1.0.dist-info": "dir",
       "zz-1.0.dist-info/entry_points.txt": "file",
+      "app-1.0.dist-info": "dir",
+      "app-1.0.dist-info/entry_points.txt": "file",
       pygments: "dir",
       "pygments/formatters.py": "file",
       assets: "dir",
@@ -121,37 +129,46 @@ describe("a job's new modules in a first import folder", () => {
       "deep/er.py": "file",
       deep: "dir",
     });
-    const every = newPythonModules(before, after, new Set(["", "tools"]), null);
+    const roots = new Set(["", "tools"]);
+    const every = newPythonModules(w, { before, after }, roots, null);
     expect(every.sort()).toEqual([
       "deep",
+      "docs/__init__.py",
+      "main.py",
+      "pygments",
+      "pytest.py",
+      "tools/json.py",
+      "zz-1.0.dist-info",
+    ]);
+    // Only the names an interpreter imports from elsewhere count: deep/ is the project's own; a folder without
+    // __init__.py only joins a namespace package (pygments here), never wins over a module or a regular package.
+    const names = new Set(["json", "pytest", "docs", "ns:pygments", "deep"]);
+    expect(newPythonModules(w, { before, after }, roots, names).sort()).toEqual([
       "docs/__init__.py",
       "pygments",
       "pytest.py",
       "tools/json.py",
       "zz-1.0.dist-info",
     ]);
-    // Only the names an interpreter imports from elsewhere count (and metadata, always): deep/ is the project's own.
-    const named = newPythonModules(
-      before,
-      after,
-      new Set(["", "tools"]),
-      new Set(["json", "pytest", "docs", "pygments"]),
-    );
-    expect(named.sort()).toEqual(["docs/__init__.py", "pygments", "pytest.py", "tools/json.py", "zz-1.0.dist-info"]);
     // A link Python follows is a module or a package whatever its name says.
     const linked = kinds({ "tools/json": "link", "tools/notes": "link" });
-    expect(newPythonModules(kinds({}), linked, new Set(["tools"]), new Set(["json"]))).toEqual(["tools/json"]);
+    expect(newPythonModules(w, { before: kinds({}), after: linked }, new Set(["tools"]), new Set(["json"]))).toEqual([
+      "tools/json",
+    ]);
   });
 
   test("the write tools' question: would this write add a module to a root", () => {
     const w = tree({ "tools/ctx.py": "", "pkg/__init__.py": "", "tools/gettext/README.md": "" });
     const roots = [w, join(w, "tools")];
-    const names = new Set(["json", "re", "email", "gettext"]);
+    const names = new Set(["json", "re", "email", "gettext", "ns:gettext", "test"]);
     const adds = (p: string) => addsPythonModule(join(w, p), roots, names);
+    // A new test/ folder without __init__.py loses to the standard library's regular package: allowed.
+    expect(adds("test/test_views.py")).toBe(false);
+    expect(adds("x-1.0.dist-info/METADATA")).toBe(false);
     expect(adds("json.py")).toBe(true);
     expect(adds("tools/re.py")).toBe(true);
     expect(adds("email/__init__.py")).toBe(true);
-    expect(adds("x-1.0.dist-info/METADATA")).toBe(true);
+    expect(adds("x-1.0.dist-info/entry_points.txt")).toBe(true);
     // A folder made first, its module written next: a package all the same.
     expect(adds("tools/gettext/__init__.py")).toBe(true);
     expect(adds("tools/gettext/more.py")).toBe(true);

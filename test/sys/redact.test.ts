@@ -189,6 +189,16 @@ describe("redact: every name that says credential, in the environment and in tex
       expect({ line, out }).toEqual({ line, out: expect.not.stringMatching(/horse|pass\b|3xyz|Qq|def|lm-77|31|42/) });
     }
     expect(redact("Cookie: theme=dark; sid=s3cr3tsessionid9\nnext line")).toBe("Cookie: <redacted>\nnext line");
+    // Only a value that reads as the header's: prose after the word stays, a quoted curl header keeps its quote.
+    for (const prose of [
+      "- Authorization: every /api route now requires a session (see src/middleware.ts)",
+      "Cookie: consent banner fixed, see components/Banner.tsx",
+      "Authorization: see RFC 7235 section 4.2 for details",
+    ])
+      expect(redact(prose)).toBe(prose);
+    expect(redact("curl -H 'Cookie: a=1; sid=abc123' -H 'Accept: json' http://x")).toBe(
+      "curl -H 'Cookie: <redacted>' -H 'Accept: json' http://x",
+    );
     expect(redact("Authorization: Basic dXNlcjpwYXNz")).toBe("Authorization: Basic <redacted>");
     expect(redact("the basic usage and Basic examples")).toBe("the basic usage and Basic examples");
     expect(redact('DB_PASSWORD="it\'s s3cret9"')).toBe('DB_PASSWORD="<redacted>"');

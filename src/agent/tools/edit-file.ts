@@ -60,7 +60,7 @@ export function editFileTool(settings: WriteFileSettings = WRITE_FILE_DEFAULTS):
       try {
         const text = readText(abs, shown, where, settings);
         const change = planEdit(text, shown, { old_string, new_string, replace_all: replace_all === true }, settings);
-        const hookKeys = refusedContent(ctx.workdir, abs, change.text);
+        const hookKeys = await refusedContent(ctx.workdir, abs, change.text, settings.protect);
         if (hookKeys) return { ...fail(`edit_file: ${hookKeys}`), failure_kind: "path_refused" };
         await atomicWrite(abs, change.text, where);
         const n = change.lines.length;

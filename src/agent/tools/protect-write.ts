@@ -139,9 +139,11 @@ async function refusedAsNamedScript(
   workdir: string,
   abs: string,
   top: string | null,
-  env: Readonly<Record<string, string>>,
+  p: WriteProtection,
 ): Promise<string | null> {
+  const env = p.gitEnv;
   const home = env.HOME;
+  const writable = p.writable.map((w) => w.replace(/^\.\/|\/+$/g, ""));
   const dirs: [string, string][] = [];
   for (let d = dirname(abs); under(d, workdir); d = dirname(d)) dirs.push([d, workdir]);
   // The caller's project or the repository the workdir sits in (aboveTop): the configs of
@@ -159,7 +161,8 @@ async function refusedAsNamedScript(
       continue;
     }
     if (hit) {
-      return `path_refused: ${relative(workdir, abs)} is run by ${config} (rule config-named: a script a protected configuration runs); delegates may not write it`;
+      if (writable.includes(relative(workdir, abs))) continue;
+      return `path_refused: ${relative(workdir, abs)} is read or run by ${config} (rule config-named: a protected configuration runs it, loads it, or imports through it); delegates may not write it. Change the work tree's other files, or ask the user to name the path in DELEGATE_WRITABLE_TOOL_CONFIG`;
     }
   }
   return null;
@@ -204,7 +207,7 @@ export async function refusedWrite(workdir: string, abs: string, p: WriteProtect
   }
   if (byGit && (await shadowsForPython(abs, byGit, p.gitEnv)))
     return pythonModuleRefusal(inside ? rel : abs, "a git hook");
-  return refusedAsNamedScript(workdir, abs, aboveTop(workdir, p.project, facts?.toplevel ?? null), p.gitEnv);
+  return refusedAsNamedScript(workdir, abs, aboveTop(workdir, p.project, facts?.toplevel ?? null), p);
 }
 
 /** The scripts of `pkg` that the protected configurations of its folder run (`npm run lint` in a hook). */
@@ -226,11 +229,30 @@ function scriptsRunFrom(pkg: string, scope: string): string[] {
   });
 }
 
+/** The package.json keys git's hooks run through (`npm run lint` in `.git/hooks/pre-commit`). */
+async function keysRunByGit(abs: string, p: WriteProtection): Promise<string[]> {
+  try {
+    const facts = await gitFacts(dirname(abs), p);
+    if (!facts?.toplevel) return [];
+    return runByGit(facts, facts.toplevel, () => false)
+      .manifestKeys.filter((k) => k.pkg === abs)
+      .map((k) => k.key);
+  } catch {
+    return []; // git unanswered: refusedWrite has refused the write already
+  }
+}
+
 /** A manifest whose new text changes what a hook manager, a tool or a protected configuration reads in it: the refusal, or null. */
-export function refusedContent(workdir: string, abs: string, text: string): string | null {
+export async function refusedContent(
+  workdir: string,
+  abs: string,
+  text: string,
+  p: WriteProtection,
+): Promise<string | null> {
   if (isSectionedManifest(abs)) return refusedToolsPart(workdir, abs, text);
   if (basename(abs) !== "package.json") return null;
-  const before = readHookKeys(dirname(abs), "package.json", scriptsRunFrom(abs, workdir));
+  const run = [...scriptsRunFrom(abs, workdir), ...(await keysRunByGit(abs, p))];
+  const before = readHookKeys(dirname(abs), "package.json", run);
   const keys = changedHookKeys(before, text);
   if (keys.length === 0) return null;
   const runs = keys.some((k) => isHookManagerKey(k) || k.startsWith("scripts."));

@@ -38,7 +38,8 @@ export function writeFileTool(settings: WriteFileSettings = WRITE_FILE_DEFAULTS)
         return fail(`write_file: ${describeError(e)}`);
       }
       const refused =
-        (await refusedWrite(ctx.workdir, abs, settings.protect)) ?? refusedContent(ctx.workdir, abs, content);
+        (await refusedWrite(ctx.workdir, abs, settings.protect)) ??
+        (await refusedContent(ctx.workdir, abs, content, settings.protect));
       if (refused) return { ...fail(`write_file: ${refused}`), failure_kind: "path_refused" };
       const shown = displayPath(ctx.workdir, abs);
       try {
