@@ -4070,4 +4070,23 @@ export const MUTATIONS: Mutation[] = [
     replace: "",
     tests: ["test/sandbox/import-roots-guard.test.ts"],
   },
+  {
+    id: "shebang-env-options",
+    guard: "a script's first line is read as env reads it: its options and assignments before the interpreter",
+    why: "#!/usr/bin/env -S python3 -u took -S for the interpreter: the script's folder was never watched",
+    file: "src/sandbox/python-imports.ts",
+    search:
+      '    for (i = 1; i < line.length && (/^-/.test(line[i]!) || /=/.test(line[i]!)); i++) if (line[i] === "-u") i++;',
+    replace: "    i = 1;",
+    tests: ["test/sandbox/python-imports.test.ts"],
+  },
+  {
+    id: "workspace-places",
+    guard: "the workspace a package manager runs a script in is where its script is read",
+    why: "npm run lint -w web ran web/package.json's lint, which a job rewrote",
+    file: "src/sandbox/config-named.ts",
+    search: "const DIR_OPTION = /^(--(directory|cwd|prefix|dir|workspace|filter)|-[wC])$/;",
+    replace: "const DIR_OPTION = /^--(directory|cwd|prefix|dir)$/;",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
 ];

@@ -132,8 +132,9 @@ function npmScriptsRun(text: string): string[] {
     const tool = /^(npm|pnpm|yarn|bun)$/.exec(basename(t[i]!))?.[1];
     if (!tool) continue;
     let j = i + 1;
+    // An option that takes a value skips it too (`pnpm --filter ./ui test`, `npm -w web test`).
     const skipOptions = () => {
-      while (t[j]?.startsWith("-")) j++;
+      while (t[j]?.startsWith("-")) j += DIR_OPTION.test(t[j]!) ? 2 : 1;
     };
     skipOptions();
     const run = t[j] === "run" || t[j] === "run-script";
@@ -687,8 +688,12 @@ function followSource(w: NamedWalk, src: Source, depth: number): void {
 
 /** Shell words that change the folder the rest of a command runs in. */
 const CHANGE_DIR = /^(cd|pushd)$/;
-/** Runners' options that do the same: `uv run --directory srv`, `bun --cwd x`, `npm --prefix x`, `pnpm --dir x`. */
-const DIR_OPTION = /^--(directory|cwd|prefix|dir)$/;
+/**
+ * Runners' options that do the same: `uv run --directory srv`, `bun --cwd x`, `npm
+ * --prefix x`, `pnpm --dir x` or `-C x`, and the workspace a script is run in (`npm run
+ * lint -w web`, `--workspace=web`, `pnpm --filter ./web`): a folder the value names counts.
+ */
+const DIR_OPTION = /^(--(directory|cwd|prefix|dir|workspace|filter)|-[wC])$/;
 
 /**
  * The folders a source's commands run in: where its host runs it, and every folder of the

@@ -117,9 +117,20 @@ function isFile(p: string): boolean {
  * python3`), else `python3` for a `.py` file; null for a file that is no Python.
  */
 export function pythonOf(file: string, text: string): string | null {
-  const shebang = /^#![ \t]*(\S+)(?:[ \t]+(\S+))?/.exec(text);
-  const word = shebang && basename(shebang[1]!) === "env" ? shebang[2] : shebang?.[1];
+  const line =
+    /^#![ \t]*([^\n]*)/
+      .exec(text)?.[1]
+      ?.trim()
+      .split(/[ \t]+/) ?? [];
+  let i = 0;
+  if (basename(line[0] ?? "") === "env") {
+    // env's own options and assignments come first: `env -S python3 -u`, `env -u X PY=1 python3`.
+    for (i = 1; i < line.length && (/^-/.test(line[i]!) || /=/.test(line[i]!)); i++) if (line[i] === "-u") i++;
+  }
+  const word = line[i];
   if (word && PYTHON.test(basename(word))) return word;
+  // `uv run --script`: uv's python runs it (PEP 723 scripts).
+  if (word && basename(word) === "uv" && line[i + 1] === "run") return "python3";
   return /\.pyw?$/i.test(file) ? "python3" : null;
 }
 

@@ -504,6 +504,30 @@ describe("namedByToolConfig", () => {
     expect(mcp.importRoots.map((d) => d.slice(w.length + 1))).toContain("src");
   });
 
+  test("the workspace a package manager runs a script in: its package.json's script is what runs", () => {
+    const w = tree({
+      ".husky/pre-commit": "npm run lint -w web\nnpm run check --workspace=api\npnpm --filter ./ui test\n",
+      "package.json": JSON.stringify({ workspaces: ["web", "api", "ui"] }),
+      "web/package.json": JSON.stringify({ scripts: { lint: "node lint.js" } }),
+      "web/lint.js": "",
+      "api/package.json": JSON.stringify({ scripts: { check: "node check.js" } }),
+      "api/check.js": "",
+      "ui/package.json": JSON.stringify({ scripts: { test: "node t.js" } }),
+      "ui/t.js": "",
+    });
+    const n = namedByToolConfig(join(w, ".husky"), { workdir: w, ignored: () => false });
+    expectNamed(
+      n.files.map((f) => f.slice(w.length + 1)),
+      ["web/lint.js", "api/check.js", "ui/t.js"],
+      true,
+    );
+    expect(n.npmScripts.map((x) => `${x.pkg.slice(w.length + 1)}#${x.name}`).sort()).toEqual([
+      "api/package.json#check",
+      "ui/package.json#test",
+      "web/package.json#lint",
+    ]);
+  });
+
   test("what a hook runs after a cd is read from the folder it moved to", () => {
     const w = tree({
       ".husky/pre-commit":

@@ -7,6 +7,7 @@ import {
   newPythonModules,
   pythonCommands,
   pythonImported,
+  pythonOf,
 } from "../../src/sandbox/python-imports.ts";
 import { tree as treeOf } from "./file-tree.ts";
 
@@ -78,6 +79,16 @@ describe("python's first import folder", () => {
     );
     for (const p of ["lint.py", "tool", "tool/cli.py"])
       expect({ p, named: files.includes(p) }).toEqual({ p, named: true });
+  });
+
+  test("the interpreter a script's first line names, through env and its options too", () => {
+    expect(pythonOf("x", "#!/usr/bin/env python3\n")).toBe("python3");
+    expect(pythonOf("x", "#!/usr/bin/env -S python3 -u\n")).toBe("python3");
+    expect(pythonOf("x", "#!/usr/bin/env -u LANG PYTHONUTF8=1 python3.11\n")).toBe("python3.11");
+    expect(pythonOf("x", "#!/usr/bin/env -S uv run --script\n")).toBe("python3");
+    expect(pythonOf("x", "#!/usr/bin/python3 -I\n")).toBe("/usr/bin/python3");
+    expect(pythonOf("x", "#!/bin/sh\n")).toBeNull();
+    expect(pythonOf("x.py", "print(1)\n")).toBe("python3");
   });
 
   test("a script run by its shebang or by another runner imports from its own folder first", () => {
