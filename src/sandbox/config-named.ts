@@ -816,28 +816,63 @@ function followImports(w: NamedWalk, src: Source, parsed: Words): void {
   // tsx reads the tsconfig.json of the folder it runs in instead: that one counts as well.
   const own = tsconfigsOf(src.file, o.workdir);
   const isTs = own.present.length + own.absent.length > 0;
+  const aliases: PathAlias[] = [];
   for (const ts of isTs ? [own, tsconfigsOf(join(project, "run.ts"), o.workdir)] : []) {
-    for (const p of ts.present) keepTsconfig(w, p);
+    for (const p of ts.present) keepTsconfig(w, p, aliases);
     for (const p of ts.absent) w.found.add(p);
+  }
+  if (aliases.length > 0) followAliases(w, readText(src.file) ?? "", aliases);
+}
+
+/** A `paths` entry with a wildcard (`"@/*": ["./src/*"]`): the folder its targets are read from. */
+type PathAlias = { key: string; targets: string[]; dir: string };
+
+/** A specifier of an import or require that is no relative path. */
+const BARE_SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)["']([^"'\s./][^"'\s]*)["']/gm;
+
+/** The files a protected program's bare imports reach through a wildcard alias, as the runtime resolves them; the places tried first watched. */
+function followAliases(w: NamedWalk, text: string, aliases: readonly PathAlias[]): void {
+  for (const m of text.matchAll(BARE_SPECIFIER)) {
+    const spec = m[1]!;
+    for (const a of aliases) {
+      const [pre, post] = a.key.split("*") as [string, string];
+      if (!spec.startsWith(pre) || !spec.endsWith(post) || spec.length < pre.length + post.length) continue;
+      const star = spec.slice(pre.length, spec.length - post.length);
+      for (const t of a.targets) {
+        const abs = resolve(a.dir, t.replace("*", star));
+        if (!isWithin(abs, w.o.workdir)) continue;
+        const loaded = isRegularFile(abs) ? { found: abs, before: [] } : loaderResolve(abs);
+        for (const p of loaded?.before ?? []) if (isWithin(p, w.o.workdir)) w.found.add(p);
+        if (loaded?.found) w.take(loaded.found, false);
+      }
+    }
   }
 }
 
 /** A tsconfig.json that decides a protected program's imports, and the ones it extends by path; its `references` and `include` decide nothing there. */
-function keepTsconfig(w: NamedWalk, file: string, hops = 0): void {
+function keepTsconfig(w: NamedWalk, file: string, aliases: PathAlias[], hops = 0): void {
   if (w.found.has(file) || hops > 8) return;
   w.found.add(file);
   const text = readText(file) ?? "";
-  // An exact `paths` target (`"x": ["./lib/x.ts"]`) is the file the import loads.
+  // An exact `paths` target (`"x": ["./lib/x.ts"]`) is the file the import loads; a wildcard one is resolved per import.
   const paths = /"paths"\s*:\s*\{([^{}]*)\}/.exec(text)?.[1] ?? "";
-  for (const t of paths.matchAll(/"(\.{1,2}\/[^"*]+)"/g)) {
-    const abs = resolve(dirname(file), t[1]!);
-    if (isWithin(abs, w.o.workdir)) entryExists(abs) ? w.take(abs, false) : w.found.add(abs);
+  // Targets are read from `baseUrl` when it is set, else from the tsconfig's own folder.
+  const baseUrl = /"baseUrl"\s*:\s*"([^"]*)"/.exec(text)?.[1];
+  const dir = baseUrl === undefined ? dirname(file) : resolve(dirname(file), baseUrl);
+  for (const e of paths.matchAll(/"([^"]+)"\s*:\s*\[([^\]]*)\]/g)) {
+    const targets = [...e[2]!.matchAll(/"([^"]+)"/g)].map((t) => t[1]!);
+    if (e[1]!.split("*").length === 2)
+      aliases.push({ key: e[1]!, targets: targets.filter((t) => t.includes("*")), dir });
+    for (const t of targets.filter((x) => !x.includes("*"))) {
+      const abs = resolve(dir, t);
+      if (isWithin(abs, w.o.workdir)) entryExists(abs) ? w.take(abs, false) : w.found.add(abs);
+    }
   }
   for (const m of text.matchAll(/"extends"\s*:\s*(\[[^\]]*\]|"[^"]*")/g))
     for (const e of m[1]!.matchAll(/"(\.{1,2}\/[^"]+)"/g)) {
       const target = resolve(dirname(file), e[1]!);
       const abs = /\.json$/.test(target) ? target : `${target}.json`;
-      if (isWithin(abs, w.o.workdir)) keepTsconfig(w, abs, hops + 1);
+      if (isWithin(abs, w.o.workdir)) keepTsconfig(w, abs, aliases, hops + 1);
     }
 }
 

@@ -296,6 +296,22 @@ describe("namedByToolConfig", () => {
     expectNamed(files, ["web/tsconfig.json"], false);
   });
 
+  test("a wildcard paths alias a protected program imports through: the file it reaches, as bun resolves it", () => {
+    const w = tree({
+      ".mcp.json": JSON.stringify({ mcpServers: { t: { command: "bun", args: ["tools/srv.ts"] } } }),
+      "tools/srv.ts": 'import z from "@/lib/z";\nimport u from "~u/util";\n',
+      "tsconfig.json": JSON.stringify({
+        compilerOptions: { baseUrl: ".", paths: { "@/*": ["./src/*"], "~u/*": ["shared/*"] } },
+      }),
+      "src/lib/z.ts": "",
+      "shared/util/index.ts": "",
+      "src/other.ts": "",
+    });
+    const files = named(w, ".mcp.json").files;
+    expectNamed(files, ["tsconfig.json", "src/lib/z.ts", "shared/util/index.ts"], true);
+    expectNamed(files, ["src/other.ts"], false);
+  });
+
   test("tsconfig.json beside a jsconfig.json is watched (bun prefers it), and the run folder's counts too (tsx reads it)", () => {
     const w = tree({
       ".husky/pre-commit": "bun web/x.ts\nnpx tsx hooks/h.ts\n",
