@@ -3755,7 +3755,8 @@ export const MUTATIONS: Mutation[] = [
     guard: "the nearest tsconfig.json of a protected TypeScript source is read-only, absent places watched",
     why: "a new tsconfig.json's paths sent the bun MCP server's bare import to the job's file",
     file: "src/sandbox/config-named.ts",
-    search: "    for (const p of ts.present) keepTsconfig(w, p, aliases);\n    for (const p of ts.absent) w.found.add(p);\n",
+    search:
+      "    for (const p of ts.present) keepTsconfig(w, p, aliases);\n    for (const p of ts.absent) w.found.add(p);\n",
     replace: "",
     tests: ["test/sandbox/config-named.test.ts"],
   },
