@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, readlinkSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { DlError } from "../errors.ts";
-import { entryExists, readRegularHead } from "../sys/file-head.ts";
+import { entryExists, isFolder, isRegularFile, readRegularHead } from "../sys/file-head.ts";
 import { canonicalPath, isWithin, resolveUserPath } from "../sys/paths.ts";
 import { foldName, inPackagesFolder, ruleForName } from "../sys/protected-names.ts";
 import { claudePluginDirs } from "./claude-plugins.ts";
@@ -510,14 +510,6 @@ function loaderResolve(abs: string): { found: string | null; before: string[] } 
   return at < 0 ? { found: null, before: [] } : { found: tried[at]!, before: tried.slice(0, at) };
 }
 
-function isRegularFile(p: string): boolean {
-  try {
-    return lstatSync(p).isFile();
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The files of the work tree direnv loads for an .envrc of `project` (direnvLoads): each
  * as written, from the .envrc's folder (a folder: the file it reads there), and each name
@@ -715,14 +707,6 @@ function placesOf(w: NamedWalk, src: Source, tokens: readonly string[]): string[
     }
   }
   return [...out];
-}
-
-function isFolder(p: string): boolean {
-  try {
-    return lstatSync(p).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 /** The programs a source runs by a folder or by a name the host looks up: plugin and program folders, bins, packages, PATH. */

@@ -1,6 +1,6 @@
-import { lstatSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { DlError } from "../errors.ts";
+import { isRegularFile } from "../sys/file-head.ts";
 import { GIT_CONFIG_SOURCE } from "../sys/git-config-env.ts";
 import { landingPath, resolveUserPath } from "../sys/paths.ts";
 import { type RunOptions, type RunResult, runGroup } from "../sys/process.ts";
@@ -109,14 +109,6 @@ export function pathWords(value: string): string[] {
 /** A word with no slash that looks like a file name (`conv.sh`, `.fsmon.py`), not an address or a number. */
 const FILE_NAME = /^\.?[\w+-]+(\.[\w+-]+)*\.[A-Za-z][\w]*$/;
 
-function isFile(path: string): boolean {
-  try {
-    return lstatSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Words with no slash that git would still find at `base`: a command such as
  * `sh conv.sh` or `node clean.js` runs from the work tree's root, so `conv.sh` is a file
@@ -128,7 +120,7 @@ function bareFileWords(value: string, base: string): string[] {
     .split(/[\s"'=;|&()<>`]+/)
     .map((w) => w.replace(/^!/, ""))
     .filter((w) => w !== "" && !w.startsWith("-") && !w.includes("/") && !w.includes(":") && !w.includes("@"))
-    .filter((w) => w !== "." && w !== ".." && (FILE_NAME.test(w) || isFile(join(base, w))));
+    .filter((w) => w !== "." && w !== ".." && (FILE_NAME.test(w) || isRegularFile(join(base, w))));
 }
 
 /** Everything the configuration names, and the hooks dirs, resolved the way git resolves them. */

@@ -1,6 +1,6 @@
-import { lstatSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { entryExists } from "../sys/file-head.ts";
+import { entryExists, isRegularFile } from "../sys/file-head.ts";
 import { isPackageJson } from "./config-named.ts";
 import { type HookKeys, readHookKeys, readsAsManifest, restoreHookKeys } from "./hook-keys.ts";
 import {
@@ -143,12 +143,4 @@ function restorePackageJson(workdir: string, r: string, keys: HookKeys, original
   if (original) putBackWhole(workdir, r, original);
   else rmSync(abs, { recursive: true, force: true });
   return [`${r}#whole file`];
-}
-
-function isRegularFile(abs: string): boolean {
-  try {
-    return lstatSync(abs).isFile();
-  } catch {
-    return false;
-  }
 }

@@ -1,6 +1,6 @@
-import { lstatSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
-import { entryExists, readRegularHead } from "../sys/file-head.ts";
+import { entryExists, isRegularFile, readRegularHead } from "../sys/file-head.ts";
 import { isWithin, resolveUserPath } from "../sys/paths.ts";
 
 /**
@@ -51,7 +51,7 @@ export function pythonCommands(
     }
     for (const base of bases) {
       const abs = resolveUserPath(code.script, base, o.home);
-      if (isFile(abs)) roots.add(dirname(abs));
+      if (isRegularFile(abs)) roots.add(dirname(abs));
     }
   }
   // PYTHONPATH's folders come before the standard library too (`PYTHONPATH=src python3 -m app`).
@@ -102,14 +102,6 @@ function codeAfter(tokens: readonly string[], j: number): PythonCode {
     }
   }
   return { inline: true };
-}
-
-function isFile(p: string): boolean {
-  try {
-    return lstatSync(p).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /**

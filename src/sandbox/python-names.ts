@@ -38,7 +38,7 @@ const asked = new Map<string, { at: number; names: Promise<Set<string> | null> }
  * The names every one of `interpreters` imports from elsewhere, together; null when one
  * of them could not be asked (not there, no answer): then every new module counts.
  */
-export async function importableNames(
+async function importableNames(
   interpreters: readonly string[],
   o: { env: Readonly<Record<string, string>>; run?: (opts: RunOptions) => Promise<RunResult> },
 ): Promise<Set<string> | null> {
@@ -78,4 +78,18 @@ async function ask(
   } catch {
     return null;
   }
+}
+
+/**
+ * The names a new module where protected Python commands import from first would shadow:
+ * what their interpreters (and python3) import from elsewhere, and what their sources
+ * import by name; null (every new module counts) when an interpreter gives no answer.
+ */
+export async function shadowedNames(
+  py: { pythons: readonly string[]; pyNames: readonly string[] },
+  o: { env: Readonly<Record<string, string>>; run?: (opts: RunOptions) => Promise<RunResult> },
+): Promise<Set<string> | null> {
+  const names = await importableNames([...py.pythons, "python3"], o);
+  if (names) for (const n of py.pyNames) names.add(n);
+  return names;
 }

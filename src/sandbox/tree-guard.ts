@@ -12,7 +12,7 @@ import { askGit, type GitAsk, type RepoFacts } from "./git-reach.ts";
 import { runByGit } from "./git-runs.ts";
 import { type ManifestWatch, newToolManifests, restoreManifestParts, watchManifests } from "./manifest-guard.ts";
 import { jobBytecode, newPythonModules } from "./python-imports.ts";
-import { importableNames } from "./python-names.ts";
+import { shadowedNames } from "./python-names.ts";
 import { makeStandIns, type ProtectedPath, type StandInWish } from "./stand-ins.ts";
 import { MAX_SCAN_ENTRIES, scanTree, type TreeScan, underIgnored } from "./tree-scan.ts";
 import { judgeTree, type Tampered } from "./tree-verdict.ts";
@@ -315,17 +315,6 @@ export async function prepareTreeGuard(workdir: string, o: TreeGuardOptions): Pr
       return finishGuard(workdir, { ...s, quarantine: o.quarantine });
     },
   };
-}
-
-/**
- * The module names a new module in an import folder would shadow: what the protected
- * commands' interpreters (and python3) import from elsewhere, and what protected Python
- * sources import by name; null (every new module counts) when an interpreter gives no answer.
- */
-async function shadowedNames(plan: Plan, o: GitAsk): Promise<Set<string> | null> {
-  const names = await importableNames([...plan.pythons, "python3"], o);
-  if (names) for (const n of plan.pyNames) names.add(n);
-  return names;
 }
 
 /** Removes the compiled modules a job made or changed (python-imports.ts jobBytecode): caches the host makes again from the source. */

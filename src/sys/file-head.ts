@@ -30,3 +30,21 @@ export function readRegularHead(path: string, maxBytes: number): string | null {
     if (fd !== undefined) closeSync(fd);
   }
 }
+
+/** Whether `path` is a regular file itself (a link is not followed). */
+export function isRegularFile(path: string): boolean {
+  try {
+    return lstatSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `path` is a folder itself (a link is not followed). */
+export function isFolder(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

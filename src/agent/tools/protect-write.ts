@@ -7,7 +7,7 @@ import { runByGit } from "../../sandbox/git-runs.ts";
 import { changedHookKeys, isHookManagerKey, readHookKeys } from "../../sandbox/hook-keys.ts";
 import { hasToolsPart, isSectionedManifest, manifestText, toolsPart } from "../../sandbox/manifest-sections.ts";
 import { addsPythonModule } from "../../sandbox/python-imports.ts";
-import { importableNames } from "../../sandbox/python-names.ts";
+import { shadowedNames } from "../../sandbox/python-names.ts";
 import { claudeHomeReads } from "../../sys/claude-home-reads.ts";
 import type { DlRead } from "../../sys/dl-reads.ts";
 import { entryExists } from "../../sys/file-head.ts";
@@ -130,9 +130,7 @@ type PythonRun = { importRoots: string[]; pythons: string[]; pyNames: string[] }
 
 /** Whether writing `abs` adds a module that `py`'s commands would import in place of one they import now. */
 async function shadowsForPython(abs: string, py: PythonRun, env: Readonly<Record<string, string>>): Promise<boolean> {
-  const names = await importableNames([...py.pythons, "python3"], { env });
-  if (names) for (const n of py.pyNames) names.add(n);
-  return addsPythonModule(abs, py.importRoots, names);
+  return addsPythonModule(abs, py.importRoots, await shadowedNames(py, { env }));
 }
 
 async function refusedAsNamedScript(
