@@ -4099,4 +4099,13 @@ export const MUTATIONS: Mutation[] = [
     replace: "",
     tests: ["test/sandbox/config-named.test.ts"],
   },
+  {
+    id: "claude-worktree-checkout-only",
+    guard: "a workdir below <project>/.claude/worktrees is accepted only inside a real checkout there",
+    why: "any folder in .claude/worktrees (or a .git that only looks like one) would be handed to a job as its tree",
+    file: "src/sys/workdir-guard.ts",
+    search: "  return isCheckoutRoot(checkout);\n",
+    replace: "  return checkout.length > 0;\n",
+    tests: ["test/sys/workdir-guard.test.ts"],
+  },
 ];

@@ -1,6 +1,8 @@
 import { readdirSync, realpathSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { DlError } from "../errors.ts";
 import { type DlRead, dlReadDirs } from "./dl-reads.ts";
+import { isFolder, readRegularHead } from "./file-head.ts";
 import {
   canonicalPath,
   isWithin,
@@ -85,6 +87,10 @@ function refuseInsideGitDir(dir: string): void {
   const parts = dir.split("/").filter(Boolean);
   for (let i = 0; i < parts.length; i++) {
     const at = `/${parts.slice(0, i + 1).join("/")}`;
+    if (hostCheckoutAt(parts, i)) {
+      i += 1; // `.claude` and `worktrees`; the checkout's own folder and what lies below are checked as usual
+      continue;
+    }
     const rule = ruleForName(parts[i]!, i > 0 ? parts[i - 1]! : null);
     if (rule || isGitDir(at)) {
       throw forbidden(
@@ -93,6 +99,27 @@ function refuseInsideGitDir(dir: string): void {
       );
     }
   }
+}
+
+/**
+ * `parts[i]` is the `.claude` of `<project>/.claude/worktrees/<name>`, the checkout that
+ * `claude --worktree` makes, and the workdir is that checkout or lies inside it. Claude
+ * Code keeps its checkouts there and reads none of them as the project's configuration
+ * (its settings, agents, commands, skills, rules and hooks are other names of `.claude/`),
+ * so such a checkout is a work tree like any other: its own `.claude`, `.git`, `.vscode`
+ * are still protected by the jail and the write tools, relative to the workdir. Only a
+ * checkout counts (its `.git` a gitfile or a git dir): any other folder there stays refused.
+ */
+function hostCheckoutAt(parts: readonly string[], i: number): boolean {
+  if (parts[i] !== ".claude" || parts[i + 1] !== "worktrees" || parts.length < i + 3) return false;
+  const checkout = `/${parts.slice(0, i + 3).join("/")}`;
+  return isCheckoutRoot(checkout);
+}
+
+/** `dir` holds a `.git` that git would take: a `gitdir:` file (a linked worktree) or a git dir. */
+function isCheckoutRoot(dir: string): boolean {
+  const dotGit = join(dir, ".git");
+  return readRegularHead(dotGit, 8) === "gitdir: " || (isFolder(dotGit) && isGitDir(dotGit));
 }
 
 /**

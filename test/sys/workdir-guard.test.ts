@@ -191,3 +191,56 @@ describe("a workdir that is, or lies inside, a folder dl reads as instructions",
     expect(checkWorkdir(join(root, "proj/src"), guard)).toBe(join(root, "proj/src"));
   });
 });
+
+describe("a checkout Claude Code keeps in <project>/.claude/worktrees", () => {
+  /** A repository with one commit, a linked worktree where `claude --worktree feature` puts it, and a plain folder beside it. */
+  function claudeWorktree() {
+    const root = tempDir("workdir-claude-wt");
+    const repo = join(root, "repo");
+    mkdirSync(join(repo, "src"), { recursive: true });
+    writeFileSync(join(repo, "src/a.txt"), "a\n");
+    const git = (...args: string[]) => {
+      const r = Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: repo });
+      if (r.exitCode !== 0) throw new Error(r.stderr.toString());
+    };
+    git("init", "-q");
+    git("add", ".");
+    git("commit", "-qm", "one");
+    git("worktree", "add", "-q", ".claude/worktrees/feature");
+    mkdirSync(join(repo, ".claude/worktrees/plain/src"), { recursive: true });
+    mkdirSync(join(repo, ".claude/worktrees/feature/.vscode"));
+    mkdirSync(join(repo, ".claude/worktrees/feature/.claude"));
+    return { g: { home: join(root, "home"), protectedDirs: [] }, repo, wt: join(repo, ".claude/worktrees") };
+  }
+
+  test("the checkout and a folder inside it are work trees; .claude/worktrees, a plain folder there and the checkout's own .claude/.vscode are refused", () => {
+    const { g, wt } = claudeWorktree();
+    expect(checkWorkdir(join(wt, "feature"), g)).toBe(join(wt, "feature"));
+    expect(checkWorkdir(join(wt, "feature/src"), g)).toBe(join(wt, "feature/src"));
+    for (const dir of [
+      wt,
+      join(wt, "plain"),
+      join(wt, "plain/src"),
+      join(wt, "feature/.vscode"),
+      join(wt, "feature/.claude"),
+    ]) {
+      expect(
+        forbidden(() => checkWorkdir(dir, g)),
+        dir,
+      ).toBe("workdir_forbidden");
+    }
+  });
+
+  test("a .git that only looks like a checkout's (a link to a gitfile, an empty folder) does not open .claude", () => {
+    const { g, repo, wt } = claudeWorktree();
+    writeFileSync(join(repo, "gitfile"), "gitdir: ../../../.git/worktrees/feature\n");
+    symlinkSync(join(repo, "gitfile"), join(wt, "plain/.git"));
+    mkdirSync(join(wt, "empty/.git"), { recursive: true });
+    for (const dir of [join(wt, "plain"), join(wt, "empty")]) {
+      expect(
+        forbidden(() => checkWorkdir(dir, g)),
+        dir,
+      ).toBe("workdir_forbidden");
+    }
+  });
+});
