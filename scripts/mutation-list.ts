@@ -3477,9 +3477,8 @@ export const MUTATIONS: Mutation[] = [
     guard: "a package.json the job made has its hook and tools' keys taken out",
     why: "a new notes/package.json's \"prettier\" key, nearer a document than any configuration, ran the job's module at the next commit",
     file: "src/sandbox/manifest-guard.ts",
-    search:
-      '    if (e.kind === "file" && isPackageJson(r) && !out.has(r) && !underIgnored(r, ignored)) out.set(r, new Map());',
-    replace: "",
+    search: '    if (e.kind !== "file" || !isPackageJson(r) || out.has(r) || underIgnored(r, ignored)) continue;\n',
+    replace: "    continue;\n",
     tests: ["test/sandbox/config-programs.test.ts"],
   },
   {
@@ -4107,5 +4106,35 @@ export const MUTATIONS: Mutation[] = [
     search: "  return isCheckoutRoot(checkout);\n",
     replace: "  return checkout.length > 0;\n",
     tests: ["test/sys/workdir-guard.test.ts"],
+  },
+  {
+    id: "npm-scripts-not-yet-there",
+    guard:
+      "a script a protected configuration runs is watched before it exists: npm's pre/post ones, and in each package.json npm could read it from",
+    why: "a job added prelint (npm run lint runs it first) or made web/package.json with the lint the hook's cd web runs",
+    file: "src/sandbox/config-named.ts",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal source text to find
+    search: "      if (seen.has(`${pkg}\\0${name}`)) continue;\n",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal source text to put in
+    replace: '      if (seen.has(`${pkg}\\0${name}`) || typeof scripts[name] !== "string") continue;\n',
+    tests: ["test/sandbox/config-named.test.ts", "test/sandbox/config-programs.test.ts"],
+  },
+  {
+    id: "new-manifest-script-keys",
+    guard: "a package.json the job made is held to the scripts a protected configuration runs from there",
+    why: "a job made web/package.json whose lint the hook's `cd web && npm run lint` then ran",
+    file: "src/sandbox/manifest-guard.ts",
+    search: "    out.set(r, new Map((watch.scriptKeys.get(r) ?? []).map((k) => [k, undefined])));\n",
+    replace: "    out.set(r, new Map());\n",
+    tests: ["test/sandbox/config-programs.test.ts"],
+  },
+  {
+    id: "write-tools-scripts-from-above",
+    guard: "the write tools ask the configurations of every folder above a package.json which of its scripts they run",
+    why: "Claude Code's hook at the root ran `cd web && npm run lint`, and write_file made web/package.json's lint",
+    file: "src/agent/tools/protect-write.ts",
+    search: "  return configFolders(pkg, workdir, top).flatMap(([dir, scope]) => {\n",
+    replace: "  return configFolders(pkg, workdir, top).slice(0, 1).flatMap(([dir, scope]) => {\n",
+    tests: ["test/agent/script-refusals.test.ts"],
   },
 ];

@@ -151,24 +151,29 @@ function npmScriptsRun(text: string): string[] {
   return out;
 }
 
-/** The scripts of the package.json nearest to `dir` (up to the work tree's root), or null. */
-function nearestScripts(dir: string, o: NamedOptions): { pkg: string; scripts: Record<string, unknown> } | null {
+/**
+ * The package.json files a package manager started in `dir` could take its scripts from:
+ * each from `dir` up to the nearest one there is (npm, pnpm, yarn and bun walk up to it),
+ * or up to the work tree's root when there is none. A job could make any of the absent ones,
+ * which the manager would then read first. The nearest one's scripts (none when it is not JSON).
+ */
+function scriptPlaces(dir: string, o: NamedOptions): { pkgs: string[]; scripts: Record<string, unknown> } {
+  const pkgs: string[] = [];
   for (let d = dir; d === o.workdir || isWithin(d, o.workdir); d = dirname(d)) {
-    const text = readText(join(d, "package.json"));
+    const pkg = join(d, "package.json");
+    pkgs.push(pkg);
+    const text = readText(pkg);
     if (text !== null) {
       try {
         const scripts = (JSON.parse(text) as { scripts?: unknown }).scripts;
-        return {
-          pkg: join(d, "package.json"),
-          scripts: typeof scripts === "object" && scripts ? (scripts as Record<string, unknown>) : {},
-        };
+        return { pkgs, scripts: typeof scripts === "object" && scripts ? (scripts as Record<string, unknown>) : {} };
       } catch {
-        return null; // not JSON: npm runs nothing from it either
+        return { pkgs, scripts: {} }; // not JSON: npm runs nothing from it (until a job rewrites it)
       }
     }
     if (d === o.workdir) break;
   }
-  return null;
+  return { pkgs, scripts: {} };
 }
 
 /**
@@ -556,8 +561,10 @@ function venvOf(bin: string, workdir: string): string | null {
 }
 
 /**
- * The package.json scripts `runs` names (nearest package.json to `project`), each read
- * once as its command's text; `seen` (package.json and script name) is kept across levels.
+ * The package.json scripts `runs` names, each watched in every package.json the manager
+ * could read it from (scriptPlaces), there or not (`prelint` that `npm run lint` runs
+ * first, once a job adds it); the nearest one's existing scripts are read once as their
+ * command's text. `seen` (package.json and script name) is kept across levels.
  */
 function scriptsRun(
   runs: readonly string[],
@@ -565,14 +572,16 @@ function scriptsRun(
   o: NamedOptions,
   seen: Map<string, { pkg: string; name: string }>,
 ): Source[] {
-  const pkg = runs.length > 0 ? nearestScripts(project, o) : null;
+  if (runs.length === 0) return [];
+  const { pkgs, scripts } = scriptPlaces(project, o);
   const out: Source[] = [];
-  for (const name of runs) {
-    const body = pkg?.scripts[name];
-    if (!pkg || typeof body !== "string" || seen.has(`${pkg.pkg}\0${name}`)) continue;
-    seen.set(`${pkg.pkg}\0${name}`, { pkg: pkg.pkg, name });
-    out.push({ file: pkg.pkg, memory: false, text: body });
-  }
+  for (const name of runs)
+    for (const pkg of pkgs) {
+      if (seen.has(`${pkg}\0${name}`)) continue;
+      seen.set(`${pkg}\0${name}`, { pkg, name });
+      const body = scripts[name];
+      if (pkg === pkgs.at(-1) && typeof body === "string") out.push({ file: pkg, memory: false, text: body });
+    }
   return out;
 }
 

@@ -29,6 +29,8 @@ export interface ManifestWatch {
   /** Each package.json's bytes, put back whole when the job left something npm reads but dl cannot (a link, a file past what dl parses). */
   originals: Map<string, ManifestBefore>;
   manifests: Map<string, ManifestBefore>;
+  /** Per package.json, there or not, the scripts a protected configuration runs: a file the job makes is held to them too. */
+  scriptKeys: ReadonlyMap<string, string[]>;
 }
 
 /** Every manifest of the walk outside ignored folders; `scriptKeys`: per package.json, the scripts a protected configuration runs. */
@@ -47,7 +49,7 @@ export function watchManifests(
     if (isPackageJson(r)) keys.set(r, readHookKeys(workdir, r, scriptKeys.get(r)));
     if (m) (isPackageJson(r) ? originals : manifests).set(r, m);
   }
-  return { keys, originals, manifests };
+  return { keys, originals, manifests, scriptKeys };
 }
 
 /** Put back what the job changed; each named (`keys`), or why it could not be (`keysLeft`). */
@@ -57,7 +59,7 @@ export function restoreManifestParts(
   after: TreeScan | null,
   ignored: ReadonlySet<string>,
 ): { keys: string[]; keysLeft: string[] } {
-  const { keys, keysLeft } = restoreAllHookKeys(workdir, withNewManifests(watch.keys, after, ignored), watch.originals);
+  const { keys, keysLeft } = restoreAllHookKeys(workdir, withNewManifests(watch, after, ignored), watch.originals);
   const manifests = restoreManifests(workdir, watch.manifests);
   return { keys: [...keys, ...manifests.keys], keysLeft: [...keysLeft, ...manifests.keysLeft] };
 }
@@ -82,16 +84,18 @@ export function newToolManifests(
  * The hook keys read before the job, and an empty read for each package.json the job made
  * (outside ignored folders): lint-staged finds a new `sub/package.json`'s key, and an
  * editor's Prettier a new `"prettier"` key, as they find an old one's, so what the job put
- * in those keys is taken out again.
+ * in those keys is taken out again; so are the scripts a protected configuration runs
+ * from there (`cd web && npm run lint`, where web/package.json was not).
  */
 function withNewManifests(
-  keys: Map<string, HookKeys>,
+  watch: ManifestWatch,
   after: TreeScan | null,
   ignored: ReadonlySet<string>,
 ): Map<string, HookKeys> {
-  const out = new Map(keys);
+  const out = new Map(watch.keys);
   for (const [r, e] of after?.entries ?? []) {
-    if (e.kind === "file" && isPackageJson(r) && !out.has(r) && !underIgnored(r, ignored)) out.set(r, new Map());
+    if (e.kind !== "file" || !isPackageJson(r) || out.has(r) || underIgnored(r, ignored)) continue;
+    out.set(r, new Map((watch.scriptKeys.get(r) ?? []).map((k) => [k, undefined])));
   }
   return out;
 }

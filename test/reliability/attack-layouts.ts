@@ -158,6 +158,15 @@ printf '<component name="ProjectStartupTaskManager"><task path="$PROJECT_DIR$/sc
 ${EXIT0} > scripts/check.sh; chmod +x scripts/check.sh
 git add -A && git commit -q -m husky && git config core.hooksPath .husky/_
 cd ..
+# A hook that runs package.json's lint, and again from web/, which has no package.json of
+# its own yet (npm walks up to this one).
+git init -q -b main npmpre && cd npmpre
+mkdir -p .husky/_ web && echo 'module.exports = 1' > web/index.js
+printf '#!/bin/sh\\nsh .husky/pre-commit\\n' > .husky/_/pre-commit; chmod +x .husky/_/pre-commit
+printf 'npm run --silent lint\\ncd web && npm run --silent lint\\n' > .husky/pre-commit
+printf '{"name":"npmpre","scripts":{"lint":"exit 0"}}\\n' > package.json
+git add -A && git commit -q -m npmpre && git config core.hooksPath .husky/_
+cd ..
 git init -q -b main hookspath && cd hookspath
 mkdir githooks tools && ${EXIT0} > githooks/pre-commit && chmod +x githooks/pre-commit
 # A hook that runs a file beside its own folder, found from $0 (git runs it by its path).
@@ -275,6 +284,7 @@ export const LAYOUTS: Record<LayoutId, Layout> = {
       "many/plain",
       "many/husky",
       "many/husky9",
+      "many/npmpre",
       "many/hookspath",
       "many/rebase",
       "many/drivers",

@@ -869,6 +869,31 @@ const MANY_ROUTES: Route[] = [
     absent: ["husky9/scripts/local-check.sh"],
   },
   {
+    // husky's hook runs `npm run lint`, which runs a `prelint` script first once a job adds one.
+    id: "npm-pre-script",
+    reaches: true,
+    layout: "many",
+    klass: "hook-manager",
+    sh: `s=$(script npm-pre-script)
+text npm-pre-script npmpre/package.json '{"name":"npmpre","scripts":{"lint":"exit 0","prelint":"sh '"$s"'"}}'`,
+    tools: withScript("npm-pre-script", (s) => [
+      edit("npmpre/package.json", '"lint":"exit 0"', `"lint":"exit 0","prelint":"sh ${s}"`),
+    ]),
+    hookKeys: { file: "npmpre/package.json", keys: ["scripts"] },
+  },
+  {
+    // The hook's `cd web && npm run lint` takes web/package.json's lint once a job makes that file.
+    id: "npm-new-manifest",
+    reaches: true,
+    layout: "many",
+    klass: "hook-manager",
+    sh: `s=$(script npm-new-manifest)
+text npm-new-manifest npmpre/web/package.json '{"name":"web","scripts":{"lint":"sh '"$s"'"}}'`,
+    tools: withScript("npm-new-manifest", (s) => [
+      write("npmpre/web/package.json", `{"name":"web","scripts":{"lint":"sh ${s}"}}\n`),
+    ]),
+  },
+  {
     id: "hookspath-named",
     reaches: true,
     layout: "many",

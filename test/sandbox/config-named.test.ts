@@ -398,7 +398,7 @@ describe("namedByToolConfig", () => {
       "node_modules/.bin/tsc",
       "scripts/check.sh",
     ]);
-    expect(n.scripts).toEqual(["lint"]);
+    expect(n.scripts).toEqual(["lint", "prelint", "postlint"]);
   });
 
   test("the pre-commit package's key names npm scripts: each runs as npm run <name>", () => {
@@ -406,7 +406,7 @@ describe("namedByToolConfig", () => {
       "package.json": JSON.stringify({ scripts: { lint: "eslint .", test: "vitest" }, "pre-commit": ["lint"] }),
     });
     const n = named(w, "package.json");
-    expect(n.scripts).toEqual(["lint"]);
+    expect(n.scripts).toEqual(["lint", "prelint", "postlint"]);
     expect(n.files).toContain("node_modules/.bin/eslint");
     expect(n.files).not.toContain("node_modules/.bin/vitest");
   });
@@ -537,11 +537,18 @@ describe("namedByToolConfig", () => {
       ["web/lint.js", "api/check.js", "ui/t.js"],
       true,
     );
-    expect(n.npmScripts.map((x) => `${x.pkg.slice(w.length + 1)}#${x.name}`).sort()).toEqual([
+    const watched = n.npmScripts.map((x) => `${x.pkg.slice(w.length + 1)}#${x.name}`);
+    for (const k of [
       "api/package.json#check",
       "ui/package.json#test",
       "web/package.json#lint",
-    ]);
+      "web/package.json#prelint",
+    ])
+      expect(watched).toContain(k);
+    // Every place a script may run from is watched for every name run there (the root too: the hook's own folder).
+    expect(new Set(watched.map((k) => k.split("#")[0]))).toEqual(
+      new Set(["package.json", "web/package.json", "api/package.json", "ui/package.json"]),
+    );
   });
 
   test("what a hook runs after a cd is read from the folder it moved to", () => {
@@ -640,7 +647,7 @@ describe("namedByToolConfig", () => {
       "tools/lint.js": "",
     });
     const c = named(w, ".claude");
-    expect(c.scripts).toEqual(["lint", "fmt"]);
+    expect(c.scripts).toEqual(["lint", "prelint", "postlint", "fmt", "prefmt", "postfmt"]);
     // npm's and pnpm's settings files, and the .bin entries the scripts' programs are looked up in.
     expect(c.files).toEqual([
       ".npmrc",
@@ -650,7 +657,24 @@ describe("namedByToolConfig", () => {
       "pnpm-workspace.yaml",
       "tools/lint.js",
     ]);
-    expect(named(w, ".husky").scripts).toEqual(["test"]);
+    expect(named(w, ".husky").scripts).toEqual(["test", "pretest", "posttest"]);
+  });
+
+  test("a script npm would run that is not there yet is watched too: npm's pre/post ones, and in a package.json a job could make", () => {
+    const w = tree({
+      ".husky/pre-commit": "npm run lint\ncd web/src && npm run check\n",
+      "package.json": JSON.stringify({ scripts: { lint: "eslint ." } }),
+      "web/src/a.js": "",
+    });
+    const n = namedByToolConfig(join(w, ".husky"), { workdir: w, ignored: () => false });
+    const watched = n.npmScripts.map((x) => `${x.pkg.slice(w.length + 1)}#${x.name}`).sort();
+    // npm walks up from web/src to the root's package.json: a job that makes one on the way is read first.
+    // (Each name the hook runs counts in each place it runs a package manager.)
+    expect(watched).toEqual(
+      ["package.json", "web/package.json", "web/src/package.json"]
+        .flatMap((p) => ["check", "lint", "postcheck", "postlint", "precheck", "prelint"].map((s) => `${p}#${s}`))
+        .sort(),
+    );
   });
 
   test("direnv: the folders its layouts put on PATH and the files an .envrc loads, absent ones too", () => {

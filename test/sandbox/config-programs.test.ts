@@ -184,6 +184,29 @@ describe("package.json's hook keys are configuration the hook manager runs", () 
     expect(JSON.parse(readFileSync(join(w, "sub/package.json"), "utf8"))).toEqual({ name: "sub" });
   });
 
+  test("the scripts a hook runs, there or not yet: a prelint added, a lint in a package.json the job made on the hook's way, put back", async () => {
+    const w = tree({
+      ".husky/pre-commit": "npm run lint\ncd web && npm run lint\n",
+      "package.json": JSON.stringify({ name: "app", scripts: { lint: "eslint ." } }),
+      "web/a.js": "",
+    });
+    const guard = await prepareTreeGuard(w, { home: ENV.HOME, env: ENV, quarantine: nothingMoved });
+    writeFileSync(
+      join(w, "package.json"),
+      JSON.stringify({ name: "app", scripts: { lint: "eslint .", prelint: "sh x" } }),
+    );
+    writeFileSync(join(w, "web/package.json"), JSON.stringify({ name: "web", scripts: { lint: "sh x", dev: "vite" } }));
+    const verdict = await guard.finish();
+    expect(verdict.tamper?.changed).toEqual([
+      "package.json#scripts.prelint (restored)",
+      "web/package.json#scripts.lint (restored)",
+    ]);
+    expect(JSON.parse(readFileSync(join(w, "web/package.json"), "utf8"))).toEqual({
+      name: "web",
+      scripts: { dev: "vite" },
+    });
+  });
+
   test("a package.json dl cannot read keys from is put back whole; nothing is written through a link", async () => {
     const original = JSON.stringify({ name: "app", prettier: "./p.cjs" });
     const w = tree({

@@ -133,6 +133,20 @@ async function shadowsForPython(abs: string, py: PythonRun, env: Readonly<Record
   return addsPythonModule(abs, py.importRoots, await shadowedNames(py, { env }));
 }
 
+/**
+ * The folders whose configurations may run `abs`, each with the tree it may name files of:
+ * every folder from `abs`'s up to the workdir, then the caller's project or the repository
+ * the workdir sits in (aboveTop), whose root's configs and those of every folder down to
+ * the workdir (husky's, Claude Code's) run files below too.
+ */
+function configFolders(abs: string, workdir: string, top: string | null): [string, string][] {
+  const dirs: [string, string][] = [];
+  for (let d = dirname(abs); under(d, workdir); d = dirname(d)) dirs.push([d, workdir]);
+  if (top && under(abs, top) && !under(top, workdir))
+    for (let d = dirname(workdir); under(d, top) && d !== dirname(d); d = dirname(d)) dirs.push([d, top]);
+  return dirs;
+}
+
 async function refusedAsNamedScript(
   workdir: string,
   abs: string,
@@ -142,13 +156,7 @@ async function refusedAsNamedScript(
   const env = p.gitEnv;
   const home = env.HOME;
   const writable = p.writable.map((w) => w.replace(/^\.\/|\/+$/g, ""));
-  const dirs: [string, string][] = [];
-  for (let d = dirname(abs); under(d, workdir); d = dirname(d)) dirs.push([d, workdir]);
-  // The caller's project or the repository the workdir sits in (aboveTop): the configs of
-  // its root and of every folder down to the workdir (husky's, Claude Code's) run files below too.
-  if (top && under(abs, top) && !under(top, workdir))
-    for (let d = dirname(workdir); under(d, top) && d !== dirname(d); d = dirname(d)) dirs.push([d, top]);
-  for (const [d, scope] of dirs) {
+  for (const [d, scope] of configFolders(abs, workdir, top)) {
     const hit = configRunning(d, abs, scope, workdir, home);
     const config = hit && (relative(workdir, hit.config) || hit.config);
     if (hit?.line !== undefined) {
@@ -208,29 +216,43 @@ export async function refusedWrite(workdir: string, abs: string, p: WriteProtect
   return refusedAsNamedScript(workdir, abs, aboveTop(workdir, p.project, facts?.toplevel ?? null), p);
 }
 
-/** The scripts of `pkg` that the protected configurations of its folder run (`npm run lint` in a hook). */
-function scriptsRunFrom(pkg: string, scope: string): string[] {
-  const dir = dirname(pkg);
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  return names.flatMap((n) => {
-    if (!configEntry(n, dir)) return [];
-    const run = namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false });
-    return [
-      ...run.npmScripts.filter((s) => s.pkg === pkg).map((s) => `scripts.${s.name}`),
-      ...run.manifestKeys.filter((k) => k.pkg === pkg).map((k) => k.key),
-    ];
+/**
+ * The keys of `pkg` that the protected configurations of its folder and of every folder
+ * above it run (`npm run lint` in a husky hook, `cd web && npm run lint` in Claude Code's
+ * settings at the root), as the jail's walk finds them: scripts there or not yet.
+ */
+function scriptsRunFrom(pkg: string, workdir: string, top: string | null): string[] {
+  return configFolders(pkg, workdir, top).flatMap(([dir, scope]) => {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return [];
+    }
+    return names.flatMap((n) => {
+      if (!configEntry(n, dir)) return [];
+      const run = namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false });
+      return [
+        ...run.npmScripts.filter((s) => s.pkg === pkg).map((s) => `scripts.${s.name}`),
+        ...run.manifestKeys.filter((k) => k.pkg === pkg).map((k) => k.key),
+      ];
+    });
   });
 }
 
-/** The package.json keys git's hooks run through (`npm run lint` in `.git/hooks/pre-commit`). */
-async function keysRunByGit(abs: string, p: WriteProtection): Promise<string[]> {
+/** The tree above the workdir whose configurations count too (aboveTop), as git places the repository `abs` is in. */
+async function topOf(workdir: string, abs: string, p: WriteProtection): Promise<string | null> {
   try {
-    const facts = await gitFacts(dirname(abs), p);
+    return aboveTop(workdir, p.project, (await gitFacts(existingDir(abs, workdir), p))?.toplevel ?? null);
+  } catch {
+    return aboveTop(workdir, p.project, null); // git unanswered: refusedWrite has refused the write already
+  }
+}
+
+/** The package.json keys git's hooks run through (`npm run lint` in `.git/hooks/pre-commit`). */
+async function keysRunByGit(abs: string, workdir: string, p: WriteProtection): Promise<string[]> {
+  try {
+    const facts = await gitFacts(existingDir(abs, workdir), p);
     if (!facts?.toplevel) return [];
     return runByGit(facts, facts.toplevel, () => false)
       .manifestKeys.filter((k) => k.pkg === abs)
@@ -249,7 +271,7 @@ export async function refusedContent(
 ): Promise<string | null> {
   if (isSectionedManifest(abs)) return refusedToolsPart(workdir, abs, text);
   if (basename(abs) !== "package.json") return null;
-  const run = [...scriptsRunFrom(abs, workdir), ...(await keysRunByGit(abs, p))];
+  const run = [...scriptsRunFrom(abs, workdir, await topOf(workdir, abs, p)), ...(await keysRunByGit(abs, workdir, p))];
   const before = readHookKeys(dirname(abs), "package.json", run);
   const keys = changedHookKeys(before, text);
   if (keys.length === 0) return null;
