@@ -98,6 +98,8 @@ interface Source {
   text?: string;
   /** `text` is a tool's settings (package.json's tool keys), not commands: no first word runs. */
   settings?: true;
+  /** A JSON configuration's text, read as the file would be (the part of `~/.claude.json` that is this project's). */
+  json?: string;
 }
 
 /** What a protected configuration runs of the work tree. */
@@ -198,7 +200,7 @@ function wordsOf(src: Source): Words {
     python: null,
   };
   if (USER_RUN.test(basename(src.file))) return none;
-  const text = src.text ?? readText(src.file);
+  const text = src.json ?? src.text ?? readText(src.file);
   if (text === null) return none;
   const acted = src.text !== undefined || !/\.(md|mdc|markdown)$/i.test(src.file);
   const front = acted ? text : (/^---\r?\n([\s\S]*?)\r?\n---/.exec(text)?.[1] ?? "");
@@ -595,12 +597,26 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
   const manifest = isManifest(entry);
   const { files, links } = manifest ? { files: [entry], links: [] } : filesOf(entry);
   const walk = new NamedWalk(new Set(files), o, project);
-  let level: Source[] = manifest ? manifestSources(entry) : files.map((file) => ({ file, memory: isMemory(file) }));
+  const level: Source[] = manifest ? manifestSources(entry) : files.map((file) => ({ file, memory: isMemory(file) }));
   for (const abs of links.flatMap((l) => linkTargets(l, o.workdir)))
     if (!walk.found.has(abs)) {
       walk.found.add(abs);
       level.push({ file: abs, memory: isMemory(abs) });
     }
+  return walkFrom(walk, level);
+}
+
+/**
+ * What a JSON configuration kept outside the tree runs of it, given its text (`file` names
+ * where it comes from, and must end in `.json`): the host runs it with `project` as its folder.
+ */
+export function namedByJsonText(file: string, json: string, o: NamedOptions, project: string): NamedByConfig {
+  return walkFrom(new NamedWalk(new Set([file]), o, project), [{ file, memory: false, json }]);
+}
+
+/** Follows `level` and what it names, level by level, to the end. */
+function walkFrom(walk: NamedWalk, first: Source[]): NamedByConfig {
+  let level = first;
   // Scripts are followed to the end of their chain (take reads each file once); a memory
   // file's imports as deep as Claude Code follows them.
   for (let depth = 0; level.length > 0; depth++) {

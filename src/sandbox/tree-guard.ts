@@ -10,6 +10,7 @@ import { aboveTop, isManifest, namedByToolConfig, namedFromAbove } from "./confi
 import type { PathDir } from "./config-programs.ts";
 import { askGit, type GitAsk, type RepoFacts } from "./git-reach.ts";
 import { runByGit } from "./git-runs.ts";
+import { mainCheckout, namedByHost } from "./host-configs.ts";
 import { type ManifestWatch, newToolManifests, restoreManifestParts, watchManifests } from "./manifest-guard.ts";
 import { jobBytecode, newPythonModules } from "./python-imports.ts";
 import { shadowedNames } from "./python-names.ts";
@@ -157,6 +158,28 @@ function namedByConfigs(workdir: string, scan: TreeScan, keep: (r: string) => bo
   };
 }
 
+/**
+ * What the configurations outside the tree run of it: those of the folders above a
+ * subfolder workdir (namedFromAbove), and Claude Code's own, from the user's settings and
+ * state and a linked worktree's main checkout (host-configs.ts).
+ */
+function namedFromOutside(workdir: string, repos: RepoFacts[], o: PlanOptions) {
+  const ignored = (abs: string) => underIgnored(rel(workdir, abs), o.ignored);
+  const toplevel = repos[0]?.toplevel ?? null;
+  const top = aboveTop(workdir, o.project, toplevel);
+  const above = namedFromAbove(workdir, top, ignored, o.home);
+  const host = namedByHost({ workdir, top, toplevel, mainRoot: mainCheckout(repos[0]), home: o.home }, ignored);
+  return {
+    files: [...above.files, ...host.files],
+    workdirOnPath: [...above.workdirOnPath, ...host.workdirOnPath],
+    npmScripts: host.npmScripts,
+    manifestKeys: host.manifestKeys,
+    importRoots: [...above.importRoots, ...host.importRoots],
+    pythons: [...above.pythons, ...host.pythons],
+    pyNames: [...above.pyNames, ...host.pyNames],
+  };
+}
+
 /** Everything to keep read-only, from the walk, from what git said and from what the protected configs run. */
 function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOptions): Plan {
   const writable = new Set((o.writable ?? []).map((p) => p.replace(/^\.\/|\/+$/g, "")));
@@ -181,9 +204,7 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
     for (const i of repo.includes) if (inside(workdir, i)) standIns.push({ path: i, kind: "file" });
   }
   const run = namedByConfigs(workdir, scan, keep, o);
-  // The configurations of the repository above a subfolder workdir run files of it too.
-  const top = aboveTop(workdir, o.project, repos[0]?.toplevel ?? null);
-  const above = namedFromAbove(workdir, top, (abs) => underIgnored(rel(workdir, abs), o.ignored), o.home);
+  const above = namedFromOutside(workdir, repos, o);
   // What git's hooks and config files run of the tree (a hook linked to scripts/pre-commit).
   const byGit = repos.map((r) => runByGit(r, workdir, (abs) => underIgnored(rel(workdir, abs), o.ignored)));
   for (const p of [...run.files, ...above.files, ...byGit.flatMap((g) => g.files)]) {
@@ -203,6 +224,8 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
   for (const { pkg, key } of [
     ...run.npmScripts.map((s) => ({ pkg: s.pkg, key: `scripts.${s.name}` })),
     ...run.manifestKeys,
+    ...above.npmScripts.map((s) => ({ pkg: s.pkg, key: `scripts.${s.name}` })),
+    ...above.manifestKeys,
     ...byGit.flatMap((g) => g.manifestKeys).filter((k) => inside(workdir, k.pkg)),
   ])
     scriptKeys.set(rel(workdir, pkg), [...(scriptKeys.get(rel(workdir, pkg)) ?? []), key]);

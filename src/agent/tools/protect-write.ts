@@ -5,6 +5,7 @@ import { aboveTop, configEntry, namedByToolConfig } from "../../sandbox/config-n
 import { askGit, type RepoFacts } from "../../sandbox/git-reach.ts";
 import { runByGit } from "../../sandbox/git-runs.ts";
 import { changedHookKeys, isHookManagerKey, readHookKeys } from "../../sandbox/hook-keys.ts";
+import { type HostNamed, mainCheckout, namedByHost } from "../../sandbox/host-configs.ts";
 import { hasToolsPart, isSectionedManifest, manifestText, toolsPart } from "../../sandbox/manifest-sections.ts";
 import { addsPythonModule } from "../../sandbox/python-imports.ts";
 import { shadowedNames } from "../../sandbox/python-names.ts";
@@ -171,6 +172,42 @@ async function refusedAsNamedScript(
       return `path_refused: ${relative(workdir, abs)} is read or run by ${config} (rule config-named: a protected configuration runs it, loads it, or imports through it); delegates may not write it. Change the work tree's other files, or ask the user to name the path in DELEGATE_WRITABLE_TOOL_CONFIG`;
     }
   }
+  return refusedByHost(workdir, abs, await hostNamed(workdir, p), p);
+}
+
+/** Claude Code's configurations outside the tree (host-configs.ts), as git places the workdir. */
+async function hostNamed(workdir: string, p: WriteProtection): Promise<HostNamed> {
+  let facts: RepoFacts | null = null;
+  try {
+    facts = await gitFacts(workdir, p);
+  } catch {
+    // git unanswered: refusedWrite has refused the write already
+  }
+  const toplevel = facts?.toplevel ?? null;
+  const top = aboveTop(workdir, p.project, toplevel);
+  return namedByHost(
+    { workdir, top, toplevel, mainRoot: mainCheckout(facts ?? undefined), home: p.gitEnv.HOME },
+    () => false,
+  );
+}
+
+const HOST_CONFIGS =
+  "Claude Code's configuration outside the tree (the user's ~/.claude/settings.json, the MCP servers of ~/.claude.json, or a linked worktree's main .claude/settings.local.json)";
+
+/** A file one of Claude Code's own configurations runs in this project (the user's status line's `npx ccusage`): the refusal, or null. */
+async function refusedByHost(
+  workdir: string,
+  abs: string,
+  host: HostNamed,
+  p: WriteProtection,
+): Promise<string | null> {
+  const path = relative(workdir, abs);
+  if (host.files.some((f) => under(abs, f)) && !p.writable.some((w) => w.replace(/^\.\/|\/+$/g, "") === path))
+    return `path_refused: ${path} is read or run by ${HOST_CONFIGS} (rule config-named); delegates may not write it, since Claude Code runs it in this project without asking. Change the work tree's other files, or ask the user to name the path in DELEGATE_WRITABLE_TOOL_CONFIG`;
+  const line = host.workdirOnPath[0]?.line;
+  if (line !== undefined && dirname(abs) === workdir && !entryExists(abs))
+    return `path_refused: ${path} would be a new command in the workdir, which ${HOST_CONFIGS} puts on PATH (\`${line}\`; rule config-named); delegates may not add files there. Write the new one in a subfolder`;
+  if (await shadowsForPython(abs, host, p.gitEnv)) return pythonModuleRefusal(path, HOST_CONFIGS);
   return null;
 }
 
@@ -271,7 +308,13 @@ export async function refusedContent(
 ): Promise<string | null> {
   if (isSectionedManifest(abs)) return refusedToolsPart(workdir, abs, text);
   if (basename(abs) !== "package.json") return null;
-  const run = [...scriptsRunFrom(abs, workdir, await topOf(workdir, abs, p)), ...(await keysRunByGit(abs, workdir, p))];
+  const host = await hostNamed(workdir, p);
+  const run = [
+    ...scriptsRunFrom(abs, workdir, await topOf(workdir, abs, p)),
+    ...(await keysRunByGit(abs, workdir, p)),
+    ...host.npmScripts.filter((s) => s.pkg === abs).map((s) => `scripts.${s.name}`),
+    ...host.manifestKeys.filter((k) => k.pkg === abs).map((k) => k.key),
+  ];
   const before = readHookKeys(dirname(abs), "package.json", run);
   const keys = changedHookKeys(before, text);
   if (keys.length === 0) return null;

@@ -1,0 +1,119 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { refusedWrite } from "../../src/agent/tools/protect-write.ts";
+import { namedByHost } from "../../src/sandbox/host-configs.ts";
+import { prepareTreeGuard } from "../../src/sandbox/index.ts";
+import { runGroup } from "../../src/sys/process.ts";
+import { tempDir } from "../helpers/dl.ts";
+import { tree } from "./file-tree.ts";
+
+/**
+ * Claude Code's configurations kept outside the work tree that run commands in it
+ * (src/sandbox/host-configs.ts): the user's settings, the MCP servers of ~/.claude.json
+ * (the user's and a project's local ones), and a linked worktree's main checkout's
+ * `.claude/settings.local.json`. What they run of the tree is kept read-only by the jail
+ * and refused to the write tools, as a project configuration's is.
+ */
+
+const noMoves = () => {
+  throw new Error("nothing should be moved");
+};
+
+/** A home whose Claude Code state names `project` (its local MCP server) and runs npx in every project. */
+function claudeHome(project: string, other: string): string {
+  const home = realpathSync(tempDir("host-configs-home"));
+  mkdirSync(join(home, ".claude"));
+  const statusLine = { type: "command", command: "npx -y ccusage statusline" };
+  writeFileSync(join(home, ".claude/settings.json"), JSON.stringify({ statusLine }));
+  const server = (script: string) => ({ type: "stdio", command: "node", args: [script], env: {} });
+  writeFileSync(
+    join(home, ".claude.json"),
+    JSON.stringify({
+      mcpServers: { c7: { type: "stdio", command: "npx", args: ["-y", "@upstash/context7-mcp"] } },
+      projects: {
+        [project]: { mcpServers: { srv: server("tools/srv.js") }, allowedTools: [] },
+        [other]: { mcpServers: { theirs: server("tools/theirs.js") } },
+      },
+    }),
+  );
+  return home;
+}
+
+async function git(cwd: string, ...args: string[]) {
+  const env = { PATH: "/usr/bin:/bin", HOME: "/nonexistent", GIT_AUTHOR_NAME: "u", GIT_AUTHOR_EMAIL: "u@x" };
+  const r = await runGroup({
+    argv: ["git", ...args],
+    cwd,
+    env: { ...env, GIT_COMMITTER_NAME: "u", GIT_COMMITTER_EMAIL: "u@x" },
+  });
+  if (r.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr}`);
+}
+
+describe("Claude Code's configurations outside the tree", () => {
+  test("the user's settings and ~/.claude.json's servers: what they run here is read-only and refused; another project's server is not", async () => {
+    const w = tree({ "tools/srv.js": "", "tools/theirs.js": "", "package.json": '{"name":"p"}', "src/a.js": "" });
+    const home = claudeHome(w, realpathSync(tempDir("host-configs-other")));
+    const env = { PATH: "/usr/bin:/bin", HOME: home };
+    const guard = await prepareTreeGuard(w, { home, env, quarantine: noMoves });
+    expect(guard.keptReadOnly).toContain("tools/srv.js");
+    expect(guard.keptReadOnly).not.toContain("tools/theirs.js");
+    expect(guard.keptReadOnly).not.toContain("src/a.js");
+    await guard.finish();
+    const p = { writable: [], gitEnv: env };
+    for (const path of ["tools/srv.js", "node_modules/.bin/ccusage", "node_modules/ccusage/index.js"])
+      expect(await refusedWrite(w, join(w, path), p), path).toContain("Claude Code's configuration outside the tree");
+    expect(await refusedWrite(w, join(w, "node_modules/@upstash/context7-mcp/index.js"), p)).toContain("path_refused");
+    expect(await refusedWrite(w, join(w, "tools/theirs.js"), p)).toBeNull();
+    expect(await refusedWrite(w, join(w, "src/a.js"), p)).toBeNull();
+    // The user may still let delegates write one (DELEGATE_WRITABLE_TOOL_CONFIG).
+    expect(await refusedWrite(w, join(w, "tools/srv.js"), { ...p, writable: ["tools/srv.js"] })).toBeNull();
+  });
+
+  test("a new file the user's npx would run, made by a job, fails it and is moved out", async () => {
+    const w = tree({ "package.json": '{"name":"p"}' });
+    const home = claudeHome(w, realpathSync(tempDir("host-configs-other")));
+    const out = realpathSync(tempDir("host-configs-q"));
+    const guard = await prepareTreeGuard(w, {
+      home,
+      env: { PATH: "/usr/bin:/bin", HOME: home },
+      quarantine: () => out,
+    });
+    mkdirSync(join(w, "node_modules/.bin"), { recursive: true });
+    writeFileSync(join(w, "node_modules/.bin/ccusage"), "#!/bin/sh\n");
+    const verdict = await guard.finish();
+    expect(verdict.tamper?.changed).toContain("node_modules/.bin/ccusage (new)");
+  });
+
+  test("the administrator's managed settings and their drop-ins run in every project too", () => {
+    const w = tree({ "tools/audit.sh": "", "tools/policy.sh": "", "tools/mine.sh": "" });
+    const managed = realpathSync(tempDir("host-configs-managed"));
+    mkdirSync(join(managed, "managed-settings.d"));
+    const hook = (command: string) => ({ hooks: { SessionStart: [{ hooks: [{ type: "command", command }] }] } });
+    writeFileSync(join(managed, "managed-settings.json"), JSON.stringify(hook("bash tools/audit.sh")));
+    writeFileSync(join(managed, "managed-settings.d/10-policy.json"), JSON.stringify(hook("bash tools/policy.sh")));
+    const places = { workdir: w, top: null, toplevel: w, mainRoot: null, managedDir: managed };
+    const files = namedByHost(places, () => false).files.map((f) => f.slice(w.length + 1));
+    expect(files.sort()).toEqual(["tools/audit.sh", "tools/policy.sh"]);
+  });
+
+  test("a linked worktree: the main checkout's .claude/settings.local.json runs its hook's script in the worktree", async () => {
+    const main = tree({ "a.txt": "a\n" }, "host-configs-main");
+    await git(main, "init", "-q");
+    await git(main, "add", ".");
+    await git(main, "commit", "-qm", "one");
+    await git(main, "worktree", "add", "-q", ".claude/worktrees/feature");
+    const hook = { type: "command", command: "bash scripts/hello.sh" };
+    writeFileSync(
+      join(main, ".claude/settings.local.json"),
+      JSON.stringify({ hooks: { SessionStart: [{ hooks: [hook] }] } }),
+    );
+    const wt = join(main, ".claude/worktrees/feature");
+    const env = { PATH: "/usr/bin:/bin", HOME: realpathSync(tempDir("host-configs-empty-home")) };
+    const p = { writable: [], gitEnv: env };
+    expect(await refusedWrite(wt, join(wt, "scripts/hello.sh"), p)).toContain("settings.local.json");
+    expect(await refusedWrite(wt, join(wt, "scripts/other.sh"), p)).toBeNull();
+    // The main checkout itself reads its own settings as a project configuration (config-named.ts), not as another's.
+    expect(await refusedWrite(main, join(main, "scripts/hello.sh"), p)).toContain("path_refused");
+  });
+});
