@@ -246,18 +246,29 @@ const held = knownSet();
  * cut wherever else they appear from then on. They are kept in generations of
  * LEARNED_GENERATION: a value learned recompiles only the youngest generation's pattern
  * (one pattern of 256 values cost ~7 ms to compile at every value learned, ~0.9 ms for
- * 32), and past LEARNED_MAX the oldest generation goes whole, so hostile output cannot
- * grow the patterns without bound.
+ * 32). Past LEARNED_MAX none is forgotten (text a delegate controls must not make dl
+ * forget a secret by naming others): the rest go to `overflow`, found by their first
+ * characters, one lookup per character of text and no pattern to make again. Past
+ * OVERFLOW_MAX (megabytes of named values) nothing more is learned: a value is still cut
+ * where it is named.
  */
 const learned: Known[] = [];
 const LEARNED_MAX = 256;
 const LEARNED_GENERATION = 32;
+/** Forms of the values learned past LEARNED_MAX, by their first MIN_SECRET_CHARS characters. */
+const overflow = new Map<string, string[]>();
+const overflowValues = new Set<string>();
+const OVERFLOW_MAX = 16_384;
 /**
  * What a named value must look like to be learned: letters and digits (a figure, a date
- * or a word is not a credential), no code or template characters (`os.environ[`, `${X}`).
+ * or a word is not a credential), and not code or a template (`os.environ["KEY1"]`,
+ * `getenv("X2")`, `${X}`, `$(cmd)`, `%(name)s`, `{{ secrets.T1 }}`, `$VAR1`, `%VAR1%`).
+ * A password with `$`, `%`, `*` or brackets of its own is learned.
  */
-const CREDIBLE = /^(?=[\s\S]*[A-Za-z])(?=[\s\S]*\d)[^(){}[\]$%*]+$/;
-/** Counts every change to the known values (a value held, learned or forgotten): what `redact` remembers was made under one. */
+const CREDIBLE = /^(?=[\s\S]*[A-Za-z])(?=[\s\S]*\d)[\s\S]+$/;
+const CODE_SHAPED = /\$[{(]|%\(|\{\{|\}\}|<%|[A-Za-z_][\w.]*(\([^)]*\)|\[[^\]]*\])|^\$\w+$|^%\w+%$/;
+const credible = (s: string) => CREDIBLE.test(s) && !CODE_SHAPED.test(s);
+/** Counts every change to the known values (a value held or learned): what `redact` remembers was made under one. */
 let knownVersion = 0;
 
 /**
@@ -266,12 +277,10 @@ let knownVersion = 0;
  * "string", "description"…), and each costs ~25 regex passes: a session's frames cost
  * 10-20 ms less of CPU with it. A hit is the answer a fresh call would give: the answer
  * depends only on the text and on the values held and learned, and every change to those
- * (knowSecrets, learn, a learned value evicted) moves knownVersion, which empties the
- * memo. A fresh call's one side effect is learning the values the text names; a text kept
- * here learned nothing new when its answer was made (`redact` keeps no answer of a call
- * that learned), so every value it names is held or learned for as long as the entry
- * lives: the first eviction of one moves knownVersion and drops the entry, and the next
- * call learns it again. Bounded (a text of at most REMEMBER_MAX_CHARS; at most
+ * (knowSecrets, learn) moves knownVersion, which empties the memo. A fresh call's one
+ * side effect is learning the values the text names; a text kept here learned nothing
+ * new when its answer was made (`redact` keeps no answer of a call that learned), and
+ * nothing learned is forgotten, so a fresh call would learn nothing either. Bounded (a text of at most REMEMBER_MAX_CHARS; at most
  * REMEMBER_BUDGET characters kept in all, ~1 MB): full, it starts again empty.
  */
 const remembered = new Map<string, string>();
@@ -320,7 +329,7 @@ export function urlSecretsOf(text: string): string[] {
     if (colon < 0) found.push(info);
     else {
       found.push(info.slice(colon + 1));
-      if (CREDIBLE.test(info.slice(0, colon))) found.push(info.slice(0, colon));
+      if (credible(info.slice(0, colon))) found.push(info.slice(0, colon));
     }
   }
   for (const m of text.matchAll(PARAM)) if (secretParam(m[2]!)) found.push(m[3]!);
@@ -373,25 +382,56 @@ export function knowSecrets(values: Iterable<string>): void {
 /** Values `redact` found named as credentials, learned when they look like one; whether any was new. */
 function learn(values: readonly string[]): boolean {
   const changed = new Set<Known>();
+  let kept = false;
   for (const s of values) {
-    if (s.length < MIN_SECRET_CHARS || held.forms.has(s) || learned.some((g) => g.forms.has(s))) continue;
-    if (!CREDIBLE.test(s) || notASecret(s)) continue;
+    if (s.length < MIN_SECRET_CHARS || held.forms.has(s) || isLearned(s)) continue;
+    if (!credible(s) || notASecret(s)) continue;
     const young = youngestGeneration();
-    young.forms.set(s, [s, ...encodedForms(s)]);
-    changed.add(young);
+    if (young) {
+      young.forms.set(s, [s, ...encodedForms(s)]);
+      changed.add(young);
+    } else kept = keepOverflow(s) || kept;
   }
   for (const g of changed) compileKnown(g);
-  return changed.size > 0;
+  if (kept) knownVersion++;
+  return changed.size > 0 || kept;
 }
 
-/** The generation a value learned now joins: a new one when the youngest is full, the oldest then gone whole (it needs no pattern made again). */
-function youngestGeneration(): Known {
+const isLearned = (s: string) => overflowValues.has(s) || learned.some((g) => g.forms.has(s));
+
+/** The generation a value learned now joins (a new one when the youngest is full), or null past LEARNED_MAX. */
+function youngestGeneration(): Known | null {
   const young = learned.at(-1);
   if (young && young.forms.size < LEARNED_GENERATION) return young;
+  if (learned.length >= LEARNED_MAX / LEARNED_GENERATION) return null;
   const next = knownSet();
   learned.push(next);
-  if (learned.length > LEARNED_MAX / LEARNED_GENERATION) learned.shift();
   return next;
+}
+
+/** A value learned past LEARNED_MAX, indexed by its forms' first characters; whether it was kept. */
+function keepOverflow(s: string): boolean {
+  if (overflowValues.size >= OVERFLOW_MAX) return false;
+  overflowValues.add(s);
+  for (const f of [s, ...encodedForms(s)]) {
+    const key = f.slice(0, MIN_SECRET_CHARS);
+    overflow.set(key, [...(overflow.get(key) ?? []), f]);
+  }
+  return true;
+}
+
+/** Where the overflow's forms are in `s`: the longest form that starts at each place. */
+function overflowRanges(s: string): [number, number][] {
+  const out: [number, number][] = [];
+  if (overflow.size === 0) return out;
+  for (let i = 0; i + MIN_SECRET_CHARS <= s.length; i++) {
+    const forms = overflow.get(s.slice(i, i + MIN_SECRET_CHARS));
+    if (!forms) continue;
+    let end = -1;
+    for (const f of forms) if (i + f.length > end && s.startsWith(f, i)) end = i + f.length;
+    if (end > i) out.push([i, end]);
+  }
+  return out;
 }
 
 /** Makes `g`'s pattern again from its values' forms; what `redact` remembered was made without it (knownVersion moves). */
@@ -418,10 +458,11 @@ function knownPatterns(): RegExp[] {
  * value another finds: both are cut whole).
  */
 function knownRanges(s: string, patterns: readonly RegExp[]): [number, number][] {
-  const found: [number, number][] = [];
+  const found = overflowRanges(s);
+  const sortAfter = patterns.length > 1 || found.length > 0;
   for (const re of patterns)
     for (const m of s.matchAll(re)) if (m[0].length > 0) found.push([m.index, m.index + m[0].length]);
-  if (patterns.length > 1) found.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+  if (sortAfter) found.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
   const joined: [number, number][] = [];
   for (const r of found) {
     const last = joined.at(-1);

@@ -77,6 +77,30 @@ describe("values learned at run time", () => {
     }).toEqual({ result: false, progress: [], logs: false, files: [] });
   }, 60_000);
 
+  test("a flood of named values read after a password does not make dl forget it; one with $ and * is learned too", async () => {
+    const workdir = tempDir("flood-work");
+    const pw = "Pw7learnedEvictMe99y";
+    const dollar = "Hx9$kq2*Lm7vQ";
+    writeFileSync(join(workdir, ".env"), `DB_PASSWORD=${pw}\nPGPASSWORD=${dollar}\n`);
+    const flood = Array.from({ length: 300 }, (_, i) => `T${i}_TOKEN=flood${i}vAlue${i}z`).join("\n");
+    writeFileSync(join(workdir, "notes.txt"), `${flood}\n`);
+    fake.script(
+      reply.tool("read_file", { path: ".env" }),
+      reply.tool("read_file", { path: "notes.txt" }),
+      reply.tool("run_bash", { command: `echo ${pw}` }),
+      reply.text(`the passwords are ${pw} and ${dollar}`),
+    );
+    const { result, progress, logsId } = await delegate(workdir);
+    const logs = await runDl(["logs", logsId], env);
+    expect(logs.stdout).toContain("run_bash");
+    expect({
+      result: [pw, dollar].filter((v) => result.includes(v)),
+      progress: progress.filter((p) => p.includes(pw)),
+      logs: logs.stdout.includes(pw),
+      files: [...filesHolding(join(root, "home"), pw), ...filesHolding(join(root, "home"), dollar)],
+    }).toEqual({ result: [], progress: [], logs: false, files: [] });
+  }, 60_000);
+
   test("a progress line is redacted before it is cut: a key a made-up tool name ends with is never left most of its length", async () => {
     const token = `hf_${"AbCdEfGhIjKlMnOpQrStUvWxYz01234567"}`;
     fake.script(reply.tool(`${"z".repeat(257)} ${token}`, {}), reply.text("ok"));

@@ -275,12 +275,33 @@ describe("redact: a value text names as a credential is cut wherever it appears 
     expect(redact(later)).toBe(later);
   });
 
-  test("what is learned is bounded: the oldest values go first", () => {
+  test("nothing learned is forgotten: a flood of named values pushes none out, and a value learned past it is cut in every form", () => {
     redact("token=First-Learned-0001");
     expect(redact("First-Learned-0001")).toBe(REDACTED);
-    for (let i = 0; i < 300; i++) redact(`token=filler-${i}-abcdefgh`);
-    expect(redact("First-Learned-0001")).toBe("First-Learned-0001");
-    expect(redact("filler-299-abcdefgh")).toBe(REDACTED);
+    for (let i = 0; i < 300; i++) redact(`T${i}_TOKEN=filler${i}vAlue${i}z`);
+    expect(redact("First-Learned-0001")).toBe(REDACTED);
+    expect(redact("a filler0vAlue0z b filler299vAlue299z c")).toBe(`a ${REDACTED} b ${REDACTED} c`);
+    // Learned past the generations: found by its first characters, the longest form at a place.
+    redact("DB_PASSWORD=Pw7learnedEvictMe99y");
+    expect(redact("echo Pw7learnedEvictMe99y; echo Pw7learnedEvictMe99y-and-more")).toBe(
+      `echo ${REDACTED}; echo ${REDACTED}-and-more`,
+    );
+    expect(redact(JSON.stringify({ v: "Pw7learnedEvictMe99y" }))).toBe(JSON.stringify({ v: REDACTED }));
+    expect(redact(Buffer.from("Pw7learnedEvictMe99y").toString("hex"))).toBe(REDACTED);
+    expect(redact(`x ${"Pw7learnedEvictMe99y".slice(0, 9)}\n${"Pw7learnedEvictMe99y".slice(9)} y`)).not.toContain(
+      "99y",
+    );
+  });
+
+  test("a password with $, %, * or brackets of its own is learned; code and templates are not", () => {
+    redact("DB_PASSWORD=Hx9$kq2*Lm7vQ\nAPI_SECRET=a%b7(c]Zq*");
+    expect(redact("the password is Hx9$kq2*Lm7vQ, and a%b7(c]Zq*")).toBe(
+      `the password is ${REDACTED}, and ${REDACTED}`,
+    );
+    const shell = "$" + "{API_KEY1}"; // a shell's expansion, written apart so it is no template here
+    redact(`key1=${shell} key2=$(cat k1) key3={{ secrets.T1 }} key4=$TOKEN1 key5=getenv("K9") key6=%TOKEN2%`);
+    const later = `then ${shell} $(cat k1) {{ secrets.T1 }} $TOKEN1 getenv("K9") %TOKEN2%`;
+    expect(redact(later)).toBe(later);
   });
 
   test("values held and values learned at different times are all cut, in any order in the text; one holding another goes whole", () => {
@@ -317,14 +338,16 @@ describe("redact: answers it remembers are the answers it would make now", () =>
     expect(redact(other)).toBe(`then ${REDACTED} came back`);
   });
 
-  test("a string that taught a value teaches it again once the value was forgotten", () => {
+  test("an answer remembered before a flood of named values is still the answer after it", () => {
     const teacher = "token=Taught-Twice-0042";
     expect(redact(teacher)).toBe(`token=${REDACTED}`);
     expect(redact(teacher)).toBe(`token=${REDACTED}`); // remembered now
+    const plain = "then Taught-Twice-0042 and Later-Flood-Value-77";
+    expect(redact(plain)).toBe(`then ${REDACTED} and Later-Flood-Value-77`); // remembered now
     for (let i = 0; i < 300; i++) redact(`token=filler-again-${i}-abcdefgh`);
-    expect(redact("Taught-Twice-0042")).toBe("Taught-Twice-0042"); // the oldest learned values went
+    redact("secret=Later-Flood-Value-77");
     expect(redact(teacher)).toBe(`token=${REDACTED}`);
-    expect(redact("then Taught-Twice-0042")).toBe(`then ${REDACTED}`);
+    expect(redact(plain)).toBe(`then ${REDACTED} and ${REDACTED}`);
   });
 });
 
