@@ -118,6 +118,8 @@ export interface NamedByConfig {
   pythons: string[];
   /** The modules protected Python sources import by name (a new one of these names counts too). */
   pyNames: string[];
+  /** Checkouts inside the entry, read as projects of their own (namedByCheckouts). */
+  checkouts: string[];
 }
 
 /** Package managers' own commands: `pnpm install` runs no script of that name. */
@@ -333,9 +335,10 @@ interface Words {
 }
 
 /** The regular files and the links of an entry (itself, or what a folder holds), without following links. */
-function filesOf(entry: string): { files: string[]; links: string[] } {
+function filesOf(entry: string): { files: string[]; links: string[]; checkouts: string[] } {
   const files: string[] = [];
   const links: string[] = [];
+  const checkouts: string[] = [];
   const stack = [entry];
   while (stack.length > 0) {
     if (files.length + links.length >= MAX_FILES) throw tooManyFiles(entry);
@@ -350,8 +353,11 @@ function filesOf(entry: string): { files: string[]; links: string[] } {
     else if (st.isSymbolicLink()) links.push(p);
     else if (st.isDirectory()) {
       // A checkout of its own (Claude Code's .claude/worktrees/<name>, with its node_modules) is
-      // a repository the guard asks git about, not this entry's configuration.
-      if (p !== entry && entryExists(join(p, ".git"))) continue;
+      // not this entry's configuration: a project of its own (namedByCheckouts).
+      if (p !== entry && entryExists(join(p, ".git"))) {
+        checkouts.push(p);
+        continue;
+      }
       try {
         for (const n of readdirSync(p)) stack.push(join(p, n));
       } catch {
@@ -359,7 +365,7 @@ function filesOf(entry: string): { files: string[]; links: string[] } {
       }
     }
   }
-  return { files, links };
+  return { files, links, checkouts };
 }
 
 function tooManyFiles(entry: string): DlError {
@@ -595,8 +601,9 @@ function scriptsRun(
  */
 export function namedByToolConfig(entry: string, o: NamedOptions, project = dirname(entry)): NamedByConfig {
   const manifest = isManifest(entry);
-  const { files, links } = manifest ? { files: [entry], links: [] } : filesOf(entry);
+  const { files, links, checkouts } = manifest ? { files: [entry], links: [], checkouts: [] } : filesOf(entry);
   const walk = new NamedWalk(new Set(files), o, project);
+  walk.checkouts.push(...checkouts);
   const level: Source[] = manifest ? manifestSources(entry) : files.map((file) => ({ file, memory: isMemory(file) }));
   for (const abs of links.flatMap((l) => linkTargets(l, o.workdir)))
     if (!walk.found.has(abs)) {
@@ -632,7 +639,44 @@ function walkFrom(walk: NamedWalk, first: Source[]): NamedByConfig {
     importRoots: [...walk.importRoots],
     pythons: [...walk.pythons],
     pyNames: [...walk.pyNames],
+    checkouts: walk.checkouts,
   };
+}
+
+/** Checkouts inside checkouts inside protected folders, followed this deep. */
+const CHECKOUT_HOPS = 3;
+
+/**
+ * What the configurations of the checkouts kept inside protected folders run: Claude
+ * Code's `.claude/worktrees/<name>` is a project of its own that the host opens, and what
+ * its configuration names outside it is the workdir's (its hook's `npx lintx` walks up to
+ * the workdir's node_modules/.bin when the worktree has none). Read as the configurations
+ * at each checkout's root, with the checkout as their project.
+ */
+export function namedByCheckouts(checkouts: readonly string[], o: NamedOptions): NamedByConfig[] {
+  const out: NamedByConfig[] = [];
+  const seen = new Set<string>();
+  let level = [...checkouts];
+  for (let hop = 0; hop < CHECKOUT_HOPS && level.length > 0; hop++) {
+    const next: string[] = [];
+    for (const c of level) {
+      if (seen.has(c)) continue;
+      seen.add(c);
+      let names: string[] = [];
+      try {
+        names = readdirSync(c);
+      } catch {
+        // unreadable: the host reads nothing there either
+      }
+      for (const n of names.filter((n) => configEntry(n, c))) {
+        const named = namedByToolConfig(join(c, n), o, c);
+        out.push(named);
+        next.push(...named.checkouts);
+      }
+    }
+    level = next;
+  }
+  return out;
 }
 
 /** One namedByToolConfig walk: what it has named so far, and the sources of its next level. */
@@ -644,6 +688,8 @@ class NamedWalk {
   readonly importRoots = new Set<string>();
   readonly pythons = new Set<string>();
   readonly pyNames = new Set<string>();
+  /** Checkouts inside the entry (namedByCheckouts). */
+  readonly checkouts: string[] = [];
   next: Source[] = [];
 
   constructor(

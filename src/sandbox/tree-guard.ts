@@ -6,7 +6,7 @@ import type { DlRead } from "../sys/dl-reads.ts";
 import { isWithin } from "../sys/paths.ts";
 import { isDotGit } from "../sys/protected-names.ts";
 import { type ChangeSummary, summarizeChanges } from "./change-summary.ts";
-import { aboveTop, isManifest, namedByToolConfig, namedFromAbove } from "./config-named.ts";
+import { aboveTop, isManifest, namedByCheckouts, namedByToolConfig, namedFromAbove } from "./config-named.ts";
 import type { PathDir } from "./config-programs.ts";
 import { askGit, type GitAsk, type RepoFacts } from "./git-reach.ts";
 import { runByGit } from "./git-runs.ts";
@@ -146,7 +146,13 @@ function namedByConfigs(workdir: string, scan: TreeScan, keep: (r: string) => bo
   const manifests = [...scan.entries].filter(
     ([r, e]) => e.kind === "file" && isManifest(r) && !underIgnored(r, p.ignored),
   );
-  const all = [...configs, ...manifests].map(([r]) => namedByToolConfig(join(workdir, r), o));
+  const direct = [...configs, ...manifests].map(([r]) => namedByToolConfig(join(workdir, r), o));
+  // A checkout inside a protected folder (.claude/worktrees/<name>) is a project the host opens on its own.
+  const nested = namedByCheckouts(
+    direct.flatMap((n) => n.checkouts),
+    o,
+  );
+  const all = [...direct, ...nested];
   return {
     files: all.flatMap((n) => n.files),
     workdirOnPath: all.flatMap((n) => n.pathDirs.filter((p) => p.dir === workdir)),

@@ -97,6 +97,28 @@ describe("Claude Code's configurations outside the tree", () => {
     expect(files.sort()).toEqual(["tools/audit.sh", "tools/policy.sh"]);
   });
 
+  test("from the main checkout: a .claude/worktrees checkout's own hook runs npx, which walks up to the workdir's node_modules/.bin", async () => {
+    const main = tree({ "package.json": '{"name":"p"}', ".gitignore": "node_modules/\n" }, "host-configs-nested");
+    await git(main, "init", "-q");
+    await git(main, "add", ".");
+    await git(main, "commit", "-qm", "one");
+    await git(main, "worktree", "add", "-q", "-b", "feature", ".claude/worktrees/feature");
+    const wt = join(main, ".claude/worktrees/feature");
+    mkdirSync(join(wt, ".claude"));
+    const npx = { type: "command", command: "npx -y lintx" };
+    writeFileSync(join(wt, ".claude/settings.json"), JSON.stringify({ hooks: { SessionStart: [{ hooks: [npx] }] } }));
+    const env = { PATH: "/usr/bin:/bin", HOME: realpathSync(tempDir("host-configs-empty-home")) };
+    expect(await refusedWrite(main, join(main, "node_modules/.bin/lintx"), { writable: [], gitEnv: env })).toContain(
+      "path_refused",
+    );
+    expect(await refusedWrite(main, join(main, "node_modules/.bin/other"), { writable: [], gitEnv: env })).toBeNull();
+    const out = realpathSync(tempDir("host-configs-q"));
+    const guard = await prepareTreeGuard(main, { home: env.HOME, env, quarantine: () => out });
+    mkdirSync(join(main, "node_modules/.bin"), { recursive: true });
+    writeFileSync(join(main, "node_modules/.bin/lintx"), "#!/bin/sh\n");
+    expect((await guard.finish()).tamper?.changed).toContain("node_modules/.bin/lintx (new)");
+  });
+
   test("a linked worktree: the main checkout's .claude/settings.local.json runs its hook's script in the worktree", async () => {
     const main = tree({ "a.txt": "a\n" }, "host-configs-main");
     await git(main, "init", "-q");

@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { describeError } from "../../errors.ts";
-import { aboveTop, configEntry, namedByToolConfig } from "../../sandbox/config-named.ts";
+import { aboveTop, configEntry, namedByCheckouts, namedByToolConfig } from "../../sandbox/config-named.ts";
 import { askGit, type RepoFacts } from "../../sandbox/git-reach.ts";
 import { runByGit } from "../../sandbox/git-runs.ts";
 import { changedHookKeys, isHookManagerKey, readHookKeys } from "../../sandbox/hook-keys.ts";
@@ -113,9 +113,12 @@ function configRunning(
   for (const n of names) {
     if (!configEntry(n, dir)) continue;
     // A named file, or a path under a folder the config puts on PATH (config-programs.ts).
-    const named = namedByToolConfig(join(dir, n), { workdir: scope, ignored: () => false, home });
+    const o = { workdir: scope, ignored: () => false, home };
+    const named = namedByToolConfig(join(dir, n), o);
     // A folder on PATH that holds the workdir is not bound whole: only its new files count (below).
-    const folders = named.files.filter((f) => !under(workdir, f));
+    // What a checkout inside the entry runs (.claude/worktrees/<name>'s own hooks) counts too.
+    const nested = namedByCheckouts(named.checkouts, o).flatMap((c) => c.files);
+    const folders = [...named.files, ...nested].filter((f) => !under(workdir, f));
     if (folders.some((f) => f === abs || under(abs, f))) return { config: join(dir, n) };
     // The folder on PATH is the workdir (never bound whole): a new file directly in it shadows a command.
     const onPath = entryExists(abs) ? undefined : named.pathDirs.find((p) => p.dir === dirname(abs));
