@@ -51,6 +51,10 @@ export async function runToolCalls(
       bash.bashCalls++;
       bash.lastBashExit = out.bash.exitCode;
       if (out.bash.exitCode !== 0) bash.bashFailures++;
+    } else if (use.name === "run_bash") {
+      // Refused before its command ran (no jail could start, bad arguments): a call that failed all the same.
+      bash.bashCalls++;
+      bash.bashFailures++;
     }
     const block: ToolResultBlock = { type: "tool_result", tool_use_id: use.id, content: out.content };
     if (out.is_error) block.is_error = true;

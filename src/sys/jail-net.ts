@@ -157,6 +157,8 @@ function startForwarder(bin: string, pid: number, dir: string): { proc: Bun.Subp
   if (ns) ns.close();
   const exited = p.exited.then(async (code) => {
     const why = (await new Response(p.stderr).text())
+      // pasta's note that it could not also log to syslog is no reason: the line after it is.
+      .replace(/^Failed to send \d+ bytes to syslog\s*$/gim, "")
       .replace(/[\p{Cc}\p{Cf}]+/gu, " ")
       .trim()
       .slice(0, 200);

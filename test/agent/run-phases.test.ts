@@ -107,6 +107,18 @@ describe("runToolCalls", () => {
     ]);
   });
 
+  test("a run_bash refused before its command ran (no jail could start) counts as a call that failed", async () => {
+    const refused: AgentTool = {
+      spec: { name: "run_bash", description: "", input_schema: { type: "object", properties: {} } },
+      run: async () => ({ content: "the jail cannot start, so nothing runs", is_error: true }),
+    };
+    const ctx = { workdir: "/", allowEscape: false, signal: new AbortController().signal };
+    const bash: BashCounters = { bashCalls: 0, bashFailures: 0, lastBashExit: null };
+    const use = { type: "tool_use" as const, id: "a", name: "run_bash", input: {} };
+    await runToolCalls(new Map([["run_bash", refused]]), [use], ctx, bash);
+    expect(bash).toEqual({ bashCalls: 1, bashFailures: 1, lastBashExit: null });
+  });
+
   test("an abort during a call leaves the later calls unstarted", async () => {
     const abort = new AbortController();
     const stopper: AgentTool = {
