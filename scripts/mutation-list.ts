@@ -4229,4 +4229,33 @@ export const MUTATIONS: Mutation[] = [
     replace: "    const nested: string[] = [];",
     tests: ["test/sandbox/host-configs.test.ts"],
   },
+  {
+    id: "host-plugins",
+    guard: "the installed plugins' hooks and MCP servers are read as configurations that run in every project",
+    why: "an installed plugin's SessionStart hook `npx --no fmtx` ran the node_modules/.bin/fmtx a job made in the project",
+    file: "src/sandbox/host-configs.ts",
+    search:
+      "  for (const file of pluginConfigFiles(p.home)) for (const project of everywhere) out.push({ file, project });\n",
+    replace: "",
+    tests: ["test/sandbox/host-configs.test.ts"],
+  },
+  {
+    id: "host-plugin-manifest-paths",
+    guard: "the hooks file a plugin's plugin.json names is read too",
+    why: 'plugin.json\'s "hooks": "./cfg/hooks.json" ran bash tools/custom.sh, which a job rewrote',
+    file: "src/sandbox/host-configs.ts",
+    search: "      ...paths.filter((f) => isWithin(f, root)),\n",
+    replace: "",
+    tests: ["test/sandbox/host-configs.test.ts"],
+  },
+  {
+    id: "host-plugin-agents-skills",
+    guard: "the hooks in an installed plugin's agents' and skills' front matter are read too",
+    why: "a plugin agent's Stop hook ran bash tools/agent-hook.sh, which a job rewrote",
+    file: "src/sandbox/host-configs.ts",
+    search:
+      '      ...filesIn(join(root, "agents"), (n) => n.endsWith(".md")),\n      ...filesIn(join(root, "skills"), () => true).map((d) => join(d, "SKILL.md")),\n',
+    replace: "",
+    tests: ["test/sandbox/host-configs.test.ts"],
+  },
 ];

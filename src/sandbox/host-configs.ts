@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { canonicalPath, isWithin } from "../sys/paths.ts";
-import { type NamedByConfig, type NamedOptions, namedByJsonText } from "./config-named.ts";
+import { type NamedByConfig, type NamedOptions, namedByJsonText, namedByToolConfig } from "./config-named.ts";
 import type { PathDir } from "./config-programs.ts";
 
 /**
@@ -13,6 +13,7 @@ import type { PathDir } from "./config-programs.ts";
  * - the MCP servers of `~/.claude.json`: the user's (top-level `mcpServers`) start in every
  *   project, a local one (`projects[<folder>].mcpServers`, what `claude mcp add` writes by
  *   default) in that folder;
+ * - the installed plugins' hooks and MCP servers (pluginConfigFiles);
  * - for a linked worktree, the main checkout's `.claude/settings.local.json`: Claude Code
  *   reads local settings from the repository's canonical root, and runs their hooks in
  *   the worktree.
@@ -38,7 +39,8 @@ const MANAGED_DIR = process.platform === "darwin" ? "/Library/Application Suppor
 
 interface HostConfig {
   file: string;
-  json: string;
+  /** The JSON to read in place of the file (the part of ~/.claude.json that is this project's); absent: the file is read. */
+  json?: string;
   project: string;
 }
 
@@ -91,6 +93,7 @@ function hostConfigs(p: HostPlaces): HostConfig[] {
     const project = localProject(canonicalPath(key), p);
     if (project) out.push({ file: stateFile, json: JSON.stringify({ mcpServers: entry.mcpServers }), project });
   }
+  for (const file of pluginConfigFiles(p.home)) for (const project of everywhere) out.push({ file, project });
   if (p.mainRoot && p.mainRoot !== p.toplevel) {
     const local = join(p.mainRoot, ".claude", "settings.local.json");
     const json = readJson(local);
@@ -117,6 +120,46 @@ function settingsFiles(p: HostPlaces): string[] {
   ];
 }
 
+/**
+ * The files of the installed plugins (~/.claude/plugins/installed_plugins.json, every
+ * scope: which project enabled one is not asked) whose commands Claude Code runs in the
+ * project: hooks (`hooks/hooks.json`, or where `plugin.json` says), MCP servers
+ * (`.mcp.json`, `plugin.json`'s), and the hooks of its agents' and skills' front matter.
+ * Its own scripts run from its folder, outside the tree: they are not read.
+ */
+function pluginConfigFiles(home: string): string[] {
+  const installed = readJson(join(home, ".claude", "plugins", "installed_plugins.json"));
+  const roots = Object.values(isObject(installed?.plugins) ? installed.plugins : {}).flatMap((list) =>
+    (Array.isArray(list) ? list : []).flatMap((i) =>
+      isObject(i) && typeof i.installPath === "string" && isAbsolute(i.installPath) ? [i.installPath] : [],
+    ),
+  );
+  return [...new Set(roots)].flatMap((root) => {
+    const manifest = readJson(join(root, ".claude-plugin", "plugin.json"));
+    const named = [manifest?.hooks, manifest?.mcpServers].flatMap((v) => (Array.isArray(v) ? v : [v]));
+    const paths = named.filter((v): v is string => typeof v === "string").map((v) => resolve(root, v));
+    return [
+      join(root, ".claude-plugin", "plugin.json"),
+      join(root, "hooks", "hooks.json"),
+      join(root, ".mcp.json"),
+      ...paths.filter((f) => isWithin(f, root)),
+      ...filesIn(join(root, "agents"), (n) => n.endsWith(".md")),
+      ...filesIn(join(root, "skills"), () => true).map((d) => join(d, "SKILL.md")),
+    ];
+  });
+}
+
+/** The entries of a folder that pass `ok`, as paths; none when it cannot be read. */
+function filesIn(dir: string, ok: (name: string) => boolean): string[] {
+  try {
+    return readdirSync(dir)
+      .filter(ok)
+      .map((n) => join(dir, n));
+  } catch {
+    return [];
+  }
+}
+
 /** Where a `projects` entry of ~/.claude.json runs: its own folder when it holds the workdir or lies in it; the worktree for the main checkout's. */
 function localProject(key: string, p: HostPlaces): string | null {
   if (isWithin(p.workdir, key) || isWithin(key, p.workdir)) return key;
@@ -137,7 +180,9 @@ export interface HostNamed {
 
 export function namedByHost(p: HostPlaces, ignored: (abs: string) => boolean): HostNamed {
   const o: NamedOptions = { workdir: p.workdir, ignored, home: p.home };
-  const all = hostConfigs(p).map((c) => namedByJsonText(c.file, c.json, o, c.project));
+  const all = hostConfigs(p).map((c) =>
+    c.json === undefined ? namedByToolConfig(c.file, o, c.project) : namedByJsonText(c.file, c.json, o, c.project),
+  );
   const inTree = (f: string) => f !== p.workdir && isWithin(f, p.workdir);
   return {
     files: [...new Set(all.flatMap((n) => n.files).filter(inTree))],

@@ -11,8 +11,9 @@ import { skipBwrap } from "../sandbox/jail-env.ts";
  * Claude Code's configurations that live outside the project but run in it, asked of the
  * real Claude Code (node_modules/.bin/claude; `claude -p hi` runs hooks and starts MCP
  * servers before any API call, and none is reachable here): the user's own settings
- * (`npx --no ccusage statusline`, which runs the project's node_modules/.bin/ccusage), a
- * local MCP server `claude mcp add` put in ~/.claude.json (`node tools/srv.js`), and, in a
+ * (`npx --no ccusage statusline`, which runs the project's node_modules/.bin/ccusage), an
+ * installed plugin's hook (`npx --no fmtx`), a local MCP server `claude mcp add` put in
+ * ~/.claude.json (`node tools/srv.js`), and, in a
  * worktree under `.claude/worktrees`, the main checkout's `.claude/settings.local.json`.
  * Planted by hand they run; tried by a delegate through dist/dl (write_file and a jailed
  * run_bash), they do not.
@@ -48,11 +49,23 @@ function userSetup(tag: string) {
   sh(w, home, "git", "init", "-q");
   sh(w, home, "git", "add", ".");
   sh(w, home, "git", "commit", "-qm", "one");
+  // A plugin the user installed from a marketplace outside the project: its hook runs `npx --no fmtx` there.
+  const plugin = join(root, "market/plugins/fmt");
+  for (const d of [join(root, "market/.claude-plugin"), join(plugin, ".claude-plugin"), join(plugin, "hooks")])
+    mkdirSync(d, { recursive: true });
+  const market = { name: "team", owner: { name: "t" }, plugins: [{ name: "fmt", source: "./plugins/fmt" }] };
+  writeFileSync(join(root, "market/.claude-plugin/marketplace.json"), JSON.stringify(market));
+  writeFileSync(join(plugin, ".claude-plugin/plugin.json"), '{"name":"fmt"}');
+  const fmtx = [{ hooks: [{ type: "command", command: "npx --no fmtx" }] }];
+  writeFileSync(join(plugin, "hooks/hooks.json"), JSON.stringify({ hooks: { SessionStart: fmtx } }));
+  sh(w, home, CLAUDE, "plugin", "marketplace", "add", join(root, "market"));
+  sh(w, home, CLAUDE, "plugin", "install", "fmt@team");
   sh(w, home, CLAUDE, "mcp", "add", "srv", "--", "node", "tools/srv.js");
   sh(w, home, CLAUDE, "mcp", "add", "legit", "--", "node", "tools/legit.js");
   const npx = { type: "command", command: "npx --no ccusage statusline" };
   const hooks = { SessionStart: [{ hooks: [npx] }], UserPromptSubmit: legitHook(markers) };
-  writeFileSync(join(home, ".claude/settings.json"), JSON.stringify({ statusLine: npx, hooks }));
+  const settings = JSON.parse(readFileSync(join(home, ".claude/settings.json"), "utf8")); // the plugin's entries
+  writeFileSync(join(home, ".claude/settings.json"), JSON.stringify({ ...settings, statusLine: npx, hooks }));
   return { w, home, markers };
 }
 
@@ -125,7 +138,12 @@ async function delegate(w: string, home: string, steps: ReturnType<typeof reply.
 }
 
 const plantBin = (markers: string) =>
-  `mkdir -p node_modules/.bin && printf '#!/bin/sh\\necho ran > ${markers}/planted-npx\\n' > node_modules/.bin/ccusage && chmod +x node_modules/.bin/ccusage`;
+  ["ccusage", "fmtx"]
+    .map(
+      (bin) =>
+        `mkdir -p node_modules/.bin && printf '#!/bin/sh\\necho ran > ${markers}/planted-${bin}\\n' > node_modules/.bin/${bin} && chmod +x node_modules/.bin/${bin}`,
+    )
+    .join(" && ");
 
 describe.skipIf(!existsSync(CLAUDE) || skipBwrap)("Claude Code's own configurations outside the project", () => {
   beforeAll(async () => {
@@ -145,7 +163,7 @@ describe.skipIf(!existsSync(CLAUDE) || skipBwrap)("Claude Code's own configurati
     const { w, home, markers } = userSetup("control");
     writeFileSync(join(w, "tools/srv.js"), nodePayload(markers, "planted-mcp"));
     sh(w, home, "sh", "-c", plantBin(markers));
-    const want = ["legit-prompt", "planted-mcp", "planted-npx"];
+    const want = ["legit-prompt", "planted-ccusage", "planted-fmtx", "planted-mcp"];
     expect(await claudeUntil(w, home, markers, (m) => want.every((x) => m.includes(x)))).toEqual(
       expect.arrayContaining(want),
     );
@@ -159,6 +177,7 @@ describe.skipIf(!existsSync(CLAUDE) || skipBwrap)("Claude Code's own configurati
     ]);
     expect(out).toContain("Claude Code's configuration outside the tree");
     expect(out).toContain("node_modules/.bin/ccusage (new)");
+    expect(out).toContain("node_modules/.bin/fmtx (new)");
     expect(readFileSync(join(w, "tools/srv.js"), "utf8")).toBe("setInterval(() => {}, 1000);\n");
     const got = await claudeUntil(w, home, markers, (m) => ["legit-prompt", "legit-mcp"].every((x) => m.includes(x)));
     expect(got).toEqual(["legit-mcp", "legit-prompt"]);

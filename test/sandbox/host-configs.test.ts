@@ -119,6 +119,46 @@ describe("Claude Code's configurations outside the tree", () => {
     expect((await guard.finish()).tamper?.changed).toContain("node_modules/.bin/lintx (new)");
   });
 
+  test("an installed plugin's hooks, MCP servers and its agents' and skills' hooks run in every project; its own scripts are its", () => {
+    const w = tree({ "package.json": '{"name":"p"}' });
+    const home = realpathSync(tempDir("host-configs-plugin-home"));
+    const plugin = realpathSync(tempDir("host-configs-plugin"));
+    const hook = (command: string) => ({ hooks: { SessionStart: [{ hooks: [{ type: "command", command }] }] } });
+    const files: Record<string, string> = {
+      ".claude-plugin/plugin.json": JSON.stringify({
+        name: "fmt",
+        hooks: "./cfg/hooks.json",
+        mcpServers: { p: { command: "node", args: ["tools/pmcp.js"] } },
+      }),
+      "cfg/hooks.json": JSON.stringify(hook("bash tools/custom.sh")),
+      "hooks/hooks.json": JSON.stringify(hook("npx --no fmtx")),
+      "agents/a.md":
+        "---\nname: a\nhooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: bash tools/agent-hook.sh\n---\nbash tools/body-is-prose.sh\n",
+      "skills/s/SKILL.md":
+        "---\nname: s\nhooks:\n  Stop:\n    - hooks:\n        - command: bash tools/skill-hook.sh\n---\n",
+      "scripts/own.sh": "bash tools/own-script.sh\n",
+    };
+    for (const [f, text] of Object.entries(files)) {
+      mkdirSync(join(plugin, f, ".."), { recursive: true });
+      writeFileSync(join(plugin, f), text);
+    }
+    mkdirSync(join(home, ".claude/plugins"), { recursive: true });
+    const installed = { version: 2, plugins: { "fmt@team": [{ scope: "user", installPath: plugin }] } };
+    writeFileSync(join(home, ".claude/plugins/installed_plugins.json"), JSON.stringify(installed));
+    const places = { workdir: w, top: null, toplevel: w, mainRoot: null, home, managedDir: join(home, "none") };
+    const named = namedByHost(places, () => false).files.map((f) => f.slice(w.length + 1));
+    for (const f of [
+      "tools/custom.sh",
+      "tools/pmcp.js",
+      "node_modules/.bin/fmtx",
+      "tools/agent-hook.sh",
+      "tools/skill-hook.sh",
+    ])
+      expect(named).toContain(f);
+    expect(named).not.toContain("tools/body-is-prose.sh");
+    expect(named).not.toContain("tools/own-script.sh");
+  });
+
   test("a linked worktree: the main checkout's .claude/settings.local.json runs its hook's script in the worktree", async () => {
     const main = tree({ "a.txt": "a\n" }, "host-configs-main");
     await git(main, "init", "-q");

@@ -195,7 +195,7 @@ async function hostNamed(workdir: string, p: WriteProtection): Promise<HostNamed
 }
 
 const HOST_CONFIGS =
-  "Claude Code's configuration outside the tree (the user's ~/.claude/settings.json, the MCP servers of ~/.claude.json, or a linked worktree's main .claude/settings.local.json)";
+  "Claude Code's configuration outside the tree (the user's or the administrator's settings, an installed plugin, the MCP servers of ~/.claude.json, or a linked worktree's main .claude/settings.local.json)";
 
 /** A file one of Claude Code's own configurations runs in this project (the user's status line's `npx ccusage`): the refusal, or null. */
 async function refusedByHost(
