@@ -4115,8 +4115,9 @@ export const MUTATIONS: Mutation[] = [
     guard: "a package.json the job made is held to the scripts a protected configuration runs from there",
     why: "a job made web/package.json whose lint the hook's `cd web && npm run lint` then ran",
     file: "src/sandbox/manifest-guard.ts",
-    search: "    out.set(r, new Map((watch.scriptKeys.get(r) ?? []).map((k) => [k, undefined])));\n",
-    replace: "    out.set(r, new Map());\n",
+    search:
+      "    out.set(r, new Map([...(watch.scriptKeys.get(r) ?? []), ...watch.wideKeys].map((k) => [k, undefined])));",
+    replace: "    out.set(r, new Map(watch.wideKeys.map((k) => [k, undefined])));",
     tests: ["test/sandbox/config-programs.test.ts"],
   },
   {
@@ -4257,5 +4258,35 @@ export const MUTATIONS: Mutation[] = [
       '      ...filesIn(join(root, "agents"), (n) => n.endsWith(".md")),\n      ...filesIn(join(root, "skills"), () => true).map((d) => join(d, "SKILL.md")),\n',
     replace: "",
     tests: ["test/sandbox/host-configs.test.ts"],
+  },
+  {
+    id: "workspace-wide-scripts",
+    guard:
+      "a workspace-wide run (pnpm -r lint, turbo run lint) watches the script in every package.json and follows what it runs",
+    why: "a hook's pnpm -r lint ran packages/b's lint, which a job added",
+    file: "src/sandbox/config-named.ts",
+    search: "  followWideRuns(w, parsed.wideRuns);\n",
+    replace: "",
+    tests: ["test/sandbox/workspace-runs.test.ts"],
+  },
+  {
+    id: "workspace-wide-new-package",
+    guard: "a package.json a job adds is held to the scripts a workspace-wide run runs",
+    why: "a job added packages/evil/package.json whose lint the hook's pnpm -r lint ran",
+    file: "src/sandbox/manifest-guard.ts",
+    search:
+      "    out.set(r, new Map([...(watch.scriptKeys.get(r) ?? []), ...watch.wideKeys].map((k) => [k, undefined])));",
+    replace: "    out.set(r, new Map((watch.scriptKeys.get(r) ?? []).map((k) => [k, undefined])));",
+    tests: ["test/sandbox/workspace-runs.test.ts"],
+  },
+  {
+    id: "workspace-wide-write-tools",
+    guard: "the write tools refuse a workspace-wide script in any package.json",
+    why: "write_file made packages/evil/package.json with the lint a hook's pnpm -r lint runs",
+    file: "src/agent/tools/protect-write.ts",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal source text to find
+    search: "        ...run.wideScripts.map((n) => `scripts.${n}`),\n",
+    replace: "",
+    tests: ["test/sandbox/workspace-runs.test.ts"],
   },
 ];

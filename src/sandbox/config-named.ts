@@ -31,6 +31,7 @@ import {
   tsconfigsOf,
 } from "./node-deps.ts";
 import { pythonCommands, pythonImported, pythonModulesOf, pythonOf } from "./python-imports.ts";
+import { workspacePackages, workspaceScriptsRun } from "./workspace-runs.ts";
 
 /**
  * The files of the work tree that a protected configuration runs: a Claude Code hook's
@@ -120,6 +121,8 @@ export interface NamedByConfig {
   pyNames: string[];
   /** Checkouts inside the entry, read as projects of their own (namedByCheckouts). */
   checkouts: string[];
+  /** Scripts a workspace-wide command runs (`pnpm -r lint`): watched in every package.json, one a job adds too. */
+  wideScripts: string[];
 }
 
 /** Package managers' own commands: `pnpm install` runs no script of that name. */
@@ -191,6 +194,7 @@ function wordsOf(src: Source): Words {
     sourced: [],
     imports: [],
     runs: [],
+    wideRuns: [],
     bins: [],
     packages: [],
     paths: [],
@@ -223,6 +227,7 @@ function wordsOf(src: Source): Words {
     tokens: commandTokens(body),
     imports,
     runs: npmScriptsRun(body),
+    wideRuns: workspaceScriptsRun(body),
     bins,
     packages: packagesRun(body),
     paths: pathDirs(body),
@@ -314,6 +319,8 @@ interface Words {
   sourced: string[];
   imports: string[];
   runs: string[];
+  /** Scripts run in every package of a workspace (workspace-runs.ts). */
+  wideRuns: string[];
   /** Names run from node_modules/.bin (config-programs.ts). */
   bins: string[];
   /** Packages a runner is handed by name (`npx -y @scope/pkg`): their folders run. */
@@ -640,6 +647,7 @@ function walkFrom(walk: NamedWalk, first: Source[]): NamedByConfig {
     pythons: [...walk.pythons],
     pyNames: [...walk.pyNames],
     checkouts: walk.checkouts,
+    wideScripts: [...walk.wide],
   };
 }
 
@@ -690,6 +698,9 @@ class NamedWalk {
   readonly pyNames = new Set<string>();
   /** Checkouts inside the entry (namedByCheckouts). */
   readonly checkouts: string[] = [];
+  /** Scripts run in every package of the workspace, and the folders that hold a package.json. */
+  readonly wide = new Set<string>();
+  packages: string[] | undefined;
   next: Source[] = [];
 
   constructor(
@@ -747,6 +758,15 @@ function followSource(w: NamedWalk, src: Source, depth: number): void {
     for (const abs of managerFiles(tokens, dir, o.workdir)) w.take(abs, false);
     w.next.push(...scriptsRun(runs, dir, o, w.scripts));
   }
+  followWideRuns(w, parsed.wideRuns);
+}
+
+/** `pnpm -r lint`, `turbo run lint`: the script in every package of the tree, each read as its command, and watched in any package.json. */
+function followWideRuns(w: NamedWalk, names: readonly string[]): void {
+  if (names.length === 0) return;
+  for (const n of names) w.wide.add(n);
+  w.packages ??= workspacePackages(w.o.workdir, w.o.ignored);
+  for (const dir of w.packages) w.next.push(...scriptsRun(names, dir, w.o, w.scripts));
 }
 
 /** Shell words that change the folder the rest of a command runs in. */
@@ -946,7 +966,8 @@ export function namedFromAbove(
   const out = new Set<string>();
   const onPath: PathDir[] = [];
   const py = { importRoots: new Set<string>(), pythons: new Set<string>(), pyNames: new Set<string>() };
-  const none = { files: [], workdirOnPath: onPath, importRoots: [], pythons: [], pyNames: [] };
+  const wide = new Set<string>();
+  const none = { files: [], workdirOnPath: onPath, importRoots: [], pythons: [], pyNames: [], wideScripts: [] };
   if (!top || top === workdir || !isWithin(workdir, top)) return none;
   for (let d = dirname(workdir); d === top || isWithin(d, top); d = dirname(d)) {
     let names: string[] = [];
@@ -964,6 +985,7 @@ export function namedFromAbove(
       for (const r of named.importRoots) if (isWithin(r, workdir)) py.importRoots.add(r);
       for (const i of named.pythons) py.pythons.add(i);
       for (const n of named.pyNames) py.pyNames.add(n);
+      for (const n of named.wideScripts) wide.add(n);
     }
     if (d === top) break;
   }
@@ -973,6 +995,7 @@ export function namedFromAbove(
     importRoots: [...py.importRoots],
     pythons: [...py.pythons],
     pyNames: [...py.pyNames],
+    wideScripts: [...wide],
   };
 }
 
@@ -984,6 +1007,8 @@ interface FromAbove {
   importRoots: string[];
   pythons: string[];
   pyNames: string[];
+  /** Scripts a workspace-wide command of theirs runs (`pnpm -r lint`). */
+  wideScripts: string[];
 }
 
 /**

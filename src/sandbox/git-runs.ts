@@ -38,6 +38,7 @@ export function runByGit(repo: RepoFacts, tree: string, ignored: (abs: string) =
   const out = new Set<string>();
   const py = { roots: new Set<string>(), pythons: new Set<string>(), pyNames: new Set<string>() };
   const keys: ByGit["manifestKeys"] = [];
+  const wide = new Set<string>();
   for (const entry of [...hookEntries(repo), ...repo.configFiles]) {
     const named = namedByToolConfig(entry, { workdir: tree, ignored, home: repo.home }, project);
     for (const f of named.files) if (f !== tree && isWithin(f, tree)) out.add(f);
@@ -46,6 +47,7 @@ export function runByGit(repo: RepoFacts, tree: string, ignored: (abs: string) =
     for (const n of named.pyNames) py.pyNames.add(n);
     // `npm run lint` in a hook: the script it runs is the hook's program, like a file it names.
     keys.push(...named.npmScripts.map((x) => ({ pkg: x.pkg, key: `scripts.${x.name}` })), ...named.manifestKeys);
+    for (const n of named.wideScripts) wide.add(n);
   }
   return {
     files: [...out],
@@ -53,6 +55,7 @@ export function runByGit(repo: RepoFacts, tree: string, ignored: (abs: string) =
     pythons: [...py.pythons],
     pyNames: [...py.pyNames],
     manifestKeys: keys.filter((k) => isWithin(k.pkg, tree)),
+    wideScripts: [...wide],
   };
 }
 
@@ -64,4 +67,6 @@ interface ByGit {
   pyNames: string[];
   /** package.json keys a hook runs through (`scripts.lint` for `npm run lint`, `imports`). */
   manifestKeys: { pkg: string; key: string }[];
+  /** Scripts a hook runs across the workspace (`pnpm -r lint`): watched in every package.json. */
+  wideScripts: string[];
 }

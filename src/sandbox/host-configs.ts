@@ -176,6 +176,7 @@ export interface HostNamed {
   importRoots: string[];
   pythons: string[];
   pyNames: string[];
+  wideScripts: string[];
 }
 
 export function namedByHost(p: HostPlaces, ignored: (abs: string) => boolean): HostNamed {
@@ -192,5 +193,6 @@ export function namedByHost(p: HostPlaces, ignored: (abs: string) => boolean): H
     importRoots: all.flatMap((n) => n.importRoots).filter((r) => isWithin(r, p.workdir)),
     pythons: all.flatMap((n) => n.pythons),
     pyNames: all.flatMap((n) => n.pyNames),
+    wideScripts: all.flatMap((n) => n.wideScripts),
   };
 }

@@ -31,6 +31,8 @@ export interface ManifestWatch {
   manifests: Map<string, ManifestBefore>;
   /** Per package.json, there or not, the scripts a protected configuration runs: a file the job makes is held to them too. */
   scriptKeys: ReadonlyMap<string, string[]>;
+  /** The scripts run across the workspace (`scripts.lint` for `pnpm -r lint`), held in every package.json, a new one too. */
+  wideKeys: readonly string[];
 }
 
 /** Every manifest of the walk outside ignored folders; `scriptKeys`: per package.json, the scripts a protected configuration runs. */
@@ -39,17 +41,19 @@ export function watchManifests(
   scan: TreeScan,
   ignored: ReadonlySet<string>,
   scriptKeys: ReadonlyMap<string, string[]>,
+  wideScripts: readonly string[] = [],
 ): ManifestWatch {
+  const wideKeys = wideScripts.map((n) => `scripts.${n}`);
   const keys = new Map<string, HookKeys>();
   const originals = new Map<string, ManifestBefore>();
   const manifests = new Map<string, ManifestBefore>();
   for (const [r, e] of scan.entries) {
     if (e.kind !== "file" || underIgnored(r, ignored)) continue;
     const m = isPackageJson(r) || isSectionedManifest(r) ? readManifest(join(workdir, r)) : null;
-    if (isPackageJson(r)) keys.set(r, readHookKeys(workdir, r, scriptKeys.get(r)));
+    if (isPackageJson(r)) keys.set(r, readHookKeys(workdir, r, [...(scriptKeys.get(r) ?? []), ...wideKeys]));
     if (m) (isPackageJson(r) ? originals : manifests).set(r, m);
   }
-  return { keys, originals, manifests, scriptKeys };
+  return { keys, originals, manifests, scriptKeys, wideKeys };
 }
 
 /** Put back what the job changed; each named (`keys`), or why it could not be (`keysLeft`). */
@@ -95,7 +99,7 @@ function withNewManifests(
   const out = new Map(watch.keys);
   for (const [r, e] of after?.entries ?? []) {
     if (e.kind !== "file" || !isPackageJson(r) || out.has(r) || underIgnored(r, ignored)) continue;
-    out.set(r, new Map((watch.scriptKeys.get(r) ?? []).map((k) => [k, undefined])));
+    out.set(r, new Map([...(watch.scriptKeys.get(r) ?? []), ...watch.wideKeys].map((k) => [k, undefined])));
   }
   return out;
 }

@@ -131,6 +131,8 @@ interface Plan {
   workdirOnPath: PathDir[];
   /** package.json (workdir-relative) → scripts a protected configuration runs (`scripts.lint`), put back after the job. */
   scriptKeys: Map<string, string[]>;
+  /** Scripts run across the workspace (`pnpm -r lint`): kept in every package.json, a new one too. */
+  wideScripts: string[];
   /** Folders (workdir-relative, "" for the workdir) a protected Python command imports from first: their new modules are moved out. */
   importRoots: Set<string>;
   /** Their interpreters, and the module names protected Python sources import. */
@@ -161,6 +163,7 @@ function namedByConfigs(workdir: string, scan: TreeScan, keep: (r: string) => bo
     importRoots: all.flatMap((n) => n.importRoots),
     pythons: all.flatMap((n) => n.pythons),
     pyNames: all.flatMap((n) => n.pyNames),
+    wideScripts: all.flatMap((n) => n.wideScripts),
   };
 }
 
@@ -183,6 +186,7 @@ function namedFromOutside(workdir: string, repos: RepoFacts[], o: PlanOptions) {
     importRoots: [...above.importRoots, ...host.importRoots],
     pythons: [...above.pythons, ...host.pythons],
     pyNames: [...above.pyNames, ...host.pyNames],
+    wideScripts: [...above.wideScripts, ...host.wideScripts],
   };
 }
 
@@ -250,6 +254,7 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
     workdirOnPath: [...run.workdirOnPath, ...above.workdirOnPath],
     standIns,
     scriptKeys,
+    wideScripts: [...new Set([run, above, ...byGit].flatMap((n) => n.wideScripts))],
     ...pythonPlan(workdir, [run, above, ...byGit]),
   };
 }
@@ -319,7 +324,7 @@ export async function prepareTreeGuard(workdir: string, o: TreeGuardOptions): Pr
   });
   const pyNames = plan.importRoots.size > 0 ? await shadowedNames(plan, o) : new Set<string>();
   const stands = makeStandIns(workdir, plan.standIns);
-  const manifests = watchManifests(workdir, before, ignored, plan.scriptKeys);
+  const manifests = watchManifests(workdir, before, ignored, plan.scriptKeys, plan.wideScripts);
   const ownRepo = repos[0]?.toplevel === workdir ? repos[0] : undefined;
   const gitDirsOutside = ownRepo && !isWithin(ownRepo.commonDir, workdir) ? [ownRepo.commonDir] : [];
   let done = false;

@@ -167,6 +167,15 @@ printf 'npm run --silent lint\\ncd web && npm run --silent lint\\n' > .husky/pre
 printf '{"name":"npmpre","scripts":{"lint":"exit 0"}}\\n' > package.json
 git add -A && git commit -q -m npmpre && git config core.hooksPath .husky/_
 cd ..
+# A hook that runs lint in every package of an npm workspace (packages/*, a new one too).
+git init -q -b main npmws && cd npmws
+mkdir -p .husky/_ packages/a
+printf '#!/bin/sh\\nsh .husky/pre-commit\\n' > .husky/_/pre-commit; chmod +x .husky/_/pre-commit
+printf 'npm run --silent lint --workspaces --if-present\\n' > .husky/pre-commit
+printf '{"name":"npmws","private":true,"workspaces":["packages/*"]}\\n' > package.json
+printf '{"name":"a","scripts":{"lint":"exit 0"}}\\n' > packages/a/package.json
+git add -A && git commit -q -m npmws && git config core.hooksPath .husky/_
+cd ..
 git init -q -b main hookspath && cd hookspath
 mkdir githooks tools && ${EXIT0} > githooks/pre-commit && chmod +x githooks/pre-commit
 # A hook that runs a file beside its own folder, found from $0 (git runs it by its path).
@@ -285,6 +294,7 @@ export const LAYOUTS: Record<LayoutId, Layout> = {
       "many/husky",
       "many/husky9",
       "many/npmpre",
+      "many/npmws",
       "many/hookspath",
       "many/rebase",
       "many/drivers",

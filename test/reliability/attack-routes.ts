@@ -894,6 +894,18 @@ text npm-new-manifest npmpre/web/package.json '{"name":"web","scripts":{"lint":"
     ]),
   },
   {
+    // The hook's `npm run lint --workspaces` runs the lint of every package packages/* holds, a new one too.
+    id: "npm-workspace-package",
+    reaches: true,
+    layout: "many",
+    klass: "hook-manager",
+    sh: `s=$(script npm-workspace-package)
+text npm-workspace-package npmws/packages/evil/package.json '{"name":"evil","scripts":{"lint":"sh '"$s"'"}}'`,
+    tools: withScript("npm-workspace-package", (s) => [
+      write("npmws/packages/evil/package.json", `{"name":"evil","scripts":{"lint":"sh ${s}"}}\n`),
+    ]),
+  },
+  {
     id: "hookspath-named",
     reaches: true,
     layout: "many",

@@ -275,6 +275,7 @@ function scriptsRunFrom(pkg: string, workdir: string, top: string | null): strin
       return [
         ...run.npmScripts.filter((s) => s.pkg === pkg).map((s) => `scripts.${s.name}`),
         ...run.manifestKeys.filter((k) => k.pkg === pkg).map((k) => k.key),
+        ...run.wideScripts.map((n) => `scripts.${n}`),
       ];
     });
   });
@@ -294,9 +295,11 @@ async function keysRunByGit(abs: string, workdir: string, p: WriteProtection): P
   try {
     const facts = await gitFacts(existingDir(abs, workdir), p);
     if (!facts?.toplevel) return [];
-    return runByGit(facts, facts.toplevel, () => false)
-      .manifestKeys.filter((k) => k.pkg === abs)
-      .map((k) => k.key);
+    const byGit = runByGit(facts, facts.toplevel, () => false);
+    return [
+      ...byGit.manifestKeys.filter((k) => k.pkg === abs).map((k) => k.key),
+      ...byGit.wideScripts.map((n) => `scripts.${n}`),
+    ];
   } catch {
     return []; // git unanswered: refusedWrite has refused the write already
   }
@@ -317,6 +320,7 @@ export async function refusedContent(
     ...(await keysRunByGit(abs, workdir, p)),
     ...host.npmScripts.filter((s) => s.pkg === abs).map((s) => `scripts.${s.name}`),
     ...host.manifestKeys.filter((k) => k.pkg === abs).map((k) => k.key),
+    ...host.wideScripts.map((n) => `scripts.${n}`),
   ];
   const before = readHookKeys(dirname(abs), "package.json", run);
   const keys = changedHookKeys(before, text);
