@@ -51,8 +51,8 @@ export async function runToolCalls(
       bash.bashCalls++;
       bash.lastBashExit = out.bash.exitCode;
       if (out.bash.exitCode !== 0) bash.bashFailures++;
-    } else if (use.name === "run_bash") {
-      // Refused before its command ran (no jail could start, bad arguments): a call that failed all the same.
+    } else if (use.name === "run_bash" && tools.has(use.name)) {
+      // The agent's run_bash refused before its command ran (no jail could start, bad arguments): a failed call all the same.
       bash.bashCalls++;
       bash.bashFailures++;
     }
