@@ -51,8 +51,9 @@ export async function runToolCalls(
       bash.bashCalls++;
       bash.lastBashExit = out.bash.exitCode;
       if (out.bash.exitCode !== 0) bash.bashFailures++;
-    } else if (use.name === "run_bash" && tools.has(use.name)) {
-      // The agent's run_bash refused before its command ran (no jail could start, bad arguments): a failed call all the same.
+    } else if (use.name === "run_bash" && tools.has(use.name) && tools.get(use.name)?.refused !== true) {
+      // The agent's own run_bash refused before its command ran (no jail could start, bad arguments): a failed call
+      // all the same. Not one the agent was never granted (`refused`: its tools: frontmatter leaves run_bash out).
       bash.bashCalls++;
       bash.bashFailures++;
     }
