@@ -182,6 +182,8 @@ export const SETTINGS = {
     cacheDir: optStr("DELEGATE_CACHE_DIR"),
     dshModelsFile: optStr("DELEGATE_DSH_MODELS_FILE"),
     codexHome: optStr("CODEX_HOME"),
+    /** Claude Code's own configuration folder (its settings, plugins, .claude.json), as the host sets it. */
+    claudeConfigDir: optStr("CLAUDE_CONFIG_DIR"),
     stateDirs: Object.fromEntries(PROVIDERS.map((p) => [p.name, optStr(p.stateEnv)])) as Record<
       ProviderName,
       ReturnType<typeof optStr>
@@ -264,7 +266,7 @@ function statePaths(
   places: Settings["places"],
   facts: EnvFacts,
 ): StatePaths<ProviderName> {
-  const { codexHome, isolationRoot, ...overrides } = places;
+  const { codexHome, claudeConfigDir, isolationRoot, ...overrides } = places;
   try {
     return resolveStatePaths({
       platform: facts.platform,
@@ -273,6 +275,7 @@ function statePaths(
       xdgCacheHome: env.XDG_CACHE_HOME,
       xdgConfigHome: env.XDG_CONFIG_HOME,
       codexHome,
+      claudeConfigDir,
       jobStores: PROVIDERS,
       overrides,
       isolation: env.DELEGATE_TEST_ISOLATION !== undefined,

@@ -188,6 +188,11 @@ export const MEANINGS: Readonly<Record<string, Meaning>> = {
     meaning: "The Codex login (`auth.json`) and session files dl reads for quota.",
     shownDefault: "`~/.codex`",
   },
+  CLAUDE_CONFIG_DIR: {
+    meaning:
+      "Claude Code's own configuration folder, as Claude Code sets it for the servers it starts: dl reads the user's settings, plugins and `.claude.json` there to keep what they run in a workdir read-only to delegates.",
+    shownDefault: "`~/.claude`",
+  },
   DELEGATE_CODEX_STATE_DIR: stateDir("Codex", ".codex-jobs"),
   DELEGATE_GEMINI_STATE_DIR: stateDir("Gemini", ".gemini-jobs"),
   DELEGATE_DSH_STATE_DIR: stateDir("dsh", ".dsh-jobs"),

@@ -1,5 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { claudeStateFile } from "../sys/claude-home-reads.ts";
+import { isFolder } from "../sys/file-head.ts";
 import { canonicalPath, isWithin } from "../sys/paths.ts";
 import { type NamedByConfig, type NamedOptions, namedByJsonText, namedByToolConfig } from "./config-named.ts";
 import type { PathDir } from "./config-programs.ts";
@@ -30,6 +32,8 @@ export interface HostPlaces {
   /** The repository's main checkout when the workdir is in a linked worktree of it (mainCheckout). */
   mainRoot: string | null;
   home?: string;
+  /** Claude Code's configuration folder (CLAUDE_CONFIG_DIR, else ~/.claude: claude-home-reads.ts claudeDirOf). */
+  claudeDir?: string;
   /** Where the administrator's managed settings are (MANAGED_DIR; a test's own folder). */
   managedDir?: string;
 }
@@ -82,8 +86,9 @@ function hostConfigs(p: HostPlaces): HostConfig[] {
     const settings = readJson(file);
     if (settings) for (const project of everywhere) out.push({ file, json: JSON.stringify(settings), project });
   }
-  if (!p.home) return out;
-  const stateFile = join(p.home, ".claude.json");
+  const dir = claudeDir(p);
+  if (!dir) return out;
+  const stateFile = claudeStateFile(dir, p.home);
   const state = readJson(stateFile);
   if (isObject(state?.mcpServers))
     for (const project of everywhere)
@@ -93,7 +98,8 @@ function hostConfigs(p: HostPlaces): HostConfig[] {
     const project = localProject(canonicalPath(key), p);
     if (project) out.push({ file: stateFile, json: JSON.stringify({ mcpServers: entry.mcpServers }), project });
   }
-  for (const file of pluginConfigFiles(p.home)) for (const project of everywhere) out.push({ file, project });
+  for (const file of [...pluginConfigFiles(dir), ...ownComponents(dir)])
+    for (const project of everywhere) out.push({ file, project });
   if (p.mainRoot && p.mainRoot !== p.toplevel) {
     const local = join(p.mainRoot, ".claude", "settings.local.json");
     const json = readJson(local);
@@ -116,19 +122,31 @@ function settingsFiles(p: HostPlaces): string[] {
   return [
     join(managed, "managed-settings.json"),
     ...dropIns.map((n) => join(managed, "managed-settings.d", n)),
-    ...(p.home ? [join(p.home, ".claude", "settings.json")] : []),
+    join(managed, "managed-mcp.json"),
+    ...(claudeDir(p) ? [join(claudeDir(p)!, "settings.json")] : []),
   ];
 }
 
+/** A plugin's files Claude Code reads whatever its plugin.json says: hooks, MCP, LSP servers and monitors (which run unsandboxed, as hooks do). */
+const PLUGIN_FILES = [
+  ".claude-plugin/plugin.json",
+  "hooks/hooks.json",
+  ".mcp.json",
+  ".lsp.json",
+  "monitors/monitors.json",
+];
+/** plugin.json's keys whose value may be a path (or paths) to more of those, or to agents, skills and commands. */
+const PLUGIN_KEYS = ["hooks", "mcpServers", "lspServers", "monitors", "agents", "skills", "commands"];
+
 /**
- * The files of the installed plugins (~/.claude/plugins/installed_plugins.json, every
- * scope: which project enabled one is not asked) whose commands Claude Code runs in the
- * project: hooks (`hooks/hooks.json`, or where `plugin.json` says), MCP servers
- * (`.mcp.json`, `plugin.json`'s), and the hooks of its agents' and skills' front matter.
- * Its own scripts run from its folder, outside the tree: they are not read.
+ * The files of the installed plugins (`plugins/installed_plugins.json`, every scope:
+ * which project enabled one is not asked) whose commands Claude Code runs in the project:
+ * hooks, MCP and LSP servers, monitors, and the hooks of its agents', skills' and
+ * commands' front matter, where plugin.json puts them too. Its own scripts run from its
+ * folder, outside the tree: they are not read.
  */
-function pluginConfigFiles(home: string): string[] {
-  const installed = readJson(join(home, ".claude", "plugins", "installed_plugins.json"));
+function pluginConfigFiles(dir: string): string[] {
+  const installed = readJson(join(dir, "plugins", "installed_plugins.json"));
   const roots = Object.values(isObject(installed?.plugins) ? installed.plugins : {}).flatMap((list) =>
     (Array.isArray(list) ? list : []).flatMap((i) =>
       isObject(i) && typeof i.installPath === "string" && isAbsolute(i.installPath) ? [i.installPath] : [],
@@ -136,17 +154,29 @@ function pluginConfigFiles(home: string): string[] {
   );
   return [...new Set(roots)].flatMap((root) => {
     const manifest = readJson(join(root, ".claude-plugin", "plugin.json"));
-    const named = [manifest?.hooks, manifest?.mcpServers].flatMap((v) => (Array.isArray(v) ? v : [v]));
+    const experimental = isObject(manifest?.experimental) ? manifest.experimental : {};
+    const named = [...PLUGIN_KEYS.map((k) => manifest?.[k]), experimental.monitors].flatMap((v) =>
+      Array.isArray(v) ? v : [v],
+    );
     const paths = named.filter((v): v is string => typeof v === "string").map((v) => resolve(root, v));
     return [
-      join(root, ".claude-plugin", "plugin.json"),
-      join(root, "hooks", "hooks.json"),
-      join(root, ".mcp.json"),
-      ...paths.filter((f) => isWithin(f, root)),
-      ...filesIn(join(root, "agents"), (n) => n.endsWith(".md")),
-      ...filesIn(join(root, "skills"), () => true).map((d) => join(d, "SKILL.md")),
+      ...PLUGIN_FILES.map((f) => join(root, f)),
+      ...paths.filter((f) => isWithin(f, root)).flatMap(componentFiles),
+      ...ownComponents(root),
     ];
   });
+}
+
+/** The agents, skills and commands of a configuration folder (the user's, a plugin's): their front matter may hold hooks. */
+function ownComponents(dir: string): string[] {
+  return ["agents", "skills", "commands"].flatMap((c) => componentFiles(join(dir, c)));
+}
+
+/** A component path: a file as it is; a folder's markdown files, its subfolders' too (a skill's SKILL.md, namespaced commands). */
+function componentFiles(path: string): string[] {
+  if (!isFolder(path)) return [path];
+  const md = (d: string) => filesIn(d, (n) => n.endsWith(".md"));
+  return [...md(path), ...filesIn(path, () => true).flatMap((d) => (isFolder(d) ? md(d) : []))];
 }
 
 /** The entries of a folder that pass `ok`, as paths; none when it cannot be read. */
@@ -159,6 +189,9 @@ function filesIn(dir: string, ok: (name: string) => boolean): string[] {
     return [];
   }
 }
+
+/** Claude Code's configuration folder: as dl's settings found it, else `~/.claude`. */
+const claudeDir = (p: HostPlaces) => p.claudeDir ?? (p.home ? join(p.home, ".claude") : undefined);
 
 /** Where a `projects` entry of ~/.claude.json runs: its own folder when it holds the workdir or lies in it; the worktree for the main checkout's. */
 function localProject(key: string, p: HostPlaces): string | null {

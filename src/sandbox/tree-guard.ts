@@ -1,7 +1,7 @@
 import { lstatSync, readFileSync, unlinkSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { DlError } from "../errors.ts";
-import { claudeHomeReads } from "../sys/claude-home-reads.ts";
+import { claudeDirOf, claudeHomeReads } from "../sys/claude-home-reads.ts";
 import type { DlRead } from "../sys/dl-reads.ts";
 import { isWithin } from "../sys/paths.ts";
 import { isDotGit } from "../sys/protected-names.ts";
@@ -177,7 +177,11 @@ function namedFromOutside(workdir: string, repos: RepoFacts[], o: PlanOptions) {
   const toplevel = repos[0]?.toplevel ?? null;
   const top = aboveTop(workdir, o.project, toplevel);
   const above = namedFromAbove(workdir, top, ignored, o.home);
-  const host = namedByHost({ workdir, top, toplevel, mainRoot: mainCheckout(repos[0]), home: o.home }, ignored);
+  const claudeDir = claudeDirOf(o.dlReads, o.home);
+  const host = namedByHost(
+    { workdir, top, toplevel, mainRoot: mainCheckout(repos[0]), home: o.home, claudeDir },
+    ignored,
+  );
   return {
     files: [...above.files, ...host.files],
     workdirOnPath: [...above.workdirOnPath, ...host.workdirOnPath],
@@ -224,7 +228,7 @@ function planFor(workdir: string, scan: TreeScan, repos: RepoFacts[], o: PlanOpt
     add(p);
   }
   // What dl itself reads later (an agents dir the settings put in the tree): bound, or stood in for, and watched.
-  for (const d of [...(o.dlReads ?? []), ...claudeHomeReads(o.home)]) {
+  for (const d of [...(o.dlReads ?? []), ...claudeHomeReads(claudeDirOf(o.dlReads, o.home))]) {
     if (!inside(workdir, d.path)) continue;
     named.add(rel(workdir, d.path));
     if (kindOf(d.path) === null) standIns.push({ path: d.path, kind: d.kind });

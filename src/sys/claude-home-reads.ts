@@ -58,10 +58,21 @@ function foldersOf(known: unknown, file: string): DlRead[] {
   });
 }
 
-/** The folders the user's Claude Code state (under `home`) loads plugins from. */
-export function claudeHomeReads(home: string | undefined): DlRead[] {
-  if (!home) return [];
-  const dir = join(home, ".claude");
+/** Claude Code's configuration folder as dl's settings found it (dl-reads.ts), else `~/.claude`. */
+export function claudeDirOf(reads: readonly DlRead[] | undefined, home: string | undefined): string | undefined {
+  return reads?.find((r) => r.claudeConfig)?.path ?? (home ? join(home, ".claude") : undefined);
+}
+
+/** Claude Code's state file: `.claude.json` in CLAUDE_CONFIG_DIR when that is set, else in the home folder. */
+export function claudeStateFile(claudeDir: string, home: string | undefined): string {
+  return home && claudeDir === canonicalPath(join(home, ".claude"))
+    ? join(home, ".claude.json")
+    : join(claudeDir, ".claude.json");
+}
+
+/** The folders the user's Claude Code state (in its configuration folder `dir`) loads plugins from. */
+export function claudeHomeReads(dir: string | undefined): DlRead[] {
+  if (!dir) return [];
   const known = readJson(join(dir, "plugins", "known_marketplaces.json"));
   const settings = readJson(join(dir, "settings.json"));
   const out = [

@@ -19,11 +19,13 @@ export interface DlRead {
   setting: string;
   /** Who reads it, when not dl itself (the user's Claude Code: claude-home-reads.ts). */
   reader?: string;
+  /** Claude Code's configuration folder (CLAUDE_CONFIG_DIR, else ~/.claude): where the host's own readers look (claudeDirOf). */
+  claudeConfig?: true;
 }
 
 /** The parts of Config this reads (Config satisfies it). */
 export interface DlReadInputs {
-  paths: { agentsDir: string; codexHome: string; dshModelsFile: string };
+  paths: { agentsDir: string; codexHome: string; dshModelsFile: string; claudeConfigDir: string };
   settings: { file: string };
   usage: { pricesFile?: string };
   codex: { bin: string };
@@ -49,6 +51,13 @@ export function dlReads(c: DlReadInputs): DlRead[] {
     ...dlReadDirs(c.paths, c.callerDir),
     { path: at(c.settings.file), kind: "file", setting: "the settings file" },
     { path: at(c.paths.dshModelsFile), kind: "file", setting: "DELEGATE_DSH_MODELS_FILE" },
+    {
+      path: at(c.paths.claudeConfigDir),
+      kind: "dir",
+      setting: "CLAUDE_CONFIG_DIR",
+      reader: "Claude Code",
+      claudeConfig: true,
+    },
   ];
   if (c.usage.pricesFile) out.push({ path: at(c.usage.pricesFile), kind: "file", setting: "DELEGATE_PRICES_FILE" });
   // A bare name is looked up on PATH; a path is the very file dl runs.

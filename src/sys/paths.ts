@@ -35,6 +35,7 @@ export type PathInputs<N extends string = string> = {
   xdgCacheHome?: string;
   xdgConfigHome?: string;
   codexHome?: string;
+  claudeConfigDir?: string;
   jobStores: readonly JobStoreSpec<N>[];
   overrides: {
     agentsDir?: string;
@@ -70,6 +71,8 @@ export type StatePaths<N extends string = string> = {
    */
   serversRegistryDir: string;
   codexHome: string;
+  /** Claude Code's configuration folder: CLAUDE_CONFIG_DIR, else ~/.claude (sys/claude-home-reads.ts). */
+  claudeConfigDir: string;
   dshModelsFile: string;
   /** Canonical isolation root when the test safety net is on, else null. */
   isolationRoot: string | null;
@@ -251,6 +254,7 @@ export function resolveStatePaths<N extends string>(input: PathInputs<N>): State
     stateDirs,
     jobStores: input.jobStores,
     codexHome: canon(input.codexHome ?? join(home, ".codex")),
+    claudeConfigDir: canon(input.claudeConfigDir ?? join(home, ".claude")),
     dshModelsFile: canon(o.dshModelsFile ?? join(configBase, "neola-lab", "dsh-models.json")),
     isolationRoot: null,
   };

@@ -112,9 +112,15 @@ async function stopGroup(pid: number) {
 }
 
 /** One delegation through dist/dl with the jail around run_bash; the tool results the model got back. */
-async function delegate(w: string, home: string, steps: ReturnType<typeof reply.tool>[]): Promise<string> {
+async function delegate(
+  w: string,
+  home: string,
+  steps: ReturnType<typeof reply.tool>[],
+  extra: Record<string, string> = {},
+): Promise<string> {
   const s = await connectDl(
     {
+      ...extra,
       HOME: home,
       DELEGATE_LOCAL_URL: fake.anthropicUrl,
       DELEGATE_LOCAL_AGENTS_DIR: agents,
@@ -182,6 +188,20 @@ describe.skipIf(!existsSync(CLAUDE) || skipBwrap)("Claude Code's own configurati
     const got = await claudeUntil(w, home, markers, (m) => ["legit-prompt", "legit-mcp"].every((x) => m.includes(x)));
     expect(got).toEqual(["legit-mcp", "legit-prompt"]);
   }, 240_000);
+
+  test("CLAUDE_CONFIG_DIR, as Claude Code hands it to dl serve, moves the settings dl reads: a hook there is held", async () => {
+    const root = realpathSync(tempDir("claude-host-cfgdir"));
+    const [w, home, cfg] = ["proj", "home", "cfg"].map((d) => join(root, d)) as [string, string, string];
+    for (const d of [join(w, "scripts"), home, cfg]) mkdirSync(d, { recursive: true });
+    writeFileSync(join(w, "scripts/cfg.sh"), "true\n");
+    const hook = [{ hooks: [{ type: "command", command: "bash scripts/cfg.sh" }] }];
+    writeFileSync(join(cfg, "settings.json"), JSON.stringify({ hooks: { SessionStart: hook } }));
+    const out = await delegate(w, home, [reply.tool("write_file", { path: "scripts/cfg.sh", content: "evil\n" })], {
+      CLAUDE_CONFIG_DIR: cfg,
+    });
+    expect(out).toContain("Claude Code's configuration outside the tree");
+    expect(readFileSync(join(w, "scripts/cfg.sh"), "utf8")).toBe("true\n");
+  }, 60_000);
 
   test("a .claude/worktrees checkout: the main checkout's local hook runs the worktree's script, unless dl kept it", async () => {
     const control = worktreeSetup("wt-control");

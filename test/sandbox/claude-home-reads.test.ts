@@ -56,7 +56,7 @@ describe.skipIf(!existsSync(CLAUDE))("a marketplace the user added, named only b
     await claude(["plugin", "marketplace", "add", "./market"], w, env);
     await claude(["plugin", "install", "fmt@team"], w, env);
     expect(existsSync(join(home, ".claude/plugins/known_marketplaces.json"))).toBe(true);
-    expect(claudeHomeReads(home).map((d) => d.path)).toEqual([join(w, "market")]);
+    expect(claudeHomeReads(join(home, ".claude")).map((d) => d.path)).toEqual([join(w, "market")]);
     const guard = await prepareTreeGuard(w, { home, env, quarantine: nothingMoved });
     expect(guard.keptReadOnly).toContain("market");
     expect((await guard.finish()).tamper).toBeNull();
@@ -65,6 +65,11 @@ describe.skipIf(!existsSync(CLAUDE))("a marketplace the user added, named only b
     expect(refusal).toContain("loaded by Claude Code");
     expect(refusal).toContain("known_marketplaces.json (marketplace team)");
     expect(await refusedWrite(w, join(w, "src/a.ts"), p)).toBeNull();
+    // Named by known_marketplaces.json alone (the settings no longer declare it): still read-only.
+    writeFileSync(join(home, ".claude/settings.json"), JSON.stringify({ enabledPlugins: { "fmt@team": true } }));
+    const again = await prepareTreeGuard(w, { home, env, quarantine: nothingMoved });
+    expect(again.keptReadOnly).toContain("market");
+    await again.finish();
   }, 120_000);
 
   test("a state file that is not JSON, a relative or missing path, another home: nothing named", () => {
@@ -72,7 +77,7 @@ describe.skipIf(!existsSync(CLAUDE))("a marketplace the user added, named only b
     mkdirSync(join(home, ".claude/plugins"), { recursive: true });
     writeFileSync(join(home, ".claude/plugins/known_marketplaces.json"), '{"a":{"installLocation":"market"},"b":{}}');
     writeFileSync(join(home, ".claude/settings.json"), "not json");
-    expect(claudeHomeReads(home)).toEqual([]);
+    expect(claudeHomeReads(join(home, ".claude"))).toEqual([]);
     expect(claudeHomeReads(undefined)).toEqual([]);
   });
 });

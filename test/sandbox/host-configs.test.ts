@@ -159,6 +159,74 @@ describe("Claude Code's configurations outside the tree", () => {
     expect(named).not.toContain("tools/own-script.sh");
   });
 
+  test("CLAUDE_CONFIG_DIR moves the user's settings, .claude.json and plugins; managed-mcp.json and the user's own agents, skills and commands count", () => {
+    const w = tree({ "package.json": '{"name":"p"}' });
+    const home = realpathSync(tempDir("host-configs-home-unused"));
+    const cfg = realpathSync(tempDir("host-configs-cfg"));
+    const managed = realpathSync(tempDir("host-configs-managed2"));
+    const hook = (command: string) =>
+      JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: "command", command }] }] } });
+    const front = (command: string) =>
+      `---\nname: x\nhooks:\n  Stop:\n    - hooks:\n        - command: ${command}\n---\n`;
+    const files: Record<string, string> = {
+      "settings.json": hook("bash tools/cfg-settings.sh"),
+      ".claude.json": JSON.stringify({ mcpServers: { u: { command: "node", args: ["tools/cfg-mcp.js"] } } }),
+      "agents/helper.md": front("bash tools/agent.sh"),
+      "skills/s/SKILL.md": front("bash tools/skill.sh"),
+      "commands/team/deploy.md": front("bash tools/command.sh"),
+    };
+    for (const [f, text] of Object.entries(files)) {
+      mkdirSync(join(cfg, f, ".."), { recursive: true });
+      writeFileSync(join(cfg, f), text);
+    }
+    writeFileSync(
+      join(managed, "managed-mcp.json"),
+      JSON.stringify({ mcpServers: { corp: { command: "node", args: ["tools/corp.js"] } } }),
+    );
+    const places = { workdir: w, top: null, toplevel: w, mainRoot: null, home, claudeDir: cfg, managedDir: managed };
+    const named = namedByHost(places, () => false).files.map((f) => f.slice(w.length + 1));
+    expect(named.sort()).toEqual(
+      ["agent.sh", "cfg-mcp.js", "cfg-settings.sh", "command.sh", "corp.js", "skill.sh"].map((f) => `tools/${f}`),
+    );
+  });
+
+  test("a plugin's monitors, LSP servers and the component paths its plugin.json names", () => {
+    const w = tree({ "package.json": '{"name":"p"}' });
+    const cfg = realpathSync(tempDir("host-configs-cfg2"));
+    const plugin = realpathSync(tempDir("host-configs-plugin2"));
+    const files: Record<string, string> = {
+      ".claude-plugin/plugin.json": JSON.stringify({
+        name: "w",
+        agents: "./my-agents",
+        experimental: { monitors: "./m.json" },
+      }),
+      "monitors/monitors.json": JSON.stringify([{ name: "w", command: "bash tools/mon.sh" }]),
+      "m.json": JSON.stringify([{ name: "v", command: "bash tools/mon2.sh" }]),
+      ".lsp.json": JSON.stringify({ ts: { command: "node", args: ["tools/lsp.js"] } }),
+      "my-agents/a.md": "---\nname: a\nhooks:\n  Stop:\n    - hooks:\n        - command: bash tools/my-agent.sh\n---\n",
+    };
+    for (const [f, text] of Object.entries(files)) {
+      mkdirSync(join(plugin, f, ".."), { recursive: true });
+      writeFileSync(join(plugin, f), text);
+    }
+    mkdirSync(join(cfg, "plugins"));
+    const installed = {
+      version: 2,
+      plugins: { "w@team": [{ scope: "project", projectPath: "/elsewhere", installPath: plugin }] },
+    };
+    writeFileSync(join(cfg, "plugins/installed_plugins.json"), JSON.stringify(installed));
+    const places = {
+      workdir: w,
+      top: null,
+      toplevel: w,
+      mainRoot: null,
+      claudeDir: cfg,
+      managedDir: join(cfg, "none"),
+    };
+    const named = namedByHost(places, () => false).files.map((f) => f.slice(w.length + 1));
+    expect(named.sort()).toEqual(["tools/lsp.js", "tools/mon.sh", "tools/mon2.sh", "tools/my-agent.sh"]);
+  });
+
   test("a linked worktree: the main checkout's .claude/settings.local.json runs its hook's script in the worktree", async () => {
     const main = tree({ "a.txt": "a\n" }, "host-configs-main");
     await git(main, "init", "-q");

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { dlReads } from "../../src/sys/dl-reads.ts";
 
 const inputs = (launcher: string, codexBin = "codex") => ({
-  paths: { agentsDir: "/p/agents", codexHome: "/p/codex", dshModelsFile: "/p/dsh.json" },
+  paths: { agentsDir: "/p/agents", codexHome: "/p/codex", dshModelsFile: "/p/dsh.json", claudeConfigDir: "/p/claude" },
   settings: { file: "/p/settings.env" },
   usage: {},
   codex: { bin: codexBin },
@@ -24,6 +24,7 @@ describe("what dl reads back later", () => {
       "CODEX_HOME",
       "the settings file",
       "DELEGATE_DSH_MODELS_FILE",
+      "CLAUDE_CONFIG_DIR",
     ]);
   });
 });

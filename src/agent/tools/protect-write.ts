@@ -9,7 +9,7 @@ import { type HostNamed, mainCheckout, namedByHost } from "../../sandbox/host-co
 import { hasToolsPart, isSectionedManifest, manifestText, toolsPart } from "../../sandbox/manifest-sections.ts";
 import { addsPythonModule } from "../../sandbox/python-imports.ts";
 import { shadowedNames } from "../../sandbox/python-names.ts";
-import { claudeHomeReads } from "../../sys/claude-home-reads.ts";
+import { claudeDirOf, claudeHomeReads } from "../../sys/claude-home-reads.ts";
 import type { DlRead } from "../../sys/dl-reads.ts";
 import { entryExists } from "../../sys/file-head.ts";
 import { looksLikeGitDir, ruleForPath } from "../../sys/protected-names.ts";
@@ -188,14 +188,13 @@ async function hostNamed(workdir: string, p: WriteProtection): Promise<HostNamed
   }
   const toplevel = facts?.toplevel ?? null;
   const top = aboveTop(workdir, p.project, toplevel);
-  return namedByHost(
-    { workdir, top, toplevel, mainRoot: mainCheckout(facts ?? undefined), home: p.gitEnv.HOME },
-    () => false,
-  );
+  const home = p.gitEnv.HOME;
+  const places = { workdir, top, toplevel, mainRoot: mainCheckout(facts ?? undefined), home };
+  return namedByHost({ ...places, claudeDir: claudeDirOf(p.dlReads, home) }, () => false);
 }
 
 const HOST_CONFIGS =
-  "Claude Code's configuration outside the tree (the user's or the administrator's settings, an installed plugin, the MCP servers of ~/.claude.json, or a linked worktree's main .claude/settings.local.json)";
+  "Claude Code's configuration outside the tree (the user's or the administrator's settings, the user's agents, skills or commands, an installed plugin, the MCP servers of .claude.json, or a linked worktree's main .claude/settings.local.json)";
 
 /** A file one of Claude Code's own configurations runs in this project (the user's status line's `npx ccusage`): the refusal, or null. */
 async function refusedByHost(
@@ -220,7 +219,8 @@ function pythonModuleRefusal(path: string, by: string): string {
 
 /** A path dl itself reads later (an agent definition of DELEGATE_LOCAL_AGENTS_DIR, the settings file): the refusal, or null. */
 function refusedAsDlRead(abs: string, p: WriteProtection): string | null {
-  const hit = [...(p.dlReads ?? []), ...claudeHomeReads(p.gitEnv.HOME)].find((d) => under(abs, d.path));
+  const reads = [...(p.dlReads ?? []), ...claudeHomeReads(claudeDirOf(p.dlReads, p.gitEnv.HOME))];
+  const hit = reads.find((d) => under(abs, d.path));
   if (!hit) return null;
   if (hit.reader)
     return `path_refused: ${abs} is loaded by ${hit.reader} as configuration it runs (${hit.setting}; rule dl-config); delegates may not write it, since the next session runs it`;
