@@ -49,6 +49,26 @@ function redactedHead(s: string, max: number): string {
   return redact(s.slice(0, end));
 }
 
+/** A character a key is made of: a word ends where white space, JSON or a shell ends it (WORD_REST). */
+const isWordChar = (c: string) => !/[\s"'`,;{}[\]()<>]/.test(c);
+const LEADING_WORD = /^[^\s"'`,;{}[\]()<>]+/;
+/** Characters before a tail's cut also read, so a key that starts before the cut is found whole. */
+const TAIL_MARGIN = 4096;
+
+/**
+ * The last `max` characters of `s`, redacted. The read starts a margin before the cut, and
+ * the word it starts inside is dropped: part of a key is no key the redaction recognizes,
+ * and what redaction cuts out after it shrinks the text, which would pull that part inside
+ * `max`.
+ */
+export function redactedTail(s: string, max: number): string {
+  if (s.length <= max) return redact(s); // whole: nothing is cut
+  const start = Math.max(0, s.length - max - TAIL_MARGIN);
+  let clean = redact(s.slice(start));
+  if (start > 0 && isWordChar(s[start - 1]!)) clean = clean.replace(LEADING_WORD, "");
+  return `…${clean.length > max ? clean.slice(-max) : clean}`;
+}
+
 /** One safe line: unsafe characters become spaces, whitespace collapses, capped. */
 export function sanitizeLine(s: string, cap = TEXT_CAP): string {
   // Cap the input first so a 1 MB line costs no more than a short one.
@@ -134,7 +154,5 @@ const EXCERPT_CHARS = 1200;
 export function outputExcerpt(out: { stdout: string; stderr: string }): string {
   const joined = [out.stderr.trim(), out.stdout.trim()].filter(Boolean).join("\n");
   if (!joined) return "(no output)";
-  const both = redact(joined.length > EXCERPT_CHARS * 4 ? joined.slice(-EXCERPT_CHARS * 4) : joined);
-  const tail = both.length > EXCERPT_CHARS ? `…${both.slice(-EXCERPT_CHARS)}` : both;
-  return sanitizeMultiline(tail, EXCERPT_CHARS + 2);
+  return sanitizeMultiline(redactedTail(joined, EXCERPT_CHARS), EXCERPT_CHARS + 2);
 }

@@ -5,11 +5,12 @@ import { type BashCounters, runToolCalls } from "../../src/agent/tool-calls.ts";
 import type { AgentTool } from "../../src/agent/tools/types.ts";
 import { TranscriptFile } from "../../src/agent/transcript.ts";
 import { keepOutputTail } from "../../src/jobs/engine/output-tail.ts";
+import { parseAgyOutput } from "../../src/jobs/providers/gemini/output.ts";
 import { ANSWER_MAX_CHARS } from "../../src/mcp/result-limits.ts";
 import { boundResult } from "../../src/mcp/result-spill.ts";
 import { scrubTree } from "../../src/sys/private-tree.ts";
 import { knowSecrets } from "../../src/sys/redact.ts";
-import { outputExcerpt, sanitizeLine } from "../../src/sys/sanitize.ts";
+import { outputExcerpt, redactedTail, sanitizeLine } from "../../src/sys/sanitize.ts";
 import { tempDir } from "../helpers/dl.ts";
 
 /**
@@ -70,6 +71,29 @@ describe("redacted before it is cut", () => {
     });
     noPieceOf(readFileSync(join(dir, "output.log"), "utf8"));
     noPieceOf(outputExcerpt({ stdout: `${KEY}${"y".repeat(1_200 - 6)}`, stderr: "" }));
+  });
+
+  test("a key across the start of the read margin, with what redaction cuts out after it shrinking the text", () => {
+    // The tail's window starts inside the key; two 4,090-character key-shaped strings after it
+    // are each cut to a marker, so the redacted window is shorter than the tail kept.
+    for (const n of [16_384, 8_192, 2_000, 1_200]) {
+      const window = n + 4_096;
+      const shrink = ` sk-${"a1B2".repeat(Math.floor(window / 12))}x `;
+      const after = `${shrink}${shrink}${"w".repeat(window - 2 * shrink.length - 11)}`;
+      const text = `${"f".repeat(5_000)}${KEY}${after}`;
+      const dir = tempDir("cuts");
+      keepOutputTail(dir, { stdout: text, stderr: text, exitCode: 1 });
+      noPieceOf(readFileSync(join(dir, "output.log"), "utf8"));
+      noPieceOf(outputExcerpt({ stdout: text, stderr: "" }));
+      noPieceOf(redactedTail(text, n));
+    }
+  });
+
+  test("a failed agy run's excerpt: its stderr is redacted before its last 2,000 characters are kept", () => {
+    const stderr = `${"e".repeat(500)} key=${KEY}${" x".repeat(995)}`; // the key across the 2,000th character from the end
+    const out = parseAgyOutput({ stdout: "", stderr, exitCode: 1 });
+    expect(JSON.stringify(out)).toContain("agy");
+    noPieceOf(JSON.stringify(out));
   });
 
   test("a CLI job's tail cuts a value its output named long before the tail (Codex's `cat .env` early on)", () => {

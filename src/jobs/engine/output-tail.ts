@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { readChildFileSync } from "../../sys/child-file.ts";
 import { rewritePrivate } from "../../sys/private-file.ts";
-import { learnNamed, redact } from "../../sys/redact.ts";
-import { sanitizeBlock } from "../../sys/sanitize.ts";
+import { learnNamed } from "../../sys/redact.ts";
+import { redactedTail, sanitizeBlock } from "../../sys/sanitize.ts";
 import type { RunOutput } from "./provider.ts";
 
 /**
@@ -14,19 +14,14 @@ const OUTPUT_FILE = "output.log";
 const STDOUT_TAIL = 16_384;
 const STDERR_TAIL = 8_192;
 
-/** Characters before the tail also redacted, so a key that starts before the cut is found whole. */
-const REDACT_MARGIN = 4096;
-
-const tail = (s: string, n: number) => (s.length > n ? `…${s.slice(-n)}` : s);
-
 export function keepOutputTail(jobDir: string, out: Pick<RunOutput, "stdout" | "stderr" | "exitCode">): void {
   // What the whole output names as a credential (`cat .env` early in Codex's events) is
   // learned first, so the tail cuts it where it comes again.
   learnNamed(out.stdout);
   learnNamed(out.stderr);
-  // Redacted with a margin before the final cut (a key across the cut keeps nothing), and
-  // only the tail: the whole output of a hostile child may be megabytes.
-  const clean = (s: string, n: number) => sanitizeBlock(tail(redact(s.slice(-(n + REDACT_MARGIN))), n), n + 2);
+  // Only the tail is redacted (the whole output of a hostile child may be megabytes), from a
+  // word's start before the cut: a key across the cut keeps nothing (sanitize.ts redactedTail).
+  const clean = (s: string, n: number) => sanitizeBlock(redactedTail(s, n), n + 2);
   const text = [
     `--- stdout (last ${STDOUT_TAIL / 1024} KB) ---`,
     clean(out.stdout, STDOUT_TAIL),

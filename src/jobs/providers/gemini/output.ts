@@ -1,4 +1,4 @@
-import { sanitizeLine, sanitizeMultiline, TEXT_CAP } from "../../../sys/sanitize.ts";
+import { redactedTail, sanitizeLine, sanitizeMultiline, TEXT_CAP } from "../../../sys/sanitize.ts";
 
 /**
  * What `agy -p … --output-format json` printed, turned into a job result. No real agy can
@@ -139,8 +139,9 @@ function extractJsonObject(stdout: string): Json | null {
 
 function excerptOf(run: AgyRun): string {
   const err = run.stderr.trim();
-  // Errors are at the end of stderr; on stdout the beginning says what the text was.
-  return sanitizeLine(err ? err.slice(-2000) : run.stdout.trim().slice(0, 2000), TEXT_CAP);
+  // Errors are at the end of stderr; on stdout the beginning says what the text was. Both
+  // are redacted before they are cut, never a key's half kept (sanitize.ts).
+  return sanitizeLine(err ? redactedTail(err, 2000) : run.stdout.trim(), TEXT_CAP);
 }
 
 function failed(run: AgyRun, kind: AgyFailureKind, error: string, o: Json | null): AgyOutcome {
