@@ -4342,4 +4342,22 @@ export const MUTATIONS: Mutation[] = [
     replace: "  return sanitizeLine(err ? err.slice(-2000) : run.stdout.trim(), TEXT_CAP);",
     tests: ["test/sys/redact-cuts.test.ts"],
   },
+  {
+    id: "learn-dropped-output",
+    guard: "what a child prints past the capture's cap is read for the credentials it names",
+    why: "a launcher printed 4.3 MB, then DB_PASSWORD=\u2026; the bare password reached poll_dsh, dl wait and the store",
+    file: "src/sys/process-spawn.ts",
+    search: "      this.learnDropped(chunk.subarray(part.byteLength));\n",
+    replace: "      void 0;\n",
+    tests: ["test/sys/redact-cuts.test.ts"],
+  },
+  {
+    id: "learn-dropped-carry",
+    guard: "a name split across two dropped chunks is read whole (the text before a chunk is read with it)",
+    why: "DB_PASS in one chunk and WORD=\u2026 in the next: the password was never learned",
+    file: "src/sys/process-spawn.ts",
+    search: "    this.carry = text.slice(-LEARN_CARRY);\n",
+    replace: '    this.carry = "";\n',
+    tests: ["test/sys/redact-cuts.test.ts"],
+  },
 ];

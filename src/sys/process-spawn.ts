@@ -6,6 +6,7 @@ import { attachJail, type JailNet } from "./jail-net.ts";
 import { commandStarted, JAIL_RAN_FD } from "./jail-start.ts";
 import { inOwnPidNamespace } from "./pid-namespace.ts";
 import { killGroup } from "./process-group.ts";
+import { learnNamed } from "./redact.ts";
 import { gatedEntry, START_GATE_FD, StartGate } from "./start-gate.ts";
 
 /**
@@ -93,20 +94,47 @@ export interface GroupChild {
 
 const DEFAULT_OUTPUT_CAP = 1024 * 1024;
 
+/** Characters of text before a dropped chunk read with it, so a `NAME=value` split across two chunks is whole. */
+const LEARN_CARRY = 4096;
+/** Bytes past the cap read for what they name, at most: a child that prints gigabytes costs no more than this. */
+const LEARN_DROPPED_MAX = 256 * 1024 * 1024;
+
 class CaptureSink {
   private chunks: Uint8Array[] = [];
   private kept = 0;
   total = 0;
+  /** Past the cap: the dropped bytes are decoded as they come, only to learn what they name. */
+  private dropped: TextDecoder | null = null;
+  private carry = "";
   constructor(private readonly cap: number) {}
 
   push(chunk: Uint8Array): void {
     this.total += chunk.byteLength;
-    const room = this.cap - this.kept;
-    if (room <= 0) return;
+    const room = Math.max(0, this.cap - this.kept);
     const part = chunk.byteLength <= room ? chunk : chunk.subarray(0, room);
-    // Copy: the stream may reuse its buffer.
-    this.chunks.push(part.slice());
-    this.kept += part.byteLength;
+    if (part.byteLength > 0) {
+      // Copy: the stream may reuse its buffer.
+      this.chunks.push(part.slice());
+      this.kept += part.byteLength;
+    }
+    if (part.byteLength < chunk.byteLength && this.total - this.kept <= LEARN_DROPPED_MAX)
+      this.learnDropped(chunk.subarray(part.byteLength));
+  }
+
+  /**
+   * What a child prints past the cap is never kept, but a credential it names there
+   * (`cat .env` after megabytes of events) is learned all the same, so the redaction cuts
+   * it wherever it comes again (the answer a CLI job's result file gives).
+   */
+  private learnDropped(bytes: Uint8Array): void {
+    if (!this.dropped) {
+      this.dropped = new TextDecoder();
+      const last = this.chunks.at(-1);
+      this.carry = last ? new TextDecoder().decode(last.subarray(-LEARN_CARRY)) : "";
+    }
+    const text = this.carry + this.dropped.decode(bytes, { stream: true });
+    learnNamed(text);
+    this.carry = text.slice(-LEARN_CARRY);
   }
 
   snapshot(): Captured {

@@ -9,7 +9,8 @@ import { parseAgyOutput } from "../../src/jobs/providers/gemini/output.ts";
 import { ANSWER_MAX_CHARS } from "../../src/mcp/result-limits.ts";
 import { boundResult } from "../../src/mcp/result-spill.ts";
 import { scrubTree } from "../../src/sys/private-tree.ts";
-import { knowSecrets } from "../../src/sys/redact.ts";
+import { runGroup } from "../../src/sys/process.ts";
+import { knowSecrets, redact } from "../../src/sys/redact.ts";
 import { outputExcerpt, redactedTail, sanitizeLine } from "../../src/sys/sanitize.ts";
 import { tempDir } from "../helpers/dl.ts";
 
@@ -94,6 +95,18 @@ describe("redacted before it is cut", () => {
     const out = parseAgyOutput({ stdout: "", stderr, exitCode: 1 });
     expect(JSON.stringify(out)).toContain("agy");
     noPieceOf(JSON.stringify(out));
+  });
+
+  test("a value a child names past what is kept of its output (the capture's cap) is learned all the same", async () => {
+    const pw = "Dr0pped-pass-7731q";
+    const r = await runGroup({
+      argv: ["sh", "-c", `head -c 5000 /dev/zero | tr '\\0' x; echo; printf 'DB_PASS'; sleep 0.05; echo "WORD=${pw}"`],
+      cwd: "/",
+      env: { PATH: "/usr/bin:/bin" },
+      stdoutCap: 1024,
+    });
+    expect(r.stdout.text()).not.toContain("DB_PASS");
+    expect(redact(`the password is ${pw}`)).toBe("the password is <redacted>");
   });
 
   test("a CLI job's tail cuts a value its output named long before the tail (Codex's `cat .env` early on)", () => {
