@@ -10,7 +10,7 @@ import {
   rmSync,
   type Stats,
 } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { rewritePrivate } from "./private-file.ts";
 import { binaryHoldsSecret, holdsSecret, learnNamed } from "./redact.ts";
 
@@ -116,9 +116,14 @@ export function scrubTree(dir: string): string[] {
     const read = st.isFile() && st.size <= SCRUB_MAX_BYTES ? readChildText(path) : null;
     if (read && !read.binary) learnNamed(read.text);
   });
+  // An entry whose name holds a key (a file the child named after a password) goes whole:
+  // `dl show` lists names, and a later process knows nothing this one learned.
+  const named: string[] = [];
   walkOwn(dir, (path, st) => {
-    if (st.isFile() && scrubFile(path, st) === "removed") removed.push(path);
+    if (holdsSecret(basename(path))) named.push(path);
+    else if (st.isFile() && scrubFile(path, st) === "removed") removed.push(path);
     else tightenEntry(path, st);
   });
-  return removed;
+  for (const path of named) rmSync(path, { recursive: true, force: true });
+  return [...removed, ...named];
 }

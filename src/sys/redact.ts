@@ -142,8 +142,12 @@ const HEADER_VALUE = { cookie: /=/, authorization: /^\S+[ \t]+\S{6,}/ };
 function headerValue(name: string, value: string): boolean {
   return /cookie$/i.test(name) ? HEADER_VALUE.cookie.test(value) : HEADER_VALUE.authorization.test(value);
 }
-/** A key has a digit or a symbol: a value of letters only ("KEY: present", "TOKEN=unset") is a word. */
-const KEYLIKE = /[0-9_./+=~-]/;
+/**
+ * A key has a digit or a symbol (`Blue!Sky#Harbor` too): a value of letters only ("KEY:
+ * present", "TOKEN=unset", "present," before the rest of a sentence) is a word.
+ */
+const KEYLIKE = /[^A-Za-z\s]/;
+const keylike = (run: string) => KEYLIKE.test(run.replace(/[;,.&)]+$/, ""));
 /** How far before a run's end a later name may start whose value the run's end cuts short (a name, its sign, a quote). */
 const NAME_REACH = 160;
 
@@ -171,9 +175,16 @@ function valueAt(
   const pieces = m[0].split(REDACTED).filter((p) => p.trim() !== "");
   if (pieces.length === 0) return { value: null, pieces, end };
   if (m[0].includes(REDACTED)) return { value: m[0], pieces, end };
-  const ok = m[0].length >= 4 && KEYLIKE.test(m[0]);
+  const ok = m[0].length >= 4 && keylike(m[0]);
   return { value: ok ? m[0] : null, pieces, end };
 }
+
+/**
+ * A run's value as a shell or a connection string ends it, learned beside the whole run:
+ * `export DB_PASS=Mn3bVc8xZa;` and `Password=Qw7rTz4pLk;Database=app` name `Mn3bVc8xZa` and
+ * `Qw7rTz4pLk` when they come again alone (the run was cut whole, to its white space).
+ */
+const firstField = (piece: string) => piece.split(/[;,&]/)[0]!.trim();
 
 /** `text` with the value of every `name = value` whose name says credential replaced (and noted in `seen`). */
 function redactNamed(text: string, seen: string[]): string {
@@ -195,7 +206,7 @@ function redactNamed(text: string, seen: string[]): string {
       NAME_THEN_VALUE.lastIndex = Math.max(at, end - NAME_REACH);
       continue;
     }
-    seen.push(...pieces);
+    seen.push(...pieces, ...pieces.map(firstField));
     out += text.slice(done, at) + REDACTED;
     done = NAME_THEN_VALUE.lastIndex = at + value.length;
   }
@@ -260,12 +271,13 @@ const overflow = new Map<string, string[]>();
 const overflowValues = new Set<string>();
 const OVERFLOW_MAX = 16_384;
 /**
- * What a named value must look like to be learned: letters and digits (a figure, a date
- * or a word is not a credential), and not code or a template (`os.environ["KEY1"]`,
+ * What a named value must look like to be learned: letters and a digit or a symbol (a
+ * figure, a date or a word is not a credential; a passphrase `correct-horse-battery` is),
+ * and not code or a template (`os.environ["KEY1"]`,
  * `getenv("X2")`, `${X}`, `$(cmd)`, `%(name)s`, `{{ secrets.T1 }}`, `$VAR1`, `%VAR1%`).
  * A password with `$`, `%`, `*` or brackets of its own is learned.
  */
-const CREDIBLE = /^(?=[\s\S]*[A-Za-z])(?=[\s\S]*\d)[\s\S]+$/;
+const CREDIBLE = /^(?=[\s\S]*[A-Za-z])(?=[\s\S]*[^A-Za-z\s])[\s\S]+$/;
 const CODE_SHAPED = /\$[{(]|%\(|\{\{|\}\}|<%|[A-Za-z_][\w.]*(\([^)]*\)|\[[^\]]*\])|^\$\w+$|^%\w+%$/;
 const credible = (s: string) => CREDIBLE.test(s) && !CODE_SHAPED.test(s);
 /** Counts every change to the known values (a value held or learned): what `redact` remembers was made under one. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type BashCounters, runToolCalls } from "../../src/agent/tool-calls.ts";
 import type { AgentTool } from "../../src/agent/tools/types.ts";
@@ -131,6 +131,19 @@ describe("redacted before it is cut", () => {
     scrubTree(dir);
     const left = readdirSync(dir).filter((n) => readFileSync(join(dir, n), "utf8").includes(pw));
     expect(left).toEqual([]);
+  });
+
+  test("an entry of a job folder named after a value the job's files name, or a key, goes whole", () => {
+    const dir = tempDir("cuts-names");
+    const pw = "Kj4hGf6dSa-named-77";
+    writeFileSync(join(dir, "run.log"), `DB_PASSWORD=${pw}\n`);
+    writeFileSync(join(dir, pw), "");
+    mkdirSync(join(dir, `copy-${KEY}`));
+    writeFileSync(join(dir, `copy-${KEY}`, "inner.txt"), "x");
+    writeFileSync(join(dir, "plain.txt"), "x");
+    const removed = scrubTree(dir);
+    expect(readdirSync(dir).sort()).toEqual(["plain.txt", "run.log"]);
+    expect(removed.length).toBe(2);
   });
 
   test("a cleaned line at its cap, and an answer at the result's cap", async () => {

@@ -270,9 +270,24 @@ describe("redact: a value text names as a credential is cut wherever it appears 
   });
 
   test("figures, dates, words and code are not learned, so they stay readable elsewhere", () => {
-    redact("token=2026-01-02 password=letters-only-value api_key=os.environ[KEY1] secret=%(secret_2)s");
-    const later = "on 2026-01-02 letters-only-value os.environ[KEY1] %(secret_2)s";
+    redact("token=2026-01-02 password=production api_key=os.environ[KEY1] secret=%(secret_2)s");
+    const later = "on 2026-01-02 production os.environ[KEY1] %(secret_2)s";
     expect(redact(later)).toBe(later);
+  });
+
+  test("a passphrase, a password of letters and symbols, and a value a shell or a connection string ends are learned", () => {
+    const named = [
+      "ADMIN_PASSWORD=correct-horse-battery-staple",
+      "SMTP_PASSWORD=Blue!Sky#Harbor",
+      "export DB_PASS=Mn3bVc8xZa;",
+      "Server=db;Password=Qw7rTz4pLk;Database=app",
+    ].join("\n");
+    expect(redact(named)).not.toMatch(/horse|Sky#|Mn3b|Qw7r/);
+    expect(redact("then correct-horse-battery-staple, Blue!Sky#Harbor, Mn3bVc8xZa and Qw7rTz4pLk")).toBe(
+      `then ${REDACTED}, ${REDACTED}, ${REDACTED} and ${REDACTED}`,
+    );
+    // A word before the rest of a sentence is still no key.
+    expect(redact("API_KEY: present, then more")).toBe("API_KEY: present, then more");
   });
 
   test("nothing learned is forgotten: a flood of named values pushes none out, and a value learned past it is cut in every form", () => {
