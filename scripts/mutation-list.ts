@@ -4365,7 +4365,7 @@ export const MUTATIONS: Mutation[] = [
     guard: "a named value of letters and symbols (no digit) is a key, cut where it is named",
     why: "SMTP_PASSWORD=Blue!Sky#Harbor reached dl logs and the job's result uncut",
     file: "src/sys/redact.ts",
-    search: "const KEYLIKE = /[^A-Za-z\\s]/;",
+    search: "const KEYLIKE = /[0-9_./+=~!@#$%^&*?-]/;",
     replace: "const KEYLIKE = /[0-9_./+=~-]/;",
     tests: ["test/sys/redact.test.ts"],
   },

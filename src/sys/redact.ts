@@ -144,10 +144,10 @@ function headerValue(name: string, value: string): boolean {
 }
 /**
  * A key has a digit or a symbol (`Blue!Sky#Harbor` too): a value of letters only ("KEY:
- * present", "TOKEN=unset", "present," before the rest of a sentence) is a word.
+ * present", "TOKEN=unset", "present," before the rest of a sentence, JSON's `null}`) is a word.
  */
-const KEYLIKE = /[^A-Za-z\s]/;
-const keylike = (run: string) => KEYLIKE.test(run.replace(/[;,.&)]+$/, ""));
+const KEYLIKE = /[0-9_./+=~!@#$%^&*?-]/;
+const keylike = (run: string) => KEYLIKE.test(run.replace(/[;,.&)\]}!?]+$/, ""));
 /** How far before a run's end a later name may start whose value the run's end cuts short (a name, its sign, a quote). */
 const NAME_REACH = 160;
 

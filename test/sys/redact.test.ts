@@ -286,8 +286,10 @@ describe("redact: a value text names as a credential is cut wherever it appears 
     expect(redact("then correct-horse-battery-staple, Blue!Sky#Harbor, Mn3bVc8xZa and Qw7rTz4pLk")).toBe(
       `then ${REDACTED}, ${REDACTED}, ${REDACTED} and ${REDACTED}`,
     );
-    // A word before the rest of a sentence is still no key.
+    // A word before the rest of a sentence, or JSON's null, is still no key.
     expect(redact("API_KEY: present, then more")).toBe("API_KEY: present, then more");
+    expect(redact('{"auth":null}')).toBe('{"auth":null}');
+    expect(redact("the API_KEY: missing! Set it.")).toBe("the API_KEY: missing! Set it.");
   });
 
   test("nothing learned is forgotten: a flood of named values pushes none out, and a value learned past it is cut in every form", () => {
