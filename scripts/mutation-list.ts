@@ -4396,4 +4396,14 @@ export const MUTATIONS: Mutation[] = [
     replace: "    if",
     tests: ["test/sys/redact-cuts.test.ts"],
   },
+  {
+    id: "node-preloads",
+    guard:
+      "a package node preloads by name (-r, --require, --import, --loader, in argv or NODE_OPTIONS) is the project's copy, kept with absent places watched",
+    why: "the user's settings env NODE_OPTIONS=--require dotenv/config made every node Claude Code ran load the node_modules/dotenv/config.js a job planted",
+    file: "src/sandbox/config-named.ts",
+    search: "    packages: [...packagesRun(body), ...nodePreloads(body)],",
+    replace: "    packages: packagesRun(body),",
+    tests: ["test/sandbox/host-configs.test.ts"],
+  },
 ];

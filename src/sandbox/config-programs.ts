@@ -88,6 +88,26 @@ export function packagesRun(text: string): string[] {
   });
 }
 
+/** Node's options that load a module before the program, and the module they name. */
+const PRELOAD =
+  /(?:^|[\s"'=])(?:-r|--require|--import|--loader|--experimental-loader)(?:=|[ \t]+)["']?([^\s"'`;|&()]+)/g;
+
+/**
+ * The packages node preloads by name: `node -r dotenv/config srv.js`, `--import tsx`,
+ * `--loader ts-node/esm`, and the same options in NODE_OPTIONS (a settings' or a server's
+ * `env`, which every node it starts obeys). Node resolves them like require() from the
+ * folder it runs in, so the project's node_modules copy is the one that runs. A relative
+ * path is a word like any other (config-named.ts); a bare one's package name is returned.
+ */
+export function nodePreloads(text: string): string[] {
+  return [...text.matchAll(PRELOAD)].flatMap((m) => {
+    const spec = m[1]!;
+    if (/^[./~$]|^[a-z]+:/i.test(spec)) return [];
+    const name = /^(@[^/]+\/[^/]+|[^/]+)/.exec(spec)?.[1];
+    return name ? [name] : [];
+  });
+}
+
 /**
  * Where a runner finds an installed package `<name>`: `node_modules/<name>` of `dir` and of
  * each folder above it, up to the first that exists, absent ones too (a job must not make one).

@@ -227,6 +227,31 @@ describe("Claude Code's configurations outside the tree", () => {
     expect(named.sort()).toEqual(["tools/lsp.js", "tools/mon.sh", "tools/mon2.sh", "tools/my-agent.sh"]);
   });
 
+  test("node's preloads by name, in a settings' env NODE_OPTIONS or a server's argv: the project's copy of the package, there or not", () => {
+    const w = tree({ "package.json": '{"name":"p"}', "node_modules/tsx/package.json": '{"name":"tsx"}' });
+    const cfg = realpathSync(tempDir("host-configs-preload"));
+    const settings = {
+      env: { NODE_OPTIONS: "--require dotenv/config --max-old-space-size=4096" },
+      hooks: { Stop: [{ hooks: [{ type: "command", command: "node /opt/notify.js" }] }] },
+    };
+    writeFileSync(join(cfg, "settings.json"), JSON.stringify(settings));
+    const state = {
+      mcpServers: { s: { command: "node", args: ["--import", "tsx", "--loader=@acme/esm/loader", "/opt/srv.ts"] } },
+    };
+    writeFileSync(join(cfg, ".claude.json"), JSON.stringify(state));
+    const places = {
+      workdir: w,
+      top: null,
+      toplevel: w,
+      mainRoot: null,
+      claudeDir: cfg,
+      managedDir: join(cfg, "none"),
+    };
+    const named = namedByHost(places, () => false).files.map((f) => f.slice(w.length + 1));
+    for (const f of ["node_modules/dotenv", "node_modules/tsx", "node_modules/@acme/esm"]) expect(named).toContain(f);
+    expect(named.some((f) => f.includes("max-old-space-size"))).toBe(false);
+  });
+
   test("a linked worktree: the main checkout's .claude/settings.local.json runs its hook's script in the worktree", async () => {
     const main = tree({ "a.txt": "a\n" }, "host-configs-main");
     await git(main, "init", "-q");
