@@ -8,14 +8,17 @@ import type { PathDir } from "./config-programs.ts";
 
 /**
  * Claude Code's configurations that live outside the work tree but run commands in it,
- * with the project as their folder (read from the real CLI's behaviour, 2.1.332):
- * - the user's settings, `~/.claude/settings.json`, and the administrator's managed ones:
- *   their hooks, status line and helpers run in every project (`npx -y ccusage statusline`
- *   runs a `node_modules/.bin/ccusage` the project has);
- * - the MCP servers of `~/.claude.json`: the user's (top-level `mcpServers`) start in every
+ * with the project as their folder (read from the real CLI's behaviour, 2.1.332), in its
+ * configuration folder (CLAUDE_CONFIG_DIR, else `~/.claude`):
+ * - the user's settings (`settings.json`) and the administrator's managed ones
+ *   (`managed-settings.json`, its drop-ins, `managed-mcp.json`): their hooks, status line
+ *   and helpers run in every project (`npx -y ccusage statusline` runs a
+ *   `node_modules/.bin/ccusage` the project has);
+ * - the user's own agents, skills and commands: hooks in their front matter;
+ * - the MCP servers of `.claude.json`: the user's (top-level `mcpServers`) start in every
  *   project, a local one (`projects[<folder>].mcpServers`, what `claude mcp add` writes by
  *   default) in that folder;
- * - the installed plugins' hooks and MCP servers (pluginConfigFiles);
+ * - the installed plugins' hooks, MCP and LSP servers, monitors (pluginConfigFiles);
  * - for a linked worktree, the main checkout's `.claude/settings.local.json`: Claude Code
  *   reads local settings from the repository's canonical root, and runs their hooks in
  *   the worktree.

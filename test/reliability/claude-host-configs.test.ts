@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeModel, reply, startFakeModel } from "../fixture/fake-model.ts";
+import { CLAUDE, claudeUntil, stopAllClaude } from "../helpers/claude-run.ts";
 import { connectDl, tempDir } from "../helpers/dl.ts";
-import { groupMembers, killPid } from "../helpers/proc.ts";
-import { until } from "../helpers/until.ts";
 import { skipBwrap } from "../sandbox/jail-env.ts";
 
 /**
@@ -19,10 +18,8 @@ import { skipBwrap } from "../sandbox/jail-env.ts";
  * run_bash), they do not.
  */
 
-const CLAUDE = new URL("../../node_modules/.bin/claude", import.meta.url).pathname;
 let fake: FakeModel;
 let agents: string;
-const groups = new Set<number>();
 
 const payload = (markers: string, name: string) => `#!/bin/sh\necho ran > ${markers}/${name}\n`;
 const nodePayload = (markers: string, name: string) =>
@@ -85,30 +82,9 @@ function worktreeSetup(tag: string) {
   return { w: join(main, ".claude/worktrees/feature"), home, markers };
 }
 
-/** `claude -p hi` in `cwd`, in a group of its own, until `done` holds for the markers; then the group is killed. */
-async function claudeUntil(cwd: string, home: string, markers: string, done: (m: string[]) => boolean) {
-  const p = Bun.spawn(["setsid", CLAUDE, "-p", "hi"], {
-    cwd,
-    env: { ...process.env, HOME: home },
-    stdin: "ignore",
-    stdout: "ignore",
-    stderr: "ignore",
-  });
-  groups.add(p.pid);
-  try {
-    return (
-      await until(() => (done(readdirSync(markers)) ? readdirSync(markers) : null), "claude's markers", 90_000)
-    ).sort();
-  } finally {
-    await stopGroup(p.pid);
-    await p.exited;
-  }
-}
-
-async function stopGroup(pid: number) {
-  if (groupMembers(pid).length > 0) killPid(pid, "SIGKILL", true);
-  await until(() => groupMembers(pid).length === 0, `claude's group ${pid} to end`);
-  groups.delete(pid);
+/** `claude -p hi` in `cwd` with `home`, until `done` holds for the markers. */
+async function markersAfterClaude(cwd: string, home: string, markers: string, done: (m: string[]) => boolean) {
+  return (await claudeUntil(cwd, { ...process.env, HOME: home }, markers, done)).markers;
 }
 
 /** One delegation through dist/dl with the jail around run_bash; the tool results the model got back. */
@@ -161,7 +137,7 @@ describe.skipIf(!existsSync(CLAUDE) || skipBwrap)("Claude Code's own configurati
     );
   });
   afterAll(async () => {
-    for (const pid of [...groups]) await stopGroup(pid);
+    await stopAllClaude();
     await fake?.stop();
   });
 
@@ -170,7 +146,7 @@ describe.skipIf(!existsSync(CLAUDE) || skipBwrap)("Claude Code's own configurati
     writeFileSync(join(w, "tools/srv.js"), nodePayload(markers, "planted-mcp"));
     sh(w, home, "sh", "-c", plantBin(markers));
     const want = ["legit-prompt", "planted-ccusage", "planted-fmtx", "planted-mcp"];
-    expect(await claudeUntil(w, home, markers, (m) => want.every((x) => m.includes(x)))).toEqual(
+    expect(await markersAfterClaude(w, home, markers, (m) => want.every((x) => m.includes(x)))).toEqual(
       expect.arrayContaining(want),
     );
   }, 180_000);
@@ -185,7 +161,9 @@ describe.skipIf(!existsSync(CLAUDE) || skipBwrap)("Claude Code's own configurati
     expect(out).toContain("node_modules/.bin/ccusage (new)");
     expect(out).toContain("node_modules/.bin/fmtx (new)");
     expect(readFileSync(join(w, "tools/srv.js"), "utf8")).toBe("setInterval(() => {}, 1000);\n");
-    const got = await claudeUntil(w, home, markers, (m) => ["legit-prompt", "legit-mcp"].every((x) => m.includes(x)));
+    const got = await markersAfterClaude(w, home, markers, (m) =>
+      ["legit-prompt", "legit-mcp"].every((x) => m.includes(x)),
+    );
     expect(got).toEqual(["legit-mcp", "legit-prompt"]);
   }, 240_000);
 
@@ -209,13 +187,13 @@ describe.skipIf(!existsSync(CLAUDE) || skipBwrap)("Claude Code's own configurati
     writeFileSync(join(control.w, "scripts/hello.sh"), payload(control.markers, "planted-hook"));
     const want = ["legit-prompt", "planted-hook"];
     expect(
-      await claudeUntil(control.w, control.home, control.markers, (m) => want.every((x) => m.includes(x))),
+      await markersAfterClaude(control.w, control.home, control.markers, (m) => want.every((x) => m.includes(x))),
     ).toEqual(want);
     const { w, home, markers } = worktreeSetup("wt-guarded");
     const out = await delegate(w, home, [
       reply.tool("write_file", { path: "scripts/hello.sh", content: payload(markers, "planted-hook") }),
     ]);
     expect(out).toContain("settings.local.json");
-    expect(await claudeUntil(w, home, markers, (m) => m.includes("legit-prompt"))).toEqual(["legit-prompt"]);
+    expect(await markersAfterClaude(w, home, markers, (m) => m.includes("legit-prompt"))).toEqual(["legit-prompt"]);
   }, 240_000);
 });

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { type FakeModel, startFakeModel } from "../fixture/fake-model.ts";
-import { groupMembers, killPid } from "../helpers/proc.ts";
+import { CLAUDE, claudeUntil, stopAllClaude } from "../helpers/claude-run.ts";
 import { type Identity, identityNames, makeIdentity } from "../helpers/run-as.ts";
-import { until } from "../helpers/until.ts";
 import { LAYOUTS } from "./attack-layouts.ts";
 import { payload, payloadJs, prelude, ROUTES } from "./attack-routes.ts";
 import { buildLayouts } from "./attack-suite.ts";
@@ -27,14 +26,12 @@ import { buildLayouts } from "./attack-suite.ts";
  * killed as a process group once the markers answer, and afterAll kills any left.
  */
 
-const CLAUDE = new URL("../../node_modules/.bin/claude", import.meta.url).pathname;
 const ROUTE_IDS = ["claude-settings", "claude-plugin-hooks"];
 const routes = ROUTE_IDS.map((id) => ROUTES.find((r) => r.id === id)!);
 const KEY = "sk-claude-real-key-0001";
 /** The user's own hooks, installed before any job: one in the project settings, one in the plugin. */
 const LEGIT = ["legit-prompt", "legit-plugin"];
 
-const groups = new Set<number>();
 let id: Identity;
 let fake: FakeModel;
 
@@ -77,37 +74,9 @@ function userProject(name: string): Case {
   return c;
 }
 
-/** `claude -p hi` in the workdir, in a process group of its own; resolves to the markers once `done` holds for them. */
-async function claudeUntil(c: Case, done: (m: string[]) => boolean, what: string) {
-  const start = performance.now();
-  const p = Bun.spawn(["setsid", CLAUDE, "-p", "hi"], {
-    cwd: c.w,
-    env: id.env({ HOME: c.home }),
-    stdin: "ignore",
-    stdout: "ignore",
-    stderr: "ignore",
-  });
-  groups.add(p.pid);
-  try {
-    const markers = await until(
-      () => {
-        const m = readdirSync(c.markers);
-        return done(m) ? m : null;
-      },
-      what,
-      90_000,
-    );
-    return { markers: markers.sort(), ms: Math.round(performance.now() - start) };
-  } finally {
-    await stopGroup(p.pid);
-    await p.exited;
-  }
-}
-
-async function stopGroup(pid: number) {
-  if (groupMembers(pid).length > 0) killPid(pid, "SIGKILL", true);
-  await until(() => groupMembers(pid).length === 0, `claude's group ${pid} to end`);
-  groups.delete(pid);
+/** `claude -p hi` in the workdir as the user, until `done` holds for the markers. */
+function claudeIn(c: Case, done: (m: string[]) => boolean) {
+  return claudeUntil(c.w, id.env({ HOME: c.home }), c.markers, done);
 }
 
 /** One agent job (`tools: Read, Write, Edit`, no shell) whose scripted model makes every route's own calls; the results it got back. */
@@ -151,7 +120,7 @@ describe.skipIf(!existsSync(CLAUDE))(
       fake = await startFakeModel({ apiKey: KEY });
     });
     afterAll(async () => {
-      for (const pid of [...groups]) await stopGroup(pid);
+      await stopAllClaude();
       await fake?.stop();
       id?.cleanup();
     });
@@ -159,7 +128,7 @@ describe.skipIf(!existsSync(CLAUDE))(
     test("unguarded: the routes planted on the host run at the next `claude -p`", async () => {
       const c = userProject("control");
       for (const r of routes) sh(c, ["sh", "-c", `${prelude(c.markers)}\n${r.sh}\n`]);
-      const got = await claudeUntil(c, (m) => ROUTE_IDS.every((r) => m.includes(r)), "the routes' markers");
+      const got = await claudeIn(c, (m) => ROUTE_IDS.every((r) => m.includes(r)));
       console.log(`real claude, unguarded: markers ${JSON.stringify(got.markers)} after ${got.ms} ms`);
       expect(got.markers).toEqual(expect.arrayContaining(ROUTE_IDS));
     }, 180_000);
@@ -167,11 +136,7 @@ describe.skipIf(!existsSync(CLAUDE))(
     test("after an agent's write tools tried the routes through dist/dl, `claude -p` runs the user's hooks only", async () => {
       const c = userProject("tools");
       const results = await agentJob(c);
-      const got = await claudeUntil(
-        c,
-        (m) => LEGIT.every((l) => m.includes(l)) || ROUTE_IDS.some((r) => m.includes(r)),
-        "the user's hooks' markers (or a route's)",
-      );
+      const got = await claudeIn(c, (m) => LEGIT.every((l) => m.includes(l)) || ROUTE_IDS.some((r) => m.includes(r)));
       console.log(`real claude, after the tools job: markers ${JSON.stringify(got.markers)} after ${got.ms} ms`);
       expect(got.markers).toEqual(LEGIT.sort());
       // The job ran: each route's payload script (an ordinary file) was written; every planting call was refused.
