@@ -4406,4 +4406,22 @@ export const MUTATIONS: Mutation[] = [
     replace: "    packages: packagesRun(body),",
     tests: ["test/sandbox/host-configs.test.ts"],
   },
+  {
+    id: "script-runner-names",
+    guard: "the scripts npm-run-all, run-s, run-p and concurrently's npm: run are watched as npm run's are",
+    why: 'a hook\'s npm run lint ran "lint": "run-s lint:*", and a job added lint:evil',
+    file: "src/sandbox/config-named.ts",
+    search: "    runs: [...npmScriptsRun(body), ...runnerScripts(body)],",
+    replace: "    runs: npmScriptsRun(body),",
+    tests: ["test/sandbox/script-runners.test.ts"],
+  },
+  {
+    id: "script-glob-keys",
+    guard: "a glob of script names (lint:*) is held whole: every script it matches, one added too",
+    why: "run-s lint:* ran the lint:evil a job added beside lint:js",
+    file: "src/sandbox/hook-keys.ts",
+    search: "  if (b !== undefined && isScriptGlob(b)) return globValue(outer, b);\n",
+    replace: "",
+    tests: ["test/sandbox/script-runners.test.ts"],
+  },
 ];

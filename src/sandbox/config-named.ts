@@ -32,6 +32,7 @@ import {
   tsconfigsOf,
 } from "./node-deps.ts";
 import { pythonCommands, pythonImported, pythonModulesOf, pythonOf } from "./python-imports.ts";
+import { globMatches, isScriptGlob, runnerScripts } from "./script-runners.ts";
 import { workspacePackages, workspaceScriptsRun } from "./workspace-runs.ts";
 
 /**
@@ -145,7 +146,7 @@ function npmScriptsRun(text: string): string[] {
       while (t[j]?.startsWith("-")) j += DIR_OPTION.test(t[j]!) ? 2 : 1;
     };
     skipOptions();
-    const run = t[j] === "run" || t[j] === "run-script";
+    const run = /^(run|run-script|rum|urn)$/.test(t[j] ?? "");
     if (run) j++;
     skipOptions();
     const raw = t[j];
@@ -227,7 +228,7 @@ function wordsOf(src: Source): Words {
     sourced: [...body.matchAll(DOT_SOURCE)].map((m) => m[1]!),
     tokens: commandTokens(body),
     imports,
-    runs: npmScriptsRun(body),
+    runs: [...npmScriptsRun(body), ...runnerScripts(body)],
     wideRuns: workspaceScriptsRun(body),
     bins,
     packages: [...packagesRun(body), ...nodePreloads(body)],
@@ -595,8 +596,11 @@ function scriptsRun(
     for (const pkg of pkgs) {
       if (seen.has(`${pkg}\0${name}`)) continue;
       seen.set(`${pkg}\0${name}`, { pkg, name });
-      const body = scripts[name];
-      if (pkg === pkgs.at(-1) && typeof body === "string") out.push({ file: pkg, memory: false, text: body });
+      if (pkg !== pkgs.at(-1)) continue;
+      const bodies = isScriptGlob(name)
+        ? Object.entries(scripts).flatMap(([k, v]) => (globMatches(name, k) ? [v] : []))
+        : [scripts[name]];
+      for (const body of bodies) if (typeof body === "string") out.push({ file: pkg, memory: false, text: body });
     }
   return out;
 }

@@ -1,5 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { globMatches, isScriptGlob } from "./script-runners.ts";
 
 /**
  * package.json keys that hook managers read at commit (lint-staged, simple-git-hooks,
@@ -125,8 +126,18 @@ const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null 
 function valueAt(pkg: Json | null, key: string): string | undefined {
   const [a, b] = pathOf(key);
   const outer = pkg?.[a];
+  if (b !== undefined && isScriptGlob(b)) return globValue(outer, b);
   const v = b === undefined ? outer : isObject(outer) ? outer[b] : undefined;
   return v === undefined ? undefined : JSON.stringify(v);
+}
+
+/** The scripts a glob (`scripts.lint:*`, npm-run-all's) matches, as one JSON object in name order; undefined when none. */
+function globValue(scripts: unknown, glob: string): string | undefined {
+  if (!isObject(scripts)) return undefined;
+  const matched = Object.keys(scripts)
+    .filter((k) => globMatches(glob, k))
+    .sort();
+  return matched.length === 0 ? undefined : JSON.stringify(Object.fromEntries(matched.map((k) => [k, scripts[k]])));
 }
 
 /** The hook keys, the tools' keys and `extra` keys (such as `scripts.lint`) of one package.json, as JSON text (undefined: absent). */
@@ -157,6 +168,12 @@ function putBack(pkg: Json, key: string, was: string | undefined): void {
   }
   if (!isObject(pkg[a])) pkg[a] = {};
   const inner = pkg[a] as Json;
+  if (isScriptGlob(b)) {
+    // Every script the glob matches goes back to what it was: one the job added goes.
+    for (const k of Object.keys(inner)) if (globMatches(b, k)) delete inner[k];
+    Object.assign(inner, was === undefined ? {} : JSON.parse(was));
+    return;
+  }
   if (was === undefined) delete inner[b];
   else inner[b] = JSON.parse(was);
 }
