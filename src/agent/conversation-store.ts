@@ -79,7 +79,8 @@ export class ConversationStore {
     const data = JSON.stringify(storableConversation(c));
     if (Buffer.byteLength(data, "utf8") > this.limits.maxBytes) return false;
     this.ensureDir();
-    replacePrivate(join(this.dir, `${c.id}.json`), data);
+    // Every string of it was cut by storableConversation, each as its field needs.
+    replacePrivate(join(this.dir, `${c.id}.json`), data, "by-caller");
     this.trim(this.limits.maxCount, c.id);
     return true;
   }

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { ContentBlock, Message, ToolResultBlock } from "../backends/types.ts";
-import { redact, redactValue } from "../sys/redact.ts";
+import { redact, redactIdentifier, redactValue } from "../sys/redact.ts";
 import { CONVERSATION_ID } from "./conversation-id.ts";
 
 /**
@@ -68,7 +68,7 @@ export type ConversationKey = { agent: string; workdir: string; model: string };
 /** Null when `want` continues `stored` (kept redacted, so compared redacted); else a refusal naming every field that differs. */
 export function keyMismatch(stored: StoredConversation, want: ConversationKey): string | null {
   const differs = (["agent", "model", "workdir"] as const)
-    .filter((k) => stored[k] !== redact(want[k]))
+    .filter((k) => stored[k] !== redactIdentifier(want[k]))
     .map((k) => `${k} (${JSON.stringify(want[k])}, but it ran with ${JSON.stringify(stored[k])})`);
   if (differs.length === 0) return null;
   return `continue_from ${stored.id} cannot be continued with a different ${differs.join(" and ")}: a follow-up runs with the same agent, model and workdir as the conversation it continues (so the backend can reuse its cache); pass those, or start a new delegation without continue_from`;
@@ -96,7 +96,12 @@ export function storableConversation(c: StoredConversation): StoredConversation 
     role: m.role,
     content: typeof m.content === "string" ? redact(m.content) : storableBlocks(m.content),
   }));
-  return { ...redactValue({ ...c, messages: [] }), messages };
+  const key = {
+    agent: redactIdentifier(c.agent),
+    model: redactIdentifier(c.model),
+    workdir: redactIdentifier(c.workdir),
+  };
+  return { ...redactValue({ ...c, messages: [] }), ...key, messages };
 }
 
 const NOT_RUN =

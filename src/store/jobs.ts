@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { redact } from "../sys/redact.ts";
+import { redact, redactIdentifier } from "../sys/redact.ts";
 import { openDatabase, storageError } from "./db.ts";
 import { movesInto } from "./transitions.ts";
 import type { JobPatch, JobRow, JobStatus, NewJob } from "./types.ts";
@@ -61,6 +61,15 @@ type Bindable = string | number | null;
  */
 export const stored = <T extends Bindable | undefined>(v: T): T => (typeof v === "string" ? (redact(v) as T) : v);
 
+/**
+ * The columns that say where a job runs: cut of held keys and key shapes only
+ * (redactIdentifier), never of a value learned from text, or the row would name a folder
+ * that is not there. submit.ts refuses a path that holds a key before any row is written.
+ */
+const PLACE_COLUMNS = new Set<string>(["workdir", "project", "workspace_root"]);
+const storedCell = <T extends Bindable | undefined>(c: string, v: T): T =>
+  typeof v === "string" && PLACE_COLUMNS.has(c) ? (redactIdentifier(v) as T) : stored(v);
+
 /** The meta key prefix of a pending cancel request (one row per job id). */
 const CANCEL_REQUEST = "cancel_request:";
 
@@ -104,7 +113,7 @@ export class JobStore {
           const stmt = this.db.query(sql);
           for (const j of jobs) {
             const row: Record<string, Bindable | undefined> = { status: "queued", ...j };
-            stmt.run(...INSERT_COLS.map((c) => (c === "id" ? row[c] : stored(row[c])) ?? null));
+            stmt.run(...INSERT_COLS.map((c) => (c === "id" ? row[c] : storedCell(c, row[c])) ?? null));
           }
         })
         .immediate(),
@@ -169,7 +178,7 @@ export class JobStore {
     for (const k of keys) if (!PATCHABLE.has(k)) throw new Error(`not a jobs column: ${k}`);
     if (keys.length === 0) return this.get(id) !== undefined;
     const from = patch.status === undefined ? expect : movesInto(patch.status, expect?.length ? expect : undefined);
-    const values = keys.map((k) => stored(patch[k as keyof JobPatch] as Bindable));
+    const values = keys.map((k) => storedCell(k, patch[k as keyof JobPatch] as Bindable));
     let sql = `UPDATE jobs SET ${keys.map((k) => `${k} = ?`).join(", ")} WHERE id = ?`;
     const args: Bindable[] = [...values, id];
     if (from && from.length > 0) {

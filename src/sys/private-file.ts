@@ -80,28 +80,35 @@ function openPrivate(path: string, flags: number): number {
   }
 }
 
-function writeAll(fd: number, text: string, at?: number): void {
-  const buf = Buffer.from(redact(text), "utf8");
+/**
+ * How a private file's text is redacted: whole, here (the default), or string by string by
+ * its caller, who serialized typed data and cut each string as its field needs (a
+ * conversation keeps its workdir cut of held keys only: sys/redact.ts redactIdentifier).
+ */
+export type Redaction = "whole" | "by-caller";
+
+function writeAll(fd: number, text: string, at?: number, redaction: Redaction = "whole"): void {
+  const buf = Buffer.from(redaction === "whole" ? redact(text) : text, "utf8");
   let done = 0;
   while (done < buf.byteLength)
     done += writeSync(fd, buf, done, buf.byteLength - done, at === undefined ? null : at + done);
 }
 
 /** A new file (never one already there: a planted name is refused), `text` redacted. */
-export function writeNewPrivate(path: string, text: string): void {
+export function writeNewPrivate(path: string, text: string, redaction: Redaction = "whole"): void {
   const fd = openPrivate(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL);
   try {
-    writeAll(fd, text);
+    writeAll(fd, text, undefined, redaction);
   } finally {
     closeSync(fd);
   }
 }
 
 /** `path` replaced whole by `text` (redacted), atomically: written under a new name, renamed over it. */
-export function replacePrivate(path: string, text: string): void {
+export function replacePrivate(path: string, text: string, redaction: Redaction = "whole"): void {
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`;
   try {
-    writeNewPrivate(tmp, text);
+    writeNewPrivate(tmp, text, redaction);
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });

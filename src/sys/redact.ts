@@ -171,6 +171,12 @@ function valueAt(
     m = RUN_BARE.exec(text);
   }
   if (!m) return { value: null, pieces: [], end: at };
+  // A bare run's trailing `, ; ) ] }` closes what holds it (JSON, a call, a statement): not cut.
+  if (run === RUN_BARE) {
+    const core = withoutClosers(m[0]);
+    if (core.length > 0 && core.length < m[0].length)
+      m = Object.assign([core], { index: m.index, input: m.input }) as RegExpExecArray;
+  }
   const end = at + m[0].length;
   const pieces = m[0].split(REDACTED).filter((p) => p.trim() !== "");
   if (pieces.length === 0) return { value: null, pieces, end };
@@ -186,6 +192,20 @@ function valueAt(
  */
 const firstField = (piece: string) => piece.split(/[;,&]/)[0]!.trim();
 
+/** A bare run without the `, ; ) ] }` that end it, a bracket kept when the run opened it (`os.environ[K]`). */
+function withoutClosers(run: string): string {
+  let end = run.length;
+  for (; end > 0; end--) {
+    const c = run[end - 1]!;
+    const opener = c === ")" ? "(" : c === "]" ? "[" : c === "}" ? "{" : "";
+    if (!",;".includes(c) && !(opener && !run.slice(0, end - 1).includes(opener))) break;
+  }
+  return run.slice(0, end);
+}
+
+const JSON_STRUCTURE = /^(?:[[{]|(?:true|false|null)(?![\w-]))/;
+const JSON_NUMBER = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
 /** `text` with the value of every `name = value` whose name says credential replaced (and noted in `seen`). */
 function redactNamed(text: string, seen: string[]): string {
   let out = "";
@@ -198,6 +218,9 @@ function redactNamed(text: string, seen: string[]): string {
     const quote = m[3] || m[5] || "";
     if (!quote && m[2] === "=" && inUrlQuery(text, m.index)) continue;
     const at = NAME_THEN_VALUE.lastIndex;
+    // A JSON key's unquoted value: an object, an array, true, false or null holds no key of its own.
+    const keyQuote = /(\\?["'])[ \t]*[:=]/.exec(m[0])?.[1] ?? "";
+    if (!quote && keyQuote && JSON_STRUCTURE.test(text.slice(at, at + 6))) continue;
     const header = m[2] === ":" && WHOLE_LINE_HEADER.test(name) ? name : "";
     const { value, pieces, end } = valueAt(text, at, quote, header);
     if (!value || (variable && notASecret(value))) {
@@ -206,8 +229,10 @@ function redactNamed(text: string, seen: string[]): string {
       NAME_THEN_VALUE.lastIndex = Math.max(at, end - NAME_REACH);
       continue;
     }
-    seen.push(...pieces, ...pieces.map(firstField));
-    out += text.slice(done, at) + REDACTED;
+    seen.push(...pieces, ...(header ? [] : pieces.map(firstField)));
+    // A JSON number is cut to a string, so the JSON still parses.
+    const json = !quote && keyQuote !== "'" && keyQuote !== "" && JSON_NUMBER.test(value);
+    out += text.slice(done, at) + (json ? `${keyQuote}${REDACTED}${keyQuote}` : REDACTED);
     done = NAME_THEN_VALUE.lastIndex = at + value.length;
   }
   return done === 0 ? text : out + text.slice(done);
@@ -271,13 +296,14 @@ const overflow = new Map<string, string[]>();
 const overflowValues = new Set<string>();
 const OVERFLOW_MAX = 16_384;
 /**
- * What a named value must look like to be learned: letters and a digit or a symbol (a
- * figure, a date or a word is not a credential; a passphrase `correct-horse-battery` is),
- * and not code or a template (`os.environ["KEY1"]`,
+ * What a named value must look like to be learned: letters, and a digit or a symbol no
+ * name or path has (`!@#$%^&*?~`: `Blue!Sky#Harbor`). A figure, a date, a word, a domain or
+ * a folder name is not learned (`DB_PASSWORD=shop-backend` must not cut the project's own
+ * path everywhere after); it is still cut where it is named. Not code or a template (`os.environ["KEY1"]`,
  * `getenv("X2")`, `${X}`, `$(cmd)`, `%(name)s`, `{{ secrets.T1 }}`, `$VAR1`, `%VAR1%`).
  * A password with `$`, `%`, `*` or brackets of its own is learned.
  */
-const CREDIBLE = /^(?=[\s\S]*[A-Za-z])(?=[\s\S]*[^A-Za-z\s])[\s\S]+$/;
+const CREDIBLE = /^(?=[\s\S]*[A-Za-z])(?=[\s\S]*[0-9!@#$%^&*?~])[\s\S]+$/;
 const CODE_SHAPED = /\$[{(]|%\(|\{\{|\}\}|<%|[A-Za-z_][\w.]*(\([^)]*\)|\[[^\]]*\])|^\$\w+$|^%\w+%$/;
 const credible = (s: string) => CREDIBLE.test(s) && !CODE_SHAPED.test(s);
 /** Counts every change to the known values (a value held or learned): what `redact` remembers was made under one. */
@@ -627,8 +653,7 @@ function cutRanges(text: string, ranges: readonly [number, number][], reading?: 
  * read from the one above (read again from the top only after a cut), so a level costs
  * one pass.
  */
-function cutKnown(text: string): string {
-  const patterns = knownPatterns();
+function cutKnown(text: string, patterns = knownPatterns()): string {
   if (patterns.length === 0) return text;
   let cut = cutRanges(text, knownRanges(text, patterns));
   let reading: Reading | null = null;
@@ -695,6 +720,22 @@ export function learnNamed(text: string): void {
   redactUrls(cutBasic(redactNamed(text, seen), seen), seen);
   learn(seen);
 }
+
+/**
+ * An identifier dl keeps to find things again (a workdir, a project, an agent's or a
+ * model's name): held values and key shapes cut, never a value learned from text, and it
+ * learns nothing. A folder whose name a `.env` also uses as a password is still the folder
+ * the job runs in, and a later process (which learned nothing) still finds it.
+ */
+export function redactIdentifier(text: string): string {
+  pathLooksLeft = PATH_LOOKS_PER_CALL;
+  let out = cutKnown(text, held.pattern ? [held.pattern] : []);
+  for (const re of SHAPES) out = out.replace(re, REDACTED);
+  return redactUrls(cutBasic(redactNamed(out, []).replace(BEARER, `$1${REDACTED}`), []), []);
+}
+
+/** Whether an identifier holds a held key or a key's shape (redactIdentifier). */
+export const identifierHoldsSecret = (text: string) => redactIdentifier(text) !== text;
 
 /** Whether `text` holds anything `redact` would cut. */
 export function holdsSecret(text: string): boolean {

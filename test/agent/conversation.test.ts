@@ -10,7 +10,7 @@ import {
 } from "../../src/agent/conversation.ts";
 import { ConversationStore } from "../../src/agent/conversation-store.ts";
 import type { Message } from "../../src/backends/types.ts";
-import { knowSecrets } from "../../src/sys/redact.ts";
+import { knowSecrets, redact } from "../../src/sys/redact.ts";
 import { tempDir } from "../helpers/dl.ts";
 
 const conv = (id: string, messages: Message[] = [{ role: "user", content: "t" }]): StoredConversation => ({
@@ -92,6 +92,22 @@ describe("ConversationStore", () => {
     const big = conv(newConversationId(), [{ role: "user", content: "x".repeat(3_000) }]);
     expect(store.save(big)).toBe(false);
     expect(() => store.load(big.id)).toThrow(`no conversation ${big.id}`);
+  });
+
+  test("a workdir that holds a value learned from text is kept as it is, so a later process continues it", () => {
+    redact("DB_PASSWORD=proj7Learned!x");
+    const dir = join(tempDir("convs"), "conversations");
+    const store = new ConversationStore(dir);
+    const id = newConversationId();
+    const c = {
+      ...conv(id, [{ role: "user", content: "the password is proj7Learned!x" }]),
+      workdir: "/w/proj7Learned!x",
+    };
+    expect(store.save(c)).toBe(true);
+    const back = store.load(id);
+    expect(back.workdir).toBe("/w/proj7Learned!x");
+    expect(JSON.stringify(back.messages)).not.toContain("proj7Learned"); // its messages are cut of it
+    expect(keyMismatch(back, { agent: "helper", workdir: "/w/proj7Learned!x", model: "m" })).toBeNull();
   });
 
   test("a second hold of a held conversation is refused; a damaged or linked file is refused, not parsed", () => {

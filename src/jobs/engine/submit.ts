@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { isAbsolute } from "node:path";
 import { DlError } from "../../errors.ts";
 import type { NewJob } from "../../store/types.ts";
-import { holdsSecret } from "../../sys/redact.ts";
+import { identifierHoldsSecret } from "../../sys/redact.ts";
 import { checkWorkdir } from "../../sys/workdir-guard.ts";
 import { resolveWorkspace } from "../../sys/workspace.ts";
 import type { EngineContext } from "./options.ts";
@@ -40,7 +40,7 @@ export async function prepareJobs(
       const ws = await resolveWorkspace(workdir, options.guards.toolEnv);
       // A row holds no key (store/jobs.ts redacts it): a path that does would be recorded as
       // another path, and the job would run nowhere. Said now, with the way out.
-      if ([ws.workdir, ws.project, ws.root].some(holdsSecret))
+      if ([ws.workdir, ws.project, ws.root].some(identifierHoldsSecret))
         throw new DlError(
           "bad_input",
           "the workdir's path holds what looks like a key or one of dl's secrets, which dl never writes to its state; rename that folder (or the repository's) and submit again",
