@@ -4472,4 +4472,42 @@ export const MUTATIONS: Mutation[] = [
     replace: "const CREDIBLE = /^(?=[\\s\\S]*[A-Za-z])(?=[\\s\\S]*[^A-Za-z\\s])[\\s\\S]+$/;",
     tests: ["test/sys/redact.test.ts"],
   },
+  {
+    id: "pm-lifecycle-scripts",
+    guard:
+      "a manager's own command (npm ci, install, install-test, restart, pack, publish, version) has its lifecycle scripts watched",
+    why: "a post-merge hook's npm install-test ran the postinstall a job added",
+    file: "src/sandbox/pm-words.ts",
+    search: '  return LIFECYCLE[builtin ?? "install"] ?? [];',
+    replace: "  return [];",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
+  {
+    id: "pm-option-value-or-script",
+    guard: "a word after an option with no = is read as its value and as the script",
+    why: "npm run --loglevel silent build --workspaces ran the build a job added in a new package; dl watched a script named silent",
+    file: "src/sandbox/pm-words.ts",
+    search: "    if (!maybeValue) break;\n    maybeValue = false;\n",
+    replace: "    break;\n",
+    tests: ["test/sandbox/config-named.test.ts", "test/sandbox/workspace-runs.test.ts"],
+  },
+  {
+    id: "workspace-exec-inner",
+    guard:
+      "a command exec runs in every package (npm exec --ws, pnpm -r exec, lerna exec) has its scripts read as workspace-wide",
+    why: "npm exec --ws -- npm run check ran the check a job added to packages/a; dl watched a script named exec",
+    file: "src/sandbox/workspace-runs.ts",
+    search: '  if (words[0] !== "exec") return words.filter((w) => !RUN_ALIASES.test(w));',
+    replace: "  return words.filter((w) => !RUN_ALIASES.test(w));",
+    tests: ["test/sandbox/workspace-runs.test.ts"],
+  },
+  {
+    id: "workspace-pnpm-aliases",
+    guard: "pnpm's recursive, multi and m run a script in every package",
+    why: "pnpm m run lint was read as a script named m",
+    file: "src/sandbox/workspace-runs.ts",
+    search: '  if (tool === "pnpm" && /^(recursive|multi|m)$/.test(rest[0] ?? "")) return wide(t, i + 2);\n',
+    replace: "",
+    tests: ["test/sandbox/workspace-runs.test.ts"],
+  },
 ];

@@ -31,6 +31,7 @@ import {
   subpathImports,
   tsconfigsOf,
 } from "./node-deps.ts";
+import { lifecycleOf, RUN_ALIASES, scriptWords } from "./pm-words.ts";
 import { pythonCommands, pythonImported, pythonModulesOf, pythonOf } from "./python-imports.ts";
 import { globMatches, isScriptGlob, runnerScripts } from "./script-runners.ts";
 import { workspacePackages, workspaceScriptsRun } from "./workspace-runs.ts";
@@ -133,32 +134,37 @@ const PM_BUILTIN =
 /** bun's own: its test runner and bundler. */
 const BUN_BUILTIN = /^(test|build|pm|upgrade|repl)$/;
 
-/** The package.json scripts `text` runs: `npm run x`, `npm test|start|stop|restart`, `pnpm/yarn/bun [run] x` (options skipped). */
+/** The package.json scripts `text` runs: `npm run x`, `npm test|start|stop|restart`, `pnpm/yarn/bun [run] x`, and what a built-in command runs on its own (`npm ci`: the install's lifecycle). */
 function npmScriptsRun(text: string): string[] {
-  const t = text.split(/[\s"'`;|&()]+/).filter(Boolean);
   const out: string[] = [];
-  for (let i = 0; i < t.length; i++) {
-    const tool = /^(npm|pnpm|yarn|bun)$/.exec(basename(t[i]!))?.[1];
-    if (!tool) continue;
-    let j = i + 1;
-    // An option that takes a value skips it too (`pnpm --filter ./ui test`, `npm -w web test`).
-    const skipOptions = () => {
-      while (t[j]?.startsWith("-")) j += DIR_OPTION.test(t[j]!) ? 2 : 1;
-    };
-    skipOptions();
-    const run = /^(run|run-script|rum|urn)$/.test(t[j] ?? "");
-    if (run) j++;
-    skipOptions();
-    const raw = t[j];
-    if (!raw || !/^[A-Za-z0-9][\w:.-]*$/.test(raw)) continue;
-    if (!run && tool === "npm" && !/^(test|t|tst|start|stop|restart)$/.test(raw)) continue;
-    if (!run && tool !== "npm" && PM_BUILTIN.test(raw)) continue;
-    if (!run && tool === "bun" && BUN_BUILTIN.test(raw)) continue;
-    const name = raw === "t" || raw === "tst" ? "test" : raw;
-    out.push(name, `pre${name}`, `post${name}`);
+  for (const command of text.split(/&&|\|\||[;|\n]/)) {
+    const t = command.split(/[\s"'`&()]+/).filter(Boolean);
+    for (let i = 0; i < t.length; i++) {
+      const tool = /^(npm|pnpm|yarn|bun)$/.exec(basename(t[i]!))?.[1];
+      if (tool) out.push(...scriptsOfCommand(tool, t, i + 1));
+    }
   }
   return out;
 }
+
+/** What one package manager's command (its words from `from`) runs of package.json. */
+function scriptsOfCommand(tool: string, t: readonly string[], from: number): string[] {
+  const named = t.slice(from).some((w) => RUN_ALIASES.test(w));
+  const words = scriptWords(t, from);
+  if (!named && (words.length === 0 || PM_BUILTIN.test(words[0]!) || (tool === "npm" && LIFECYCLE_CMD.test(words[0]!))))
+    return lifecycleOf(words[0]);
+  return words.flatMap((raw) => {
+    if (!named && tool === "npm" && raw === "restart") return lifecycleOf(raw); // stop and start, without a restart script
+    if (!named && tool === "npm" && !/^(test|t|tst|start|stop)$/.test(raw)) return [];
+    if (!named && tool === "bun" && BUN_BUILTIN.test(raw)) return [];
+    const name = raw === "t" || raw === "tst" ? "test" : raw;
+    return [name, `pre${name}`, `post${name}`];
+  });
+}
+
+/** npm's own commands that run lifecycle scripts (pm-words.ts lifecycleOf). */
+const LIFECYCLE_CMD =
+  /^(install|i|add|ci|clean-install|it|cit|install-test|install-ci-test|pack|publish|version|rebuild)$/;
 
 /**
  * The package.json files a package manager started in `dir` could take its scripts from:

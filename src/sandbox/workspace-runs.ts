@@ -3,6 +3,7 @@ import { basename, join } from "node:path";
 import { DlError } from "../errors.ts";
 import { isFolder } from "../sys/file-head.ts";
 import { isPackagesFolder } from "../sys/protected-names.ts";
+import { RUN_ALIASES, scriptWords } from "./pm-words.ts";
 
 /**
  * Scripts a command runs in the packages of a workspace rather than in one folder:
@@ -33,18 +34,39 @@ export function workspaceScriptsRun(text: string): string[] {
 function runAt(t: readonly string[], i: number): string[] {
   const tool = basename(t[i]!);
   if (tool === "turbo") return wordsAfter(t, i + 1, ["run"]);
-  if (tool === "lerna") return t[i + 1] === "run" ? wordsAfter(t, i + 2, []).slice(0, 1) : [];
+  if (tool === "lerna") return lernaScripts(t, i + 1);
   if (tool === "nx") return nxTargets(t, i + 1);
   if (!/^(npm|pnpm|yarn|bun)$/.test(tool)) return [];
   const rest = t.slice(i + 1);
-  if (tool === "yarn" && rest[0] === "workspaces" && rest[1] === "foreach")
-    return wordsAfter(t, i + 3, ["run"]).slice(0, 1);
-  if (tool === "yarn" && rest[0] === "workspace") return wordsAfter(t, i + 3, ["run"]).slice(0, 1);
+  // yarn's `workspaces foreach` and yarn 1's `workspaces run`, `workspace <name>`; pnpm's `recursive`, `multi`, `m`.
+  if (tool === "yarn" && rest[0] === "workspaces" && /^(foreach|run)$/.test(rest[1] ?? "")) return wide(t, i + 3);
+  if (tool === "yarn" && rest[0] === "workspace") return wide(t, i + 3);
+  if (tool === "pnpm" && /^(recursive|multi|m)$/.test(rest[0] ?? "")) return wide(t, i + 2);
   if (!rest.some((w) => WIDE_FLAG.test(w))) return [];
-  return wordsAfter(t, i + 1, ["run", "run-script"]).slice(0, 1);
+  return wide(t, i + 1);
 }
 
-/** The words from `t[from]` that are neither options (with their values) nor `skip`, up to the next command. */
+/** The scripts named from `t[from]` (pm-words.ts scriptWords), or, for `exec`, the ones the command it runs in every package names. */
+function wide(t: readonly string[], from: number): string[] {
+  const words = scriptWords(t, from);
+  if (words[0] !== "exec") return words.filter((w) => !RUN_ALIASES.test(w));
+  return innerScripts(t, t.indexOf("exec", from) + 1);
+}
+
+/** `npm exec --ws -- npm run check`, `pnpm -r exec npm run lint`, `lerna exec -- npm run lint`: the scripts the inner command runs. */
+function innerScripts(t: readonly string[], from: number): string[] {
+  for (let j = from; j < t.length; j++)
+    if (/^(npm|pnpm|yarn|bun)$/.test(basename(t[j]!))) return scriptWords(t, j + 1).filter((w) => !RUN_ALIASES.test(w));
+  return [];
+}
+
+/** `lerna run lint`, `lerna exec -- npm run lint`. */
+function lernaScripts(t: readonly string[], from: number): string[] {
+  if (t[from] === "run") return scriptWords(t, from + 1);
+  return t[from] === "exec" ? innerScripts(t, from + 1) : [];
+}
+
+/** The words from `t[from]` that are neither options (with their values) nor `skip`, up to the next command (turbo's tasks). */
 function wordsAfter(t: readonly string[], from: number, skip: readonly string[]): string[] {
   const out: string[] = [];
   for (let j = from; j < t.length; j++) {

@@ -657,7 +657,23 @@ describe("namedByToolConfig", () => {
       "pnpm-workspace.yaml",
       "tools/lint.js",
     ]);
-    expect(named(w, ".husky").scripts).toEqual(["test", "pretest", "posttest"]);
+    // `pnpm install` runs the install's lifecycle scripts without naming them.
+    expect(named(w, ".husky").scripts).toEqual([
+      "test",
+      "pretest",
+      "posttest",
+      ...["preinstall", "install", "postinstall", "prepublish", "preprepare", "prepare", "postprepare"],
+    ]);
+  });
+
+  test("a manager's own command runs lifecycle scripts it does not name; an option's value may be the script", () => {
+    const w = tree({
+      ".husky/pre-commit": "npm ci\nnpm install-test\nnpm restart\nnpm run --loglevel silent lint\n",
+      "package.json": JSON.stringify({ scripts: { lint: "eslint ." } }),
+    });
+    const n = named(w, ".husky");
+    for (const s of ["postinstall", "prepare", "test", "stop", "start", "lint", "prelint", "silent"])
+      expect(n.scripts).toContain(s);
   });
 
   test("a script npm would run that is not there yet is watched too: npm's pre/post ones, and in a package.json a job could make", () => {
