@@ -4510,4 +4510,23 @@ export const MUTATIONS: Mutation[] = [
     replace: "",
     tests: ["test/sandbox/workspace-runs.test.ts"],
   },
+  {
+    id: "learn-not-places",
+    guard:
+      "a URL, host or path under a name whose last word is no credential's (NEXTAUTH_URL, AUTH_DOMAIN) is cut where named but not learned",
+    why: "NEXTAUTH_URL=https://shop2.example.com:3000 was learned, and every later mention of the site was cut",
+    file: "src/sys/redact.ts",
+    search: "    if (!(variable && !SECRET_LAST_WORD.test(words(name)) && PLACE_SHAPED.test(value)))\n",
+    replace: "    if (true)\n",
+    tests: ["test/sys/redact.test.ts"],
+  },
+  {
+    id: "nx-target-first",
+    guard: "nx's `nx <target> <project>` form runs the target (a package.json script) across the project",
+    why: "a hook's nx lint web ran the lint a job added to web/package.json",
+    file: "src/sandbox/workspace-runs.ts",
+    search: '  const out: string[] = first && !first.startsWith("-") && !NX_COMMANDS.test(first) ? [first] : [];',
+    replace: "  const out: string[] = [];",
+    tests: ["test/sandbox/workspace-runs.test.ts"],
+  },
 ];

@@ -82,9 +82,15 @@ function wordsAfter(t: readonly string[], from: number, skip: readonly string[])
   return out;
 }
 
+/** nx's own commands: any other first word is a target (`nx lint web`). */
+const NX_COMMANDS =
+  /^(run|run-many|affected|graph|dep-graph|show|list|migrate|init|generate|g|add|reset|report|format|format:check|format:write|release|watch|daemon|exec|connect|connect-to-nx-cloud|view-logs|sync|sync:check|repair|import|login|logout|record|start-ci-run|fix-ci|help)$/;
+
 /** `nx run-many -t lint,test`, `nx affected --target=lint`, `nx run app:lint`: the targets (package.json scripts, where nx infers them). */
 function nxTargets(t: readonly string[], from: number): string[] {
-  const out: string[] = [];
+  // `nx lint web`: a target, then a project (any first word that is none of nx's own commands).
+  const first = t[from] ?? "";
+  const out: string[] = first && !first.startsWith("-") && !NX_COMMANDS.test(first) ? [first] : [];
   for (let j = from; j < t.length; j++) {
     const w = t[j]!;
     const eq = /^--targets?=(.+)$/.exec(w);

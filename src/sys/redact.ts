@@ -203,6 +203,9 @@ function withoutClosers(run: string): string {
   return run.slice(0, end);
 }
 
+/** A URL, a host name (with a port and a path), or a path: a place, not a secret of its own. */
+const PLACE_SHAPED = /^(?:[a-z][a-z0-9+.-]*:\/\/\S+|[\w-]+(?:\.[\w-]+)+(?::\d+)?(?:\/\S*)?|\/[\w./-]+)$/i;
+
 const JSON_STRUCTURE = /^(?:[[{]|(?:true|false|null)(?![\w-]))/;
 const JSON_NUMBER = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
@@ -229,7 +232,10 @@ function redactNamed(text: string, seen: string[]): string {
       NAME_THEN_VALUE.lastIndex = Math.max(at, end - NAME_REACH);
       continue;
     }
-    seen.push(...pieces, ...(header ? [] : pieces.map(firstField)));
+    // `NEXTAUTH_URL=https://…`, `AUTH_DOMAIN=app.example.org`: a place, cut where it is named
+    // (its name says auth) but not learned: its credentials, if any, the URL rule learns.
+    if (!(variable && !SECRET_LAST_WORD.test(words(name)) && PLACE_SHAPED.test(value)))
+      seen.push(...pieces, ...(header ? [] : pieces.map(firstField)));
     // A JSON number is cut to a string, so the JSON still parses.
     const json = !quote && keyQuote !== "'" && keyQuote !== "" && JSON_NUMBER.test(value);
     out += text.slice(done, at) + (json ? `${keyQuote}${REDACTED}${keyQuote}` : REDACTED);

@@ -45,6 +45,8 @@ describe("workspaceScriptsRun", () => {
       ["nx run-many -t lint,test", ["lint", "test"]],
       ["nx affected --target=lint", ["lint"]],
       ["nx run app:build", ["build"]],
+      ["nx lint web", ["lint"]],
+      ["npx nx test app --watch=false", ["test"]],
     ];
     for (const [text, want] of cases) expect({ text, got: names(text) }).toEqual({ text, got: want });
     expect(workspaceScriptsRun("pnpm -r lint")).toEqual(["lint", "prelint", "postlint"]);

@@ -298,6 +298,16 @@ describe("redact: a value text names as a credential is cut wherever it appears 
     expect(redact(named)).not.toMatch(/shop-backend|horse|example/);
     const later = "/home/u/code/shop-backend on www.example.com: correct-horse-battery";
     expect(redact(later)).toBe(later);
+    // A place a name that says auth holds (a URL, a host, a path) is cut there, not learned, digits or not.
+    expect(redact("NEXTAUTH_URL=https://shop2.example.com:3000\nAUTH_DOMAIN=app2.example.org")).not.toContain(
+      "example",
+    );
+    expect(redact("visit https://shop2.example.com:3000 and app2.example.org")).toBe(
+      "visit https://shop2.example.com:3000 and app2.example.org",
+    );
+    // A value whose name ends in the credential's word is learned, dots and all.
+    redact("API_TOKEN=ghx.abc123.def");
+    expect(redact("then ghx.abc123.def")).toBe(`then ${REDACTED}`);
     // A cookie list is cut whole; its first cookie is not learned as a value.
     redact("Cookie: lang=en-US; sid=abc123x");
     expect(redact("lang=en-US")).toBe("lang=en-US");
