@@ -40,6 +40,30 @@ export function scriptWords(t: readonly string[], from: number): string[] {
 }
 
 /**
+ * The words from `t[from]` a runner takes as names (`turbo run lint test`, `run-s a b`):
+ * options skipped (with their value, for those `valued` knows), `skip` words before the
+ * first name skipped (`run`), up to the first word that is no name.
+ */
+export function namesAfterOptions(
+  t: readonly string[],
+  from: number,
+  o: { valued: RegExp; name: RegExp; skip?: readonly string[] },
+): string[] {
+  const out: string[] = [];
+  for (let j = from; j < t.length; j++) {
+    const w = t[j]!;
+    if (w.startsWith("-")) {
+      if (o.valued.test(w)) j++;
+      continue;
+    }
+    if (out.length === 0 && o.skip?.includes(w)) continue;
+    if (!o.name.test(w)) break;
+    out.push(w);
+  }
+  return out;
+}
+
+/**
  * The lifecycle scripts a package manager's own command runs without naming them
  * (npm's docs, "npm-scripts": Life Cycle Operation Order): an install in a post-merge
  * hook runs `postinstall`, `npm it` runs the install's and then `test`.

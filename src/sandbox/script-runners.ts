@@ -1,4 +1,5 @@
 import { basename } from "node:path";
+import { namesAfterOptions } from "./pm-words.ts";
 
 /**
  * Tools that run a package.json's scripts by name, beside the package managers themselves:
@@ -30,17 +31,7 @@ export function runnerScripts(text: string): string[] {
 }
 
 function namesAfter(t: readonly string[], from: number): string[] {
-  const out: string[] = [];
-  for (let j = from; j < t.length; j++) {
-    const w = t[j]!;
-    if (w.startsWith("-")) {
-      if (VALUED.test(w)) j++;
-      continue;
-    }
-    if (!NAME.test(w)) break;
-    out.push(w);
-  }
-  return out;
+  return namesAfterOptions(t, from, { valued: VALUED, name: NAME });
 }
 
 const unquote = (w: string) => w.replace(/^["'`]+|["'`]+$/g, "");

@@ -3,7 +3,7 @@ import { basename, join } from "node:path";
 import { DlError } from "../errors.ts";
 import { isFolder } from "../sys/file-head.ts";
 import { isPackagesFolder } from "../sys/protected-names.ts";
-import { RUN_ALIASES, scriptWords } from "./pm-words.ts";
+import { namesAfterOptions, RUN_ALIASES, scriptWords } from "./pm-words.ts";
 
 /**
  * Scripts a command runs in the packages of a workspace rather than in one folder:
@@ -68,18 +68,7 @@ function lernaScripts(t: readonly string[], from: number): string[] {
 
 /** The words from `t[from]` that are neither options (with their values) nor `skip`, up to the next command (turbo's tasks). */
 function wordsAfter(t: readonly string[], from: number, skip: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let j = from; j < t.length; j++) {
-    const w = t[j]!;
-    if (w.startsWith("-")) {
-      if (VALUED.test(w)) j++;
-      continue;
-    }
-    if (skip.includes(w) && out.length === 0) continue;
-    if (!/^[A-Za-z0-9][\w:.-]*$/.test(w)) break;
-    out.push(w);
-  }
-  return out;
+  return namesAfterOptions(t, from, { valued: VALUED, name: /^[A-Za-z0-9][\w:.-]*$/, skip });
 }
 
 /** nx's own commands: any other first word is a target (`nx lint web`). */

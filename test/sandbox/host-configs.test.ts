@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { refusedWrite } from "../../src/agent/tools/protect-write.ts";
 import { namedByHost } from "../../src/sandbox/host-configs.ts";
 import { prepareTreeGuard } from "../../src/sandbox/index.ts";
@@ -38,6 +38,20 @@ function claudeHome(project: string, other: string): string {
     }),
   );
   return home;
+}
+
+/** `files` (relative path → text) written under `root`. */
+function writeTree(root: string, files: Record<string, string>): void {
+  for (const [f, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, f)), { recursive: true });
+    writeFileSync(join(root, f), text);
+  }
+}
+
+/** What Claude Code's configurations outside the tree name of `w` (workdir-relative), read from `where`. */
+function namedOf(w: string, where: { home?: string; claudeDir?: string; managedDir?: string }): string[] {
+  const places = { workdir: w, top: null, toplevel: w, mainRoot: null, ...where };
+  return namedByHost(places, () => false).files.map((f) => f.slice(w.length + 1));
 }
 
 async function git(cwd: string, ...args: string[]) {
@@ -92,8 +106,7 @@ describe("Claude Code's configurations outside the tree", () => {
     const hook = (command: string) => ({ hooks: { SessionStart: [{ hooks: [{ type: "command", command }] }] } });
     writeFileSync(join(managed, "managed-settings.json"), JSON.stringify(hook("bash tools/audit.sh")));
     writeFileSync(join(managed, "managed-settings.d/10-policy.json"), JSON.stringify(hook("bash tools/policy.sh")));
-    const places = { workdir: w, top: null, toplevel: w, mainRoot: null, managedDir: managed };
-    const files = namedByHost(places, () => false).files.map((f) => f.slice(w.length + 1));
+    const files = namedOf(w, { managedDir: managed });
     expect(files.sort()).toEqual(["tools/audit.sh", "tools/policy.sh"]);
   });
 
@@ -138,15 +151,11 @@ describe("Claude Code's configurations outside the tree", () => {
         "---\nname: s\nhooks:\n  Stop:\n    - hooks:\n        - command: bash tools/skill-hook.sh\n---\n",
       "scripts/own.sh": "bash tools/own-script.sh\n",
     };
-    for (const [f, text] of Object.entries(files)) {
-      mkdirSync(join(plugin, f, ".."), { recursive: true });
-      writeFileSync(join(plugin, f), text);
-    }
+    writeTree(plugin, files);
     mkdirSync(join(home, ".claude/plugins"), { recursive: true });
     const installed = { version: 2, plugins: { "fmt@team": [{ scope: "user", installPath: plugin }] } };
     writeFileSync(join(home, ".claude/plugins/installed_plugins.json"), JSON.stringify(installed));
-    const places = { workdir: w, top: null, toplevel: w, mainRoot: null, home, managedDir: join(home, "none") };
-    const named = namedByHost(places, () => false).files.map((f) => f.slice(w.length + 1));
+    const named = namedOf(w, { home, managedDir: join(home, "none") });
     for (const f of [
       "tools/custom.sh",
       "tools/pmcp.js",
@@ -175,16 +184,12 @@ describe("Claude Code's configurations outside the tree", () => {
       "skills/s/SKILL.md": front("bash tools/skill.sh"),
       "commands/team/deploy.md": front("bash tools/command.sh"),
     };
-    for (const [f, text] of Object.entries(files)) {
-      mkdirSync(join(cfg, f, ".."), { recursive: true });
-      writeFileSync(join(cfg, f), text);
-    }
+    writeTree(cfg, files);
     writeFileSync(
       join(managed, "managed-mcp.json"),
       JSON.stringify({ mcpServers: { corp: { command: "node", args: ["tools/corp.js"] } } }),
     );
-    const places = { workdir: w, top: null, toplevel: w, mainRoot: null, home, claudeDir: cfg, managedDir: managed };
-    const named = namedByHost(places, () => false).files.map((f) => f.slice(w.length + 1));
+    const named = namedOf(w, { home, claudeDir: cfg, managedDir: managed });
     expect(named.sort()).toEqual(
       ["agent.sh", "cfg-mcp.js", "cfg-settings.sh", "command.sh", "corp.js", "skill.sh"].map((f) => `tools/${f}`),
     );
@@ -205,25 +210,14 @@ describe("Claude Code's configurations outside the tree", () => {
       ".lsp.json": JSON.stringify({ ts: { command: "node", args: ["tools/lsp.js"] } }),
       "my-agents/a.md": "---\nname: a\nhooks:\n  Stop:\n    - hooks:\n        - command: bash tools/my-agent.sh\n---\n",
     };
-    for (const [f, text] of Object.entries(files)) {
-      mkdirSync(join(plugin, f, ".."), { recursive: true });
-      writeFileSync(join(plugin, f), text);
-    }
+    writeTree(plugin, files);
     mkdirSync(join(cfg, "plugins"));
     const installed = {
       version: 2,
       plugins: { "w@team": [{ scope: "project", projectPath: "/elsewhere", installPath: plugin }] },
     };
     writeFileSync(join(cfg, "plugins/installed_plugins.json"), JSON.stringify(installed));
-    const places = {
-      workdir: w,
-      top: null,
-      toplevel: w,
-      mainRoot: null,
-      claudeDir: cfg,
-      managedDir: join(cfg, "none"),
-    };
-    const named = namedByHost(places, () => false).files.map((f) => f.slice(w.length + 1));
+    const named = namedOf(w, { claudeDir: cfg, managedDir: join(cfg, "none") });
     expect(named.sort()).toEqual(["tools/lsp.js", "tools/mon.sh", "tools/mon2.sh", "tools/my-agent.sh"]);
   });
 
@@ -239,15 +233,7 @@ describe("Claude Code's configurations outside the tree", () => {
       mcpServers: { s: { command: "node", args: ["--import", "tsx", "--loader=@acme/esm/loader", "/opt/srv.ts"] } },
     };
     writeFileSync(join(cfg, ".claude.json"), JSON.stringify(state));
-    const places = {
-      workdir: w,
-      top: null,
-      toplevel: w,
-      mainRoot: null,
-      claudeDir: cfg,
-      managedDir: join(cfg, "none"),
-    };
-    const named = namedByHost(places, () => false).files.map((f) => f.slice(w.length + 1));
+    const named = namedOf(w, { claudeDir: cfg, managedDir: join(cfg, "none") });
     for (const f of ["node_modules/dotenv", "node_modules/tsx", "node_modules/@acme/esm"]) expect(named).toContain(f);
     expect(named.some((f) => f.includes("max-old-space-size"))).toBe(false);
   });
