@@ -3163,7 +3163,7 @@ export const MUTATIONS: Mutation[] = [
       "the files a runner file includes (make include/-include, just import/mod, Task includes) are read by the runner row's reader and kept read-only with it",
     why: "a hook's make whose Makefile says include rules.mk: the jail rewrote rules.mk's recipe and the next commit ran it",
     file: "src/sandbox/config-programs.ts",
-    search: "    for (const p of own) includedBy(p, row, { dir, search }, out);\n",
+    search: "    for (const p of own) includedBy(p, row, { dir, search }, read);\n",
     replace: "",
     tests: ["test/sandbox/config-includes.test.ts", "test/reliability/jail-routes-bash.test.ts"],
     build: true,
@@ -3726,8 +3726,8 @@ export const MUTATIONS: Mutation[] = [
     guard: "every file name make tries is watched, there or not",
     why: "a new GNUmakefile replaced the Makefile the commit hook's make read",
     file: "src/sandbox/config-programs.ts",
-    search: "    for (const p of own) out.add(p);\n",
-    replace: "    for (const p of own) if (entryExists(p)) out.add(p);\n",
+    search: "    const read = new Set(own);\n",
+    replace: "    const read = new Set(own.filter((p) => entryExists(p)));\n",
     tests: ["test/sandbox/config-includes.test.ts"],
   },
   {
@@ -3736,7 +3736,7 @@ export const MUTATIONS: Mutation[] = [
     why: "a new Makefile.sh became the Makefile (make's %: %.sh) before the hook's goal ran",
     file: "src/sandbox/config-programs.ts",
     search:
-      '    if (hit.name === "make") for (const p of [...out]) for (const src of makeRemakeSources(p)) out.add(src);\n',
+      '    if (hit.name === "make") for (const p of read) for (const src of makeRemakeSources(p)) out.add(src);\n',
     replace: "",
     tests: ["test/sandbox/config-includes.test.ts"],
   },

@@ -761,7 +761,8 @@ function followSource(w: NamedWalk, src: Source, depth: number): void {
   for (const dir of here) {
     // `make lint`, `just fmt`: the runner reads its file from where the host runs it.
     for (const abs of runnerFiles(tokens, dir)) {
-      if (!isWithin(abs, o.workdir)) continue;
+      // Each source names the same runner files again (make's ~50 remake sources each): asked once a walk.
+      if (w.found.has(abs) || w.own.has(abs) || !isWithin(abs, o.workdir)) continue;
       if (entryExists(abs)) w.take(abs, false);
       else w.found.add(abs); // absent (GNUmakefile, Makefile.sh): watched, nothing to read
     }

@@ -469,10 +469,12 @@ export function runnerFiles(tokens: readonly string[], project: string): string[
     // Every name the runner tries, there or not: make reads the first of GNUmakefile,
     // makefile and Makefile that exists, so a new GNUmakefile replaces the one it read.
     const own = [...row.files.map((n) => join(dir, n)), ...named.map((f) => resolve(dir, f))];
-    for (const p of own) out.add(p);
+    // This run's makefiles alone: another run's remake sources are no makefiles of this one.
+    const read = new Set(own);
     const search = searched.map((d) => resolve(dir, d));
-    for (const p of own) includedBy(p, row, { dir, search }, out);
-    if (hit.name === "make") for (const p of [...out]) for (const src of makeRemakeSources(p)) out.add(src);
+    for (const p of own) includedBy(p, row, { dir, search }, read);
+    for (const p of read) out.add(p);
+    if (hit.name === "make") for (const p of read) for (const src of makeRemakeSources(p)) out.add(src);
   }
   return [...out];
 }

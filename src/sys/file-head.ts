@@ -21,9 +21,19 @@ export function readRegularHead(path: string, maxBytes: number): string | null {
   let fd: number | undefined;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    if (!fstatSync(fd).isFile()) return null;
-    const buf = Buffer.alloc(maxBytes);
-    return buf.subarray(0, readSync(fd, buf, 0, maxBytes, 0)).toString("utf8");
+    const st = fstatSync(fd);
+    if (!st.isFile()) return null;
+    // Sized to the file (and what it may have grown by since), not to the cap: the guards
+    // read thousands of small files per write, and zero-filling 256 KiB each was most of it.
+    const size = Math.min(maxBytes, st.size + 4096);
+    const buf = Buffer.allocUnsafe(size);
+    let got = 0;
+    while (got < size) {
+      const n = readSync(fd, buf, got, size - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf.subarray(0, got).toString("utf8");
   } catch {
     return null;
   } finally {

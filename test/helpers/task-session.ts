@@ -95,11 +95,21 @@ class SharedStdio implements Transport {
     return answer;
   };
 
+  /**
+   * Ends stdin, as a host closing its window does, and waits for the server to leave; one
+   * still there past its own stop deadline (9 s) plus slack for a loaded machine is
+   * killed, so a test file's teardown never waits on it unbounded.
+   */
   async close(): Promise<void> {
     this.proc.stdin.end();
+    const left = await Promise.race([this.proc.exited.then(() => true), Bun.sleep(CLOSE_WAIT_MS).then(() => false)]);
+    if (!left) this.proc.kill("SIGKILL");
     await this.proc.exited;
   }
 }
+
+/** How long close() waits for `dl serve` to leave on its own before killing it. */
+const CLOSE_WAIT_MS = 20_000;
 
 export type TaskDl = { client: Client; session: TaskEnabledSession; io: SharedStdio; close: () => Promise<void> };
 

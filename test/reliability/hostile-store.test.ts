@@ -57,11 +57,13 @@ describe("a job store that is not a regular file", () => {
   ];
   for (const [name, args] of COMMANDS) {
     for (const file of ["jobs.sqlite", "jobs.sqlite-wal"]) {
-      test(`dl ${name}: ${file} a FIFO is refused, exit 2 naming it, within 1 s`, async () => {
+      test(`dl ${name}: ${file} a FIFO is refused, exit 2 naming it, never opened (which would block for good)`, async () => {
         const store = fifoStore(file);
         const t0 = performance.now();
         const r = await finished(run(args, { DELEGATE_DSH_STATE_DIR: store.dir }));
-        expect(performance.now() - t0).toBeLessThan(1_000);
+        // Opening the FIFO would block with no writer, forever: ending at all is the proof; the
+        // bound is start-up on a loaded machine (a 1 s bound failed at 1.8 s under a full run).
+        expect(performance.now() - t0).toBeLessThan(15_000);
         expect(r.code).toBe(2);
         expect(r.stderr).toContain(`dl ${name}: ${JSON.stringify(store.file)} is a FIFO, not a regular file`);
         expect(r.stderr).toContain("DELEGATE_DSH_STATE_DIR");
