@@ -4529,4 +4529,52 @@ export const MUTATIONS: Mutation[] = [
     replace: "  const out: string[] = [];",
     tests: ["test/sandbox/workspace-runs.test.ts"],
   },
+  {
+    id: "toolchain-config-names",
+    guard:
+      "a build tool's own settings (.cargo/config.toml, rust-toolchain.toml, .mvn/, gradle.properties, Directory.Build.props, uv.toml) are protected where it reads them",
+    why: "a job's .cargo/config.toml alias shadowed cargo-fmt, and the commit hook's cargo fmt ran the job's crate",
+    file: "src/sys/protected-names.ts",
+    search:
+      "      /^(rust-toolchain(\\.toml)?|\\.mvn|gradle\\.properties|gradle-wrapper\\.(properties|jar)|directory\\.(build|packages|solution)\\.(props|targets|rsp)|global\\.json|nuget\\.config|\\.bundle|uv\\.toml|\\.python-versions?)$/,\n",
+    replace: "      /^$^/,\n",
+    tests: ["test/sandbox/protect-rules.test.ts"],
+  },
+  {
+    id: "skill-bang-commands",
+    guard:
+      "the commands Claude Code runs of a command's or a skill's body as it loads it (!`cmd`, ```! blocks) are read as a hook's",
+    why: "a skill's !`sh scripts/ctx.sh` ran the scripts/ctx.sh a job rewrote when the user typed /ctx",
+    file: "src/sandbox/config-named.ts",
+    search: '  return [frontMatter, bangCommands(text)].join("\\n");\n',
+    replace: "  return frontMatter;\n",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
+  {
+    id: "git-config-values",
+    guard: "git's config files are read as git parses their values (escaped quotes, continued lines)",
+    why: "nbstripout --install's clean = \\\"/usr/bin/python3\\\" -m nbstripout read raw named no interpreter, and a job's nbstripout.py ran at git status",
+    file: "src/sandbox/git-runs.ts",
+    search: "  const configs = repo.configFiles.map((f) => namedByGitConfig(f, o, project));\n",
+    replace: "  const configs = repo.configFiles.map((f) => namedByToolConfig(f, o, project));\n",
+    tests: ["test/sandbox/git-config-values.test.ts"],
+  },
+  {
+    id: "host-config-links-followed",
+    guard: "Claude Code's settings outside the tree are read through a link, as Claude Code reads them",
+    why: "a ~/.claude/settings.json linked by stow read as no settings, and its hook's script in the tree was writable",
+    file: "src/sandbox/host-configs.ts",
+    search: "    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);\n",
+    replace: "    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);\n",
+    tests: ["test/sandbox/host-configs.test.ts"],
+  },
+  {
+    id: "host-config-link-target",
+    guard: "a link from Claude Code's settings into the tree keeps its target and the tree's links as configuration",
+    why: "~/.claude/settings.json linked to dotfiles/claude-settings.json of the workdir: a job rewrote the user's settings",
+    file: "src/sandbox/host-configs.ts",
+    search: "  const linked = configs.flatMap((c) => linkedIntoTree(c.file, p.workdir));\n",
+    replace: "  const linked: string[] = [];\n",
+    tests: ["test/sandbox/host-configs.test.ts"],
+  },
 ];

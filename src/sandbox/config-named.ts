@@ -51,8 +51,9 @@ import { workspacePackages, workspaceScriptsRun } from "./workspace-runs.ts";
  * runs (`bash statusline`, `sh fmt`), so `package.json` in a hook's file pattern does not
  * make the manifest read-only; a path (`./x`, `a/b`, `$CLAUDE_PROJECT_DIR/x`) counts
  * whatever it is. What a named script names in turn is followed too, to the end of the
- * chain (each file is read once), and a memory file's imports (CLAUDE.md, `.claude/rules/`) as deep as Claude Code reads them. Markdown is read only in its front matter (its body is
- * prose for a model, not commands), and VS Code's `launch.json` not at all (it runs when
+ * chain (each file is read once), and a memory file's imports (CLAUDE.md, `.claude/rules/`) as deep as Claude Code reads them. Markdown is read in its front matter and in the
+ * commands Claude Code runs as it loads a command or a skill (`` !`cmd` ``, bangCommands);
+ * the rest of its body is prose for a model. VS Code's `launch.json` is not read at all (it runs when
  * the user starts a debug session, by choice).
  */
 
@@ -102,8 +103,8 @@ interface Source {
   text?: string;
   /** `text` is a tool's settings (package.json's tool keys), not commands: no first word runs. */
   settings?: true;
-  /** A JSON configuration's text, read as the file would be (the part of `~/.claude.json` that is this project's). */
-  json?: string;
+  /** A configuration's text, read as the file would be (the part of `~/.claude.json` that is this project's; a git config file's values as git reads them). */
+  content?: string;
 }
 
 /** What a protected configuration runs of the work tree. */
@@ -193,7 +194,8 @@ function scriptPlaces(dir: string, o: NamedOptions): { pkgs: string[]; scripts: 
 
 /**
  * The words a host acts on, and the files the source imports: a markdown file's front
- * matter only (its body is prose), but a memory file's `@path` imports as well.
+ * matter and the commands of its body Claude Code runs (bangCommands), a memory file's
+ * `@path` imports as well.
  */
 function wordsOf(src: Source): Words {
   const none = {
@@ -214,10 +216,10 @@ function wordsOf(src: Source): Words {
     python: null,
   };
   if (USER_RUN.test(basename(src.file))) return none;
-  const text = src.json ?? src.text ?? readText(src.file);
+  const text = src.content ?? src.text ?? readText(src.file);
   if (text === null) return none;
   const acted = src.text !== undefined || !/\.(md|mdc|markdown)$/i.test(src.file);
-  const front = acted ? text : (/^---\r?\n([\s\S]*?)\r?\n---/.exec(text)?.[1] ?? "");
+  const front = acted ? text : markdownActed(text);
   const staged = src.text === undefined && isLintStagedConfig(src.file) ? lintStagedTasks(src.file, text) : null;
   const json = src.text === undefined && /\.json$/i.test(src.file);
   const body = staged?.json ? staged.lines : json ? `${front}\n${jsonCommandLines(text)}` : front;
@@ -246,6 +248,24 @@ function wordsOf(src: Source): Words {
     pyImports: python ? pythonImported(text) : [],
     python,
   };
+}
+
+/** Of a markdown file, what a host acts on: its front matter, and the commands of its body Claude Code runs (bangCommands). */
+function markdownActed(text: string): string {
+  const frontMatter = /^---\r?\n([\s\S]*?)\r?\n---/.exec(text)?.[1] ?? "";
+  return [frontMatter, bangCommands(text)].join("\n");
+}
+
+/**
+ * What Claude Code runs of a command's or a skill's body when it loads it, before the model
+ * reads it (its own patterns): each `` !`cmd` `` span after white space, and each ```` ```! ````
+ * block. Read in every markdown file a configuration holds: a memory file's are not run,
+ * but naming their files too costs a refusal at most.
+ */
+function bangCommands(text: string): string {
+  const spans = [...text.matchAll(/(?<=^|\s)!`([^`]+)`/gm)].map((m) => m[1]!);
+  const blocks = [...text.matchAll(/```!\s*\n?([\s\S]*?)\n?```/g)].map((m) => m[1]!);
+  return [...spans, ...blocks].join("\n");
 }
 
 /**
@@ -632,11 +652,11 @@ export function namedByToolConfig(entry: string, o: NamedOptions, project = dirn
 }
 
 /**
- * What a JSON configuration kept outside the tree runs of it, given its text (`file` names
- * where it comes from, and must end in `.json`): the host runs it with `project` as its folder.
+ * What a configuration runs of the tree, given its text in place of the file's (`file` names
+ * where it comes from; a `.json` one is read as JSON): the host runs it with `project` as its folder.
  */
-export function namedByJsonText(file: string, json: string, o: NamedOptions, project: string): NamedByConfig {
-  return walkFrom(new NamedWalk(new Set([file]), o, project), [{ file, memory: false, json }]);
+export function namedByText(file: string, content: string, o: NamedOptions, project: string): NamedByConfig {
+  return walkFrom(new NamedWalk(new Set([file]), o, project), [{ file, memory: false, content }]);
 }
 
 /** Follows `level` and what it names, level by level, to the end. */

@@ -1,7 +1,9 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
+import { readRegularHead } from "../sys/file-head.ts";
 import { isWithin } from "../sys/paths.ts";
-import { namedByToolConfig } from "./config-named.ts";
+import { type NamedByConfig, type NamedOptions, namedByText, namedByToolConfig } from "./config-named.ts";
+import { gitConfigText } from "./git-config-text.ts";
 import type { RepoFacts } from "./git-reach.ts";
 
 /**
@@ -39,8 +41,9 @@ export function runByGit(repo: RepoFacts, tree: string, ignored: (abs: string) =
   const py = { roots: new Set<string>(), pythons: new Set<string>(), pyNames: new Set<string>() };
   const keys: ByGit["manifestKeys"] = [];
   const wide = new Set<string>();
-  for (const entry of [...hookEntries(repo), ...repo.configFiles]) {
-    const named = namedByToolConfig(entry, { workdir: tree, ignored, home: repo.home }, project);
+  const o: NamedOptions = { workdir: tree, ignored, home: repo.home };
+  const configs = repo.configFiles.map((f) => namedByGitConfig(f, o, project));
+  for (const named of [...hookEntries(repo).map((h) => namedByToolConfig(h, o, project)), ...configs]) {
     for (const f of named.files) if (f !== tree && isWithin(f, tree)) out.add(f);
     for (const r of named.importRoots) if (isWithin(r, tree)) py.roots.add(r);
     for (const i of named.pythons) py.pythons.add(i);
@@ -57,6 +60,15 @@ export function runByGit(repo: RepoFacts, tree: string, ignored: (abs: string) =
     manifestKeys: keys.filter((k) => isWithin(k.pkg, tree)),
     wideScripts: [...wide],
   };
+}
+
+/** As much of a git config file as the walk reads of any file (config-named.ts's head). */
+const MAX_CONFIG_BYTES = 256 * 1024;
+
+/** What a git config file runs, read as git reads its values (gitConfigText); a link (its target named too) as any configuration is. */
+function namedByGitConfig(file: string, o: NamedOptions, project: string): NamedByConfig {
+  const text = readRegularHead(file, MAX_CONFIG_BYTES);
+  return text === null ? namedByToolConfig(file, o, project) : namedByText(file, gitConfigText(text), o, project);
 }
 
 /** What git's hooks and config files run: files of the tree, and their Python commands' import folders, interpreters and imported names. */

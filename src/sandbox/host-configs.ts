@@ -1,10 +1,20 @@
-import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+} from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { claudeStateFile } from "../sys/claude-home-reads.ts";
 import { isFolder } from "../sys/file-head.ts";
 import { canonicalPath, isWithin } from "../sys/paths.ts";
-import { type NamedByConfig, type NamedOptions, namedByJsonText, namedByToolConfig } from "./config-named.ts";
-import type { PathDir } from "./config-programs.ts";
+import { type NamedByConfig, type NamedOptions, namedByText, namedByToolConfig } from "./config-named.ts";
+import { linkChain, type PathDir } from "./config-programs.ts";
 
 /**
  * Claude Code's configurations that live outside the work tree but run commands in it,
@@ -57,11 +67,15 @@ const MAX_STATE_BYTES = 64 << 20;
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** A regular file's JSON object (never through a link, never a FIFO), or null. */
+/**
+ * A regular file's JSON object (never a FIFO), or null. Links are followed, as Claude Code
+ * follows them: home-manager, stow and chezmoi make `~/.claude/settings.json` one; where
+ * one leads into the tree, what it reaches there is kept as configuration (linkedIntoTree).
+ */
 function readJson(path: string): Json | null {
   let fd: number | undefined;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
     const st = fstatSync(fd);
     if (!st.isFile() || st.size > MAX_STATE_BYTES) return null;
     const v: unknown = JSON.parse(readFileSync(fd, "utf8"));
@@ -217,12 +231,14 @@ export interface HostNamed {
 
 export function namedByHost(p: HostPlaces, ignored: (abs: string) => boolean): HostNamed {
   const o: NamedOptions = { workdir: p.workdir, ignored, home: p.home };
-  const all = hostConfigs(p).map((c) =>
-    c.json === undefined ? namedByToolConfig(c.file, o, c.project) : namedByJsonText(c.file, c.json, o, c.project),
+  const configs = hostConfigs(p);
+  const all = configs.map((c) =>
+    c.json === undefined ? namedByToolConfig(c.file, o, c.project) : namedByText(c.file, c.json, o, c.project),
   );
   const inTree = (f: string) => f !== p.workdir && isWithin(f, p.workdir);
+  const linked = configs.flatMap((c) => linkedIntoTree(c.file, p.workdir));
   return {
-    files: [...new Set(all.flatMap((n) => n.files).filter(inTree))],
+    files: [...new Set([...all.flatMap((n) => n.files), ...linked].filter(inTree))],
     workdirOnPath: all.flatMap((n) => n.pathDirs.filter((d) => d.dir === p.workdir)),
     npmScripts: all.flatMap((n) => n.npmScripts).filter((s) => inTree(s.pkg)),
     manifestKeys: all.flatMap((n) => n.manifestKeys).filter((k) => inTree(k.pkg)),
@@ -231,4 +247,33 @@ export function namedByHost(p: HostPlaces, ignored: (abs: string) => boolean): H
     pyNames: all.flatMap((n) => n.pyNames),
     wideScripts: all.flatMap((n) => n.wideScripts),
   };
+}
+
+/** Links followed before the chain is given up (the kernel's own limit). */
+const MAX_HOPS = 40;
+
+/**
+ * What a configuration kept outside the tree is inside it: the file its links (or a linked
+ * folder above it, as `~/.claude` linked to a dotfiles checkout) lead to, and the links of
+ * that chain that lie in the tree; a delegate that rewrote either rewrote the configuration.
+ */
+function linkedIntoTree(file: string, workdir: string): string[] {
+  const out: string[] = [];
+  try {
+    out.push(realpathSync(file));
+  } catch {
+    return out; // absent or a dangling link: Claude Code reads nothing there
+  }
+  let at = file;
+  for (let hop = 0; hop < MAX_HOPS && !isWithin(at, workdir); hop++) {
+    try {
+      if (!lstatSync(at).isSymbolicLink()) break;
+      const to = readlinkSync(at);
+      at = isAbsolute(to) ? resolve(to) : resolve(dirname(at), to);
+    } catch {
+      break;
+    }
+  }
+  if (isWithin(at, workdir)) out.push(...linkChain(at, workdir));
+  return out;
 }

@@ -117,6 +117,39 @@ export const PROTECT_RULES: readonly ProtectRule[] = [
   // `package.json5`), and the runtimes' own configuration: bun's `bunfig.toml` (`preload`
   // runs code before every `bun run` and `bun test`), deno's `deno.json[c]` (tasks, import maps).
   // Last: the names above that also fit this pattern (.envrc, .miserc.toml) keep their own rule.
+  // A build tool's own settings, which it reads from the folder it runs in and each folder
+  // above before any of the project's code, and which name programs it runs: cargo's
+  // `.cargo/config[.toml]` (alias, build.rustc-wrapper, target.*.runner, linker), rustup's
+  // `rust-toolchain[.toml]` (toolchain.path: every proxy, cargo and rustc, runs from there),
+  // maven's `.mvn/` (jvm.config and maven.config are its command line, extensions.xml loads
+  // code, wrapper/ is the launcher), gradle's `gradle.properties` (org.gradle.jvmargs) and
+  // its wrapper's jar and properties (the distribution ./gradlew runs), MSBuild's
+  // `Directory.Build.*` and `Directory.Packages.props` (imported into every project: tasks
+  // run at build), `global.json` (the SDK), NuGet's `nuget.config`, `.config/dotnet-tools.json`,
+  // bundler's `.bundle/` (BUNDLE_GEMFILE), uv's `uv.toml` and `.python-version` (a path there
+  // is the interpreter uv runs). A hook, a task or an editor (rust-analyzer runs `cargo
+  // metadata` at folder open) runs the tool; the tool obeys these.
+  {
+    id: "toolchain-config",
+    projectOnly: true,
+    what: "a build tool's own settings, read from the folder it runs in and every folder above (.cargo/config.toml, rust-toolchain.toml, .mvn/, gradle.properties, Directory.Build.props, uv.toml: they name programs it runs)",
+    names:
+      /^(rust-toolchain(\.toml)?|\.mvn|gradle\.properties|gradle-wrapper\.(properties|jar)|directory\.(build|packages|solution)\.(props|targets|rsp)|global\.json|nuget\.config|\.bundle|uv\.toml|\.python-versions?)$/,
+  },
+  {
+    id: "toolchain-config",
+    projectOnly: true,
+    what: "cargo's own settings (.cargo/config.toml: aliases, rustc-wrapper, runners and linkers it runs)",
+    names: /^config(\.toml)?$/,
+    under: ".cargo",
+  },
+  {
+    id: "toolchain-config",
+    projectOnly: true,
+    what: "the .NET tools' manifest (.config/dotnet-tools.json: the tools `dotnet tool run` runs)",
+    names: /^dotnet-tools\.json$/,
+    under: ".config",
+  },
   {
     id: "tool-config",
     projectOnly: true,

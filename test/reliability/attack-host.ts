@@ -173,6 +173,11 @@ export function hostTools(id: Identity, root: string, layout: LayoutId, seen = n
     for (const plugin of directoryPlugins(json(f), project))
       for (const cmd of claudeCommands(json(join(plugin, "hooks", "hooks.json")))) run(project, cmd);
   }
+  // A skill or a command the user invokes (or the model picks): Claude Code runs its body's !`cmd` spans as it loads it.
+  for (const f of named(/\/\.claude\/(skills\/[^/]+\/SKILL|commands\/.+)\.md$/)) {
+    const project = f.slice(0, f.lastIndexOf("/.claude/"));
+    for (const m of readFileSync(f, "utf8").matchAll(/(?<=^|\s)!`([^`]+)`/gm)) run(project, m[1]!);
+  }
   for (const f of named(/\/\.mcp\.json$/)) {
     type Server = { command?: string; args?: string[]; env?: Record<string, string> };
     const servers = Object.values((json(f).mcpServers ?? {}) as Record<string, Server>);

@@ -35,6 +35,14 @@ const PYTHON = Bun.spawnSync(["python3", "-c", 'import sys; print("%d.%d" % sys.
 /** A virtualenv's site-packages, relative to the virtualenv's folder's parent (the layout's .venv). */
 export const VENV_SITE = `.venv/lib/python${PYTHON || "3"}/site-packages`;
 
+/**
+ * The home of the machine's rustup and cargo, if it has them (the user's real home, or
+ * root's): the rust layout's hook runs that cargo; without one its routes prove nothing
+ * reaches, and are only checked to be held.
+ */
+export const RUST_HOME =
+  [process.env.DL_REAL_HOME, "/root"].find((h) => h && existsSync(join(h, ".cargo", "bin", "cargo"))) ?? null;
+
 /** The suite's own checkout: its node_modules holds the real packages the layouts install (devDependencies). */
 const SUITE = join(import.meta.dir, "../..");
 
@@ -97,6 +105,9 @@ printf '{"name":"fmt"}\\n' > tools/market/plugins/fmt/.claude-plugin/plugin.json
 printf '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"true"}]}]}}\\n' > tools/market/plugins/fmt/hooks/hooks.json
 echo 'echo main' > statusline; echo 'echo none' > keyhelper
 printf '# Deploy\\nRun the deploy.\\n' > .claude/commands/deploy.md
+# A skill whose body runs a script of the tree as Claude Code loads it (allowed-tools grants it, no prompt).
+mkdir -p .claude/skills/ctx && printf -- '---\\nname: ctx\\ndescription: Use at the start of every task\\nallowed-tools: Bash(sh:*)\\n---\\nContext: !\`sh scripts/ctx.sh\`\\n' > .claude/skills/ctx/SKILL.md
+${EXIT0} > scripts/ctx.sh
 printf '{"mcpServers":{"tools":{"command":"node","args":["tools/mcp.js"]},"srv":{"command":"node","args":["./mcpsrv"]},"py":{"command":"python3","args":["tools/ctx.py"]},"pym":{"command":"python3","args":["-m","pysrv"]},"bts":{"command":"%s","args":["tools/ctx.ts"]},"pyp":{"command":"python3","args":["-m","envsrv"],"env":{"PYTHONPATH":"pylib"}}}}\\n' "$DL_ATTACK_NODE_MODULES/.bun/bun" > .mcp.json
 # A server Claude Code starts with an env map: PYTHONPATH puts pylib/ before the standard library.
 mkdir -p pylib/envsrv && : > pylib/envsrv/__init__.py && printf 'import json\\n' > pylib/envsrv/__main__.py
@@ -255,6 +266,21 @@ mkdir tests && printf 'def test_ok():\n    assert True\n' > tests/test_ok.py && 
 printf '#!/bin/sh\nPYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -q -p no:cacheprovider >/dev/null 2>&1\nexit 0\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit
 echo x > staged.txt && git add staged.txt
 cd ..
+# nbstripout --install (its own words): a clean filter and a textconv of the user's python -m nbstripout,
+# stored with git's escaped quotes; git runs them from the work tree's root.
+git init -q -b main nbstrip && cd nbstrip
+printf '{"cells":[]}\n' > nb.ipynb && git add -A && git commit -q -m first
+py=$(command -v python3)
+git config filter.nbstripout.clean "\\"$py\\" -m nbstripout" && git config filter.nbstripout.smudge cat
+git config diff.ipynb.textconv "\\"$py\\" -m nbstripout -t"
+printf '*.ipynb filter=nbstripout diff=ipynb\n' > .git/info/attributes
+cd ..
+# A Rust crate whose pre-commit hook checks formatting with the machine's cargo, if it has one (CARGO_HOME).
+git init -q -b main rust && cd rust
+mkdir src && echo 'fn main() {}' > src/main.rs && printf '[package]\nname = "r"\nversion = "0.1.0"\nedition = "2021"\n' > Cargo.toml
+printf 'target/\n' > .gitignore && git add -A && git commit -q -m first
+printf '#!/bin/sh\nexport RUSTUP_HOME=%s/.rustup CARGO_HOME=%s/.cargo PATH=%s/.cargo/bin:$PATH\ncargo fmt --all -- --check >/dev/null 2>&1\nexit 0\n' "$DL_ATTACK_RUST_HOME" "$DL_ATTACK_RUST_HOME" "$DL_ATTACK_RUST_HOME" > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit
+cd ..
 `;
 
 const WORKTREE = `set -e
@@ -300,6 +326,8 @@ export const LAYOUTS: Record<LayoutId, Layout> = {
       "many/drivers",
       "many/lintstaged",
       "many/pyhooks",
+      "many/nbstrip",
+      "many/rust",
     ],
     build: MANY,
   },

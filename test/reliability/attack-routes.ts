@@ -1,5 +1,6 @@
 import { type LayoutId, VENV_SITE } from "./attack-layouts.ts";
 import { loaderRoutes } from "./attack-routes-loaders.ts";
+import { toolchainRoutes } from "./attack-routes-toolchains.ts";
 
 /**
  * Every route the attack suite (attack-suite.ts) tries: a way for a delegate to leave
@@ -1438,6 +1439,7 @@ export const ROUTES: Route[] = [
   ...WORKTREE_ROUTES,
   ...SUBDIR_ROUTES,
   ...loaderRoutes({ write, edit, withScript }),
+  ...toolchainRoutes({ write, withScript }),
 ];
 
 /** Workdirs no delegate may have (relative to the layout root of "repo" / "many"): every file in them is metadata or configuration. */

@@ -8,7 +8,7 @@ import { type Identity, identityNames, makeIdentity } from "../helpers/run-as.ts
 import { until } from "../helpers/until.ts";
 import { skipBwrap } from "../sandbox/jail-env.ts";
 import { exists, hostGit, hostGitCommands, hostTools } from "./attack-host.ts";
-import { LAYOUTS, type LayoutId, layoutPackages } from "./attack-layouts.ts";
+import { LAYOUTS, type LayoutId, layoutPackages, RUST_HOME } from "./attack-layouts.ts";
 import { payload, payloadJs, prelude, REFUSED_WORKDIRS, ROUTES, type Route, type ToolCall } from "./attack-routes.ts";
 
 /**
@@ -302,6 +302,7 @@ export function buildLayouts(c: Pick<Ctx, "id" | "root">, only?: LayoutId): void
       cwd: c.root,
       env: c.id.env({
         DL_ATTACK_NODE_MODULES: modules,
+        DL_ATTACK_RUST_HOME: RUST_HOME ?? "/nonexistent",
         GIT_AUTHOR_NAME: "u",
         GIT_AUTHOR_EMAIL: "u@x",
         GIT_COMMITTER_NAME: "u",

@@ -451,6 +451,20 @@ describe("namedByToolConfig", () => {
     expect(named(w, ".claude").files).toEqual(["scripts/a.sh"]);
   });
 
+  test("a command's or a skill's body: the commands Claude Code runs as it loads it (!`cmd` and ```! blocks), never its prose", () => {
+    const w = tree({
+      ".claude/skills/ctx/SKILL.md":
+        "---\nname: ctx\nallowed-tools: Bash(sh:*)\n---\nContext: !`sh scripts/ctx.sh`\nSee scripts/prose.sh, and `sh scripts/quoted.sh`.\n",
+      ".claude/commands/deploy.md": "Run:\n```!\nbash tools/pre.sh\nnode tools/gen.js\n```\n",
+      "scripts/ctx.sh": "",
+      "scripts/prose.sh": "",
+      "scripts/quoted.sh": "",
+      "tools/pre.sh": "",
+      "tools/gen.js": "",
+    });
+    expect(named(w, ".claude").files).toEqual(["scripts/ctx.sh", "tools/gen.js", "tools/pre.sh"]);
+  });
+
   test("a memory file's imports five hops deep, as Claude Code reads them, and .claude/rules' imports", () => {
     const w = tree({
       "CLAUDE.md": "@d/1.md\n",

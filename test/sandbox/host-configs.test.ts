@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { refusedWrite } from "../../src/agent/tools/protect-write.ts";
 import { namedByHost } from "../../src/sandbox/host-configs.ts";
@@ -97,6 +97,29 @@ describe("Claude Code's configurations outside the tree", () => {
     writeFileSync(join(w, "node_modules/.bin/ccusage"), "#!/bin/sh\n");
     const verdict = await guard.finish();
     expect(verdict.tamper?.changed).toContain("node_modules/.bin/ccusage (new)");
+  });
+
+  test("settings.json a link (home-manager, stow, chezmoi): read through it; a link into the tree keeps its target and the tree's links as configuration", () => {
+    const w = tree({ "scripts/status.sh": "", "dotfiles/claude-settings.json": "", "src/a.js": "" });
+    const hook = (command: string) => ({ hooks: { SessionStart: [{ hooks: [{ type: "command", command }] }] } });
+    // Outside the tree: the user's dotfiles checkout elsewhere.
+    const dots = realpathSync(tempDir("host-configs-dots"));
+    writeFileSync(join(dots, "settings.json"), JSON.stringify(hook("sh scripts/status.sh")));
+    const home = realpathSync(tempDir("host-configs-linked"));
+    mkdirSync(join(home, ".claude"));
+    symlinkSync(join(dots, "settings.json"), join(home, ".claude/settings.json"));
+    expect(namedOf(w, { home, managedDir: join(home, "none") })).toEqual(["scripts/status.sh"]);
+    // Into the tree, through a link of the tree: the file and the link are the user's settings.
+    writeFileSync(join(w, "dotfiles/claude-settings.json"), JSON.stringify(hook("sh scripts/status.sh")));
+    symlinkSync("claude-settings.json", join(w, "dotfiles/current.json"));
+    const home2 = realpathSync(tempDir("host-configs-linked"));
+    mkdirSync(join(home2, ".claude"));
+    symlinkSync(join(w, "dotfiles/current.json"), join(home2, ".claude/settings.json"));
+    expect(namedOf(w, { home: home2, managedDir: join(home2, "none") }).sort()).toEqual([
+      "dotfiles/claude-settings.json",
+      "dotfiles/current.json",
+      "scripts/status.sh",
+    ]);
   });
 
   test("the administrator's managed settings and their drop-ins run in every project too", () => {

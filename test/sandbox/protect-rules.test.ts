@@ -105,6 +105,42 @@ describe("protect rules", () => {
     expect([...scan.ruleEntries.keys()].sort()).toEqual(["node_modules/pkg/.vscode", "web/eslint.config.js"]);
   });
 
+  test("a build tool's own settings, which it reads from its folder and every folder above and which name programs it runs", () => {
+    for (const p of [
+      ".cargo/config.toml",
+      "crates/x/.cargo/config",
+      "rust-toolchain.toml",
+      "rust/rust-toolchain",
+      ".mvn/jvm.config",
+      ".mvn/wrapper/maven-wrapper.jar",
+      "gradle.properties",
+      "gradle/wrapper/gradle-wrapper.properties",
+      "gradle/wrapper/gradle-wrapper.jar",
+      "Directory.Build.props",
+      "src/Directory.Build.targets",
+      "Directory.Packages.props",
+      "global.json",
+      "NuGet.Config",
+      ".config/dotnet-tools.json",
+      ".bundle/config",
+      "uv.toml",
+      ".python-version",
+    ])
+      expect({ p, rule: ruleForPath(p)?.rule.id }).toEqual({ p, rule: "toolchain-config" });
+    // The project's own build files and sources are the job's to change; an installed package's settings are not the project's.
+    for (const p of [
+      "Cargo.toml",
+      "src/config.toml",
+      "config.toml",
+      "build.gradle",
+      "pom.xml",
+      "app.csproj",
+      "pyproject.toml",
+    ])
+      expect({ p, rule: ruleForPath(p) }).toEqual({ p, rule: null });
+    expect(ruleForPath("node_modules/x/global.json")).toBeNull();
+  });
+
   test("every place mise loads from a folder (its LOCAL_CONFIG_FILENAMES and MISE_ENV patterns), and no other file", () => {
     for (const p of [
       ".tool-versions",
