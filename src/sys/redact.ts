@@ -20,6 +20,8 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { cliRanges } from "./redact-cli.ts";
+import { NAMED_FORMS, type NamedForm, pemBase64Ranges } from "./redact-forms.ts";
 
 export const REDACTED = "<redacted>";
 
@@ -129,6 +131,15 @@ const RUN_IN_DOUBLE = /[^"\\\r\n]{1,4096}/y;
 const RUN_IN_SINGLE = /[^'"`\\\r\n]{1,4096}/y;
 const RUN_BARE = /[^\s"'`\\]{1,4096}/y;
 /**
+ * The same runs holding whole escapes (JSON's `\u0026`, `\/`, `\"`; a shell's `\$`, `\&`, as
+ * `declare -p` and `printf %q` write them), read from an opening that is no escape itself: the
+ * value is cut whole, not to its first backslash. A line break's escape ends the value.
+ */
+const RUN_IN_DOUBLE_ESCAPED = /(?:[^"\\\r\n]|\\u[0-9A-Fa-f]{4}|\\[^nru\r\n]){1,4096}/y;
+const RUN_BARE_ESCAPED = /(?:[^\s"'`\\]|\\u[0-9A-Fa-f]{4}|\\[^\s"nrtbfu]){1,4096}/y;
+/** An XML element's text, to the element's end (`<password>v</password>`). */
+const RUN_IN_ELEMENT = /[^<"\\\r\n]{1,4096}/y;
+/**
  * A header whose whole value is the credential (every cookie of the line may be a
  * session): its run is the rest of the line, up to a quote that may have opened before
  * it (`curl -H 'Cookie: a=1'`). Only when the value reads as one: cookies are `name=value`,
@@ -164,25 +175,40 @@ function valueAt(
   header: string,
 ): { value: string | null; pieces: string[]; end: number } {
   const run = quote === '"' ? RUN_IN_DOUBLE : quote ? RUN_IN_SINGLE : header ? RUN_TO_LINE_END : RUN_BARE;
-  run.lastIndex = at;
-  let m = run.exec(text);
+  const re = withEscapes(text, at, quote, run);
+  re.lastIndex = at;
+  let m = re.exec(text);
   if (m && run === RUN_TO_LINE_END && !headerValue(header, m[0])) {
     RUN_BARE.lastIndex = at;
     m = RUN_BARE.exec(text);
   }
   if (!m) return { value: null, pieces: [], end: at };
   // A bare run's trailing `, ; ) ] }` closes what holds it (JSON, a call, a statement): not cut.
-  if (run === RUN_BARE) {
+  if (re === RUN_BARE || re === RUN_BARE_ESCAPED) {
     const core = withoutClosers(m[0]);
     if (core.length > 0 && core.length < m[0].length)
       m = Object.assign([core], { index: m.index, input: m.input }) as RegExpExecArray;
   }
   const end = at + m[0].length;
-  const pieces = m[0].split(REDACTED).filter((p) => p.trim() !== "");
+  const written = m[0].split(REDACTED).filter((p) => p.trim() !== "");
+  // Learned as written and as read: `pw\u0026x`, `pw\&x` and `pw&amp;x` are `pw&x`, then cut in every form.
+  const pieces = [...written, ...readForms(written)];
   if (pieces.length === 0) return { value: null, pieces, end };
   if (m[0].includes(REDACTED)) return { value: m[0], pieces, end };
   const ok = m[0].length >= 4 && keylike(m[0]);
   return { value: ok ? m[0] : null, pieces, end };
+}
+
+/**
+ * The run a value at `at` may span (`run`, its format's): escapes and all unless what
+ * opened it was escaped itself (`\"password\": \"v\"` inside a JSON string, whose own end
+ * is an escape); an element's text (`quote` "<") to the element's end.
+ */
+function withEscapes(text: string, at: number, quote: string, run: RegExp): RegExp {
+  const escaped = text[at - 1 - quote.length] === "\\";
+  if (quote === "<") return RUN_IN_ELEMENT;
+  if (run === RUN_IN_DOUBLE) return escaped ? RUN_IN_DOUBLE : RUN_IN_DOUBLE_ESCAPED;
+  return run === RUN_BARE && !escaped ? RUN_BARE_ESCAPED : run;
 }
 
 /**
@@ -242,6 +268,98 @@ function redactNamed(text: string, seen: string[]): string {
     done = NAME_THEN_VALUE.lastIndex = at + value.length;
   }
   return done === 0 ? text : out + text.slice(done);
+}
+
+/**
+ * What a cut value's pieces teach: each as written and as read one level down (`pw\u0026x`,
+ * `pw\&x` and `pw&amp;x` are `pw&x`, then cut in every form), and with `fields`, what a
+ * shell or a connection string ends them at (firstField).
+ */
+function learnable(pieces: readonly string[], fields: boolean): string[] {
+  const all = [...new Set([...pieces, ...readForms(pieces)])];
+  return fields ? [...all, ...all.map(firstField)] : all;
+}
+
+/** Pieces holding an escape, as read one level down (`pw\u0026x` is `pw&x`). */
+function readForms(pieces: readonly string[]): string[] {
+  const read = pieces.map((p) => (ESCAPE_START.test(p) ? readOneLevel(p).read : p));
+  return read.filter((r, i) => r !== pieces[i]);
+}
+
+/** Whether a name says credential: a variable's by the variable rule, any other by its last word. */
+const namesSecret = (name: string) => (VARIABLE.test(name) ? isSecretName(name) : SECRET_LAST_WORD.test(words(name)));
+
+/** `text` with the value of each of `form`'s matches whose name says credential cut (and noted in `seen`). */
+function redactForm(text: string, seen: string[], form: NamedForm): string {
+  let out = "";
+  let done = 0;
+  form.re.lastIndex = 0;
+  for (let m = form.re.exec(text); m; m = form.re.exec(text)) {
+    const name = m.groups?.n ?? m.groups?.s ?? "password";
+    if (!namesSecret(name)) continue;
+    const at = form.re.lastIndex;
+    const { value, pieces } = valueAt(text, at, form.element ? "<" : (m.groups?.q ?? ""), "");
+    const trimmed = value?.trimEnd() ?? "";
+    if (!trimmed || (form.oneWord && /\s/.test(trimmed)) || (VARIABLE.test(name) && notASecret(trimmed))) continue;
+    seen.push(
+      ...learnable(
+        pieces.map((p) => p.trim()),
+        true,
+      ),
+    );
+    out += text.slice(done, at) + REDACTED;
+    done = form.re.lastIndex = at + trimmed.length;
+  }
+  return done === 0 ? text : out + text.slice(done);
+}
+
+/** Whether an escape starts at `i`: a backslash after an even count of them (a pair's second half starts none). */
+function startsEscape(text: string, i: number): boolean {
+  if (text.charCodeAt(i) !== 92) return false;
+  let n = 0;
+  while (n < 4096 && text.charCodeAt(i - 1 - n) === 92) n++;
+  return n % 2 === 0;
+}
+
+/** The length of the backslash escape at `i` (a lone backslash: 1). */
+const escapeLength = (text: string, i: number) => Math.max(1, Math.floor(escapeAt(text, i) / 0x200000));
+
+/**
+ * A range widened to whole backslash escapes: a value known with a backslash of its own
+ * (`ab\` read from JSON's `ab\\`) found where the backslash starts `\"` takes the whole
+ * escape, so serialized JSON stays JSON.
+ */
+function wholeEscapes(text: string, r: [number, number]): [number, number] {
+  let [a, b] = r;
+  for (let i = Math.max(0, a - 5); i < a; i++)
+    if (startsEscape(text, i) && i + escapeLength(text, i) > a) {
+      a = i;
+      break;
+    }
+  for (let i = Math.max(a, b - 5); i < b; i++) if (startsEscape(text, i)) b = Math.max(b, i + escapeLength(text, i));
+  return [a, b];
+}
+
+/** `text` with `ranges` (any order, overlapping) cut whole, their values noted in `seen` when given. */
+function cutFound(text: string, found: [number, number][], seen: string[] | null): string {
+  if (found.length === 0) return text;
+  const ranges = found.map((r) => wholeEscapes(text, r));
+  ranges.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+  const joined: [number, number][] = [];
+  for (const r of ranges) {
+    const last = joined.at(-1);
+    if (last && r[0] < last[1]) last[1] = Math.max(last[1], r[1]);
+    else joined.push([r[0], r[1]]);
+  }
+  if (seen) for (const [a, b] of joined) seen.push(...learnable(text.slice(a, b).split(REDACTED), true));
+  return cutRanges(text, joined);
+}
+
+/** `text` with the values of the credential grammars of redact-forms.ts and redact-cli.ts cut (and noted in `seen`). */
+function redactForms(text: string, seen: string[]): string {
+  let out = text;
+  for (const form of NAMED_FORMS) out = redactForm(out, seen, form);
+  return cutFound(out, cliRanges(out), seen);
 }
 
 /**
@@ -560,6 +678,23 @@ const BREAK = -1;
 const pack = (len: number, code: number) => len * 0x200000 + Math.min(code, 0x10ffff) + 1;
 const digits = (text: string, i: number, n: number, radix: number) => Number.parseInt(text.slice(i, i + n), radix);
 
+/** What a shell's backslash may quote in a word (`declare -p`, `printf %q`): its special characters. */
+const SHELL_ESCAPED = "$&!`;|()<>*?[]{}#~' ,=^";
+/** HTML's and XML's named entities for the characters they escape. */
+const NAMED_ENTITIES: readonly [string, number][] = [
+  ["&amp;", 38],
+  ["&lt;", 60],
+  ["&gt;", 62],
+  ["&quot;", 34],
+  ["&apos;", 39],
+];
+
+/** The named entity starting at `i` of `text` (packed), or 0. */
+function namedEntityAt(text: string, i: number): number {
+  for (const [entity, code] of NAMED_ENTITIES) if (text.startsWith(entity, i)) return pack(entity.length, code);
+  return 0;
+}
+
 /** The escape starting at `i` of `text` (packed), or 0. Scanned by character codes: a regex's match objects made a megabyte of `\\` cost seconds. */
 function escapeAt(text: string, i: number): number {
   const c = text.charCodeAt(i);
@@ -567,7 +702,7 @@ function escapeAt(text: string, i: number): number {
   if (c === 13) return text.charCodeAt(i + 1) === 10 ? pack(2, BREAK) : 0;
   if (c === 37) return runOf(text, i + 1, 2, isHex) === 2 ? pack(3, digits(text, i + 1, 2, 16)) : 0;
   if (c === 38) {
-    if (text.charCodeAt(i + 1) !== 35) return 0; // &#
+    if (text.charCodeAt(i + 1) !== 35) return namedEntityAt(text, i); // &#
     const hex = text[i + 2] === "x" || text[i + 2] === "X";
     const start = i + (hex ? 3 : 2);
     const n = hex ? runOf(text, start, 6, isHex) : runOf(text, start, 7, isDigit);
@@ -578,6 +713,8 @@ function escapeAt(text: string, i: number): number {
   const d = text.charCodeAt(i + 1);
   if (d === 117) return runOf(text, i + 2, 4, isHex) === 4 ? pack(6, digits(text, i + 2, 4, 16)) : 0; // \u
   if (d === 34 || d === 92 || d === 47) return pack(2, d); // \" \\ \/
+  if (d === 120) return runOf(text, i + 2, 2, isHex) === 2 ? pack(4, digits(text, i + 2, 2, 16)) : 0; // \x
+  if (SHELL_ESCAPED.includes(text[i + 1] ?? "\n")) return pack(2, d); // \$ \& \! as printf %q writes them
   if (d === 114) return pack(text.startsWith("\\n", i + 2) ? 4 : 2, BREAK); // \r, \r\n
   return d === 110 ? pack(2, BREAK) : 0; // \n
 }
@@ -633,16 +770,11 @@ function deeper(text: string, acc: Reading | null): Reading | null {
   return r;
 }
 
-/**
- * `text` with each of `ranges` cut whole: positions in `text` itself, or with `reading`
- * positions in that reading of `text`, cut where they came from (whole escapes).
- */
-function cutRanges(text: string, ranges: readonly [number, number][], reading?: Reading): string {
+/** `text` with each of `ranges` (in order) cut whole. */
+function cutRanges(text: string, ranges: readonly [number, number][]): string {
   let out = "";
   let done = 0;
-  for (const [a, b] of ranges) {
-    const start = reading ? reading.from[a]! : a;
-    const end = reading ? reading.to[b - 1]! : b;
+  for (const [start, end] of ranges) {
     // Two values can meet inside one escape (a pair of surrogates): the rest of the second goes too.
     if (start < done && end <= done) continue;
     out += (start < done ? "" : text.slice(done, start)) + REDACTED;
@@ -655,25 +787,22 @@ function cutRanges(text: string, ranges: readonly [number, number][], reading?: 
  * `text` with every known value cut, also where it is written with some or all of its
  * characters escaped (once or, serialized again, more) or broken over lines: the value is
  * looked for in the text as read at each level, and what it covers in the text as
- * written is cut whole (whole escapes only, so serialized JSON stays JSON). Each level is
- * read from the one above (read again from the top only after a cut), so a level costs
- * one pass.
+ * written is cut whole (whole escapes only, so serialized JSON stays JSON). Every level is
+ * read from the text as written, before any cut, and what each finds is cut at once: a
+ * shorter value found as written (`Tr0ub4dor`, what a shell ends `Tr0ub4dor&3x` at) does not
+ * hide the whole one written escaped (`Tr0ub4dor\u00263x`). Each level is read from the one
+ * above, so a level costs one pass.
  */
 function cutKnown(text: string, patterns = knownPatterns()): string {
   if (patterns.length === 0) return text;
-  let cut = cutRanges(text, knownRanges(text, patterns));
+  const found = knownRanges(text, patterns);
   let reading: Reading | null = null;
   for (let level = 1; level <= ESCAPE_LEVELS; level++) {
-    reading = deeper(cut, reading);
+    reading = deeper(text, reading);
     if (!reading) break;
-    const next = cutRanges(cut, knownRanges(reading.read, patterns), reading);
-    if (next === cut) continue;
-    cut = next;
-    reading = null;
-    for (let l = 0; l < level && (l === 0 || reading); l++) reading = deeper(cut, reading);
-    if (!reading) break;
+    for (const [a, b] of knownRanges(reading.read, patterns)) found.push([reading.from[a]!, reading.to[b - 1]!]);
   }
-  return cut;
+  return cutFound(text, found, null);
 }
 
 /**
@@ -707,8 +836,9 @@ function redactFresh(text: string): string {
   pathLooksLeft = PATH_LOOKS_PER_CALL;
   let out = cutKnown(text);
   for (const re of SHAPES) out = out.replace(re, REDACTED);
+  out = cutFound(out, pemBase64Ranges(out), null);
   const seen: string[] = [];
-  out = redactUrls(cutBasic(redactNamed(out, seen).replace(BEARER, `$1${REDACTED}`), seen), seen);
+  out = redactUrls(cutBasic(redactNamed(redactForms(out, seen), seen).replace(BEARER, `$1${REDACTED}`), seen), seen);
   return learn(seen) ? cutKnown(out) : out;
 }
 
@@ -723,7 +853,7 @@ function redactFresh(text: string): string {
 export function learnNamed(text: string): void {
   const seen: string[] = [];
   pathLooksLeft = PATH_LOOKS_PER_CALL;
-  redactUrls(cutBasic(redactNamed(text, seen), seen), seen);
+  redactUrls(cutBasic(redactNamed(redactForms(text, seen), seen), seen), seen);
   learn(seen);
 }
 
@@ -737,7 +867,8 @@ export function redactIdentifier(text: string): string {
   pathLooksLeft = PATH_LOOKS_PER_CALL;
   let out = cutKnown(text, held.pattern ? [held.pattern] : []);
   for (const re of SHAPES) out = out.replace(re, REDACTED);
-  return redactUrls(cutBasic(redactNamed(out, []).replace(BEARER, `$1${REDACTED}`), []), []);
+  out = cutFound(out, pemBase64Ranges(out), null);
+  return redactUrls(cutBasic(redactNamed(redactForms(out, []), []).replace(BEARER, `$1${REDACTED}`), []), []);
 }
 
 /** Whether an identifier holds a held key or a key's shape (redactIdentifier). */
