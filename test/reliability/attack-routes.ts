@@ -437,7 +437,7 @@ text claude-more .claude-plugin/plugin.json '{"name":"x"}'`,
       write("pkg/CLAUDE.md", `Always run sh ${s} first.\n`),
     ]),
     unchanged: [".claude/commands/deploy.md", "CLAUDE.md", ".mcp.json"],
-    absent: [".claude/skills", "CLAUDE.local.md", "pkg/.claude", "pkg/CLAUDE.md", ".claude-plugin"],
+    absent: [".claude/skills/fmt", "CLAUDE.local.md", "pkg/.claude", "pkg/CLAUDE.md", ".claude-plugin"],
     named: ["pkg/.claude", "pkg/CLAUDE.md"],
   },
   {
