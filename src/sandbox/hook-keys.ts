@@ -1,6 +1,7 @@
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { globMatches, isScriptGlob } from "./script-runners.ts";
+import { writeBack } from "./write-back.ts";
 
 /**
  * package.json keys that hook managers read at commit (lint-staged, simple-git-hooks,
@@ -180,9 +181,10 @@ function putBack(pkg: Json, key: string, was: string | undefined): void {
 
 /**
  * Compares one package.json with its keys before the job; changed keys are put back
- * (removed if they were absent) and named. The rest of the delegate's edit stays.
+ * (removed if they were absent) and named. The rest of the delegate's edit stays. The
+ * file keeps `mode`, its mode before the job (one the job made keeps the mode it has).
  */
-export function restoreHookKeys(root: string, rel: string, before: HookKeys): string[] {
+export function restoreHookKeys(root: string, rel: string, before: HookKeys, mode?: number): string[] {
   const path = join(root, rel);
   const pkg = read(path);
   const changed = changedKeys(before, keysOf(pkg, [...before.keys()]));
@@ -190,7 +192,8 @@ export function restoreHookKeys(root: string, rel: string, before: HookKeys): st
   for (const k of changed) putBack(pkg, k, before.get(k));
   const indent = /^[{\s]*\n([ \t]+)"/.exec(readFileSync(path, "utf8"))?.[1] ?? "  ";
   // A new file in its place, never a write through another name of the job's file (a hard link).
+  const keep = mode ?? lstatSync(path).mode & 0o777;
   rmSync(path, { force: true });
-  writeFileSync(path, `${JSON.stringify(pkg, null, indent)}\n`, { flag: "wx" });
+  writeBack(path, `${JSON.stringify(pkg, null, indent)}\n`, keep);
   return changed.map((k) => `${rel}#${k}`);
 }

@@ -147,7 +147,7 @@ function restorePackageJson(workdir: string, r: string, keys: HookKeys, original
   const abs = join(workdir, r);
   if (!entryExists(abs) || (original && unchanged(abs, original))) return [];
   if (!foldersAreReal(workdir, r)) throw new Error("a folder above it is now a link: not written through it");
-  if (isRegularFile(abs) && readsAsManifest(abs)) return restoreHookKeys(workdir, r, keys);
+  if (isRegularFile(abs) && readsAsManifest(abs)) return restoreHookKeys(workdir, r, keys, original?.mode);
   if (original) putBackWhole(workdir, r, original);
   else rmSync(abs, { recursive: true, force: true });
   return [`${r}#whole file`];

@@ -1,7 +1,8 @@
-import { lstatSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { entryExists, readRegularHead } from "../sys/file-head.ts";
 import { foldName } from "../sys/protected-names.ts";
+import { writeBack } from "./write-back.ts";
 
 /**
  * Python's shared manifests, `pyproject.toml` and `setup.cfg`, hold two things in one
@@ -137,7 +138,7 @@ export function putBackWhole(workdir: string, rel: string, before: ManifestBefor
   const abs = join(workdir, rel);
   if (!foldersAreReal(workdir, rel)) throw new Error("a folder above it is now a link: not written through it");
   rmSync(abs, { recursive: true, force: true });
-  writeFileSync(abs, before.bytes, { flag: "wx", mode: before.mode });
+  writeBack(abs, before.bytes, before.mode);
 }
 
 /** Whether every folder from the work tree down to `rel`'s is a real folder, no link among them. */
