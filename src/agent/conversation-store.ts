@@ -1,7 +1,8 @@
-import { closeSync, constants, fstatSync, openSync, readdirSync, rmSync, statSync } from "node:fs";
+import { closeSync, constants, openSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { DlError } from "../errors.ts";
 import { type LockHandle, tryLock } from "../sys/flock.ts";
+import { ownedFd } from "../sys/owned.ts";
 import { privateDir, replacePrivate } from "../sys/private-file.ts";
 import { type StoredConversation, storableConversation, storedConversationSchema } from "./conversation.ts";
 import { CONVERSATION_ID } from "./conversation-id.ts";
@@ -152,7 +153,8 @@ export class ConversationStore {
       throw new DlError("storage", `conversation ${id} cannot be read (${(e as NodeJS.ErrnoException).code})`);
     }
     try {
-      const st = fstatSync(fd);
+      // A conversation of another user's (planted) is not continued: sys/owned.ts.
+      const st = ownedFd(fd, file);
       const buf = st.isFile() ? readCapped(fd, this.limits.maxBytes, st.size) : null;
       if (!buf)
         throw new DlError(

@@ -13,6 +13,7 @@ import type { DlCommand } from "./command.ts";
 import { configOrExit } from "./config-or-exit.ts";
 import { EXIT } from "./exit.ts";
 import { jobJson, projectName, table, whoRuns } from "./job-format.ts";
+import { refuseIrregularStores } from "./stores-or-exit.ts";
 import { humanAge, isoTime, whenText } from "./time-format.ts";
 
 /** What --status takes: the stored statuses, plus how dl reads a job (waiting for a slot, orphaned). */
@@ -101,6 +102,7 @@ const def = defineCommand({
   },
   run({ args }) {
     const config = configOrExit();
+    if (refuseIrregularStores("jobs", knownJobStores(config.paths, true))) return;
     const limit = Number(args.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
       process.stderr.write(

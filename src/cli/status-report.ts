@@ -21,6 +21,7 @@ import { type BackendVerdict, backendVerdicts } from "../mcp/tool-availability.t
 import type { Backend } from "../mcp/tool-table.ts";
 import { PROVIDERS } from "../providers.ts";
 import { probeJailOnce } from "../sandbox/index.ts";
+import { foreignDirProblem } from "../sys/owned.ts";
 import { REDACTED, redact } from "../sys/redact.ts";
 import { dirState } from "../sys/writable.ts";
 import type { BuildInfo } from "../version.ts";
@@ -76,8 +77,9 @@ export function namedStateDirs(config: Config): [name: string, path: string][] {
 function stateDirs(config: Config): StatusReport["state_dirs"] {
   return namedStateDirs(config).map(([name, path]) => {
     const s = dirState(path);
-    return s.problem
-      ? { name, path, exists: s.exists, writable: false, error: s.problem }
+    const problem = foreignDirProblem(path) ?? s.problem;
+    return problem
+      ? { name, path, exists: s.exists, writable: false, error: problem }
       : { name, path, exists: s.exists, writable: true };
   });
 }

@@ -7,6 +7,7 @@ import { factsOf } from "../providers.ts";
 import { privateDir } from "../sys/private-file.ts";
 import { tightenTree } from "../sys/private-tree.ts";
 import { MIGRATIONS } from "./migrations.ts";
+import { refuseForeignStore, STORE_FILES } from "./store-owner.ts";
 import { DB_FILE } from "./types.ts";
 
 /**
@@ -71,9 +72,6 @@ export function storageError(op: string, e: unknown, provider?: string): DlError
   return new DlError("storage", `${what} Nothing was started.`, { cause });
 }
 
-/** The files SQLite opens for a store: the database, its write-ahead log, its shared-memory index. */
-const STORE_FILES = [DB_FILE, `${DB_FILE}-wal`, `${DB_FILE}-shm`];
-
 function kindOf(st: Stats): string {
   if (st.isFIFO()) return "a FIFO";
   if (st.isCharacterDevice() || st.isBlockDevice()) return "a device";
@@ -124,6 +122,7 @@ export function openDatabase(stateDir: string, opts: { readonly?: boolean; provi
   let db: Database | undefined;
   try {
     if (opts.readonly) {
+      refuseForeignStore(stateDir);
       db = new Database(file, { readonly: true, strict: true });
       db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
       return db;
@@ -147,7 +146,7 @@ export function openDatabase(stateDir: string, opts: { readonly?: boolean; provi
 
 /**
  * The state dir 0700 (tightened, with everything an older dl or a user left in it open:
- * a 0644 store, its WAL, old job folders) and a new store 0600: it is created so before
+ * a 0644 store, its WAL, old job folders; another user's refused) and a new store 0600: it is created so before
  * SQLite opens it, since SQLite gives its -wal and -shm the database's own mode.
  */
 function keepPrivate(stateDir: string): void {
@@ -159,6 +158,8 @@ function keepPrivate(stateDir: string): void {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
   }
+  // One there already (or made meanwhile) is used only when it is this user's, its -wal and -shm too.
+  refuseForeignStore(stateDir);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { closeSync, constants, openSync } from "node:fs";
 import { DlError } from "../errors.ts";
+import { ownedFd } from "./owned.ts";
 
 export interface DetachedChild {
   pid: number;
@@ -34,6 +35,8 @@ export function spawnDetached(o: {
     });
   }
   try {
+    // Appended to, not made anew: a log of another user's there is refused (sys/owned.ts).
+    ownedFd(log, o.logFile);
     const proc = Bun.spawn([...o.argv], {
       cwd: o.cwd,
       env: { ...o.env },
@@ -43,6 +46,7 @@ export function spawnDetached(o: {
     proc.unref();
     return { pid: proc.pid, exited: proc.exited.then(() => proc.exitCode) };
   } catch (e) {
+    if (e instanceof DlError) throw e;
     throw new DlError("internal", `could not start ${o.argv[0]}: ${(e as Error).message}`);
   } finally {
     closeSync(log);

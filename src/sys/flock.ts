@@ -2,6 +2,7 @@ import { dlopen, FFIType, type Pointer, read } from "bun:ffi";
 import { closeSync, constants, fchmodSync, fstatSync, openSync, statSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DlError } from "../errors.ts";
+import { euid, notOwned } from "./owned.ts";
 
 /**
  * flock(2) through bun:ffi. Caps that must hold across processes (model pools, job
@@ -121,8 +122,10 @@ function openLockFile(path: string, create: boolean): number {
     if (!st.isFile()) {
       throw new DlError("lock", `lock file ${path} is not a regular file; remove it and retry`, { path });
     }
-    // One left 0644 by an older dl (or a umask) is made private like every state file.
-    if (st.mode & 0o077 && st.uid === process.geteuid?.()) fchmodSync(fd, 0o600);
+    // Another user's is refused whatever its mode (sys/owned.ts); one left 0644 by an older
+    // dl (or a umask) is made private like every state file.
+    if (st.uid !== euid()) throw notOwned(path, st);
+    if (st.mode & 0o077) fchmodSync(fd, 0o600);
   } catch (e) {
     closeSync(fd);
     throw e;

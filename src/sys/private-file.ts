@@ -1,62 +1,49 @@
-import {
-  chmodSync,
-  closeSync,
-  constants,
-  fchmodSync,
-  fstatSync,
-  ftruncateSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  renameSync,
-  rmSync,
-  type Stats,
-  writeSync,
-} from "node:fs";
+import { closeSync, constants, fchmodSync, ftruncateSync, mkdirSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname, sep } from "node:path";
 import { DlError } from "../errors.ts";
+import { openOwned, openOwnedDir } from "./owned.ts";
 import { redact } from "./redact.ts";
 
 /**
  * dl's private state: every folder it keeps state in (the provider state dirs, the cache
  * dir, their job, slot, conversation and transcript folders) is 0700 and owned by this
- * user, and every file it writes there is 0600, opened without following a link and
- * redacted (sys/redact.ts) on its way to the disk. The only writer of those files: a
+ * user (another user's is refused whatever its mode, sys/owned.ts), and every file it
+ * writes there is this user's and 0600, opened without following a link and redacted
+ * (sys/redact.ts) on its way to the disk. The only writer of those files: a
  * state file written any other way would skip both guards.
  */
 
 const PRIVATE_DIR_MODE = 0o700;
 const PRIVATE_FILE_MODE = 0o600;
 
-const euid = () => process.geteuid?.() ?? -1;
-
-/** The refusal for a folder others can read that this user may not tighten. */
-function notOurs(dir: string, st: Stats): DlError {
-  return new DlError(
-    "storage",
-    `${dir} can be read by other users (mode ${(st.mode & 0o777).toString(8)}) and belongs to uid ${st.uid}, not this user: dl keeps its state private; run \`chmod 700 ${dir}\` as its owner, or point dl elsewhere`,
-    { cause: "not_private", path: dir },
-  );
+/** One existing folder made private: this user's folder is tightened, anyone else's refused whatever its mode. */
+function tighten(dir: string): void {
+  const { fd, st } = openOwnedDir(dir);
+  try {
+    // Root does not take over another user's folder either (openOwnedDir refused it): its owner decides.
+    if ((st.mode & 0o077) !== 0) fchmodSync(fd, PRIVATE_DIR_MODE);
+  } finally {
+    closeSync(fd);
+  }
 }
 
-/** One existing folder made private: a folder of this user is tightened, anyone else's refused when open to others. */
-function tighten(dir: string): void {
-  const st = lstatSync(dir);
-  if (st.isSymbolicLink() || !st.isDirectory())
-    throw new DlError("storage", `${dir} is not a directory`, { cause: "ENOTDIR", path: dir });
-  if ((st.mode & 0o077) === 0) return;
-  // Root does not take over another user's folder either: its owner decides.
-  if (st.uid !== euid()) throw notOurs(dir, st);
-  chmodSync(dir, PRIVATE_DIR_MODE);
+/** `dir` made when missing (its parent is there), then tightened. */
+function makeOne(dir: string): void {
+  try {
+    mkdirSync(dir, { mode: PRIVATE_DIR_MODE });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+  }
+  tighten(dir);
 }
 
 /**
  * Makes `dir` (and whatever of its path is missing) exist as a private folder. With
- * `root`, every folder from `root` down to `dir` is checked and tightened too: a state
- * dir or a `jobs/` made 0755 by an older dl, a user or a tool, is 0700 afterwards.
+ * `root`, every folder from `root` down to `dir` is checked and tightened too, from the
+ * top, before anything is made inside it (nothing is made in another user's folder): a
+ * state dir or a `jobs/` made 0755 by an older dl, a user or a tool, is 0700 afterwards.
  */
 export function privateDir(dir: string, root?: string): void {
-  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const chain = [dir];
   if (root !== undefined && (dir === root || dir.startsWith(root.endsWith(sep) ? root : root + sep))) {
     for (let d = dirname(dir); d.length >= root.length && d !== dirname(d); d = dirname(d)) {
@@ -64,14 +51,22 @@ export function privateDir(dir: string, root?: string): void {
       if (d === root) break;
     }
   }
-  for (const d of chain.reverse()) tighten(d);
+  chain.reverse();
+  mkdirSync(dirname(chain[0]!), { recursive: true, mode: PRIVATE_DIR_MODE });
+  for (const d of chain) makeOne(d);
 }
 
-/** Opens `path` for writing, refusing a link or anything but a regular file, and makes it 0600. */
+/**
+ * Opens `path` for writing, refusing a link, anything but a regular file and a file of
+ * another user, and makes it 0600. A truncating open truncates only once the file is
+ * known to be this user's.
+ */
 function openPrivate(path: string, flags: number): number {
-  const fd = openSync(path, flags | constants.O_NOFOLLOW | constants.O_NONBLOCK, PRIVATE_FILE_MODE);
+  const truncate = (flags & constants.O_TRUNC) !== 0;
+  const { fd, st } = openOwned(path, (flags & ~constants.O_TRUNC) | constants.O_NOFOLLOW, PRIVATE_FILE_MODE);
   try {
-    if (!fstatSync(fd).isFile()) throw new DlError("storage", `${path} is not a regular file`, { path });
+    if (!st.isFile()) throw new DlError("storage", `${path} is not a regular file`, { path });
+    if (truncate) ftruncateSync(fd, 0);
     fchmodSync(fd, PRIVATE_FILE_MODE);
     return fd;
   } catch (e) {

@@ -11,21 +11,33 @@ import {
   type Stats,
 } from "node:fs";
 import { basename, join } from "node:path";
+import { euid, notOwned } from "./owned.ts";
 import { rewritePrivate } from "./private-file.ts";
 import { binaryHoldsSecret, holdsSecret, learnNamed } from "./redact.ts";
 
 /**
- * Whole trees of dl's private state, walked without following a link and leaving what
- * belongs to another user alone: tightened (what an older dl left open), and scrubbed
- * after a job (what its child wrote there, checked for keys).
+ * Whole trees of dl's private state, walked without following a link: tightened (what an
+ * older dl left open; an entry of another user refused, sys/owned.ts), and scrubbed after
+ * a job (what its child wrote there, checked for keys; what is not this user's left alone).
  */
-const euid = () => process.geteuid?.() ?? -1;
 
 /** Entries one pass over a tree looks at, at most: a state dir of a normal life holds far fewer. */
 const TREE_MAX_ENTRIES = 50_000;
 
-/** Every entry under `root` that is this user's and not a link, depth first, bounded; `visit` may throw. */
-function walkOwn(root: string, visit: (path: string, st: Stats) => void): void {
+function lstatQuiet(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null; // gone meanwhile
+  }
+}
+
+/**
+ * Every entry under `root` that is this user's and not a link, depth first, bounded;
+ * `visit` may throw. One of another user is handed to `foreign`, which may throw (the
+ * walk stops), and never visited.
+ */
+function walkOwn(root: string, visit: (path: string, st: Stats) => void, foreign?: (path: string, st: Stats) => void) {
   const stack = [root];
   let seen = 0;
   while (stack.length > 0 && seen < TREE_MAX_ENTRIES) {
@@ -39,10 +51,11 @@ function walkOwn(root: string, visit: (path: string, st: Stats) => void): void {
     for (const name of names) {
       if (++seen > TREE_MAX_ENTRIES) break;
       const path = join(dir, name);
+      const st = lstatQuiet(path);
+      if (st && st.uid !== euid()) foreign?.(path, st);
+      if (!st || st.uid !== euid() || st.isSymbolicLink()) continue;
+      if (st.isDirectory()) stack.push(path);
       try {
-        const st = lstatSync(path);
-        if (st.uid !== euid() || st.isSymbolicLink()) continue;
-        if (st.isDirectory()) stack.push(path);
         visit(path, st);
       } catch {
         // gone meanwhile, or not ours to change
@@ -60,13 +73,16 @@ function tightenEntry(path: string, st: Stats): void {
 
 /**
  * Everything under `root` (its job folders, transcripts, locks, whatever an older dl left
- * 0755 or 0644) made 0700 / 0600, once per process and root; links are never followed
- * and what belongs to another user is left alone (the root itself, 0700, keeps others out).
+ * 0755 or 0644) made 0700 / 0600, once per process and root; links are never followed.
+ * An entry of another user is refused, naming it: dl would use it (a planted store's
+ * -wal, a job folder, a conversation) and its owner read what dl wrote there.
  */
 export function tightenTree(root: string): void {
   if (tightened.has(root)) return;
+  walkOwn(root, tightenEntry, (path, st) => {
+    throw notOwned(path, st);
+  });
   tightened.add(root);
-  walkOwn(root, tightenEntry);
 }
 
 /** Files a child left that are bigger than this are not read back to be checked: they go. */

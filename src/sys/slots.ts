@@ -121,6 +121,8 @@ export class SlotPool {
         // renames the folder away in between leaves the child's parent missing. Make both
         // again; only a folder that keeps vanishing (or any other error) is a real failure.
         if (code === "ENOENT" && attempt < 5) continue;
+        // A refusal that names its folder and its fix (another user's: sys/owned.ts) is said as is.
+        if (e instanceof DlError) throw e;
         throw this.storageError(code);
       }
     }

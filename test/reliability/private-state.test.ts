@@ -262,7 +262,7 @@ describe("state left open to others is made private", () => {
   );
 
   test.skipIf(!isRoot)(
-    "another user's state folder that others can read is refused: one line naming it and the chmod",
+    "another user's state folder that others can read is refused: one line naming it and the fix",
     async () => {
       const root = mkdtempSync(join(base, "theirs-"));
       chmodSync(root, 0o755);
@@ -280,8 +280,8 @@ describe("state left open to others is made private", () => {
           arguments: { tasks: [{ task: "t", model: "ds-flash", workdir: repo }] },
         })) as { isError?: boolean; content: { text: string }[] };
         expect(sub.isError).toBe(true);
-        expect(sub.content[0]!.text).toContain(`${theirs} can be read by other users`);
-        expect(sub.content[0]!.text).toContain(`run \`chmod 700 ${theirs}\` as its owner`);
+        expect(sub.content[0]!.text).toContain(`${theirs} belongs to another user (uid 65534)`);
+        expect(sub.content[0]!.text).toContain(`run \`sudo chown -R 0 ${theirs}\`, else remove it`);
       } finally {
         await s.close();
       }
@@ -290,6 +290,96 @@ describe("state left open to others is made private", () => {
     },
     60_000,
   );
+});
+
+/** `path` (a folder, 0700, or an empty file, 0600) made by root and given to nobody. */
+function plantAsNobody(path: string, kind: "dir" | "file"): void {
+  if (kind === "dir") mkdirSync(path, { recursive: true, mode: 0o700 });
+  else writeFileSync(path, "");
+  chownSync(path, 65534, 65534);
+  chmodSync(path, kind === "dir" ? 0o700 : 0o600);
+}
+
+/** Every entry under `dir`, with its owner: what dl would have made in another user's folder. */
+const listing = (dir: string) =>
+  (readdirSync(dir, { recursive: true }) as string[]).map((n) => `${n} ${lstatSync(join(dir, n)).uid}`).sort();
+
+describe.skipIf(!isRoot)("state of another user, whatever its mode, is refused (root included)", () => {
+  test("nobody's 0700 ~/.agent-jobs with a planted 0600 jobs.sqlite, and a 0700 cache dir: the delegation is refused naming it, nothing written there", async () => {
+    const root = mkdtempSync(join(base, "nobody-"));
+    chmodSync(root, 0o755);
+    // The agent's store at its default place, ~/.agent-jobs.
+    const env = dlEnv(root);
+    delete env.DELEGATE_AGENT_STATE_DIR;
+    const agentJobs = join(env.HOME!, ".agent-jobs");
+    plantAsNobody(agentJobs, "dir");
+    plantAsNobody(join(agentJobs, "jobs.sqlite"), "file");
+    plantAsNobody(env.DELEGATE_CACHE_DIR!, "dir");
+    const s = await connectTaskDl(env, { cwd: root });
+    try {
+      fake.always(reply.text("done, the answer is 42"));
+      const repo = makeRepo(root, "repo", 0).repo;
+      const d = (await s.client.callTool({
+        name: "delegate_to_local_agent",
+        arguments: { agent_name: "helper", task: "private task text", workdir: repo },
+      })) as { content: { text: string }[] };
+      const text = d.content[0]!.text;
+      expect(text).toMatch(/belongs to another user \(uid 65534\), not this user \(uid 0\)/);
+      expect(text.includes(agentJobs) || text.includes(env.DELEGATE_CACHE_DIR!)).toBe(true);
+      expect(text).not.toContain("the answer is 42");
+    } finally {
+      await s.close();
+    }
+    expect(listing(agentJobs)).toEqual(["jobs.sqlite 65534"]);
+    expect(lstatSync(join(agentJobs, "jobs.sqlite")).size).toBe(0);
+    expect(listing(env.DELEGATE_CACHE_DIR!)).toEqual([]);
+  }, 60_000);
+
+  test("a planted jobs.sqlite of nobody's in dl's own state dir: the job is refused, and dl status, jobs, wait and reap say one line naming it and exit 2", async () => {
+    const root = mkdtempSync(join(base, "planted-"));
+    chmodSync(root, 0o755);
+    const env = dlEnv(root);
+    const store = join(root, "dsh-state");
+    mkdirSync(store, { mode: 0o700 });
+    const planted = join(store, "jobs.sqlite");
+    plantAsNobody(planted, "file");
+    const s = await connectTaskDl(env, { cwd: root });
+    try {
+      const repo = makeRepo(root, "repo", 0).repo;
+      const sub = (await s.client.callTool({
+        name: "submit_dsh",
+        arguments: { tasks: [{ task: "t", model: "ds-flash", workdir: repo }] },
+      })) as { isError?: boolean; content: { text: string }[] };
+      expect(sub.isError).toBe(true);
+      expect(sub.content[0]!.text).toContain(`${planted} belongs to another user (uid 65534)`);
+    } finally {
+      await s.close();
+    }
+    expect(lstatSync(planted).size).toBe(0);
+    for (const args of [["status"], ["jobs"], ["wait", "--all", "--timeout", "5"], ["reap"]]) {
+      const r = await run([requireBinary(), ...args], env);
+      expect({ args, code: r.code }).toEqual({ args, code: 2 });
+      const lines = r.stderr.trim().split("\n");
+      expect(lines).toEqual([
+        `dl ${args[0]}: ${planted} belongs to another user (uid 65534), not this user (uid 0): dl keeps its state only in folders and files it owns, whatever their mode; if it is yours, run \`sudo chown -R 0 ${planted}\`, else remove it or point dl elsewhere (DELEGATE_DSH_STATE_DIR); it is not opened as the dsh job store`,
+      ]);
+    }
+    expect(lstatSync(planted).size).toBe(0);
+  }, 60_000);
+
+  test("dl status shows another user's 0700 state dir as FAIL, naming it and the fix, and exits non-zero", async () => {
+    const root = mkdtempSync(join(base, "status-"));
+    chmodSync(root, 0o755);
+    const env = dlEnv(root);
+    plantAsNobody(join(root, "agent-state"), "dir");
+    const r = await run([requireBinary(), "status"], env);
+    expect(r.code).not.toBe(0);
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `agent jobs +FAIL +${join(root, "agent-state")} +\\(${join(root, "agent-state")} belongs to another user \\(uid 65534\\)`,
+      ),
+    );
+  }, 60_000);
 });
 
 /** A user made for this file (useradd), removed when it ends. */

@@ -1,5 +1,14 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { isDlError } from "../../src/errors.ts";
 import {
@@ -29,14 +38,14 @@ function victim(): string {
   return f;
 }
 
-describe("private files", () => {
-  const WRITERS: [string, (path: string, text: string) => void][] = [
-    ["rewritePrivate", rewritePrivate],
-    ["overwritePrivate", (p, t) => overwritePrivate(p, t, t.length)],
-    ["writeNewPrivate", writeNewPrivate],
-    ["an appender", (p, t) => createPrivateAppender(p).append(t)],
-  ];
+const WRITERS: [string, (path: string, text: string) => void][] = [
+  ["rewritePrivate", rewritePrivate],
+  ["overwritePrivate", (p, t) => overwritePrivate(p, t, t.length)],
+  ["writeNewPrivate", writeNewPrivate],
+  ["an appender", (p, t) => createPrivateAppender(p).append(t)],
+];
 
+describe("private files", () => {
   for (const [name, write] of WRITERS) {
     test(`${name}: never writes through a link planted at its name`, () => {
       const dir = tempDir("pf");
@@ -91,21 +100,51 @@ describe("private folders", () => {
     expect(mode(outside)).toBe(0o644);
   });
 
-  test.skipIf(!isRoot)("another user's folder that others can read is refused, naming it and the chmod to run", () => {
-    const root = join(tempDir("pd"), "theirs");
-    mkdirSync(root, { mode: 0o755 });
-    chmodSync(root, 0o755);
-    chownSync(root, 65534, 65534);
-    let err: unknown;
-    try {
-      privateDir(root);
-    } catch (e) {
-      err = e;
+  for (const m of [0o755, 0o700])
+    test.skipIf(!isRoot)(
+      `another user's folder (${m.toString(8)}) is refused whatever its mode, naming it and the fix`,
+      () => {
+        const root = join(tempDir("pd"), "theirs");
+        mkdirSync(root, { mode: m });
+        chmodSync(root, m);
+        chownSync(root, 65534, 65534);
+        let err: unknown;
+        try {
+          privateDir(join(root, "jobs", "cx-1"), root);
+        } catch (e) {
+          err = e;
+        }
+        expect(isDlError(err, "storage")).toBe(true);
+        expect((err as Error).message).toBe(
+          `${root} belongs to another user (uid 65534), not this user (uid 0): dl keeps its state only in folders and files it owns, whatever their mode; if it is yours, run \`sudo chown -R 0 ${root}\`, else remove it or point dl elsewhere`,
+        );
+        expect(mode(root)).toBe(m);
+        // Nothing was made inside it.
+        expect(readdirSync(root)).toEqual([]);
+      },
+    );
+
+  test.skipIf(!isRoot)("a file of another user's is never written, whatever its mode, by any writer", () => {
+    const dir = tempDir("pf");
+    for (const [name, write] of WRITERS.filter(([n]) => n === "rewritePrivate" || n === "overwritePrivate")) {
+      const p = join(dir, name);
+      writeFileSync(p, "theirs".padEnd(64, " "));
+      chmodSync(p, 0o600);
+      chownSync(p, 65534, 65534);
+      expect(() => write(p, "dl's record".padEnd(64, " "))).toThrow("belongs to another user (uid 65534)");
+      expect(readFileSync(p, "utf8")).toBe("theirs".padEnd(64, " "));
+      expect(statSync(p).uid).toBe(65534);
     }
-    expect(isDlError(err, "storage")).toBe(true);
-    expect((err as Error).message).toContain(`${root} can be read by other users`);
-    expect((err as Error).message).toContain(`chmod 700 ${root}`);
-    expect(mode(root)).toBe(0o755);
+  });
+
+  test.skipIf(!isRoot)("tightenTree refuses an entry of another user under a state dir, naming it", () => {
+    const root = tempDir("pd");
+    mkdirSync(join(root, "jobs"), { recursive: true });
+    writeFileSync(join(root, "jobs.sqlite-wal"), "");
+    chownSync(join(root, "jobs.sqlite-wal"), 65534, 65534);
+    expect(() => tightenTree(root)).toThrow(`${join(root, "jobs.sqlite-wal")} belongs to another user (uid 65534)`);
+    // Not remembered as done: the next open refuses it again.
+    expect(() => tightenTree(root)).toThrow("belongs to another user");
   });
 
   test("a link where a private folder should be is refused", () => {

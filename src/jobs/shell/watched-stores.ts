@@ -1,3 +1,4 @@
+import { DlError } from "../../errors.ts";
 import { storeAccess } from "../../store/access.ts";
 import { explainStorageCause, storageCause } from "../../store/db.ts";
 import { JobStore } from "../../store/jobs.ts";
@@ -70,7 +71,8 @@ export class WatchedStores {
         return null;
       } catch {
         ro?.close();
-        return storageCause(e);
+        // Another user's store is named with what to do (sys/owned.ts), not by its cause code.
+        return e instanceof DlError && e.data.cause === "not_owned" ? e.message : storageCause(e);
       }
     }
   }
