@@ -10,6 +10,7 @@ import {
   binsRun,
   direnvLoads,
   linkChain,
+  linkedIntoTree,
   managerFiles,
   nodePreloads,
   type PathDir,
@@ -453,12 +454,17 @@ const DOT_SOURCE = /(?:^|[\n;&|({]|\b(?:then|do|else))[ \t]*\.[ \t]+(?:--[ \t]+)
 
 /** The words an interpreter runs as its program (`sh fmt`: `fmt`, `. env`: `env`), whatever their name. */
 function interpreted(words: string[], sourced: readonly string[]): Set<string> {
-  const out = new Set<string>(sourced);
-  for (let i = 0; i < words.length; i++) {
-    if (!INTERPRETER.test(basename(words[i]!))) continue;
+  return new Set([...sourced, ...interpretedTokens(words)]);
+}
+
+/** What an interpreter is handed as its program, of `tokens` (the command's words, or its tokens as written: `.` kept). */
+function interpretedTokens(tokens: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    if (!INTERPRETER.test(basename(tokens[i]!))) continue;
     let j = i + 1;
-    while (words[j]?.startsWith("-")) j++;
-    if (words[j] !== undefined) out.add(words[j]!);
+    while (tokens[j]?.startsWith("-")) j++;
+    if (tokens[j] !== undefined) out.push(tokens[j]!);
   }
   return out;
 }
@@ -513,10 +519,14 @@ function resolveWord(word: string, bases: string[], o: NamedOptions, run: Readon
   const exact = word.includes("/");
   for (const base of bases) {
     const abs = resolveUserPath(word, base, o.home);
+    // A path outside the tree may lead into it through links (`~/.claude/statusline.sh`, stowed from a dotfiles checkout).
+    if (exact && !isWithin(abs, o.workdir))
+      out.push(...linkedIntoTree(abs, o.workdir).filter((p) => isWithin(p, o.workdir)));
     if (abs === o.workdir || !isWithin(abs, o.workdir) || (!exact && o.ignored(abs))) continue;
     // node's and bun's way to a module or a program named without its extension (`require("./lib")`,
-    // `node scripts/check`, `import "./x.js"` that is x.ts): the file found, and the places tried before it, watched.
-    const loaded = exact && (word.startsWith(".") || (run !== "any" && run.has(word))) ? loaderResolve(abs) : null;
+    // `node scripts/check`, `node mcpsrv`, `import "./x.js"` that is x.ts): the file found, and the places tried before it, watched.
+    const relative = (exact && word.startsWith(".")) || (run !== "any" && run.has(word));
+    const loaded = relative ? loaderResolve(abs) : null;
     if (loaded?.found) {
       out.push(loaded.found);
       tried.push(...loaded.before.filter((p) => isWithin(p, o.workdir)));
@@ -833,14 +843,53 @@ function placesOf(w: NamedWalk, src: Source, tokens: readonly string[]): string[
 }
 
 /** The programs a source runs by a folder or by a name the host looks up: plugin and program folders, bins, packages, PATH. */
+/** Where a source's words are looked for: its host's folder and its own. */
+const bases = (w: NamedWalk, src: Source) => [...new Set([w.project, dirname(src.file)])];
+
+/**
+ * The workdir run as the program (`node .`, `python3 .` in `.mcp.json`): it is the tree,
+ * so it is not named whole, but what runs of it is: package.json's `main` key and the
+ * file it names, the `index.*` node falls back to, `__main__.py`, there or not; and for
+ * Python, the workdir is where it imports from first (a new `json.py` there shadows json).
+ */
+function workdirProgram(w: NamedWalk, tokens: readonly string[]): void {
+  const { workdir } = w.o;
+  const pkg = join(workdir, "package.json");
+  w.keys.set(`${pkg}\0main`, { pkg, key: "main" });
+  const main = packageMain(pkg);
+  const entries = [...(main ? [resolve(workdir, main)] : []), ...LOADER_EXTS.map((x) => join(workdir, `index${x}`))];
+  for (const p of [...entries, join(workdir, "__main__.py")]) {
+    if (!isWithin(p, workdir) || p === workdir) continue;
+    if (entryExists(p)) w.take(p, false);
+    else w.found.add(p);
+  }
+  const python = tokens.find((t) => /^python[\d.]*$/.test(basename(t)));
+  if (python) {
+    w.importRoots.add(workdir);
+    w.pythons.add(python);
+  }
+}
+
+/** A package.json's `main`, or null. */
+function packageMain(pkg: string): string | null {
+  try {
+    const main = (JSON.parse(readRegularHead(pkg, MAX_BYTES) ?? "") as { main?: unknown }).main;
+    return typeof main === "string" && main !== "" ? main : null;
+  } catch {
+    return null;
+  }
+}
+
 function followPrograms(w: NamedWalk, src: Source, parsed: Words, run: Set<string>): void {
   const { o, project } = w;
   // A plugin folder is Claude Code's configuration whole; what its files name is followed too.
-  for (const d of [...parsed.plugins, ...programFolders(run, [...new Set([project, dirname(src.file)])], o)]) {
+  for (const d of [...parsed.plugins, ...programFolders(run, bases(w, src), o)]) {
     if (d === o.workdir || !isWithin(d, o.workdir) || w.found.has(d)) continue;
     w.found.add(d);
     for (const f of filesOf(d).files) if (!w.own.has(f)) w.next.push({ file: f, memory: false });
   }
+  for (const word of interpretedTokens(parsed.tokens))
+    if (bases(w, src).some((b) => resolveUserPath(word, b, o.home) === o.workdir)) workdirProgram(w, parsed.tokens);
   // What the host finds by name: node_modules/.bin's exact entries (their package with them:
   // take), a package a runner is handed by name, a folder put on PATH whole.
   for (const b of parsed.bins)

@@ -1,4 +1,4 @@
-import { lstatSync, readlinkSync } from "node:fs";
+import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { DlError } from "../errors.ts";
 import { entryExists, readRegularHead } from "../sys/file-head.ts";
@@ -224,6 +224,32 @@ export function linkChain(abs: string, workdir: string): string[] {
     const to = readlinkSync(p);
     p = isAbsolute(to) ? resolve(to) : resolve(dirname(p), to);
   }
+  return out;
+}
+
+/**
+ * What a path outside the tree is inside it (a configuration kept there, a program it names): the file its links (or a linked
+ * folder above it, as `~/.claude` linked to a dotfiles checkout) lead to, and the links of
+ * that chain that lie in the tree; a delegate that rewrote either rewrote the configuration.
+ */
+export function linkedIntoTree(file: string, workdir: string): string[] {
+  const out: string[] = [];
+  try {
+    out.push(realpathSync(file));
+  } catch {
+    return out; // absent or a dangling link: nothing is read there
+  }
+  let at = file;
+  for (let hop = 0; hop <= MAX_LINKS && !isWithin(at, workdir); hop++) {
+    try {
+      if (!lstatSync(at).isSymbolicLink()) break;
+      const to = readlinkSync(at);
+      at = isAbsolute(to) ? resolve(to) : resolve(dirname(at), to);
+    } catch {
+      break;
+    }
+  }
+  if (isWithin(at, workdir)) out.push(...linkChain(at, workdir));
   return out;
 }
 

@@ -12,6 +12,7 @@
  */
 export function gitConfigText(text: string): string {
   return joinedLines(text)
+    .flatMap(withoutHeader)
     .map((line) => {
       const m = /^(\s*[A-Za-z][\w-]*\s*=)(.*)$/.exec(line);
       return m ? `${m[1]} ${parsedValue(m[2]!)}` : line;
@@ -19,13 +20,22 @@ export function gitConfigText(text: string): string {
     .join("\n");
 }
 
-/** The file's lines, each `\` at a line's end (outside a comment) joined with the next line. */
+/** A section header and what follows it on its line (`[core] fsmonitor = x`: git reads a key there too), apart. */
+function withoutHeader(line: string): string[] {
+  const m = /^(\s*\[(?:[^\]"]|"(?:[^"\\]|\\.)*")*\])(.*)$/.exec(line);
+  return m && m[2]!.trim() !== "" ? [m[1]!, m[2]!] : [line];
+}
+
+/**
+ * The file's lines, each ending in a `\` that continues it joined with the next one, as
+ * git reads them: a `\` escapes the character after it, a `;` or `#` outside quotes starts
+ * a comment that runs to the line's end, and a backslash inside a comment continues nothing.
+ */
 function joinedLines(text: string): string[] {
   const out: string[] = [];
   let pending = "";
   for (const line of text.split(/\r?\n/)) {
-    const trailing = /(\\+)$/.exec(line)?.[1]?.length ?? 0;
-    if (trailing % 2 === 1) {
+    if (continues(pending + line)) {
       pending += line.slice(0, -1);
       continue;
     }
@@ -34,6 +44,20 @@ function joinedLines(text: string): string[] {
   }
   if (pending) out.push(pending);
   return out;
+}
+
+/** Whether a (joined) line ends in a backslash that continues it: one outside a comment, escaping the newline. */
+function continues(line: string): boolean {
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (c === "\\") {
+      if (i === line.length - 1) return true;
+      i++;
+    } else if (c === '"') quoted = !quoted;
+    else if (!quoted && (c === ";" || c === "#")) return false;
+  }
+  return false;
 }
 
 const ESCAPES: Readonly<Record<string, string>> = { n: "\n", t: "\t", b: "", '"': '"', "\\": "\\" };

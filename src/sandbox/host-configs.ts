@@ -1,20 +1,10 @@
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  realpathSync,
-} from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { claudeStateFile } from "../sys/claude-home-reads.ts";
 import { isFolder } from "../sys/file-head.ts";
 import { canonicalPath, isWithin } from "../sys/paths.ts";
 import { type NamedByConfig, type NamedOptions, namedByText, namedByToolConfig } from "./config-named.ts";
-import { linkChain, type PathDir } from "./config-programs.ts";
+import { linkedIntoTree, type PathDir } from "./config-programs.ts";
 
 /**
  * Claude Code's configurations that live outside the work tree but run commands in it,
@@ -247,33 +237,4 @@ export function namedByHost(p: HostPlaces, ignored: (abs: string) => boolean): H
     pyNames: all.flatMap((n) => n.pyNames),
     wideScripts: all.flatMap((n) => n.wideScripts),
   };
-}
-
-/** Links followed before the chain is given up (the kernel's own limit). */
-const MAX_HOPS = 40;
-
-/**
- * What a configuration kept outside the tree is inside it: the file its links (or a linked
- * folder above it, as `~/.claude` linked to a dotfiles checkout) lead to, and the links of
- * that chain that lie in the tree; a delegate that rewrote either rewrote the configuration.
- */
-function linkedIntoTree(file: string, workdir: string): string[] {
-  const out: string[] = [];
-  try {
-    out.push(realpathSync(file));
-  } catch {
-    return out; // absent or a dangling link: Claude Code reads nothing there
-  }
-  let at = file;
-  for (let hop = 0; hop < MAX_HOPS && !isWithin(at, workdir); hop++) {
-    try {
-      if (!lstatSync(at).isSymbolicLink()) break;
-      const to = readlinkSync(at);
-      at = isAbsolute(to) ? resolve(to) : resolve(dirname(at), to);
-    } catch {
-      break;
-    }
-  }
-  if (isWithin(at, workdir)) out.push(...linkChain(at, workdir));
-  return out;
 }

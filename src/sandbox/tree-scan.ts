@@ -1,6 +1,13 @@
 import { lstatSync, readdirSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { isDotGit, isPackagesFolder, looksLikeGitDir, type ProtectRule, ruleForName } from "../sys/protected-names.ts";
+import {
+  isDotGit,
+  isPackagesFolder,
+  looksLikeGitDir,
+  type ProtectRule,
+  ruleForLinkedFolder,
+  ruleForName,
+} from "../sys/protected-names.ts";
 
 /**
  * One walk of a workdir, without following links: what is there, so that what a job
@@ -96,7 +103,9 @@ function visit(root: string, f: Frame, scan: TreeScan, o: ScanOptions): Frame[] 
       scan.gitEntries.set(rel, entry);
       continue;
     }
-    const rule = f.ignored ? null : ruleForName(name, f.name, f.inPackages);
+    // A link named as a folder a rule protects names under stands for that folder (ruleForLinkedFolder).
+    const linked = entry.kind === "link" ? ruleForLinkedFolder(name, f.inPackages) : null;
+    const rule = f.ignored ? null : (ruleForName(name, f.name, f.inPackages) ?? linked);
     if (rule) {
       scan.ruleEntries.set(rel, { entry, rule });
       continue;

@@ -214,6 +214,17 @@ export function ruleForName(name: string, parent: string | null, inPackages = fa
 }
 
 /**
+ * The rule a link stands for when its name is a folder some rule protects names under
+ * (`.cargo`, `.config`, `.github`, `mise`): the tools open `.cargo/config.toml` through
+ * the kernel, which follows the link, so a link `.cargo` → `cfg` makes `cfg/config.toml`
+ * cargo's settings, and no name inside the folder it leads to says so.
+ */
+export function ruleForLinkedFolder(name: string, inPackages = false): ProtectRule | null {
+  const folded = foldName(name);
+  return PROTECT_RULES.find((r) => r.under === folded && !(r.projectOnly && inPackages)) ?? null;
+}
+
+/**
  * The rule that covers a path relative to the workdir (`a/b/.claude/x`), or null. Every
  * component counts: a file anywhere below a protected folder is protected.
  */

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, symlinkSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { namedByToolConfig } from "../../src/sandbox/config-named.ts";
+import { tempDir } from "../helpers/dl.ts";
 import { tree as treeOf } from "./file-tree.ts";
 
 /**
@@ -463,6 +464,47 @@ describe("namedByToolConfig", () => {
       "tools/gen.js": "",
     });
     expect(named(w, ".claude").files).toEqual(["scripts/ctx.sh", "tools/gen.js", "tools/pre.sh"]);
+  });
+
+  test("a program an interpreter runs by a bare name resolves as node does (`node mcpsrv` is mcpsrv.js), the places tried first watched", () => {
+    const w = tree({
+      ".mcp.json": '{"mcpServers":{"a":{"command":"node","args":["mcpbare"]},"b":{"command":"bun","args":["ctx"]}}}',
+      "mcpbare.js": "",
+      "ctx.ts": "",
+      "notes.js": "",
+    });
+    expectNamed(named(w, ".mcp.json").files, ["mcpbare.js", "ctx.ts"], true);
+    expectNamed(named(w, ".mcp.json").files, ["notes.js"], false);
+  });
+
+  test("the workdir as the program (`node .`, `python3 .`): its entry files and package.json's main, never the whole tree", () => {
+    const w = tree({
+      ".mcp.json": '{"mcpServers":{"a":{"command":"node","args":["."]},"b":{"command":"python3","args":["."]}}}',
+      "package.json": '{"name":"p","main":"srv/main.js"}',
+      "srv/main.js": "",
+      "src/other.js": "",
+    });
+    const n = namedByToolConfig(join(w, ".mcp.json"), { workdir: w, ignored: () => false });
+    const files = n.files.map((f) => f.slice(w.length + 1));
+    expectNamed(files, ["srv/main.js", "index.js", "index.ts", "__main__.py"], true);
+    expectNamed(files, ["src/other.js", "", "package.json"], false);
+    expect(n.manifestKeys).toContainEqual({ pkg: join(w, "package.json"), key: "main" });
+    expect(n.importRoots).toContain(w);
+  });
+
+  test("a path outside the tree that links into it (a home file stowed from a dotfiles checkout): what it lands on is named", () => {
+    const w = tree({ ".claude/settings.json": "", "dotfiles/statusline.sh": "", "dotfiles/other.sh": "" });
+    const home = realpathSync(tempDir("config-named-home"));
+    mkdirSync(join(home, ".claude"));
+    symlinkSync(join(w, "dotfiles/statusline.sh"), join(home, ".claude/statusline.sh"));
+    writeFileSync(
+      join(w, ".claude/settings.json"),
+      '{"statusLine":{"type":"command","command":"bash ~/.claude/statusline.sh"}}',
+    );
+    const n = namedByToolConfig(join(w, ".claude"), { workdir: w, ignored: () => false, home });
+    const files = n.files.map((f) => f.slice(w.length + 1));
+    expectNamed(files, ["dotfiles/statusline.sh"], true);
+    expectNamed(files, ["dotfiles/other.sh"], false);
   });
 
   test("a memory file's imports five hops deep, as Claude Code reads them, and .claude/rules' imports", () => {

@@ -27,4 +27,17 @@ describe("a git config file as git reads its values", () => {
       "\tx",
     ]);
   });
+
+  test("a backslash in a comment continues nothing; a key on its header's line is read", () => {
+    const text =
+      '[filter "nbstripout"]\n\tsmudge = cat ; was: C:\\tools\\\n\tclean = \\"/usr/bin/python3\\" -m nbstripout\n# old \\\n[core] fsmonitor = \\"./w.sh\\"';
+    expect(gitConfigText(text).split("\n")).toEqual([
+      '[filter "nbstripout"]',
+      "\tsmudge = cat",
+      '\tclean = "/usr/bin/python3" -m nbstripout',
+      "# old \\",
+      "[core]",
+      ' fsmonitor = "./w.sh"',
+    ]);
+  });
 });
