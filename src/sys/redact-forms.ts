@@ -16,6 +16,8 @@
 export type NamedForm = { re: RegExp; element?: boolean; oneWord?: boolean };
 
 const NAME = String.raw`[A-Za-z_][\w.:-]{0,127}`;
+/** A CDATA section's opening, group `c`: the element's text is inside it. */
+const CDATA = String.raw`(?<c><!\[CDATA\[)?`;
 
 export const NAMED_FORMS: readonly NamedForm[] = [
   // PHP's define('DB_PASSWORD', 'v') (wp-config.php).
@@ -32,8 +34,9 @@ export const NAMED_FORMS: readonly NamedForm[] = [
       "g",
     ),
   },
-  // An XML or HTML element named as a credential: <password>v</password>, <ApiKey>v</ApiKey>.
-  { re: new RegExp(String.raw`<(?<n>${NAME})(?:[ \t][^<>]{0,256})?>[ \t]{0,64}`, "g"), element: true },
+  // An XML or HTML element named as a credential: <password>v</password>, <ApiKey>v</ApiKey>,
+  // its text in a CDATA section too: <password><![CDATA[v]]></password> (the value ends at `]]>`).
+  { re: new RegExp(String.raw`<(?<n>${NAME})(?:[ \t][^<>]{0,256})?>[ \t]{0,64}${CDATA}`, "g"), element: true },
   // A key or name attribute naming a credential, its value in `value`: <add key="ApiKey" value="v"/>.
   {
     re: new RegExp(
@@ -54,6 +57,23 @@ export const NAMED_FORMS: readonly NamedForm[] = [
     re: /(?<![\w\\])\\?(["'])(?<n>[A-Za-z_][\w.-]{0,63}(?: [\w.-]{1,63}){1,4})\\?\1[ \t]{0,8}:[ \t]{0,8}\\?(?<q>["'])/g,
     oneWord: true,
   },
+  // AWS SSM's parameter: a Value beside a Name whose last path segment says credential
+  // (`"Name": "/prod/db/password"`, other keys between), or beside `"Type": "SecureString"`.
+  {
+    re: /\\?"Name\\?"[ \t]{0,8}:[ \t]{0,8}\\?"(?:[^"\\/\r\n]{0,128}\/){0,16}(?<n>[A-Za-z_][\w.-]{0,127})\\?"[^{}]{0,512}?\\?"Value\\?"[ \t]{0,8}:[ \t]{0,8}\\?(?<q>")/g,
+  },
+  {
+    re: /\\?"Type\\?"[ \t]{0,8}:[ \t]{0,8}\\?"SecureString\\?"[^{}]{0,512}?\\?"Value\\?"[ \t]{0,8}:[ \t]{0,8}\\?(?<q>")/g,
+  },
+  // A Google service account's `"private_key_id": "…"` (the key's id: named, not shaped).
+  { re: /\\?"private_key_id\\?"[ \t]{0,8}:[ \t]{0,8}\\?(?<q>")/g },
+  // A Dockerfile's `ENV NAME value` (the old, space-separated form).
+  { re: new RegExp(String.raw`^[ \t]{0,64}ENV[ \t]{1,8}(?<n>${NAME})[ \t]{1,8}(?<q>["']?)`, "gm") },
+  // `vault login TOKEN` (not `-method=…` nor `name=value`), PowerShell's `ConvertTo-SecureString "P"`,
+  // `aws configure set aws_secret_access_key P` (the name decides).
+  { re: /\bvault[ \t]{1,8}login[ \t]{1,8}(?![-\w.]{0,128}=|-)(?<q>["']?)/g },
+  { re: /\bConvertTo-SecureString[ \t]{1,8}(?:-String[ \t]{1,8})?(?<q>["']?)(?!-)/gi },
+  { re: new RegExp(String.raw`\bconfigure[ \t]{1,8}set[ \t]{1,8}(?<n>${NAME})[ \t]{1,8}(?<q>["']?)`, "g") },
   // .netrc: `machine h login u password v`, on one line or over several (`default` for any host).
   {
     re: /\b(?:machine[ \t\r\n]{1,64}[^\s"'\\]{1,253}|default)(?:[ \t\r\n]{1,64}(?:login|account|port)[ \t\r\n]{1,64}[^\s"'\\]{1,256}){0,3}[ \t\r\n]{1,64}password[ \t]{1,8}/g,

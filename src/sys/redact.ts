@@ -35,7 +35,7 @@ export const MIN_SECRET_CHARS = 8;
  * `PASSENGER`, `PWD`, `PATH` and `GIT_ASKPASS` are no credentials, nor `AUTHOR` a key.
  */
 const SECRET_NAME =
-  /KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|COOKIE|SESSION|AUTH(?!ORS?(?:_|$))|(?:^|_)(?:VK|PASS|PAT|CREDS?)(?:_|$)|_PWD(?:_|$)/i;
+  /KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|COOKIE|SESSION|AUTH(?!ORS?(?:_|$))|^SSHPASS$|(?:^|_)(?:VK|PASS|PAT|CREDS?)(?:_|$)|_PWD(?:_|$)/i;
 /**
  * In text (`name: value`, `"name": "value"`, `--name value`) the same words count when
  * the name ends with one: `api_key`, `DB_PASS`, `x-bf-vk`, `_authToken`; not
@@ -43,7 +43,7 @@ const SECRET_NAME =
  * word of every data format, so a key needs a word before it (`api_key`, `private-key`).
  */
 const SECRET_LAST_WORD =
-  /(?:TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIALS?|COOKIE|AUTHORIZATION|(?:_|API|SECRET|PRIVATE|ACCESS)KEY|(?:^|_)(?:AUTH|VK|PASS|PWD|PAT|CREDS?))$/i;
+  /(?:TOKEN|SECRET|SECRET_?STRING|PASSW(?:OR)?D|PASSPHRASE|CREDENTIALS?|COOKIE|AUTHORIZATION|(?:_|API|SECRET|PRIVATE|ACCESS)KEY|(?:^|_)(?:AUTH|VK|PASS|PWD|PAT|CREDS?))$/i;
 
 /**
  * A name assigned as a variable is (`SECRET_THING=…` in a `.env`, `env` output): the
@@ -91,7 +91,17 @@ const SHAPES: readonly RegExp[] = [
   /\bgithub_pat_[A-Za-z0-9_]{20,4096}/g,
   /\bglpat-[A-Za-z0-9_-]{20,4096}/g,
   /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
-  /\bxox[abprs]-[A-Za-z0-9-]{10,4096}/g,
+  /\bxox[abeprs]-[A-Za-z0-9-]{10,4096}/g,
+  // Stripe's webhook secret, Slack's app-level token, GitLab's runner, deploy and other tokens,
+  // PyPI's API token (a macaroon), Docker Hub's, Atlassian's, Postman's and Doppler's tokens.
+  /\bwhsec_[A-Za-z0-9+/]{8,4096}/g,
+  /\bxapp-\d{1,4}-[A-Za-z0-9-]{10,4096}/g,
+  /\bgl(?:rt|dt|ptt|ft|imt|agent|oas|cbt|soat|ffct)-[A-Za-z0-9_-]{16,4096}/g,
+  /\bpypi-AgE[A-Za-z0-9_-]{16,8192}/g,
+  /\bdckr_(?:pat|oat)_[A-Za-z0-9_-]{12,4096}/g,
+  /\bATATT3[A-Za-z0-9_=-]{12,4096}/g,
+  /\bPMAK-[A-Za-z0-9]{8,64}-[A-Za-z0-9]{8,128}/g,
+  /\bdp\.(?:st|ct|sa|scim|audit|pt)\.(?:[a-z0-9_-]{1,32}\.)?[A-Za-z0-9]{12,4096}/g,
   /\bAIza[0-9A-Za-z_-]{30,4096}/g,
   /\bya29\.[0-9A-Za-z_-]{20,4096}/g,
   /\b(?:hf|gsk|npm)_[A-Za-z0-9]{30,4096}/g,
@@ -298,8 +308,10 @@ function redactForm(text: string, seen: string[], form: NamedForm): string {
     const name = m.groups?.n ?? m.groups?.s ?? "password";
     if (!namesSecret(name)) continue;
     const at = form.re.lastIndex;
-    const { value, pieces } = valueAt(text, at, form.element ? "<" : (m.groups?.q ?? ""), "");
-    const trimmed = value?.trimEnd() ?? "";
+    const { value, pieces: read } = valueAt(text, at, form.element ? "<" : (m.groups?.q ?? ""), "");
+    // A CDATA section's value ends at its `]]>`.
+    const pieces = m.groups?.c ? read.map((p) => p.replace(/\]\]>\s*$/, "")) : read;
+    const trimmed = (m.groups?.c ? value?.replace(/\]\]>\s*$/, "") : value)?.trimEnd() ?? "";
     if (!trimmed || (form.oneWord && /\s/.test(trimmed)) || (VARIABLE.test(name) && notASecret(trimmed))) continue;
     seen.push(
       ...learnable(
@@ -383,8 +395,13 @@ function cutBasic(text: string, seen: string[]): string {
   });
 }
 
-/** A URL's userinfo (`//user:pass@host`). */
-const USERINFO = /\/\/[^/?#\s"'`\\<>]{1,1024}@/g;
+/**
+ * A URL's userinfo (`//user:pass@host`); a password holding `/`, `?` or `#` too (`//bob:ab/cd@h`),
+ * unless what follows the colon is a port and a path (`//h:8080/@scope/pkg`). Such a password
+ * holds no `//`: a scan from one `//` ends at the next, so text of many costs linear time.
+ */
+const USERINFO =
+  /\/\/(?:[^/?#\s"'`\\<>]{1,1024}|[^/?#:@\s"'`\\<>]{1,256}:(?!\d{0,5}(?:[/?#]|$))(?:[^@/\s"'`\\<>]|\/(?!\/)){1,1024})@/g;
 /** A query or fragment parameter; its value goes when its name says credential. */
 const PARAM = /([?&;#])([^=&;#\s"'`\\<>]{1,200})=([^&;#\s"'`\\<>]{1,4096})/g;
 /** Parameter names that carry credentials (matched anywhere in the name). */
