@@ -1326,7 +1326,7 @@ export const MUTATIONS: Mutation[] = [
     id: "sanitize-c1-sequences",
     guard: "8-bit C1 CSI/OSC/DCS sequences are removed whole",
     why: "a CLI's answer keeps a sequence's payload (a title, a screen clear) for a terminal to act on",
-    file: "src/sys/sanitize.ts",
+    file: "src/sys/terminal-codes.ts",
     search: String.raw`|\x9b[0-?]*[ -/]*[@-~]|\x9d[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c|$)|[\x90\x98\x9e\x9f][^\x1b\x9c]*(?:\x1b\\|\x9c|$)/g;`,
     replace: "/g;",
     tests: ["test/sys/sanitize.test.ts"],
@@ -5299,5 +5299,14 @@ export const MUTATIONS: Mutation[] = [
     search: "String.raw`\\bconfigure[ \\t]{1,8}set",
     replace: "String.raw`\\bNEVERconfigure[ \\t]{1,8}set",
     tests: ["test/sys/redact-cli.test.ts"],
+  },
+  {
+    id: "redact-as-terminal-shows",
+    guard: "a key split by a terminal's colour codes is found as the terminal shows it",
+    why: "grep --color printed sk-ant\\e[m\\e[K-api03-\u2026, which the tail kept as two pieces no pass recognized",
+    file: "src/sys/redact.ts",
+    search: "  const text = withoutTerminalCodes(raw);\n",
+    replace: "  const text = raw;\n",
+    tests: ["test/sys/redact-cuts.test.ts"],
   },
 ];

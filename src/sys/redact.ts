@@ -22,6 +22,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { cliRanges } from "./redact-cli.ts";
 import { NAMED_FORMS, type NamedForm, pemBase64Ranges } from "./redact-forms.ts";
+import { withoutTerminalCodes } from "./terminal-codes.ts";
 
 export const REDACTED = "<redacted>";
 
@@ -849,8 +850,10 @@ export function redact(text: string): string {
 }
 
 /** `redact` made from scratch: known values, shapes, named values, URLs; learns what the text names. */
-function redactFresh(text: string): string {
+function redactFresh(raw: string): string {
   pathLooksLeft = PATH_LOOKS_PER_CALL;
+  // A key a terminal shows whole is one key, whatever colour codes split it in the bytes.
+  const text = withoutTerminalCodes(raw);
   let out = cutKnown(text);
   for (const re of SHAPES) out = out.replace(re, REDACTED);
   out = cutFound(out, pemBase64Ranges(out), null);
@@ -870,7 +873,8 @@ function redactFresh(text: string): string {
 export function learnNamed(text: string): void {
   const seen: string[] = [];
   pathLooksLeft = PATH_LOOKS_PER_CALL;
-  redactUrls(cutBasic(redactNamed(redactForms(text, seen), seen), seen), seen);
+  const shown = withoutTerminalCodes(text);
+  redactUrls(cutBasic(redactNamed(redactForms(shown, seen), seen), seen), seen);
   learn(seen);
 }
 
@@ -891,9 +895,9 @@ export function redactIdentifier(text: string): string {
 /** Whether an identifier holds a held key or a key's shape (redactIdentifier). */
 export const identifierHoldsSecret = (text: string) => redactIdentifier(text) !== text;
 
-/** Whether `text` holds anything `redact` would cut. */
+/** Whether `text` holds anything `redact` would cut (its terminal codes, which redact drops, are no secret). */
 export function holdsSecret(text: string): boolean {
-  return redact(text) !== text;
+  return redact(text) !== withoutTerminalCodes(text);
 }
 
 /** Runs of printable ASCII (line breaks and tabs too) at least this long: what `strings` shows of a binary file. */

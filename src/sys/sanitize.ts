@@ -1,4 +1,5 @@
 import { redact } from "./redact.ts";
+import { ANSI } from "./terminal-codes.ts";
 
 /**
  * Output hygiene for everything a job's child wrote that reaches a terminal (wait
@@ -17,11 +18,6 @@ const RESPONSE_CHARS = 4000;
 // C0/C1 controls and DEL; Unicode format characters (Cf: zero-width, bidi embeddings,
 // overrides and isolates, BOM, soft hyphen…); line and paragraph separators.
 const UNSAFE = /[\p{Cc}\p{Cf}\u2028\u2029]/gu;
-// Terminal control sequences, whole (their parameters and payload too, not only ESC):
-// CSI; OSC (a title, a hyperlink) ended by BEL or ST, or never ended; DCS/SOS/PM/APC
-// strings; two-character escapes; and the same introducers in their 8-bit C1 forms.
-const ANSI =
-  /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c|$)|\x1b[PX^_][^\x1b\x9c]*(?:\x1b\\|\x9c|$)|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]|\x9d[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c|$)|[\x90\x98\x9e\x9f][^\x1b\x9c]*(?:\x1b\\|\x9c|$)/g;
 // Same as UNSAFE minus "\n", for multi-line fields.
 const UNSAFE_KEEP_NL = /[\x00-\x09\x0b-\x1f\x7f-\x9f\p{Cf}\u2028\u2029]/gu;
 

@@ -10,8 +10,8 @@ import { ANSWER_MAX_CHARS } from "../../src/mcp/result-limits.ts";
 import { boundResult } from "../../src/mcp/result-spill.ts";
 import { scrubTree } from "../../src/sys/private-tree.ts";
 import { runGroup } from "../../src/sys/process.ts";
-import { knowSecrets, redact } from "../../src/sys/redact.ts";
-import { outputExcerpt, redactedTail, sanitizeLine } from "../../src/sys/sanitize.ts";
+import { holdsSecret, knowSecrets, redact } from "../../src/sys/redact.ts";
+import { outputExcerpt, redactedTail, sanitizeBlock, sanitizeLine } from "../../src/sys/sanitize.ts";
 import { tempDir } from "../helpers/dl.ts";
 
 /**
@@ -155,5 +155,18 @@ describe("redacted before it is cut", () => {
     const r = await boundResult({ final_response: answer } as never, tempDir("cuts"));
     noPieceOf(r.final_response);
     noPieceOf(readFileSync(r.final_response_path!, "utf8"));
+  });
+});
+
+describe("a key split by a terminal's colour codes", () => {
+  test("is cut as the terminal shows it: grep --color's output, a held key, the tail kept of a job's output", () => {
+    const grep = ".bashrc:export X=\x1b[01;31m\x1b[Ksk-ant\x1b[m\x1b[K-api03-Tc9dQ2mLx7Rw4Kp8Vz1Ny6Hb3Gj5Fs0Ae";
+    expect(redact(grep)).toBe(".bashrc:export X=<redacted>");
+    knowSecrets(["Zq8vHeldKey7734xyzW"]);
+    const split = "token: Zq8vHeld\x1b[1;32mKey7734\x1b[0mxyzW done";
+    expect(redact(split)).toBe("token: <redacted> done");
+    const tail = sanitizeBlock(redactedTail(`${"x".repeat(5000)}\n${split}\n`, 2000));
+    expect(tail).not.toContain("Key7734");
+    expect(holdsSecret("plain \x1b[1mbold\x1b[0m text")).toBe(false);
   });
 });
