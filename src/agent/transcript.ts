@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { readChildFileSync } from "../sys/child-file.ts";
+import { notOwned } from "../sys/owned.ts";
 import { createPrivateAppender, type PrivateAppender } from "../sys/private-file.ts";
 import { redact } from "../sys/redact.ts";
 
@@ -126,10 +127,17 @@ export class TranscriptFile implements TranscriptSink {
 /**
  * The lines of a transcript file from byte `from`, through the one bounded, no-follow,
  * non-blocking reader (a job's child could put a FIFO or a link in its place); bad lines
- * are skipped, and a line still being written waits for the next look.
+ * are skipped, and a line still being written waits for the next look. Another user's
+ * file is never read: null, or with `refuseForeign` (the commands that print it) refused
+ * naming it, as sys/owned.ts words it.
  */
-export function readTranscript(file: string, from = 0): { lines: TranscriptLine[]; next: number } | null {
+export function readTranscript(
+  file: string,
+  from = 0,
+  o: { refuseForeign?: boolean } = {},
+): { lines: TranscriptLine[]; next: number } | null {
   const read = readChildFileSync(file, READ_CAP);
+  if (!read.ok && read.refusal === "foreign" && o.refuseForeign) throw notOwned(file, { uid: read.uid ?? -1 });
   if (!read.ok) return null;
   const bytes = Buffer.from(read.text, "utf8");
   const rest = bytes.subarray(Math.min(from, bytes.length)).toString("utf8");

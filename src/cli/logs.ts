@@ -28,7 +28,7 @@ function printLines(lines: readonly TranscriptLine[], o: Out): void {
 /** A delegation has no job row: its transcript is the whole record. */
 function delegationLogs(config: Config, id: string, o: Out): void {
   const file = findDelegationTranscript(knownJobStores(config.paths, true), id);
-  const t = file ? readTranscript(file) : null;
+  const t = file ? readTranscript(file, 0, { refuseForeign: true }) : null;
   if (!t) {
     process.stderr.write(
       `dl logs: no transcript for delegation ${id} (pruned by dl reap, or from another machine); dl jobs --kind delegation lists the ones on this machine\n`,
@@ -60,7 +60,7 @@ async function jobLogs(config: Config, id: string, follow: boolean, o: Out): Pro
   if (followed) followingNote(id, job.verdict.state, job.row.provider);
   let from = 0;
   for (;;) {
-    const t = readTranscript(file, from);
+    const t = readTranscript(file, from, { refuseForeign: true });
     if (t) {
       printLines(t.lines, o);
       from = t.next;

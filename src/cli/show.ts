@@ -73,7 +73,9 @@ function renderShow(j: FoundJob, now: number, d: ModelDefaults): string {
 /** A delegation: its ledger row and what its transcript recorded. */
 function delegationJson(config: Config, row: UsageRow): Record<string, unknown> {
   const file = findDelegationTranscript(knownJobStores(config.paths, true), row.id);
-  const steps = file ? (readTranscript(file)?.lines.filter((l) => l.t !== "end").length ?? 0) : null;
+  const steps = file
+    ? (readTranscript(file, 0, { refuseForeign: true })?.lines.filter((l) => l.t !== "end").length ?? 0)
+    : null;
   return {
     id: row.id,
     kind: "delegation",

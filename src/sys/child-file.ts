@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
+import { belongsToAnother, euid } from "./owned.ts";
 
 /**
  * The one way dl reads a file that a job's child wrote (dsh `result.json`, Codex
@@ -8,14 +9,16 @@ import { type FileHandle, open } from "node:fs/promises";
  * to `/dev/zero` never ends, a symlink points at any file dl can read and would echo it.
  * So: no-follow and non-blocking open, a regular file or refused, at most `maxBytes` read,
  * and only asynchronous calls, so a slow file never holds the server's event loop.
+ * And this user's file only (fstat on the opened descriptor, as sys/owned.ts does for
+ * writes): every such file sits in dl's state, where another user's file was planted.
  */
 
 /** Why a file was not read. The text of a refused file is never part of the answer. */
-type ChildFileRefusal = "missing" | "symlink" | "not_regular" | "too_large" | "unreadable";
+type ChildFileRefusal = "missing" | "symlink" | "not_regular" | "too_large" | "unreadable" | "foreign";
 
 export type ChildFileRead =
   | { ok: true; text: string; truncated: boolean }
-  | { ok: false; refusal: ChildFileRefusal; detail: string };
+  | { ok: false; refusal: ChildFileRefusal; detail: string; uid?: number };
 
 export interface ChildFileOptions {
   maxBytes: number;
@@ -39,6 +42,18 @@ function fromError(e: unknown): ChildFileRead {
   // O_NOFOLLOW on a symlink: ELOOP on Linux and macOS, EMLINK on FreeBSD.
   if (code === "ELOOP" || code === "EMLINK") return refused("symlink", "is a symbolic link");
   return refused("unreadable", `could not be read (${code.slice(0, 20)})`);
+}
+
+/** Why an opened file is not read before any byte of it is: another user's, or not a regular file; null when it is read. */
+function openedProblem(st: {
+  uid: number;
+  isFile(): boolean;
+  isFIFO(): boolean;
+  isCharacterDevice(): boolean;
+  isDirectory(): boolean;
+}): ChildFileRead | null {
+  if (st.uid !== euid()) return { ok: false, refusal: "foreign", detail: belongsToAnother(st.uid), uid: st.uid };
+  return st.isFile() ? null : refused("not_regular", `is ${kindOf(st)}`);
 }
 
 function kindOf(st: { isFIFO(): boolean; isCharacterDevice(): boolean; isDirectory(): boolean }): string {
@@ -85,7 +100,8 @@ export async function readChildFile(path: string, o: ChildFileOptions): Promise<
     // swapping the path after a check gains nothing.
     fh = await open(path, OPEN_FLAGS);
     const st = await fh.stat();
-    if (!st.isFile()) return refused("not_regular", `is ${kindOf(st)}`);
+    const problem = openedProblem(st);
+    if (problem) return problem;
     return await readBounded(fh, st.size, o);
   } catch (e) {
     return fromError(e);
@@ -104,8 +120,8 @@ export function readChildFileSync(path: string, maxBytes: number): ChildFileRead
   let fd: number | undefined;
   try {
     fd = openSync(path, OPEN_FLAGS);
-    const st = fstatSync(fd);
-    if (!st.isFile()) return refused("not_regular", `is ${kindOf(st)}`);
+    const problem = openedProblem(fstatSync(fd));
+    if (problem) return problem;
     const buf = Buffer.alloc(maxBytes + 1);
     let got = 0;
     for (let n = -1; n !== 0 && got < buf.length; got += n) n = readSync(fd, buf, got, buf.length - got, got);

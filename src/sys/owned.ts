@@ -10,7 +10,7 @@ import { DlError } from "../errors.ts";
 export const euid = () => process.geteuid?.() ?? -1;
 
 /** How a file of another user is named: the settings file's refusal words (settings-file.ts settingsFileProblem). */
-const belongsToAnother = (uid: number | bigint) => `belongs to another user (uid ${uid})`;
+export const belongsToAnother = (uid: number | bigint) => `belongs to another user (uid ${uid})`;
 
 /** The one-line refusal of a state folder or file of another user: what it is, and what to do. */
 export function notOwned(path: string, st: { uid: number }): DlError {

@@ -3,6 +3,7 @@ import { dirname, sep } from "node:path";
 import { DlError } from "../errors.ts";
 import { openOwned, openOwnedDir } from "./owned.ts";
 import { redact } from "./redact.ts";
+import { refuseUnsafeAncestors } from "./safe-ancestors.ts";
 
 /**
  * dl's private state: every folder it keeps state in (the provider state dirs, the cache
@@ -42,6 +43,8 @@ function makeOne(dir: string): void {
  * `root`, every folder from `root` down to `dir` is checked and tightened too, from the
  * top, before anything is made inside it (nothing is made in another user's folder): a
  * state dir or a `jobs/` made 0755 by an older dl, a user or a tool, is 0700 afterwards.
+ * Above that, every existing folder up to / must leave no other user a way to swap it
+ * (sys/safe-ancestors.ts), checked before anything is made.
  */
 export function privateDir(dir: string, root?: string): void {
   const chain = [dir];
@@ -52,6 +55,7 @@ export function privateDir(dir: string, root?: string): void {
     }
   }
   chain.reverse();
+  refuseUnsafeAncestors(chain[0]!);
   mkdirSync(dirname(chain[0]!), { recursive: true, mode: PRIVATE_DIR_MODE });
   for (const d of chain) makeOne(d);
 }

@@ -1,9 +1,13 @@
-import { ftruncateSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { fstatSync, ftruncateSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { DlError, isDlError } from "../errors.ts";
+import { readChildFileSync } from "./child-file.ts";
 import { type LockHandle, PollPauses, tryLock } from "./flock.ts";
 import { privateDir } from "./private-file.ts";
 import { redact } from "./redact.ts";
+
+/** A slot record is a few hundred bytes; anything bigger was not written by dl. */
+const SLOT_RECORD_MAX_BYTES = 65_536;
 
 /**
  * A cross-process slot pool: `slot-0.lock` … `slot-<size-1>.lock` in one folder, each
@@ -311,7 +315,7 @@ export class SlotPool {
       if (h) {
         try {
           // A record left by a killed holder: clear it while we hold the lock.
-          if (readFileSync(path).byteLength > 0) writeRecord(h.fd, null);
+          if (fstatSync(h.fd).size > 0) writeRecord(h.fd, null);
         } catch {
           // display only
         }
@@ -320,7 +324,9 @@ export class SlotPool {
       }
       let record: SlotRecord | null = null;
       try {
-        record = parseRecord(readFileSync(path, "utf8"));
+        // The one owner-checked, no-follow, bounded reader: another user's record is not read.
+        const read = readChildFileSync(path, SLOT_RECORD_MAX_BYTES);
+        record = read.ok ? parseRecord(read.text) : null;
       } catch {
         // unreadable: held, holder unknown
       }

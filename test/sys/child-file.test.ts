@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { chownSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readChildFile, readChildFileSync } from "../../src/sys/child-file.ts";
 import { tempDir } from "../helpers/dl.ts";
@@ -12,7 +12,18 @@ import { makeFifo } from "../helpers/fifo.ts";
 const CAP = { maxBytes: 1024, over: "refuse" as const };
 const SECRET = "SECRET-CONTENT-7Q2";
 
+const isRoot = process.getuid?.() === 0;
+
 describe("readChildFile", () => {
+  test.skipIf(!isRoot)("a file of another user is refused, sync and async, and never read", async () => {
+    const f = join(tempDir("cf"), "planted.json");
+    writeFileSync(f, SECRET);
+    chownSync(f, 65534, 65534);
+    const want = { ok: false, refusal: "foreign", detail: "belongs to another user (uid 65534)", uid: 65534 } as const;
+    expect(await readChildFile(f, CAP)).toEqual(want);
+    expect(readChildFileSync(f, 1024)).toEqual(want);
+  });
+
   test("a regular file within the cap is read whole", async () => {
     const f = join(tempDir("cf"), "a.json");
     writeFileSync(f, '{"ok":true}');

@@ -147,6 +147,28 @@ describe("private folders", () => {
     expect(() => tightenTree(root)).toThrow("belongs to another user");
   });
 
+  test("a folder above it that another user could swap it in is refused, naming it and the fix; a sticky one is fine", () => {
+    const open = tempDir("pd");
+    chmodSync(open, 0o777);
+    expect(() => privateDir(join(open, "state", "jobs"))).toThrow(
+      `${open} is writable by other users (mode 777, not sticky): they could swap dl's state folder ${join(open, "state", "jobs")} under it; run \`chmod go-w ${open}\``,
+    );
+    expect(readdirSync(open)).toEqual([]);
+    chmodSync(open, 0o1777);
+    privateDir(join(open, "state", "jobs"));
+    expect(mode(join(open, "state", "jobs"))).toBe(0o700);
+  });
+
+  test.skipIf(!isRoot)("a folder above it owned by another user (not root) is refused, whatever its mode", () => {
+    const theirs = join(tempDir("pd"), "theirs");
+    mkdirSync(theirs, { mode: 0o755 });
+    chownSync(theirs, 65534, 65534);
+    expect(() => privateDir(join(theirs, "state"), join(theirs, "state"))).toThrow(
+      `${theirs} belongs to another user (uid 65534): that user could swap dl's state folder ${join(theirs, "state")} under it`,
+    );
+    expect(readdirSync(theirs)).toEqual([]);
+  });
+
   test("a link where a private folder should be is refused", () => {
     const dir = tempDir("pd");
     symlinkSync(tempDir("elsewhere"), join(dir, "jobs"));

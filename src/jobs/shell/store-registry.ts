@@ -1,10 +1,12 @@
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, rmSync } from "node:fs";
+import { closeSync, lstatSync, readdirSync, rmSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
 import { z } from "zod";
+import { isDlError } from "../../errors.ts";
 import { PROVIDERS } from "../../providers.ts";
 import { storeAccess } from "../../store/access.ts";
 import { readChildFileSync } from "../../sys/child-file.ts";
+import { notOwned, openOwnedDir } from "../../sys/owned.ts";
 import { canonicalPath, isWithin, type JobStateDir, jobStateDirs, type StatePaths } from "../../sys/paths.ts";
 import { privateDir, replacePrivate } from "../../sys/private-file.ts";
 
@@ -56,21 +58,40 @@ function parseEntry(text: string, isolationRoot: string | null): JobStateDir | n
   return { provider: e.data.provider, stateDir };
 }
 
-/** Every valid entry with its file, in a stable order. */
-function readEntries(registryDir: string, isolationRoot: string | null): { file: string; entry: JobStateDir }[] {
-  let names: string[];
+/**
+ * The entry names of the registry folder, checked as this user's on its opened descriptor
+ * (another user's folder is refused: its entries would send dl to stores they planted);
+ * none when it is missing or unreadable.
+ */
+function entryNames(registryDir: string): string[] {
+  let fd: number;
   try {
-    names = readdirSync(registryDir).filter((n) => n.endsWith(".json"));
-  } catch {
+    fd = openOwnedDir(registryDir).fd;
+  } catch (e) {
+    if (isDlError(e) && e.data.cause === "not_owned") throw e;
     return [];
   }
-  return names.sort().flatMap((name) => {
-    const file = join(registryDir, name);
-    // The one bounded, no-follow, non-blocking reader: a FIFO or a link here is skipped.
-    const read = readChildFileSync(file, ENTRY_MAX_BYTES);
-    const entry = read.ok ? parseEntry(read.text, isolationRoot) : null;
-    return entry ? [{ file, entry }] : [];
-  });
+  try {
+    return readdirSync(registryDir).filter((n) => n.endsWith(".json"));
+  } catch {
+    return [];
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Every valid entry with its file, in a stable order; an entry of another user is refused, naming it. */
+function readEntries(registryDir: string, isolationRoot: string | null): { file: string; entry: JobStateDir }[] {
+  return entryNames(registryDir)
+    .sort()
+    .flatMap((name) => {
+      const file = join(registryDir, name);
+      // The one bounded, no-follow, non-blocking, owner-checked reader: a FIFO or a link here is skipped.
+      const read = readChildFileSync(file, ENTRY_MAX_BYTES);
+      if (!read.ok && read.refusal === "foreign") throw notOwned(file, { uid: read.uid ?? -1 });
+      const entry = read.ok ? parseEntry(read.text, isolationRoot) : null;
+      return entry ? [{ file, entry }] : [];
+    });
 }
 
 /**
