@@ -1,6 +1,7 @@
 import { closeSync, constants, fchmodSync, ftruncateSync, mkdirSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname, sep } from "node:path";
 import { DlError } from "../errors.ts";
+import { isFolder } from "./file-head.ts";
 import { openOwned, openOwnedDir } from "./owned.ts";
 import { redact } from "./redact.ts";
 import { refuseUnsafeAncestors } from "./safe-ancestors.ts";
@@ -56,8 +57,18 @@ export function privateDir(dir: string, root?: string): void {
   }
   chain.reverse();
   refuseUnsafeAncestors(chain[0]!);
-  mkdirSync(dirname(chain[0]!), { recursive: true, mode: PRIVATE_DIR_MODE });
+  makeParents(dirname(chain[0]!));
   for (const d of chain) makeOne(d);
+}
+
+/** The folders above a private one, made when missing; a file in their place is ENOTDIR, as the kernel says it. */
+function makeParents(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST" || isFolder(dir)) throw e;
+    throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${dir}'`), { code: "ENOTDIR", path: dir });
+  }
 }
 
 /**

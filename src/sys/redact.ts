@@ -851,9 +851,18 @@ export function redact(text: string): string {
 
 /** `redact` made from scratch: known values, shapes, named values, URLs; learns what the text names. */
 function redactFresh(raw: string): string {
+  const out = redactText(raw);
+  const shown = withoutTerminalCodes(raw);
+  if (shown === raw) return out;
+  // A key a terminal shows whole is one key, whatever colour codes split it in the bytes: read
+  // as shown too, and where that finds more, the text goes as shown (its colours with the key).
+  const cut = redactText(shown);
+  return withoutTerminalCodes(out) === cut ? out : cut;
+}
+
+/** One reading of `text`: known values, shapes, named values, URLs; learns what it names. */
+function redactText(text: string): string {
   pathLooksLeft = PATH_LOOKS_PER_CALL;
-  // A key a terminal shows whole is one key, whatever colour codes split it in the bytes.
-  const text = withoutTerminalCodes(raw);
   let out = cutKnown(text);
   for (const re of SHAPES) out = out.replace(re, REDACTED);
   out = cutFound(out, pemBase64Ranges(out), null);
@@ -895,9 +904,9 @@ export function redactIdentifier(text: string): string {
 /** Whether an identifier holds a held key or a key's shape (redactIdentifier). */
 export const identifierHoldsSecret = (text: string) => redactIdentifier(text) !== text;
 
-/** Whether `text` holds anything `redact` would cut (its terminal codes, which redact drops, are no secret). */
+/** Whether `text` holds anything `redact` would cut. */
 export function holdsSecret(text: string): boolean {
-  return redact(text) !== withoutTerminalCodes(text);
+  return redact(text) !== text;
 }
 
 /** Runs of printable ASCII (line breaks and tabs too) at least this long: what `strings` shows of a binary file. */
