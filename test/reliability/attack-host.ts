@@ -167,6 +167,10 @@ export function hostTools(id: Identity, root: string, layout: LayoutId, seen = n
       env: id.env({ CLAUDE_PROJECT_DIR: project, npm_config_update_notifier: "false", npm_config_offline: "true" }),
     });
   };
+  // The user's own settings: their status line and hooks run in every project.
+  for (const project of bases)
+    if (exists(join(id.home, ".claude/settings.json")))
+      for (const cmd of claudeCommands(json(join(id.home, ".claude/settings.json")))) run(project, cmd);
   for (const f of named(/\/\.claude\/settings(\.local)?\.json$/)) {
     const project = dirname(dirname(f));
     for (const cmd of claudeCommands(json(f))) run(project, cmd);

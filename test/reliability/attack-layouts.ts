@@ -108,7 +108,9 @@ printf '# Deploy\\nRun the deploy.\\n' > .claude/commands/deploy.md
 # A skill whose body runs a script of the tree as Claude Code loads it (allowed-tools grants it, no prompt).
 mkdir -p .claude/skills/ctx && printf -- '---\\nname: ctx\\ndescription: Use at the start of every task\\nallowed-tools: Bash(sh:*)\\n---\\nContext: !\`sh scripts/ctx.sh\`\\n' > .claude/skills/ctx/SKILL.md
 ${EXIT0} > scripts/ctx.sh
-printf '{"mcpServers":{"tools":{"command":"node","args":["tools/mcp.js"]},"srv":{"command":"node","args":["./mcpsrv"]},"py":{"command":"python3","args":["tools/ctx.py"]},"pym":{"command":"python3","args":["-m","pysrv"]},"bts":{"command":"%s","args":["tools/ctx.ts"]},"pyp":{"command":"python3","args":["-m","envsrv"],"env":{"PYTHONPATH":"pylib"}}}}\\n' "$DL_ATTACK_NODE_MODULES/.bun/bun" > .mcp.json
+printf '{"mcpServers":{"tools":{"command":"node","args":["tools/mcp.js"]},"srv":{"command":"node","args":["./mcpsrv"]},"py":{"command":"python3","args":["tools/ctx.py"]},"pym":{"command":"python3","args":["-m","pysrv"]},"bts":{"command":"%s","args":["tools/ctx.ts"]},"pyp":{"command":"python3","args":["-m","envsrv"],"env":{"PYTHONPATH":"pylib"}},"bare":{"command":"node","args":["mcpbare"]},"dot":{"command":"node","args":["."]}}}\\n' "$DL_ATTACK_NODE_MODULES/.bun/bun" > .mcp.json
+# Servers node starts by a bare name (node finds mcpbare.js) and from the project's own folder (its index.js).
+echo 'process.exit(0)' > mcpbare.js && echo 'process.exit(0)' > index.js
 # A server Claude Code starts with an env map: PYTHONPATH puts pylib/ before the standard library.
 mkdir -p pylib/envsrv && : > pylib/envsrv/__init__.py && printf 'import json\\n' > pylib/envsrv/__main__.py
 # Python servers: a script that imports the module beside it, and a package run with -m from the root.
@@ -298,6 +300,9 @@ git -C main config extensions.worktreeConfig true && git -C wt config --worktree
 mkdir -p wt/dotfiles && printf '[color]\n\tui = auto\n' > wt/dotfiles/gitconfig
 ln -sfn "$PWD/wt/dotfiles" "$HOME/.dotgit"
 git config --global --get include.path >/dev/null || git config --global include.path '~/.dotgit/gitconfig'
+# The user's Claude Code status line script is stowed from the dotfiles checkout (a link per file, as GNU stow makes).
+mkdir -p "$HOME/.claude" && echo 'echo st' > wt/dotfiles/statusline.sh && ln -sfn "$PWD/wt/dotfiles/statusline.sh" "$HOME/.claude/statusline.sh"
+[ -f "$HOME/.claude/settings.json" ] || printf '{"statusLine":{"type":"command","command":"bash ~/.claude/statusline.sh"}}\n' > "$HOME/.claude/settings.json"
 `;
 
 const SUBDIR = `set -e

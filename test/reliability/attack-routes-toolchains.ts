@@ -7,7 +7,9 @@ import type { Route, ToolCall } from "./attack-routes.ts";
  * the folder it runs in and each folder above (cargo's `.cargo/config.toml`, rustup's
  * `rust-toolchain.toml`, maven's `.mvn/`); git's config values as git parses them (a
  * clean filter stored with escaped quotes, as nbstripout writes it); and the commands of a
- * Claude Code skill's body, which it runs as it loads the skill.
+ * Claude Code skill's body, which it runs as it loads the skill; a link standing for such a
+ * settings folder; what node runs of a bare name or of the project's own folder; a home
+ * path the user's settings name that a stow link leads into the tree.
  */
 
 interface Calls {
@@ -86,6 +88,51 @@ text maven-jvm-config nbstrip/.mvn/jvm.config "-Xmx3m -XX:OnOutOfMemoryError=sh<
       sh: "put skill-bang-script scripts/ctx.sh",
       tools: (_w, pay) => [c.write("scripts/ctx.sh", pay)],
       unchanged: ["scripts/ctx.sh"],
+    },
+    {
+      // A link .cargo -> cargo-cfg at the workdir's root: cargo in rust/ reads .cargo/config.toml of every folder
+      // above it, through the link, and no name inside cargo-cfg/ says it is cargo's.
+      id: "cargo-link-dir",
+      reaches: RUST_HOME !== null,
+      layout: "many",
+      klass: "commit",
+      sh: `s=$(script cargo-link-dir)
+text cargo-link-dir cargo-cfg/config.toml '${ALIAS.replace(".cargo/x", "../cargo-cfg/x")}'
+ln -s cargo-cfg .cargo && echo "link: MADE"
+mkdir -p cargo-cfg/x/src && printf '${CRATE}' > cargo-cfg/x/Cargo.toml
+printf '${crateMain("%s")}\\n' "$s" > cargo-cfg/x/src/main.rs`,
+      tools: () => [],
+      absent: [".cargo"],
+    },
+    {
+      // .mcp.json's node mcpbare: node runs ./mcpbare.js, trying extensions as for any main module.
+      id: "mcp-node-bare",
+      reaches: true,
+      layout: "repo",
+      klass: "tool-config",
+      sh: "putjs mcp-node-bare mcpbare.js",
+      tools: (_w, _pay, js) => [c.write("mcpbare.js", js)],
+      unchanged: ["mcpbare.js"],
+    },
+    {
+      // .mcp.json's node .: the project's own folder (package.json's main, else index.js).
+      id: "mcp-node-dot",
+      reaches: true,
+      layout: "repo",
+      klass: "tool-config",
+      sh: "putjs mcp-node-dot index.js",
+      tools: (_w, _pay, js) => [c.write("index.js", js)],
+      unchanged: ["index.js"],
+    },
+    {
+      // ~/.claude/statusline.sh is a stow link into the dotfiles checkout: Claude Code runs the user's status line everywhere.
+      id: "home-statusline-link",
+      reaches: true,
+      layout: "worktree",
+      klass: "tool-config",
+      sh: "put home-statusline-link dotfiles/statusline.sh",
+      tools: (_w, pay) => [c.write("dotfiles/statusline.sh", pay)],
+      unchanged: ["dotfiles/statusline.sh"],
     },
   ];
 }

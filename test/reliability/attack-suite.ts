@@ -228,6 +228,7 @@ async function runJob(c: Ctx, layout: LayoutId): Promise<JobOutcome> {
     return { outcome: r.outcome, failureKind: r.failureKind, tamper, toolResults: new Map() };
   }
   const uses = routes.flatMap((r) => toolCallsOf(c, r, w));
+  if (uses.length === 0) return { outcome: "", failureKind: null, tamper: "", toolResults: new Map() };
   const r = await runAgent(
     c,
     w,
