@@ -23,6 +23,7 @@ import { PROVIDERS } from "../providers.ts";
 import { probeJailOnce } from "../sandbox/index.ts";
 import { foreignDirProblem } from "../sys/owned.ts";
 import { REDACTED, redact } from "../sys/redact.ts";
+import { refuseUnsafeAncestors } from "../sys/safe-ancestors.ts";
 import { dirState } from "../sys/writable.ts";
 import type { BuildInfo } from "../version.ts";
 import { checkModels, type ModelCheck } from "./status-models.ts";
@@ -77,11 +78,21 @@ export function namedStateDirs(config: Config): [name: string, path: string][] {
 function stateDirs(config: Config): StatusReport["state_dirs"] {
   return namedStateDirs(config).map(([name, path]) => {
     const s = dirState(path);
-    const problem = foreignDirProblem(path) ?? s.problem;
+    const problem = foreignDirProblem(path) ?? unsafeAncestorsProblem(path) ?? s.problem;
     return problem
       ? { name, path, exists: s.exists, writable: false, error: problem }
       : { name, path, exists: s.exists, writable: true };
   });
+}
+
+/** Why a folder above `dir` lets another user swap dl's state for theirs (safe-ancestors.ts), as dl would refuse it; null when none does. */
+function unsafeAncestorsProblem(dir: string): string | null {
+  try {
+    refuseUnsafeAncestors(dir);
+    return null;
+  } catch (e) {
+    return describeError(e);
+  }
 }
 
 function pools(config: Config, failed: string[], slotsDir?: string): PoolStatus[] {

@@ -6,6 +6,7 @@ import { DlError, describeError } from "../errors.ts";
 import { factsOf } from "../providers.ts";
 import { privateDir } from "../sys/private-file.ts";
 import { tightenTree } from "../sys/private-tree.ts";
+import { refuseUnsafeAncestors } from "../sys/safe-ancestors.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { refuseForeignStore, STORE_FILES } from "./store-owner.ts";
 import { DB_FILE } from "./types.ts";
@@ -122,6 +123,8 @@ export function openDatabase(stateDir: string, opts: { readonly?: boolean; provi
   let db: Database | undefined;
   try {
     if (opts.readonly) {
+      // Read-only too: a folder above that another user may write lets them swap the store for theirs.
+      refuseUnsafeAncestors(stateDir);
       refuseForeignStore(stateDir);
       db = new Database(file, { readonly: true, strict: true });
       db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
