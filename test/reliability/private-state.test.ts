@@ -272,25 +272,31 @@ describe("state left open to others is made private", () => {
       chmodSync(theirs, 0o755);
       chownSync(theirs, 65534, 65534);
       // The first job would create the store there: refused, nothing started, the fix named.
-      const s = await connectTaskDl(env, { cwd: root });
-      try {
-        const repo = makeRepo(root, "repo", 0).repo;
-        const sub = (await s.client.callTool({
-          name: "submit_dsh",
-          arguments: { tasks: [{ task: "t", model: "ds-flash", workdir: repo }] },
-        })) as { isError?: boolean; content: { text: string }[] };
-        expect(sub.isError).toBe(true);
-        expect(sub.content[0]!.text).toContain(`${theirs} belongs to another user (uid 65534)`);
-        expect(sub.content[0]!.text).toContain(`run \`sudo chown -R 0 ${theirs}\`, else remove it`);
-      } finally {
-        await s.close();
-      }
+      const refusal = await submitRefused(env, root);
+      expect(refusal).toContain(`${theirs} belongs to another user (uid 65534)`);
+      expect(refusal).toContain(`run \`sudo chown -R 0 ${theirs}\`, else remove it`);
       expect(lstatSync(theirs).mode & 0o777).toBe(0o755);
       expect(readdirSync(theirs)).toEqual([]);
     },
     60_000,
   );
 });
+
+/** One dsh job submitted through `dl serve` in `root` (a repository made there): it must be refused; its text. */
+async function submitRefused(env: Record<string, string>, root: string): Promise<string> {
+  const s = await connectTaskDl(env, { cwd: root });
+  try {
+    const repo = makeRepo(root, "repo", 0).repo;
+    const sub = (await s.client.callTool({
+      name: "submit_dsh",
+      arguments: { tasks: [{ task: "t", model: "ds-flash", workdir: repo }] },
+    })) as { isError?: boolean; content: { text: string }[] };
+    expect(sub.isError).toBe(true);
+    return sub.content[0]!.text;
+  } finally {
+    await s.close();
+  }
+}
 
 /** `path` (a folder, 0700, or an empty file, 0600) made by root and given to nobody. */
 function plantAsNobody(path: string, kind: "dir" | "file"): void {
@@ -343,18 +349,7 @@ describe.skipIf(!isRoot)("state of another user, whatever its mode, is refused (
     mkdirSync(store, { mode: 0o700 });
     const planted = join(store, "jobs.sqlite");
     plantAsNobody(planted, "file");
-    const s = await connectTaskDl(env, { cwd: root });
-    try {
-      const repo = makeRepo(root, "repo", 0).repo;
-      const sub = (await s.client.callTool({
-        name: "submit_dsh",
-        arguments: { tasks: [{ task: "t", model: "ds-flash", workdir: repo }] },
-      })) as { isError?: boolean; content: { text: string }[] };
-      expect(sub.isError).toBe(true);
-      expect(sub.content[0]!.text).toContain(`${planted} belongs to another user (uid 65534)`);
-    } finally {
-      await s.close();
-    }
+    expect(await submitRefused(env, root)).toContain(`${planted} belongs to another user (uid 65534)`);
     expect(lstatSync(planted).size).toBe(0);
     for (const args of [["status"], ["jobs"], ["wait", "--all", "--timeout", "5"], ["reap"]]) {
       const r = await run([requireBinary(), ...args], env);

@@ -6,6 +6,7 @@ import { prepareTreeGuard } from "../../src/sandbox/index.ts";
 import { claudeHomeReads } from "../../src/sys/claude-home-reads.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
+import { noMoves } from "./file-tree.ts";
 
 /**
  * A plugin marketplace the user added with the real Claude Code (`claude plugin marketplace
@@ -42,9 +43,7 @@ async function claude(args: string[], cwd: string, env: Record<string, string>):
   if (r.exitCode !== 0) throw new Error(`claude ${args.join(" ")}: ${r.stderr.text()} ${r.stdout.text()}`);
 }
 
-const nothingMoved = () => {
-  throw new Error("nothing should be moved");
-};
+const nothingMoved = noMoves;
 
 describe.skipIf(!existsSync(CLAUDE))("a marketplace the user added, named only by ~/.claude", () => {
   test("the real claude writes known_marketplaces.json naming ./market; dl keeps it read-only and refuses writes in it", async () => {

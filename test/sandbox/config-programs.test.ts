@@ -15,7 +15,7 @@ import { binsRun, pathDirs } from "../../src/sandbox/config-programs.ts";
 import { prepareTreeGuard } from "../../src/sandbox/index.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
-import { tree as treeOf } from "./file-tree.ts";
+import { HOST_ENV, noMoves, tree as treeOf } from "./file-tree.ts";
 
 /** What the write tools protect with: no writable paths, the environment of dl's own git questions. */
 const PROTECT = { writable: [], gitEnv: { PATH: "/usr/bin:/bin", HOME: "/nonexistent" } };
@@ -27,7 +27,7 @@ const PROTECT = { writable: [], gitEnv: { PATH: "/usr/bin:/bin", HOME: "/nonexis
  * watched for new files instead of being bound read-only whole.
  */
 
-const ENV = { PATH: "/usr/bin:/bin", HOME: "/nonexistent" };
+const ENV = HOST_ENV;
 const dirs = (text: string) => pathDirs(text).map((d) => d.dir);
 
 const tree = (files: Record<string, string>) => treeOf(files, "config-programs");
@@ -79,9 +79,7 @@ async function repo(files: Record<string, string>): Promise<string> {
   return w;
 }
 
-const nothingMoved = () => {
-  throw new Error("nothing should be moved");
-};
+const nothingMoved = noMoves;
 
 describe("the workdir itself on PATH", () => {
   test("PATH_add . in the workdir's .envrc: a new ./git fails the job and is moved out; existing files stay writable", async () => {

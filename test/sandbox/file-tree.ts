@@ -11,3 +11,11 @@ export function tree(files: Record<string, string>, tag = "config-tree"): string
   }
   return w;
 }
+
+/** The environment dl's own git questions run with in these tests: a fixed PATH, no real HOME. */
+export const HOST_ENV = { PATH: "/usr/bin:/bin", HOME: "/nonexistent" };
+
+/** A quarantine for a guard that must move nothing out: any move fails the test. */
+export const noMoves = (): string => {
+  throw new Error("nothing should be moved");
+};

@@ -5,6 +5,7 @@ import { refusedWrite } from "../../src/agent/tools/protect-write.ts";
 import { prepareTreeGuard } from "../../src/sandbox/index.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
+import { noMoves } from "./file-tree.ts";
 
 /**
  * `~/` and `$HOME/` in what a host reads, when the home holds the workdir (a project at
@@ -27,9 +28,7 @@ async function homeWithRepo(
   return { home, w, env };
 }
 
-const nothingMoved = () => {
-  throw new Error("nothing should be moved");
-};
+const nothingMoved = noMoves;
 
 describe("a home that holds the workdir", () => {
   test("core.hooksPath ~/repo/hooks: git runs that folder's hooks, and it is kept read-only", async () => {

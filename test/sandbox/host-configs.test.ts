@@ -6,7 +6,7 @@ import { namedByHost } from "../../src/sandbox/host-configs.ts";
 import { prepareTreeGuard } from "../../src/sandbox/index.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
-import { tree } from "./file-tree.ts";
+import { noMoves, tree } from "./file-tree.ts";
 
 /**
  * Claude Code's configurations kept outside the work tree that run commands in it
@@ -15,10 +15,6 @@ import { tree } from "./file-tree.ts";
  * `.claude/settings.local.json`. What they run of the tree is kept read-only by the jail
  * and refused to the write tools, as a project configuration's is.
  */
-
-const noMoves = () => {
-  throw new Error("nothing should be moved");
-};
 
 /** A home whose Claude Code state names `project` (its local MCP server) and runs npx in every project. */
 function claudeHome(project: string, other: string): string {

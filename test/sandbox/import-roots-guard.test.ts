@@ -5,7 +5,7 @@ import { refusedContent, refusedWrite } from "../../src/agent/tools/protect-writ
 import { prepareTreeGuard } from "../../src/sandbox/index.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
-import { tree as treeOf } from "./file-tree.ts";
+import { HOST_ENV, tree as treeOf } from "./file-tree.ts";
 
 /**
  * The guards over what a protected program loads on its own (python-imports.ts and the
@@ -15,7 +15,7 @@ import { tree as treeOf } from "./file-tree.ts";
  * in part.
  */
 
-const ENV = { PATH: "/usr/bin:/bin", HOME: "/nonexistent" };
+const ENV = HOST_ENV;
 const p = { writable: [], gitEnv: ENV };
 
 /** A repository whose .mcp.json runs `python3 tools/ctx.py` and whose pre-commit hook runs `python3 -m pytest`. */

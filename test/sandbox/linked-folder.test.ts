@@ -5,14 +5,14 @@ import { prepareTreeGuard } from "../../src/sandbox/index.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { ruleForLinkedFolder } from "../../src/sys/protected-names.ts";
 import { tempDir } from "../helpers/dl.ts";
-import { tree } from "./file-tree.ts";
+import { HOST_ENV, tree } from "./file-tree.ts";
 
 /**
  * A link named as a folder a rule protects names under (`.cargo`, `.config`, `.github`,
  * `mise`) stands for that folder: cargo opens `.cargo/config.toml` through the kernel,
  * which follows a link `.cargo` → `cfg`, so `cfg/config.toml` is cargo's settings.
  */
-const ENV = { PATH: "/usr/bin:/bin", HOME: "/nonexistent" };
+const ENV = HOST_ENV;
 
 test("the names a link stands for: the folders rules protect names under, and no other", () => {
   for (const n of [".cargo", ".config", ".github", "mise", ".CARGO"]) expect(ruleForLinkedFolder(n)).not.toBeNull();

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { refusedContent } from "../../src/agent/tools/protect-write.ts";
 import { prepareTreeGuard } from "../../src/sandbox/index.ts";
 import { hasToolsPart, toolsPart } from "../../src/sandbox/manifest-sections.ts";
-import { tree as treeOf } from "./file-tree.ts";
+import { HOST_ENV, tree as treeOf } from "./file-tree.ts";
 
 /** What the write tools protect with: no writable paths, the environment of dl's own git questions. */
 const PROTECT = { writable: [], gitEnv: { PATH: "/usr/bin:/bin", HOME: "/nonexistent" } };
@@ -16,7 +16,7 @@ const PROTECT = { writable: [], gitEnv: { PATH: "/usr/bin:/bin", HOME: "/nonexis
  */
 
 const tree = (files: Record<string, string>) => treeOf(files, "manifest-sections");
-const ENV = { PATH: "/usr/bin:/bin", HOME: "/nonexistent" };
+const ENV = HOST_ENV;
 const quarantine = (w: string) => () => join(w, "..", "q");
 
 const PYPROJECT = `[project]

@@ -2,13 +2,13 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { prepareTreeGuard } from "../../src/sandbox/index.ts";
-import { tree as treeOf } from "./file-tree.ts";
+import { HOST_ENV, tree as treeOf } from "./file-tree.ts";
 
 /**
  * What the tree guard puts back after a jailed job keeps the mode it had before the job,
  * whatever the umask: a package.json whose keys are restored, a manifest put back whole.
  */
-const ENV = { PATH: "/usr/bin:/bin", HOME: "/nonexistent" };
+const ENV = HOST_ENV;
 const mode = (p: string) => statSync(p).mode & 0o777;
 const was = process.umask();
 afterEach(() => {

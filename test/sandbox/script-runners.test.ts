@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { refusedContent } from "../../src/agent/tools/protect-write.ts";
 import { prepareTreeGuard } from "../../src/sandbox/index.ts";
 import { globMatches, runnerScripts } from "../../src/sandbox/script-runners.ts";
-import { tree } from "./file-tree.ts";
+import { HOST_ENV, noMoves, tree } from "./file-tree.ts";
 
 /**
  * npm-run-all and concurrently run a package.json's scripts by name or by glob
@@ -11,10 +11,7 @@ import { tree } from "./file-tree.ts";
  * runs makes every `lint:*` script the hook's program, one a job adds too.
  */
 
-const ENV = { PATH: "/usr/bin:/bin", HOME: "/nonexistent" };
-const noMoves = () => {
-  throw new Error("nothing should be moved");
-};
+const ENV = HOST_ENV;
 const names = (text: string) => runnerScripts(text).filter((n) => !/^(pre|post)/.test(n));
 
 describe("runnerScripts", () => {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { prepareTreeGuard } from "../../src/sandbox/index.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
+import { HOST_ENV } from "./file-tree.ts";
 
 /**
  * Stand-ins (stand-ins.ts): absent entries a host reads while a job runs are there,
@@ -12,7 +13,7 @@ import { tempDir } from "../helpers/dl.ts";
  * filling husky's folder) is the host's: it stays, and does not fail the job.
  */
 
-const ENV = { PATH: "/usr/bin:/bin", HOME: "/nonexistent" };
+const ENV = HOST_ENV;
 
 async function repo(): Promise<string> {
   const w = realpathSync(tempDir("stand-ins"));

@@ -15,6 +15,7 @@ import { prepareTreeGuard } from "../../src/sandbox/index.ts";
 import { runGroup } from "../../src/sys/process.ts";
 import { tempDir } from "../helpers/dl.ts";
 import { TOOLS } from "../helpers/run-as.ts";
+import { HOST_ENV } from "./file-tree.ts";
 
 /**
  * The verdict after a job fails closed (tree-verdict.ts, move-out.ts, tree-guard.ts): a
@@ -23,7 +24,7 @@ import { TOOLS } from "../helpers/run-as.ts";
  * still fails the job `jail_git_tampered`, naming what remains in the work tree.
  */
 
-const ENV = { PATH: "/usr/bin:/bin", HOME: "/nonexistent" };
+const ENV = HOST_ENV;
 const SRC = resolve(import.meta.dir, "../../src/sandbox");
 const isRoot = process.getuid?.() === 0;
 const NOBODY = 65534;

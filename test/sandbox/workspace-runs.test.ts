@@ -4,17 +4,14 @@ import { refusedContent } from "../../src/agent/tools/protect-write.ts";
 import { namedByToolConfig } from "../../src/sandbox/config-named.ts";
 import { prepareTreeGuard } from "../../src/sandbox/index.ts";
 import { workspaceScriptsRun } from "../../src/sandbox/workspace-runs.ts";
-import { tree } from "./file-tree.ts";
+import { HOST_ENV, noMoves, tree } from "./file-tree.ts";
 
 /**
  * Scripts a command runs across a workspace's packages (src/sandbox/workspace-runs.ts):
  * `pnpm -r lint` in a hook runs the lint of every package.json, one a job adds included.
  */
 
-const ENV = { PATH: "/usr/bin:/bin", HOME: "/nonexistent" };
-const noMoves = () => {
-  throw new Error("nothing should be moved");
-};
+const ENV = HOST_ENV;
 const names = (text: string) => workspaceScriptsRun(text).filter((n) => !/^(pre|post)/.test(n));
 
 describe("workspaceScriptsRun", () => {
