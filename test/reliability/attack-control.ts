@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -7,32 +7,39 @@ import { CODEX_NPM_BIN } from "../helpers/codex-home.ts";
 import { type Identity, identityNames, makeIdentity } from "../helpers/run-as.ts";
 import { hostGitCommands, hostTools } from "./attack-host.ts";
 import { LAYOUTS, type LayoutId } from "./attack-layouts.ts";
-import { prelude, ROUTES } from "./attack-routes.ts";
+import { prelude, ROUTES, type Route } from "./attack-routes.ts";
 import { AGENTS_IN_TREE, buildLayouts, CODEX_HOME_IN_TREE, plantDlReads, XDG_IN_TREE } from "./attack-suite.ts";
 
 /**
- * The attack suite's control, in slices (jail-routes-control-<k>.test.ts: they run side
- * by side under --parallel, where one file held the whole serial run and, on a loaded
- * machine, outlasted its hook's time limit): each route marked `reaches` planted on the host itself,
- * alone, with no delegate and no guard, then the host's ordinary git commands and what
- * Claude Code and VS Code run on their own: each must leave its marker. So a marker
- * missing after a delegate's job (jail-routes-*.test.ts) means dl stopped it, not that the
- * host never ran it. (The other routes plant what a host obeys without these steps running
- * it: an agent definition, a memory file, another agent's or editor's configuration.)
+ * The attack suite's control, in slices (jail-routes-control-<k>.test.ts, one or two
+ * layouts each: they run side by side under --parallel): each route marked `reaches`,
+ * planted on the host itself with no delegate and no guard, then the host's ordinary git
+ * commands and what Claude Code and VS Code run on their own: each must leave its marker.
+ * So a marker missing after a delegate's job (jail-routes-*.test.ts) means dl stopped it,
+ * not that the host never ran it. (The other routes plant what a host obeys without these
+ * steps running it: an agent definition, a memory file, another agent's or editor's
+ * configuration.)
+ *
+ * A layout's routes are planted together first, by the same script the guarded job runs,
+ * and the host takes its steps once: that is the planting the guarded suite checks. A
+ * route whose marker is missing then (routes of one layout can undo each other unguarded)
+ * is planted again alone, in a fresh copy of its layout, and must leave its marker there.
  */
 
-/** The control over the reaching routes whose index is `slice` modulo `of` (from 1); slice 1 also runs dl's own. */
-export function controlSlice(slice: number, of: number): void {
+/** The layouts each slice plants (the two big ones alone; slice 3 also runs dl's own reads). */
+const SLICES: Record<number, LayoutId[]> = { 1: ["repo"], 2: ["many"], 3: ["worktree", "subdir"] };
+
+/** The control over the reaching routes of slice `slice`'s layouts. */
+export function controlSlice(slice: 1 | 2 | 3): void {
   let id: Identity;
   const ran = new Set<string>();
-  const mine = [...ROUTES.entries()].filter(([n, r]) => r.reaches && n % of === slice - 1);
+  const alone = new Set<string>();
+  let firstRound = 0;
+  const layouts = SLICES[slice]!;
+  const mine = ROUTES.filter((r) => r.reaches && layouts.includes(r.layout));
 
-  /**
-   * Each layout built once; a route gets a copy (a linked worktree's admin files hold absolute paths: built anew).
-   * `last`: no later route of the slice takes this layout, so the template itself is moved into place, not copied
-   * (a later test that wants the layout builds it again).
-   */
-  function freshLayout(layout: LayoutId, root: string, last = false): void {
+  /** A fresh copy of a layout at `root`, from a template built once (a linked worktree's admin files hold absolute paths: built anew). */
+  function freshLayout(layout: LayoutId, root: string): void {
     const template = join(id.base, `template-${layout}`);
     if (layout === "worktree") {
       buildLayouts({ id, root }, layout);
@@ -43,55 +50,77 @@ export function controlSlice(slice: number, of: number): void {
       id.own(template);
       buildLayouts({ id, root: template }, layout);
     }
-    if (last) {
-      renameSync(template, root);
-      return;
-    }
     const r = id.run(["cp", "-a", `${template}/.`, root]);
     if (r.code !== 0) throw new Error(`copy of layout ${layout}: ${r.stderr}`);
   }
 
-  /** One route alone in a fresh copy of its layout (routes of one layout would undo each other unguarded). */
-  function plantAlone(r: (typeof ROUTES)[number], n: number, last: boolean): void {
-    const root = join(id.base, `proj-${n}`);
-    const markers = join(id.base, `markers-${n}`);
+  /** `routes` planted by one script in a fresh copy of `layout`, then the host's steps until every marker is there; the markers left. */
+  function plant(layout: LayoutId, routes: Route[], tag: string, tools: (r: Route) => boolean): string[] {
+    const root = join(id.base, `proj-${tag}`);
+    const markers = join(id.base, `markers-${tag}`);
     mkdirSync(root);
     mkdirSync(markers);
     id.own(id.base);
-    freshLayout(r.layout, root, last);
-    id.run(["sh", "-c", `${prelude(markers)}\n${r.sh}\n`], { cwd: join(root, LAYOUTS[r.layout].workdir) });
-    // The host's steps up to the one that runs the route (the marker answers; the rest cannot undo it).
-    const seen = () => existsSync(join(markers, r.id));
-    // Claude Code's hooks, .mcp.json servers, VS Code's tasks: for the routes of their classes.
-    // A tool-config route is run by those, so they come first there: the git commands before
-    // them (every step in every checkout, `submodule status` alone ~20 processes) were most
-    // of the control's time. The order cannot make a route pass that does not reach: a
-    // marker only appears if some host step ran the payload.
-    const tools = r.klass === "tool-config" || r.klass === "hook-manager";
-    if (r.klass === "tool-config") hostTools(id, root, r.layout, seen);
-    hostGitCommands(id, root, r.layout, [r], seen);
-    if (tools) hostTools(id, root, r.layout, seen);
-    if (readdirSync(markers).includes(r.id)) ran.add(r.id);
+    freshLayout(layout, root);
+    const script = `${prelude(markers)}\n${routes.map((r) => r.sh).join("\n")}\n`;
+    id.run(["sh", "-c", script], { cwd: join(root, LAYOUTS[layout].workdir) });
+    const wanted = routes.filter((r) => r.reaches);
+    const seen = () => wanted.every((r) => existsSync(join(markers, r.id)));
+    // Claude Code's hooks, .mcp.json servers, VS Code's tasks first for a tool-config route
+    // alone: the git commands before them (every step in every checkout) were most of its
+    // time. The order cannot make a route pass that does not reach: a marker only appears
+    // if some host step ran the payload.
+    if (routes.some(tools)) hostTools(id, root, layout, seen);
+    hostGitCommands(id, root, layout, routes, seen);
+    hostTools(id, root, layout, seen);
+    return readdirSync(markers);
   }
 
   beforeAll(() => {
     id = makeIdentity(identityNames()[0]!, `atk-control${slice}`);
-    for (const [i, [n, r]] of mine.entries())
-      plantAlone(r, n, !mine.slice(i + 1).some(([, o]) => o.layout === r.layout));
+    for (const layout of layouts) {
+      // Every route of the layout, as the guarded job plants them (attack-suite.ts runJob).
+      const together = plant(
+        layout,
+        ROUTES.filter((r) => r.layout === layout),
+        layout,
+        () => false,
+      );
+      for (const r of mine.filter((m) => m.layout === layout && together.includes(m.id))) ran.add(r.id);
+      firstRound += mine.filter((m) => m.layout === layout && together.includes(m.id)).length;
+    }
+    // The missing ones planted together again, in a fresh copy, while that finds more (most
+    // were undone by a route that did run: one hook file replaced by another); then alone.
+    for (const layout of layouts) {
+      for (let round = 2; ; round++) {
+        const left = mine.filter((r) => r.layout === layout && !ran.has(r.id));
+        if (left.length < 2) break;
+        const got = plant(layout, left, `${layout}-${round}`, () => false).filter((m) => left.some((r) => r.id === m));
+        for (const m of got) ran.add(m);
+        if (got.length === 0) break;
+      }
+    }
+    for (const r of mine.filter((m) => !ran.has(m.id))) {
+      alone.add(r.id);
+      if (plant(r.layout, [r], r.id, (x) => x.klass === "tool-config").includes(r.id)) ran.add(r.id);
+    }
   }, 400_000);
   afterAll(() => id?.cleanup());
 
-  test(`unguarded, the host runs what each route plants (slice ${slice} of ${of})`, () => {
-    const missing = mine.filter(([, r]) => !ran.has(r.id)).map(([, r]) => r.id);
+  test(`unguarded, the host runs what each route plants (slice ${slice}: ${layouts.join(", ")})`, () => {
+    const missing = mine.filter((r) => !ran.has(r.id)).map((r) => r.id);
     const reaching = ROUTES.filter((r) => r.reaches).length;
     console.log(
-      `control ${slice}/${of}: unguarded, ${ran.size} of its ${mine.length} routes marked reaches ran on the host (${reaching} of the ${ROUTES.length} routes reach)`,
+      `control ${slice}: unguarded, ${ran.size} of its ${mine.length} routes marked reaches ran on the host ` +
+        `(${firstRound} with every route of their layout, ${mine.length - firstRound - alone.size} with the rest, ` +
+        `${alone.size} alone: ${[...alone].join(", ")}; ` +
+        `${reaching} of the ${ROUTES.length} routes reach)`,
     );
     expect(mine.length).toBeGreaterThan(0);
     expect(missing).toEqual([]);
   });
 
-  if (slice !== 1) return;
+  if (slice !== 3) return;
   /** dl's own third tier of agent definitions, put in the tree by the settings: unguarded, the next delegation obeys what a job plants there. */
   test("unguarded, dl loads the agent definitions a job plants in a DELEGATE_LOCAL_AGENTS_DIR inside the workdir", async () => {
     const root = join(id.base, "proj-agents");

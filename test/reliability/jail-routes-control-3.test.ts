@@ -1,3 +1,3 @@
 import { controlSlice } from "./attack-control.ts";
 
-controlSlice(3, 3);
+controlSlice(3);
