@@ -5396,4 +5396,14 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/e2e/unsafe-ancestors.test.ts"],
     build: true,
   },
+  {
+    id: "logs-names-unread-tail",
+    guard: "dl logs names a CLI job's output.log it will not read (another user's file, a link) on stderr",
+    why: "another user's planted output.log was passed over in silence: dl logs said no steps were recorded, and the user never learned the job folder held a file that is not theirs",
+    file: "src/cli/logs.ts",
+    search: '  if (kept && "problem" in kept) process.stderr.write(',
+    replace: '  if (kept && "problem" in kept && false) process.stderr.write(',
+    tests: ["test/reliability/private-state.test.ts"],
+    build: true,
+  },
 ];

@@ -72,7 +72,10 @@ async function jobLogs(config: Config, id: string, follow: boolean, o: Out): Pro
   // How the followed job ended (done, cancelled, failed…): its steps alone do not say.
   if (followed) process.stderr.write(`dl logs: ${id} ended ${job.verdict.state}\n`);
   if (from > 0) return;
-  const tail = readOutputTail(jobDirOf(job.store.stateDir, id));
+  const kept = readOutputTail(jobDirOf(job.store.stateDir, id));
+  // A tail dl will not read (another user's file, a link planted there) is named, not passed over.
+  if (kept && "problem" in kept) process.stderr.write(`dl logs: ${id}: ${kept.problem}\n`);
+  const tail = kept && "text" in kept ? kept.text : null;
   if (tail) {
     // A CLI whose output is an event stream (Codex's) shows it as steps, like an agent job's.
     const module = PROVIDER_MODULES.find((m) => m.facts.name === job.row.provider);

@@ -9,6 +9,7 @@ import {
   mkdtempSync,
   readdirSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -405,6 +406,35 @@ describe.skipIf(!isRoot)("state of another user, whatever its mode, is refused (
     writeFileSync(join(own, `${ID}.jsonl`), line);
     chownSync(join(own, `${ID}.jsonl`), 65534, 65534);
     await logs(join(own, `${ID}.jsonl`));
+  }, 60_000);
+
+  test("dl logs of a CLI job whose output.log is another user's, or a link, names it on stderr and prints none of it", async () => {
+    const root = mkdtempSync(join(base, "tail-"));
+    chmodSync(root, 0o755);
+    const env = dlEnv(root);
+    await useDl(root, env, () => {});
+    const jobs = join(root, "dsh-state", "jobs");
+    const [id] = readdirSync(jobs);
+    const tail = join(jobs, id!, "output.log");
+    const before = await run([requireBinary(), "logs", id!], env);
+    expect({ code: before.code, out: before.stdout, err: before.stderr }).toEqual({
+      code: 0,
+      out: expect.stringContaining("working"),
+      err: "",
+    });
+    rmSync(tail);
+    writeFileSync(tail, "PLANTED by nobody\n", { mode: 0o644 });
+    chownSync(tail, 65534, 65534);
+    const theirs = await run([requireBinary(), "logs", id!], env);
+    expect(theirs.stdout + theirs.stderr).not.toContain("PLANTED");
+    expect(theirs.stderr).toStartWith(`dl logs: ${id}: its output.log belongs to another user (uid 65534)`);
+    expect(theirs.stderr).toEndWith(": not read\n");
+    rmSync(tail);
+    writeFileSync(join(root, "elsewhere.log"), "PLANTED through a link\n");
+    symlinkSync(join(root, "elsewhere.log"), tail);
+    const linked = await run([requireBinary(), "logs", id!], env);
+    expect(linked.stdout + linked.stderr).not.toContain("PLANTED");
+    expect(linked.stderr).toBe(`dl logs: ${id}: its output.log is a symbolic link: not read\n`);
   }, 60_000);
 
   test("dl status shows another user's 0700 state dir as FAIL, naming it and the fix, and exits non-zero", async () => {

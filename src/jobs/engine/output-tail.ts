@@ -37,8 +37,12 @@ export function keepOutputTail(jobDir: string, out: Pick<RunOutput, "stdout" | "
   }
 }
 
-/** The kept tail, or null (no file, not a regular file, over its size): the child could write there. */
-export function readOutputTail(jobDir: string): string | null {
+/**
+ * The kept tail; or why it was not read (the child could write there: a link, not a regular
+ * file, over its size, another user's), so the reader can say so; or null when there is none.
+ */
+export function readOutputTail(jobDir: string): { text: string } | { problem: string } | null {
   const read = readChildFileSync(join(jobDir, OUTPUT_FILE), STDOUT_TAIL + STDERR_TAIL + 4096);
-  return read.ok ? read.text : null;
+  if (read.ok) return { text: read.text };
+  return read.refusal === "missing" ? null : { problem: `its ${OUTPUT_FILE} ${read.detail}: not read` };
 }
