@@ -70,7 +70,9 @@ describe("a jail dl stopped before its command started", () => {
     const pasta = Bun.which("pasta");
     let starts = 0;
     const r = await runGroup({
-      argv: jailArgv(["sh", "-c", "echo RAN"]),
+      // The command waits first: dl stops a group with SIGTERM and a grace before SIGKILL, and
+      // on a loaded machine a jail could finish its set-up and print within that grace.
+      argv: jailArgv(["sh", "-c", "sleep 3; echo RAN"]),
       cwd: tmpdir(),
       env: { PATH: "/usr/bin:/bin" },
       jailNet: { forwarder: pasta!, maxProcs: 16 },
@@ -94,7 +96,9 @@ describe("a jail cancelled before its command started", () => {
     const cancel = new AbortController();
     let starts = 0;
     const r = await runGroup({
-      argv: jailArgv(["sh", "-c", "echo RAN"]),
+      // The command waits first: dl stops a group with SIGTERM and a grace before SIGKILL, and
+      // on a loaded machine a jail could finish its set-up and print within that grace.
+      argv: jailArgv(["sh", "-c", "sleep 3; echo RAN"]),
       cwd: tmpdir(),
       env: { PATH: "/usr/bin:/bin" },
       jailNet: { forwarder: pasta!, maxProcs: 16 },
