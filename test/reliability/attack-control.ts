@@ -21,9 +21,11 @@ import { AGENTS_IN_TREE, buildLayouts, CODEX_HOME_IN_TREE, plantDlReads, XDG_IN_
  * configuration.)
  *
  * A layout's routes are planted together first, by the same script the guarded job runs,
- * and the host takes its steps once: that is the planting the guarded suite checks. A
- * route whose marker is missing then (routes of one layout can undo each other unguarded)
- * is planted again alone, in a fresh copy of its layout, and must leave its marker there.
+ * and the host takes its steps once: that is the planting the guarded suite checks. The
+ * routes whose markers are missing then (routes of one layout can undo each other
+ * unguarded: one replaces the hook file another's payload hangs on) are planted together
+ * again in a fresh copy, while that finds more, and the rest alone: each must leave its
+ * marker in one of those plantings.
  */
 
 /** The layouts each slice plants (the two big ones alone; slice 3 also runs dl's own reads). */
@@ -76,30 +78,29 @@ export function controlSlice(slice: 1 | 2 | 3): void {
     return readdirSync(markers);
   }
 
+  /** The reaching routes of `layout` whose markers appear: with every route of the layout, then the missing ones together while that finds more. */
+  function plantTogether(layout: LayoutId): void {
+    // Every route of the layout, as the guarded job plants them (attack-suite.ts runJob).
+    const first = plant(
+      layout,
+      ROUTES.filter((r) => r.layout === layout),
+      layout,
+      () => false,
+    );
+    for (const r of mine.filter((m) => m.layout === layout && first.includes(m.id))) ran.add(r.id);
+    firstRound += mine.filter((m) => m.layout === layout && ran.has(m.id)).length;
+    for (let round = 2; ; round++) {
+      const left = mine.filter((r) => r.layout === layout && !ran.has(r.id));
+      if (left.length < 2) return;
+      const got = plant(layout, left, `${layout}-${round}`, () => false).filter((m) => left.some((r) => r.id === m));
+      for (const m of got) ran.add(m);
+      if (got.length === 0) return;
+    }
+  }
+
   beforeAll(() => {
     id = makeIdentity(identityNames()[0]!, `atk-control${slice}`);
-    for (const layout of layouts) {
-      // Every route of the layout, as the guarded job plants them (attack-suite.ts runJob).
-      const together = plant(
-        layout,
-        ROUTES.filter((r) => r.layout === layout),
-        layout,
-        () => false,
-      );
-      for (const r of mine.filter((m) => m.layout === layout && together.includes(m.id))) ran.add(r.id);
-      firstRound += mine.filter((m) => m.layout === layout && together.includes(m.id)).length;
-    }
-    // The missing ones planted together again, in a fresh copy, while that finds more (most
-    // were undone by a route that did run: one hook file replaced by another); then alone.
-    for (const layout of layouts) {
-      for (let round = 2; ; round++) {
-        const left = mine.filter((r) => r.layout === layout && !ran.has(r.id));
-        if (left.length < 2) break;
-        const got = plant(layout, left, `${layout}-${round}`, () => false).filter((m) => left.some((r) => r.id === m));
-        for (const m of got) ran.add(m);
-        if (got.length === 0) break;
-      }
-    }
+    for (const layout of layouts) plantTogether(layout);
     for (const r of mine.filter((m) => !ran.has(m.id))) {
       alone.add(r.id);
       if (plant(r.layout, [r], r.id, (x) => x.klass === "tool-config").includes(r.id)) ran.add(r.id);
