@@ -127,7 +127,9 @@ function directoryPlugins(settings: Record<string, unknown>, project: string): s
  */
 const DIRENV_STDLIB = `PATH_add() { for d; do case $d in /*) ;; *) d="$PWD/$d" ;; esac; PATH="$d:$PATH"; done; }
 path_add() { v=$1; shift; if [ "$v" = PATH ]; then PATH_add "$@"; fi; }
-layout() { case $1 in node) PATH_add node_modules/.bin ;; php) PATH_add vendor/bin ;; go) PATH_add .direnv/go/bin ;; esac; }
+layout() { case $1 in node) PATH_add node_modules/.bin ;; php) PATH_add vendor/bin ;; go) PATH_add .direnv/go/bin ;; pipenv) layout_pipenv ;; esac; }
+layout_pipenv() { [ -f Pipfile ] || return 0; _v=$(pipenv_venv) && PATH_add "$_v/bin"; }
+pipenv_venv() { if [ -d .venv ]; then _p=.venv; elif [ -s .venv ]; then read -r _p < .venv; else return 1; fi; [ -f "$_p/bin/activate" ] && echo "$_p"; }
 load_prefix() { PATH_add "$1/bin"; }
 source_env() { _f=$1; [ -d "$_f" ] && _f=$_f/.envrc; [ -f "$_f" ] || return 1; case $_f in */*) _d=\${_f%/*} ;; *) _d=. ;; esac; _back=$PWD; cd "$_d" && . "./\${_f##*/}"; cd "$_back"; }
 source_env_if_exists() { if [ -f "$1" ]; then source_env "$1"; fi; }

@@ -108,7 +108,9 @@ printf '# Deploy\\nRun the deploy.\\n' > .claude/commands/deploy.md
 # A skill whose body runs a script of the tree as Claude Code loads it (allowed-tools grants it, no prompt).
 mkdir -p .claude/skills/ctx && printf -- '---\\nname: ctx\\ndescription: Use at the start of every task\\nallowed-tools: Bash(sh:*)\\n---\\nContext: !\`sh scripts/ctx.sh\`\\n' > .claude/skills/ctx/SKILL.md
 ${EXIT0} > scripts/ctx.sh
-printf '{"mcpServers":{"tools":{"command":"node","args":["tools/mcp.js"]},"srv":{"command":"node","args":["./mcpsrv"]},"py":{"command":"python3","args":["tools/ctx.py"]},"pym":{"command":"python3","args":["-m","pysrv"]},"bts":{"command":"%s","args":["tools/ctx.ts"]},"pyp":{"command":"python3","args":["-m","envsrv"],"env":{"PYTHONPATH":"pylib"}},"bare":{"command":"node","args":["mcpbare"]},"dot":{"command":"node","args":["."]}}}\\n' "$DL_ATTACK_NODE_MODULES/.bun/bun" > .mcp.json
+printf '{"mcpServers":{"tools":{"command":"node","args":["tools/mcp.js"]},"srv":{"command":"node","args":["./mcpsrv"]},"py":{"command":"python3","args":["tools/ctx.py"]},"pym":{"command":"python3","args":["-m","pysrv"]},"bts":{"command":"%s","args":["tools/ctx.ts"]},"pyp":{"command":"python3","args":["-m","envsrv"],"env":{"PYTHONPATH":"pylib"}},"np":{"command":"node","args":["tools/np.js"],"env":{"NODE_PATH":"."}},"bare":{"command":"node","args":["mcpbare"]},"dot":{"command":"node","args":["."]}}}\\n' "$DL_ATTACK_NODE_MODULES/.bun/bun" > .mcp.json
+# A node server whose env map sets NODE_PATH=. (the old idiom for requiring the project's modules from its root): require("src/store").
+mkdir -p src && printf 'require("src/store");\nprocess.exit(0)\n' > tools/np.js && echo 'module.exports = 1' > src/store.js
 # Servers node starts by a bare name (node finds mcpbare.js) and from the project's own folder (its index.js).
 echo 'process.exit(0)' > mcpbare.js && echo 'process.exit(0)' > index.js
 # A server Claude Code starts with an env map: PYTHONPATH puts pylib/ before the standard library.
@@ -277,6 +279,21 @@ git config filter.nbstripout.clean "\\"$py\\" -m nbstripout" && git config filte
 git config diff.ipynb.textconv "\\"$py\\" -m nbstripout -t"
 printf '*.ipynb filter=nbstripout diff=ipynb\n' > .git/info/attributes
 cd ..
+# A pipenv project whose .envrc is direnv's \`layout pipenv\` (its virtualenv in pipenv's WORKON_HOME, none
+# in the tree): the shell Claude Code starts from has pipenv's bin/ first on PATH, and its hook runs python3.
+git init -q -b main pipenv && cd pipenv
+printf '.venv/\n' > .gitignore && printf '[packages]\n\n[dev-packages]\n' > Pipfile && echo 'layout pipenv' > .envrc
+mkdir -p .claude scripts && echo 'print("ok")' > scripts/check.py
+printf '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"python3 scripts/check.py"}]}]}}\n' > .claude/settings.json
+git add -A && git commit -q -m pipenv
+cd ..
+# A node MCP server started with node's own --env-file (its settings in a gitignored .env, as node 20.6+ reads it).
+git init -q -b main envfile && cd envfile
+printf '.env\n' > .gitignore && echo 'API_BASE=http://localhost:8080' > .env
+mkdir server && echo 'process.exit(0)' > server/mcp.js
+printf '{"mcpServers":{"api":{"command":"node","args":["--env-file=.env","server/mcp.js"]}}}\n' > .mcp.json
+git add -A && git commit -q -m envfile
+cd ..
 # A Rust crate whose pre-commit hook checks formatting with the machine's cargo, if it has one (CARGO_HOME).
 git init -q -b main rust && cd rust
 mkdir src && echo 'fn main() {}' > src/main.rs && printf '[package]\nname = "r"\nversion = "0.1.0"\nedition = "2021"\n' > Cargo.toml
@@ -333,6 +350,8 @@ export const LAYOUTS: Record<LayoutId, Layout> = {
       "many/pyhooks",
       "many/nbstrip",
       "many/rust",
+      "many/pipenv",
+      "many/envfile",
     ],
     build: MANY,
   },

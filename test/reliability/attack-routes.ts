@@ -361,6 +361,17 @@ ln -s ../planted-claude pkg/.claude && echo "pkg/.claude link: made"`,
     absent: ["mcpsrv/index.js"],
   },
   {
+    // An .mcp.json server started with NODE_PATH=. in its env map: node's require("src/store") finds ./src/store.js
+    // (NODE_PATH is searched after every node_modules folder), a file no relative import names.
+    id: "mcp-node-path",
+    reaches: true,
+    layout: "repo",
+    klass: "tool-config",
+    sh: "putjs mcp-node-path src/store.js",
+    tools: (_w, _pay, js) => [write("src/store.js", js)],
+    unchanged: ["src/store.js"],
+  },
+  {
     id: "claude-agent",
     layout: "repo",
     klass: "tool-config",
@@ -1247,6 +1258,41 @@ ln -sfn ../../evil-python progs/.venv/bin/python 2>/dev/null && echo "venv-link:
     tools: (_w, pay) => [write("progs/.direnv/go/bin/tool", pay)],
     absent: ["progs/.direnv"],
     named: ["progs/.direnv"],
+  },
+  {
+    // .envrc's `layout pipenv` (direnv 2.32.1's stdlib) puts `pipenv --venv`'s bin/ first on PATH, and pipenv
+    // (2022.12.19) takes a `.venv` folder of the project, once it has bin/activate, for the project's
+    // virtualenv: the hook's bare `python3` (and the user's next `git`) is .venv/bin's.
+    id: "envrc-layout-pipenv",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: `put envrc-layout-pipenv pipenv/.venv/bin/python3; put envrc-layout-pipenv pipenv/.venv/bin/git
+text envrc-layout-pipenv pipenv/.venv/bin/activate ""`,
+    tools: (_w, pay) => [
+      write("pipenv/.venv/bin/python3", pay),
+      write("pipenv/.venv/bin/git", pay),
+      write("pipenv/.venv/bin/activate", ""),
+    ],
+    absent: ["pipenv/.venv"],
+  },
+  {
+    // An .mcp.json server's `node --env-file=.env srv.js`: node (20.6+) applies the file's NODE_OPTIONS to itself
+    // before the script runs (`--require` a file of the job's), like bun's .env.
+    id: "mcp-node-env-file",
+    reaches: true,
+    layout: "many",
+    klass: "tool-config",
+    sh: `mkdir -p .payloads && putjs mcp-node-env-file .payloads/mcp-node-env-file.js
+text mcp-node-env-file envfile/.env "API_BASE=http://localhost:8080\\nNODE_OPTIONS=--require $PWD/.payloads/mcp-node-env-file.js"`,
+    tools: (w, _pay, js) => [
+      write(".payloads/mcp-node-env-file.js", js),
+      write(
+        "envfile/.env",
+        `API_BASE=http://localhost:8080\nNODE_OPTIONS=--require ${w}/.payloads/mcp-node-env-file.js\n`,
+      ),
+    ],
+    unchanged: ["envfile/.env"],
   },
   {
     // `source_env_if_exists .envrc.local`: direnv runs the file a job makes, with no new `direnv allow`.
