@@ -29,6 +29,7 @@ import {
   mappedImport,
   namedPlugins,
   packagesImported,
+  specifiersImported,
   subpathImports,
   tsconfigsOf,
 } from "./node-deps.ts";
@@ -212,6 +213,7 @@ function wordsOf(src: Source): Words {
     loads: { files: [], up: [] },
     plugins: [],
     required: [],
+    bare: [],
     subpaths: [],
     pyImports: [],
     python: null,
@@ -245,6 +247,7 @@ function wordsOf(src: Source): Words {
     loads: direnvLoads(body),
     plugins,
     required,
+    bare: src.text === undefined && !src.file.includes("/node_modules/") ? specifiersImported(src.file, text) : [],
     subpaths: src.text === undefined ? subpathImports(src.file, text) : [],
     pyImports: python ? pythonImported(text) : [],
     python,
@@ -362,6 +365,8 @@ interface Words {
   plugins: string[];
   /** Packages a JavaScript source loads by name, and the tool a tool configuration is for (node-deps.ts). */
   required: string[];
+  /** A JavaScript source's whole bare specifiers (`src/store`): looked up in NODE_PATH's folders too. */
+  bare: string[];
   /** Its subpath imports (`#lint/rules`), mapped by the nearest package.json's `imports`. */
   subpaths: string[];
   /** A Python source's imports (python-imports.ts pythonImported). */
@@ -735,6 +740,8 @@ class NamedWalk {
   readonly scripts = new Map<string, { pkg: string; name: string }>();
   readonly keys = new Map<string, { pkg: string; key: string }>();
   readonly importRoots = new Set<string>();
+  /** NODE_PATH's folders a command of the walk sets: node looks there for a bare name no node_modules holds. */
+  readonly nodePaths = new Set<string>();
   readonly pythons = new Set<string>();
   readonly pyNames = new Set<string>();
   /** Checkouts inside the entry (namedByCheckouts). */
@@ -906,6 +913,7 @@ function followPrograms(w: NamedWalk, src: Source, parsed: Words, run: Set<strin
       if (entryExists(p)) w.takePackage(p);
       else w.found.add(p);
     }
+  followNodePath(w, parsed);
   // `#x` imports: the files the nearest package.json maps them to, that map itself, and where a nearer one would go.
   for (const spec of parsed.subpaths) {
     const mapped = mappedImport(spec, dirname(src.file), o.workdir);
@@ -921,6 +929,42 @@ function followPrograms(w: NamedWalk, src: Source, parsed: Words, run: Set<strin
     const venv = venvOf(d.dir, o.workdir);
     if (venv) w.found.add(venv);
   }
+}
+
+/**
+ * NODE_PATH (`NODE_PATH=. node x.js`, an MCP server's env map): node searches its folders
+ * for a bare name after every node_modules, so `require("src/store")` runs `./src/store.js`.
+ * The folders the walk's commands set are kept; each bare specifier of a source is looked
+ * up there as node does: the file found and the places tried before it, or, found nowhere,
+ * every place it would be (a job cannot make one).
+ */
+function followNodePath(w: NamedWalk, parsed: Words): void {
+  for (let i = 0; i + 1 < parsed.tokens.length; i++) {
+    if (parsed.tokens[i] !== "NODE_PATH") continue;
+    for (const d of parsed.tokens[i + 1]!.split(":")) {
+      const abs = d ? resolveUserPath(d, w.project, w.o.home) : null;
+      if (abs && (abs === w.o.workdir || isWithin(abs, w.o.workdir))) w.nodePaths.add(abs);
+    }
+  }
+  for (const spec of parsed.bare)
+    for (const dir of w.nodePaths) {
+      const abs = join(dir, spec);
+      if (!isWithin(abs, w.o.workdir)) continue;
+      // A folder is a package to node: its package.json's main decides what loads (before index.*).
+      if (isFolder(abs)) {
+        if (entryExists(join(abs, "package.json"))) w.takePackage(abs);
+        else w.found.add(join(abs, "package.json"));
+      }
+      const loaded = isRegularFile(abs) ? { found: abs, before: [] } : loaderResolve(abs);
+      if (loaded?.found) w.take(loaded.found, false);
+      for (const p of loaded?.found ? loaded.before : nodePathPlaces(abs)) w.found.add(p);
+    }
+}
+
+/** Where node would find a bare name under a NODE_PATH folder that holds none yet: the file with each extension, a folder's index. */
+function nodePathPlaces(abs: string): string[] {
+  const inFolder = isFolder(abs) ? LOADER_EXTS.map((x) => join(abs, `index${x}`)) : [abs];
+  return [...inFolder, ...LOADER_EXTS.map((x) => `${abs}${x}`)];
 }
 
 /** Python modules of the tree a protected command imports: a file, or a package folder whole. */

@@ -284,8 +284,20 @@ function shellWords(text: string): string[] {
   return out;
 }
 
-/** The folder direnv's stdlib `layout <name>` puts first on PATH, where it is not under `.direnv` (direnv_layout_dir). */
-const DIRENV_LAYOUT: Readonly<Record<string, string>> = { node: "node_modules/.bin", php: "vendor/bin" };
+/**
+ * The folder direnv's stdlib `layout <name>` puts first on PATH, where it is not under
+ * `.direnv` (direnv_layout_dir). `layout pipenv` adds `$(pipenv --venv)/bin`, and pipenv
+ * takes the project's `.venv` for the virtualenv whenever it is there (a folder, or a file
+ * naming one): poetry's and uv's in-project virtualenv is `.venv` too. Named whole: its
+ * bin/ is first on PATH, its activate and site-packages run.
+ */
+const DIRENV_LAYOUT: Readonly<Record<string, string>> = {
+  node: "node_modules/.bin",
+  php: "vendor/bin",
+  pipenv: ".venv",
+  poetry: ".venv",
+  uv: ".venv",
+};
 
 /** The folders one line puts on PATH, as written. */
 function lineDirs(line: string): string[] {
@@ -300,6 +312,9 @@ function lineDirs(line: string): string[] {
     // the venv's libraries beside it); `load_prefix x` (x/bin).
     const layout = /^layout_(\w+)$/.exec(words[i]!)?.[1] ?? (words[i] === "layout" ? words[i + 1] : undefined);
     if (layout) out.push(DIRENV_LAYOUT[layout] ?? ".direnv");
+    // `layout anaconda ./env`: a prefix given as a path is the environment conda activates (its bin/, its activate.d scripts).
+    const prefix = words[i] === "layout" ? words[i + 2] : words[i + 1];
+    if (layout === "anaconda" && prefix?.includes("/")) out.push(prefix);
     if (words[i] === "load_prefix" && words[i + 1]) out.push(`${words[i + 1]}/bin`);
   }
   // `PATH=a:b:$PATH`, `export PATH="$PWD/bin:$PATH"`, JSON's `"PATH": "…"`, TOML's `PATH = "…"`.

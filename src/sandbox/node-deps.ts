@@ -114,16 +114,23 @@ function holdingFolders(packages: Iterable<string>, workdir: string): string[] {
 const JS_FILE = /\.(c|m)?(j|t)sx?$/i;
 /** `import … from "x"`, `export … from "x"`, `import "x"`, `import("x")`, `require("x")`, `require.resolve("x")`. */
 const SPECIFIER =
-  /\b(?:from\s*|import\s*\(?\s*|require(?:\.resolve)?\s*\(\s*)["'`]((?:@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*)(?:\/[^"'`]*)?["'`]/gi;
+  /\b(?:from\s*|import\s*\(?\s*|require(?:\.resolve)?\s*\(\s*)["'`]((?:@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*)(\/[^"'`]*)?["'`]/gi;
+/** The package a whole specifier names (`@scope/x` of `@scope/x/lib`). */
+const SPECIFIER_PACKAGE = /^(?:@[^/]+\/)?[^/]+/;
 
 /** Node's own modules: `fs`, `node:path`; never looked up in node_modules. */
 const BUILTIN = new Set(builtinModules);
 
 /** The installed packages a JavaScript file (`file`, its text) loads by name, or a node script (its `#!` line). */
 export function packagesImported(file: string, text: string): string[] {
+  return [...new Set(specifiersImported(file, text).map((s) => SPECIFIER_PACKAGE.exec(s)![0]))];
+}
+
+/** The whole bare specifiers a JavaScript source loads (`src/store` of `require("src/store")`): NODE_PATH's folders are searched for them. */
+export function specifiersImported(file: string, text: string): string[] {
   if (!JS_FILE.test(file) && !/^#!.*\b(node|bun|deno|tsx)\b/.test(text)) return [];
   const out = new Set<string>();
-  for (const m of text.matchAll(SPECIFIER)) if (!BUILTIN.has(m[1]!)) out.add(m[1]!);
+  for (const m of text.matchAll(SPECIFIER)) if (!BUILTIN.has(m[1]!)) out.add(m[1]! + (m[2] ?? ""));
   return [...out];
 }
 

@@ -773,6 +773,42 @@ describe("namedByToolConfig", () => {
     ]);
   });
 
+  test("direnv: layout pipenv, poetry and uv take the project's .venv (pipenv's when it is there), layout anaconda a prefix given as a path", () => {
+    for (const layout of ["layout pipenv", "layout_pipenv", "layout poetry", "layout uv"]) {
+      const w = tree({ ".envrc": `${layout}\n`, Pipfile: "[packages]\n" });
+      expect({ layout, files: named(w, ".envrc").files }).toEqual({ layout, files: [".venv"] });
+    }
+    const w = tree({ ".envrc": "layout anaconda ./env\nlayout anaconda base\n" });
+    expect(named(w, ".envrc").files).toEqual([".direnv", "env"]);
+  });
+
+  test("NODE_PATH that a command or an MCP server's env map sets: a bare require found there is named, found nowhere its places are", () => {
+    const mcp = {
+      mcpServers: {
+        np: { command: "node", args: ["tools/np.js"], env: { NODE_PATH: "." } },
+        lib: { command: "sh", args: ["-c", "NODE_PATH=lib:vendor node tools/lib.js"] },
+      },
+    };
+    const w = tree({
+      ".mcp.json": JSON.stringify(mcp),
+      "tools/np.js": 'require("src/store");\nrequire("fs");\n',
+      "tools/lib.js": 'const h = require("helpers/x");\nimport("later")\n',
+      "src/store.js": "module.exports = 1\n",
+      "lib/helpers/x/index.js": "module.exports = 2\n",
+    });
+    const files = named(w, ".mcp.json").files;
+    // Found: the file node loads, and the places it tries first (a job that makes one is loaded instead).
+    expect(files).toContain("src/store.js");
+    expect(files).toContain("src/store.ts");
+    expect(files).toContain("lib/helpers/x/index.js");
+    expect(files).toContain("lib/helpers/x/package.json");
+    // Found nowhere: each place it would be, in each NODE_PATH folder of the walk.
+    expect(files).toContain("vendor/later.js");
+    expect(files).toContain("later.js");
+    // Node's own modules are no file of the tree.
+    expect(files.filter((f) => /(^|\/)fs(\.|$)/.test(f))).toEqual([]);
+  });
+
   test("a build runner pointed at another folder or given another file: that folder's Makefile, the file it is given", () => {
     const command = "make -C tools check && make -f build.mk lint && just --justfile ci.just";
     const w = tree({
