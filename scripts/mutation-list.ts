@@ -5424,4 +5424,13 @@ export const MUTATIONS: Mutation[] = [
     replace: "",
     tests: ["test/sandbox/config-named.test.ts"],
   },
+  {
+    id: "direnv-use-vim",
+    guard: "an .envrc's use vim names the file the direnv.vim plugin sources (.vimrc.local by default)",
+    why: "a job's .vimrc.local ran as vim commands (`!sh …`) when the user next opened vim in the folder",
+    file: "src/sandbox/config-programs.ts",
+    search: '    else if (w === "use" && a === "vim") files.push(',
+    replace: '    else if (w === "use" && a === "vim" && false) files.push(',
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
 ];

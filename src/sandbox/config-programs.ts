@@ -337,7 +337,8 @@ function lineDirs(line: string): string[] {
  * (a folder: its .envrc); `dotenv [f]` and `dotenv_if_exists [f]` take f's (else `.env`'s)
  * variables as the shell's environment (`NODE_OPTIONS`, `GIT_CONFIG_*`: programs run);
  * `use nix [f]` evaluates shell.nix and default.nix (or f), `use flake` flake.nix and
- * flake.lock, their shellHook run. As written, from the .envrc's folder; `up`: the names
+ * flake.lock, their shellHook run; `use vim [f]` has the direnv.vim plugin source f (else
+ * `.vimrc.local`) as the editor starts there. As written, from the .envrc's folder; `up`: the names
  * `source_up [name]` looks for in each folder above it (`.envrc` by default).
  */
 export function direnvLoads(text: string): { files: DirenvFile[]; up: string[] } {
@@ -353,6 +354,7 @@ export function direnvLoads(text: string): { files: DirenvFile[]; up: string[] }
     else if (/^source_up(_if_exists)?$/.test(w ?? "")) up.push(arg ?? ".envrc");
     else if (w === "use" && a === "nix")
       for (const f of b ? [b] : ["shell.nix", "default.nix"]) files.push({ path: f, inDir: "default.nix" });
+    else if (w === "use" && a === "vim") files.push({ path: b ?? ".vimrc.local", inDir: ".vimrc.local" });
     else if (w === "use" && a === "flake") {
       const dir = b?.replace(/#.*$/, "") || ".";
       for (const f of ["flake.nix", "flake.lock"]) files.push({ path: `${dir}/${f}`, inDir: f });

@@ -76,7 +76,7 @@ export const PROTECT_RULES: readonly ProtectRule[] = [
     id: "editor-config",
     what: "an editor's project configuration (tasks, run configurations, settings, dev containers)",
     names:
-      /^(\.vscode|\.idea|\.run|\.zed|\.fleet|\.vs|\.helix|\.nova|\.theia|\.devcontainer|\.devcontainer\.json|.*\.code-workspace|.*\.sublime-project|\.dir-locals(-2)?\.el|\.exrc|\.vimrc|\.gvimrc|\.nvimrc|\.nvim\.lua)$/,
+      /^(\.vscode|\.idea|\.run|\.zed|\.fleet|\.vs|\.helix|\.nova|\.theia|\.devcontainer|\.devcontainer\.json|.*\.code-workspace|.*\.sublime-project|\.dir-locals(-2)?\.el|\.exrc|\.vimrc|\.gvimrc|\.nvimrc|\.nvim\.lua|\.lvimrc)$/,
   },
   // mise reads, in every folder from the cwd up (src/config/mod.rs LOCAL_CONFIG_FILENAMES and
   // its MISE_ENV patterns): .tool-versions (asdf's too: a `path:` version puts a folder on

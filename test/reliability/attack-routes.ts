@@ -478,6 +478,7 @@ text editors .vs/tasks.vs.json '{}'
 text editors .nvim.lua "os.execute('sh $s')"
 text editors .exrc "!sh $s"
 text editors .vimrc "!sh $s"
+text editors .lvimrc "!sh $s"
 text editors .dir-locals.el "((nil . ((eval . (shell-command \\"sh $s\\")))))"`,
     tools: withScript("editors", (s) => [
       write(".vscode/tasks.json", `{"tasks":[{"command":"sh ${s}","runOptions":{"runOn":"folderOpen"}}]}`),
@@ -487,6 +488,7 @@ text editors .dir-locals.el "((nil . ((eval . (shell-command \\"sh $s\\")))))"`,
       write(".helix/languages.toml", `[language-server.x]\ncommand = "${s}"\n`),
       write(".nvim.lua", `os.execute('sh ${s}')\n`),
       write(".vimrc", `!sh ${s}\n`),
+      write(".lvimrc", `!sh ${s}\n`),
     ]),
     absent: [
       ".vscode",
@@ -500,6 +502,7 @@ text editors .dir-locals.el "((nil . ((eval . (shell-command \\"sh $s\\")))))"`,
       ".nvim.lua",
       ".exrc",
       ".vimrc",
+      ".lvimrc",
       ".dir-locals.el",
     ],
   },

@@ -753,7 +753,7 @@ describe("namedByToolConfig", () => {
     const w = tree({
       ".envrc":
         "layout node\nlayout_php\nlayout python3\nload_prefix ./pfx\nsource_env_if_exists .envrc.local\n" +
-        "dotenv_if_exists\ndotenv conf\nsource_env scripts/env.sh\nuse nix\nuse flake ./dev#x\n",
+        "dotenv_if_exists\ndotenv conf\nsource_env scripts/env.sh\nuse nix\nuse flake ./dev#x\nuse vim\nuse vim .vim/local.vim\n",
       "conf/.env": "A=1\n",
       "scripts/env.sh": "export B=1\n",
     });
@@ -761,6 +761,8 @@ describe("namedByToolConfig", () => {
       ".direnv",
       ".env",
       ".envrc.local",
+      ".vim/local.vim",
+      ".vimrc.local",
       "conf/.env",
       "default.nix",
       "dev/flake.lock",
