@@ -4008,8 +4008,9 @@ export const MUTATIONS: Mutation[] = [
     guard: "a distribution's metadata in an import folder counts only when it declares plugins",
     why: "pip install -e . (console_scripts only) failed every job of a Python project with pre-commit",
     file: "src/sandbox/python-imports.ts",
-    search: '  if (PY_METADATA_DIR.test(name)) return kind === "dir" && declaresPlugins(join(workdir, r));',
-    replace: '  if (PY_METADATA_DIR.test(name)) return kind === "dir";',
+    search:
+      '  if (PY_METADATA_DIR.test(name)) return kind === "link" || (kind === "dir" && declaresPlugins(join(workdir, r)));',
+    replace: '  if (PY_METADATA_DIR.test(name)) return kind === "link" || kind === "dir";',
     tests: ["test/sandbox/python-imports.test.ts"],
   },
   {
@@ -5432,5 +5433,43 @@ export const MUTATIONS: Mutation[] = [
     search: '    else if (w === "use" && a === "vim") files.push(',
     replace: '    else if (w === "use" && a === "vim" && false) files.push(',
     tests: ["test/sandbox/config-named.test.ts"],
+  },
+  {
+    id: "runner-path-sh-node",
+    guard: "a runner that puts node_modules/.bin first on PATH names its sh and node there too",
+    why: "npm runs each script as sh -c and a bin's #!/usr/bin/env node finds node on that PATH: a job's node_modules/.bin/sh ran at the commit",
+    file: "src/sandbox/config-named.ts",
+    search: '  const bins = named.length > 0 ? [...named, "sh", "node"] : named;\n',
+    replace: "  const bins = named;\n",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
+  {
+    id: "pipenv-files",
+    guard: "a command that runs pipenv names the project's Pipfile, .env and .venv",
+    why: "pipenv run lint ran the Pipfile's [scripts] lint, loaded .env's PYTHONPATH and took a .venv file's virtualenv: each was a job's",
+    file: "src/sandbox/config-programs.ts",
+    search: '    const files = w === "pipenv" ? PIPENV_FILES : MANAGER_FILES[MANAGER_ALIAS[w] ?? w];\n',
+    replace: "    const files = MANAGER_FILES[MANAGER_ALIAS[w] ?? w];\n",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
+  {
+    id: "python-metadata-link",
+    guard: "a new *.dist-info or *.egg-info link in an import root counts as a plugin, whatever it leads to",
+    why: "a link zz-1.0.dist-info to a folder with a pytest11 entry point was skipped (only real folders were read) and pytest loaded the job's plugin",
+    file: "src/sandbox/python-imports.ts",
+    search:
+      '  if (PY_METADATA_DIR.test(name)) return kind === "link" || (kind === "dir" && declaresPlugins(join(workdir, r)));\n',
+    replace: '  if (PY_METADATA_DIR.test(name)) return kind === "dir" && declaresPlugins(join(workdir, r));\n',
+    tests: ["test/sandbox/python-imports.test.ts"],
+  },
+  {
+    id: "git-unread-includes",
+    guard:
+      "the include files git does not read today (an includeIf whose condition is false) are read from their text: their includes and values named",
+    why: "includeIf onbranch:main is false while a rebase has HEAD detached: its file's include of local.inc went unasked, and the job's local.inc ran its fsmonitor at the next git status",
+    file: "src/sandbox/git-unread-includes.ts",
+    search: "  let todo = found.includes.filter((f) => !read.has(f));\n",
+    replace: "  let todo: string[] = [];\n",
+    tests: ["test/sandbox/git-reach-sources.test.ts"],
   },
 ];

@@ -228,9 +228,13 @@ function wordsOf(src: Source): Words {
   const body = staged?.json ? staged.lines : json ? `${front}\n${jsonCommandLines(text)}` : front;
   const imports = !acted && src.memory ? [...text.matchAll(/(?:^|\s)@([^\s@`]+)/g)].map((m) => m[1]!) : [];
   // A package.json script or hook key and a lint-staged task run with node_modules/.bin first on PATH: their first words count.
-  const bins = staged
+  const named = staged
     ? [...binsRun(staged.lines, true), ...binsRun(body, false)]
     : binsRun(body, src.text !== undefined && !src.settings);
+  // A runner that puts node_modules/.bin first on PATH (npm run, npx, lint-staged) looks up
+  // there what no word names: npm's `sh` for `sh -c <script>`, and the `node` of every bin's
+  // `#!/usr/bin/env node`; a job's node_modules/.bin/sh ran at the commit.
+  const bins = named.length > 0 ? [...named, "sh", "node"] : named;
   const plugins = src.text === undefined ? claudePluginDirs(src.file, text) : [];
   const required = requiredBy(src, text);
   const python = src.text === undefined ? pythonOf(src.file, text) : null;

@@ -183,6 +183,12 @@ const MANAGER_FILES: Readonly<Record<string, readonly string[]>> = {
     ".env.test.local",
   ],
 };
+/**
+ * pipenv (`pipenv run lint` in a hook) runs the Pipfile's `[scripts]`, loads the project's
+ * `.env` into every run (PYTHONPATH, a sitecustomize it imports), and takes a `.venv` of the
+ * project (a folder, or a file naming one) for the virtualenv whose python runs.
+ */
+const PIPENV_FILES = ["Pipfile", ".env", ".venv"];
 const MANAGER_ALIAS: Readonly<Record<string, string>> = { npx: "npm", pnpx: "pnpm", bunx: "bun" };
 /** Options that send a manager to another folder: `npm --prefix x`, `pnpm -C x`, `yarn --cwd x`, `bun --cwd x`. */
 const MANAGER_DIR = ["--prefix", "-C", "--dir", "--cwd"];
@@ -192,7 +198,7 @@ export function managerFiles(tokens: readonly string[], project: string, workdir
   const out = new Set<string>();
   for (let i = 0; i < tokens.length; i++) {
     const w = basename(tokens[i]!);
-    const files = MANAGER_FILES[MANAGER_ALIAS[w] ?? w];
+    const files = w === "pipenv" ? PIPENV_FILES : MANAGER_FILES[MANAGER_ALIAS[w] ?? w];
     if (!files) continue;
     let dir = project;
     for (let j = i + 1; j < tokens.length && tokens[j]!.startsWith("-"); j++) {

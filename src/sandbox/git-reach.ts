@@ -4,6 +4,7 @@ import { isRegularFile } from "../sys/file-head.ts";
 import { GIT_CONFIG_SOURCE } from "../sys/git-config-env.ts";
 import { landingPath, resolveUserPath } from "../sys/paths.ts";
 import { type RunOptions, type RunResult, runGroup } from "../sys/process.ts";
+import { withUnreadIncludes } from "./git-unread-includes.ts";
 
 /**
  * What git itself says about one repository, asked before a job (never after one: a
@@ -169,11 +170,11 @@ export async function askGit(dir: string, home: string, o: GitAsk): Promise<Repo
   const insideGitDir = insideGit === "true" || bare === "true";
   const toplevel = insideGitDir ? null : ((await git(dir, ["rev-parse", "--show-toplevel"], o))?.trim() ?? null);
   const config = await git(dir, ["config", "--list", "--show-origin", "-z"], o);
-  const { hooksDirs, named, includes, configFiles } = namedByConfig(parseConfigList(config ?? ""), {
-    toplevel,
-    gitDir,
-    home,
-  });
+  const where = { toplevel, gitDir, home };
+  const { hooksDirs, named, includes, configFiles } = withUnreadIncludes(
+    namedByConfig(parseConfigList(config ?? ""), where),
+    (entries) => namedByConfig(entries, where),
+  );
   const ignored = toplevel
     ? await git(toplevel, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], o)
     : null;

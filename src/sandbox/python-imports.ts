@@ -281,7 +281,8 @@ function newEntryIsModule(
   names: ReadonlySet<string> | null,
 ): boolean {
   const name = r.slice(r.lastIndexOf("/") + 1);
-  if (PY_METADATA_DIR.test(name)) return kind === "dir" && declaresPlugins(join(workdir, r));
+  // A link is followed by Python to whatever it holds (entry points pytest loads): judged unread, as a plugin.
+  if (PY_METADATA_DIR.test(name)) return kind === "link" || (kind === "dir" && declaresPlugins(join(workdir, r)));
   if (kind === "link") return shadowsAsModule(moduleName(name), names); // Python follows it, whatever it holds
   if (kind !== "dir") return PY_MODULE_FILE.test(name) && shadowsAsModule(moduleName(name), names);
   const inside = [...after.keys()].filter((k) => dirOf(k) === r);

@@ -199,6 +199,10 @@ ${EXIT0} > tools/hook-check && chmod +x tools/hook-check
 git add -A && git commit -q -m hooks && git config core.hooksPath githooks
 cd ..
 git init -q -b main rebase && cd rebase
+# Settings for the main branch only: an include git reads while main is checked out (not while a rebase
+# has HEAD detached), which includes a local.inc beside it when one is made (none is).
+mkdir conf && printf '[core]\n\tautocrlf = false\n[include]\n\tpath = local.inc\n' > conf/main.inc
+git add conf && git commit -q -m conf && git config includeIf.onbranch:main.path ../conf/main.inc
 for c in one two three; do echo $c > $c && git add $c && git commit -q -m $c; done
 GIT_SEQUENCE_EDITOR="sed -i 1s/^pick/edit/" git rebase -q -i HEAD~2 >/dev/null 2>&1
 test -f .git/rebase-merge/git-rebase-todo
@@ -252,14 +256,14 @@ cd ..
 # each document first). A file is staged for the user's next commit, so the host's
 # commit gives the task something to do.
 git init -q -b main lintstaged && cd lintstaged
-printf 'node_modules/\n' > .gitignore && printf '{"name":"ls","lint-staged":{"*.txt":"txtcheck"}}\n' > package.json
+printf 'node_modules/\n' > .gitignore && printf '{"name":"ls","lint-staged":{"*.txt":"txtcheck","*.md":"prettier --check"}}\n' > package.json
 echo '# Notes' > b.md && mkdir docs notes && echo '# Docs' > docs/c.md && echo '# More' > notes/d.md
 printf '{"name":"docs"}\n' > docs/package.json && git add -A && git commit -q -m first
 mkdir -p node_modules/.bin && cp -R "$DL_ATTACK_NODE_MODULES/lint-staged" "$DL_ATTACK_NODE_MODULES/micromatch" node_modules/
 ln -s ../lint-staged/bin/lint-staged.js node_modules/.bin/lint-staged
 ln -s "$DL_ATTACK_NODE_MODULES/prettier/bin/prettier.cjs" node_modules/.bin/prettier
 printf '#!/bin/sh\nnode_modules/.bin/prettier --check b.md docs/c.md notes/d.md >/dev/null 2>&1\nexec node_modules/.bin/lint-staged --quiet\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit
-echo note > a.txt && git add a.txt
+echo note > a.txt && echo '# New' > e.md && git add a.txt e.md
 cd ..
 # A Python project whose pre-commit hook runs its tests with the real pytest (Debian's
 # python3-pytest, which .ci/run installs): pytest reads pyproject.toml's
@@ -299,6 +303,17 @@ git init -q -b main rust && cd rust
 mkdir src && echo 'fn main() {}' > src/main.rs && printf '[package]\nname = "r"\nversion = "0.1.0"\nedition = "2021"\n' > Cargo.toml
 printf 'target/\n' > .gitignore && git add -A && git commit -q -m first
 printf '#!/bin/sh\nexport RUSTUP_HOME=%s/.rustup CARGO_HOME=%s/.cargo PATH=%s/.cargo/bin:$PATH\ncargo fmt --all -- --check >/dev/null 2>&1\nexit 0\n' "$DL_ATTACK_RUST_HOME" "$DL_ATTACK_RUST_HOME" "$DL_ATTACK_RUST_HOME" > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit
+cd ..
+# A Pipfile project whose pre-commit hook runs \`pipenv run lint\` (Debian's pipenv, which .ci/run installs): its
+# virtualenv where pipenv keeps them (~/.local/share/virtualenvs/<name>-<hash>), made as python -m venv --copies makes one.
+git init -q -b main pipenvrun && cd pipenvrun
+printf '[[source]]\nurl = "https://pypi.org/simple"\nverify_ssl = true\nname = "pypi"\n\n[packages]\n\n[dev-packages]\n\n[scripts]\nlint = "python -m py_compile app.py"\n' > Pipfile
+printf '__pycache__/\n' > .gitignore && echo 'X = 1' > app.py && git add -A && git commit -q -m first
+venv=$(/usr/bin/python3 -c 'from pipenv.project import Project; print(Project().virtualenv_location)')
+py=$(readlink -f /usr/bin/python3) && mkdir -p "$venv/bin" && cp "$py" "$venv/bin/python3" && ln -sfn python3 "$venv/bin/python" && : > "$venv/bin/activate"
+printf 'home = %s\ninclude-system-site-packages = false\n' "$(dirname "$py")" > "$venv/pyvenv.cfg"
+printf '#!/bin/sh\npipenv run lint >/dev/null 2>&1\nexit 0\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit
+echo x > staged.txt && git add staged.txt
 cd ..
 `;
 
@@ -352,6 +367,7 @@ export const LAYOUTS: Record<LayoutId, Layout> = {
       "many/rust",
       "many/pipenv",
       "many/envfile",
+      "many/pipenvrun",
     ],
     build: MANY,
   },

@@ -1,5 +1,6 @@
 import { type LayoutId, VENV_SITE } from "./attack-layouts.ts";
 import { loaderRoutes } from "./attack-routes-loaders.ts";
+import { runnerRoutes } from "./attack-routes-runners.ts";
 import { toolchainRoutes } from "./attack-routes-toolchains.ts";
 
 /**
@@ -1489,6 +1490,7 @@ export const ROUTES: Route[] = [
   ...SUBDIR_ROUTES,
   ...loaderRoutes({ write, edit, withScript }),
   ...toolchainRoutes({ write, withScript }),
+  ...runnerRoutes({ write, edit, withScript }),
 ];
 
 /** Workdirs no delegate may have (relative to the layout root of "repo" / "many"): every file in them is metadata or configuration. */

@@ -98,6 +98,8 @@ describe("namedByToolConfig", () => {
       ".npmrc",
       "node_modules/.bin/fmt",
       "node_modules/.bin/lint-fix",
+      "node_modules/.bin/node",
+      "node_modules/.bin/sh",
       "node_modules/.bin/tsc",
       "node_modules/fmt",
       "node_modules/fmt/cli.js",
@@ -133,7 +135,9 @@ describe("namedByToolConfig", () => {
       ".yarnrc",
       ".yarnrc.yml",
       "node_modules/.bin/lintit",
+      "node_modules/.bin/node",
       "node_modules/.bin/prettier-srv",
+      "node_modules/.bin/sh",
       "node_modules/@acme/ctx-mcp",
       "node_modules/prettier-srv",
       "pnpm-workspace.yaml",
@@ -152,6 +156,8 @@ describe("namedByToolConfig", () => {
     expect(named(w, ".husky").files).toEqual([
       ".npmrc",
       "node_modules/.bin/lint-staged",
+      "node_modules/.bin/node",
+      "node_modules/.bin/sh",
       "node_modules/@tool/lint-staged",
       "node_modules/@tool/lint-staged/bin/cli.js",
       "node_modules/lint-staged",
@@ -159,7 +165,9 @@ describe("namedByToolConfig", () => {
     expect(named(w, ".lintstagedrc").files).toEqual([
       "node_modules/.bin/eslint",
       "node_modules/.bin/mdlint",
+      "node_modules/.bin/node",
       "node_modules/.bin/prettier",
+      "node_modules/.bin/sh",
     ]);
   });
 
@@ -372,10 +380,21 @@ describe("namedByToolConfig", () => {
     expect(named(w, ".lintstagedrc.yaml").files).toEqual([
       "node_modules/.bin/eslint",
       "node_modules/.bin/mdlint",
+      "node_modules/.bin/node",
       "node_modules/.bin/prettier",
+      "node_modules/.bin/sh",
     ]);
-    expect(named(w, ".lintstagedrc").files).toEqual(["node_modules/.bin/stylelint"]);
-    expect(named(w, "lint-staged.config.mjs").files).toEqual(["node_modules/.bin/jslint", "node_modules/.bin/tsc"]);
+    expect(named(w, ".lintstagedrc").files).toEqual([
+      "node_modules/.bin/node",
+      "node_modules/.bin/sh",
+      "node_modules/.bin/stylelint",
+    ]);
+    expect(named(w, "lint-staged.config.mjs").files).toEqual([
+      "node_modules/.bin/jslint",
+      "node_modules/.bin/node",
+      "node_modules/.bin/sh",
+      "node_modules/.bin/tsc",
+    ]);
   });
 
   test("package.json's hook keys run as a protected configuration: their bins, scripts and the scripts they call", () => {
@@ -394,6 +413,7 @@ describe("namedByToolConfig", () => {
     expect(n.files).toEqual([
       ".npmrc",
       "node_modules/.bin/eslint",
+      "node_modules/.bin/node",
       "node_modules/.bin/npm", // run by name with node_modules/.bin first on PATH: a planted one would run
       "node_modules/.bin/sh",
       "node_modules/.bin/tsc",
@@ -710,6 +730,7 @@ describe("namedByToolConfig", () => {
       ".pnpmfile.cjs",
       "node_modules/.bin/node",
       "node_modules/.bin/prettier",
+      "node_modules/.bin/sh",
       "pnpm-workspace.yaml",
       "tools/lint.js",
     ]);
@@ -776,10 +797,14 @@ describe("namedByToolConfig", () => {
   });
 
   test("direnv: layout pipenv, poetry and uv take the project's .venv (pipenv's when it is there), layout anaconda a prefix given as a path", () => {
-    for (const layout of ["layout pipenv", "layout_pipenv", "layout poetry", "layout uv"]) {
-      const w = tree({ ".envrc": `${layout}\n`, Pipfile: "[packages]\n" });
+    for (const layout of ["layout poetry", "layout uv"]) {
+      const w = tree({ ".envrc": `${layout}\n` });
       expect({ layout, files: named(w, ".envrc").files }).toEqual({ layout, files: [".venv"] });
     }
+    // pipenv's own files too, as `pipenv --venv` runs (managerFiles: its Pipfile, .env and .venv).
+    const pipenv = tree({ ".envrc": "layout pipenv\n", Pipfile: "[packages]\n" });
+    expect(named(pipenv, ".envrc").files).toEqual([".env", ".venv", "Pipfile"]);
+    expect(named(tree({ ".envrc": "layout_pipenv\n" }), ".envrc").files).toEqual([".venv"]);
     const w = tree({ ".envrc": "layout anaconda ./env\nlayout anaconda base\n" });
     expect(named(w, ".envrc").files).toEqual([".direnv", "env"]);
   });

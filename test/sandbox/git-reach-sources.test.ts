@@ -48,3 +48,30 @@ describe("askGit reads the user's config sources", () => {
     expect(facts?.named).toContain(join(repo, "envconv.sh"));
   });
 });
+
+describe("askGit reads the includes git does not read today", () => {
+  // An includeIf whose condition is false now (onbranch:main while a rebase has HEAD
+  // detached, here a branch not checked out) is read by git once it holds: its own include
+  // and the programs it names are git's configuration all the same.
+  test("an includeIf onbranch of another branch: its file's include (absent) and its fsmonitor are named", async () => {
+    const base = realpathSync(tempDir("git-reach-unread"));
+    const repo = join(base, "repo");
+    const home = join(base, "home");
+    mkdirSync(join(repo, "conf"), { recursive: true });
+    mkdirSync(home);
+    await git(repo, "init", "-q", "-b", "main");
+    await git(repo, "config", "includeIf.onbranch:other.path", "../conf/other.inc");
+    writeFileSync(
+      join(repo, "conf/other.inc"),
+      '[include]\n\tpath = local.inc\n[core]\n\tfsmonitor = "sh ./tools/fsmon.sh"\n[includeIf "gitdir:/nowhere/"]\n\tpath = deep.inc\n',
+    );
+    writeFileSync(join(repo, "conf/deep.inc"), "[core]\n\thooksPath = deephooks\n");
+    const facts = await askGit(repo, home, { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home } });
+    expect(facts?.includes).toContain(join(repo, "conf/other.inc"));
+    expect(facts?.includes).toContain(join(repo, "conf/local.inc"));
+    expect(facts?.includes).toContain(join(repo, "conf/deep.inc"));
+    expect(facts?.named).toContain(join(repo, "tools/fsmon.sh"));
+    expect(facts?.hooksDirs).toContain(join(repo, "deephooks"));
+    expect(facts?.configFiles).toContain(join(repo, "conf/other.inc"));
+  });
+});

@@ -166,6 +166,11 @@ describe("a job's new modules in a first import folder", () => {
     expect(newPythonModules(w, { before: kinds({}), after: linked }, new Set(["tools"]), new Set(["json"]))).toEqual([
       "tools/json",
     ]);
+    // A linked *.dist-info: Python reads what it leads to (a pytest11 entry point pytest loads); its text is not judged.
+    const meta = kinds({ "zz_link-1.0.dist-info": "link" });
+    expect(newPythonModules(w, { before: kinds({}), after: meta }, new Set([""]), new Set(["json"]))).toEqual([
+      "zz_link-1.0.dist-info",
+    ]);
   });
 
   test("the write tools' question: would this write add a module to a root", () => {
