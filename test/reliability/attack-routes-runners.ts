@@ -39,7 +39,7 @@ export function runnerRoutes(c: Calls): Route[] {
       absent: ["node_modules/.bin/sh"],
     },
     {
-      // Claude Code's hook `npm run lint` (lint: `node scripts/lint.js`, whose node is kept): npm's `sh` is not.
+      // Claude Code's hook `npm run lint` (lint: `node scripts/lint.js`, whose node was kept, npm's `sh` not).
       id: "npm-script-shell-claude",
       reaches: true,
       layout: "repo",
@@ -80,7 +80,7 @@ ln -s meta pyhooks/zz_link-1.0.dist-info && echo "pytest-entrypoint-link: LINKED
     },
     {
       // The hook's `pipenv run lint` runs Pipfile's [scripts] lint: that line is the hook's program,
-      // as a package.json script a hook runs is (kept there), but Pipfile is no runner's file to dl.
+      // as a package.json script a hook runs is (dl read no Pipfile before).
       id: "pipfile-script",
       reaches: true,
       layout: "many",
@@ -124,7 +124,7 @@ text pipenv-dotvenv-file pipenvrun/.venv "./alt"`,
     },
     {
       // git evaluates includeIf per command: `onbranch:main` is false while a rebase has HEAD detached,
-      // so the include's own include (conf/local.inc, absent) is named by no git dl asks during the job;
+      // so the include's own include (conf/local.inc, absent) was named by no git dl asked during the job;
       // once the user's rebase --continue puts main back, their next git status reads it (core.fsmonitor).
       id: "include-onbranch",
       reaches: true,
