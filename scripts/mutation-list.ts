@@ -5472,4 +5472,23 @@ export const MUTATIONS: Mutation[] = [
     replace: "  let todo: string[] = [];\n",
     tests: ["test/sandbox/git-reach-sources.test.ts"],
   },
+  {
+    id: "runner-venvs-and-task-files",
+    guard:
+      "a hook that runs tox, nox, gulp, grunt, hatch, pdm or pixi names their task files and the virtualenvs tox and nox reuse",
+    why: "tox -e lint in a hook reuses .tox/lint: a job's .pth in its site-packages, or a rewritten gulpfile.js, ran at the commit",
+    file: "src/sandbox/config-programs.ts",
+    search: '  tox: { files: ["tox.ini", "tox.toml", ".tox"], file: ["-c", "--conf"], dir: ["--root"] },\n',
+    replace: '  tox: { files: ["tox.ini", "tox.toml"], file: ["-c", "--conf"], dir: ["--root"] },\n',
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
+  {
+    id: "runner-gulp",
+    guard: "a hook that runs gulp names its gulpfile",
+    why: "npx gulp lint in a hook loads gulpfile.js as a module: a job rewrote it and the next commit ran it",
+    file: "src/sandbox/config-programs.ts",
+    search: "  gulp: {\n",
+    replace: "  gulpx: {\n",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
 ];

@@ -467,8 +467,24 @@ const RUNNERS: Readonly<Record<string, RunnerRow>> = {
   "cargo-make": { files: ["Makefile.toml"], file: ["--makefile"], dir: ["--cwd"] },
   mage: { files: ["magefile.go"], file: [], dir: ["-d"] },
   invoke: { files: ["tasks.py", "invoke.yaml", "invoke.yml"], file: [], dir: ["-r", "--search-root"] },
-  nox: { files: ["noxfile.py"], file: ["-f", "--noxfile"], dir: [] },
-  tox: { files: ["tox.ini", "tox.toml"], file: ["-c", "--conf"], dir: ["--root"] },
+  // nox and tox reuse the virtualenvs they made (.nox/<session>, .tox/<env>): their python and site-packages run.
+  nox: { files: ["noxfile.py", ".nox"], file: ["-f", "--noxfile"], dir: [] },
+  tox: { files: ["tox.ini", "tox.toml", ".tox"], file: ["-c", "--conf"], dir: ["--root"] },
+  // JavaScript task runners: the task file is the program (gulp and grunt load it as a module).
+  gulp: {
+    files: ["gulpfile.js", "gulpfile.cjs", "gulpfile.mjs", "gulpfile.ts", "gulpfile.babel.js", "Gulpfile.js"],
+    file: ["-f", "--gulpfile"],
+    dir: ["--cwd"],
+  },
+  grunt: {
+    files: ["Gruntfile.js", "gruntfile.js", "Gruntfile.coffee", "Gruntfile.ts"],
+    file: ["--gruntfile"],
+    dir: ["--base"],
+  },
+  // Python project managers whose `run <name>` runs a script their file defines, with the interpreter it names.
+  hatch: { files: ["hatch.toml", "pyproject.toml"], file: [], dir: [] },
+  pdm: { files: ["pyproject.toml", "pdm.toml", ".pdm-python", ".pdm.toml"], file: [], dir: ["-p", "--project"] },
+  pixi: { files: ["pixi.toml", "pyproject.toml"], file: ["--manifest-path"], dir: [] },
 };
 /** Other names of the same runners: `gmake`, `makers` and `cargo make` (cargo-make), `inv`. */
 const RUNNER_ALIAS: Readonly<Record<string, string>> = { gmake: "make", makers: "cargo-make", inv: "invoke" };

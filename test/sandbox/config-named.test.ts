@@ -854,6 +854,28 @@ describe("namedByToolConfig", () => {
     ]);
   });
 
+  test("task runners and Python project managers a hook runs: their task files, the virtualenvs tox and nox reuse, the interpreter pdm is given", () => {
+    const command =
+      "npx gulp lint && grunt --gruntfile build/Gruntfile.js && tox -e lint && nox -s fmt && hatch run lint && pdm run check && pixi run test";
+    const w = tree({
+      ".husky/pre-commit": `${command}\n`,
+      "gulpfile.js": "exports.lint = () => {}\n",
+      "build/Gruntfile.js": "module.exports = () => {}\n",
+      "tox.ini": "[testenv:lint]\ncommands = true\n",
+      ".tox/lint/bin/python": "",
+      "noxfile.py": "import nox\n",
+      ".nox/fmt/bin/python": "",
+      "pyproject.toml": '[tool.hatch.envs.default.scripts]\nlint = "true"\n',
+      ".pdm-python": "/usr/bin/python3\n",
+      "pixi.toml": '[tasks]\ntest = "true"\n',
+    });
+    const files = named(w, ".husky").files;
+    for (const f of ["gulpfile.js", "build/Gruntfile.js", "tox.ini", ".tox", "noxfile.py", ".nox"])
+      expect({ f, named: files.includes(f) }).toEqual({ f, named: true });
+    for (const f of ["pyproject.toml", ".pdm-python", "pixi.toml", "hatch.toml", "gulpfile.ts"])
+      expect({ f, named: files.includes(f) }).toEqual({ f, named: true });
+  });
+
   test("a hook linked to its script through a long chain of links: the script at its end, as far as the kernel follows", () => {
     const w = tree({ "scripts/pre-commit": "#!/bin/sh\n", ".githooks/README": "hooks\n" });
     mkdirSync(join(w, "links"));
