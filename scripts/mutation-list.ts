@@ -5491,4 +5491,22 @@ export const MUTATIONS: Mutation[] = [
     replace: "  gulpx: {\n",
     tests: ["test/sandbox/config-named.test.ts"],
   },
+  {
+    id: "just-dotenv-load",
+    guard: "a justfile's set dotenv-load names the .env just exports into every recipe",
+    why: "a job's .env beside the justfile set NODE_OPTIONS=--require for the hook's just lint",
+    file: "src/sandbox/config-programs.ts",
+    search: '  ...(/^[ \\t]*set[ \\t]+dotenv-load\\b/m.test(text) ? [".env"] : []),\n',
+    replace: "",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
+  {
+    id: "task-dotenv",
+    guard: "a Taskfile's dotenv: list names the files Task loads into every task",
+    why: "a job wrote the Taskfile's .env (absent until then) and the hook's task check ran with its PATH",
+    file: "src/sandbox/config-programs.ts",
+    search: "  ...taskDotenv(text),\n",
+    replace: "",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
 ];

@@ -424,16 +424,44 @@ const makeIncludes = (text: string) =>
   [...text.replace(/\\\r?\n/g, " ").matchAll(/^[ ]*(?:-|s)?include[ \t]+([^\n#]*)/gm)]
     .flatMap((m) => m[1]!.trim().split(/\s+/))
     .filter((w) => w !== "" && !/[$%*?[]/.test(w));
-/** just's `import 'x.just'`, `import? 'y'`, `mod name 'path'` (from the justfile's folder). */
-const justIncludes = (text: string) =>
-  [...text.matchAll(/^[ \t]*(?:import\??|mod\??[ \t]+[\w-]+)[ \t]+(["'])([^"'\n]+)\1/gm)].map((m) => m[2]!);
-/** Task's `includes: { x: ./other }` and `x: { taskfile: ./other.yml }` (from the Taskfile's folder). */
-const taskIncludes = (text: string) =>
-  [
+/**
+ * just's `import 'x.just'`, `import? 'y'`, `mod name 'path'` (from the justfile's folder),
+ * and the environment file its `set dotenv-load` exports into every recipe (`.env`, or
+ * `set dotenv-filename`/`dotenv-path`'s): `NODE_OPTIONS`, `PATH` there run programs.
+ */
+const justIncludes = (text: string) => [
+  ...[...text.matchAll(/^[ \t]*(?:import\??|mod\??[ \t]+[\w-]+)[ \t]+(["'])([^"'\n]+)\1/gm)].map((m) => m[2]!),
+  ...(/^[ \t]*set[ \t]+dotenv-load\b/m.test(text) ? [".env"] : []),
+  ...[...text.matchAll(/^[ \t]*set[ \t]+dotenv-(?:filename|path)[ \t]*:=[ \t]*(["'])([^"'\n]+)\1/gm)].map((m) => m[2]!),
+];
+/**
+ * Task's `includes: { x: ./other }` and `x: { taskfile: ./other.yml }` (from the Taskfile's
+ * folder), and the environment files its `dotenv:` list loads into every task.
+ */
+const taskIncludes = (text: string) => [
+  ...[
     ...text.matchAll(
       /^[ \t]+(?:taskfile:[ \t]*|[\w-]+:[ \t]+)(["']?)(\.{0,2}\/?[\w./-]+\.ya?ml|\.{1,2}\/[\w./-]*)\1[ \t]*$/gm,
     ),
-  ].map((m) => m[2]!);
+  ].map((m) => m[2]!),
+  ...taskDotenv(text),
+];
+
+/** The files of a Taskfile's `dotenv: ['.env', 'x.env']` (flow or block list), as written. */
+function taskDotenv(text: string): string[] {
+  const m = /^[ \t]*dotenv:[ \t]*(\[[^\]\n]*\]|\n(?:[ \t]+-[^\n]*\n?)+)/m.exec(text);
+  if (!m) return [];
+  return m[1]!
+    .replace(/[[\]]/g, "")
+    .split(/,|\n/)
+    .map((w) =>
+      w
+        .replace(/^[ \t]*-?[ \t]*/, "")
+        .trim()
+        .replace(/^(["'])(.*)\1$/, "$2"),
+    )
+    .filter((w) => w !== "" && !w.includes("{{"));
+}
 
 const RUNNERS: Readonly<Record<string, RunnerRow>> = {
   make: {

@@ -876,6 +876,22 @@ describe("namedByToolConfig", () => {
       expect({ f, named: files.includes(f) }).toEqual({ f, named: true });
   });
 
+  test("the environment files just's set dotenv-load and Task's dotenv: load into every recipe and task, absent ones too", () => {
+    const w = tree({
+      ".husky/pre-commit": "just lint && task check && just --justfile ci/ci.just x && task -d sub check\n",
+      justfile: "set dotenv-load\nlint:\n  true\n",
+      "ci/ci.just": "set dotenv-filename := 'ci.env'\nx:\n  true\n",
+      "Taskfile.yml":
+        "version: '3'\ndotenv: ['.env.task', \"conf/task.env\", '{{.HOME}}/.env']\ntasks:\n  check:\n    cmds: [true]\n",
+      "sub/Taskfile.yml": "version: '3'\ndotenv:\n  - local.env\n  - 'more.env'\n",
+    });
+    const files = named(w, ".husky").files;
+    for (const f of [".env", "ci/ci.env", ".env.task", "conf/task.env", "sub/local.env", "sub/more.env"])
+      expect({ f, named: files.includes(f) }).toEqual({ f, named: true });
+    // A templated path is not guessed at.
+    expect(files.filter((f) => f.includes("{{"))).toEqual([]);
+  });
+
   test("a hook linked to its script through a long chain of links: the script at its end, as far as the kernel follows", () => {
     const w = tree({ "scripts/pre-commit": "#!/bin/sh\n", ".githooks/README": "hooks\n" });
     mkdirSync(join(w, "links"));
