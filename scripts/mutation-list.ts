@@ -5445,10 +5445,11 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     id: "pipenv-files",
-    guard: "a command that runs pipenv names the project's Pipfile, .env and .venv",
+    guard:
+      "a command that runs pipenv, poetry or uv names the virtualenv it runs (.venv) and pipenv's Pipfile and .env",
     why: "pipenv run lint ran the Pipfile's [scripts] lint, loaded .env's PYTHONPATH and took a .venv file's virtualenv: each was a job's",
     file: "src/sandbox/config-programs.ts",
-    search: '    const files = w === "pipenv" ? PIPENV_FILES : MANAGER_FILES[MANAGER_ALIAS[w] ?? w];\n',
+    search: "    const files = PYTHON_MANAGER_FILES[w] ?? MANAGER_FILES[MANAGER_ALIAS[w] ?? w];\n",
     replace: "    const files = MANAGER_FILES[MANAGER_ALIAS[w] ?? w];\n",
     tests: ["test/sandbox/config-named.test.ts"],
   },

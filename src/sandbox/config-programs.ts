@@ -184,11 +184,17 @@ const MANAGER_FILES: Readonly<Record<string, readonly string[]>> = {
   ],
 };
 /**
- * pipenv (`pipenv run lint` in a hook) runs the Pipfile's `[scripts]`, loads the project's
- * `.env` into every run (PYTHONPATH, a sitecustomize it imports), and takes a `.venv` of the
- * project (a folder, or a file naming one) for the virtualenv whose python runs.
+ * Python's project managers, by what `<manager> run x` in a hook reads: pipenv runs the
+ * Pipfile's `[scripts]`, loads the project's `.env` into every run (PYTHONPATH, a
+ * sitecustomize it imports) and takes a `.venv` of the project (a folder, or a file naming
+ * one) for the virtualenv whose python runs; poetry takes an existing `.venv` of the
+ * project too (and `poetry.toml` may put it there); uv runs the project's `.venv`.
  */
-const PIPENV_FILES = ["Pipfile", ".env", ".venv"];
+const PYTHON_MANAGER_FILES: Readonly<Record<string, readonly string[]>> = {
+  pipenv: ["Pipfile", ".env", ".venv"],
+  poetry: ["poetry.toml", ".venv"],
+  uv: [".venv"],
+};
 const MANAGER_ALIAS: Readonly<Record<string, string>> = { npx: "npm", pnpx: "pnpm", bunx: "bun" };
 /** Options that send a manager to another folder: `npm --prefix x`, `pnpm -C x`, `yarn --cwd x`, `bun --cwd x`. */
 const MANAGER_DIR = ["--prefix", "-C", "--dir", "--cwd"];
@@ -198,7 +204,7 @@ export function managerFiles(tokens: readonly string[], project: string, workdir
   const out = new Set<string>();
   for (let i = 0; i < tokens.length; i++) {
     const w = basename(tokens[i]!);
-    const files = w === "pipenv" ? PIPENV_FILES : MANAGER_FILES[MANAGER_ALIAS[w] ?? w];
+    const files = PYTHON_MANAGER_FILES[w] ?? MANAGER_FILES[MANAGER_ALIAS[w] ?? w];
     if (!files) continue;
     let dir = project;
     for (let j = i + 1; j < tokens.length && tokens[j]!.startsWith("-"); j++) {
@@ -511,8 +517,13 @@ const RUNNERS: Readonly<Record<string, RunnerRow>> = {
   },
   // Python project managers whose `run <name>` runs a script their file defines, with the interpreter it names.
   hatch: { files: ["hatch.toml", "pyproject.toml"], file: [], dir: [] },
-  pdm: { files: ["pyproject.toml", "pdm.toml", ".pdm-python", ".pdm.toml"], file: [], dir: ["-p", "--project"] },
-  pixi: { files: ["pixi.toml", "pyproject.toml"], file: ["--manifest-path"], dir: [] },
+  // pdm's virtualenv is the project's .venv by default; pixi's environments live in .pixi/.
+  pdm: {
+    files: ["pyproject.toml", "pdm.toml", ".pdm-python", ".pdm.toml", ".venv"],
+    file: [],
+    dir: ["-p", "--project"],
+  },
+  pixi: { files: ["pixi.toml", "pyproject.toml", ".pixi"], file: ["--manifest-path"], dir: [] },
 };
 /** Other names of the same runners: `gmake`, `makers` and `cargo make` (cargo-make), `inv`. */
 const RUNNER_ALIAS: Readonly<Record<string, string>> = { gmake: "make", makers: "cargo-make", inv: "invoke" };

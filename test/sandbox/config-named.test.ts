@@ -797,10 +797,9 @@ describe("namedByToolConfig", () => {
   });
 
   test("direnv: layout pipenv, poetry and uv take the project's .venv (pipenv's when it is there), layout anaconda a prefix given as a path", () => {
-    for (const layout of ["layout poetry", "layout uv"]) {
-      const w = tree({ ".envrc": `${layout}\n` });
-      expect({ layout, files: named(w, ".envrc").files }).toEqual({ layout, files: [".venv"] });
-    }
+    expect(named(tree({ ".envrc": "layout uv\n" }), ".envrc").files).toEqual([".venv"]);
+    // poetry's settings too, as the poetry it runs reads them (managerFiles).
+    expect(named(tree({ ".envrc": "layout poetry\n" }), ".envrc").files).toEqual([".venv", "poetry.toml"]);
     // pipenv's own files too, as `pipenv --venv` runs (managerFiles: its Pipfile, .env and .venv).
     const pipenv = tree({ ".envrc": "layout pipenv\n", Pipfile: "[packages]\n" });
     expect(named(pipenv, ".envrc").files).toEqual([".env", ".venv", "Pipfile"]);
@@ -874,6 +873,15 @@ describe("namedByToolConfig", () => {
       expect({ f, named: files.includes(f) }).toEqual({ f, named: true });
     for (const f of ["pyproject.toml", ".pdm-python", "pixi.toml", "hatch.toml", "gulpfile.ts"])
       expect({ f, named: files.includes(f) }).toEqual({ f, named: true });
+  });
+
+  test("Python project managers a hook runs: the virtualenv each runs (.venv, pixi's .pixi) and poetry's settings, absent ones too", () => {
+    for (const command of ["poetry run pytest", "uv run ruff check .", "pdm run lint"]) {
+      const w = tree({ ".husky/pre-commit": `${command}\n` });
+      expect({ command, venv: named(w, ".husky").files.includes(".venv") }).toEqual({ command, venv: true });
+    }
+    const w = tree({ ".husky/pre-commit": "poetry run x && pixi run test\n" });
+    expect(named(w, ".husky").files).toEqual(expect.arrayContaining([".pixi", ".venv", "poetry.toml"]));
   });
 
   test("the environment files just's set dotenv-load and Task's dotenv: load into every recipe and task, absent ones too", () => {
