@@ -1498,7 +1498,7 @@ export const MUTATIONS: Mutation[] = [
       "a folder direnv's `layout node|php|go|python…` puts first on PATH (node_modules/.bin, vendor/bin, .direnv) is named whole",
     why: "an allowed .envrc's `layout node` ran the job's node_modules/.bin/tool at the hook's bare `tool`",
     file: "src/sandbox/config-programs.ts",
-    search: '    if (layout) out.push(DIRENV_LAYOUT[layout] ?? ".direnv");',
+    search: '    if (layout) out.push(ownRow(DIRENV_LAYOUT, layout) ?? ".direnv");',
     replace: "",
     tests: ["test/reliability/jail-routes-bash.test.ts"],
     build: true,
@@ -5449,8 +5449,9 @@ export const MUTATIONS: Mutation[] = [
       "a command that runs pipenv, poetry or uv names the virtualenv it runs (.venv) and pipenv's Pipfile and .env",
     why: "pipenv run lint ran the Pipfile's [scripts] lint, loaded .env's PYTHONPATH and took a .venv file's virtualenv: each was a job's",
     file: "src/sandbox/config-programs.ts",
-    search: "    const files = PYTHON_MANAGER_FILES[w] ?? MANAGER_FILES[MANAGER_ALIAS[w] ?? w];\n",
-    replace: "    const files = MANAGER_FILES[MANAGER_ALIAS[w] ?? w];\n",
+    search:
+      "    const files = ownRow(PYTHON_MANAGER_FILES, w) ?? ownRow(MANAGER_FILES, ownRow(MANAGER_ALIAS, w) ?? w);\n",
+    replace: "    const files = ownRow(MANAGER_FILES, ownRow(MANAGER_ALIAS, w) ?? w);\n",
     tests: ["test/sandbox/config-named.test.ts"],
   },
   {
@@ -5508,6 +5509,15 @@ export const MUTATIONS: Mutation[] = [
     file: "src/sandbox/config-programs.ts",
     search: "  ...taskDotenv(text),\n",
     replace: "",
+    tests: ["test/sandbox/config-named.test.ts"],
+  },
+  {
+    id: "own-row-lookup",
+    guard: "a runner, manager or layout table is looked up by a command's word only for its own rows",
+    why: "a hook's word `constructor` found Object's constructor in the managers' table: run_bash failed with a TypeError in every job of the layout",
+    file: "src/sandbox/config-programs.ts",
+    search: "  return Object.hasOwn(table, key) ? table[key] : undefined;\n",
+    replace: "  return table[key];\n",
     tests: ["test/sandbox/config-named.test.ts"],
   },
 ];

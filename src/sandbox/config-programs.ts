@@ -196,6 +196,11 @@ const PYTHON_MANAGER_FILES: Readonly<Record<string, readonly string[]>> = {
   uv: [".venv"],
 };
 const MANAGER_ALIAS: Readonly<Record<string, string>> = { npx: "npm", pnpx: "pnpm", bunx: "bun" };
+
+/** A table's own row for a word of a command, never an Object.prototype member (`constructor`, `toString`). */
+function ownRow<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
+}
 /** Options that send a manager to another folder: `npm --prefix x`, `pnpm -C x`, `yarn --cwd x`, `bun --cwd x`. */
 const MANAGER_DIR = ["--prefix", "-C", "--dir", "--cwd"];
 
@@ -204,7 +209,7 @@ export function managerFiles(tokens: readonly string[], project: string, workdir
   const out = new Set<string>();
   for (let i = 0; i < tokens.length; i++) {
     const w = basename(tokens[i]!);
-    const files = PYTHON_MANAGER_FILES[w] ?? MANAGER_FILES[MANAGER_ALIAS[w] ?? w];
+    const files = ownRow(PYTHON_MANAGER_FILES, w) ?? ownRow(MANAGER_FILES, ownRow(MANAGER_ALIAS, w) ?? w);
     if (!files) continue;
     let dir = project;
     for (let j = i + 1; j < tokens.length && tokens[j]!.startsWith("-"); j++) {
@@ -323,7 +328,7 @@ function lineDirs(line: string): string[] {
     // go, ruby, perl: a bin/ under direnv's own .direnv/, its name the interpreter's version,
     // the venv's libraries beside it); `load_prefix x` (x/bin).
     const layout = /^layout_(\w+)$/.exec(words[i]!)?.[1] ?? (words[i] === "layout" ? words[i + 1] : undefined);
-    if (layout) out.push(DIRENV_LAYOUT[layout] ?? ".direnv");
+    if (layout) out.push(ownRow(DIRENV_LAYOUT, layout) ?? ".direnv");
     // `layout anaconda ./env`: a prefix given as a path is the environment conda activates (its bin/, its activate.d scripts).
     const prefix = words[i] === "layout" ? words[i + 2] : words[i + 1];
     if (layout === "anaconda" && prefix?.includes("/")) out.push(prefix);
@@ -531,7 +536,7 @@ const RUNNER_ALIAS: Readonly<Record<string, string>> = { gmake: "make", makers: 
 function runnerAt(tokens: readonly string[], i: number): { name: string; next: number } | null {
   const w = basename(tokens[i]!);
   if (w === "cargo" && tokens[i + 1] === "make") return { name: "cargo-make", next: i + 2 };
-  const name = RUNNER_ALIAS[w] ?? w;
+  const name = ownRow(RUNNER_ALIAS, w) ?? w;
   return Object.hasOwn(RUNNERS, name) ? { name, next: i + 1 } : null;
 }
 

@@ -875,6 +875,16 @@ describe("namedByToolConfig", () => {
       expect({ f, named: files.includes(f) }).toEqual({ f, named: true });
   });
 
+  test("words that are Object.prototype's names are no runner, manager or layout (a table lookup by any word of a command)", () => {
+    const words = "constructor toString valueOf __proto__ hasOwnProperty";
+    const w = tree({
+      ".husky/pre-commit": `${words}\nnpx constructor && toString run x && layout toString\n`,
+      ".envrc": "layout constructor\nlayout_valueOf\n",
+    });
+    expect(named(w, ".husky").files).toEqual(expect.any(Array));
+    expect(named(w, ".envrc").files).toEqual([".direnv"]);
+  });
+
   test("Python project managers a hook runs: the virtualenv each runs (.venv, pixi's .pixi) and poetry's settings, absent ones too", () => {
     for (const command of ["poetry run pytest", "uv run ruff check .", "pdm run lint"]) {
       const w = tree({ ".husky/pre-commit": `${command}\n` });
