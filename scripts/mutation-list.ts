@@ -3890,8 +3890,10 @@ export const MUTATIONS: Mutation[] = [
     guard: "PYTHONPATH's folders in a protected command are import folders",
     why: "PYTHONPATH=src python3 -m app imported a src/json.py a job wrote",
     file: "src/sandbox/python-imports.ts",
-    search: '    if (tokens[i] === "PYTHONPATH" && interpreters.size > 0)',
-    replace: '    if (tokens[i] === "PYTHONPATH" && interpreters.size < 0)',
+    search:
+      '  if (interpreters.size > 0) for (const d of pathListSet(tokens, "PYTHONPATH", project, o.home)) roots.add(d);',
+    replace:
+      '  if (interpreters.size < 0) for (const d of pathListSet(tokens, "PYTHONPATH", project, o.home)) roots.add(d);',
     tests: ["test/sandbox/python-imports.test.ts"],
   },
   {

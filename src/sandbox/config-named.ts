@@ -19,6 +19,7 @@ import {
   packagesRun,
   pathDirs,
   pathFolders,
+  pathListSet,
   runnerFiles,
 } from "./config-programs.ts";
 import { hookKeyCommands, isLintStagedConfig, jsonNodes, lintStagedTasks, toolKeyStrings } from "./hook-tasks.ts";
@@ -943,13 +944,8 @@ function followPrograms(w: NamedWalk, src: Source, parsed: Words, run: Set<strin
  * every place it would be (a job cannot make one).
  */
 function followNodePath(w: NamedWalk, parsed: Words): void {
-  for (let i = 0; i + 1 < parsed.tokens.length; i++) {
-    if (parsed.tokens[i] !== "NODE_PATH") continue;
-    for (const d of parsed.tokens[i + 1]!.split(":")) {
-      const abs = d ? resolveUserPath(d, w.project, w.o.home) : null;
-      if (abs && (abs === w.o.workdir || isWithin(abs, w.o.workdir))) w.nodePaths.add(abs);
-    }
-  }
+  for (const abs of pathListSet(parsed.tokens, "NODE_PATH", w.project, w.o.home))
+    if (abs === w.o.workdir || isWithin(abs, w.o.workdir)) w.nodePaths.add(abs);
   for (const spec of parsed.bare)
     for (const dir of w.nodePaths) {
       const abs = join(dir, spec);

@@ -224,6 +224,19 @@ export function managerFiles(tokens: readonly string[], project: string, workdir
   return [...out];
 }
 
+/**
+ * The folders a command sets a path-list variable to (`PYTHONPATH=src python3 -m x`, an MCP
+ * server's env map `"NODE_PATH": "."`: commandTokens splits `NAME=value` in two), as
+ * written, resolved from `project`.
+ */
+export function pathListSet(tokens: readonly string[], name: string, project: string, home?: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < tokens.length; i++)
+    if (tokens[i] === name)
+      for (const d of tokens[i + 1]!.split(":")) if (d) out.push(resolveUserPath(d, project, home));
+  return out;
+}
+
 /** `abs` and every link and file its chain of links reaches inside the work tree. */
 export function linkChain(abs: string, workdir: string): string[] {
   const out: string[] = [];

@@ -2,6 +2,7 @@ import { readdirSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { entryExists, isRegularFile, readRegularHead } from "../sys/file-head.ts";
 import { isWithin, resolveUserPath } from "../sys/paths.ts";
+import { pathListSet } from "./config-programs.ts";
 
 /**
  * What a protected Python command imports of the work tree, read as Python finds modules.
@@ -55,9 +56,7 @@ export function pythonCommands(
     }
   }
   // PYTHONPATH's folders come before the standard library too (`PYTHONPATH=src python3 -m app`).
-  for (let i = 0; i + 1 < tokens.length; i++)
-    if (tokens[i] === "PYTHONPATH" && interpreters.size > 0)
-      for (const d of tokens[i + 1]!.split(":")) if (d) roots.add(resolveUserPath(d, project, o.home));
+  if (interpreters.size > 0) for (const d of pathListSet(tokens, "PYTHONPATH", project, o.home)) roots.add(d);
   return {
     roots: [...roots].filter((d) => isWithin(d, o.workdir)),
     interpreters: [...interpreters],
